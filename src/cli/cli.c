@@ -1,0 +1,189 @@
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "config.h"
+
+static const cli_command commands[] = {
+	{ .name = "formats", .run = cmd_formats, .summary = "the table of number formats" },
+	{ .name = "bits",    .run = cmd_bits,    .summary = "bit layout, class, value, spacing and neighbours of values" },
+	{ .name = "round",   .run = cmd_round,   .summary = "round values exactly into formats, in any rounding mode" },
+	{ .name = "bench",   .run = cmd_bench,   .summary = "throughput benchmarks, as ratios to a baseline of the same run" },
+};
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	fprintf(stderr, "mixprec%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+	        "Usage: mixprec [COMMAND] [OPTIONS]\n"
+	        "A workbench for learning mixed-precision training: number formats, exact\n"
+	        "rounding, and the experiments behind the lessons.\n\n"
+	        "Commands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(fp, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(fp,
+	        "\n'mixprec COMMAND --help' describes a command; 'man mixprec' has the details.\n"
+	        "Options:\n"
+	        "  -h, --help     this text\n"
+	        "  -V, --version  the version\n\n"
+	        "Exit status: 0 success, 1 a checked answer is wrong, 2 bad usage or input,\n"
+	        "3 environment failure (I/O error, unreadable file, missing device).\n");
+}
+
+int cli_main(int argc, char **argv)
+{
+	if (argc < 2) {
+		/* The interactive workbench is the default command once it exists. */
+		if (!isatty(STDOUT_FILENO)) {
+			cli_error(NULL, "no command given and standard output is not a terminal; "
+			          "see 'mixprec --help' for the commands");
+			return CLI_USAGE;
+		}
+		usage(stdout);
+		printf("\nThe interactive workbench is not part of this build yet; use the commands above.\n");
+		return CLI_OK;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return cli_flush_stdout(NULL) ? CLI_OK : CLI_ENV;
+	}
+	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+		printf("mixprec %s\n", PACKAGE_VERSION);
+		return cli_flush_stdout(NULL) ? CLI_OK : CLI_ENV;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		if (strcmp(cmd, commands[i].name))
+			continue;
+		/* room for the "--" that cli_protect_negatives may add */
+		char **args = calloc((size_t)argc + 2, sizeof *args);
+		if (!args) {
+			cli_error(cmd, "out of memory");
+			return CLI_ENV;
+		}
+		memcpy(args, argv + 1, (size_t)(argc - 1) * sizeof *args);
+		int rc = commands[i].run(argc - 1, args);
+		free(args);
+		return rc;
+	}
+	cli_error(NULL, "unknown command '%s' (see 'mixprec --help')", cmd);
+	return CLI_USAGE;
+}
+
+/* A negative number as typed on a command line: "-" followed by a digit, a
+ * point, or inf/nan. */
+static bool is_negative_number(const char *s)
+{
+	if (s[0] != '-' || !s[1])
+		return false;
+	if ((s[1] >= '0' && s[1] <= '9') || s[1] == '.')
+		return true;
+	return !strncasecmp(s + 1, "inf", 3) || !strncasecmp(s + 1, "nan", 3);
+}
+
+/* True when opt (as typed) is one of the options in takes_value and has no "=". */
+static bool takes_value(const char *opt, const char *const *names)
+{
+	if (!names || opt[0] != '-' || strchr(opt, '='))
+		return false;
+	for (; *names; names++)
+		if (!strcmp(opt, *names))
+			return true;
+	return false;
+}
+
+int cli_protect_negatives(int argc, char **argv, const char *const *value_opts)
+{
+	char **moved = calloc((size_t)argc + 1, sizeof *moved);
+	int nmoved = 0, out = 1;
+	if (!moved)
+		return argc;
+	bool after_dashdash = false;
+	for (int i = 1; i < argc; i++) {
+		if (after_dashdash) {
+			moved[nmoved++] = argv[i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--")) {
+			after_dashdash = true;
+			continue;
+		}
+		/* the value of an option that takes one is never moved */
+		if (is_negative_number(argv[i]) && !takes_value(argv[i - 1], value_opts)) {
+			moved[nmoved++] = argv[i];
+			continue;
+		}
+		argv[out++] = argv[i];
+	}
+	if (nmoved) {
+		argv[out++] = "--";
+		for (int i = 0; i < nmoved; i++)
+			argv[out++] = moved[i];
+	}
+	argv[out] = NULL;
+	free(moved);
+	return out;
+}
+
+bool cli_parse_formats(const char *cmd, const char *opt, const char *list, fmt_id *ids, size_t *count)
+{
+	const char *bad = NULL;
+	mp_status st = fmt_parse_list(list, ids, FMT_COUNT * 4, count, &bad);
+	if (st == MP_EFORMAT) {
+		cli_error(cmd, "%s: unknown format '%s' (known: %s)", opt, bad, fmt_known_names());
+		return false;
+	}
+	if (st != MP_OK) {
+		cli_error(cmd, "%s: too many formats in '%s'", opt, list);
+		return false;
+	}
+	return true;
+}
+
+bool cli_parse_mode(const char *cmd, const char *text, fmt_mode *mode)
+{
+	if (fmt_mode_parse(text, mode) != MP_OK) {
+		cli_error(cmd, "--mode: unknown rounding mode '%s' (known: %s)", text, fmt_mode_known());
+		return false;
+	}
+	return true;
+}
+
+bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned long long *v)
+{
+	char *end;
+	errno = 0;
+	if (!*text || *text == '-') {
+		cli_error(cmd, "%s: '%s' is not a non-negative integer", opt, text);
+		return false;
+	}
+	*v = strtoull(text, &end, 0);
+	if (errno || *end) {
+		cli_error(cmd, "%s: '%s' is not a non-negative integer", opt, text);
+		return false;
+	}
+	return true;
+}
+
+bool cli_flush_stdout(const char *cmd)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_error(cmd, "writing standard output: %s", strerror(errno ? errno : EIO));
+		return false;
+	}
+	return true;
+}

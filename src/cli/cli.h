@@ -1,0 +1,54 @@
+/* The command-line front end: one function per subcommand, exit codes of the
+ * CLI contract (DESIGN.md). */
+#ifndef MIXPREC_CLI_CLI_H
+#define MIXPREC_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "fmt/format.h"
+#include "fmt/round.h"
+
+enum {
+	CLI_OK = 0,      /* success */
+	CLI_WRONG = 1,   /* a checked answer is wrong */
+	CLI_USAGE = 2,   /* bad usage or bad input */
+	CLI_ENV = 3,     /* environment failure: I/O, missing device */
+};
+
+typedef int (*cli_fn)(int argc, char **argv);
+
+typedef struct {
+	const char *name;
+	cli_fn run;
+	const char *summary;
+} cli_command;
+
+/* Runs mixprec with its full argv; returns the exit status. */
+int cli_main(int argc, char **argv);
+
+int cmd_formats(int argc, char **argv);
+int cmd_bits(int argc, char **argv);
+int cmd_round(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* "mixprec CMD: message" on stderr. */
+void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Moves arguments that are negative numbers ("-0.5", "-inf", "-2^-14") behind
+ * a "--" so that getopt does not take them for options, except the value of
+ * an option listed in value_opts (NULL-terminated, e.g. "--x0"). argv is
+ * rewritten in place and NULL-terminated; returns the new argc. argv must have
+ * room for argc + 2 pointers. */
+int cli_protect_negatives(int argc, char **argv, const char *const *value_opts);
+
+/* Parses --to/--format lists, naming the option in the error. */
+bool cli_parse_formats(const char *cmd, const char *opt, const char *list, fmt_id *ids, size_t *count);
+bool cli_parse_mode(const char *cmd, const char *text, fmt_mode *mode);
+bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned long long *v);
+
+/* Flushes stdout; on a write error reports it and returns false. */
+bool cli_flush_stdout(const char *cmd);
+
+#endif

@@ -1,0 +1,290 @@
+#include <ctype.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "fmt/decode.h"
+#include "fmt/parse.h"
+#include "util/csvout.h"
+#include "util/numtext.h"
+
+static void bits_help(void)
+{
+	printf("Usage: mixprec bits VALUE... [--format F,...] [--mode M] [--csv]\n"
+	       "       mixprec bits --raw PATTERN [--raw PATTERN...] --format F [--csv]\n"
+	       "Shows how a value is stored: sign, exponent and fraction fields, class,\n"
+	       "decoded value, the spacing (ulp) there and the neighbouring values.\n\n"
+	       "  --format F,...  formats (default: all); known: %s\n"
+	       "  --mode M        rounding of VALUE into the format (default rne)\n"
+	       "  --raw PATTERN   decode a bit pattern instead: hex (0x7c00), binary\n"
+	       "                  (0b0111110000000000) or binary grouped with spaces\n"
+	       "  --csv           CSV: input,format,bits,sign,exponent_field,fraction_field,class,\n"
+	       "                  value,exponent,ulp,prev_bits,prev,next_bits,next\n"
+	       "  -h, --help      this text\n",
+	       fmt_known_names());
+}
+
+/* Parses a bit pattern for f: 0x.., 0b.., or 0/1 digits with spaces. */
+static bool parse_pattern(const fmt_info *f, const char *text, uint32_t *out, char *err, size_t errlen)
+{
+	const char *p = text;
+	while (isspace((unsigned char)*p))
+		p++;
+	uint64_t v = 0;
+	int nbits = 0, ndigits = 0;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		for (p += 2; *p; p++) {
+			if (isspace((unsigned char)*p) || *p == '_')
+				continue;
+			int d = isdigit((unsigned char)*p) ? *p - '0'
+			      : (tolower((unsigned char)*p) >= 'a' && tolower((unsigned char)*p) <= 'f')
+			        ? tolower((unsigned char)*p) - 'a' + 10 : -1;
+			if (d < 0) {
+				snprintf(err, errlen, "'%s': '%c' is not a hex digit", text, *p);
+				return false;
+			}
+			if (++ndigits > 8) {
+				snprintf(err, errlen, "'%s': more hex digits than a %d-bit %s pattern has", text,
+				         f->width, f->name);
+				return false;
+			}
+			v = v << 4 | (uint64_t)d;
+		}
+	} else {
+		if (p[0] == '0' && (p[1] == 'b' || p[1] == 'B'))
+			p += 2;
+		for (; *p; p++) {
+			if (isspace((unsigned char)*p) || *p == '_' || *p == '.')
+				continue;
+			if (*p != '0' && *p != '1') {
+				snprintf(err, errlen, "'%s': '%c' is not a binary digit (hex patterns start with 0x)",
+				         text, *p);
+				return false;
+			}
+			if (++nbits > 32) {
+				snprintf(err, errlen, "'%s': more than 32 binary digits", text);
+				return false;
+			}
+			v = v << 1 | (uint64_t)(*p - '0');
+		}
+		ndigits = nbits;
+	}
+	if (ndigits == 0) {
+		snprintf(err, errlen, "'%s': no digits in the bit pattern", text);
+		return false;
+	}
+	if (v > fmt_all_mask(f)) {
+		snprintf(err, errlen, "'%s' has more than %d bits, the width of %s", text, f->width, f->name);
+		return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+static void field_bits(char *buf, uint32_t v, int n)
+{
+	for (int i = n - 1; i >= 0; i--)
+		*buf++ = (char)('0' + ((v >> i) & 1));
+	*buf = '\0';
+}
+
+static void print_value(char *buf, size_t n, double v)
+{
+	char exact[1200];
+	numtext_exact(exact, sizeof exact, v);
+	if (numtext_sig_digits(exact) > 40)
+		snprintf(buf, n, "%.17g (exactly %s)", v, exact);
+	else
+		snprintf(buf, n, "%s", exact);
+}
+
+static void show(const fmt_info *f, const char *input, uint32_t bits, const fmt_num *x, fmt_mode mode,
+                 bool csv, csvw *w)
+{
+	fmt_decoded d;
+	fmt_decode(f, bits, &d);
+	uint32_t prev = 0, next = 0;
+	bool has_prev = fmt_next_down(f, bits, &prev), has_next = fmt_next_up(f, bits, &next);
+	char sbits[40], ebits[40], fbits[40], hex[16], phex[16] = "", nhex[16] = "";
+	char val[2048], pv[1200] = "", nv[1200] = "", ulp[1200] = "";
+	field_bits(sbits, d.neg, 1);
+	field_bits(ebits, d.exp_field, f->exp_bits);
+	field_bits(fbits, d.frac_field, f->frac_bits);
+	snprintf(hex, sizeof hex, "0x%0*x", fmt_hex_digits(f), bits);
+	if (has_prev) {
+		snprintf(phex, sizeof phex, "0x%0*x", fmt_hex_digits(f), prev);
+		numtext_exact(pv, sizeof pv, fmt_to_double(f, prev));
+	}
+	if (has_next) {
+		snprintf(nhex, sizeof nhex, "0x%0*x", fmt_hex_digits(f), next);
+		numtext_exact(nv, sizeof nv, fmt_to_double(f, next));
+	}
+	if (!isnan(d.ulp))
+		numtext_exact(ulp, sizeof ulp, d.ulp);
+
+	if (csv) {
+		char exact[1200];
+		csvw_field(w, input);
+		csvw_field(w, f->name);
+		csvw_field(w, hex);
+		csvw_field(w, sbits);
+		csvw_field(w, ebits);
+		csvw_field(w, fbits);
+		csvw_field(w, fmt_class_name(d.cls));
+		csvw_field(w, numtext_exact(exact, sizeof exact, d.value));
+		if (d.cls == FMT_CLASS_NAN || d.cls == FMT_CLASS_INF)
+			csvw_field(w, "");
+		else
+			csvw_fieldf(w, "%d", d.cls == FMT_CLASS_NORMAL ? d.exponent : fmt_emin(f));
+		csvw_field(w, ulp);
+		csvw_field(w, phex);
+		csvw_field(w, pv);
+		csvw_field(w, nhex);
+		csvw_field(w, nv);
+		csvw_end_row(w);
+		return;
+	}
+
+	print_value(val, sizeof val, d.value);
+	if (x) {
+		double ae, re;
+		fmt_error_of(x, d.value, &ae, &re);
+		printf("%s as %s (%s)%s", input, f->name, fmt_mode_name(mode), ae == 0 ? ": exact\n" : "\n");
+		if (ae != 0 && !isnan(ae))
+			printf("  rounded    to %s (abs error %.3e, rel error %.3e)\n", val, ae, re);
+	} else {
+		printf("%s as %s\n", input, f->name);
+	}
+	printf("  bits       %s = %s %s %s\n", hex, sbits, ebits, fbits);
+	printf("  fields     sign %s | exponent %s = %u", sbits, ebits, d.exp_field);
+	if (d.cls == FMT_CLASS_NORMAL)
+		printf(" (2^%d)", d.exponent);
+	else if (d.cls == FMT_CLASS_ZERO || d.cls == FMT_CLASS_SUBNORMAL)
+		printf(" (subnormal range, 2^%d)", fmt_emin(f));
+	printf(" | fraction %s = %u\n", fbits, d.frac_field);
+	printf("  class      %s\n", fmt_class_name(d.cls));
+	printf("  value      %s\n", val);
+	if (d.cls != FMT_CLASS_NAN && d.cls != FMT_CLASS_INF) {
+		char half[1200];
+		numtext_exact(half, sizeof half, d.ulp / 2);
+		printf("  spacing    %s (ulp: gap to the next larger magnitude; an added amount\n"
+		       "             smaller than %s, half of it, is rounded away under rne)\n", ulp, half);
+	}
+	printf("  prev       %s%s%s%s\n", has_prev ? pv : "none", has_prev ? " (" : "", phex, has_prev ? ")" : "");
+	printf("  next       %s%s%s%s\n", has_next ? nv : "none", has_next ? " (" : "", nhex, has_next ? ")" : "");
+}
+
+int cmd_bits(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "raw", required_argument, NULL, 'r' },
+		{ "csv", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	static const char *const value_opts[] = { "--format", "--mode", "--raw", NULL };
+	fmt_id fmts[FMT_COUNT * 4];
+	size_t nfmts = 0;
+	bool csv = false, have_formats = false;
+	fmt_mode mode = FMT_RNE;
+	const char *raws[256];
+	size_t nraw = 0;
+	argc = cli_protect_negatives(argc, argv, value_opts);
+	optind = 0;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!cli_parse_formats("bits", "--format", optarg, fmts, &nfmts))
+				return CLI_USAGE;
+			have_formats = true;
+			break;
+		case 'm':
+			if (!cli_parse_mode("bits", optarg, &mode))
+				return CLI_USAGE;
+			if (mode == FMT_SR) {
+				cli_error("bits", "--mode: sr is not offered here; use 'mixprec round --mode sr'");
+				return CLI_USAGE;
+			}
+			break;
+		case 'r':
+			if (nraw == sizeof raws / sizeof raws[0]) {
+				cli_error("bits", "--raw: at most %zu patterns", nraw);
+				return CLI_USAGE;
+			}
+			raws[nraw++] = optarg;
+			break;
+		case 'c': csv = true; break;
+		case 'h': bits_help(); return cli_flush_stdout("bits") ? CLI_OK : CLI_ENV;
+		case ':':
+			cli_error("bits", "option '%s' needs a value", argv[optind - 1]);
+			return CLI_USAGE;
+		default:
+			cli_error("bits", "unknown option '%s' (see 'mixprec bits --help')", argv[optind - 1]);
+			return CLI_USAGE;
+		}
+	}
+	if (!have_formats) {
+		for (int i = 0; i < FMT_COUNT; i++)
+			fmts[i] = (fmt_id)i;
+		nfmts = FMT_COUNT;
+	}
+	if (nraw && (!have_formats || nfmts != 1)) {
+		cli_error("bits", "--raw needs exactly one --format (the pattern's width depends on it)");
+		return CLI_USAGE;
+	}
+	if (!nraw && optind >= argc) {
+		cli_error("bits", "no value given (see 'mixprec bits --help')");
+		return CLI_USAGE;
+	}
+	csvw w;
+	if (csv) {
+		csvw_init(&w, stdout);
+		csvw_header(&w, "input,format,bits,sign,exponent_field,fraction_field,class,value,exponent,"
+		                "ulp,prev_bits,prev,next_bits,next");
+	}
+	int rc = CLI_OK;
+	bool first = true;
+	char err[256];
+	for (size_t i = 0; i < nraw; i++) {
+		uint32_t bits;
+		const fmt_info *f = fmt_get(fmts[0]);
+		if (!parse_pattern(f, raws[i], &bits, err, sizeof err)) {
+			cli_error("bits", "--raw: %s", err);
+			rc = CLI_USAGE;
+			continue;
+		}
+		if (!csv && !first)
+			putchar('\n');
+		first = false;
+		show(f, raws[i], bits, NULL, mode, csv, &w);
+	}
+	for (int i = optind; i < argc; i++) {
+		fmt_num x;
+		fmt_num_init(&x);
+		if (fmt_parse_number(&x, argv[i], err, sizeof err) != MP_OK) {
+			cli_error("bits", "value %d: %s", i - optind + 1, err);
+			rc = CLI_USAGE;
+			fmt_num_clear(&x);
+			continue;
+		}
+		for (size_t k = 0; k < nfmts; k++) {
+			const fmt_info *f = fmt_get(fmts[k]);
+			fmt_round_ctl ctl = { .mode = mode };
+			uint32_t bits = fmt_round_num(f, &ctl, &x, NULL);
+			if (!csv && !first)
+				putchar('\n');
+			first = false;
+			show(f, argv[i], bits, &x, mode, csv, &w);
+		}
+		fmt_num_clear(&x);
+	}
+	if (!cli_flush_stdout("bits"))
+		return CLI_ENV;
+	return rc;
+}

@@ -1,0 +1,88 @@
+#include <getopt.h>
+#include <math.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "util/csvout.h"
+#include "util/numtext.h"
+
+static void formats_help(void)
+{
+	printf("Usage: mixprec formats [--csv]\n"
+	       "Prints the table of number formats: widths, bias, largest value, smallest\n"
+	       "normal and subnormal values, machine epsilon (spacing at 1), decimal digits\n"
+	       "(precision x log10 2) and whether the format has infinities.\n\n"
+	       "  --csv     CSV: name,bits,exponent_bits,fraction_bits,bias,max,min_normal,\n"
+	       "            min_subnormal,epsilon,decimal_digits,has_inf (numbers read back exactly)\n"
+	       "  -h, --help  this text\n");
+}
+
+/* "2^-126 = 1.18e-38" */
+static void pow2_text(char *buf, size_t n, double v)
+{
+	snprintf(buf, n, "2^%d = %.3g", ilogb(v), v);
+}
+
+int cmd_formats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "csv", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	bool csv = false;
+	optind = 0;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': csv = true; break;
+		case 'h': formats_help(); return cli_flush_stdout("formats") ? CLI_OK : CLI_ENV;
+		default:
+			cli_error("formats", "unknown option '%s' (see 'mixprec formats --help')", argv[optind - 1]);
+			return CLI_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli_error("formats", "unexpected argument '%s'", argv[optind]);
+		return CLI_USAGE;
+	}
+	char a[64], b[64], d[64], e[64];
+	if (csv) {
+		csvw w;
+		csvw_init(&w, stdout);
+		csvw_header(&w, "name,bits,exponent_bits,fraction_bits,bias,max,min_normal,min_subnormal,"
+		                "epsilon,decimal_digits,has_inf");
+		for (int i = 0; i < FMT_COUNT; i++) {
+			const fmt_info *f = fmt_get((fmt_id)i);
+			csvw_field(&w, f->name);
+			csvw_fieldf(&w, "%d", f->width);
+			csvw_fieldf(&w, "%d", f->exp_bits);
+			csvw_fieldf(&w, "%d", f->frac_bits);
+			csvw_fieldf(&w, "%d", f->bias);
+			csvw_field(&w, numtext_short(a, sizeof a, fmt_max(f)));
+			csvw_field(&w, numtext_short(a, sizeof a, fmt_min_normal(f)));
+			csvw_field(&w, numtext_short(a, sizeof a, fmt_min_subnormal(f)));
+			csvw_field(&w, numtext_short(a, sizeof a, fmt_epsilon(f)));
+			csvw_fieldf(&w, "%.2f", fmt_decimal_digits(f));
+			csvw_field(&w, fmt_has_inf(f) ? "yes" : "no");
+			csvw_end_row(&w);
+		}
+	} else {
+		printf("%-9s %4s %4s %5s %5s  %-11s %-20s %-20s %-7s %6s  %s\n", "format", "bits", "exp",
+		       "frac", "bias", "max", "min normal", "min subnormal", "epsilon", "digits", "inf/NaN");
+		for (int i = 0; i < FMT_COUNT; i++) {
+			const fmt_info *f = fmt_get((fmt_id)i);
+			snprintf(a, sizeof a, "%.6g", fmt_max(f));
+			pow2_text(b, sizeof b, fmt_min_normal(f));
+			pow2_text(d, sizeof d, fmt_min_subnormal(f));
+			snprintf(e, sizeof e, "2^%d", -f->frac_bits);
+			printf("%-9s %4d %4d %5d %5d  %-11s %-20s %-20s %-7s %6.2f  %s\n", f->name, f->width,
+			       f->exp_bits, f->frac_bits, f->bias, a, b, d, e, fmt_decimal_digits(f),
+			       fmt_has_inf(f) ? "inf, NaN" : "no inf; NaN = S.1111.111");
+		}
+		printf("\nvalue = (-1)^s x 2^(e - bias) x 1.f for normal numbers, "
+		       "(-1)^s x 2^(1 - bias) x 0.f for subnormals.\n");
+	}
+	return cli_flush_stdout("formats") ? CLI_OK : CLI_ENV;
+}

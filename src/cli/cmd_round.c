@@ -1,0 +1,207 @@
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "fmt/decode.h"
+#include "fmt/parse.h"
+#include "util/csvout.h"
+#include "util/numtext.h"
+#include "util/rng.h"
+
+static void round_help(void)
+{
+	printf("Usage: mixprec round [VALUE...] [--to F,...] [--mode M] [--seed N] [--saturate] [--csv]\n"
+	       "Rounds each VALUE, or each line of standard input when no VALUE is given,\n"
+	       "from its exact value into every format of --to, and shows the bits, the\n"
+	       "value, and the absolute and relative error.\n\n"
+	       "  --to F,...    formats (default fp32,fp16,bf16); known: %s\n"
+	       "                (aliases: float32/single, float16/half, bfloat16, e4m3, e5m2, ...)\n"
+	       "  --mode M      rne (default; nearest, ties to even), rna (ties away), rtz,\n"
+	       "                up, down, sr (stochastic: up with probability = fraction of the gap)\n"
+	       "  --seed N      seed for sr (default 0); value number i (from 0) uses the\n"
+	       "                random bits of element i of the stream, so runs are reproducible\n"
+	       "  --saturate    overflow and infinities give the largest finite value instead\n"
+	       "                of inf (or, for fp8-e4m3, NaN)\n"
+	       "  --csv         CSV: input,format,mode,bits,value,abs_error,rel_error\n"
+	       "  -h, --help    this text\n\n"
+	       "VALUE: decimal (0.1, -6.5e-5), inf, nan, hex float (0x1.99999ap-4), a/b,\n"
+	       "2^k or m*2^k. Values are rounded from their exact value, never via binary64.\n"
+	       "A bad VALUE or stdin line is reported (line N: ...); the others are still\n"
+	       "rounded and the exit status is 2.\n",
+	       fmt_known_names());
+}
+
+typedef struct {
+	fmt_id fmts[FMT_COUNT * 4];
+	size_t nfmts;
+	fmt_round_ctl ctl;
+	unsigned long long seed;
+	bool csv;
+	csvw w;
+	size_t widths[7];
+} round_job;
+
+/* Rounds one typed value into every format and prints it; index drives SR. */
+static void round_one(round_job *job, const char *text, const fmt_num *x, unsigned long long index)
+{
+	char value[1200], abs_s[64], rel_s[64], bits_s[32];
+	if (!job->csv)
+		printf("%s\n", text);
+	for (size_t i = 0; i < job->nfmts; i++) {
+		const fmt_info *f = fmt_get(job->fmts[i]);
+		fmt_round_ctl ctl = job->ctl;
+		ctl.rbits = rng_bits(job->seed, index);
+		unsigned flags;
+		uint32_t bits = fmt_round_num(f, &ctl, x, &flags);
+		double v = fmt_to_double(f, bits);
+		double ae, re;
+		fmt_error_of(x, v, &ae, &re);
+		snprintf(bits_s, sizeof bits_s, "0x%0*x", fmt_hex_digits(f), bits);
+		numtext_exact(value, sizeof value, v);
+		if (isnan(ae))
+			snprintf(abs_s, sizeof abs_s, "nan");
+		else
+			snprintf(abs_s, sizeof abs_s, "%.10g", ae);
+		if (isnan(re))
+			snprintf(rel_s, sizeof rel_s, "nan");
+		else
+			snprintf(rel_s, sizeof rel_s, "%.10g", re);
+		if (job->csv) {
+			csvw_field(&job->w, text);
+			csvw_field(&job->w, f->name);
+			csvw_field(&job->w, fmt_mode_name(ctl.mode));
+			csvw_field(&job->w, bits_s);
+			csvw_field(&job->w, value);
+			csvw_field(&job->w, abs_s);
+			csvw_field(&job->w, rel_s);
+			csvw_end_row(&job->w);
+			continue;
+		}
+		char note[64] = "";
+		if (!(flags & FMT_FLAG_INEXACT) && !isnan(v))
+			snprintf(note, sizeof note, "exact");
+		if (flags & FMT_FLAG_OVERFLOW)
+			snprintf(note, sizeof note, "overflow");
+		else if (flags & FMT_FLAG_UNDERFLOW)
+			snprintf(note, sizeof note, v == 0 ? "underflow to zero" : "subnormal (underflow)");
+		if (!isnan(re) && !isinf(re) && re != 0)
+			snprintf(rel_s, sizeof rel_s, "%.3e", re);
+		if (!isnan(ae) && !isinf(ae) && ae != 0)
+			snprintf(abs_s, sizeof abs_s, "%.3e", ae);
+		/* long exact expansions are shown to 17 digits; --csv has them in full */
+		if (numtext_sig_digits(value) > 40) {
+			char s[64];
+			snprintf(s, sizeof s, "%.17g", v);
+			snprintf(value, sizeof value, "%s...", s);
+		}
+		printf("  %-9s %-12s %-32s abs %-10s rel %-10s %s\n", f->name, bits_s, value, abs_s, rel_s, note);
+	}
+}
+
+/* Parses and rounds one value; reports a bad one. Returns false when bad. */
+static bool round_text(round_job *job, const char *text, const char *where, unsigned long long index)
+{
+	fmt_num x;
+	fmt_num_init(&x);
+	char err[256];
+	bool ok = fmt_parse_number(&x, text, err, sizeof err) == MP_OK;
+	if (ok)
+		round_one(job, text, &x, index);
+	else
+		cli_error("round", "%s%s", where, err);
+	fmt_num_clear(&x);
+	return ok;
+}
+
+int cmd_round(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "to", required_argument, NULL, 't' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "saturate", no_argument, NULL, 'S' },
+		{ "csv", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	static const char *const value_opts[] = { "--to", "--mode", "--seed", NULL };
+	round_job job = { .ctl = { .mode = FMT_RNE } };
+	const char *to = "fp32,fp16,bf16";
+	argc = cli_protect_negatives(argc, argv, value_opts);
+	optind = 0;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't': to = optarg; break;
+		case 'm':
+			if (!cli_parse_mode("round", optarg, &job.ctl.mode))
+				return CLI_USAGE;
+			break;
+		case 's':
+			if (!cli_parse_u64("round", "--seed", optarg, &job.seed))
+				return CLI_USAGE;
+			break;
+		case 'S': job.ctl.saturate = true; break;
+		case 'c': job.csv = true; break;
+		case 'h': round_help(); return cli_flush_stdout("round") ? CLI_OK : CLI_ENV;
+		case ':':
+			cli_error("round", "option '%s' needs a value", argv[optind - 1]);
+			return CLI_USAGE;
+		default:
+			cli_error("round", "unknown option '%s' (see 'mixprec round --help')", argv[optind - 1]);
+			return CLI_USAGE;
+		}
+	}
+	if (!cli_parse_formats("round", "--to", to, job.fmts, &job.nfmts))
+		return CLI_USAGE;
+
+	if (job.csv) {
+		csvw_init(&job.w, stdout);
+		csvw_header(&job.w, "input,format,mode,bits,value,abs_error,rel_error");
+	}
+	int rc = CLI_OK;
+	unsigned long long index = 0;
+	if (optind < argc) {
+		for (int i = optind; i < argc; i++) {
+			char where[64];
+			snprintf(where, sizeof where, "value %d: ", i - optind + 1);
+			if (!round_text(&job, argv[i], where, index++))
+				rc = CLI_USAGE;
+		}
+	} else {
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t len;
+		unsigned long long lineno = 0;
+		while ((len = getline(&line, &cap, stdin)) != -1) {
+			lineno++;
+			while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+				line[--len] = '\0';
+			char where[64];
+			snprintf(where, sizeof where, "line %llu: ", lineno);
+			if (strlen(line) != (size_t)len) {
+				cli_error("round", "%scontains a NUL byte", where);
+				rc = CLI_USAGE;
+				index++;
+				continue;
+			}
+			if (!round_text(&job, line, where, index++))
+				rc = CLI_USAGE;
+		}
+		if (ferror(stdin)) {
+			cli_error("round", "reading standard input: %s", strerror(errno));
+			rc = CLI_ENV;
+		}
+		free(line);
+		if (lineno == 0 && rc == CLI_OK && isatty(0))
+			cli_error("round", "no values given (see 'mixprec round --help')");
+	}
+	if (!cli_flush_stdout("round"))
+		return CLI_ENV;
+	return rc;
+}

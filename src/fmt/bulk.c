@@ -1,0 +1,257 @@
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "fmt/bulk_impl.h"
+#include "fmt/decode.h"
+
+/* --- parameters and tables --- */
+
+void bulk_params_init(bulk_params *p, const fmt_bulk_opts *o)
+{
+	const fmt_info *f = fmt_get(o->fmt);
+	memset(p, 0, sizeof *p);
+	p->fmt = o->fmt;
+	p->frac_bits = f->frac_bits;
+	p->shift = (uint32_t)(23 - f->frac_bits);
+	p->e32_min = (uint32_t)(fmt_emin(f) + 127);
+	p->rebias = (uint32_t)(127 - f->bias) << f->frac_bits;
+	p->sub_base = (uint32_t)(fmt_emin(f) - f->frac_bits + 150);
+	p->max_bits = fmt_max_bits(f);
+	p->nan_bits = fmt_nan_bits(f);
+	p->sign_shift = (uint32_t)(32 - f->width);
+	p->sr = o->mode == FMT_SR;
+	if (o->saturate) {
+		p->ov_bits = fmt_max_bits(f);
+		p->ov_signed = 1;
+	} else if (fmt_has_inf(f)) {
+		p->ov_bits = fmt_inf_bits(f);
+		p->ov_signed = 1;
+	} else {
+		p->ov_bits = fmt_nan_bits(f);
+		p->ov_signed = 0;
+	}
+}
+
+float bulk_e4m3_table[256];
+float bulk_e5m2_table[256];
+
+static void tables_fill(void)
+{
+	for (uint32_t b = 0; b < 256; b++) {
+		double v4 = fmt_to_double(fmt_get(FMT_E4M3), b);
+		double v5 = fmt_to_double(fmt_get(FMT_E5M2), b);
+		bulk_e4m3_table[b] = isnan(v4) ? bulk_u2f(0x7fc00000u) : (float)v4;
+		bulk_e5m2_table[b] = isnan(v5) ? bulk_u2f(0x7fc00000u) : (float)v5;
+	}
+}
+
+void bulk_tables_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, tables_fill);
+}
+
+/* --- path selection --- */
+
+static bool cpu_has(fmt_simd path)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_cpu_init();
+	switch (path) {
+	case FMT_SIMD_PORTABLE:
+		return true;
+	case FMT_SIMD_AVX2:
+		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
+		       __builtin_cpu_supports("fma");
+	case FMT_SIMD_AVX512:
+		return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+		       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+		       __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512fp16");
+	default:
+		return false;
+	}
+#else
+	return path == FMT_SIMD_PORTABLE;
+#endif
+}
+
+bool fmt_simd_available(fmt_simd path)
+{
+	if (path < 0 || path >= FMT_SIMD_COUNT)
+		return false;
+	return cpu_has(path);
+}
+
+fmt_simd fmt_simd_best(void)
+{
+	static int best = -2;
+	if (best == -2) {
+		fmt_simd b = FMT_SIMD_PORTABLE;
+		if (cpu_has(FMT_SIMD_AVX2))
+			b = FMT_SIMD_AVX2;
+		if (cpu_has(FMT_SIMD_AVX512))
+			b = FMT_SIMD_AVX512;
+		best = b;
+	}
+	return (fmt_simd)best;
+}
+
+const char *fmt_simd_name(fmt_simd path)
+{
+	switch (path) {
+	case FMT_SIMD_AUTO:     return fmt_simd_name(fmt_simd_best());
+	case FMT_SIMD_PORTABLE: return "portable";
+	case FMT_SIMD_AVX2:     return "avx2-f16c";
+	case FMT_SIMD_AVX512:   return "avx512-bf16-fp16";
+	default:                return "?";
+	}
+}
+
+size_t fmt_bulk_elem_size(fmt_id fmt)
+{
+	int w = fmt_get(fmt)->width;
+	return w <= 8 ? 1 : w <= 16 ? 2 : 4;
+}
+
+/* --- portable kernels --- */
+
+static void store_elem(void *out, size_t i, size_t size, uint32_t v)
+{
+	if (size == 1)
+		((uint8_t *)out)[i] = (uint8_t)v;
+	else if (size == 2)
+		((uint16_t *)out)[i] = (uint16_t)v;
+	else
+		((uint32_t *)out)[i] = v;
+}
+
+static uint32_t load_elem(const void *in, size_t i, size_t size)
+{
+	if (size == 1)
+		return ((const uint8_t *)in)[i];
+	if (size == 2)
+		return ((const uint16_t *)in)[i];
+	return ((const uint32_t *)in)[i];
+}
+
+static void portable_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out,
+                            const float *in, size_t n)
+{
+	size_t size = fmt_bulk_elem_size(p->fmt);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
+		store_elem(out, i, size, bulk_encode1(p, bulk_f2u(in[i]), r));
+	}
+}
+
+static void portable_decode(fmt_id fmt, float *out, const void *in, size_t n)
+{
+	size_t size = fmt_bulk_elem_size(fmt);
+	for (size_t i = 0; i < n; i++)
+		out[i] = bulk_u2f(bulk_decode1(fmt, load_elem(in, i, size)));
+}
+
+static void portable_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
+		x[i] = bulk_u2f(bulk_decode1(p->fmt, bulk_encode1(p, bulk_f2u(x[i]), r)));
+	}
+}
+
+/* --- dispatch --- */
+
+static mp_status resolve(fmt_simd *path)
+{
+	if (*path == FMT_SIMD_AUTO)
+		*path = fmt_simd_best();
+	if (!fmt_simd_available(*path))
+		return MP_EUNSUPPORTED;
+	return MP_OK;
+}
+
+/* fp32 "encoding" is a copy with NaNs made canonical. */
+static void fp32_canonical(uint32_t *out, const float *in, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = bulk_decode1(FMT_FP32, bulk_f2u(in[i]));
+}
+
+typedef enum { OP_ENCODE, OP_QUANTIZE } bulk_op;
+
+static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op, void *out,
+                              float *x, const float *in, size_t n)
+{
+	if (o->mode != FMT_RNE && o->mode != FMT_SR)
+		return MP_EUNSUPPORTED;
+	if ((unsigned)o->fmt >= FMT_COUNT)
+		return MP_EFORMAT;
+	mp_status st = resolve(&path);
+	if (st != MP_OK)
+		return st;
+	bulk_tables_init();
+	if (o->fmt == FMT_FP32) {
+		if (op == OP_ENCODE)
+			fp32_canonical(out, in, n);
+		else
+			fp32_canonical((uint32_t *)x, x, n);
+		return MP_OK;
+	}
+	bulk_params p;
+	bulk_params_init(&p, o);
+	size_t size = fmt_bulk_elem_size(o->fmt);
+	size_t done = 0;
+	while (done < n) {
+		/* split where the SR index crosses a multiple of 2^32: one key per block */
+		uint64_t idx = o->index0 + done;
+		uint64_t room = ((idx | 0xffffffffull) - idx) + 1;
+		size_t len = n - done < room ? n - done : (size_t)room;
+		rng_key k = rng_key_for(o->seed, idx);
+		uint32_t lo = (uint32_t)idx;
+		if (op == OP_ENCODE) {
+			void *dst = (char *)out + done * size;
+			const float *src = in + done;
+			switch (path) {
+			case FMT_SIMD_AVX512: bulk_avx512_encode(&p, k, lo, dst, src, len); break;
+			case FMT_SIMD_AVX2:   bulk_avx2_encode(&p, k, lo, dst, src, len); break;
+			default:              portable_encode(&p, k, lo, dst, src, len); break;
+			}
+		} else {
+			float *dst = x + done;
+			switch (path) {
+			case FMT_SIMD_AVX512: bulk_avx512_quantize(&p, k, lo, dst, len); break;
+			case FMT_SIMD_AVX2:   bulk_avx2_quantize(&p, k, lo, dst, len); break;
+			default:              portable_quantize(&p, k, lo, dst, len); break;
+			}
+		}
+		done += len;
+	}
+	return MP_OK;
+}
+
+mp_status fmt_bulk_encode(fmt_simd path, const fmt_bulk_opts *o, void *out, const float *in, size_t n)
+{
+	return run_rounding(path, o, OP_ENCODE, out, NULL, in, n);
+}
+
+mp_status fmt_bulk_quantize(fmt_simd path, const fmt_bulk_opts *o, float *x, size_t n)
+{
+	return run_rounding(path, o, OP_QUANTIZE, NULL, x, NULL, n);
+}
+
+mp_status fmt_bulk_decode(fmt_simd path, fmt_id fmt, float *out, const void *in, size_t n)
+{
+	if ((unsigned)fmt >= FMT_COUNT)
+		return MP_EFORMAT;
+	mp_status st = resolve(&path);
+	if (st != MP_OK)
+		return st;
+	bulk_tables_init();
+	switch (path) {
+	case FMT_SIMD_AVX512: bulk_avx512_decode(fmt, out, in, n); break;
+	case FMT_SIMD_AVX2:   bulk_avx2_decode(fmt, out, in, n); break;
+	default:              portable_decode(fmt, out, in, n); break;
+	}
+	return MP_OK;
+}

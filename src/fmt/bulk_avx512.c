@@ -1,0 +1,235 @@
+/* AVX-512 kernels (F, BW, VL, DQ, BF16, FP16): compiled for those features by
+ * function attributes and only called when the CPU reports them. */
+#include "fmt/bulk_impl.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx512fp16")))
+
+typedef struct {
+	__m512i shift, e32_min, rebias, sub_base, max_bits, ov_bits, nan_bits, sign_shift;
+	__m512i k1, k2, lane;
+	__mmask16 ov_signed;
+	int sr, saturate;
+	fmt_id fmt;
+} vparams;
+
+T512 static inline vparams vparams_load(const bulk_params *p, rng_key k)
+{
+	vparams v = {
+		.shift = _mm512_set1_epi32((int)p->shift),
+		.e32_min = _mm512_set1_epi32((int)p->e32_min),
+		.rebias = _mm512_set1_epi32((int)p->rebias),
+		.sub_base = _mm512_set1_epi32((int)p->sub_base),
+		.max_bits = _mm512_set1_epi32((int)p->max_bits),
+		.ov_bits = _mm512_set1_epi32((int)p->ov_bits),
+		.nan_bits = _mm512_set1_epi32((int)p->nan_bits),
+		.sign_shift = _mm512_set1_epi32((int)p->sign_shift),
+		.k1 = _mm512_set1_epi32((int)k.k1),
+		.k2 = _mm512_set1_epi32((int)k.k2),
+		.lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+		.ov_signed = p->ov_signed ? 0xffff : 0,
+		.sr = p->sr,
+		.saturate = p->ov_bits == p->max_bits,
+		.fmt = p->fmt,
+	};
+	return v;
+}
+
+T512 static inline __m512i mix32(__m512i x)
+{
+	x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+	x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
+	x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
+	x = _mm512_mullo_epi32(x, _mm512_set1_epi32((int)0x846ca68bu));
+	return _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+}
+
+/* Random bits for lanes idx_lo + 0..15 (rng_bits_keyed in every lane). */
+T512 static inline __m512i rand16(const vparams *v, uint32_t idx_lo)
+{
+	__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)idx_lo), v->lane);
+	return mix32(_mm512_add_epi32(mix32(_mm512_xor_si512(idx, v->k1)), v->k2));
+}
+
+/* bulk_encode1 in 16 lanes. */
+T512 static inline __m512i encode_generic(const vparams *v, __m512i x, __m512i r)
+{
+	const __m512i one = _mm512_set1_epi32(1), c32 = _mm512_set1_epi32(32);
+	__m512i sign = _mm512_srlv_epi32(_mm512_and_si512(x, _mm512_set1_epi32((int)0x80000000u)),
+	                                 v->sign_shift);
+	__m512i a = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
+	__mmask16 nan = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(0x7f800000));
+	__m512i e = _mm512_srli_epi32(a, 23);
+	__mmask16 normal = _mm512_cmpge_epu32_mask(e, v->e32_min);
+	__m512i m = _mm512_and_si512(a, _mm512_set1_epi32(0x7fffff));
+	m = _mm512_mask_or_epi32(m, _mm512_test_epi32_mask(e, e), m, _mm512_set1_epi32(0x800000));
+	__m512i val = _mm512_mask_blend_epi32(normal, m, a);
+	__m512i s = _mm512_mask_blend_epi32(normal, _mm512_sub_epi32(v->sub_base, _mm512_max_epu32(e, one)),
+	                                    v->shift);
+	__m512i kept = _mm512_srlv_epi32(val, s);
+	__m512i hi = _mm512_or_si512(_mm512_sllv_epi32(val, _mm512_sub_epi32(c32, s)),
+	                             _mm512_srlv_epi32(val, _mm512_sub_epi32(s, c32)));
+	__mmask16 up;
+	if (v->sr) {
+		__m512i below_mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, _mm512_sub_epi32(s, c32)), one);
+		__mmask16 below = _mm512_cmpgt_epu32_mask(s, c32) & _mm512_test_epi32_mask(val, below_mask);
+		__m512i t = _mm512_mask_add_epi32(hi, below, hi, one);
+		up = _mm512_cmplt_epu32_mask(r, t);
+	} else {
+		__m512i thr = _mm512_sub_epi32(_mm512_set1_epi32((int)0x80000000u), _mm512_and_si512(kept, one));
+		up = _mm512_cmpgt_epu32_mask(hi, thr);
+	}
+	__m512i enc = _mm512_mask_add_epi32(kept, up, kept, one);
+	enc = _mm512_mask_sub_epi32(enc, normal, enc, v->rebias);
+	__mmask16 ov = _mm512_cmpgt_epu32_mask(enc, v->max_bits);
+	enc = _mm512_mask_mov_epi32(enc, ov, v->ov_bits);
+	__mmask16 keep_sign = (__mmask16)(~nan & ~(ov & ~v->ov_signed));
+	enc = _mm512_mask_or_epi32(enc, keep_sign, enc, sign);
+	return _mm512_mask_mov_epi32(enc, nan, v->nan_bits);
+}
+
+/* Lanes that the conversion instructions do not handle as we require: NaNs
+ * (we want the canonical NaN) and, for bf16, subnormal inputs (treated as 0). */
+T512 static inline __mmask16 special_lanes(__m512i x)
+{
+	__m512i a = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
+	__mmask16 nan = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(0x7f800000));
+	__mmask16 sub = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, _mm512_set1_epi32(1)),
+	                                        _mm512_set1_epi32(0x7fffff));
+	return nan | sub;
+}
+
+/* fp32 patterns -> 16 encodings (in 32-bit lanes), choosing the fastest exact way. */
+T512 static inline __m512i encode16(const vparams *v, __m512i x, uint32_t idx_lo)
+{
+	if (!v->sr && !v->saturate) {
+		if (v->fmt == FMT_BF16) {
+			__m256bh h = _mm512_cvtneps_pbh(_mm512_castsi512_ps(x));
+			__m512i y = _mm512_cvtepu16_epi32((__m256i)h);
+			__mmask16 fix = special_lanes(x);
+			if (fix)
+				y = _mm512_mask_mov_epi32(y, fix, encode_generic(v, x, _mm512_setzero_si512()));
+			return y;
+		}
+		if (v->fmt == FMT_FP16) {
+			__m256h h = _mm512_cvtx_roundps_ph(_mm512_castsi512_ps(x),
+			                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+			__m512i y = _mm512_cvtepu16_epi32(_mm256_castph_si256(h));
+			__mmask16 nan = _mm512_cmp_ps_mask(_mm512_castsi512_ps(x), _mm512_castsi512_ps(x),
+			                                   _CMP_UNORD_Q);
+			return _mm512_mask_mov_epi32(y, nan, v->nan_bits);
+		}
+	}
+	__m512i r = v->sr ? rand16(v, idx_lo) : _mm512_setzero_si512();
+	if (v->fmt == FMT_BF16 && v->sr) {
+		/* carry out of the low 16 bits iff low16 > r >> 16: the SR rule for s = 16 */
+		__m512i a = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
+		__m512i y = _mm512_srli_epi32(_mm512_add_epi32(a, _mm512_srli_epi32(_mm512_xor_si512(r,
+		                              _mm512_set1_epi32(-1)), 16)), 16);
+		if (v->saturate)
+			y = _mm512_min_epu32(y, v->max_bits);
+		y = _mm512_or_si512(y, _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x8000)));
+		__mmask16 nan = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(0x7f800000));
+		return _mm512_mask_mov_epi32(y, nan, v->nan_bits);
+	}
+	return encode_generic(v, x, r);
+}
+
+T512 static inline __m512 canonical_nan(__m512 y)
+{
+	__mmask16 nan = _mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q);
+	return _mm512_mask_mov_ps(y, nan, _mm512_castsi512_ps(_mm512_set1_epi32(0x7fc00000)));
+}
+
+/* 16 encodings (32-bit lanes) -> fp32. */
+T512 static inline __m512 decode16(fmt_id fmt, __m512i b)
+{
+	switch (fmt) {
+	case FMT_BF16: return canonical_nan(_mm512_castsi512_ps(_mm512_slli_epi32(b, 16)));
+	case FMT_TF32: return canonical_nan(_mm512_castsi512_ps(_mm512_slli_epi32(b, 13)));
+	case FMT_FP16: return canonical_nan(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(b)));
+	case FMT_E4M3: return _mm512_i32gather_ps(b, bulk_e4m3_table, 4);
+	case FMT_E5M2: return _mm512_i32gather_ps(b, bulk_e5m2_table, 4);
+	default:       return canonical_nan(_mm512_castsi512_ps(b));
+	}
+}
+
+T512 static inline void store16(size_t size, void *out, size_t i, __mmask16 m, __m512i y)
+{
+	if (size == 2)
+		_mm512_mask_cvtepi32_storeu_epi16((uint16_t *)out + i, m, y);
+	else if (size == 1)
+		_mm512_mask_cvtepi32_storeu_epi8((uint8_t *)out + i, m, y);
+	else
+		_mm512_mask_storeu_epi32((uint32_t *)out + i, m, y);
+}
+
+T512 static inline __m512i load16(size_t size, const void *in, size_t i, __mmask16 m)
+{
+	if (size == 2)
+		return _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)in + i));
+	if (size == 1)
+		return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, (const uint8_t *)in + i));
+	return _mm512_maskz_loadu_epi32(m, (const uint32_t *)in + i);
+}
+
+T512 void bulk_avx512_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n)
+{
+	vparams v = vparams_load(p, k);
+	size_t size = fmt_bulk_elem_size(p->fmt);
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m512i x = _mm512_loadu_si512(in + i);
+		store16(size, out, i, 0xffff, encode16(&v, x, idx_lo + (uint32_t)i));
+	}
+	if (i < n) {
+		__mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+		__m512i x = _mm512_maskz_loadu_epi32(m, in + i);
+		store16(size, out, i, m, encode16(&v, x, idx_lo + (uint32_t)i));
+	}
+}
+
+T512 void bulk_avx512_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n)
+{
+	vparams v = vparams_load(p, k);
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m512i b = encode16(&v, _mm512_loadu_si512(x + i), idx_lo + (uint32_t)i);
+		_mm512_storeu_ps(x + i, decode16(p->fmt, b));
+	}
+	if (i < n) {
+		__mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+		__m512i b = encode16(&v, _mm512_maskz_loadu_epi32(m, x + i), idx_lo + (uint32_t)i);
+		_mm512_mask_storeu_ps(x + i, m, decode16(p->fmt, _mm512_maskz_mov_epi32(m, b)));
+	}
+}
+
+T512 void bulk_avx512_decode(fmt_id fmt, float *out, const void *in, size_t n)
+{
+	size_t size = fmt_bulk_elem_size(fmt);
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16)
+		_mm512_storeu_ps(out + i, decode16(fmt, load16(size, in, i, 0xffff)));
+	if (i < n) {
+		__mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+		_mm512_mask_storeu_ps(out + i, m, decode16(fmt, load16(size, in, i, m)));
+	}
+}
+
+#else  /* not x86-64: never selected */
+
+void bulk_avx512_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n)
+{
+	(void)p; (void)k; (void)idx_lo; (void)out; (void)in; (void)n;
+}
+void bulk_avx512_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n)
+{
+	(void)p; (void)k; (void)idx_lo; (void)x; (void)n;
+}
+void bulk_avx512_decode(fmt_id fmt, float *out, const void *in, size_t n)
+{
+	(void)fmt; (void)out; (void)in; (void)n;
+}
+#endif

@@ -1,0 +1,117 @@
+/* Internal to fmt/bulk*.c: the integer rounding kernel shared by every path.
+ *
+ * An fp32 pattern is rounded by working on its bits: normal results keep the
+ * exponent field in the integer (a carry out of the fraction bumps the
+ * exponent, and past the largest exponent lands on inf), subnormal results use
+ * the significand with a per-element shift. Shifts follow the x86 variable
+ * shift rule (a count of 32 or more gives 0), which the portable helpers below
+ * reproduce, so one formula serves every path. */
+#ifndef MIXPREC_FMT_BULK_IMPL_H
+#define MIXPREC_FMT_BULK_IMPL_H
+
+#include <stdint.h>
+
+#include "fmt/bulk.h"
+#include "util/rng.h"
+
+typedef struct {
+	fmt_id fmt;
+	int frac_bits;
+	uint32_t shift;         /* 23 - frac_bits: discarded bits of a normal result */
+	uint32_t e32_min;       /* biased fp32 exponent of the target's min normal */
+	uint32_t rebias;        /* (127 - bias) << frac_bits */
+	uint32_t sub_base;      /* subnormal shift = sub_base - max(e32, 1) */
+	uint32_t max_bits;
+	uint32_t ov_bits;       /* magnitude (or NaN) returned on overflow */
+	uint32_t ov_signed;     /* 1 when ov_bits takes the input's sign */
+	uint32_t nan_bits;
+	uint32_t sign_shift;    /* 32 - width */
+	int sr;
+	uint32_t nan32_in_width; /* unused by encode: fp32 NaN for decode */
+} bulk_params;
+
+/* Fills p for an encode of o->fmt (fmt must not be FMT_FP32). */
+void bulk_params_init(bulk_params *p, const fmt_bulk_opts *o);
+
+static inline uint32_t bulk_shl(uint32_t v, uint32_t n) { return n >= 32 ? 0 : v << n; }
+static inline uint32_t bulk_shr(uint32_t v, uint32_t n) { return n >= 32 ? 0 : v >> n; }
+
+/* One element: fp32 pattern x and random bits r (ignored unless p->sr). */
+static inline uint32_t bulk_encode1(const bulk_params *p, uint32_t x, uint32_t r)
+{
+	uint32_t sign = (x >> 31) << (31 - p->sign_shift);
+	uint32_t a = x & 0x7fffffffu;
+	if (a > 0x7f800000u)
+		return p->nan_bits;
+	uint32_t e = a >> 23;
+	int normal = e >= p->e32_min;
+	uint32_t v, s;
+	if (normal) {
+		v = a;
+		s = p->shift;
+	} else {
+		v = (a & 0x7fffffu) | (e ? 0x800000u : 0);
+		s = p->sub_base - (e ? e : 1);
+	}
+	uint32_t kept = bulk_shr(v, s);
+	uint32_t hi = bulk_shl(v, 32 - s) | bulk_shr(v, s - 32);  /* first 32 discarded bits */
+	uint32_t up;
+	if (p->sr) {
+		uint32_t below = s > 32 && (v & (bulk_shl(1, s - 32) - 1u)) != 0;
+		up = r < hi + below;
+	} else {
+		up = hi > 0x80000000u - (kept & 1u);
+	}
+	uint32_t enc = kept + up - (normal ? p->rebias : 0);
+	if (enc > p->max_bits)
+		return p->ov_signed ? (p->ov_bits | sign) : p->ov_bits;
+	return enc | sign;
+}
+
+/* Decoding tables for the fp8 formats (filled on first use). */
+extern float bulk_e4m3_table[256];
+extern float bulk_e5m2_table[256];
+void bulk_tables_init(void);
+
+static inline uint32_t bulk_f2u(float f) { uint32_t u; __builtin_memcpy(&u, &f, 4); return u; }
+static inline float bulk_u2f(uint32_t u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
+
+/* One element back to fp32 (exact; NaN -> 0x7fc00000). */
+static inline uint32_t bulk_decode1(fmt_id fmt, uint32_t b)
+{
+	switch (fmt) {
+	case FMT_FP32:
+		return (b & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : b;
+	case FMT_TF32:
+		b <<= 13;
+		return (b & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : b;
+	case FMT_BF16:
+		b <<= 16;
+		return (b & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : b;
+	case FMT_FP16: {
+		uint32_t sign = (b & 0x8000u) << 16, e = (b >> 10) & 0x1f, m = b & 0x3ff;
+		if (e == 0x1f)
+			return m ? 0x7fc00000u : sign | 0x7f800000u;
+		if (e)
+			return sign | ((e + 112) << 23) | (m << 13);
+		return sign | bulk_f2u((float)m * 0x1p-24f);
+	}
+	case FMT_E4M3:
+		return bulk_f2u(bulk_e4m3_table[b & 0xff]);
+	case FMT_E5M2:
+		return bulk_f2u(bulk_e5m2_table[b & 0xff]);
+	default:
+		return 0x7fc00000u;
+	}
+}
+
+/* Per-path kernels: n elements, SR index of element 0 within the key's block
+ * is idx_lo (blocks never cross a multiple of 2^32). */
+void bulk_avx2_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n);
+void bulk_avx2_decode(fmt_id fmt, float *out, const void *in, size_t n);
+void bulk_avx2_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n);
+void bulk_avx512_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n);
+void bulk_avx512_decode(fmt_id fmt, float *out, const void *in, size_t n);
+void bulk_avx512_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n);
+
+#endif

@@ -1,0 +1,118 @@
+#include <math.h>
+
+#include "fmt/decode.h"
+
+const char *fmt_class_name(fmt_class c)
+{
+	switch (c) {
+	case FMT_CLASS_ZERO:      return "zero";
+	case FMT_CLASS_SUBNORMAL: return "subnormal";
+	case FMT_CLASS_NORMAL:    return "normal";
+	case FMT_CLASS_INF:       return "inf";
+	case FMT_CLASS_NAN:       return "nan";
+	}
+	return "?";
+}
+
+void fmt_decode(const fmt_info *f, uint32_t bits, fmt_decoded *out)
+{
+	bits &= fmt_all_mask(f);
+	uint32_t top = (1u << f->exp_bits) - 1u;
+	out->neg = (bits & fmt_sign_mask(f)) != 0;
+	out->exp_field = (bits >> f->frac_bits) & top;
+	out->frac_field = bits & fmt_frac_mask(f);
+	uint32_t mag = bits & ~fmt_sign_mask(f) & fmt_all_mask(f);
+
+	if (out->exp_field == top && fmt_has_inf(f)) {
+		out->cls = out->frac_field ? FMT_CLASS_NAN : FMT_CLASS_INF;
+	} else if (!fmt_has_inf(f) && mag == fmt_nan_bits(f)) {
+		out->cls = FMT_CLASS_NAN;
+	} else if (out->exp_field == 0) {
+		out->cls = out->frac_field ? FMT_CLASS_SUBNORMAL : FMT_CLASS_ZERO;
+	} else {
+		out->cls = FMT_CLASS_NORMAL;
+	}
+
+	switch (out->cls) {
+	case FMT_CLASS_NAN:
+		out->exponent = 0;
+		out->value = NAN;
+		out->ulp = NAN;
+		return;
+	case FMT_CLASS_INF:
+		out->exponent = 0;
+		out->value = out->neg ? -INFINITY : INFINITY;
+		out->ulp = NAN;
+		return;
+	case FMT_CLASS_ZERO:
+	case FMT_CLASS_SUBNORMAL:
+		out->exponent = fmt_emin(f);
+		out->value = ldexp((double)out->frac_field, fmt_emin(f) - f->frac_bits);
+		break;
+	case FMT_CLASS_NORMAL:
+		out->exponent = (int)out->exp_field - f->bias;
+		out->value = ldexp((double)(out->frac_field | (1u << f->frac_bits)),
+		                   out->exponent - f->frac_bits);
+		break;
+	}
+	out->ulp = ldexp(1.0, out->exponent - f->frac_bits);
+	if (out->neg)
+		out->value = -out->value;
+}
+
+double fmt_to_double(const fmt_info *f, uint32_t bits)
+{
+	fmt_decoded d;
+	fmt_decode(f, bits, &d);
+	return d.value;
+}
+
+/* Next larger magnitude of a non-negative pattern, or false past the end. */
+static bool mag_up(const fmt_info *f, uint32_t mag, uint32_t *out)
+{
+	if (mag >= fmt_max_bits(f)) {
+		if (mag == fmt_max_bits(f) && fmt_has_inf(f)) {
+			*out = fmt_inf_bits(f);
+			return true;
+		}
+		return false;
+	}
+	*out = mag + 1;
+	return true;
+}
+
+bool fmt_next_up(const fmt_info *f, uint32_t bits, uint32_t *out)
+{
+	fmt_decoded d;
+	fmt_decode(f, bits, &d);
+	if (d.cls == FMT_CLASS_NAN)
+		return false;
+	uint32_t mag = bits & fmt_all_mask(f) & ~fmt_sign_mask(f);
+	if (!d.neg)
+		return mag_up(f, mag, out);
+	if (d.cls == FMT_CLASS_ZERO) {       /* -0 -> smallest positive subnormal */
+		*out = 1;
+		return true;
+	}
+	if (d.cls == FMT_CLASS_INF) {
+		*out = fmt_sign_mask(f) | fmt_max_bits(f);
+		return true;
+	}
+	*out = fmt_sign_mask(f) | (mag - 1);   /* -min subnormal steps to -0 */
+	return true;
+}
+
+bool fmt_next_down(const fmt_info *f, uint32_t bits, uint32_t *out)
+{
+	/* next_down(x) = -next_up(-x) */
+	uint32_t neg = (bits ^ fmt_sign_mask(f)) & fmt_all_mask(f);
+	fmt_decoded d;
+	fmt_decode(f, bits, &d);
+	if (d.cls == FMT_CLASS_NAN)
+		return false;
+	uint32_t r;
+	if (!fmt_next_up(f, neg, &r))
+		return false;
+	*out = (r ^ fmt_sign_mask(f)) & fmt_all_mask(f);
+	return true;
+}

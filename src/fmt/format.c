@@ -1,0 +1,120 @@
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fmt/format.h"
+
+static const fmt_info formats[FMT_COUNT] = {
+	[FMT_FP32] = { .id = FMT_FP32, .name = "fp32", .aliases = "float32,single,float,f32",
+		.summary = "IEEE binary32", .width = 32, .exp_bits = 8, .frac_bits = 23,
+		.bias = 127, .specials = FMT_SPECIALS_IEEE },
+	[FMT_TF32] = { .id = FMT_TF32, .name = "tf32", .aliases = "tensorfloat32,tensorfloat-32",
+		.summary = "NVIDIA TensorFloat-32 (fp32 range, fp16 precision)", .width = 19,
+		.exp_bits = 8, .frac_bits = 10, .bias = 127, .specials = FMT_SPECIALS_IEEE },
+	[FMT_FP16] = { .id = FMT_FP16, .name = "fp16", .aliases = "float16,half,binary16,f16",
+		.summary = "IEEE binary16", .width = 16, .exp_bits = 5, .frac_bits = 10,
+		.bias = 15, .specials = FMT_SPECIALS_IEEE },
+	[FMT_BF16] = { .id = FMT_BF16, .name = "bf16", .aliases = "bfloat16,brainfloat16",
+		.summary = "bfloat16 (fp32 range, 8 significant bits)", .width = 16,
+		.exp_bits = 8, .frac_bits = 7, .bias = 127, .specials = FMT_SPECIALS_IEEE },
+	[FMT_E4M3] = { .id = FMT_E4M3, .name = "fp8-e4m3", .aliases = "e4m3,fp8e4m3,e4m3fn,fp8-e4m3fn,float8_e4m3fn",
+		.summary = "OCP FP8 E4M3 (fn: no inf, NaN = S.1111.111)", .width = 8,
+		.exp_bits = 4, .frac_bits = 3, .bias = 7, .specials = FMT_SPECIALS_FN },
+	[FMT_E5M2] = { .id = FMT_E5M2, .name = "fp8-e5m2", .aliases = "e5m2,fp8e5m2,float8_e5m2",
+		.summary = "OCP FP8 E5M2 (IEEE-like)", .width = 8,
+		.exp_bits = 5, .frac_bits = 2, .bias = 15, .specials = FMT_SPECIALS_IEEE },
+};
+
+const fmt_info *fmt_get(fmt_id id)
+{
+	return &formats[id];
+}
+
+/* True when `name` equals one comma-separated entry of `list`, ignoring case. */
+static bool list_contains(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	while (*list) {
+		const char *end = strchr(list, ',');
+		size_t n = end ? (size_t)(end - list) : strlen(list);
+		if (n == len && strncasecmp(list, name, n) == 0)
+			return true;
+		if (!end)
+			break;
+		list = end + 1;
+	}
+	return false;
+}
+
+const fmt_info *fmt_find(const char *name)
+{
+	if (!name || !*name)
+		return NULL;
+	for (size_t i = 0; i < FMT_COUNT; i++) {
+		if (strcasecmp(formats[i].name, name) == 0 || list_contains(formats[i].aliases, name))
+			return &formats[i];
+	}
+	return NULL;
+}
+
+const char *fmt_known_names(void)
+{
+	return "fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2";
+}
+
+mp_status fmt_parse_list(const char *list, fmt_id *ids, size_t max, size_t *count, const char **bad)
+{
+	static char badname[64];
+	*count = 0;
+	const char *p = list;
+	for (;;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		char name[64];
+		if (n >= sizeof name)
+			n = sizeof name - 1;
+		memcpy(name, p, n);
+		name[n] = '\0';
+		const fmt_info *f = fmt_find(name);
+		if (!f) {
+			snprintf(badname, sizeof badname, "%s", name);
+			*bad = badname;
+			return MP_EFORMAT;
+		}
+		if (*count >= max)
+			return MP_EINVAL;
+		ids[(*count)++] = f->id;
+		if (!end)
+			return MP_OK;
+		p = end + 1;
+	}
+}
+
+double fmt_max(const fmt_info *f)
+{
+	uint32_t mbits = fmt_max_bits(f);
+	int e = (int)(mbits >> f->frac_bits) - f->bias;
+	double m = 1.0 + ldexp((double)(mbits & fmt_frac_mask(f)), -f->frac_bits);
+	return ldexp(m, e);
+}
+
+double fmt_min_normal(const fmt_info *f)
+{
+	return ldexp(1.0, fmt_emin(f));
+}
+
+double fmt_min_subnormal(const fmt_info *f)
+{
+	return ldexp(1.0, fmt_emin(f) - f->frac_bits);
+}
+
+double fmt_epsilon(const fmt_info *f)
+{
+	return ldexp(1.0, -f->frac_bits);
+}
+
+double fmt_decimal_digits(const fmt_info *f)
+{
+	return fmt_precision(f) * log10(2.0);
+}

@@ -1,0 +1,104 @@
+/* The table of number formats; everything else about a format derives from it. */
+#ifndef MIXPREC_FMT_FORMAT_H
+#define MIXPREC_FMT_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/status.h"
+
+typedef enum {
+	FMT_FP32,
+	FMT_TF32,
+	FMT_FP16,
+	FMT_BF16,
+	FMT_E4M3,
+	FMT_E5M2,
+	FMT_COUNT
+} fmt_id;
+
+/* How the all-ones exponent field is used. */
+typedef enum {
+	FMT_SPECIALS_IEEE,   /* all-ones exponent: inf (fraction 0) or NaN */
+	FMT_SPECIALS_FN,     /* OCP "fn": no inf; only S.1111.111 is NaN */
+} fmt_specials;
+
+typedef struct {
+	fmt_id id;
+	const char *name;        /* canonical name, e.g. "fp8-e4m3" */
+	const char *aliases;     /* comma-separated alternative names */
+	const char *summary;     /* one line for help and tables */
+	int width;               /* total bits */
+	int exp_bits;
+	int frac_bits;           /* stored fraction bits (precision is frac_bits + 1) */
+	int bias;
+	fmt_specials specials;
+} fmt_info;
+
+typedef enum {
+	FMT_CLASS_ZERO,
+	FMT_CLASS_SUBNORMAL,
+	FMT_CLASS_NORMAL,
+	FMT_CLASS_INF,
+	FMT_CLASS_NAN,
+} fmt_class;
+
+/* Returns the format's row; id must be < FMT_COUNT. */
+const fmt_info *fmt_get(fmt_id id);
+
+/* Looks a name or alias up, case-insensitively; NULL when unknown. */
+const fmt_info *fmt_find(const char *name);
+
+/* "fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2" for error messages. */
+const char *fmt_known_names(void);
+
+/* Parses "fp32,bf16" into ids; on an unknown name returns MP_EFORMAT and
+ * points *bad at it (a pointer into a static copy, valid until the next call). */
+mp_status fmt_parse_list(const char *list, fmt_id *ids, size_t max, size_t *count, const char **bad);
+
+static inline bool fmt_has_inf(const fmt_info *f) { return f->specials == FMT_SPECIALS_IEEE; }
+static inline int fmt_precision(const fmt_info *f) { return f->frac_bits + 1; }
+static inline int fmt_emin(const fmt_info *f) { return 1 - f->bias; }
+/* Largest unbiased exponent of a finite number. */
+static inline int fmt_emax(const fmt_info *f)
+{
+	int top = (1 << f->exp_bits) - 1;
+	return (fmt_has_inf(f) ? top - 1 : top) - f->bias;
+}
+static inline uint32_t fmt_sign_mask(const fmt_info *f) { return 1u << (f->width - 1); }
+static inline uint32_t fmt_all_mask(const fmt_info *f)
+{
+	return f->width == 32 ? 0xffffffffu : (1u << f->width) - 1u;
+}
+static inline uint32_t fmt_frac_mask(const fmt_info *f) { return (1u << f->frac_bits) - 1u; }
+/* Bit pattern (magnitude) of the largest finite value. */
+static inline uint32_t fmt_max_bits(const fmt_info *f)
+{
+	uint32_t top = ((1u << f->exp_bits) - 1u) << f->frac_bits;
+	return fmt_has_inf(f) ? top - 1u : top | (fmt_frac_mask(f) - 1u);
+}
+/* Bit pattern of +inf; for formats without inf, the canonical NaN. */
+static inline uint32_t fmt_inf_bits(const fmt_info *f)
+{
+	return ((1u << f->exp_bits) - 1u) << f->frac_bits;
+}
+/* The canonical quiet NaN: positive, quiet bit (top fraction bit) set, rest 0;
+ * for fn formats the only NaN pattern, S.1111.111 with S = 0. */
+static inline uint32_t fmt_nan_bits(const fmt_info *f)
+{
+	uint32_t top = ((1u << f->exp_bits) - 1u) << f->frac_bits;
+	return fmt_has_inf(f) ? top | (1u << (f->frac_bits - 1)) : top | fmt_frac_mask(f);
+}
+
+/* Exact values (every one fits a binary64 exactly). */
+double fmt_max(const fmt_info *f);
+double fmt_min_normal(const fmt_info *f);
+double fmt_min_subnormal(const fmt_info *f);
+double fmt_epsilon(const fmt_info *f);        /* spacing at 1: 2^-frac_bits */
+double fmt_decimal_digits(const fmt_info *f); /* precision * log10(2) */
+
+/* Number of hex digits used to print a bit pattern. */
+static inline int fmt_hex_digits(const fmt_info *f) { return (f->width + 3) / 4; }
+
+#endif

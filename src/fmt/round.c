@@ -1,0 +1,239 @@
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fmt/round.h"
+
+static const char *const mode_names[FMT_MODE_COUNT] = {
+	[FMT_RNE] = "rne", [FMT_RNA] = "rna", [FMT_RTZ] = "rtz",
+	[FMT_UP] = "up", [FMT_DOWN] = "down", [FMT_SR] = "sr",
+};
+
+const char *fmt_mode_name(fmt_mode m)
+{
+	return (unsigned)m < FMT_MODE_COUNT ? mode_names[m] : "?";
+}
+
+const char *fmt_mode_known(void)
+{
+	return "rne, rna, rtz, up, down, sr";
+}
+
+mp_status fmt_mode_parse(const char *name, fmt_mode *m)
+{
+	for (int i = 0; i < FMT_MODE_COUNT; i++) {
+		if (strcasecmp(name, mode_names[i]) == 0) {
+			*m = (fmt_mode)i;
+			return MP_OK;
+		}
+	}
+	return MP_EMODE;
+}
+
+/* --- overflow and specials --- */
+
+static uint32_t with_sign(const fmt_info *f, bool neg, uint32_t mag)
+{
+	return neg ? mag | fmt_sign_mask(f) : mag;
+}
+
+/* The result of a finite value too large for f, by mode. */
+static uint32_t overflow_result(const fmt_info *f, const fmt_round_ctl *ctl, bool neg)
+{
+	bool to_inf;
+	switch (ctl->mode) {
+	case FMT_RTZ:  to_inf = false; break;
+	case FMT_UP:   to_inf = !neg; break;
+	case FMT_DOWN: to_inf = neg; break;
+	default:       to_inf = true; break;
+	}
+	if (!to_inf || ctl->saturate)
+		return with_sign(f, neg, fmt_max_bits(f));
+	if (!fmt_has_inf(f))
+		return fmt_nan_bits(f);
+	return with_sign(f, neg, fmt_inf_bits(f));
+}
+
+static uint32_t inf_result(const fmt_info *f, const fmt_round_ctl *ctl, bool neg)
+{
+	if (ctl->saturate)
+		return with_sign(f, neg, fmt_max_bits(f));
+	if (!fmt_has_inf(f))
+		return fmt_nan_bits(f);
+	return with_sign(f, neg, fmt_inf_bits(f));
+}
+
+/* --- the core --- */
+
+/* Bits [lo, lo+n) of a value whose only set bits are in sig (bit i of sig is
+ * bit i of the value); positions may lie outside 0..63. n <= 32. */
+static uint32_t bit_field(uint64_t sig, long lo, int n)
+{
+	if (lo >= 64 || lo + n <= 0)
+		return 0;
+	uint64_t v = lo >= 0 ? sig >> lo : sig << -lo;
+	return (uint32_t)(v & ((n == 32) ? 0xffffffffull : ((1ull << n) - 1)));
+}
+
+/* True when any bit of sig below position `pos` is set. */
+static bool any_below(uint64_t sig, long pos)
+{
+	if (pos <= 0)
+		return false;
+	if (pos >= 64)
+		return sig != 0;
+	return (sig & ((1ull << pos) - 1)) != 0;
+}
+
+uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, long exp2,
+                         uint64_t sig, bool sticky, unsigned *flags)
+{
+	unsigned fl = 0;
+	if (sig == 0 && !sticky) {
+		if (flags)
+			*flags = 0;
+		return with_sign(f, neg, 0);
+	}
+	int fb = f->frac_bits;
+	long emin = fmt_emin(f);
+	long emax = fmt_emax(f);
+
+	if (exp2 > emax + 1) {
+		if (flags)
+			*flags = FMT_FLAG_OVERFLOW | FMT_FLAG_INEXACT;
+		return overflow_result(f, ctl, neg);
+	}
+
+	/* exponent of the result's last place: the normal grid, or the subnormal one */
+	long q = (exp2 > emin ? exp2 : emin) - fb;
+	/* sig's bit i is worth 2^(exp2 - 63 + i); the last place is bit d of sig */
+	long d = q - (exp2 - 63);            /* number of discarded bits, >= 40 */
+	uint64_t kept = d >= 64 ? 0 : sig >> d;
+	uint32_t frac_hi32 = bit_field(sig, d - 32, 32);   /* first 32 discarded bits */
+	bool below32 = any_below(sig, d - 32) || sticky;   /* anything after them */
+	bool inexact = frac_hi32 != 0 || below32;
+	bool half = (frac_hi32 >> 31) & 1;
+	bool rest = (frac_hi32 & 0x7fffffffu) != 0 || below32;
+
+	bool up;
+	switch (ctl->mode) {
+	case FMT_RNE:  up = half && (rest || (kept & 1)); break;
+	case FMT_RNA:  up = half; break;
+	case FMT_RTZ:  up = false; break;
+	case FMT_UP:   up = inexact && !neg; break;
+	case FMT_DOWN: up = inexact && neg; break;
+	case FMT_SR:   up = inexact && fmt_sr_round_up(ctl->rbits, frac_hi32, below32); break;
+	default:       up = false; break;
+	}
+	uint64_t m = kept + (up ? 1 : 0);
+
+	if (inexact) {
+		fl |= FMT_FLAG_INEXACT;
+		if (exp2 < emin)
+			fl |= FMT_FLAG_UNDERFLOW;
+	}
+
+	uint64_t enc;
+	if (exp2 < emin)
+		enc = m;   /* subnormal grid; a carry to 2^fb is exactly the min normal's pattern */
+	else
+		enc = ((uint64_t)(exp2 + f->bias) << fb) + (m - (1ull << fb));
+
+	if (enc > fmt_max_bits(f)) {
+		if (flags)
+			*flags = fl | FMT_FLAG_OVERFLOW | FMT_FLAG_INEXACT;
+		return overflow_result(f, ctl, neg);
+	}
+	if (flags)
+		*flags = fl;
+	return with_sign(f, neg, (uint32_t)enc);
+}
+
+uint32_t fmt_round_num(const fmt_info *f, const fmt_round_ctl *ctl, const fmt_num *x, unsigned *flags)
+{
+	if (flags)
+		*flags = 0;
+	if (x->kind == NUM_NAN)
+		return fmt_nan_bits(f);
+	if (x->kind == NUM_INF)
+		return inf_result(f, ctl, x->neg);
+	if (mpq_sgn(x->mag) == 0)
+		return fmt_round_parts(f, ctl, x->neg, 0, 0, false, flags);
+
+	/* exp2 = floor(log2 |x|): start from the bit lengths, correct by one */
+	const mpz_srcptr num = mpq_numref(x->mag), den = mpq_denref(x->mag);
+	long exp2 = (long)mpz_sizeinbase(num, 2) - (long)mpz_sizeinbase(den, 2);
+	mpz_t a, b, r;
+	mpz_inits(a, b, r, NULL);
+	/* compare num with den * 2^exp2 */
+	if (exp2 >= 0) {
+		mpz_mul_2exp(b, den, (mp_bitcnt_t)exp2);
+		mpz_set(a, num);
+	} else {
+		mpz_mul_2exp(a, num, (mp_bitcnt_t)-exp2);
+		mpz_set(b, den);
+	}
+	if (mpz_cmp(a, b) < 0)
+		exp2--;
+	/* sig = floor(|x| * 2^(63 - exp2)), sticky = remainder != 0 */
+	long sh = 63 - exp2;
+	if (sh >= 0) {
+		mpz_mul_2exp(a, num, (mp_bitcnt_t)sh);
+		mpz_set(b, den);
+	} else {
+		mpz_set(a, num);
+		mpz_mul_2exp(b, den, (mp_bitcnt_t)-sh);
+	}
+	mpz_tdiv_qr(a, r, a, b);
+	uint64_t sig = 0;
+	mpz_export(&sig, NULL, -1, sizeof sig, 0, 0, a);
+	bool sticky = mpz_sgn(r) != 0;
+	mpz_clears(a, b, r, NULL);
+	return fmt_round_parts(f, ctl, x->neg, exp2, sig, sticky, flags);
+}
+
+uint32_t fmt_round_double(const fmt_info *f, const fmt_round_ctl *ctl, double x, unsigned *flags)
+{
+	if (flags)
+		*flags = 0;
+	bool neg = signbit(x) != 0;
+	if (isnan(x))
+		return fmt_nan_bits(f);
+	if (isinf(x))
+		return inf_result(f, ctl, neg);
+	if (x == 0)
+		return fmt_round_parts(f, ctl, neg, 0, 0, false, flags);
+	int e;
+	double m = frexp(fabs(x), &e);   /* m in [0.5, 1) */
+	uint64_t sig = (uint64_t)ldexp(m, 64);   /* exact: 53 bits */
+	return fmt_round_parts(f, ctl, neg, e - 1, sig, false, flags);
+}
+
+void fmt_error_of(const fmt_num *x, double result, double *abs_err, double *rel_err)
+{
+	if (x->kind == NUM_NAN || isnan(result)) {
+		*abs_err = *rel_err = NAN;   /* no meaningful distance to or from a NaN */
+		return;
+	}
+	if (x->kind == NUM_INF || isinf(result)) {
+		bool same = x->kind == NUM_INF && isinf(result) && (x->neg == (result < 0));
+		*abs_err = *rel_err = same ? 0.0 : INFINITY;
+		return;
+	}
+	mpq_t xv, d;
+	mpq_inits(xv, d, NULL);
+	mpq_set(xv, x->mag);
+	if (x->neg)
+		mpq_neg(xv, xv);
+	mpq_set_d(d, result);
+	mpq_sub(d, d, xv);
+	mpq_abs(d, d);
+	*abs_err = mpq_get_d(d);
+	if (mpq_sgn(xv) == 0) {
+		*rel_err = mpq_sgn(d) == 0 ? 0.0 : INFINITY;
+	} else {
+		mpq_div(d, d, x->mag);
+		*rel_err = mpq_get_d(d);
+	}
+	mpq_clears(xv, d, NULL);
+}

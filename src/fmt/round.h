@@ -1,0 +1,68 @@
+/* Exact rounding of a real value into a format, in every mode. */
+#ifndef MIXPREC_FMT_ROUND_H
+#define MIXPREC_FMT_ROUND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fmt/format.h"
+#include "fmt/parse.h"
+
+typedef enum {
+	FMT_RNE,   /* nearest, ties to even */
+	FMT_RNA,   /* nearest, ties away from zero */
+	FMT_RTZ,   /* toward zero */
+	FMT_UP,    /* toward +inf */
+	FMT_DOWN,  /* toward -inf */
+	FMT_SR,    /* stochastic: up with probability = fraction of the gap */
+	FMT_MODE_COUNT
+} fmt_mode;
+
+enum {
+	FMT_FLAG_INEXACT = 1u << 0,
+	FMT_FLAG_OVERFLOW = 1u << 1,
+	FMT_FLAG_UNDERFLOW = 1u << 2,  /* tiny and inexact */
+};
+
+typedef struct {
+	fmt_mode mode;
+	bool saturate;    /* overflow and inf give +-max instead of inf/NaN */
+	uint32_t rbits;   /* SR only: the 32 random bits for this element */
+} fmt_round_ctl;
+
+const char *fmt_mode_name(fmt_mode m);
+/* "rne, rna, rtz, up, down, sr" for error messages. */
+const char *fmt_mode_known(void);
+/* Looks a mode name up (case-insensitive); MP_EMODE when unknown. */
+mp_status fmt_mode_parse(const char *name, fmt_mode *m);
+
+/* The stochastic-rounding rule shared by every code path: with the exact
+ * fraction of the gap f = frac_hi32 / 2^32 + (below ? a positive amount less
+ * than 2^-32 : 0), round up iff rbits < ceil(f * 2^32). */
+static inline bool fmt_sr_round_up(uint32_t rbits, uint32_t frac_hi32, bool below)
+{
+	return (uint64_t)rbits < (uint64_t)frac_hi32 + (below ? 1u : 0u);
+}
+
+/* Rounds the value (-1)^neg * sig * 2^(exp2 - 63) into f. sig has bit 63 set
+ * unless the value is zero (sig == 0, sticky false); sticky says that nonzero
+ * bits lie below sig. Returns the bit pattern; *flags (may be NULL) gets
+ * FMT_FLAG_* bits. */
+uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, long exp2,
+                         uint64_t sig, bool sticky, unsigned *flags);
+
+/* Rounds an exact number (inf and NaN included). */
+uint32_t fmt_round_num(const fmt_info *f, const fmt_round_ctl *ctl, const fmt_num *x, unsigned *flags);
+
+/* Rounds a binary64 value (exactly: a double is already exact). */
+uint32_t fmt_round_double(const fmt_info *f, const fmt_round_ctl *ctl, double x, unsigned *flags);
+
+
+
+/* Absolute and relative error of `result` (a value of some format) against the
+ * exact x, computed exactly and then converted to binary64. inf when the
+ * result is infinite and x is not; NaN when x or the result is NaN. rel is 0 for an exact
+ * zero and inf when x is 0 but the result is not. */
+void fmt_error_of(const fmt_num *x, double result, double *abs_err, double *rel_err);
+
+#endif

@@ -1,0 +1,14 @@
+#include "util/status.h"
+
+static const char *const status_messages[] = {
+#define MP_STATUS_MSG(id, msg) [id] = msg,
+	MP_STATUS_LIST(MP_STATUS_MSG)
+#undef MP_STATUS_MSG
+};
+
+const char *mp_status_message(mp_status st)
+{
+	if ((unsigned)st >= MP_STATUS_COUNT)
+		return "unknown status";
+	return status_messages[st];
+}
