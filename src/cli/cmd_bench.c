@@ -1,8 +1,259 @@
+#include <getopt.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "cli/cli.h"
+#include "fmt/bulk.h"
+#include "util/csvout.h"
+#include "util/rng.h"
+
+static void bench_help(void)
+{
+	printf("Usage: mixprec bench [round|all] [--threads N,...] [--mib N] [--reps N] [--csv]\n"
+	       "Measures the bulk rounding kernels on arrays larger than the caches and\n"
+	       "prints each kernel's memory traffic rate, (bytes read + bytes written) per\n"
+	       "second, as a ratio to a memcpy of the same input measured in the same run.\n\n"
+	       "  round          the rounding kernels (default; 'all' is the same for now)\n"
+	       "  --threads N,.. thread counts to measure (default 1,2)\n"
+	       "  --mib N        size of the fp32 input array in MiB (default 512)\n"
+	       "  --reps N       repetitions per kernel; the best is kept (default 3)\n"
+	       "  --csv          CSV: threads,kernel,path,seconds,gb_per_s,ratio_to_memcpy\n"
+	       "  -h, --help     this text\n\n"
+	       "MIXPREC_SIMD=portable|avx2 caps the SIMD path. Timings vary with the machine's\n"
+	       "load: compare only ratios from one run.\n");
+}
+
+typedef enum { K_MEMCPY, K_ENCODE, K_DECODE, K_QUANTIZE } kernel_kind;
+
+typedef struct {
+	const char *name;
+	kernel_kind kind;
+	fmt_id fmt;
+	fmt_mode mode;
+	fmt_simd path;
+} kernel;
+
+typedef struct {
+	const kernel *k;
+	float *in;
+	void *out;
+	size_t begin, end;
+} slice;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *run_slice(void *arg)
+{
+	slice *s = arg;
+	const kernel *k = s->k;
+	size_t n = s->end - s->begin, es = fmt_bulk_elem_size(k->fmt);
+	fmt_bulk_opts o = { .fmt = k->fmt, .mode = k->mode, .seed = 42, .index0 = s->begin };
+	switch (k->kind) {
+	case K_MEMCPY:
+		memcpy((float *)s->out + s->begin, s->in + s->begin, n * sizeof(float));
+		break;
+	case K_ENCODE:
+		fmt_bulk_encode(k->path, &o, (char *)s->out + s->begin * es, s->in + s->begin, n);
+		break;
+	case K_DECODE:
+		fmt_bulk_decode(k->path, k->fmt, s->in + s->begin, (char *)s->out + s->begin * es, n);
+		break;
+	case K_QUANTIZE:
+		fmt_bulk_quantize(k->path, &o, s->in + s->begin, n);
+		break;
+	}
+	return NULL;
+}
+
+/* Seconds for one pass of k over n elements on nthreads threads. */
+static double time_pass(const kernel *k, float *in, void *out, size_t n, int nthreads)
+{
+	pthread_t tid[64];
+	slice sl[64];
+	double t0 = now();
+	for (int t = 0; t < nthreads; t++) {
+		/* slices start at multiples of 64 elements: whole cache lines */
+		size_t b = (n * (size_t)t / (size_t)nthreads) & ~(size_t)63;
+		size_t e = t + 1 == nthreads ? n : (n * (size_t)(t + 1) / (size_t)nthreads) & ~(size_t)63;
+		sl[t] = (slice){ .k = k, .in = in, .out = out, .begin = b, .end = e };
+		if (t > 0)
+			pthread_create(&tid[t], NULL, run_slice, &sl[t]);
+	}
+	run_slice(&sl[0]);
+	for (int t = 1; t < nthreads; t++)
+		pthread_join(tid[t], NULL);
+	return now() - t0;
+}
+
+/* Bytes moved per element: read + written. */
+static double traffic_per_elem(const kernel *k)
+{
+	double es = (double)fmt_bulk_elem_size(k->fmt);
+	switch (k->kind) {
+	case K_MEMCPY:   return 8;
+	case K_ENCODE:   return 4 + es;
+	case K_DECODE:   return es + 4;
+	case K_QUANTIZE: return 8;
+	}
+	return 0;
+}
 
 int cmd_bench(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	cli_error("bench", "not built yet");
-	return CLI_USAGE;
+	static const struct option opts[] = {
+		{ "threads", required_argument, NULL, 't' },
+		{ "mib", required_argument, NULL, 'm' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "csv", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *threads_list = "1,2";
+	unsigned long long mib = 512, reps = 3;
+	bool csv = false;
+	optind = 0;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't': threads_list = optarg; break;
+		case 'm':
+			if (!cli_parse_u64("bench", "--mib", optarg, &mib))
+				return CLI_USAGE;
+			break;
+		case 'r':
+			if (!cli_parse_u64("bench", "--reps", optarg, &reps))
+				return CLI_USAGE;
+			break;
+		case 'c': csv = true; break;
+		case 'h': bench_help(); return cli_flush_stdout("bench") ? CLI_OK : CLI_ENV;
+		case ':':
+			cli_error("bench", "option '%s' needs a value", argv[optind - 1]);
+			return CLI_USAGE;
+		default:
+			cli_error("bench", "unknown option '%s' (see 'mixprec bench --help')", argv[optind - 1]);
+			return CLI_USAGE;
+		}
+	}
+	const char *what = optind < argc ? argv[optind] : "round";
+	if (strcmp(what, "round") && strcmp(what, "all")) {
+		cli_error("bench", "unknown benchmark '%s' (known: round, all)", what);
+		return CLI_USAGE;
+	}
+	if (optind + 1 < argc) {
+		cli_error("bench", "unexpected argument '%s'", argv[optind + 1]);
+		return CLI_USAGE;
+	}
+	if (mib < 1 || mib > 65536 || reps < 1 || reps > 100) {
+		cli_error("bench", "--mib must be 1..65536 and --reps 1..100");
+		return CLI_USAGE;
+	}
+	int threads[16], nthreads = 0;
+	for (const char *p = threads_list; *p && nthreads < 16;) {
+		char *end;
+		long t = strtol(p, &end, 10);
+		if (end == p || t < 1 || t > 64 || (*end && *end != ',')) {
+			cli_error("bench", "--threads: '%s' is not a list of thread counts 1..64", threads_list);
+			return CLI_USAGE;
+		}
+		threads[nthreads++] = (int)t;
+		p = *end ? end + 1 : end;
+	}
+
+	size_t n = (size_t)(mib << 20) / sizeof(float);
+	float *in = aligned_alloc(64, n * sizeof(float));
+	float *out = aligned_alloc(64, n * sizeof(float));
+	if (!in || !out) {
+		cli_error("bench", "cannot allocate 2 x %llu MiB", mib);
+		free(in);
+		free(out);
+		return CLI_ENV;
+	}
+	/* normal values of mixed magnitude; every page touched before timing */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t r = rng_bits(7, i);
+		uint32_t bits = (r & 0x807fffffu) | ((uint32_t)(100 + (r >> 23) % 56) << 23);
+		memcpy(&in[i], &bits, 4);
+	}
+	memset(out, 0, n * sizeof(float));
+
+	fmt_simd best = fmt_simd_best();
+	const kernel kernels[] = {
+		{ "memcpy (baseline)", K_MEMCPY, FMT_FP32, FMT_RNE, best },
+		{ "fp32->bf16 rne", K_ENCODE, FMT_BF16, FMT_RNE, best },
+		{ "fp32->bf16 sr", K_ENCODE, FMT_BF16, FMT_SR, best },
+		{ "fp32->fp16 rne", K_ENCODE, FMT_FP16, FMT_RNE, best },
+		{ "fp32->fp16 sr", K_ENCODE, FMT_FP16, FMT_SR, best },
+		{ "fp32->fp8-e4m3 rne", K_ENCODE, FMT_E4M3, FMT_RNE, best },
+		{ "fp32->fp8-e5m2 sr", K_ENCODE, FMT_E5M2, FMT_SR, best },
+		{ "bf16->fp32", K_DECODE, FMT_BF16, FMT_RNE, best },
+		{ "fp16->fp32", K_DECODE, FMT_FP16, FMT_RNE, best },
+		{ "quantize bf16 rne (in place)", K_QUANTIZE, FMT_BF16, FMT_RNE, best },
+		{ "quantize bf16 sr (in place)", K_QUANTIZE, FMT_BF16, FMT_SR, best },
+		{ "fp32->bf16 rne", K_ENCODE, FMT_BF16, FMT_RNE, FMT_SIMD_PORTABLE },
+		{ "fp32->bf16 sr", K_ENCODE, FMT_BF16, FMT_SR, FMT_SIMD_PORTABLE },
+	};
+	size_t nk = sizeof kernels / sizeof kernels[0];
+
+	csvw w;
+	if (csv) {
+		csvw_init(&w, stdout);
+		csvw_header(&w, "threads,kernel,path,seconds,gb_per_s,ratio_to_memcpy");
+	} else {
+		printf("bench round: %llu MiB of fp32 (%zu elements), SIMD path %s, best of %llu\n"
+		       "GB/s counts bytes read + written; ratio is against memcpy's rate in this run.\n\n",
+		       mib, n, fmt_simd_name(best), reps);
+		printf("%-8s %-30s %-18s %10s %8s\n", "threads", "kernel", "path", "GB/s", "ratio");
+	}
+	for (int ti = 0; ti < nthreads; ti++) {
+		double base = 0;
+		for (size_t ki = 0; ki < nk; ki++) {
+			const kernel *k = &kernels[ki];
+			/* decode reads what an encode wrote: prepare it untimed */
+			if (k->kind == K_DECODE) {
+				fmt_bulk_opts o = { .fmt = k->fmt, .mode = FMT_RNE };
+				fmt_bulk_encode(best, &o, out, in, n);
+			}
+			double bestt = 1e30;
+			for (unsigned long long r = 0; r < reps; r++) {
+				double t = k->kind == K_DECODE ? time_pass(k, (float *)out + n / 2, out, n / 2, threads[ti])
+				                               : time_pass(k, in, out, n, threads[ti]);
+				if (t < bestt)
+					bestt = t;
+			}
+			size_t elems = k->kind == K_DECODE ? n / 2 : n;
+			double gbps = traffic_per_elem(k) * (double)elems / bestt / 1e9;
+			if (k->kind == K_MEMCPY)
+				base = gbps;
+			const char *path = k->kind == K_MEMCPY ? "libc" : fmt_simd_name(k->path);
+			if (csv) {
+				csvw_fieldf(&w, "%d", threads[ti]);
+				csvw_field(&w, k->name);
+				csvw_field(&w, path);
+				csvw_fieldf(&w, "%.6f", bestt);
+				csvw_fieldf(&w, "%.3f", gbps);
+				csvw_fieldf(&w, "%.3f", gbps / base);
+				csvw_end_row(&w);
+			} else {
+				printf("%-8d %-30s %-18s %10.2f %7.2fx\n", threads[ti], k->name, path, gbps, gbps / base);
+			}
+			fflush(stdout);
+		}
+		/* quantize rewrote the input: restore it for the next thread count */
+		for (size_t i = 0; i < n; i++) {
+			uint32_t r = rng_bits(7, i);
+			uint32_t bits = (r & 0x807fffffu) | ((uint32_t)(100 + (r >> 23) % 56) << 23);
+			memcpy(&in[i], &bits, 4);
+		}
+	}
+	free(in);
+	free(out);
+	return cli_flush_stdout("bench") ? CLI_OK : CLI_ENV;
 }

@@ -1,5 +1,6 @@
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fmt/bulk_impl.h"
@@ -54,27 +55,44 @@ void bulk_tables_init(void)
 
 /* --- path selection --- */
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+/* Read from CPUID and XGETBV directly: compilers disagree on which feature
+ * names __builtin_cpu_supports knows (clang 14 lacks avx512bf16/fp16). */
 static bool cpu_has(fmt_simd path)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_cpu_init();
-	switch (path) {
-	case FMT_SIMD_PORTABLE:
+	unsigned a, b, c, d;
+	if (path == FMT_SIMD_PORTABLE)
 		return true;
-	case FMT_SIMD_AVX2:
-		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
-		       __builtin_cpu_supports("fma");
-	case FMT_SIMD_AVX512:
-		return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-		       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-		       __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512fp16");
-	default:
+	if (!__get_cpuid(1, &a, &b, &c, &d))
 		return false;
+	bool osxsave = c & (1u << 27), f16c = c & (1u << 29), fma = c & (1u << 12);
+	if (!osxsave)
+		return false;
+	unsigned xlo, xhi;
+	__asm__("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
+	bool os_avx = (xlo & 0x6) == 0x6, os_avx512 = (xlo & 0xe6) == 0xe6;
+	unsigned b7, c7, d7, a71 = 0, b71, c71, d71;
+	if (!__get_cpuid_count(7, 0, &a, &b7, &c7, &d7))
+		return false;
+	if (a >= 1)
+		__get_cpuid_count(7, 1, &a71, &b71, &c71, &d71);
+	bool avx2 = b7 & (1u << 5);
+	bool avx512 = (b7 & (1u << 16)) && (b7 & (1u << 17)) && (b7 & (1u << 30)) && (b7 & (1u << 31));
+	bool bf16 = a71 & (1u << 5);
+	switch (path) {
+	case FMT_SIMD_AVX2:   return os_avx && avx2 && f16c && fma;
+	case FMT_SIMD_AVX512: return os_avx512 && avx512 && bf16 && avx2 && f16c;
+	default:              return false;
 	}
-#else
-	return path == FMT_SIMD_PORTABLE;
-#endif
 }
+#else
+static bool cpu_has(fmt_simd path)
+{
+	return path == FMT_SIMD_PORTABLE;
+}
+#endif
 
 bool fmt_simd_available(fmt_simd path)
 {
@@ -92,6 +110,12 @@ fmt_simd fmt_simd_best(void)
 			b = FMT_SIMD_AVX2;
 		if (cpu_has(FMT_SIMD_AVX512))
 			b = FMT_SIMD_AVX512;
+		/* MIXPREC_SIMD caps the choice (to compare paths or work around a CPU) */
+		const char *env = getenv("MIXPREC_SIMD");
+		if (env && !strcmp(env, "portable"))
+			b = FMT_SIMD_PORTABLE;
+		else if (env && !strcmp(env, "avx2") && b > FMT_SIMD_AVX2)
+			b = FMT_SIMD_AVX2;
 		best = b;
 	}
 	return (fmt_simd)best;
@@ -103,7 +127,7 @@ const char *fmt_simd_name(fmt_simd path)
 	case FMT_SIMD_AUTO:     return fmt_simd_name(fmt_simd_best());
 	case FMT_SIMD_PORTABLE: return "portable";
 	case FMT_SIMD_AVX2:     return "avx2-f16c";
-	case FMT_SIMD_AVX512:   return "avx512-bf16-fp16";
+	case FMT_SIMD_AVX512:   return "avx512-bf16";
 	default:                return "?";
 	}
 }

@@ -19,7 +19,7 @@ typedef enum {
 	FMT_SIMD_AUTO = -1,
 	FMT_SIMD_PORTABLE = 0,
 	FMT_SIMD_AVX2,        /* AVX2 + F16C */
-	FMT_SIMD_AVX512,      /* AVX-512 F/BW/VL + BF16 + FP16 */
+	FMT_SIMD_AVX512,      /* AVX-512 F/BW/VL/DQ + BF16 */
 	FMT_SIMD_COUNT
 } fmt_simd;
 

@@ -1,11 +1,11 @@
-/* AVX-512 kernels (F, BW, VL, DQ, BF16, FP16): compiled for those features by
+/* AVX-512 kernels (F, BW, VL, DQ, BF16): compiled for those features by
  * function attributes and only called when the CPU reports them. */
 #include "fmt/bulk_impl.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx512fp16")))
+#define T512 __attribute__((target("avx2,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 
 typedef struct {
 	__m512i shift, e32_min, rebias, sub_base, max_bits, ov_bits, nan_bits, sign_shift;
@@ -114,9 +114,9 @@ T512 static inline __m512i encode16(const vparams *v, __m512i x, uint32_t idx_lo
 			return y;
 		}
 		if (v->fmt == FMT_FP16) {
-			__m256h h = _mm512_cvtx_roundps_ph(_mm512_castsi512_ps(x),
-			                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-			__m512i y = _mm512_cvtepu16_epi32(_mm256_castph_si256(h));
+			/* vcvtps2ph with the rounding in the immediate: MXCSR is not consulted */
+			__m256i h = _mm512_cvtps_ph(_mm512_castsi512_ps(x), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+			__m512i y = _mm512_cvtepu16_epi32(h);
 			__mmask16 nan = _mm512_cmp_ps_mask(_mm512_castsi512_ps(x), _mm512_castsi512_ps(x),
 			                                   _CMP_UNORD_Q);
 			return _mm512_mask_mov_epi32(y, nan, v->nan_bits);
@@ -175,11 +175,56 @@ T512 static inline __m512i load16(size_t size, const void *in, size_t i, __mmask
 	return _mm512_maskz_loadu_epi32(m, (const uint32_t *)in + i);
 }
 
+/* Arrays at least this long are written with non-temporal stores: they do
+ * not fit the caches anyway, and streaming saves the read-for-ownership of
+ * every output line (memcpy does the same). */
+#define STREAM_MIN_ELEMS (1u << 20)
+
 T512 void bulk_avx512_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n)
 {
 	vparams v = vparams_load(p, k);
 	size_t size = fmt_bulk_elem_size(p->fmt);
 	size_t i = 0;
+	if (n >= STREAM_MIN_ELEMS) {
+		/* head: single elements until the output is 64-byte aligned */
+		size_t head = ((64 - ((uintptr_t)out & 63)) & 63) / size;
+		for (; i < head; i++) {
+			uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
+			uint32_t b = bulk_encode1(p, bulk_f2u(in[i]), r);
+			if (size == 1)
+				((uint8_t *)out)[i] = (uint8_t)b;
+			else if (size == 2)
+				((uint16_t *)out)[i] = (uint16_t)b;
+			else
+				((uint32_t *)out)[i] = b;
+		}
+		size_t per_line = 64 / size;
+		for (; i + per_line <= n; i += per_line) {
+			__m512i line;
+			if (size == 2) {
+				__m256i y0 = _mm512_cvtepi32_epi16(encode16(&v, _mm512_loadu_si512(in + i), idx_lo + (uint32_t)i));
+				__m256i y1 = _mm512_cvtepi32_epi16(encode16(&v, _mm512_loadu_si512(in + i + 16),
+				                                            idx_lo + (uint32_t)i + 16));
+				line = _mm512_inserti64x4(_mm512_castsi256_si512(y0), y1, 1);
+			} else if (size == 1) {
+				line = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(
+					encode16(&v, _mm512_loadu_si512(in + i), idx_lo + (uint32_t)i)));
+				for (int q = 1; q < 4; q++) {
+					__m128i y = _mm512_cvtepi32_epi8(encode16(&v, _mm512_loadu_si512(in + i + 16 * q),
+					                                          idx_lo + (uint32_t)(i + 16 * (size_t)q)));
+					switch (q) {
+					case 1: line = _mm512_inserti32x4(line, y, 1); break;
+					case 2: line = _mm512_inserti32x4(line, y, 2); break;
+					default: line = _mm512_inserti32x4(line, y, 3); break;
+					}
+				}
+			} else {
+				line = encode16(&v, _mm512_loadu_si512(in + i), idx_lo + (uint32_t)i);
+			}
+			_mm512_stream_si512((void *)((char *)out + i * size), line);
+		}
+		_mm_sfence();
+	}
 	for (; i + 16 <= n; i += 16) {
 		__m512i x = _mm512_loadu_si512(in + i);
 		store16(size, out, i, 0xffff, encode16(&v, x, idx_lo + (uint32_t)i));

@@ -1,0 +1,742 @@
+#!/bin/sh
+# CLI contract tests for mixprec (DESIGN.md "CLI contract"): outputs, messages
+# and exit statuses of formats, bits and round (and --help of every command).
+#
+# Run by Automake's plain test-driver: exit 0 pass, 1 fail, 77 skip.
+# $MIXPREC is the binary under test (exported by the harness; default ./mixprec).
+#
+# Every expected value below is derived by hand (the derivation is in the
+# comment next to it) or computed here with awk from the format definitions;
+# none is copied from the program's output.
+
+MIXPREC=${MIXPREC:-./mixprec}
+if [ ! -x "$MIXPREC" ]; then
+	echo "SKIP: $MIXPREC is not an executable (build it first)"
+	exit 77
+fi
+
+LC_ALL=C
+NO_COLOR=1
+export LC_ALL NO_COLOR
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mixprec-cli.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' 0
+trap 'exit 1' 1 2 15
+
+pass=0
+fail=0
+
+ok() {
+	pass=$((pass + 1))
+	echo "ok   $1"
+}
+
+# bad NAME [DETAIL...]
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL $1"
+	shift
+	for line in "$@"; do
+		echo "     $line"
+	done
+}
+
+# run ARG...: runs the program with stdin from /dev/null; sets $rc, $tmp/out, $tmp/err.
+run() {
+	"$MIXPREC" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+# run_in FILE ARG...: the same with stdin from FILE.
+run_in() {
+	in=$1
+	shift
+	"$MIXPREC" "$@" <"$in" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+show_io() {
+	echo "     stdout: $(head -c 600 "$tmp/out" | head -n 8)"
+	echo "     stderr: $(head -c 600 "$tmp/err" | head -n 4)"
+}
+
+# expect_rc NAME STATUS
+expect_rc() {
+	if [ "$rc" -eq "$2" ]; then
+		ok "$1: exit $2"
+	else
+		bad "$1: exit $2" "got exit $rc"
+		show_io
+	fi
+}
+
+# out_line NAME LINE: stdout has LINE as a whole line.
+out_line() {
+	if grep -Fqx -e "$2" "$tmp/out"; then
+		ok "$1"
+	else
+		bad "$1" "no stdout line: $2"
+		show_io
+	fi
+}
+
+# out_has NAME TEXT: stdout contains TEXT.
+out_has() {
+	if grep -Fq -e "$2" "$tmp/out"; then
+		ok "$1"
+	else
+		bad "$1" "stdout lacks: $2"
+		show_io
+	fi
+}
+
+# out_lacks NAME TEXT
+out_lacks() {
+	if grep -Fq -e "$2" "$tmp/out"; then
+		bad "$1" "stdout has: $2"
+		show_io
+	else
+		ok "$1"
+	fi
+}
+
+# err_has NAME TEXT: stderr contains TEXT.
+err_has() {
+	if grep -Fq -e "$2" "$tmp/err"; then
+		ok "$1"
+	else
+		bad "$1" "stderr lacks: $2"
+		show_io
+	fi
+}
+
+out_empty() {
+	if [ -s "$tmp/out" ]; then
+		bad "$1: nothing on stdout"
+		show_io
+	else
+		ok "$1: nothing on stdout"
+	fi
+}
+
+err_empty() {
+	if [ -s "$tmp/err" ]; then
+		bad "$1: nothing on stderr"
+		show_io
+	else
+		ok "$1: nothing on stderr"
+	fi
+}
+
+# out_lines NAME N: stdout has exactly N lines.
+out_lines() {
+	n=$(wc -l <"$tmp/out" | tr -d ' ')
+	if [ "$n" -eq "$2" ]; then
+		ok "$1: $2 lines"
+	else
+		bad "$1: $2 lines" "got $n lines"
+		show_io
+	fi
+}
+
+# usage_error NAME TEXT... ARGS: a usage error: exit 2, stdout empty, stderr
+# starts with "mixprec" and names every TEXT. Call after run.
+usage_error() {
+	name=$1
+	shift
+	expect_rc "$name" 2
+	out_empty "$name"
+	for t in "$@"; do
+		err_has "$name: stderr names $t" "$t"
+	done
+}
+
+# csv_bits NAME INPUT FORMAT BITS: the --csv row for INPUT,FORMAT has BITS.
+csv_bits() {
+	got=$(awk -F, -v i="$2" -v f="$3" '$1 "" == i "" && $2 == f { print $4 }' "$tmp/out")
+	if [ "$got" = "$4" ]; then
+		ok "$1: $2 as $3 is $4"
+	else
+		bad "$1: $2 as $3 is $4" "got '$got'"
+		show_io
+	fi
+}
+
+# csv_value NAME INPUT FORMAT VALUE: the value field, compared as text.
+csv_value() {
+	got=$(awk -F, -v i="$2" -v f="$3" '$1 "" == i "" && $2 == f { print $5 }' "$tmp/out")
+	if [ "$got" = "$4" ]; then
+		ok "$1: $2 as $3 has value $4"
+	else
+		bad "$1: $2 as $3 has value $4" "got '$got'"
+		show_io
+	fi
+}
+
+# Decoding a bit pattern in awk, from the format definition (exponent bits E,
+# fraction bits M, bias B; e4m3 has no inf and only S.1111.111 is NaN).
+# A round --csv row is consistent when its value field equals the decoded bits.
+DECODE_AWK='
+function hexval(s,   i, c, v) {
+	s = tolower(s); sub(/^0x/, "", s); v = 0
+	for (i = 1; i <= length(s); i++) {
+		c = index("0123456789abcdef", substr(s, i, 1)) - 1
+		v = v * 16 + c
+	}
+	return v
+}
+function spec(name) {
+	if (name == "fp32")     { E = 8; M = 23; B = 127; INF = 1; return }
+	if (name == "tf32")     { E = 8; M = 10; B = 127; INF = 1; return }
+	if (name == "fp16")     { E = 5; M = 10; B = 15;  INF = 1; return }
+	if (name == "bf16")     { E = 8; M = 7;  B = 127; INF = 1; return }
+	if (name == "fp8-e4m3") { E = 4; M = 3;  B = 7;   INF = 0; return }
+	if (name == "fp8-e5m2") { E = 5; M = 2;  B = 15;  INF = 1; return }
+	E = -1
+}
+# value of pattern v in the format set by spec(); "inf", "-inf", "nan" as text
+function decode(v,   s, e, f, emax, x) {
+	s = int(v / 2^(E + M)); e = int(v / 2^M) % 2^E; f = v % 2^M
+	emax = 2^E - 1
+	if (INF && e == emax) return f ? "nan" : (s ? "-inf" : "inf")
+	if (!INF && e == emax && f == 2^M - 1) return "nan"
+	if (e == 0) x = f * 2^(1 - B - M)
+	else x = (2^M + f) * 2^(e - B - M)
+	return s ? -x : x
+}
+'
+
+# csv_consistent NAME: every row of round --csv has value == decode(bits) and
+# abs_error == |value - input| (inputs plain decimals; to 1e-9 relative plus
+# the binary64 reading error of the input).
+csv_consistent() {
+	res=$(awk -F, "$DECODE_AWK"'
+	NR == 1 { next }
+	{
+		spec($2)
+		if (E < 0) { print "unknown format " $2; bad++; next }
+		d = decode(hexval($4))
+		if (d == "nan" || d == "inf" || d == "-inf") {
+			if ($5 != d) { print $0 ": value should be " d; bad++ }
+			next
+		}
+		if ($5 + 0 != d) { printf "%s: bits decode to %.17g\n", $0, d; bad++ }
+		if ($1 ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) {
+			# the input read as binary64 is off by up to 2^-53 relative
+			ae = $1 - d; if (ae < 0) ae = -ae
+			tol = 1e-9 * ae + 2^-52 * ($1 < 0 ? -$1 : $1)
+			if ($6 - ae > tol || ae - $6 > tol) {
+				printf "%s: abs_error should be %.10g\n", $0, ae; bad++
+			}
+		}
+	}
+	END { if (NR < 2) print "no rows" }' "$tmp/out")
+	if [ -z "$res" ]; then
+		ok "$1: values match their bits, errors match |value - input|"
+	else
+		bad "$1: values match their bits, errors match |value - input|" "$res"
+	fi
+}
+
+# ---------------------------------------------------------------------------
+echo "# global options"
+
+run --version
+expect_rc "--version" 0
+if grep -Eqx 'mixprec [0-9]+\.[0-9]+(\.[0-9]+)?([-.+~][A-Za-z0-9.]*)?' "$tmp/out"; then
+	ok "--version prints 'mixprec X.Y.Z'"
+else
+	bad "--version prints 'mixprec X.Y.Z'"
+	show_io
+fi
+cp "$tmp/out" "$tmp/version"
+run -V
+if cmp -s "$tmp/out" "$tmp/version"; then ok "-V is --version"; else bad "-V is --version"; show_io; fi
+
+run --help
+expect_rc "--help" 0
+for w in formats bits round bench --help --version "Exit status"; do
+	out_has "--help mentions $w" "$w"
+done
+err_empty "--help"
+
+run formats --help
+expect_rc "formats --help" 0
+out_has "formats --help mentions --csv" "--csv"
+out_has "formats --help mentions --help" "--help"
+
+run bits --help
+expect_rc "bits --help" 0
+for o in --format --raw --mode --csv --help; do
+	out_has "bits --help mentions $o" "$o"
+done
+
+run round --help
+expect_rc "round --help" 0
+for o in --to --mode --seed --saturate --csv --help rne rna rtz up down sr; do
+	out_has "round --help mentions $o" "$o"
+done
+
+run bench --help
+expect_rc "bench --help" 0
+for o in --threads --mib --help; do
+	out_has "bench --help mentions $o" "$o"
+done
+
+run frobnicate
+usage_error "unknown command 'frobnicate'" "'frobnicate'"
+run round 1 --frob
+usage_error "round: unknown option --frob" "--frob"
+run formats --frob
+usage_error "formats: unknown option --frob" "--frob"
+run bits 1 --frob
+usage_error "bits: unknown option --frob" "--frob"
+run round 1 --to
+usage_error "round: --to without a value" "--to"
+run formats extra
+usage_error "formats: unexpected argument" "'extra'"
+
+# No command and stdout not a terminal (a file here): a clear error.
+run
+expect_rc "no command, stdout not a terminal" 2
+out_empty "no command, stdout not a terminal"
+if [ -s "$tmp/err" ]; then ok "no command: message on stderr"; else bad "no command: message on stderr"; fi
+
+# ---------------------------------------------------------------------------
+echo "# formats"
+
+run formats --csv
+expect_rc "formats --csv" 0
+err_empty "formats --csv"
+if [ "$(head -n 1 "$tmp/out")" = "name,bits,exponent_bits,fraction_bits,bias,max,min_normal,min_subnormal,epsilon,decimal_digits,has_inf" ]; then
+	ok "formats --csv: contract header"
+else
+	bad "formats --csv: contract header" "got: $(head -n 1 "$tmp/out")"
+fi
+out_lines "formats --csv: header + 6 formats" 7
+# Every row read back against the definition: E exponent bits, M fraction
+# bits, bias 2^(E-1)-1, max (2 - 2^-M) 2^(2^E - 2 - bias) (e4m3: no inf, only
+# S.1111.111 is NaN, so max = 1.75 * 2^(15 - 7) = 448), min normal 2^(1-bias),
+# min subnormal 2^(1-bias-M), epsilon 2^-M, digits (M+1) log10 2.
+res=$(awk -F, "$DECODE_AWK"'
+NR == 1 { next }
+{
+	seen[$1] = 1
+	spec($1)
+	if (E < 0) { print "unknown format " $1; next }
+	if ($2 != 1 + E + M) print $1 ": bits " $2 " != " 1 + E + M
+	if ($3 != E) print $1 ": exponent_bits " $3 " != " E
+	if ($4 != M) print $1 ": fraction_bits " $4 " != " M
+	if ($5 != 2^(E - 1) - 1 || $5 != B) print $1 ": bias " $5 " != " B
+	max = INF ? (2 - 2^-M) * 2^(2^E - 2 - B) : (2 - 2^(1 - M)) * 2^(2^E - 1 - B)
+	if ($6 + 0 != max) printf "%s: max %s != %.17g\n", $1, $6, max
+	if ($7 + 0 != 2^(1 - B)) printf "%s: min_normal %s != %.17g\n", $1, $7, 2^(1 - B)
+	if ($8 + 0 != 2^(1 - B - M)) printf "%s: min_subnormal %s != %.17g\n", $1, $8, 2^(1 - B - M)
+	if ($9 + 0 != 2^-M) printf "%s: epsilon %s != %.17g\n", $1, $9, 2^-M
+	dd = sprintf("%.2f", (M + 1) * log(2) / log(10))
+	if ($10 != dd) print $1 ": decimal_digits " $10 " != " dd
+	if ($11 != (INF ? "yes" : "no")) print $1 ": has_inf " $11
+}
+END {
+	n = split("fp32 tf32 fp16 bf16 fp8-e4m3 fp8-e5m2", names, " ")
+	for (i = 1; i <= n; i++) if (!(names[i] in seen)) print "missing format " names[i]
+}' "$tmp/out")
+if [ -z "$res" ]; then
+	ok "formats --csv: every number matches the format definitions"
+else
+	bad "formats --csv: every number matches the format definitions" "$res"
+fi
+# The brief's literal values: fp16 max 65504 = (2 - 2^-10) 2^15, min normal
+# 2^-14 = 6.103515625e-05, e4m3 max 448 without inf, e5m2 max 1.75 * 2^15 =
+# 57344, bf16 epsilon 2^-7 = 0.0078125.
+field() { awk -F, -v n="$1" -v c="$2" '$1 == n { print $c }' "$tmp/out"; }
+[ "$(field fp16 6)" = 65504 ] && ok "fp16 max is 65504" || bad "fp16 max is 65504" "got $(field fp16 6)"
+[ "$(field fp16 7)" = 6.103515625e-05 ] && ok "fp16 min_normal is 6.103515625e-05" || bad "fp16 min_normal is 6.103515625e-05" "got $(field fp16 7)"
+[ "$(field fp8-e4m3 6),$(field fp8-e4m3 11)" = 448,no ] && ok "fp8-e4m3 max 448, has_inf no" || bad "fp8-e4m3 max 448, has_inf no" "got $(field fp8-e4m3 6),$(field fp8-e4m3 11)"
+[ "$(field fp8-e5m2 6)" = 57344 ] && ok "fp8-e5m2 max is 57344" || bad "fp8-e5m2 max is 57344" "got $(field fp8-e5m2 6)"
+[ "$(field bf16 9)" = 0.0078125 ] && ok "bf16 epsilon is 0.0078125" || bad "bf16 epsilon is 0.0078125" "got $(field bf16 9)"
+
+run formats
+expect_rc "formats (table)" 0
+out_has "formats table: fp16 max 65504" "65504"
+out_has "formats table: fp8-e4m3 row" "fp8-e4m3"
+
+# ---------------------------------------------------------------------------
+echo "# bits"
+
+# 600 = 1.171875 * 2^9: exponent field 127 + 9 = 136 = 10001000, fraction
+# 0.171875 * 128 = 22 = 0010110; 0 10001000 0010110 = 0100 0100 0001 0110 =
+# 0x4416. Spacing 2^(9-7) = 4, neighbours 596 (0x4415) and 604 (0x4417).
+run bits 600 --format bf16
+expect_rc "bits 600 --format bf16" 0
+out_has "bits 600 bf16: bits" "0x4416 = 0 10001000 0010110"
+out_has "bits 600 bf16: exponent 2^9" "(2^9)"
+out_line "bits 600 bf16: class normal" "  class      normal"
+out_line "bits 600 bf16: value" "  value      600"
+out_has "bits 600 bf16: spacing 4" "  spacing    4 "
+out_line "bits 600 bf16: prev 596" "  prev       596 (0x4415)"
+out_line "bits 600 bf16: next 604" "  next       604 (0x4417)"
+run bits 600 --format bf16 --csv
+out_line "bits 600 bf16 --csv" "600,bf16,0x4416,0,10001000,0010110,normal,600,9,4,0x4415,596,0x4417,604"
+
+# -2 in bf16: 1 10000000 0000000 = 0xc000; ulp 2^(1-7); toward -inf is
+# -2 - 2^-6 = -2.015625 (0xc001), toward +inf -2 + 2^-7 = -1.9921875 (0xbfff).
+run bits -2 --format bf16 --csv
+expect_rc "bits -2 (negative value)" 0
+out_line "bits -2 bf16 --csv" "-2,bf16,0xc000,1,10000000,0000000,normal,-2,1,0.015625,0xc001,-2.015625,0xbfff,-1.9921875"
+
+# 0x7c00 in fp16: 0 11111 0000000000 = inf; below it the max 65504 = 0x7bff.
+run bits --raw 0x7c00 --format fp16
+expect_rc "bits --raw 0x7c00 --format fp16" 0
+out_line "raw 0x7c00: class inf" "  class      inf"
+out_line "raw 0x7c00: value inf" "  value      inf"
+out_line "raw 0x7c00: prev 65504" "  prev       65504 (0x7bff)"
+out_line "raw 0x7c00: next none" "  next       none"
+tail -n +2 "$tmp/out" >"$tmp/raw-hex"
+run bits --raw 0b0111110000000000 --format fp16
+expect_rc "bits --raw 0b0111110000000000" 0
+tail -n +2 "$tmp/out" >"$tmp/raw-bin"
+if cmp -s "$tmp/raw-hex" "$tmp/raw-bin"; then ok "raw binary gives the same as 0x7c00"; else bad "raw binary gives the same as 0x7c00"; show_io; fi
+run bits --raw "0 11111 0000000000" --format fp16
+expect_rc "bits --raw '0 11111 0000000000'" 0
+tail -n +2 "$tmp/out" >"$tmp/raw-grp"
+if cmp -s "$tmp/raw-hex" "$tmp/raw-grp"; then ok "raw grouped binary gives the same as 0x7c00"; else bad "raw grouped binary gives the same as 0x7c00"; show_io; fi
+run bits --raw "0 11111 0000000000" --format fp16 --csv
+out_line "raw grouped --csv" "0 11111 0000000000,fp16,0x7c00,0,11111,0000000000,inf,inf,,,0x7bff,65504,,"
+
+run bits --raw 0x17c00 --format fp16
+usage_error "raw 0x17c00 is wider than fp16" "'0x17c00'" "fp16"
+run bits --raw 0b10111110000000000 --format fp16
+usage_error "raw 17 binary digits are wider than fp16" "'0b10111110000000000'"
+run bits --raw 0x100 --format fp8-e4m3
+usage_error "raw 0x100 is wider than fp8-e4m3" "'0x100'"
+run bits --raw 0x7g00 --format fp16
+usage_error "raw 0x7g00 is not hex" "'g'"
+run bits --raw 0x7c00
+usage_error "raw without --format" "--format"
+run bits
+usage_error "bits without a value" "no value"
+run bits 1 --format bf16 --mode sr
+usage_error "bits --mode sr is refused" "sr"
+run bits 1e --format bf16
+usage_error "bits 1e" "'1e'"
+run bits 1 --format fp17
+usage_error "bits --format fp17" "'fp17'"
+
+# NaN decodes: canonical quiet NaN of fp16 is 0 11111 1000000000 = 0x7e00.
+run bits nan --format fp16 --csv
+out_has "bits nan fp16 is 0x7e00, class nan" "nan,fp16,0x7e00,0,11111,1000000000,nan,nan,"
+# e4m3 0x7f = 0 1111 111 is its only NaN (per sign); 0x7e = 448 is normal.
+run bits --raw 0x7f --format fp8-e4m3 --csv
+out_has "raw 0x7f fp8-e4m3 is nan" "0x7f,fp8-e4m3,0x7f,0,1111,111,nan,nan,"
+run bits --raw 0x7e --format fp8-e4m3 --csv
+out_has "raw 0x7e fp8-e4m3 is 448, no next" "0x7e,fp8-e4m3,0x7e,0,1111,110,normal,448,8,32,0x7d,416,,"
+
+# ---------------------------------------------------------------------------
+echo "# round: the contract CSV"
+
+# 0.1 = 1.6 * 2^-4. fp32: 0.6 * 2^23 = 5033164.8 -> 5033165 = 0x4ccccd, exponent
+# 123 = 0x7b: 0x3d800000 | 0x4ccccd = 0x3dcccccd, value 13421773 * 2^-27.
+# fp16: exponent 11 = 01011, 0.6 * 1024 = 614.4 -> 614 = 0x266: 0x2c00|0x266 =
+# 0x2e66, value 1638 * 2^-14 = 0.0999755859375. bf16: 0.6 * 128 = 76.8 -> 77 =
+# 0x4d, 0x3d80 | 0x4d = 0x3dcd, value 205 * 2^-11 = 0.10009765625.
+run round 0.1 --to fp32,fp16,bf16 --csv
+expect_rc "round 0.1 --csv" 0
+err_empty "round 0.1 --csv"
+if [ "$(head -n 1 "$tmp/out")" = "input,format,mode,bits,value,abs_error,rel_error" ]; then
+	ok "round --csv: contract header"
+else
+	bad "round --csv: contract header" "got: $(head -n 1 "$tmp/out")"
+fi
+out_lines "round 0.1: header + 3 rows" 4
+csv_bits "round" 0.1 fp32 0x3dcccccd
+csv_bits "round" 0.1 fp16 0x2e66
+csv_bits "round" 0.1 bf16 0x3dcd
+csv_value "round" 0.1 fp32 0.100000001490116119384765625
+csv_value "round" 0.1 fp16 0.0999755859375
+csv_value "round" 0.1 bf16 0.10009765625
+out_has "round 0.1: mode rne" "0.1,fp16,rne,"
+csv_consistent "round 0.1"
+# relative errors: fp16 (0.1 - 0.0999755859375)/0.1 = 2.44140625e-4,
+# bf16 (0.10009765625 - 0.1)/0.1 = 9.765625e-4
+res=$(awk -F, 'NR > 1 && $2 == "fp16" && ($7 - 2.44140625e-4 > 1e-13 || $7 - 2.44140625e-4 < -1e-13) { print "fp16 rel " $7 }
+	NR > 1 && $2 == "bf16" && ($7 - 9.765625e-4 > 1e-13 || $7 - 9.765625e-4 < -1e-13) { print "bf16 rel " $7 }' "$tmp/out")
+[ -z "$res" ] && ok "round 0.1: rel_error fields" || bad "round 0.1: rel_error fields" "$res"
+
+# Text output: default formats fp32,fp16,bf16.
+run round 0.1
+expect_rc "round 0.1 (text)" 0
+out_line "round text: input line" "0.1"
+out_has "round text: fp32 bits" "0x3dcccccd"
+out_has "round text: fp16 bits" "0x2e66"
+out_has "round text: bf16 bits" "0x3dcd"
+
+# stdin: 1.0, 1.1, ..., 3.0 (what `seq 1 0.1 3` prints) -> header + 21 rows.
+# 1.1 in bf16: 0.1 * 128 = 12.8 -> 13 = 0x0d, 0x3f80 | 0x0d = 0x3f8d = 1 + 13/128.
+awk 'BEGIN { for (i = 10; i <= 30; i++) printf "%.1f\n", i / 10 }' >"$tmp/seq"
+run_in "$tmp/seq" round --to bf16 --csv
+expect_rc "stdin 1.0..3.0 step 0.1" 0
+out_lines "stdin 1.0..3.0: header + 21 rows" 22
+csv_bits "stdin" 1.1 bf16 0x3f8d
+csv_value "stdin" 1.1 bf16 1.1015625
+# 2.0 = 2^1: exponent 128 = 0x80 -> 0x4000; 3.0 = 1.5 * 2: 0x4040.
+csv_bits "stdin" 2.0 bf16 0x4000
+csv_bits "stdin" 3.0 bf16 0x4040
+csv_consistent "stdin 1.0..3.0"
+# nearest: |value - input| is at most half the spacing 2^(e-7) (e = 0 below 2, 1 from 2)
+res=$(awk -F, 'NR > 1 { d = $5 - $1; if (d < 0) d = -d; h = ($1 < 2 ? 2^-7 : 2^-6) / 2
+	if (d > h) print $1 " -> " $5 " is not nearest" }' "$tmp/out")
+[ -z "$res" ] && ok "stdin 1.0..3.0: every row is a nearest value" || bad "stdin 1.0..3.0: every row is a nearest value" "$res"
+
+printf '0.5\r\n' >"$tmp/crlf"
+run_in "$tmp/crlf" round --to bf16 --csv
+expect_rc "stdin CRLF line" 0
+csv_bits "stdin CRLF" 0.5 bf16 0x3f00
+
+# ---------------------------------------------------------------------------
+echo "# round: bad input"
+
+run round 1e --to bf16
+usage_error "round 1e" "'1e'" "exponent"
+run round 1 --to bf61
+usage_error "round --to bf61" "'bf61'" fp32 tf32 fp16 bf16 fp8-e4m3 fp8-e5m2
+run round 1 --to bf16 --mode nearest
+usage_error "round --mode nearest" "'nearest'" rne
+run round 1/0 --to bf16
+usage_error "round 1/0" "'1/0'"
+run round 1 --to bf16 --seed -1
+usage_error "round --seed -1" "--seed"
+run round 1 --to bf16 --seed x
+usage_error "round --seed x" "--seed" "'x'"
+
+# One bad value among good ones: reported, the others still rounded, exit 2.
+run round 1 1e 2 --to bf16 --csv
+expect_rc "round 1 1e 2" 2
+err_has "round 1 1e 2: names value 2" "value 2:"
+err_has "round 1 1e 2: names '1e'" "'1e'"
+out_lines "round 1 1e 2: header + 2 rows" 3
+csv_bits "round 1 1e 2" 1 bf16 0x3f80
+csv_bits "round 1 1e 2" 2 bf16 0x4000
+out_lacks "round 1 1e 2: no row for 1e" "1e,"
+
+# The same with a negative value first: 1e is still value 2.
+run round -1 1e --to bf16 --csv
+expect_rc "round -1 1e" 2
+err_has "round -1 1e: names value 2 (command-line position)" "value 2:"
+
+# stdin with an empty line 2: line 2 reported, lines 1 and 3 still converted.
+printf '1\n\n2\n' >"$tmp/empty-line"
+run_in "$tmp/empty-line" round --to bf16 --csv
+expect_rc "stdin with an empty line" 2
+err_has "stdin empty line: 'line 2:'" "line 2:"
+out_lines "stdin empty line: header + 2 rows" 3
+csv_bits "stdin empty line" 1 bf16 0x3f80
+csv_bits "stdin empty line" 2 bf16 0x4000
+printf '0.5\nabc\n0.25\n' >"$tmp/bad-line"
+run_in "$tmp/bad-line" round --to bf16 --csv
+expect_rc "stdin with a bad line" 2
+err_has "stdin bad line: 'line 2:'" "line 2:"
+err_has "stdin bad line: names 'abc'" "abc"
+out_lines "stdin bad line: header + 2 rows" 3
+
+# ---------------------------------------------------------------------------
+echo "# round: number syntax"
+
+# 0x1.99999ap-4: 24 fraction bits 0x99999a end in a 0 bit, so it is exactly
+# the fp32 0x4ccccd fraction at exponent -4: 0x3dcccccd, no error.
+run round 0x1.99999ap-4 --to fp32 --csv
+expect_rc "hex float" 0
+csv_bits "hex float" 0x1.99999ap-4 fp32 0x3dcccccd
+out_has "hex float is exact in fp32" "0x1.99999ap-4,fp32,rne,0x3dcccccd,0.100000001490116119384765625,0,0"
+
+# 1/3 = 1.333.. * 2^-2. fp16: exponent 13 = 01101, .333 * 1024 = 341.3 -> 341 =
+# 0x155: 0x3400 | 0x155 = 0x3555, value 1365 * 2^-12 = 0.333251953125.
+# bf16: exponent 125, .333 * 128 = 42.7 -> 43 = 0x2b: 0x3e80 | 0x2b = 0x3eab,
+# value 171 * 2^-9 = 0.333984375.
+run round 1/3 --to fp16,bf16 --csv
+expect_rc "fraction 1/3" 0
+csv_bits "1/3" 1/3 fp16 0x3555
+csv_value "1/3" 1/3 fp16 0.333251953125
+csv_bits "1/3" 1/3 bf16 0x3eab
+csv_value "1/3" 1/3 bf16 0.333984375
+
+# 2^-14: fp16 min normal, exponent field 1 -> 0x0400; bf16 exponent 113 = 0x71
+# -> 0x3880. 3*2^-10 = 1.5 * 2^-9: fp16 exponent 6 -> 0 00110 1000000000 =
+# 0x1a00; bf16 exponent 118 -> 0 01110110 1000000 = 0x3b40.
+run round 2^-14 '3*2^-10' --to fp16,bf16 --csv
+expect_rc "powers of two" 0
+csv_bits "2^k" 2^-14 fp16 0x0400
+csv_bits "2^k" 2^-14 bf16 0x3880
+csv_value "2^k" 2^-14 fp16 0.00006103515625
+csv_bits "m*2^k" '3*2^-10' fp16 0x1a00
+csv_bits "m*2^k" '3*2^-10' bf16 0x3b40
+csv_value "m*2^k" '3*2^-10' fp16 0.0029296875
+
+# -6.5e-5 = -1.06496 * 2^-14 (just above the fp16 min normal 6.1035e-5).
+# fp16: .06496 * 1024 = 66.5 -> 67 = 0x43: 1 00001 0001000011 = 0x8443,
+# value -(1024 + 67) * 2^-24 = -0.000065028667449951171875.
+# bf16: .06496 * 128 = 8.3 -> 8: 1 01110001 0001000 = 0xb888, value
+# -(128 + 8) * 2^-21 = -0.000064849853515625.
+run round -6.5e-5 --to fp16,bf16 --csv
+expect_rc "negative positional value -6.5e-5" 0
+csv_bits "-6.5e-5" -6.5e-5 fp16 0x8443
+csv_value "-6.5e-5" -6.5e-5 fp16 -0.000065028667449951171875
+csv_bits "-6.5e-5" -6.5e-5 bf16 0xb888
+csv_value "-6.5e-5" -6.5e-5 bf16 -0.000064849853515625
+csv_consistent "-6.5e-5"
+
+# inf: exponent all ones, fraction 0. nan: canonical quiet NaN, the top
+# fraction bit set: fp16 0 11111 1000000000 = 0x7e00, bf16 0x7fc0, fp32
+# 0x7fc00000, e5m2 0 11111 10 = 0x7e; e4m3's only NaN is 0 1111 111 = 0x7f.
+run round inf -inf nan --to fp32,fp16,bf16,fp8-e4m3,fp8-e5m2 --csv
+expect_rc "inf, -inf, nan" 0
+csv_bits "inf" inf fp16 0x7c00
+csv_bits "inf" inf bf16 0x7f80
+csv_bits "inf" inf fp32 0x7f800000
+csv_bits "inf" inf fp8-e5m2 0x7c
+csv_bits "-inf" -inf fp16 0xfc00
+csv_bits "-inf" -inf bf16 0xff80
+csv_bits "nan" nan fp16 0x7e00
+csv_bits "nan" nan bf16 0x7fc0
+csv_bits "nan" nan fp32 0x7fc00000
+csv_bits "nan" nan fp8-e5m2 0x7e
+csv_bits "nan" nan fp8-e4m3 0x7f
+csv_bits "inf without --saturate in e4m3 is NaN" inf fp8-e4m3 0x7f
+csv_value "nan" nan fp16 nan
+csv_value "inf" inf fp16 inf
+csv_value "-inf" -inf fp16 -inf
+
+# Exact decimal parsing, never via binary64: 1 + 2^-8 = 1.00390625 is the bf16
+# tie between 1 (0x3f80) and 1 + 2^-7 (0x3f81), rne picks the even 0x3f80; a
+# hair above it (not representable in binary64) rounds up to 0x3f81.
+run round 1.00390625000000000001 1.00390625 --to bf16 --csv
+expect_rc "near-tie decimals" 0
+csv_bits "just above the tie" 1.00390625000000000001 bf16 0x3f81
+csv_bits "exact tie" 1.00390625 bf16 0x3f80
+
+# Subnormals: fp16 2^-24 is the smallest subnormal 0x0001; 2^-25 is the tie
+# between 0 and 2^-24 -> even 0x0000; 3*2^-26 = 0.75 * 2^-24 -> 0x0001;
+# -0 keeps its sign: 0x8000.
+run round 2^-24 2^-25 '3*2^-26' --to fp16 --csv
+csv_bits "subnormal" 2^-24 fp16 0x0001
+csv_bits "subnormal tie to even zero" 2^-25 fp16 0x0000
+csv_bits "subnormal" '3*2^-26' fp16 0x0001
+run round -0 --to fp16 --csv
+csv_bits "negative zero" -0 fp16 0x8000
+
+# Negative values keep their place among positional arguments.
+run round 1 -2 3 --to bf16 --csv
+expect_rc "round 1 -2 3" 0
+got=$(awk -F, 'NR > 1 { printf "%s ", $1 }' "$tmp/out")
+if [ "$got" = "1 -2 3 " ]; then
+	ok "round 1 -2 3: rows in command-line order"
+else
+	bad "round 1 -2 3: rows in command-line order" "got inputs in order: $got"
+fi
+
+# ---------------------------------------------------------------------------
+echo "# round: rounding modes"
+
+# 1 + 2^-8 lies halfway between 1 (0x3f80) and 1 + 2^-7 (0x3f81).
+# rne: even -> 0x3f80; rna: away -> 0x3f81; rtz/down -> 0x3f80; up -> 0x3f81.
+# Negated (sign bit 0x8000): rne -> 0xbf80, rna -> 0xbf81, rtz -> 0xbf80,
+# down (toward -inf) -> 0xbf81, up (toward +inf) -> 0xbf80.
+for spec in rne:0x3f80:0xbf80 rna:0x3f81:0xbf81 rtz:0x3f80:0xbf80 down:0x3f80:0xbf81 up:0x3f81:0xbf80; do
+	mode=${spec%%:*}
+	rest=${spec#*:}
+	pos=${rest%%:*}
+	neg=${rest#*:}
+	run round 1.00390625 -1.00390625 --to bf16 --mode "$mode" --csv
+	expect_rc "mode $mode" 0
+	csv_bits "mode $mode" 1.00390625 bf16 "$pos"
+	csv_bits "mode $mode" -1.00390625 bf16 "$neg"
+	out_has "mode $mode: the mode column" ",bf16,$mode,"
+done
+
+# fp8-e4m3: max 448 = 0 1111 110 (0x7e); 464 is halfway between 448 and
+# 480 = 0 1111 111 (which is NaN), ties to even -> 448; 480 overflows -> NaN
+# 0x7f; --saturate clamps to 448 (0x7e), -480 to -448 (0xfe).
+run round 464 480 --to fp8-e4m3 --csv
+expect_rc "fp8-e4m3 overflow" 0
+csv_bits "e4m3" 464 fp8-e4m3 0x7e
+csv_value "e4m3" 464 fp8-e4m3 448
+csv_bits "e4m3 overflow is NaN" 480 fp8-e4m3 0x7f
+csv_value "e4m3 overflow is NaN" 480 fp8-e4m3 nan
+run round 480 -480 1e9 inf --to fp8-e4m3 --saturate --csv
+expect_rc "fp8-e4m3 --saturate" 0
+csv_bits "e4m3 --saturate" 480 fp8-e4m3 0x7e
+csv_bits "e4m3 --saturate" -480 fp8-e4m3 0xfe
+csv_bits "e4m3 --saturate" 1e9 fp8-e4m3 0x7e
+csv_bits "e4m3 --saturate" inf fp8-e4m3 0x7e
+
+# fp8-e5m2: max 1.75 * 2^15 = 57344 = 0 11110 11 = 0x7b; 65536 = 2^16 is
+# beyond the exponent range -> inf 0 11111 00 = 0x7c.
+run round 65536 57344 --to fp8-e5m2 --csv
+csv_bits "e5m2 overflow is inf" 65536 fp8-e5m2 0x7c
+csv_bits "e5m2 max" 57344 fp8-e5m2 0x7b
+
+# fp16: max 65504 = 0x7bff, the next step would be 65536, so 65520 is the tie
+# -> even (65536) -> overflow -> inf 0x7c00; 65519 is below it -> 0x7bff.
+# --saturate: 65520 -> 0x7bff. rtz never rounds up to inf: 1e6 -> 0x7bff.
+run round 65520 65519 --to fp16 --csv
+csv_bits "fp16 overflow at the tie" 65520 fp16 0x7c00
+csv_bits "fp16 below the tie" 65519 fp16 0x7bff
+run round 65520 --to fp16 --saturate --csv
+csv_bits "fp16 --saturate" 65520 fp16 0x7bff
+run round 1e6 --to fp16 --mode rtz --csv
+csv_bits "fp16 rtz overflow is max finite" 1e6 fp16 0x7bff
+
+# ---------------------------------------------------------------------------
+echo "# round: stochastic rounding"
+
+# 0.1 in bf16 lies between 204 * 2^-11 = 0.099609375 (0x3dcc) and 205 * 2^-11 =
+# 0.10009765625 (0x3dcd).
+run round 0.1 --to bf16 --mode sr --seed 1 --csv
+expect_rc "sr --seed 1" 0
+cp "$tmp/out" "$tmp/sr1"
+run round 0.1 --to bf16 --mode sr --seed 1 --csv
+if cmp -s "$tmp/out" "$tmp/sr1"; then ok "sr --seed 1 is reproducible"; else bad "sr --seed 1 is reproducible"; fi
+got=$(awk -F, 'NR == 2 { print $4 " " $5 }' "$tmp/out")
+case $got in
+"0x3dcc 0.099609375" | "0x3dcd 0.10009765625") ok "sr: 0.1 goes to a neighbour ($got)" ;;
+*) bad "sr: 0.1 goes to a neighbour" "got '$got'" ;;
+esac
+out_has "sr: the mode column" ",bf16,sr,"
+
+# Over 2000 values the share rounded up is the fraction of the gap,
+# p = (0.1 - lo) / (hi - lo) = 0.8; allow 4 standard errors sqrt(p(1-p)/n).
+awk 'BEGIN { for (i = 0; i < 2000; i++) print "0.1" }' >"$tmp/tenths"
+run_in "$tmp/tenths" round --to bf16 --mode sr --seed 1 --csv
+expect_rc "sr over 2000 lines" 0
+out_lines "sr over 2000 lines: header + 2000 rows" 2001
+res=$(awk -F, 'NR > 1 { n++; if ($4 == "0x3dcd") up++; else if ($4 != "0x3dcc") other++ }
+END {
+	lo = 204 / 2048; hi = 205 / 2048
+	p = (0.1 - lo) / (hi - lo); se = sqrt(p * (1 - p) / n); share = up / n
+	d = share - p; if (d < 0) d = -d
+	if (other) printf "%d rows are neither neighbour\n", other
+	else if (d > 4 * se) printf "share up %.4f, expected %.4f +- %.4f\n", share, p, 4 * se
+}' "$tmp/out")
+[ -z "$res" ] && ok "sr: share rounded up is near the fraction of the gap" || bad "sr: share rounded up is near the fraction of the gap" "$res"
+run_in "$tmp/tenths" round --to bf16 --mode sr --seed 2 --csv
+if cmp -s "$tmp/out" "$tmp/sr1"; then bad "sr: another seed gives other draws"; else ok "sr: another seed gives other draws"; fi
+
+# ---------------------------------------------------------------------------
+echo "# I/O errors"
+
+if [ -c /dev/full ]; then
+	"$MIXPREC" round 1 >/dev/full 2>"$tmp/err"
+	rc=$?
+	expect_rc "round 1 > /dev/full" 3
+	err_has "round 1 > /dev/full: message" "writing standard output"
+	"$MIXPREC" formats --csv >/dev/full 2>"$tmp/err"
+	rc=$?
+	expect_rc "formats --csv > /dev/full" 3
+else
+	echo "skip /dev/full checks (no /dev/full)"
+fi
+
+# ---------------------------------------------------------------------------
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ] || exit 1
+exit 0
