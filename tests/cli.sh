@@ -718,8 +718,38 @@ END {
 	else if (d > 4 * se) printf "share up %.4f, expected %.4f +- %.4f\n", share, p, 4 * se
 }' "$tmp/out")
 [ -z "$res" ] && ok "sr: share rounded up is near the fraction of the gap" || bad "sr: share rounded up is near the fraction of the gap" "$res"
+cp "$tmp/out" "$tmp/sr2000"
 run_in "$tmp/tenths" round --to bf16 --mode sr --seed 2 --csv
-if cmp -s "$tmp/out" "$tmp/sr1"; then bad "sr: another seed gives other draws"; else ok "sr: another seed gives other draws"; fi
+if cmp -s "$tmp/out" "$tmp/sr2000"; then bad "sr: another seed gives other draws"; else ok "sr: another seed gives other draws"; fi
+
+# ---------------------------------------------------------------------------
+echo "# bench (a small smoke run: 4 MiB, one repetition, one thread)"
+
+run bench foo
+usage_error "bench foo" "'foo'"
+run bench --mib 0
+usage_error "bench --mib 0" "--mib"
+run bench --mib 4 --reps 1 --threads 1 --csv
+expect_rc "bench --mib 4 --csv" 0
+if [ "$(head -n 1 "$tmp/out")" = "threads,kernel,path,seconds,gb_per_s,ratio_to_memcpy" ]; then
+	ok "bench --csv: header"
+else
+	bad "bench --csv: header" "got: $(head -n 1 "$tmp/out")"
+fi
+# the baseline's ratio to itself is 1; every other row has a positive rate
+# and its ratio is its rate over the baseline's (3 decimals printed).
+res=$(awk -F, 'NR == 1 { next }
+	$2 ~ /^memcpy/ { base = $5; if ($6 != "1.000") print "memcpy ratio " $6; next }
+	{ n++; if (!base) { print "no memcpy row before " $2; exit }
+	  if ($5 <= 0 || $4 <= 0) print $2 ": rate " $5 " time " $4
+	  r = $5 / base; if (r - $6 > 0.002 + 0.002 * r || $6 - r > 0.002 + 0.002 * r) print $2 ": ratio " $6 " != " r }
+	END { if (!n) print "no kernel rows" }' "$tmp/out")
+[ -z "$res" ] && ok "bench --csv: ratios are rate / memcpy rate" || bad "bench --csv: ratios are rate / memcpy rate" "$res"
+MIXPREC_SIMD=portable "$MIXPREC" bench --mib 4 --reps 1 --threads 1 --csv >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect_rc "MIXPREC_SIMD=portable bench" 0
+res=$(awk -F, 'NR > 1 && $3 != "portable" && $3 != "libc" { print $2 " on " $3 }' "$tmp/out")
+[ -z "$res" ] && ok "MIXPREC_SIMD=portable: only the portable path runs" || bad "MIXPREC_SIMD=portable: only the portable path runs" "$res"
 
 # ---------------------------------------------------------------------------
 echo "# I/O errors"

@@ -69,8 +69,8 @@ int cli_main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
 		if (strcmp(cmd, commands[i].name))
 			continue;
-		/* room for the "--" that cli_protect_negatives may add */
-		char **args = calloc((size_t)argc + 2, sizeof *args);
+		/* a NULL-terminated copy that getopt may permute freely */
+		char **args = calloc((size_t)argc + 1, sizeof *args);
 		if (!args) {
 			cli_error(cmd, "out of memory");
 			return CLI_ENV;
@@ -95,48 +95,33 @@ static bool is_negative_number(const char *s)
 	return !strncasecmp(s + 1, "inf", 3) || !strncasecmp(s + 1, "nan", 3);
 }
 
-/* True when opt (as typed) is one of the options in takes_value and has no "=". */
-static bool takes_value(const char *opt, const char *const *names)
+int cli_getopt(cli_args *a, int argc, char **argv, const struct option *opts, char **value)
 {
-	if (!names || opt[0] != '-' || strchr(opt, '='))
-		return false;
-	for (; *names; names++)
-		if (!strcmp(opt, *names))
-			return true;
-	return false;
-}
-
-int cli_protect_negatives(int argc, char **argv, const char *const *value_opts)
-{
-	char **moved = calloc((size_t)argc + 1, sizeof *moved);
-	int nmoved = 0, out = 1;
-	if (!moved)
-		return argc;
-	bool after_dashdash = false;
-	for (int i = 1; i < argc; i++) {
-		if (after_dashdash) {
-			moved[nmoved++] = argv[i];
-			continue;
-		}
-		if (!strcmp(argv[i], "--")) {
-			after_dashdash = true;
-			continue;
-		}
-		/* the value of an option that takes one is never moved */
-		if (is_negative_number(argv[i]) && !takes_value(argv[i - 1], value_opts)) {
-			moved[nmoved++] = argv[i];
-			continue;
-		}
-		argv[out++] = argv[i];
+	if (!a->started) {
+		optind = 1;
+		opterr = 0;
+		a->started = true;
+		a->rest = false;
 	}
-	if (nmoved) {
-		argv[out++] = "--";
-		for (int i = 0; i < nmoved; i++)
-			argv[out++] = moved[i];
+	for (;;) {
+		if (optind >= argc)
+			return -1;
+		char *arg = argv[optind];
+		if (a->rest || is_negative_number(arg) || arg[0] != '-' || arg[1] == '\0') {
+			*value = arg;
+			optind++;
+			return CLI_ARG_VALUE;
+		}
+		if (!strcmp(arg, "--")) {
+			a->rest = true;
+			optind++;
+			continue;
+		}
+		/* '+': stop at the first non-option, so values keep their order */
+		int c = getopt_long(argc, argv, "+:h", opts, NULL);
+		if (c != -1)
+			return c;
 	}
-	argv[out] = NULL;
-	free(moved);
-	return out;
 }
 
 bool cli_parse_formats(const char *cmd, const char *opt, const char *list, fmt_id *ids, size_t *count)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <getopt.h>
 
 #include "fmt/format.h"
 #include "fmt/round.h"
@@ -36,12 +37,16 @@ int cmd_bench(int argc, char **argv);
 /* "mixprec CMD: message" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Moves arguments that are negative numbers ("-0.5", "-inf", "-2^-14") behind
- * a "--" so that getopt does not take them for options, except the value of
- * an option listed in value_opts (NULL-terminated, e.g. "--x0"). argv is
- * rewritten in place and NULL-terminated; returns the new argc. argv must have
- * room for argc + 2 pointers. */
-int cli_protect_negatives(int argc, char **argv, const char *const *value_opts);
+/* In-order option parsing for commands that take values: getopt_long for
+ * options, but positional arguments, negative numbers ("-0.5", "-inf") and
+ * everything after "--" are returned in command-line order as CLI_ARG_VALUE
+ * with *value set. Returns -1 at the end; '?' and ':' as getopt does. */
+enum { CLI_ARG_VALUE = 1 };
+typedef struct {
+	bool started;
+	bool rest;     /* after "--" */
+} cli_args;
+int cli_getopt(cli_args *a, int argc, char **argv, const struct option *opts, char **value);
 
 /* Parses --to/--format lists, naming the option in the error. */
 bool cli_parse_formats(const char *cmd, const char *opt, const char *list, fmt_id *ids, size_t *count);

@@ -186,19 +186,26 @@ int cmd_bits(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	static const char *const value_opts[] = { "--format", "--mode", "--raw", NULL };
 	fmt_id fmts[FMT_COUNT * 4];
 	size_t nfmts = 0;
 	bool csv = false, have_formats = false;
 	fmt_mode mode = FMT_RNE;
 	const char *raws[256];
 	size_t nraw = 0;
-	argc = cli_protect_negatives(argc, argv, value_opts);
-	optind = 0;
-	opterr = 0;
+	cli_args args = { 0 };
+	char *values[256];
+	size_t nvalues = 0;
+	char *value;
 	int c;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
 		switch (c) {
+		case CLI_ARG_VALUE:
+			if (nvalues == sizeof values / sizeof values[0]) {
+				cli_error("bits", "at most %zu values", nvalues);
+				return CLI_USAGE;
+			}
+			values[nvalues++] = value;
+			break;
 		case 'f':
 			if (!cli_parse_formats("bits", "--format", optarg, fmts, &nfmts))
 				return CLI_USAGE;
@@ -238,7 +245,7 @@ int cmd_bits(int argc, char **argv)
 		cli_error("bits", "--raw needs exactly one --format (the pattern's width depends on it)");
 		return CLI_USAGE;
 	}
-	if (!nraw && optind >= argc) {
+	if (!nraw && nvalues == 0) {
 		cli_error("bits", "no value given (see 'mixprec bits --help')");
 		return CLI_USAGE;
 	}
@@ -264,11 +271,11 @@ int cmd_bits(int argc, char **argv)
 		first = false;
 		show(f, raws[i], bits, NULL, mode, csv, &w);
 	}
-	for (int i = optind; i < argc; i++) {
+	for (size_t i = 0; i < nvalues; i++) {
 		fmt_num x;
 		fmt_num_init(&x);
-		if (fmt_parse_number(&x, argv[i], err, sizeof err) != MP_OK) {
-			cli_error("bits", "value %d: %s", i - optind + 1, err);
+		if (fmt_parse_number(&x, values[i], err, sizeof err) != MP_OK) {
+			cli_error("bits", "value %zu: %s", i + 1, err);
 			rc = CLI_USAGE;
 			fmt_num_clear(&x);
 			continue;
@@ -280,7 +287,7 @@ int cmd_bits(int argc, char **argv)
 			if (!csv && !first)
 				putchar('\n');
 			first = false;
-			show(f, argv[i], bits, &x, mode, csv, &w);
+			show(f, values[i], bits, &x, mode, csv, &w);
 		}
 		fmt_num_clear(&x);
 	}

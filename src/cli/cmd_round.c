@@ -128,49 +128,62 @@ int cmd_round(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	static const char *const value_opts[] = { "--to", "--mode", "--seed", NULL };
 	round_job job = { .ctl = { .mode = FMT_RNE } };
 	const char *to = "fp32,fp16,bf16";
-	argc = cli_protect_negatives(argc, argv, value_opts);
-	optind = 0;
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	cli_args args = { 0 };
+	char **values = calloc((size_t)argc + 1, sizeof *values);
+	size_t nvalues = 0;
+	if (!values) {
+		cli_error("round", "out of memory");
+		return CLI_ENV;
+	}
+	int c, rc = CLI_OK;
+	char *value;
+	while (rc == CLI_OK && (c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
 		switch (c) {
+		case CLI_ARG_VALUE: values[nvalues++] = value; break;
 		case 't': to = optarg; break;
 		case 'm':
 			if (!cli_parse_mode("round", optarg, &job.ctl.mode))
-				return CLI_USAGE;
+				rc = CLI_USAGE;
 			break;
 		case 's':
 			if (!cli_parse_u64("round", "--seed", optarg, &job.seed))
-				return CLI_USAGE;
+				rc = CLI_USAGE;
 			break;
 		case 'S': job.ctl.saturate = true; break;
 		case 'c': job.csv = true; break;
-		case 'h': round_help(); return cli_flush_stdout("round") ? CLI_OK : CLI_ENV;
+		case 'h':
+			round_help();
+			free(values);
+			return cli_flush_stdout("round") ? CLI_OK : CLI_ENV;
 		case ':':
 			cli_error("round", "option '%s' needs a value", argv[optind - 1]);
-			return CLI_USAGE;
+			rc = CLI_USAGE;
+			break;
 		default:
 			cli_error("round", "unknown option '%s' (see 'mixprec round --help')", argv[optind - 1]);
-			return CLI_USAGE;
+			rc = CLI_USAGE;
+			break;
 		}
 	}
-	if (!cli_parse_formats("round", "--to", to, job.fmts, &job.nfmts))
-		return CLI_USAGE;
+	if (rc == CLI_OK && !cli_parse_formats("round", "--to", to, job.fmts, &job.nfmts))
+		rc = CLI_USAGE;
+	if (rc != CLI_OK) {
+		free(values);
+		return rc;
+	}
 
 	if (job.csv) {
 		csvw_init(&job.w, stdout);
 		csvw_header(&job.w, "input,format,mode,bits,value,abs_error,rel_error");
 	}
-	int rc = CLI_OK;
 	unsigned long long index = 0;
-	if (optind < argc) {
-		for (int i = optind; i < argc; i++) {
+	if (nvalues > 0) {
+		for (size_t i = 0; i < nvalues; i++) {
 			char where[64];
-			snprintf(where, sizeof where, "value %d: ", i - optind + 1);
-			if (!round_text(&job, argv[i], where, index++))
+			snprintf(where, sizeof where, "value %zu: ", i + 1);
+			if (!round_text(&job, values[i], where, index++))
 				rc = CLI_USAGE;
 		}
 	} else {
@@ -201,6 +214,7 @@ int cmd_round(int argc, char **argv)
 		if (lineno == 0 && rc == CLI_OK && isatty(0))
 			cli_error("round", "no values given (see 'mixprec round --help')");
 	}
+	free(values);
 	if (!cli_flush_stdout("round"))
 		return CLI_ENV;
 	return rc;
