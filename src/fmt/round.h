@@ -36,9 +36,11 @@ const char *fmt_mode_known(void);
 /* Looks a mode name up (case-insensitive); MP_EMODE when unknown. */
 mp_status fmt_mode_parse(const char *name, fmt_mode *m);
 
-/* The stochastic-rounding rule shared by every code path: with the exact
- * fraction of the gap f = frac_hi32 / 2^32 + (below ? a positive amount less
- * than 2^-32 : 0), round up iff rbits < ceil(f * 2^32). */
+/* The stochastic-rounding rule shared by every code path. SR rounds the
+ * magnitude, as hardware does: with f the exact fraction of the gap by which
+ * |x| exceeds its neighbour toward zero (f = frac_hi32 / 2^32, plus less than
+ * 2^-32 more when `below`), the result moves away from zero iff
+ * rbits < ceil(f * 2^32). So sr(-x) = -sr(x) for the same bits. */
 static inline bool fmt_sr_round_up(uint32_t rbits, uint32_t frac_hi32, bool below)
 {
 	return (uint64_t)rbits < (uint64_t)frac_hi32 + (below ? 1u : 0u);
