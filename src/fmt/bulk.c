@@ -140,16 +140,6 @@ size_t fmt_bulk_elem_size(fmt_id fmt)
 
 /* --- portable kernels --- */
 
-static void store_elem(void *out, size_t i, size_t size, uint32_t v)
-{
-	if (size == 1)
-		((uint8_t *)out)[i] = (uint8_t)v;
-	else if (size == 2)
-		((uint16_t *)out)[i] = (uint16_t)v;
-	else
-		((uint32_t *)out)[i] = v;
-}
-
 static uint32_t load_elem(const void *in, size_t i, size_t size)
 {
 	if (size == 1)
@@ -159,13 +149,24 @@ static uint32_t load_elem(const void *in, size_t i, size_t size)
 	return ((const uint32_t *)in)[i];
 }
 
+/* One loop per element type and mode, so that nothing but the rounding
+ * itself is decided per element. */
+#define PORTABLE_ENCODE(T, SR)                                                   \
+	for (size_t i = 0; i < n; i++) {                                         \
+		uint32_t r = SR ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;   \
+		((T *)out)[i] = (T)bulk_encode1(p, bulk_f2u(in[i]), r);          \
+	}
+
 static void portable_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out,
                             const float *in, size_t n)
 {
 	size_t size = fmt_bulk_elem_size(p->fmt);
-	for (size_t i = 0; i < n; i++) {
-		uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
-		store_elem(out, i, size, bulk_encode1(p, bulk_f2u(in[i]), r));
+	if (size == 1) {
+		if (p->sr) { PORTABLE_ENCODE(uint8_t, 1) } else { PORTABLE_ENCODE(uint8_t, 0) }
+	} else if (size == 2) {
+		if (p->sr) { PORTABLE_ENCODE(uint16_t, 1) } else { PORTABLE_ENCODE(uint16_t, 0) }
+	} else {
+		if (p->sr) { PORTABLE_ENCODE(uint32_t, 1) } else { PORTABLE_ENCODE(uint32_t, 0) }
 	}
 }
 
@@ -195,11 +196,14 @@ static mp_status resolve(fmt_simd *path)
 	return MP_OK;
 }
 
-/* fp32 "encoding" is a copy with NaNs made canonical. */
-static void fp32_canonical(uint32_t *out, const float *in, size_t n)
+/* fp32 "encoding" is a copy with NaNs made canonical and, with saturate,
+ * infinities replaced by the largest finite value. */
+static uint32_t fp32_one(float v, bool saturate)
 {
-	for (size_t i = 0; i < n; i++)
-		out[i] = bulk_decode1(FMT_FP32, bulk_f2u(in[i]));
+	uint32_t b = bulk_decode1(FMT_FP32, bulk_f2u(v));
+	if (saturate && (b & 0x7fffffffu) == 0x7f800000u)
+		b -= 1;   /* +-inf -> +-max */
+	return b;
 }
 
 typedef enum { OP_ENCODE, OP_QUANTIZE } bulk_op;
@@ -216,10 +220,12 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 		return st;
 	bulk_tables_init();
 	if (o->fmt == FMT_FP32) {
-		if (op == OP_ENCODE)
-			fp32_canonical(out, in, n);
-		else
-			fp32_canonical((uint32_t *)x, x, n);
+		for (size_t i = 0; i < n; i++) {
+			if (op == OP_ENCODE)
+				((uint32_t *)out)[i] = fp32_one(in[i], o->saturate);
+			else
+				x[i] = bulk_u2f(fp32_one(x[i], o->saturate));
+		}
 		return MP_OK;
 	}
 	bulk_params p;

@@ -15,7 +15,7 @@ typedef struct {
 	fmt_id fmt;
 } vparams;
 
-T256 static inline vparams vparams_load(const bulk_params *p, rng_key k)
+T256 static inline __attribute__((always_inline)) vparams vparams_load(const bulk_params *p, rng_key k)
 {
 	vparams v = {
 		.shift = _mm256_set1_epi32((int)p->shift),
@@ -38,13 +38,13 @@ T256 static inline vparams vparams_load(const bulk_params *p, rng_key k)
 }
 
 /* Unsigned a > b, as an all-ones lane mask. */
-T256 static inline __m256i gt_u32(__m256i a, __m256i b)
+T256 static inline __attribute__((always_inline)) __m256i gt_u32(__m256i a, __m256i b)
 {
 	const __m256i bias = _mm256_set1_epi32((int)0x80000000u);
 	return _mm256_cmpgt_epi32(_mm256_xor_si256(a, bias), _mm256_xor_si256(b, bias));
 }
 
-T256 static inline __m256i mix32(__m256i x)
+T256 static inline __attribute__((always_inline)) __m256i mix32(__m256i x)
 {
 	x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
 	x = _mm256_mullo_epi32(x, _mm256_set1_epi32(0x7feb352d));
@@ -53,13 +53,13 @@ T256 static inline __m256i mix32(__m256i x)
 	return _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
 }
 
-T256 static inline __m256i rand8(const vparams *v, uint32_t idx_lo)
+T256 static inline __attribute__((always_inline)) __m256i rand8(const vparams *v, uint32_t idx_lo)
 {
 	__m256i idx = _mm256_add_epi32(_mm256_set1_epi32((int)idx_lo), v->lane);
-	return mix32(_mm256_add_epi32(mix32(_mm256_xor_si256(idx, v->k1)), v->k2));
+	return _mm256_xor_si256(mix32(_mm256_xor_si256(idx, v->k1)), v->k2);
 }
 
-T256 static inline __m256i encode_generic(const vparams *v, __m256i x, __m256i r)
+T256 static inline __attribute__((always_inline)) __m256i encode_generic(const vparams *v, __m256i x, __m256i r)
 {
 	const __m256i one = _mm256_set1_epi32(1), c32 = _mm256_set1_epi32(32);
 	const __m256i zero = _mm256_setzero_si256();
@@ -98,7 +98,7 @@ T256 static inline __m256i encode_generic(const vparams *v, __m256i x, __m256i r
 	return _mm256_blendv_epi8(enc, v->nan_bits, nan);
 }
 
-T256 static inline __m256i encode8(const vparams *v, __m256i x, uint32_t idx_lo)
+T256 static inline __attribute__((always_inline)) __m256i encode8(const vparams *v, __m256i x, uint32_t idx_lo)
 {
 	if (v->fmt == FMT_FP16 && !v->sr && !v->saturate) {
 		__m128i h = _mm256_cvtps_ph(_mm256_castsi256_ps(x), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -111,21 +111,21 @@ T256 static inline __m256i encode8(const vparams *v, __m256i x, uint32_t idx_lo)
 	return encode_generic(v, x, r);
 }
 
-T256 static inline __m256 canonical_nan(__m256 y)
+T256 static inline __attribute__((always_inline)) __m256 canonical_nan(__m256 y)
 {
 	__m256 nan = _mm256_cmp_ps(y, y, _CMP_UNORD_Q);
 	return _mm256_blendv_ps(y, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)), nan);
 }
 
 /* Narrow 8 lanes of 32-bit values (each < 2^16) to 16 bits. */
-T256 static inline __m128i narrow16(__m256i y)
+T256 static inline __attribute__((always_inline)) __m128i narrow16(__m256i y)
 {
 	__m256i p = _mm256_packus_epi32(y, y);
 	p = _mm256_permute4x64_epi64(p, 0x08);
 	return _mm256_castsi256_si128(p);
 }
 
-T256 static inline __m256 decode8(fmt_id fmt, __m256i b)
+T256 static inline __attribute__((always_inline)) __m256 decode8(fmt_id fmt, __m256i b)
 {
 	switch (fmt) {
 	case FMT_BF16: return canonical_nan(_mm256_castsi256_ps(_mm256_slli_epi32(b, 16)));
@@ -137,7 +137,7 @@ T256 static inline __m256 decode8(fmt_id fmt, __m256i b)
 	}
 }
 
-T256 static inline void store8(size_t size, void *out, size_t i, __m256i y)
+T256 static inline __attribute__((always_inline)) void store8(size_t size, void *out, size_t i, __m256i y)
 {
 	if (size == 4) {
 		_mm256_storeu_si256((__m256i *)((uint32_t *)out + i), y);
@@ -150,7 +150,7 @@ T256 static inline void store8(size_t size, void *out, size_t i, __m256i y)
 	}
 }
 
-T256 static inline __m256i load8(size_t size, const void *in, size_t i)
+T256 static inline __attribute__((always_inline)) __m256i load8(size_t size, const void *in, size_t i)
 {
 	if (size == 4)
 		return _mm256_loadu_si256((const __m256i *)((const uint32_t *)in + i));

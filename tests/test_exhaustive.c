@@ -1,0 +1,726 @@
+/* Exhaustive checks of the bulk fp32 -> format kernels over all 2^32 fp32 bit
+ * patterns, against independent oracles:
+ *
+ *   fp16-f16c    fp16 RNE on every available path == the F16C instruction
+ *                (VCVTPS2PH, round to nearest even); NaN inputs -> 0x7e00.
+ *   bf16-avx512  bf16 RNE on every available path == the AVX-512 BF16
+ *                instruction (VCVTNEPS2BF16) for non-NaN, non-subnormal inputs;
+ *                fp32 subnormal inputs (which it flushes to zero) against MPFR
+ *                (precision 8, bf16's exponent range, mpfr_subnormalize);
+ *                NaN inputs -> 0x7fc0.
+ *   reference    fp16, bf16, fp8-e4m3, fp8-e5m2 RNE on every available path
+ *                (portable always) == a separately written binary64 reference:
+ *                scale so that the last place is 1, nearbyint (ties to even),
+ *                scale back, overflow above max, encode.
+ *
+ * Usage: test_exhaustive NAME. Exit 0 when everything agrees, 1 on any
+ * mismatch (the first few are printed), 77 (skip) when the CPU lacks the
+ * oracle instruction. Two threads share the 4096 chunks of 2^20 patterns. */
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mpfr.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_X86 1
+#else
+#define HAVE_X86 0
+#endif
+
+#include "fmt/bulk.h"
+#include "fmt/format.h"
+
+#define NTHREADS 2
+#define CHUNK_BITS 20
+#define CHUNK ((size_t)1 << CHUNK_BITS)
+#define NCHUNKS ((uint32_t)1 << (32 - CHUNK_BITS))
+#define MAX_ROWS 16
+#define MAX_REPORT 10
+
+/* --- small helpers --- */
+
+static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static bool is_nan32(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint32_t load_elem(const void *p, size_t size, size_t i)
+{
+	if (size == 1)
+		return ((const uint8_t *)p)[i];
+	if (size == 2)
+		return ((const uint16_t *)p)[i];
+	return ((const uint32_t *)p)[i];
+}
+
+/* --- rows of results (one per format x path) and mismatch reports --- */
+
+typedef struct {
+	char label[64];
+	int hexdigits;
+	atomic_uint_fast64_t checked, bad;
+} row;
+
+static row rows[MAX_ROWS];
+static int nrows;
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+static int nreported;
+
+static int row_add(const char *fmtname, const char *pathname, int hexdigits)
+{
+	if (nrows >= MAX_ROWS) {
+		fprintf(stderr, "internal: too many rows\n");
+		exit(99);
+	}
+	row *r = &rows[nrows];
+	snprintf(r->label, sizeof r->label, "%s via %s", fmtname, pathname);
+	r->hexdigits = hexdigits;
+	atomic_init(&r->checked, 0);
+	atomic_init(&r->bad, 0);
+	return nrows++;
+}
+
+static void report(int rowi, uint32_t input, uint32_t expected, uint32_t got, const char *oracle)
+{
+	pthread_mutex_lock(&report_lock);
+	if (nreported < MAX_REPORT) {
+		int d = rows[rowi].hexdigits;
+		printf("MISMATCH %s: input fp32 0x%08" PRIx32 " (%a): expected 0x%0*" PRIx32
+		       " (%s), got 0x%0*" PRIx32 "\n",
+		       rows[rowi].label, input, (double)u2f(input), d, expected, oracle, d, got);
+		fflush(stdout);
+	}
+	nreported++;
+	pthread_mutex_unlock(&report_lock);
+}
+
+/* --- the worker framework --- */
+
+typedef struct {
+	float *in;
+	uint32_t *expect;
+	void *expect_n;        /* expect[] narrowed to the encoded element size */
+	float *in_sparse;      /* reference: the fp8 subset of the chunk */
+	void *out;
+	mpfr_t m8;             /* bf16-avx512: precision-8 MPFR value */
+	uint64_t local_checked[MAX_ROWS], local_bad[MAX_ROWS];
+} worker;
+
+typedef void (*chunk_fn)(worker *w, uint32_t base);
+
+static bool use_mpfr;   /* bf16-avx512: threads set up MPFR for bf16 */
+
+static chunk_fn the_chunk_fn;
+static atomic_uint next_chunk;
+
+/* Narrows w->expect to the encoded element size (into w->expect_n) so that a
+ * path's output can be compared with memcmp. */
+static void narrow_expect(worker *w, size_t size, size_t n)
+{
+	if (size == 1) {
+		uint8_t *d = w->expect_n;
+		for (size_t i = 0; i < n; i++)
+			d[i] = (uint8_t)w->expect[i];
+	} else if (size == 2) {
+		uint16_t *d = w->expect_n;
+		for (size_t i = 0; i < n; i++)
+			d[i] = (uint16_t)w->expect[i];
+	} else {
+		memcpy(w->expect_n, w->expect, n * 4);
+	}
+}
+
+/* Which oracle gave the expected value for input u: NaNs are expected to
+ * become the canonical NaN; in the bf16 test fp32 subnormals go to MPFR. */
+static const char *oracle_of(uint32_t u, const char *oracle)
+{
+	uint32_t a = u & 0x7fffffffu;
+	if (a > 0x7f800000u)
+		return "canonical NaN";
+	if (use_mpfr && a != 0 && a < 0x00800000u)
+		return "MPFR";
+	return oracle;
+}
+
+/* Compares out (encoded with elements of `size` bytes) against w->expect. */
+static void compare(worker *w, int rowi, size_t size, size_t n, const char *oracle)
+{
+	uint64_t bad = 0;
+	if (memcmp(w->out, w->expect_n, n * size) != 0) {
+		for (size_t i = 0; i < n; i++) {
+			uint32_t got = load_elem(w->out, size, i);
+			if (got != w->expect[i]) {
+				if (bad < 3)
+					report(rowi, f2u(w->in[i]), w->expect[i], got, oracle_of(f2u(w->in[i]), oracle));
+				bad++;
+			}
+		}
+	}
+	w->local_checked[rowi] += n;
+	w->local_bad[rowi] += bad;
+}
+
+/* Encodes w->in[0..n) to fmt (RNE, no saturation) on every available path
+ * and compares with w->expect; path p uses row rowof[p] (-1: skipped). */
+static void check_all_paths(worker *w, fmt_id fmt, const int *rowof, size_t n, const char *oracle)
+{
+	fmt_bulk_opts o = { .fmt = fmt, .mode = FMT_RNE, .saturate = false, .seed = 0, .index0 = 0 };
+	size_t size = fmt_bulk_elem_size(fmt);
+	narrow_expect(w, size, n);
+	for (int p = 0; p < FMT_SIMD_COUNT; p++) {
+		if (rowof[p] < 0)
+			continue;
+		/* poison the first and last elements so that a skipped store shows */
+		memset(w->out, 0xa5, size);
+		memset((char *)w->out + (n - 1) * size, 0xa5, size);
+		mp_status st = fmt_bulk_encode((fmt_simd)p, &o, w->out, w->in, n);
+		if (st != MP_OK) {
+			pthread_mutex_lock(&report_lock);
+			printf("fmt_bulk_encode(%s, %s) returned status %d\n", fmt_simd_name((fmt_simd)p),
+			       fmt_get(fmt)->name, (int)st);
+			pthread_mutex_unlock(&report_lock);
+			w->local_bad[rowof[p]] += n;
+			w->local_checked[rowof[p]] += n;
+			continue;
+		}
+		compare(w, rowof[p], size, n, oracle);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	worker *w = arg;
+	if (use_mpfr) {
+		/* bf16's range in MPFR's convention (value = m * 2^e, 1/2 <= m < 1):
+		 * min subnormal 2^-133 = 0.5 * 2^-132, max < 2^128. */
+		mpfr_set_emin(-132);
+		mpfr_set_emax(128);
+		mpfr_init2(w->m8, 8);
+	}
+	for (;;) {
+		uint32_t c = atomic_fetch_add(&next_chunk, 1);
+		if (c >= NCHUNKS)
+			break;
+		the_chunk_fn(w, c << CHUNK_BITS);
+	}
+	if (use_mpfr) {
+		mpfr_clear(w->m8);
+		mpfr_free_cache();
+	}
+	return NULL;
+}
+
+/* Runs fn over all chunks with NTHREADS threads; prints the rows; returns
+ * the exit status. */
+static int run_all(chunk_fn fn, const char *title)
+{
+	the_chunk_fn = fn;
+	atomic_init(&next_chunk, 0);
+	worker ws[NTHREADS];
+	pthread_t th[NTHREADS];
+	double t0 = now_s();
+	for (int t = 0; t < NTHREADS; t++) {
+		memset(&ws[t], 0, sizeof ws[t]);
+		ws[t].in = malloc(CHUNK * sizeof(float));
+		ws[t].expect = malloc(CHUNK * sizeof(uint32_t));
+		ws[t].out = malloc(CHUNK * sizeof(uint32_t));
+		ws[t].expect_n = malloc(CHUNK * sizeof(uint32_t));
+		ws[t].in_sparse = malloc(CHUNK * sizeof(float));
+		if (!ws[t].in || !ws[t].expect || !ws[t].out || !ws[t].expect_n ) {
+			fprintf(stderr, "out of memory\n");
+			return 99;
+		}
+		if (pthread_create(&th[t], NULL, worker_main, &ws[t]) != 0) {
+			fprintf(stderr, "pthread_create failed\n");
+			return 99;
+		}
+	}
+	for (int t = 0; t < NTHREADS; t++) {
+		pthread_join(th[t], NULL);
+		for (int r = 0; r < nrows; r++) {
+			atomic_fetch_add(&rows[r].checked, ws[t].local_checked[r]);
+			atomic_fetch_add(&rows[r].bad, ws[t].local_bad[r]);
+		}
+		free(ws[t].in);
+		free(ws[t].expect);
+		free(ws[t].out);
+		free(ws[t].expect_n);
+		free(ws[t].in_sparse);
+	}
+	double dt = now_s() - t0;
+	int status = 0;
+	printf("%s (%d threads, %.1f s)\n", title, NTHREADS, dt);
+	for (int r = 0; r < nrows; r++) {
+		uint64_t checked = atomic_load(&rows[r].checked), bad = atomic_load(&rows[r].bad);
+		printf("  %-36s %11" PRIu64 " checked, %" PRIu64 " mismatches\n", rows[r].label, checked, bad);
+		if (bad != 0 || checked == 0)
+			status = 1;
+	}
+	printf("%s\n", status == 0 ? "PASS" : "FAIL");
+	return status;
+}
+
+static void fill_chunk(float *in, uint32_t base)
+{
+	uint32_t *u = (uint32_t *)(void *)in;
+	for (size_t i = 0; i < CHUNK; i++)
+		u[i] = base + (uint32_t)i;
+}
+
+/* Rows for every available path of one format; rowof[p] = -1 where absent. */
+static void add_path_rows(const char *fmtname, int hexdigits, int *rowof)
+{
+	for (int p = 0; p < FMT_SIMD_COUNT; p++)
+		rowof[p] = fmt_simd_available((fmt_simd)p) ? row_add(fmtname, fmt_simd_name((fmt_simd)p), hexdigits)
+		                                           : -1;
+	for (int p = 0; p < FMT_SIMD_COUNT; p++)
+		if (rowof[p] < 0)
+			printf("note: path %s not available on this CPU: not checked\n", fmt_simd_name((fmt_simd)p));
+}
+
+/* --- fp16 against F16C --- */
+
+static int fp16_rows[FMT_SIMD_COUNT];
+
+#if HAVE_X86
+__attribute__((target("avx2,f16c")))
+static void f16c_expect(const float *in, uint32_t *expect, size_t n)
+{
+	uint16_t h[8];
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m128i r = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+		_mm_storeu_si128((__m128i *)(void *)h, r);
+		for (int j = 0; j < 8; j++)
+			expect[i + (size_t)j] = h[j];
+	}
+	for (; i < n; i++) {
+		__m128i r = _mm_cvtps_ph(_mm_set_ss(in[i]), _MM_FROUND_TO_NEAREST_INT);
+		expect[i] = (uint16_t)_mm_extract_epi16(r, 0);
+	}
+	for (i = 0; i < n; i++)
+		if (is_nan32(f2u(in[i])))
+			expect[i] = 0x7e00;
+}
+
+static void fp16_chunk(worker *w, uint32_t base)
+{
+	fill_chunk(w->in, base);
+	f16c_expect(w->in, w->expect, CHUNK);
+	check_all_paths(w, FMT_FP16, fp16_rows, CHUNK, "F16C vcvtps2ph");
+}
+#endif
+
+static int test_fp16_f16c(void)
+{
+#if HAVE_X86
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("f16c") || !__builtin_cpu_supports("avx2")) {
+		printf("SKIP: this CPU lacks F16C/AVX2, the oracle for fp16-f16c\n");
+		return 77;
+	}
+	/* The oracle itself on values worked out by hand. */
+	static const struct { uint32_t in; uint32_t out; } hand[] = {
+		{ 0x3f800000u, 0x3c00 },  /* 1 */
+		{ 0x3f801000u, 0x3c00 },  /* 1 + 2^-11: tie, to even */
+		{ 0x3f803000u, 0x3c02 },  /* 1 + 3*2^-11: tie, to even (up) */
+		{ 0x477ff000u, 0x7c00 },  /* 65520: tie between max and 2^16 -> inf */
+		{ 0x477fefffu, 0x7bff },  /* just below: max */
+		{ 0x33000000u, 0x0000 },  /* 2^-25: tie between 0 and 2^-24 -> 0 */
+		{ 0x33000001u, 0x0001 },
+		{ 0xb3c00000u, 0x8002 },  /* -1.5 * 2^-24: tie -> -2^-23 */
+	};
+	float x[8];
+	uint32_t e[8];
+	for (int i = 0; i < 8; i++)
+		x[i] = u2f(hand[i].in);
+	f16c_expect(x, e, 8);
+	for (int i = 0; i < 8; i++)
+		if (e[i] != hand[i].out) {
+			printf("oracle self-check failed: F16C(0x%08" PRIx32 ") = 0x%04" PRIx32 ", expected 0x%04" PRIx32 "\n",
+			       hand[i].in, e[i], hand[i].out);
+			return 1;
+		}
+	add_path_rows("fp16", 4, fp16_rows);
+	return run_all(fp16_chunk, "fp16 RNE, all 2^32 fp32 inputs, against F16C vcvtps2ph (NaN -> 0x7e00)");
+#else
+	printf("SKIP: not an x86 CPU: no F16C oracle\n");
+	return 77;
+#endif
+}
+
+/* --- bf16 against AVX-512 BF16 and MPFR --- */
+
+static int bf16_rows[FMT_SIMD_COUNT];
+
+/* fp32 subnormal (or any finite) x rounded to bf16 by MPFR: the thread's
+ * exponent range is bf16's, so mpfr_set_flt rounds to 8 bits with underflow
+ * handled and mpfr_subnormalize rounds again onto the subnormal grid (using
+ * the ternary value, so no double rounding). */
+static uint32_t mpfr_bf16(mpfr_t m8, float x)
+{
+	int t = mpfr_set_flt(m8, x, MPFR_RNDN);
+	t = mpfr_subnormalize(m8, t, MPFR_RNDN);
+	(void)t;
+	uint32_t u = f2u(mpfr_get_flt(m8, MPFR_RNDN));
+	if (u & 0xffffu) {
+		fprintf(stderr, "internal: MPFR result 0x%08" PRIx32 " is not a bf16 value\n", u);
+		exit(99);
+	}
+	return u >> 16;
+}
+
+#if HAVE_X86
+__attribute__((target("avx512f,avx512bf16")))
+static void bf16_hw_expect(const float *in, uint32_t *expect, size_t n)
+{
+	uint16_t h[16];
+	for (size_t i = 0; i + 16 <= n; i += 16) {
+		__m256bh r = _mm512_cvtneps_pbh(_mm512_loadu_ps(in + i));
+		memcpy(h, &r, sizeof h);
+		for (int j = 0; j < 16; j++)
+			expect[i + (size_t)j] = h[j];
+	}
+}
+
+static void bf16_chunk(worker *w, uint32_t base)
+{
+	fill_chunk(w->in, base);
+	bf16_hw_expect(w->in, w->expect, CHUNK);
+	/* a chunk (2^20 patterns) shares one exponent field: only chunks with
+	 * exponent 0 (zeros, subnormals) or 0xff (inf, NaN) need fixing up */
+	uint32_t e = (base >> 23) & 0xff;
+	if (e == 0 || e == 0xff) {
+		for (size_t i = 0; i < CHUNK; i++) {
+			uint32_t a = (base + (uint32_t)i) & 0x7fffffffu;
+			if (a > 0x7f800000u)
+				w->expect[i] = 0x7fc0;
+			else if (a != 0 && a < 0x00800000u)
+				w->expect[i] = mpfr_bf16(w->m8, w->in[i]);
+		}
+	}
+	check_all_paths(w, FMT_BF16, bf16_rows, CHUNK, "AVX-512 vcvtneps2bf16");
+}
+#endif
+
+static int test_bf16_avx512(void)
+{
+#if HAVE_X86
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bf16")) {
+		printf("SKIP: this CPU lacks AVX-512 BF16, the oracle for bf16-avx512\n");
+		return 77;
+	}
+	/* Both oracles on values worked out by hand. */
+	static const struct { uint32_t in; uint32_t out; } hand[] = {
+		{ 0x3f808000u, 0x3f80 },  /* 1 + 2^-8: tie, to even */
+		{ 0x3f818000u, 0x3f82 },  /* 1 + 3*2^-8: tie, up to even */
+		{ 0x3f808001u, 0x3f81 },
+		{ 0x7f7f8000u, 0x7f80 },  /* tie above max -> inf */
+		{ 0x7f7f7fffu, 0x7f7f },
+		{ 0x00800000u, 0x0080 },  /* min normal */
+		{ 0x00008000u, 0x0000 },  /* 2^-134: tie between 0 and 2^-133 -> 0 (MPFR) */
+		{ 0x00008001u, 0x0001 },
+		{ 0x00018000u, 0x0002 },  /* 1.5 * 2^-133: tie -> 2^-132 */
+		{ 0x80010000u, 0x8001 },  /* -2^-133 exact */
+		{ 0x007f8000u, 0x0080 },  /* rounds up to the min normal */
+		{ 0x00000001u, 0x0000 },
+	};
+	mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+	mpfr_set_emin(-132);
+	mpfr_set_emax(128);
+	mpfr_t m8;
+	mpfr_init2(m8, 8);
+	int bad = 0;
+	float x[16] = { 0 };
+	uint32_t e[16];
+	for (size_t i = 0; i < sizeof hand / sizeof hand[0]; i++)
+		x[i] = u2f(hand[i].in);
+	bf16_hw_expect(x, e, 16);
+	for (size_t i = 0; i < sizeof hand / sizeof hand[0]; i++) {
+		uint32_t a = hand[i].in & 0x7fffffffu;
+		uint32_t got = a != 0 && a < 0x00800000u ? mpfr_bf16(m8, x[i]) : e[i];
+		if (got != hand[i].out) {
+			printf("oracle self-check failed: bf16(0x%08" PRIx32 ") = 0x%04" PRIx32 ", expected 0x%04" PRIx32 "\n",
+			       hand[i].in, got, hand[i].out);
+			bad = 1;
+		}
+	}
+	mpfr_clear(m8);
+	mpfr_set_emin(emin);
+	mpfr_set_emax(emax);
+	if (bad)
+		return 1;
+	add_path_rows("bf16", 4, bf16_rows);
+	use_mpfr = true;
+	return run_all(bf16_chunk, "bf16 RNE, all 2^32 fp32 inputs, against AVX-512 vcvtneps2bf16 "
+	                           "(fp32 subnormals against MPFR, NaN -> 0x7fc0)");
+#else
+	printf("SKIP: not an x86 CPU: no AVX-512 BF16 oracle\n");
+	return 77;
+#endif
+}
+
+/* --- the binary64 reference --- */
+
+typedef struct {
+	const char *name;
+	fmt_id id;
+	int frac_bits, emin, bias;
+	double max;
+	bool has_inf;
+	uint32_t sign, inf, nan;
+	double scale[256], unscale[256];   /* per fp32 biased exponent: 2^-e and 2^e */
+	int rowof[FMT_SIMD_COUNT];
+} reffmt;
+
+/* Written here from the formats' definitions, not taken from the library. */
+static reffmt refs[] = {
+	{ .name = "fp16", .id = FMT_FP16, .frac_bits = 10, .emin = -14, .bias = 15, .max = 65504.0,
+	  .has_inf = true, .sign = 0x8000, .inf = 0x7c00, .nan = 0x7e00 },
+	{ .name = "bf16", .id = FMT_BF16, .frac_bits = 7, .emin = -126, .bias = 127,
+	  .max = 0x1.fep127, .has_inf = true, .sign = 0x8000, .inf = 0x7f80, .nan = 0x7fc0 },
+	{ .name = "fp8-e4m3", .id = FMT_E4M3, .frac_bits = 3, .emin = -6, .bias = 7, .max = 448.0,
+	  .has_inf = false, .sign = 0x80, .inf = 0x7f, .nan = 0x7f },
+	{ .name = "fp8-e5m2", .id = FMT_E5M2, .frac_bits = 2, .emin = -14, .bias = 15, .max = 57344.0,
+	  .has_inf = true, .sign = 0x80, .inf = 0x7c, .nan = 0x7e },
+};
+#define NREFS ((int)(sizeof refs / sizeof refs[0]))
+
+/* 2^k as a binary64 built from its bits (normal range only). */
+static double pow2(int k)
+{
+	uint64_t b = (uint64_t)(k + 1023) << 52;
+	double d;
+	memcpy(&d, &b, 8);
+	return d;
+}
+
+static void ref_init(reffmt *r)
+{
+	for (int e32 = 0; e32 < 256; e32++) {
+		/* floor(log2|x|) for a finite fp32 x with this exponent field; for
+		 * fp32 subnormals it is below -126 <= emin of every format here */
+		int fl = e32 == 0 ? -127 : e32 - 127;
+		int e = (fl > r->emin ? fl : r->emin) - r->frac_bits;
+		r->scale[e32] = pow2(-e);
+		r->unscale[e32] = pow2(e);
+	}
+}
+
+/* Encodes y (0 <= y <= max, on the format's grid). */
+static inline __attribute__((always_inline)) uint32_t ref_pack(const reffmt *r, double y)
+{
+	uint64_t db;
+	memcpy(&db, &y, 8);
+	int e = (int)(db >> 52) - 1023;
+	if (y == 0.0)
+		return 0;
+	if (e < r->emin)   /* subnormal: an integer number of min subnormals */
+		return (uint32_t)(y * r->scale[0]);
+	uint32_t frac = (uint32_t)(db >> (52 - r->frac_bits)) & ((1u << r->frac_bits) - 1u);
+	return ((uint32_t)(e + r->bias) << r->frac_bits) | frac;
+}
+
+static inline __attribute__((always_inline)) uint32_t ref_encode(const reffmt *r, uint32_t u)
+{
+	uint32_t sign = (u >> 31) ? r->sign : 0;
+	uint32_t a = u & 0x7fffffffu;
+	if (a > 0x7f800000u)
+		return r->nan;
+	if (a == 0x7f800000u)
+		return r->has_inf ? (sign | r->inf) : r->nan;
+	double x = (double)u2f(a);
+	uint32_t e32 = a >> 23;
+	double y = nearbyint(x * r->scale[e32]) * r->unscale[e32];
+	if (y > r->max)
+		return r->has_inf ? (sign | r->inf) : r->nan;
+	return sign | ref_pack(r, y);
+}
+
+/* The same rule for n inputs that share one sign and one exponent field e32
+ * below 0xff (every chunk of 2^20 patterns does): the scale is a constant
+ * and the per-element work is branch-free, which the compiler can vectorise. */
+#define REF_SAME_EXP_BODY                                                            \
+	const uint32_t *u = (const uint32_t *)(const void *)in;                           \
+	const double s = r->scale[e32], us = r->unscale[e32], sub = r->scale[0];          \
+	const double minnorm = pow2(r->emin), max = r->max;                               \
+	const uint32_t sign = neg ? r->sign : 0;                                          \
+	const uint32_t ovf = r->has_inf ? (sign | r->inf) : r->nan;                       \
+	const uint64_t rebias = (uint64_t)(1023 - r->bias) << r->frac_bits;               \
+	const int drop = 52 - r->frac_bits;                                               \
+	for (size_t i = 0; i < n; i++) {                                                  \
+		float xf;                                                                 \
+		uint32_t a = u[i] & 0x7fffffffu;                                          \
+		memcpy(&xf, &a, 4);                                                       \
+		double y = nearbyint((double)xf * s) * us;                                \
+		uint64_t db;                                                              \
+		memcpy(&db, &y, 8);                                                       \
+		uint32_t nb = (uint32_t)((db >> drop) - rebias);                          \
+		uint32_t sb = (uint32_t)(int32_t)(y * sub);                               \
+		uint32_t mag = y >= minnorm ? nb : sb;                                    \
+		expect[i] = y > max ? ovf : (mag | sign);                                 \
+	}
+
+static void ref_same_exp_plain(const reffmt *r, uint32_t e32, bool neg, const float *in,
+                               uint32_t *expect, size_t n)
+{
+	REF_SAME_EXP_BODY
+}
+
+#if HAVE_X86
+/* nearbyint becomes ROUNDSD/VROUNDPD (current mode = RNE); may vectorise. */
+__attribute__((target("avx2"), optimize("tree-vectorize")))
+static void ref_same_exp_avx2(const reffmt *r, uint32_t e32, bool neg, const float *in,
+                              uint32_t *expect, size_t n)
+{
+	REF_SAME_EXP_BODY
+}
+#endif
+
+static void (*ref_same_exp)(const reffmt *, uint32_t, bool, const float *, uint32_t *, size_t) =
+	ref_same_exp_plain;
+
+/* Expected encodings of n patterns taken from the chunk at base. */
+static void ref_expect(const reffmt *r, uint32_t base, const float *in, uint32_t *expect, size_t n)
+{
+	uint32_t e32 = (base >> 23) & 0xff;
+	if (e32 == 0xff) {
+		const uint32_t *u = (const uint32_t *)(const void *)in;
+		for (size_t i = 0; i < n; i++)
+			expect[i] = ref_encode(r, u[i]);
+	} else {
+		ref_same_exp(r, e32, (base >> 31) != 0, in, expect, n);
+	}
+}
+
+/* fp8 formats are checked on all 2^32 inputs unless ref_fp8_sparse: then on
+ * every 16th pattern plus every pattern whose low 16 bits are within 2 of 0,
+ * of 0x8000 or of 0x10000 (the fp8 rounding point lies 20 or more bits down,
+ * so these include every pattern whose low 20 bits are a tie or next to one). */
+static bool ref_fp8_sparse;
+
+static size_t fill_sparse(float *in, uint32_t base)
+{
+	uint32_t *u = (uint32_t *)(void *)in;
+	size_t n = 0;
+	for (uint32_t i = 0; i < CHUNK; i++) {
+		uint32_t lo = (base + i) & 0xffffu;
+		if ((i & 15) == 0 || lo <= 2 || lo >= 0xfffe || (lo >= 0x7ffe && lo <= 0x8002))
+			u[n++] = base + i;
+	}
+	return n;
+}
+
+static void reference_chunk(worker *w, uint32_t base)
+{
+	float *full = w->in, *sparse = w->in_sparse;
+	size_t nsparse = 0;
+	fill_chunk(full, base);
+	if (ref_fp8_sparse)
+		nsparse = fill_sparse(sparse, base);
+	for (int f = 0; f < NREFS; f++) {
+		reffmt *r = &refs[f];
+		size_t n = CHUNK;
+		w->in = full;
+		if (ref_fp8_sparse && r->frac_bits <= 3) {
+			w->in = sparse;
+			n = nsparse;
+		}
+		ref_expect(r, base, w->in, w->expect, n);
+		check_all_paths(w, r->id, r->rowof, n, "binary64 reference");
+	}
+	w->in = full;
+}
+
+static int test_reference(void)
+{
+#if HAVE_X86
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2"))
+		ref_same_exp = ref_same_exp_avx2;
+#endif
+	/* fp8 on all 2^32 inputs takes about four times as long: opt in */
+	const char *full = getenv("MIXPREC_EXHAUSTIVE_FP8_FULL");
+	ref_fp8_sparse = !(full && *full && strcmp(full, "0") != 0);
+	/* The reference on values worked out by hand. */
+	static const struct { int f; uint32_t in; uint32_t out; } hand[] = {
+		{ 0, 0x3f801000u, 0x3c00 }, { 0, 0x477ff000u, 0x7c00 }, { 0, 0x33000000u, 0x0000 },
+		{ 0, 0x33000001u, 0x0001 }, { 0, 0xb3c00000u, 0x8002 }, { 0, 0x387fe000u, 0x0400 },
+		{ 1, 0x3f818000u, 0x3f82 }, { 1, 0x00008000u, 0x0000 }, { 1, 0x00018000u, 0x0002 },
+		{ 1, 0x7f7f8000u, 0x7f80 },
+		{ 2, 0x43e00000u, 0x7e },   /* 448 = max */
+		{ 2, 0x43e80000u, 0x7e },   /* 464: tie between 448 and 480 -> 448 (even) */
+		{ 2, 0x43e80001u, 0x7f },   /* above: rounds to 480, overflow -> NaN */
+		{ 2, 0x3b000000u, 0x01 },   /* 2^-9 = min subnormal */
+		{ 2, 0x3a800000u, 0x00 },   /* 2^-10: tie between 0 and 2^-9 -> 0 */
+		{ 2, 0x3b400000u, 0x02 },   /* 1.5 * 2^-9: tie -> 2^-8 */
+		{ 2, 0xff800000u, 0x7f },   /* -inf -> NaN */
+		{ 3, 0x47600000u, 0x7b },   /* 57344 = max */
+		{ 3, 0x47700000u, 0x7c },   /* 61440: tie between max and 2^16 -> inf */
+		{ 3, 0x37800000u, 0x01 },   /* 2^-16 = min subnormal */
+		{ 3, 0x37000000u, 0x00 },   /* 2^-17: tie -> 0 */
+		{ 3, 0xb7c00000u, 0x82 },   /* -1.5 * 2^-16: tie -> -2^-15 */
+	};
+	for (int f = 0; f < NREFS; f++)
+		ref_init(&refs[f]);
+	int bad = 0;
+	for (size_t i = 0; i < sizeof hand / sizeof hand[0]; i++) {
+		float x = u2f(hand[i].in);
+		uint32_t e, e2 = ref_encode(&refs[hand[i].f], hand[i].in);
+		ref_expect(&refs[hand[i].f], hand[i].in, &x, &e, 1);
+		if (e != e2) {
+			printf("reference self-check failed: the two forms of the reference disagree on 0x%08" PRIx32 "\n",
+			       hand[i].in);
+			bad = 1;
+		}
+		uint32_t want = hand[i].out;
+		if (e != want) {
+			printf("reference self-check failed: %s(0x%08" PRIx32 ") = 0x%02" PRIx32 ", expected 0x%02" PRIx32 "\n",
+			       refs[hand[i].f].name, hand[i].in, e, want);
+			bad = 1;
+		}
+	}
+	if (bad)
+		return 1;
+	for (int f = 0; f < NREFS; f++)
+		add_path_rows(refs[f].name, refs[f].frac_bits <= 3 ? 2 : 4, refs[f].rowof);
+	char title[256];
+	snprintf(title, sizeof title,
+	         "RNE against the binary64 reference: fp16 and bf16 on all 2^32 fp32 inputs, fp8 formats on %s",
+	         ref_fp8_sparse ? "every 16th input plus those whose low 16 bits are within 2 of 0, 0x8000 or 0x10000 "
+	         "(MIXPREC_EXHAUSTIVE_FP8_FULL=1: all)" : "all 2^32 inputs");
+	return run_all(reference_chunk, title);
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s fp16-f16c|bf16-avx512|reference\n", argv[0]);
+		return 2;
+	}
+	if (strcmp(argv[1], "fp16-f16c") == 0)
+		return test_fp16_f16c();
+	if (strcmp(argv[1], "bf16-avx512") == 0)
+		return test_bf16_avx512();
+	if (strcmp(argv[1], "reference") == 0)
+		return test_reference();
+	fprintf(stderr, "%s: unknown test '%s'\n", argv[0], argv[1]);
+	return 2;
+}
