@@ -752,6 +752,43 @@ res=$(awk -F, 'NR > 1 && $3 != "portable" && $3 != "libc" { print $2 " on " $3 }
 [ -z "$res" ] && ok "MIXPREC_SIMD=portable: only the portable path runs" || bad "MIXPREC_SIMD=portable: only the portable path runs" "$res"
 
 # ---------------------------------------------------------------------------
+echo "# drift"
+
+# x0 = 600 and a constant update 0.5: the bf16 spacing there is 4, so
+# 600 + 0.5 rounds back to 600 every step (0% retained, all unchanged); fp32
+# adds 0.5 exactly 100 times: drift 50.
+run drift --x0 600 --dist constant --mean 0.5 --steps 100 --elements 8 --csv -
+expect_rc "drift --csv -" 0
+out_line "drift --csv: header" "variant,step,mean,drift,retained,unchanged_frac"
+last() { awk -F, -v v="$1" '$1 == v { row = $0 } END { print row }' "$tmp/out"; }
+[ "$(last bf16-rne)" = "bf16-rne,100,600,0,0,1" ] && ok "drift: bf16-rne stays at 600" \
+	|| bad "drift: bf16-rne stays at 600" "got $(last bf16-rne)"
+[ "$(last fp32)" = "fp32,100,650,50,1,0" ] && ok "drift: fp32 keeps all 50" \
+	|| bad "drift: fp32 keeps all 50" "got $(last fp32)"
+run drift --steps 50000 --elements 4 --csv -
+rows=$(($(wc -l <"$tmp/out") - 1))
+[ "$rows" -le 2000 ] && [ "$rows" -gt 600 ] && ok "drift --csv: at most 2,000 rows ($rows)" \
+	|| bad "drift --csv: at most 2,000 rows" "got $rows"
+run drift --sweep x0=1,600 --steps 200 --elements 16
+expect_rc "drift --sweep" 0
+out_has "drift --sweep: a row for 600" "600 "
+run drift --dist gaussian
+usage_error "drift --dist gaussian" "gaussian" "constant, uniform, normal"
+run drift --steps 0
+usage_error "drift --steps 0" "--steps"
+run drift --x0 abc
+usage_error "drift --x0 abc" "--x0" "abc"
+run drift --csv /nonexistent/dir/x.csv --steps 1
+expect_rc "drift --csv into a missing folder" 3
+err_has "drift --csv into a missing folder: names it" "/nonexistent/dir/x.csv"
+run drift --help
+expect_rc "drift --help" 0
+out_has "drift --help: --sweep" "--sweep"
+run bench drift --mib 4 --reps 1 --threads 1 --csv
+expect_rc "bench drift" 0
+out_line "bench drift --csv: header" "threads,variant,seconds,updates_per_s,bound_per_s,ratio"
+
+# ---------------------------------------------------------------------------
 echo "# I/O errors"
 
 if [ -c /dev/full ]; then

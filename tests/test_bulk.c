@@ -439,6 +439,80 @@ START_TEST(encode_tails_and_guards)
 }
 END_TEST
 
+/* --- accumulate --- */
+
+/* The scalar model of one accumulation step, from the exact path only:
+ * q(v) = the fp32 value of fmt_round_double(v) (v is an fp32 sum). */
+static float scalar_q(fmt_id id, fmt_mode mode, uint32_t rbits, float v)
+{
+	fmt_round_ctl ctl = { .mode = mode, .rbits = rbits };
+	return u2f(decoded_bits(fmt_get(id), fmt_round_double(fmt_get(id), &ctl, (double)v, NULL)));
+}
+
+/* fmt_bulk_accumulate on every path, plain and Kahan, RNE and SR, against
+ * the step written out with the scalar exact path: x = q(x + u) and
+ * y = u - c, t = q(x + y), c = q_rne((t - x) - y), x = t. Values of the
+ * format near a few magnitudes with small updates, so that many are lost. */
+START_TEST(accumulate_matches_scalar)
+{
+	fmt_id id = all_fmts[_i];
+	size_t n = 20000 + 13;
+	float *x0 = xmalloc(n * 4), *u = xmalloc(n * 4), *c0 = xmalloc(n * 4);
+	float *x = xmalloc(n * 4), *c = xmalloc(n * 4), *ex = xmalloc(n * 4), *ec = xmalloc(n * 4);
+	prng_state = 0x1234567ull + (uint64_t)_i;
+	static const float mags[] = { 1.0f, 600.0f, 3.0e-3f, 40.0f };
+	for (size_t i = 0; i < n; i++) {
+		float m = mags[i % 4] * (1.0f + (float)(prng() % 1000) / 1000.0f);
+		x0[i] = scalar_q(id, FMT_RNE, 0, (prng() & 1) ? -m : m);
+		u[i] = (float)((double)(int32_t)prng() / 2147483648.0) * mags[i % 4] * 0.01f;
+		c0[i] = scalar_q(id, FMT_RNE, 0, u[i] * 0.1f);
+	}
+	const struct { fmt_mode mode; uint64_t seed, index0; } runs[] = {
+		{ FMT_RNE, 0, 0 }, { FMT_SR, 5, 77 }, { FMT_SR, 6, (1ull << 32) - 5000 },
+	};
+	size_t bad = 0;
+	for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+		for (int kahan = 0; kahan < 2; kahan++) {
+			size_t same = 0;
+			for (size_t i = 0; i < n; i++) {
+				uint32_t rb = rng_bits(runs[r].seed, runs[r].index0 + i);
+				if (kahan) {
+					float y = u[i] - c0[i];
+					float t = scalar_q(id, runs[r].mode, rb, x0[i] + y);
+					ec[i] = scalar_q(id, FMT_RNE, 0, (t - x0[i]) - y);
+					ex[i] = t;
+				} else {
+					ex[i] = scalar_q(id, runs[r].mode, rb, x0[i] + u[i]);
+				}
+				same += ex[i] == x0[i];
+			}
+			for (int path = 0; path < FMT_SIMD_COUNT; path++) {
+				if (!fmt_simd_available((fmt_simd)path))
+					continue;
+				memcpy(x, x0, n * 4);
+				memcpy(c, c0, n * 4);
+				fmt_bulk_opts o = { .fmt = id, .mode = runs[r].mode, .seed = runs[r].seed,
+				                    .index0 = runs[r].index0 };
+				size_t unchanged = 0;
+				ck_assert_int_eq(fmt_bulk_accumulate((fmt_simd)path, &o, x, kahan ? c : NULL, u, n,
+				                                     &unchanged), MP_OK);
+				for (size_t i = 0; i < n; i++) {
+					bool ok = f2u(x[i]) == f2u(ex[i]) && (!kahan || f2u(c[i]) == f2u(ec[i]));
+					if (!ok && bad++ < MAX_SHOWN)
+						printf("# accumulate %s %s kahan=%d path %s i=%zu: x %a + u %a -> %a, want %a\n",
+						       fmt_get(id)->name, fmt_mode_name(runs[r].mode), kahan,
+						       fmt_simd_name((fmt_simd)path), i, (double)x0[i], (double)u[i],
+						       (double)x[i], (double)ex[i]);
+				}
+				ck_assert_uint_eq(unchanged, same);
+			}
+		}
+	}
+	free(x0); free(u); free(c0); free(x); free(c); free(ex); free(ec);
+	ck_assert_msg(bad == 0, "%zu accumulate mismatches", bad);
+}
+END_TEST
+
 /* --- quantize --- */
 
 /* fmt_bulk_quantize on every path == encode on the same path then decode ==
@@ -694,6 +768,7 @@ static Suite *bulk_suite(void)
 	tcase_add_loop_test(tc, encode_tails_and_guards, 0, NFMTS);
 	tcase_add_loop_test(tc, quantize_matches_encode_decode, 0, NFMTS);
 	tcase_add_loop_test(tc, decode_every_pattern, 0, NFMTS);
+	tcase_add_loop_test(tc, accumulate_matches_scalar, 0, NFMTS);
 	suite_add_tcase(s, tc);
 	return s;
 }

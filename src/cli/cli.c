@@ -12,6 +12,7 @@ static const cli_command commands[] = {
 	{ .name = "formats", .run = cmd_formats, .summary = "the table of number formats" },
 	{ .name = "bits",    .run = cmd_bits,    .summary = "bit layout, class, value, spacing and neighbours of values" },
 	{ .name = "round",   .run = cmd_round,   .summary = "round values exactly into formats, in any rounding mode" },
+	{ .name = "drift",   .run = cmd_drift,   .summary = "residual-drift simulation: small updates to a large value in fp32, bf16, fp16" },
 	{ .name = "bench",   .run = cmd_bench,   .summary = "throughput benchmarks, as ratios to a baseline of the same run" },
 };
 

@@ -5,21 +5,27 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "drift/drift.h"
 #include "fmt/bulk.h"
 #include "util/csvout.h"
 #include "util/rng.h"
 
 static void bench_help(void)
 {
-	printf("Usage: mixprec bench [round|all] [--threads N,...] [--mib N] [--reps N] [--csv]\n"
-	       "Measures the bulk rounding kernels on arrays larger than the caches and\n"
-	       "prints each kernel's memory traffic rate, (bytes read + bytes written) per\n"
-	       "second, as a ratio to a memcpy of the same input measured in the same run.\n\n"
-	       "  round          the rounding kernels (default; 'all' is the same for now)\n"
+	printf("Usage: mixprec bench [round|drift|all] [--threads N,...] [--mib N] [--reps N] [--csv]\n"
+	       "Measures kernels on arrays larger than the caches, against a memcpy of the\n"
+	       "same size measured in the same run.\n\n"
+	       "  round          bulk rounding kernels: each one's memory traffic rate, (bytes\n"
+	       "                 read + written) per second, as a ratio to memcpy's (default)\n"
+	       "  drift          one step of the drift simulation per variant: updates per\n"
+	       "                 second and the ratio to the memory-bandwidth bound (memcpy's\n"
+	       "                 traffic rate / bytes an update must move)\n"
+	       "  all            both\n"
 	       "  --threads N,.. thread counts to measure (default 1,2)\n"
 	       "  --mib N        size of the fp32 input array in MiB (default 512)\n"
 	       "  --reps N       repetitions per kernel; the best is kept (default 3)\n"
-	       "  --csv          CSV: threads,kernel,path,seconds,gb_per_s,ratio_to_memcpy\n"
+	       "  --csv          CSV: threads,kernel,path,seconds,gb_per_s,ratio_to_memcpy (round);\n"
+	       "                 threads,variant,seconds,updates_per_s,bound_per_s,ratio (drift)\n"
 	       "  -h, --help     this text\n\n"
 	       "MIXPREC_SIMD=portable|avx2 caps the SIMD path. Timings vary with the machine's\n"
 	       "load: compare only ratios from one run.\n");
@@ -105,6 +111,9 @@ static double traffic_per_elem(const kernel *k)
 	return 0;
 }
 
+static int bench_round(const int *threads, int nthreads, size_t mib, unsigned reps, bool csv);
+static int bench_drift(const int *threads, int nthreads, size_t mib, unsigned reps, bool csv);
+
 int cmd_bench(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -143,8 +152,8 @@ int cmd_bench(int argc, char **argv)
 		}
 	}
 	const char *what = optind < argc ? argv[optind] : "round";
-	if (strcmp(what, "round") && strcmp(what, "all")) {
-		cli_error("bench", "unknown benchmark '%s' (known: round, all)", what);
+	if (strcmp(what, "round") && strcmp(what, "drift") && strcmp(what, "all")) {
+		cli_error("bench", "unknown benchmark '%s' (known: round, drift, all)", what);
 		return CLI_USAGE;
 	}
 	if (optind + 1 < argc) {
@@ -167,11 +176,23 @@ int cmd_bench(int argc, char **argv)
 		p = *end ? end + 1 : end;
 	}
 
-	size_t n = (size_t)(mib << 20) / sizeof(float);
+	int rc = CLI_OK;
+	if (strcmp(what, "drift"))
+		rc = bench_round(threads, nthreads, (size_t)mib, (unsigned)reps, csv);
+	if (rc == CLI_OK && strcmp(what, "round"))
+		rc = bench_drift(threads, nthreads, (size_t)mib, (unsigned)reps, csv);
+	if (rc == CLI_OK && !cli_flush_stdout("bench"))
+		rc = CLI_ENV;
+	return rc;
+}
+
+static int bench_round(const int *threads, int nthreads, size_t mib, unsigned reps, bool csv)
+{
+	size_t n = (mib << 20) / sizeof(float);
 	float *in = aligned_alloc(64, n * sizeof(float));
 	float *out = aligned_alloc(64, n * sizeof(float));
 	if (!in || !out) {
-		cli_error("bench", "cannot allocate 2 x %llu MiB", mib);
+		cli_error("bench", "cannot allocate 2 x %zu MiB", mib);
 		free(in);
 		free(out);
 		return CLI_ENV;
@@ -207,7 +228,7 @@ int cmd_bench(int argc, char **argv)
 		csvw_init(&w, stdout);
 		csvw_header(&w, "threads,kernel,path,seconds,gb_per_s,ratio_to_memcpy");
 	} else {
-		printf("bench round: %llu MiB of fp32 (%zu elements), SIMD path %s, best of %llu\n"
+		printf("bench round: %zu MiB of fp32 (%zu elements), SIMD path %s, best of %u\n"
 		       "GB/s counts bytes read + written; ratio is against memcpy's rate in this run.\n\n",
 		       mib, n, fmt_simd_name(best), reps);
 		printf("%-8s %-30s %-18s %10s %8s\n", "threads", "kernel", "path", "GB/s", "ratio");
@@ -222,7 +243,7 @@ int cmd_bench(int argc, char **argv)
 				fmt_bulk_encode(best, &o, out, in, n);
 			}
 			double bestt = 1e30;
-			for (unsigned long long r = 0; r < reps; r++) {
+			for (unsigned r = 0; r < reps; r++) {
 				double t = k->kind == K_DECODE ? time_pass(k, (float *)out + n / 2, out, n / 2, threads[ti])
 				                               : time_pass(k, in, out, n, threads[ti]);
 				if (t < bestt)
@@ -255,5 +276,118 @@ int cmd_bench(int argc, char **argv)
 	}
 	free(in);
 	free(out);
-	return cli_flush_stdout("bench") ? CLI_OK : CLI_ENV;
+	return CLI_OK;
+}
+
+/* --- drift --- */
+
+typedef struct {
+	int variant;          /* drift_variant, or -1 for memcpy */
+	float *x, *comp, *dst;
+	double *x64;
+	const float *u;
+	size_t begin, end;
+} drift_slice;
+
+static void *drift_slice_run(void *arg)
+{
+	drift_slice *s = arg;
+	size_t n = s->end - s->begin;
+	if (s->variant < 0) {
+		memcpy(s->dst + s->begin, s->x + s->begin, n * sizeof(float));
+	} else if (s->variant == DRIFT_FP64) {
+		for (size_t i = s->begin; i < s->end; i++)
+			s->x64[i] += (double)s->u[i];
+	} else {
+		drift_apply((drift_variant)s->variant, s->x + s->begin, s->comp ? s->comp + s->begin : NULL,
+		            s->u + s->begin, n, 1, s->begin);
+	}
+	return NULL;
+}
+
+static double drift_time(drift_slice proto, size_t n, int nthreads)
+{
+	pthread_t tid[64];
+	drift_slice sl[64];
+	double t0 = now();
+	for (int t = 0; t < nthreads; t++) {
+		sl[t] = proto;
+		sl[t].begin = (n * (size_t)t / (size_t)nthreads) & ~(size_t)63;
+		sl[t].end = t + 1 == nthreads ? n : (n * (size_t)(t + 1) / (size_t)nthreads) & ~(size_t)63;
+		if (t > 0)
+			pthread_create(&tid[t], NULL, drift_slice_run, &sl[t]);
+	}
+	drift_slice_run(&sl[0]);
+	for (int t = 1; t < nthreads; t++)
+		pthread_join(tid[t], NULL);
+	return now() - t0;
+}
+
+static int bench_drift(const int *threads, int nthreads, size_t mib, unsigned reps, bool csv)
+{
+	/* mib sizes the fp32 state array, as for round */
+	size_t n = (mib << 20) / sizeof(float);
+	float *x = aligned_alloc(64, n * sizeof(float)), *u = aligned_alloc(64, n * sizeof(float));
+	float *comp = aligned_alloc(64, n * sizeof(float));
+	double *x64 = aligned_alloc(64, n * sizeof(double));
+	if (!x || !u || !comp || !x64) {
+		free(x); free(u); free(comp); free(x64);
+		cli_error("bench", "cannot allocate the drift arrays (%zu MiB each)", mib);
+		return CLI_ENV;
+	}
+	drift_params p = drift_defaults();
+	p.elements = n;
+	for (size_t i = 0; i < n; i++) {
+		u[i] = drift_update_value(&p, 0, i);
+		x[i] = 600.0f;
+		x64[i] = 600.0;
+		comp[i] = 0;
+	}
+	csvw w;
+	if (csv) {
+		csvw_init(&w, stdout);
+		csvw_header(&w, "threads,variant,seconds,updates_per_s,bound_per_s,ratio");
+	} else {
+		printf("bench drift: one step over %zu values (%zu MiB of fp32 state), best of %u\n"
+		       "bound = memcpy's traffic rate in this run / bytes an update moves (x read and\n"
+		       "written, update read; Kahan also its compensation; fp64 8-byte state)\n\n",
+		       n, mib, reps);
+		printf("%-8s %-12s %14s %14s %8s\n", "threads", "variant", "updates/s", "bound/s", "ratio");
+	}
+	for (int ti = 0; ti < nthreads; ti++) {
+		drift_slice mc = { .variant = -1, .x = u, .dst = comp };
+		double best = 1e30;
+		for (unsigned r = 0; r < reps; r++) {
+			double t = drift_time(mc, n, threads[ti]);
+			best = t < best ? t : best;
+		}
+		double traffic = 8.0 * (double)n / best;   /* bytes/s, read + written */
+		memset(comp, 0, n * sizeof(float));
+		for (int v = 0; v < DRIFT_VARIANT_COUNT; v++) {
+			drift_slice sl = { .variant = v, .x = x, .x64 = x64, .u = u,
+			                   .comp = v == DRIFT_BF16_KAHAN ? comp : NULL };
+			double bytes = v == DRIFT_FP64 ? 20 : v == DRIFT_BF16_KAHAN ? 20 : 12;
+			best = 1e30;
+			for (unsigned r = 0; r < reps; r++) {
+				double t = drift_time(sl, n, threads[ti]);
+				best = t < best ? t : best;
+			}
+			double ups = (double)n / best, bound = traffic / bytes;
+			if (csv) {
+				csvw_fieldf(&w, "%d", threads[ti]);
+				csvw_field(&w, drift_variant_name((drift_variant)v));
+				csvw_fieldf(&w, "%.6f", best);
+				csvw_fieldf(&w, "%.4g", ups);
+				csvw_fieldf(&w, "%.4g", bound);
+				csvw_fieldf(&w, "%.3f", ups / bound);
+				csvw_end_row(&w);
+			} else {
+				printf("%-8d %-12s %14.3e %14.3e %7.2fx\n", threads[ti], drift_variant_name((drift_variant)v),
+				       ups, bound, ups / bound);
+			}
+			fflush(stdout);
+		}
+	}
+	free(x); free(u); free(comp); free(x64);
+	return CLI_OK;
 }

@@ -206,11 +206,35 @@ static uint32_t fp32_one(float v, bool saturate)
 	return b;
 }
 
-typedef enum { OP_ENCODE, OP_QUANTIZE } bulk_op;
+static size_t portable_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
+                                  const float *u, size_t n)
+{
+	size_t unchanged = 0;
+	bulk_params rne = *p;
+	rne.sr = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
+		float old = x[i];
+		if (comp) {
+			float y = u[i] - comp[i];
+			float t = bulk_quantize1(p, old + y, r);
+			comp[i] = bulk_quantize1(&rne, (t - old) - y, 0);
+			x[i] = t;
+		} else {
+			x[i] = bulk_quantize1(p, old + u[i], r);
+		}
+		unchanged += x[i] == old;
+	}
+	return unchanged;
+}
+
+typedef enum { OP_ENCODE, OP_QUANTIZE, OP_ACCUMULATE } bulk_op;
 
 static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op, void *out,
-                              float *x, const float *in, size_t n)
+                              float *x, const float *in, size_t n, float *comp, size_t *unchanged)
 {
+	if (unchanged)
+		*unchanged = 0;
 	if (o->mode != FMT_RNE && o->mode != FMT_SR)
 		return MP_EUNSUPPORTED;
 	if ((unsigned)o->fmt >= FMT_COUNT)
@@ -219,7 +243,7 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 	if (st != MP_OK)
 		return st;
 	bulk_tables_init();
-	if (o->fmt == FMT_FP32) {
+	if (o->fmt == FMT_FP32 && op != OP_ACCUMULATE) {
 		for (size_t i = 0; i < n; i++) {
 			if (op == OP_ENCODE)
 				((uint32_t *)out)[i] = fp32_one(in[i], o->saturate);
@@ -247,13 +271,24 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 			case FMT_SIMD_AVX2:   bulk_avx2_encode(&p, k, lo, dst, src, len); break;
 			default:              portable_encode(&p, k, lo, dst, src, len); break;
 			}
-		} else {
+		} else if (op == OP_QUANTIZE) {
 			float *dst = x + done;
 			switch (path) {
 			case FMT_SIMD_AVX512: bulk_avx512_quantize(&p, k, lo, dst, len); break;
 			case FMT_SIMD_AVX2:   bulk_avx2_quantize(&p, k, lo, dst, len); break;
 			default:              portable_quantize(&p, k, lo, dst, len); break;
 			}
+		} else {
+			float *dx = x + done, *dc = comp ? comp + done : NULL;
+			const float *du = in + done;
+			size_t same;
+			switch (path) {
+			case FMT_SIMD_AVX512: same = bulk_avx512_accumulate(&p, k, lo, dx, dc, du, len); break;
+			case FMT_SIMD_AVX2:   same = bulk_avx2_accumulate(&p, k, lo, dx, dc, du, len); break;
+			default:              same = portable_accumulate(&p, k, lo, dx, dc, du, len); break;
+			}
+			if (unchanged)
+				*unchanged += same;
 		}
 		done += len;
 	}
@@ -262,12 +297,18 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 
 mp_status fmt_bulk_encode(fmt_simd path, const fmt_bulk_opts *o, void *out, const float *in, size_t n)
 {
-	return run_rounding(path, o, OP_ENCODE, out, NULL, in, n);
+	return run_rounding(path, o, OP_ENCODE, out, NULL, in, n, NULL, NULL);
 }
 
 mp_status fmt_bulk_quantize(fmt_simd path, const fmt_bulk_opts *o, float *x, size_t n)
 {
-	return run_rounding(path, o, OP_QUANTIZE, NULL, x, NULL, n);
+	return run_rounding(path, o, OP_QUANTIZE, NULL, x, NULL, n, NULL, NULL);
+}
+
+mp_status fmt_bulk_accumulate(fmt_simd path, const fmt_bulk_opts *o, float *x, float *comp,
+                              const float *u, size_t n, size_t *unchanged)
+{
+	return run_rounding(path, o, OP_ACCUMULATE, NULL, x, u, n, comp, unchanged);
 }
 
 mp_status fmt_bulk_decode(fmt_simd path, fmt_id fmt, float *out, const void *in, size_t n)

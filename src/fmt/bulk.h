@@ -46,4 +46,13 @@ mp_status fmt_bulk_decode(fmt_simd path, fmt_id fmt, float *out, const void *in,
 /* Rounds x in place to values of the format (encode then decode). */
 mp_status fmt_bulk_quantize(fmt_simd path, const fmt_bulk_opts *o, float *x, size_t n);
 
+/* Accumulates in a format, in one pass: x[i] = q(x[i] + u[i]), the sum taken
+ * in fp32 and q rounding it to the format (mode o->mode; SR element i uses
+ * index0 + i), so x holds values of the format. With comp (not NULL) the sum
+ * is compensated (Kahan): y = u[i] - comp[i]; t = q(x[i] + y);
+ * comp[i] = q_rne((t - x[i]) - y); x[i] = t. *unchanged (may be NULL) gets the
+ * number of elements whose x did not change. */
+mp_status fmt_bulk_accumulate(fmt_simd path, const fmt_bulk_opts *o, float *x, float *comp,
+                              const float *u, size_t n, size_t *unchanged);
+
 #endif

@@ -199,6 +199,38 @@ T256 void bulk_avx2_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, f
 	}
 }
 
+T256 size_t bulk_avx2_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
+                                 const float *u, size_t n)
+{
+	vparams v = vparams_load(p, k);
+	bulk_params prne = *p;
+	prne.sr = 0;
+	vparams vr = vparams_load(&prne, k);
+	size_t unchanged = 0;
+	for (size_t i = 0; i < n; i += 8) {
+		size_t m = n - i < 8 ? n - i : 8;
+		float xo[8] = { 0 }, uu[8] = { 0 }, cc[8] = { 0 }, t[8];
+		__builtin_memcpy(xo, x + i, m * 4);
+		__builtin_memcpy(uu, u + i, m * 4);
+		__m256 vx = _mm256_loadu_ps(xo), vu = _mm256_loadu_ps(uu), vt;
+		if (comp) {
+			__builtin_memcpy(cc, comp + i, m * 4);
+			__m256 y = _mm256_sub_ps(vu, _mm256_loadu_ps(cc));
+			vt = decode8(p->fmt, encode8(&v, _mm256_castps_si256(_mm256_add_ps(vx, y)), idx_lo + (uint32_t)i));
+			__m256 c = _mm256_sub_ps(_mm256_sub_ps(vt, vx), y);
+			_mm256_storeu_ps(cc, decode8(p->fmt, encode8(&vr, _mm256_castps_si256(c), idx_lo + (uint32_t)i)));
+			__builtin_memcpy(comp + i, cc, m * 4);
+		} else {
+			vt = decode8(p->fmt, encode8(&v, _mm256_castps_si256(_mm256_add_ps(vx, vu)), idx_lo + (uint32_t)i));
+		}
+		_mm256_storeu_ps(t, vt);
+		unsigned eq = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(vt, vx, _CMP_EQ_OQ)) & ((1u << m) - 1);
+		unchanged += (size_t)__builtin_popcount(eq);
+		__builtin_memcpy(x + i, t, m * 4);
+	}
+	return unchanged;
+}
+
 T256 void bulk_avx2_decode(fmt_id fmt, float *out, const void *in, size_t n)
 {
 	size_t size = fmt_bulk_elem_size(fmt);
@@ -225,5 +257,11 @@ void bulk_avx2_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float 
 void bulk_avx2_decode(fmt_id fmt, float *out, const void *in, size_t n)
 {
 	(void)fmt; (void)out; (void)in; (void)n;
+}
+size_t bulk_avx2_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
+                            const float *u, size_t n)
+{
+	(void)p; (void)k; (void)idx_lo; (void)x; (void)comp; (void)u; (void)n;
+	return 0;
 }
 #endif

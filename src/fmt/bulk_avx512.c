@@ -107,6 +107,7 @@ typedef enum {
 	KIND_BF16_RNE,   /* integer RNE on the pattern */
 	KIND_BF16_SR,    /* carry trick: the SR rule for 16 discarded bits */
 	KIND_FP16_RNE,   /* vcvtps2ph, NaNs made canonical */
+	KIND_FP32,       /* fp32 itself: only NaNs change (to the canonical NaN) */
 	KIND_GEN_RNE,    /* encode_generic, any format */
 	KIND_GEN_SR,
 } kernel_kind;
@@ -118,6 +119,8 @@ static kernel_kind kind_for(const bulk_params *p)
 		return p->sr ? KIND_BF16_SR : KIND_BF16_RNE;
 	if (p->fmt == FMT_FP16 && !p->sr && !saturate)
 		return KIND_FP16_RNE;
+	if (p->fmt == FMT_FP32 && !saturate)
+		return KIND_FP32;
 	return p->sr ? KIND_GEN_SR : KIND_GEN_RNE;
 }
 
@@ -155,6 +158,10 @@ T512 static inline __attribute__((always_inline)) __m512i encode16(const vparams
 		__m512i y = _mm512_cvtepu16_epi32(h);
 		__mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, absmask), _mm512_set1_epi32(0x7f800000));
 		return _mm512_mask_mov_epi32(y, nan, v->nan_bits);
+	}
+	case KIND_FP32: {
+		__mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, absmask), _mm512_set1_epi32(0x7f800000));
+		return _mm512_mask_mov_epi32(x, nan, _mm512_set1_epi32(0x7fc00000));
 	}
 	case KIND_GEN_SR:
 		return encode_generic(v, x, rand16(v, idx_lo));
@@ -323,6 +330,7 @@ void bulk_avx512_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *
 	case KIND_BF16_RNE: encode_bf16_rne(p, k, idx_lo, out, in, n); break;
 	case KIND_BF16_SR:  encode_bf16_sr(p, k, idx_lo, out, in, n); break;
 	case KIND_FP16_RNE: encode_fp16_rne(p, k, idx_lo, out, in, n); break;
+	case KIND_FP32:     /* fp32 is encoded in bulk.c; the generic formula is exact too */
 	case KIND_GEN_RNE:
 		(size == 1 ? encode_gen_rne_1 : size == 2 ? encode_gen_rne_2 : encode_gen_rne_4)(p, k, idx_lo, out, in, n);
 		break;
@@ -387,8 +395,76 @@ void bulk_avx512_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, floa
 	case KIND_BF16_RNE: quantize_bf16_rne(p, k, idx_lo, x, n); break;
 	case KIND_BF16_SR:  quantize_bf16_sr(p, k, idx_lo, x, n); break;
 	case KIND_FP16_RNE: quantize_fp16_rne(p, k, idx_lo, x, n); break;
+	case KIND_FP32:     /* fp32 is quantized in bulk.c; the generic formula is exact too */
 	case KIND_GEN_RNE:  quantize_gen_rne(p, k, idx_lo, x, n); break;
 	case KIND_GEN_SR:   quantize_gen_sr(p, k, idx_lo, x, n); break;
+	}
+}
+
+/* 16 fp32 values rounded to the format (as fp32 values). */
+T512 static inline __attribute__((always_inline)) __m512 quantize16(const vparams *v, kernel_kind kind, __m512 x,
+                                                                   uint32_t idx_lo)
+{
+	if (kind == KIND_BF16_RNE || kind == KIND_BF16_SR)
+		return _mm512_castsi512_ps(_mm512_and_si512(bf16_high(v, kind, _mm512_castps_si512(x), idx_lo),
+		                                             _mm512_set1_epi32((int)0xffff0000u)));
+	return decode16(v->fmt, encode16(v, kind, _mm512_castps_si512(x), idx_lo));
+}
+
+T512 static inline __attribute__((always_inline)) size_t accumulate_all(const bulk_params *p, kernel_kind kind,
+                                                                       rng_key k, uint32_t idx_lo, float *x,
+                                                                       float *comp, const float *u, size_t n)
+{
+	vparams v = vparams_load(p, k);
+	/* Kahan's compensation is always rounded to nearest */
+	bulk_params prne = *p;
+	prne.sr = 0;
+	vparams vr = vparams_load(&prne, k);
+	kernel_kind kr = kind == KIND_BF16_SR ? KIND_BF16_RNE : kind == KIND_GEN_SR ? KIND_GEN_RNE : kind;
+	size_t unchanged = 0;
+	for (size_t i = 0; i < n; i += 16) {
+		__mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+		__m512 xo = _mm512_maskz_loadu_ps(m, x + i);
+		__m512 uu = _mm512_maskz_loadu_ps(m, u + i);
+		__m512 t;
+		if (comp) {
+			__m512 c = _mm512_maskz_loadu_ps(m, comp + i);
+			__m512 y = _mm512_sub_ps(uu, c);
+			t = quantize16(&v, kind, _mm512_add_ps(xo, y), idx_lo + (uint32_t)i);
+			c = quantize16(&vr, kr, _mm512_sub_ps(_mm512_sub_ps(t, xo), y), idx_lo + (uint32_t)i);
+			_mm512_mask_storeu_ps(comp + i, m, c);
+		} else {
+			t = quantize16(&v, kind, _mm512_add_ps(xo, uu), idx_lo + (uint32_t)i);
+		}
+		unchanged += (size_t)__builtin_popcount(_mm512_mask_cmp_ps_mask(m, t, xo, _CMP_EQ_OQ));
+		_mm512_mask_storeu_ps(x + i, m, t);
+	}
+	return unchanged;
+}
+
+#define ACCUMULATE_VARIANT(name, KIND)                                                              \
+	T512 static size_t name(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp, \
+	                        const float *u, size_t n)                                                \
+	{                                                                                                \
+		return accumulate_all(p, KIND, k, idx_lo, x, comp, u, n);                                \
+	}
+ACCUMULATE_VARIANT(accumulate_bf16_rne, KIND_BF16_RNE)
+ACCUMULATE_VARIANT(accumulate_bf16_sr, KIND_BF16_SR)
+ACCUMULATE_VARIANT(accumulate_fp16_rne, KIND_FP16_RNE)
+ACCUMULATE_VARIANT(accumulate_fp32, KIND_FP32)
+ACCUMULATE_VARIANT(accumulate_gen_rne, KIND_GEN_RNE)
+ACCUMULATE_VARIANT(accumulate_gen_sr, KIND_GEN_SR)
+
+size_t bulk_avx512_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
+                              const float *u, size_t n)
+{
+	switch (kind_for(p)) {
+	case KIND_BF16_RNE: return accumulate_bf16_rne(p, k, idx_lo, x, comp, u, n);
+	case KIND_BF16_SR:  return accumulate_bf16_sr(p, k, idx_lo, x, comp, u, n);
+	case KIND_FP16_RNE: return accumulate_fp16_rne(p, k, idx_lo, x, comp, u, n);
+	case KIND_FP32:     return accumulate_fp32(p, k, idx_lo, x, comp, u, n);
+	case KIND_GEN_RNE:  return accumulate_gen_rne(p, k, idx_lo, x, comp, u, n);
+	default:            return accumulate_gen_sr(p, k, idx_lo, x, comp, u, n);
 	}
 }
 
@@ -432,5 +508,11 @@ void bulk_avx512_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, floa
 void bulk_avx512_decode(fmt_id fmt, float *out, const void *in, size_t n)
 {
 	(void)fmt; (void)out; (void)in; (void)n;
+}
+size_t bulk_avx512_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
+                              const float *u, size_t n)
+{
+	(void)p; (void)k; (void)idx_lo; (void)x; (void)comp; (void)u; (void)n;
+	return 0;
 }
 #endif

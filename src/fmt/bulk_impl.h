@@ -68,6 +68,9 @@ static inline uint32_t bulk_encode1(const bulk_params *p, uint32_t x, uint32_t r
 	return enc | sign;
 }
 
+/* Quantize one fp32 value (encode then decode); r ignored unless p->sr. */
+static inline float bulk_quantize1(const bulk_params *p, float x, uint32_t r);
+
 /* Decoding tables for the fp8 formats (filled on first use). */
 extern float bulk_e4m3_table[256];
 extern float bulk_e5m2_table[256];
@@ -105,13 +108,22 @@ static inline uint32_t bulk_decode1(fmt_id fmt, uint32_t b)
 	}
 }
 
+static inline float bulk_quantize1(const bulk_params *p, float x, uint32_t r)
+{
+	return bulk_u2f(bulk_decode1(p->fmt, bulk_encode1(p, bulk_f2u(x), r)));
+}
+
 /* Per-path kernels: n elements, SR index of element 0 within the key's block
  * is idx_lo (blocks never cross a multiple of 2^32). */
 void bulk_avx2_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n);
 void bulk_avx2_decode(fmt_id fmt, float *out, const void *in, size_t n);
 void bulk_avx2_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n);
+size_t bulk_avx2_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
+                            const float *u, size_t n);
 void bulk_avx512_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n);
 void bulk_avx512_decode(fmt_id fmt, float *out, const void *in, size_t n);
 void bulk_avx512_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n);
+size_t bulk_avx512_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
+                              const float *u, size_t n);
 
 #endif

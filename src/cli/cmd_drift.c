@@ -1,0 +1,337 @@
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "drift/drift.h"
+#include "fmt/bulk.h"
+#include "util/csvout.h"
+
+static void drift_help(void)
+{
+	drift_params d = drift_defaults();
+	printf("Usage: mixprec drift [--x0 V] [--steps T] [--elements E] [--dist D] [--mean M]\n"
+	       "                     [--std S] [--seed N] [--csv FILE] [--sweep x0=V,V,...]\n"
+	       "Simulates a residual value that keeps receiving small updates: E independent\n"
+	       "values start at x0 and each gets T updates, stored as fp64 (the reference),\n"
+	       "fp32, bf16 with round-to-nearest (rne), stochastic rounding (sr) and Kahan\n"
+	       "compensation (a bf16 value and a bf16 compensation term), and fp16 (rne).\n"
+	       "Every variant gets the identical fp32 update sequence; an addition is done\n"
+	       "in fp32 and its result rounded to the variant's format, as hardware does.\n\n"
+	       "  --x0 V          starting value (default %g; near 600 the bf16 spacing is 4)\n"
+	       "  --steps T       updates per value (default %zu)\n"
+	       "  --elements E    independent values (default %zu)\n"
+	       "  --dist D        constant, uniform or normal (default normal)\n"
+	       "  --mean M        mean update (default %g)\n"
+	       "  --std S         standard deviation of the update (default %g)\n"
+	       "  --seed N        seed of the updates and of stochastic rounding (default 0)\n"
+	       "  --csv FILE      trajectories (FILE may be -): variant,step,mean,drift,retained,\n"
+	       "                  unchanged_frac, at most 2,000 rows; each variant's last row is final\n"
+	       "  --sweep x0=LIST one row per starting value, e.g. --sweep x0=1,10,100,600,1000,10000\n"
+	       "                  (with --csv: x0,variant,start,drift,retained,unchanged_frac)\n"
+	       "  -h, --help      this text\n\n"
+	       "drift = mean - start (start: x0 as the variant stores it); retained = drift /\n"
+	       "fp64's drift; unchanged = share of updates that left the value unchanged.\n"
+	       "Ctrl-C stops early and keeps what was written.\n",
+	       d.x0, d.steps, d.elements, d.mean, d.std);
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static bool parse_double(const char *opt, const char *text, double *v)
+{
+	char *end;
+	errno = 0;
+	*v = strtod(text, &end);
+	if (!*text || *end || errno || !isfinite(*v)) {
+		cli_error("drift", "%s: '%s' is not a finite number", opt, text);
+		return false;
+	}
+	return true;
+}
+
+static bool parse_size(const char *opt, const char *text, size_t *v, size_t max)
+{
+	unsigned long long x;
+	if (!cli_parse_u64("drift", opt, text, &x))
+		return false;
+	if (x < 1 || x > max) {
+		cli_error("drift", "%s: %llu is out of range (1..%zu)", opt, x, max);
+		return false;
+	}
+	*v = (size_t)x;
+	return true;
+}
+
+static void print_table(const drift_params *p, const drift_state st[DRIFT_VARIANT_COUNT], size_t steps)
+{
+	printf("drift: x0 = %g, %zu steps of %s updates (mean %g, std %g), %zu values, seed %llu\n\n", p->x0,
+	       steps, drift_dist_name(p->dist), p->mean, p->std, p->elements, (unsigned long long)p->seed);
+	printf("%-11s %14s %14s %14s %10s %10s\n", "variant", "start", "final mean", "drift", "retained",
+	       "unchanged");
+	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
+		printf("%-11s %14.6g %14.8g %14.6g %9.1f%% %9.1f%%\n", drift_variant_name((drift_variant)v),
+		       st[v].start, st[v].mean, st[v].drift, 100 * st[v].retained, 100 * st[v].unchanged_frac);
+}
+
+static void csv_state_row(csvw *w, const char *first, const char *variant, size_t step, const drift_state *s)
+{
+	if (first)
+		csvw_field(w, first);
+	csvw_field(w, variant);
+	if (step != (size_t)-1)
+		csvw_fieldf(w, "%zu", step);
+	else
+		csvw_fieldf(w, "%.17g", s->start);
+	csvw_fieldf(w, "%.17g", s->mean);
+	csvw_fieldf(w, "%.17g", s->drift);
+	if (isnan(s->retained))
+		csvw_field(w, "");
+	else
+		csvw_fieldf(w, "%.17g", s->retained);
+	csvw_fieldf(w, "%.17g", s->unchanged_frac);
+	csvw_end_row(w);
+}
+
+/* Runs one simulation; writes trajectory rows to w when not NULL. */
+static int run_one(const drift_params *p, csvw *w, drift_state final[DRIFT_VARIANT_COUNT], size_t *steps_done)
+{
+	drift_sim *sim;
+	mp_status st = drift_create(&sim, p);
+	if (st != MP_OK) {
+		cli_error("drift", "cannot set up the simulation: %s", mp_status_message(st));
+		return st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
+	}
+	/* at most 2,000 rows: (points + 1) per variant */
+	size_t points = 2000 / DRIFT_VARIANT_COUNT - 1;
+	size_t every = p->steps / points + (p->steps % points != 0);
+	if (every == 0)
+		every = 1;
+	bool progress = isatty(STDERR_FILENO) && (double)p->steps * (double)p->elements > 2e7;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	drift_state s[DRIFT_VARIANT_COUNT];
+	/* trajectory points are kept per variant and written variant by variant */
+	size_t npts = 0, cap = points + 2;
+	drift_state *traj = w ? malloc(cap * DRIFT_VARIANT_COUNT * sizeof *traj) : NULL;
+	size_t *tstep = w ? malloc(cap * sizeof *tstep) : NULL;
+	if (w && (!traj || !tstep)) {
+		free(traj);
+		free(tstep);
+		drift_free(sim);
+		cli_error("drift", "out of memory");
+		return CLI_ENV;
+	}
+	size_t done = 0;
+	for (;;) {
+		if (w && npts < cap) {
+			drift_snapshot(sim, s);
+			memcpy(traj + npts * DRIFT_VARIANT_COUNT, s, sizeof s);
+			tstep[npts++] = done;
+		}
+		if (done >= p->steps || interrupted)
+			break;
+		done = drift_advance(sim, every);
+		if (progress) {
+			struct timespec t;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			double el = (double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec);
+			double eta = done ? el * (double)(p->steps - done) / (double)done : 0;
+			fprintf(stderr, "\rdrift: step %zu/%zu, %.0f s left   ", done, p->steps, eta);
+		}
+	}
+	if (progress)
+		fprintf(stderr, "\r%60s\r", "");
+	if (w) {
+		/* the last point is the final state; retained is relative to fp64 at that step */
+		for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
+			for (size_t k = 0; k < npts; k++)
+				csv_state_row(w, NULL, drift_variant_name((drift_variant)v), tstep[k],
+				              &traj[k * DRIFT_VARIANT_COUNT + (size_t)v]);
+	}
+	drift_snapshot(sim, final);
+	*steps_done = done;
+	free(traj);
+	free(tstep);
+	drift_free(sim);
+	return CLI_OK;
+}
+
+int cmd_drift(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "x0", required_argument, NULL, 'x' },
+		{ "steps", required_argument, NULL, 'T' },
+		{ "elements", required_argument, NULL, 'E' },
+		{ "dist", required_argument, NULL, 'd' },
+		{ "mean", required_argument, NULL, 'm' },
+		{ "std", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "sweep", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	drift_params p = drift_defaults();
+	const char *csv_path = NULL, *sweep = NULL;
+	cli_args args = { 0 };
+	char *value;
+	int c;
+	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
+		unsigned long long u;
+		switch (c) {
+		case CLI_ARG_VALUE:
+			cli_error("drift", "unexpected argument '%s' (see 'mixprec drift --help')", value);
+			return CLI_USAGE;
+		case 'x': if (!parse_double("--x0", optarg, &p.x0)) return CLI_USAGE; break;
+		case 'T': if (!parse_size("--steps", optarg, &p.steps, (size_t)1 << 40)) return CLI_USAGE; break;
+		case 'E': if (!parse_size("--elements", optarg, &p.elements, (size_t)1 << 32)) return CLI_USAGE; break;
+		case 'm': if (!parse_double("--mean", optarg, &p.mean)) return CLI_USAGE; break;
+		case 's':
+			if (!parse_double("--std", optarg, &p.std))
+				return CLI_USAGE;
+			if (p.std < 0) {
+				cli_error("drift", "--std: must not be negative");
+				return CLI_USAGE;
+			}
+			break;
+		case 'd':
+			if (drift_dist_parse(optarg, &p.dist) != MP_OK) {
+				cli_error("drift", "--dist: unknown distribution '%s' (known: constant, uniform, normal)",
+				          optarg);
+				return CLI_USAGE;
+			}
+			break;
+		case 'S':
+			if (!cli_parse_u64("drift", "--seed", optarg, &u))
+				return CLI_USAGE;
+			p.seed = u;
+			break;
+		case 'c': csv_path = optarg; break;
+		case 'w': sweep = optarg; break;
+		case 'h': drift_help(); return cli_flush_stdout("drift") ? CLI_OK : CLI_ENV;
+		case ':':
+			cli_error("drift", "option '%s' needs a value", argv[optind - 1]);
+			return CLI_USAGE;
+		default:
+			cli_error("drift", "unknown option '%s' (see 'mixprec drift --help')", argv[optind - 1]);
+			return CLI_USAGE;
+		}
+	}
+	double xs[64];
+	size_t nx = 0;
+	if (sweep) {
+		if (strncmp(sweep, "x0=", 3) != 0) {
+			cli_error("drift", "--sweep: expected x0=V,V,... (got '%s')", sweep);
+			return CLI_USAGE;
+		}
+		char *copy = strdup(sweep + 3), *save = NULL;
+		if (!copy)
+			return CLI_ENV;
+		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (nx == sizeof xs / sizeof xs[0] || !parse_double("--sweep", tok, &xs[nx])) {
+				if (nx == sizeof xs / sizeof xs[0])
+					cli_error("drift", "--sweep: at most %zu values", nx);
+				free(copy);
+				return CLI_USAGE;
+			}
+			nx++;
+		}
+		free(copy);
+		if (nx == 0) {
+			cli_error("drift", "--sweep: no values after x0=");
+			return CLI_USAGE;
+		}
+	}
+
+	FILE *fp = NULL;
+	if (csv_path) {
+		fp = strcmp(csv_path, "-") ? fopen(csv_path, "w") : stdout;
+		if (!fp) {
+			cli_error("drift", "--csv: cannot write '%s': %s", csv_path, strerror(errno));
+			return CLI_ENV;
+		}
+	}
+	csvw w;
+	if (fp)
+		csvw_init(&w, fp);
+	struct sigaction sa = { .sa_handler = on_sigint }, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old);
+
+	int rc = CLI_OK;
+	drift_state st[DRIFT_VARIANT_COUNT];
+	size_t done = 0;
+	if (!sweep) {
+		if (fp)
+			csvw_header(&w, "variant,step,mean,drift,retained,unchanged_frac");
+		rc = run_one(&p, fp ? &w : NULL, st, &done);
+		if (rc == CLI_OK && fp != stdout)
+			print_table(&p, st, done);
+	} else {
+		if (fp)
+			csvw_header(&w, "x0,variant,start,drift,retained,unchanged_frac");
+		if (fp != stdout) {
+			printf("drift sweep: %zu steps of %s updates (mean %g, std %g), %zu values, seed %llu\n"
+			       "retained share of the fp64 drift:\n\n%-10s", p.steps, drift_dist_name(p.dist), p.mean,
+			       p.std, p.elements, (unsigned long long)p.seed, "x0");
+			for (int v = 1; v < DRIFT_VARIANT_COUNT; v++)
+				printf(" %11s", drift_variant_name((drift_variant)v));
+			printf("\n");
+		}
+		for (size_t i = 0; i < nx && rc == CLI_OK && !interrupted; i++) {
+			drift_params q = p;
+			q.x0 = xs[i];
+			rc = run_one(&q, NULL, st, &done);
+			if (rc != CLI_OK)
+				break;
+			if (fp) {
+				char x0s[64];
+				snprintf(x0s, sizeof x0s, "%.17g", xs[i]);
+				for (int v = 0; v < DRIFT_VARIANT_COUNT; v++) {
+					csvw_field(&w, x0s);
+					csvw_field(&w, drift_variant_name((drift_variant)v));
+					csvw_fieldf(&w, "%.17g", st[v].start);
+					csvw_fieldf(&w, "%.17g", st[v].drift);
+					if (isnan(st[v].retained))
+						csvw_field(&w, "");
+					else
+						csvw_fieldf(&w, "%.17g", st[v].retained);
+					csvw_fieldf(&w, "%.17g", st[v].unchanged_frac);
+					csvw_end_row(&w);
+				}
+			}
+			if (fp != stdout) {
+				printf("%-10g", xs[i]);
+				for (int v = 1; v < DRIFT_VARIANT_COUNT; v++)
+					printf(" %10.1f%%", 100 * st[v].retained);
+				printf("\n");
+			}
+		}
+	}
+	sigaction(SIGINT, &old, NULL);
+	if (interrupted)
+		cli_error("drift", "interrupted after %zu steps; what was computed has been written", done);
+	if (fp && fp != stdout) {
+		if (fflush(fp) != 0 || ferror(fp) || fclose(fp) != 0) {
+			cli_error("drift", "--csv: writing '%s' failed: %s", csv_path, strerror(errno ? errno : EIO));
+			rc = CLI_ENV;
+		}
+	}
+	if (!cli_flush_stdout("drift"))
+		return CLI_ENV;
+	if (interrupted && rc == CLI_OK)
+		rc = 130;
+	return rc;
+}

@@ -1,0 +1,191 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "drift/drift.h"
+#include "fmt/bulk.h"
+#include "util/rng.h"
+
+/* Updates are generated and applied in chunks that stay in cache: the update
+ * chunk is shared by all variants and never goes to memory. */
+#define CHUNK 4096
+
+struct drift_sim {
+	drift_params p;
+	size_t step;
+	double *x64;                           /* (E) */
+	float *x[DRIFT_VARIANT_COUNT];         /* (E) each; unused for fp64 */
+	float *comp;                           /* (E) Kahan compensation */
+	double start[DRIFT_VARIANT_COUNT];
+	uint64_t unchanged[DRIFT_VARIANT_COUNT];
+};
+
+static const char *const variant_names[DRIFT_VARIANT_COUNT] = {
+	[DRIFT_FP64] = "fp64", [DRIFT_FP32] = "fp32", [DRIFT_BF16_RNE] = "bf16-rne",
+	[DRIFT_BF16_SR] = "bf16-sr", [DRIFT_BF16_KAHAN] = "bf16-kahan", [DRIFT_FP16_RNE] = "fp16-rne",
+};
+
+const char *drift_variant_name(drift_variant v)
+{
+	return (unsigned)v < DRIFT_VARIANT_COUNT ? variant_names[v] : "?";
+}
+
+const char *drift_dist_name(drift_dist d)
+{
+	switch (d) {
+	case DRIFT_DIST_CONSTANT: return "constant";
+	case DRIFT_DIST_UNIFORM:  return "uniform";
+	case DRIFT_DIST_NORMAL:   return "normal";
+	}
+	return "?";
+}
+
+mp_status drift_dist_parse(const char *name, drift_dist *d)
+{
+	for (int i = DRIFT_DIST_CONSTANT; i <= DRIFT_DIST_NORMAL; i++) {
+		if (!strcasecmp(name, drift_dist_name((drift_dist)i))) {
+			*d = (drift_dist)i;
+			return MP_OK;
+		}
+	}
+	return MP_EINVAL;
+}
+
+drift_params drift_defaults(void)
+{
+	return (drift_params){ .elements = 1000, .steps = 10000, .x0 = 600, .dist = DRIFT_DIST_NORMAL,
+	                       .mean = 0.5, .std = 0.5, .seed = 0 };
+}
+
+/* --- updates --- */
+
+float drift_update_value(const drift_params *p, uint64_t step, uint64_t element)
+{
+	if (p->dist == DRIFT_DIST_CONSTANT)
+		return (float)p->mean;
+	uint64_t r = rng_mix64(p->seed * 0x9e3779b97f4a7c15ull ^ rng_mix64(step * p->elements + element));
+	/* two uniforms in (0, 1], 32 bits each */
+	double u1 = ((double)(uint32_t)r + 1.0) * 0x1p-32;
+	double u2 = ((double)(uint32_t)(r >> 32) + 1.0) * 0x1p-32;
+	if (p->dist == DRIFT_DIST_UNIFORM)
+		return (float)(p->mean + p->std * sqrt(3.0) * (2.0 * u1 - 1.0));
+	return (float)(p->mean + p->std * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
+}
+
+/* --- applying updates --- */
+
+static fmt_id variant_format(drift_variant v)
+{
+	switch (v) {
+	case DRIFT_FP16_RNE: return FMT_FP16;
+	case DRIFT_FP32:     return FMT_FP32;
+	default:             return FMT_BF16;
+	}
+}
+
+size_t drift_apply(drift_variant v, float *x, float *comp, const float *u, size_t n, uint64_t seed,
+                   uint64_t index0)
+{
+	fmt_bulk_opts o = { .fmt = variant_format(v), .mode = v == DRIFT_BF16_SR ? FMT_SR : FMT_RNE,
+	                    .seed = seed, .index0 = index0 };
+	size_t unchanged = 0;
+	fmt_bulk_accumulate(FMT_SIMD_AUTO, &o, x, v == DRIFT_BF16_KAHAN ? comp : NULL, u, n, &unchanged);
+	return unchanged;
+}
+
+/* --- the simulation --- */
+
+mp_status drift_create(drift_sim **out, const drift_params *p)
+{
+	*out = NULL;
+	if (p->elements == 0 || !isfinite(p->x0) || !isfinite(p->mean) || !isfinite(p->std) || p->std < 0)
+		return MP_EINVAL;
+	drift_sim *s = calloc(1, sizeof *s);
+	if (!s)
+		return MP_ENOMEM;
+	s->p = *p;
+	size_t E = p->elements;
+	s->x64 = malloc(E * sizeof *s->x64);
+	s->comp = calloc(E, sizeof *s->comp);
+	bool ok = s->x64 && s->comp;
+	for (int v = 1; v < DRIFT_VARIANT_COUNT && ok; v++)
+		ok = (s->x[v] = malloc(E * sizeof(float))) != NULL;
+	if (!ok) {
+		drift_free(s);
+		return MP_ENOMEM;
+	}
+	s->start[DRIFT_FP64] = p->x0;
+	for (size_t i = 0; i < E; i++)
+		s->x64[i] = p->x0;
+	for (int v = 1; v < DRIFT_VARIANT_COUNT; v++) {
+		/* x0 as the variant stores it (RNE; x0 itself needs no randomness) */
+		float x = (float)p->x0;
+		fmt_bulk_opts o = { .fmt = variant_format((drift_variant)v), .mode = FMT_RNE };
+		fmt_bulk_quantize(FMT_SIMD_AUTO, &o, &x, 1);
+		s->start[v] = x;
+		for (size_t i = 0; i < E; i++)
+			s->x[v][i] = x;
+	}
+	*out = s;
+	return MP_OK;
+}
+
+void drift_free(drift_sim *s)
+{
+	if (!s)
+		return;
+	free(s->x64);
+	free(s->comp);
+	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
+		free(s->x[v]);
+	free(s);
+}
+
+size_t drift_advance(drift_sim *s, size_t n)
+{
+	size_t E = s->p.elements;
+	float u[CHUNK];
+	for (size_t k = 0; k < n && s->step < s->p.steps; k++, s->step++) {
+		for (size_t c0 = 0; c0 < E; c0 += CHUNK) {
+			size_t m = E - c0 < CHUNK ? E - c0 : CHUNK;
+			for (size_t i = 0; i < m; i++)
+				u[i] = drift_update_value(&s->p, s->step, c0 + i);
+			for (size_t i = 0; i < m; i++) {
+				double before = s->x64[c0 + i];
+				s->x64[c0 + i] = before + (double)u[i];
+				s->unchanged[DRIFT_FP64] += s->x64[c0 + i] == before;
+			}
+			for (int v = 1; v < DRIFT_VARIANT_COUNT; v++) {
+				/* SR index: every (step, element) pair once */
+				uint64_t index0 = (uint64_t)s->step * E + c0;
+				s->unchanged[v] += drift_apply((drift_variant)v, s->x[v] + c0,
+				                               v == DRIFT_BF16_KAHAN ? s->comp + c0 : NULL, u, m,
+				                               s->p.seed, index0);
+			}
+		}
+	}
+	return s->step;
+}
+
+size_t drift_step_count(const drift_sim *s)
+{
+	return s->step;
+}
+
+void drift_snapshot(const drift_sim *s, drift_state out[DRIFT_VARIANT_COUNT])
+{
+	size_t E = s->p.elements;
+	double updates = (double)s->step * (double)E;
+	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++) {
+		double sum = 0;
+		for (size_t i = 0; i < E; i++)
+			sum += v == DRIFT_FP64 ? s->x64[i] : (double)s->x[v][i];
+		out[v].start = s->start[v];
+		out[v].mean = sum / (double)E;
+		out[v].drift = out[v].mean - s->start[v];
+		out[v].unchanged_frac = updates > 0 ? (double)s->unchanged[v] / updates : 0.0;
+	}
+	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
+		out[v].retained = out[DRIFT_FP64].drift != 0 ? out[v].drift / out[DRIFT_FP64].drift : NAN;
+}

@@ -1,0 +1,79 @@
+/* The residual-drift simulation: E independent values start at x0 and each
+ * receives T small updates, stored in several number formats side by side.
+ * Every variant gets the identical update sequence (fp32 values), so the
+ * only difference between them is how the stored value is rounded. */
+#ifndef MIXPREC_DRIFT_DRIFT_H
+#define MIXPREC_DRIFT_DRIFT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/status.h"
+
+typedef enum {
+	DRIFT_FP64,        /* the reference */
+	DRIFT_FP32,
+	DRIFT_BF16_RNE,
+	DRIFT_BF16_SR,
+	DRIFT_BF16_KAHAN,  /* compensated: bf16 value and bf16 compensation term */
+	DRIFT_FP16_RNE,
+	DRIFT_VARIANT_COUNT
+} drift_variant;
+
+typedef enum {
+	DRIFT_DIST_CONSTANT,
+	DRIFT_DIST_UNIFORM,   /* mean +- std * sqrt(3): that standard deviation */
+	DRIFT_DIST_NORMAL,
+} drift_dist;
+
+typedef struct {
+	size_t elements;   /* E */
+	size_t steps;      /* T */
+	double x0;
+	drift_dist dist;
+	double mean, std;
+	uint64_t seed;
+} drift_params;
+
+/* Defaults of the lesson: x0 = 600, 10,000 steps, normal(0.5, 0.5), E = 1000. */
+drift_params drift_defaults(void);
+
+typedef struct {
+	double start;           /* x0 as stored in the variant's format */
+	double mean;            /* mean over the elements now */
+	double drift;           /* mean - start */
+	double retained;        /* drift / the fp64 reference's drift (NaN when that is 0) */
+	double unchanged_frac;  /* share of the updates so far that left the value unchanged */
+} drift_state;
+
+typedef struct drift_sim drift_sim;
+
+const char *drift_variant_name(drift_variant v);
+const char *drift_dist_name(drift_dist d);
+/* MP_EINVAL when name is not constant, uniform or normal. */
+mp_status drift_dist_parse(const char *name, drift_dist *d);
+
+/* Allocates a simulation at step 0. MP_EINVAL for zero elements or a
+ * non-finite parameter, MP_ENOMEM when the arrays do not fit. */
+mp_status drift_create(drift_sim **out, const drift_params *p);
+void drift_free(drift_sim *s);
+
+/* Advances by up to n steps (never past p->steps); returns steps done so far. */
+size_t drift_advance(drift_sim *s, size_t n);
+size_t drift_step_count(const drift_sim *s);
+
+/* The state of every variant at the current step. */
+void drift_snapshot(const drift_sim *s, drift_state out[DRIFT_VARIANT_COUNT]);
+
+/* The fp32 update for (seed, step, element), as every variant receives it. */
+float drift_update_value(const drift_params *p, uint64_t step, uint64_t element);
+
+/* One update applied to n fp32 values of a variant (not fp64): x[i] += u[i]
+ * stored with the variant's rounding; comp is Kahan's compensation (bf16-kahan
+ * only, else NULL); index0 numbers the updates for SR. Returns how many values
+ * did not change. Exposed for the benchmark. */
+size_t drift_apply(drift_variant v, float *x, float *comp, const float *u, size_t n, uint64_t seed,
+                   uint64_t index0);
+
+#endif

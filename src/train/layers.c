@@ -1,0 +1,316 @@
+/* Forward and backward kernels of the tiny GPT (see layers.h for the
+ * conventions). Matmuls and the attention products go through cblas_sgemm. */
+#include "train/layers.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+/* --- embeddings --- */
+
+void encoder_forward(float *out, const int *inp, const float *wte, const float *wpe,
+                     size_t B, size_t T, size_t C)
+{
+	for (size_t b = 0; b < B; b++) {
+		for (size_t t = 0; t < T; t++) {
+			float *o = out + (b * T + t) * C;                 // (C)
+			const float *we = wte + (size_t)inp[b * T + t] * C; // (C)
+			const float *pe = wpe + t * C;                    // (C)
+			for (size_t c = 0; c < C; c++)
+				o[c] = we[c] + pe[c];
+		}
+	}
+}
+
+void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *inp,
+                      size_t B, size_t T, size_t C)
+{
+	for (size_t b = 0; b < B; b++) {
+		for (size_t t = 0; t < T; t++) {
+			const float *d = dout + (b * T + t) * C;          // (C)
+			float *dwe = dwte + (size_t)inp[b * T + t] * C;   // (C)
+			float *dpe = dwpe + t * C;                        // (C)
+			for (size_t c = 0; c < C; c++) {
+				dwe[c] += d[c];
+				dpe[c] += d[c];
+			}
+		}
+	}
+}
+
+/* --- layer normalisation --- */
+
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       const float *weight, const float *bias, size_t B, size_t T, size_t C)
+{
+	const float eps = 1e-5f;
+	for (size_t bt = 0; bt < B * T; bt++) {
+		const float *x = inp + bt * C;   // (C)
+		float *o = out + bt * C;         // (C)
+		float m = 0.0f;
+		for (size_t c = 0; c < C; c++)
+			m += x[c];
+		m /= (float)C;
+		/* Two passes: the variance of the centred values does not suffer
+		 * the cancellation of E[x^2] - E[x]^2 when the stream carries a
+		 * large offset (the drift lesson adds hundreds to every channel). */
+		float v = 0.0f;
+		for (size_t c = 0; c < C; c++) {
+			float d = x[c] - m;
+			v += d * d;
+		}
+		v /= (float)C;
+		float s = 1.0f / sqrtf(v + eps);
+		for (size_t c = 0; c < C; c++)
+			o[c] = (x[c] - m) * s * weight[c] + bias[c];
+		mean[bt] = m;
+		rstd[bt] = s;
+	}
+}
+
+void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                        const float *inp, const float *weight, const float *mean,
+                        const float *rstd, size_t B, size_t T, size_t C)
+{
+	for (size_t bt = 0; bt < B * T; bt++) {
+		const float *d = dout + bt * C;  // (C)
+		const float *x = inp + bt * C;   // (C)
+		float *dx = dinp + bt * C;       // (C)
+		float m = mean[bt], s = rstd[bt];
+		/* With n = (x - m) s and g = weight * dout, the Jacobian of the
+		 * normalisation gives dx = s (g - mean(g) - n mean(g n)). */
+		float g_mean = 0.0f, gn_mean = 0.0f;
+		for (size_t c = 0; c < C; c++) {
+			float n = (x[c] - m) * s;
+			float g = weight[c] * d[c];
+			g_mean += g;
+			gn_mean += g * n;
+		}
+		g_mean /= (float)C;
+		gn_mean /= (float)C;
+		for (size_t c = 0; c < C; c++) {
+			float n = (x[c] - m) * s;
+			float g = weight[c] * d[c];
+			dbias[c] += d[c];
+			dweight[c] += n * d[c];
+			dx[c] += (g - g_mean - n * gn_mean) * s;
+		}
+	}
+}
+
+/* --- matmul --- */
+
+void matmul_forward(float *out, const float *inp, const float *weight, const float *bias,
+                    size_t B, size_t T, size_t C, size_t OC)
+{
+	size_t M = B * T;
+	float beta = 0.0f;
+	if (bias != NULL) {
+		for (size_t i = 0; i < M; i++)
+			memcpy(out + i * OC, bias, OC * sizeof *bias);
+		beta = 1.0f;
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)OC, (int)C,
+	            1.0f, inp, (int)C, weight, (int)C, beta, out, (int)OC);
+}
+
+void matmul_forward_naive(float *out, const float *inp, const float *weight, const float *bias,
+                          size_t B, size_t T, size_t C, size_t OC)
+{
+	for (size_t i = 0; i < B * T; i++) {
+		const float *x = inp + i * C;   // (C)
+		for (size_t o = 0; o < OC; o++) {
+			const float *w = weight + o * C;   // (C)
+			float acc = bias != NULL ? bias[o] : 0.0f;
+			for (size_t k = 0; k < C; k++)
+				acc += x[k] * w[k];
+			out[i * OC + o] = acc;
+		}
+	}
+}
+
+void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                     const float *inp, const float *weight, size_t B, size_t T, size_t C, size_t OC)
+{
+	size_t M = B * T;
+	if (dinp != NULL) /* (M,C) += dout (M,OC) @ weight (OC,C) */
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)C, (int)OC,
+		            1.0f, dout, (int)OC, weight, (int)C, 1.0f, dinp, (int)C);
+	if (dweight != NULL) /* (OC,C) += dout^T (OC,M) @ inp (M,C) */
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)OC, (int)C, (int)M,
+		            1.0f, dout, (int)OC, inp, (int)C, 1.0f, dweight, (int)C);
+	if (dbias != NULL) {
+		for (size_t i = 0; i < M; i++) {
+			const float *d = dout + i * OC;   // (OC)
+			for (size_t o = 0; o < OC; o++)
+				dbias[o] += d[o];
+		}
+	}
+}
+
+/* --- attention --- */
+
+void attention_forward(float *out, float *preatt, float *att, const float *inp,
+                       size_t B, size_t T, size_t C, size_t NH)
+{
+	size_t C3 = 3 * C, hs = C / NH;
+	float scale = 1.0f / sqrtf((float)hs);
+	for (size_t b = 0; b < B; b++) {
+		for (size_t h = 0; h < NH; h++) {
+			const float *q = inp + b * T * C3 + h * hs;   // (T,hs), row stride 3C
+			const float *k = q + C;                       // (T,hs), row stride 3C
+			const float *v = q + 2 * C;                   // (T,hs), row stride 3C
+			float *pa = preatt + (b * NH + h) * T * T;    // (T,T)
+			float *a = att + (b * NH + h) * T * T;        // (T,T)
+			float *o = out + b * T * C + h * hs;          // (T,hs), row stride C
+			/* The full T x T product costs twice the causal half but keeps
+			 * the work in one GEMM; the upper triangle is cleared below. */
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs,
+			            scale, q, (int)C3, k, (int)C3, 0.0f, pa, (int)T);
+			for (size_t t = 0; t < T; t++) {
+				float *pr = pa + t * T;   // (T)
+				float *ar = a + t * T;    // (T)
+				float mx = -INFINITY;
+				for (size_t u = 0; u <= t; u++)
+					mx = fmaxf(mx, pr[u]);
+				float sum = 0.0f;
+				for (size_t u = 0; u <= t; u++) {
+					ar[u] = expf(pr[u] - mx);
+					sum += ar[u];
+				}
+				float inv = 1.0f / sum;
+				for (size_t u = 0; u <= t; u++)
+					ar[u] *= inv;
+				for (size_t u = t + 1; u < T; u++) {
+					pr[u] = 0.0f;
+					ar[u] = 0.0f;
+				}
+			}
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			            1.0f, a, (int)T, v, (int)C3, 0.0f, o, (int)C);
+		}
+	}
+}
+
+void attention_backward(float *dinp, float *dpreatt, float *datt, const float *dout,
+                        const float *inp, const float *att, size_t B, size_t T, size_t C, size_t NH)
+{
+	size_t C3 = 3 * C, hs = C / NH;
+	float scale = 1.0f / sqrtf((float)hs);
+	for (size_t b = 0; b < B; b++) {
+		for (size_t h = 0; h < NH; h++) {
+			const float *q = inp + b * T * C3 + h * hs;   // (T,hs), row stride 3C
+			const float *k = q + C;                       // (T,hs), row stride 3C
+			const float *v = q + 2 * C;                   // (T,hs), row stride 3C
+			float *dq = dinp + b * T * C3 + h * hs;       // (T,hs), row stride 3C
+			float *dk = dq + C;                           // (T,hs), row stride 3C
+			float *dv = dq + 2 * C;                       // (T,hs), row stride 3C
+			const float *a = att + (b * NH + h) * T * T;  // (T,T)
+			const float *d = dout + b * T * C + h * hs;   // (T,hs), row stride C
+			/* out = att @ v: datt = dout @ v^T, dv += att^T @ dout. */
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs,
+			            1.0f, d, (int)C, v, (int)C3, 0.0f, datt, (int)T);
+			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			            1.0f, a, (int)T, d, (int)C, 1.0f, dv, (int)C3);
+			/* Softmax Jacobian per row: dpre = att (datt - <att, datt>);
+			 * masked entries have att = 0 and get no gradient. */
+			for (size_t t = 0; t < T; t++) {
+				const float *ar = a + t * T;   // (T)
+				const float *dr = datt + t * T;   // (T)
+				float *dp = dpreatt + t * T;   // (T)
+				float dot = 0.0f;
+				for (size_t u = 0; u <= t; u++)
+					dot += ar[u] * dr[u];
+				for (size_t u = 0; u <= t; u++)
+					dp[u] = ar[u] * (dr[u] - dot);
+				for (size_t u = t + 1; u < T; u++)
+					dp[u] = 0.0f;
+			}
+			/* preatt = scale q @ k^T: dq += scale dpre @ k, dk += scale dpre^T @ q. */
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			            scale, dpreatt, (int)T, k, (int)C3, 1.0f, dq, (int)C3);
+			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			            scale, dpreatt, (int)T, q, (int)C3, 1.0f, dk, (int)C3);
+		}
+	}
+}
+
+/* --- pointwise --- */
+
+#define GELU_SCALE 0.7978845608028654f   /* sqrt(2/pi) */
+#define GELU_CUBE 0.044715f
+
+void gelu_forward(float *out, const float *inp, size_t N)
+{
+	for (size_t i = 0; i < N; i++) {
+		float x = inp[i];
+		float u = GELU_SCALE * (x + GELU_CUBE * x * x * x);
+		out[i] = 0.5f * x * (1.0f + tanhf(u));
+	}
+}
+
+void gelu_backward(float *dinp, const float *inp, const float *dout, size_t N)
+{
+	for (size_t i = 0; i < N; i++) {
+		float x = inp[i];
+		float u = GELU_SCALE * (x + GELU_CUBE * x * x * x);
+		float th = tanhf(u);
+		float du = GELU_SCALE * (1.0f + 3.0f * GELU_CUBE * x * x);
+		float grad = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
+		dinp[i] += grad * dout[i];
+	}
+}
+
+void residual_forward(float *out, const float *inp1, const float *inp2, size_t N)
+{
+	for (size_t i = 0; i < N; i++)
+		out[i] = inp1[i] + inp2[i];
+}
+
+void residual_backward(float *dinp1, float *dinp2, const float *dout, size_t N)
+{
+	for (size_t i = 0; i < N; i++) {
+		dinp1[i] += dout[i];
+		dinp2[i] += dout[i];
+	}
+}
+
+/* --- softmax + cross-entropy --- */
+
+float crossentropy_softmax_forward(float *probs, float *losses, const float *logits,
+                                   const int *targets, size_t B, size_t T, size_t V)
+{
+	double total = 0.0;
+	for (size_t bt = 0; bt < B * T; bt++) {
+		const float *z = logits + bt * V;   // (V)
+		float *p = probs + bt * V;          // (V)
+		float mx = -INFINITY;
+		for (size_t i = 0; i < V; i++)
+			mx = fmaxf(mx, z[i]);
+		float sum = 0.0f;
+		for (size_t i = 0; i < V; i++) {
+			p[i] = expf(z[i] - mx);
+			sum += p[i];
+		}
+		float inv = 1.0f / sum;
+		for (size_t i = 0; i < V; i++)
+			p[i] *= inv;
+		/* log-sum-exp form: finite even when the target's probability
+		 * underflows to zero. */
+		losses[bt] = logf(sum) + mx - z[targets[bt]];
+		total += losses[bt];
+	}
+	return (float)(total / (double)(B * T));
+}
+
+void crossentropy_softmax_backward(float *dlogits, const float *probs, const int *targets,
+                                   float dloss, size_t B, size_t T, size_t V)
+{
+	for (size_t bt = 0; bt < B * T; bt++) {
+		const float *p = probs + bt * V;   // (V)
+		float *dz = dlogits + bt * V;      // (V)
+		for (size_t i = 0; i < V; i++)
+			dz[i] += p[i] * dloss;
+		dz[targets[bt]] -= dloss;
+	}
+}
