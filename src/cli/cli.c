@@ -13,6 +13,8 @@ static const cli_command commands[] = {
 	{ .name = "bits",    .run = cmd_bits,    .summary = "bit layout, class, value, spacing and neighbours of values" },
 	{ .name = "round",   .run = cmd_round,   .summary = "round values exactly into formats, in any rounding mode" },
 	{ .name = "drift",   .run = cmd_drift,   .summary = "residual-drift simulation: small updates to a large value in fp32, bf16, fp16" },
+	{ .name = "train",   .run = cmd_train,   .summary = "train the tiny GPT under precision policies side by side" },
+	{ .name = "gradhist", .run = cmd_gradhist, .summary = "gradient magnitudes against fp16/bf16 limits at a loss scale" },
 	{ .name = "bench",   .run = cmd_bench,   .summary = "throughput benchmarks, as ratios to a baseline of the same run" },
 };
 

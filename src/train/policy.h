@@ -1,0 +1,58 @@
+/* Precision policies: which number format each part of training uses. A
+ * policy is data; the trainer and the model read it, no code path is
+ * specific to a preset. */
+#ifndef MIXPREC_TRAIN_POLICY_H
+#define MIXPREC_TRAIN_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fmt/format.h"
+#include "fmt/round.h"
+#include "train/scaler.h"
+#include "util/status.h"
+
+typedef enum {
+	WUPD_RNE,     /* the updated weight is rounded to nearest */
+	WUPD_SR,      /* ... stochastically */
+	WUPD_KAHAN,   /* ... to nearest, with a compensation term in the same format */
+} weight_update;
+
+typedef struct {
+	char name[64];
+	bool gemm_lowp;            /* matmul operands and outputs in gemm_fmt, fp32 accumulation */
+	fmt_id gemm_fmt;
+	bool resid_lowp;           /* residual stream stored in resid_fmt */
+	fmt_id resid_fmt;
+	fmt_mode resid_mode;       /* FMT_RNE or FMT_SR */
+	bool master_fp32;          /* fp32 master weights; else weights live in weight_fmt only */
+	fmt_id weight_fmt;
+	weight_update wupdate;     /* how a low-precision weight takes its update */
+	fmt_id grad_fmt;           /* gradients as the backward pass produces them */
+	fmt_id grad_accum_fmt;     /* gradients as accumulated and handed to the optimiser */
+	fmt_id optim_fmt;          /* Adam's m and v */
+	scaler_kind scaling;
+	double static_scale;
+} train_policy;
+
+/* The presets: fp32, bf16-mixed, bf16-resid, bf16-resid-sr, bf16-pure,
+ * bf16-pure-sr, bf16-pure-kahan, fp16-mixed, fp16-noscale, fp8-mixed. */
+size_t policy_preset_count(void);
+const train_policy *policy_preset(size_t i);
+/* "fp32, bf16-mixed, ..." for messages. */
+const char *policy_preset_names(void);
+
+/* Copies the preset called name into *p; MP_EINVAL when unknown. */
+mp_status policy_from_name(const char *name, train_policy *p);
+
+/* Changes one part of a policy, as the train command's options do:
+ * gemm=F, residual=F[:rne|sr], weights=fp32|F[:rne|sr|kahan], grads=F,
+ * grad-accum=F, optim-state=F, loss-scale=none|dynamic|static:S.
+ * The name gets "+key=value" appended. On error returns MP_EINVAL and writes
+ * what is wrong into err. */
+mp_status policy_set(train_policy *p, const char *key, const char *value, char *err, size_t errlen);
+
+/* A one-line description ("gemm bf16, residual fp32, weights fp32 master, ..."). */
+void policy_describe(const train_policy *p, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,75 @@
+/* Training the tiny GPT under a precision policy: one trainer per policy,
+ * all drawing the same batches from the same initial weights. */
+#ifndef MIXPREC_TRAIN_TRAIN_H
+#define MIXPREC_TRAIN_TRAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "train/data.h"
+#include "train/model.h"
+#include "train/policy.h"
+#include "util/status.h"
+
+typedef struct {
+	gpt_config model;
+	size_t B, t;               /* batch: B sequences of t tokens */
+	double lr;                 /* AdamW */
+	double beta1, beta2, eps, weight_decay;
+	double grad_clip;          /* global norm clip; 0 = off */
+	uint64_t seed;             /* weights and batches */
+	size_t eval_every;         /* held-out loss every this many steps (0 = never) */
+	size_t eval_batches;
+	float resid_offset;
+	int resid_offset_channels;
+} train_config;
+
+/* The defaults: the default model, B = 16, t = 128, lr 1e-3, betas 0.9 and
+ * 0.95, eps 1e-8, weight decay 0, clip 1, eval every 100 steps on 4 batches. */
+train_config train_config_default(void);
+
+/* One step's record: the train --csv columns. */
+typedef struct {
+	size_t step;
+	double loss;
+	double val_loss;           /* NaN on steps without an evaluation */
+	double grad_norm;          /* of the unscaled gradient, before clipping */
+	double loss_scale;
+	bool skipped;              /* inf/NaN in the gradients: no update */
+	double underflow_frac;     /* nonzero gradients flushed to zero by grad_fmt */
+	double lost_update_frac;   /* nonzero updates that left the stored weight unchanged */
+	double resid_lost_frac;
+	double ms;
+} train_stats;
+
+/* Bytes each class of state takes under the policy (element width of its
+ * format times the count; the emulation itself holds them as fp32), and the
+ * activation buffer as allocated here. */
+typedef struct {
+	size_t master_weights, working_weights, gradients, grad_accum, optim_state, activations;
+} train_memory;
+
+typedef struct trainer trainer;
+
+/* A trainer for policy p on corpus c (borrowed). MP_EINVAL for a bad shape,
+ * MP_ENOMEM when it does not fit. */
+mp_status trainer_create(trainer **out, const train_config *cfg, const train_policy *p, const corpus *c);
+void trainer_free(trainer *t);
+
+/* One optimisation step (batch number = steps done so far); fills *s. */
+mp_status trainer_step(trainer *t, train_stats *s);
+
+/* Mean held-out loss over cfg->eval_batches batches. */
+double trainer_eval(trainer *t);
+
+const train_policy *trainer_policy(const trainer *t);
+const gpt_model *trainer_model(const trainer *t);
+train_memory trainer_memory(const trainer *t);
+
+/* The gradients of the last step as the backward pass produced them, before
+ * rounding and unscaling (still multiplied by the loss scale), for
+ * histograms; n gets the count. */
+const float *trainer_raw_grads(const trainer *t, size_t *n);
+
+#endif
