@@ -6,13 +6,16 @@
 
 #include "cli/cli.h"
 #include "drift/drift.h"
+#include "train/layers.h"
+#include "train/train.h"
+#include "util/blas.h"
 #include "fmt/bulk.h"
 #include "util/csvout.h"
 #include "util/rng.h"
 
 static void bench_help(void)
 {
-	printf("Usage: mixprec bench [round|drift|all] [--threads N,...] [--mib N] [--reps N] [--csv]\n"
+	printf("Usage: mixprec bench [round|drift|train|all] [--threads N,...] [--mib N] [--reps N] [--csv]\n"
 	       "Measures kernels on arrays larger than the caches, against a memcpy of the\n"
 	       "same size measured in the same run.\n\n"
 	       "  round          bulk rounding kernels: each one's memory traffic rate, (bytes\n"
@@ -20,12 +23,16 @@ static void bench_help(void)
 	       "  drift          one step of the drift simulation per variant: updates per\n"
 	       "                 second and the ratio to the memory-bandwidth bound (memcpy's\n"
 	       "                 traffic rate / bytes an update must move)\n"
-	       "  all            both\n"
+	       "  train          ms per training step of the tiny GPT (default shape) for fp32\n"
+	       "                 and bf16-mixed, the share of the step spent in sgemm, and the\n"
+	       "                 achieved GFLOP/s against sgemm's own at the same shapes\n"
+	       "  all            all three\n"
 	       "  --threads N,.. thread counts to measure (default 1,2)\n"
 	       "  --mib N        size of the fp32 input array in MiB (default 512)\n"
 	       "  --reps N       repetitions per kernel; the best is kept (default 3)\n"
 	       "  --csv          CSV: threads,kernel,path,seconds,gb_per_s,ratio_to_memcpy (round);\n"
-	       "                 threads,variant,seconds,updates_per_s,bound_per_s,ratio (drift)\n"
+	       "                 threads,variant,seconds,updates_per_s,bound_per_s,ratio (drift);\n"
+	       "                 threads,policy,ms_per_step,sgemm_share,gflops,sgemm_gflops (train)\n"
 	       "  -h, --help     this text\n\n"
 	       "MIXPREC_SIMD=portable|avx2 caps the SIMD path. Timings vary with the machine's\n"
 	       "load: compare only ratios from one run.\n");
@@ -113,6 +120,7 @@ static double traffic_per_elem(const kernel *k)
 
 static int bench_round(const int *threads, int nthreads, size_t mib, unsigned reps, bool csv);
 static int bench_drift(const int *threads, int nthreads, size_t mib, unsigned reps, bool csv);
+static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv);
 
 int cmd_bench(int argc, char **argv)
 {
@@ -152,8 +160,8 @@ int cmd_bench(int argc, char **argv)
 		}
 	}
 	const char *what = optind < argc ? argv[optind] : "round";
-	if (strcmp(what, "round") && strcmp(what, "drift") && strcmp(what, "all")) {
-		cli_error("bench", "unknown benchmark '%s' (known: round, drift, all)", what);
+	if (strcmp(what, "round") && strcmp(what, "drift") && strcmp(what, "train") && strcmp(what, "all")) {
+		cli_error("bench", "unknown benchmark '%s' (known: round, drift, train, all)", what);
 		return CLI_USAGE;
 	}
 	if (optind + 1 < argc) {
@@ -177,10 +185,13 @@ int cmd_bench(int argc, char **argv)
 	}
 
 	int rc = CLI_OK;
-	if (strcmp(what, "drift"))
+	bool all = !strcmp(what, "all");
+	if (all || !strcmp(what, "round"))
 		rc = bench_round(threads, nthreads, (size_t)mib, (unsigned)reps, csv);
-	if (rc == CLI_OK && strcmp(what, "round"))
+	if (rc == CLI_OK && (all || !strcmp(what, "drift")))
 		rc = bench_drift(threads, nthreads, (size_t)mib, (unsigned)reps, csv);
+	if (rc == CLI_OK && (all || !strcmp(what, "train")))
+		rc = bench_train(threads, nthreads, (unsigned)reps, csv);
 	if (rc == CLI_OK && !cli_flush_stdout("bench"))
 		rc = CLI_ENV;
 	return rc;
@@ -390,4 +401,80 @@ static int bench_drift(const int *threads, int nthreads, size_t mib, unsigned re
 	}
 	free(x); free(u); free(comp); free(x64);
 	return CLI_OK;
+}
+
+/* --- train --- */
+
+void openblas_set_num_threads(int num_threads);
+
+static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv)
+{
+	train_config cfg = train_config_default();
+	cfg.eval_every = 0;
+	corpus data;
+	char err[512];
+	mp_status st = corpus_load(&data, corpus_default_path(), cfg.t, err, sizeof err);
+	if (st != MP_OK) {
+		cli_error("bench", "train: %s", err);
+		return CLI_ENV;
+	}
+	static const char *const policies[] = { "fp32", "bf16-mixed" };
+	size_t steps = 4 * (size_t)reps;
+	csvw w;
+	if (csv) {
+		csvw_init(&w, stdout);
+		csvw_header(&w, "threads,policy,ms_per_step,sgemm_share,gflops,sgemm_gflops");
+	} else {
+		printf("bench train: tiny GPT, %zu layers, %zu heads, %zu channels, batch %zu x %zu; %zu timed\n"
+		       "steps after 2 warm-up steps; OpenBLAS kernels: %s\n\n",
+		       cfg.model.L, cfg.model.NH, cfg.model.C, cfg.B, cfg.t, steps, blas_corename());
+		printf("%-8s %-12s %10s %12s %10s %14s\n", "threads", "policy", "ms/step", "sgemm share", "GFLOP/s",
+		       "sgemm GFLOP/s");
+	}
+	int rc = CLI_OK;
+	for (int ti = 0; ti < nthreads && rc == CLI_OK; ti++) {
+		openblas_set_num_threads(threads[ti]);
+		double fp32_ms = 0;
+		for (size_t k = 0; k < sizeof policies / sizeof policies[0]; k++) {
+			train_policy p;
+			policy_from_name(policies[k], &p);
+			trainer *t;
+			if (trainer_create(&t, &cfg, &p, &data) != MP_OK) {
+				cli_error("bench", "train: cannot set up %s", policies[k]);
+				rc = CLI_ENV;
+				break;
+			}
+			train_stats s;
+			for (int i = 0; i < 2; i++)
+				trainer_step(t, &s);
+			layers_gemm_stats_reset();
+			double t0 = now();
+			for (size_t i = 0; i < steps; i++)
+				trainer_step(t, &s);
+			double el = now() - t0, gs, gf;
+			layers_gemm_stats(&gs, &gf);
+			trainer_free(t);
+			double ms = 1e3 * el / (double)steps;
+			if (k == 0)
+				fp32_ms = ms;
+			if (csv) {
+				csvw_fieldf(&w, "%d", threads[ti]);
+				csvw_field(&w, policies[k]);
+				csvw_fieldf(&w, "%.2f", ms);
+				csvw_fieldf(&w, "%.3f", gs / el);
+				csvw_fieldf(&w, "%.2f", gf / el * 1e-9);
+				csvw_fieldf(&w, "%.2f", gs > 0 ? gf / gs * 1e-9 : 0.0);
+				csvw_end_row(&w);
+			} else {
+				printf("%-8d %-12s %10.1f %11.0f%% %10.1f %14.1f", threads[ti], policies[k], ms, 100 * gs / el,
+				       gf / el * 1e-9, gs > 0 ? gf / gs * 1e-9 : 0.0);
+				if (k > 0)
+					printf("   (%.2fx the fp32 step)", ms / fp32_ms);
+				printf("\n");
+			}
+			fflush(stdout);
+		}
+	}
+	corpus_free(&data);
+	return rc;
 }

@@ -4,7 +4,10 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 /* --- embeddings --- */
 
@@ -98,6 +101,38 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
 	}
 }
 
+/* --- sgemm accounting --- */
+
+/* Time and floating-point operations spent in sgemm, for the benchmark's
+ * "share of the step in sgemm" (relaxed atomics: several trainers may run). */
+static _Atomic unsigned long long gemm_ns, gemm_flops;
+
+static void timed_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                        float alpha, const float *A, int lda, const float *Bm, int ldb, float beta, float *Cm,
+                        int ldc)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cblas_sgemm(order, ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, Cm, ldc);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	unsigned long long ns = (unsigned long long)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+	atomic_fetch_add_explicit(&gemm_ns, ns, memory_order_relaxed);
+	atomic_fetch_add_explicit(&gemm_flops, 2ull * (unsigned long long)M * (unsigned long long)N * (unsigned long long)K,
+	                          memory_order_relaxed);
+}
+
+void layers_gemm_stats(double *seconds, double *flops)
+{
+	*seconds = (double)atomic_load(&gemm_ns) * 1e-9;
+	*flops = (double)atomic_load(&gemm_flops);
+}
+
+void layers_gemm_stats_reset(void)
+{
+	atomic_store(&gemm_ns, 0);
+	atomic_store(&gemm_flops, 0);
+}
+
 /* --- matmul --- */
 
 void matmul_forward(float *out, const float *inp, const float *weight, const float *bias,
@@ -110,7 +145,7 @@ void matmul_forward(float *out, const float *inp, const float *weight, const flo
 			memcpy(out + i * OC, bias, OC * sizeof *bias);
 		beta = 1.0f;
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)OC, (int)C,
+	timed_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)OC, (int)C,
 	            1.0f, inp, (int)C, weight, (int)C, beta, out, (int)OC);
 }
 
@@ -134,10 +169,10 @@ void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dou
 {
 	size_t M = B * T;
 	if (dinp != NULL) /* (M,C) += dout (M,OC) @ weight (OC,C) */
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)C, (int)OC,
+		timed_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)C, (int)OC,
 		            1.0f, dout, (int)OC, weight, (int)C, 1.0f, dinp, (int)C);
 	if (dweight != NULL) /* (OC,C) += dout^T (OC,M) @ inp (M,C) */
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)OC, (int)C, (int)M,
+		timed_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)OC, (int)C, (int)M,
 		            1.0f, dout, (int)OC, inp, (int)C, 1.0f, dweight, (int)C);
 	if (dbias != NULL) {
 		for (size_t i = 0; i < M; i++) {
@@ -165,7 +200,7 @@ void attention_forward(float *out, float *preatt, float *att, const float *inp,
 			float *o = out + b * T * C + h * hs;          // (T,hs), row stride C
 			/* The full T x T product costs twice the causal half but keeps
 			 * the work in one GEMM; the upper triangle is cleared below. */
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs,
+			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs,
 			            scale, q, (int)C3, k, (int)C3, 0.0f, pa, (int)T);
 			for (size_t t = 0; t < T; t++) {
 				float *pr = pa + t * T;   // (T)
@@ -186,7 +221,7 @@ void attention_forward(float *out, float *preatt, float *att, const float *inp,
 					ar[u] = 0.0f;
 				}
 			}
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
 			            1.0f, a, (int)T, v, (int)C3, 0.0f, o, (int)C);
 		}
 	}
@@ -208,9 +243,9 @@ void attention_backward(float *dinp, float *dpreatt, float *datt, const float *d
 			const float *a = att + (b * NH + h) * T * T;  // (T,T)
 			const float *d = dout + b * T * C + h * hs;   // (T,hs), row stride C
 			/* out = att @ v: datt = dout @ v^T, dv += att^T @ dout. */
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs,
+			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs,
 			            1.0f, d, (int)C, v, (int)C3, 0.0f, datt, (int)T);
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			timed_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
 			            1.0f, a, (int)T, d, (int)C, 1.0f, dv, (int)C3);
 			/* Softmax Jacobian per row: dpre = att (datt - <att, datt>);
 			 * masked entries have att = 0 and get no gradient. */
@@ -227,9 +262,9 @@ void attention_backward(float *dinp, float *dpreatt, float *datt, const float *d
 					dp[u] = 0.0f;
 			}
 			/* preatt = scale q @ k^T: dq += scale dpre @ k, dk += scale dpre^T @ q. */
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
 			            scale, dpreatt, (int)T, k, (int)C3, 1.0f, dq, (int)C3);
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			timed_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
 			            scale, dpreatt, (int)T, q, (int)C3, 1.0f, dk, (int)C3);
 		}
 	}
@@ -240,8 +275,91 @@ void attention_backward(float *dinp, float *dpreatt, float *datt, const float *d
 #define GELU_SCALE 0.7978845608028654f   /* sqrt(2/pi) */
 #define GELU_CUBE 0.044715f
 
+/* GELU is elementwise but costs a tanh per element: with libm's scalar tanhf
+ * it took 40% of a training step. The AVX-512 path computes tanh through
+ * exp (2^k times a degree-6 polynomial, relative error about 1e-7), well
+ * inside fp32's own rounding of the result. */
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define T512 __attribute__((target("avx512f,avx512dq")))
+
+T512 static inline __m512 tanh16(__m512 u)
+{
+	u = _mm512_max_ps(_mm512_min_ps(u, _mm512_set1_ps(9.0f)), _mm512_set1_ps(-9.0f));
+	__m512 t = _mm512_mul_ps(u, _mm512_set1_ps(2.8853900817779268f));   /* 2u log2(e) */
+	__m512 k = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m512 f = _mm512_sub_ps(t, k);                                        /* [-0.5, 0.5] */
+	__m512 p = _mm512_set1_ps(1.5403530393381606e-4f);
+	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558146428443e-3f));
+	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291076284772e-3f));
+	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108664821580e-2f));
+	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-1f));
+	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-1f));
+	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+	__m512 e = _mm512_scalef_ps(p, k);                                     /* exp(2u) */
+	__m512 two = _mm512_set1_ps(2.0f);
+	return _mm512_sub_ps(_mm512_set1_ps(1.0f), _mm512_div_ps(two, _mm512_add_ps(e, _mm512_set1_ps(1.0f))));
+}
+
+T512 static void gelu_forward_avx512(float *out, const float *inp, size_t N)
+{
+	const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
+	const __m512 sc = _mm512_set1_ps(GELU_SCALE), cube = _mm512_set1_ps(GELU_CUBE);
+	for (size_t i = 0; i < N; i += 16) {
+		__mmask16 m = N - i >= 16 ? 0xffff : (__mmask16)((1u << (N - i)) - 1);
+		__m512 x = _mm512_maskz_loadu_ps(m, inp + i);
+		__m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+		__m512 u = _mm512_mul_ps(sc, _mm512_fmadd_ps(cube, x3, x));
+		__m512 y = _mm512_mul_ps(_mm512_mul_ps(half, x), _mm512_add_ps(one, tanh16(u)));
+		_mm512_mask_storeu_ps(out + i, m, y);
+	}
+}
+
+T512 static void gelu_backward_avx512(float *dinp, const float *inp, const float *dout, size_t N)
+{
+	const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
+	const __m512 sc = _mm512_set1_ps(GELU_SCALE), cube = _mm512_set1_ps(GELU_CUBE);
+	const __m512 cube3 = _mm512_set1_ps(3.0f * GELU_CUBE);
+	for (size_t i = 0; i < N; i += 16) {
+		__mmask16 m = N - i >= 16 ? 0xffff : (__mmask16)((1u << (N - i)) - 1);
+		__m512 x = _mm512_maskz_loadu_ps(m, inp + i);
+		__m512 x2 = _mm512_mul_ps(x, x);
+		__m512 u = _mm512_mul_ps(sc, _mm512_fmadd_ps(cube, _mm512_mul_ps(x2, x), x));
+		__m512 th = tanh16(u);
+		__m512 du = _mm512_mul_ps(sc, _mm512_fmadd_ps(cube3, x2, one));
+		__m512 sech2 = _mm512_fnmadd_ps(th, th, one);
+		__m512 grad = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_mul_ps(half, x), sech2), du,
+		                              _mm512_mul_ps(half, _mm512_add_ps(one, th)));
+		__m512 d = _mm512_maskz_loadu_ps(m, dinp + i);
+		d = _mm512_fmadd_ps(grad, _mm512_maskz_loadu_ps(m, dout + i), d);
+		_mm512_mask_storeu_ps(dinp + i, m, d);
+	}
+}
+
+static bool have_avx512(void)
+{
+	static int have = -1;
+	if (have < 0) {
+		__builtin_cpu_init();
+		have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+	}
+	return have;
+}
+#else
+static bool have_avx512(void) { return false; }
+static void gelu_forward_avx512(float *out, const float *inp, size_t N) { (void)out; (void)inp; (void)N; }
+static void gelu_backward_avx512(float *dinp, const float *inp, const float *dout, size_t N)
+{
+	(void)dinp; (void)inp; (void)dout; (void)N;
+}
+#endif
+
 void gelu_forward(float *out, const float *inp, size_t N)
 {
+	if (have_avx512()) {
+		gelu_forward_avx512(out, inp, N);
+		return;
+	}
 	for (size_t i = 0; i < N; i++) {
 		float x = inp[i];
 		float u = GELU_SCALE * (x + GELU_CUBE * x * x * x);
@@ -251,6 +369,10 @@ void gelu_forward(float *out, const float *inp, size_t N)
 
 void gelu_backward(float *dinp, const float *inp, const float *dout, size_t N)
 {
+	if (have_avx512()) {
+		gelu_backward_avx512(dinp, inp, dout, N);
+		return;
+	}
 	for (size_t i = 0; i < N; i++) {
 		float x = inp[i];
 		float u = GELU_SCALE * (x + GELU_CUBE * x * x * x);

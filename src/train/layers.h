@@ -130,4 +130,9 @@ void crossentropy_softmax_backward(float *dlogits,       // (B,T,V)
                                    float dloss,
                                    size_t B, size_t T, size_t V);
 
+/* Seconds and floating-point operations spent in sgemm since the last reset
+ * (all threads), for benchmarks. */
+void layers_gemm_stats(double *seconds, double *flops);
+void layers_gemm_stats_reset(void);
+
 #endif
