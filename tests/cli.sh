@@ -789,6 +789,56 @@ expect_rc "bench drift" 0
 out_line "bench drift --csv: header" "threads,variant,seconds,updates_per_s,bound_per_s,ratio"
 
 # ---------------------------------------------------------------------------
+echo "# train and gradhist (tiny shapes)"
+
+tiny="--layers 1 --channels 16 --heads 2 --batch 2 --context 16"
+run train $tiny --steps 3 --eval-every 2 --policy fp32,bf16-resid --csv -
+expect_rc "train --csv -" 0
+out_line "train --csv: header" \
+	"step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,resid_lost_frac,ms"
+out_lines "train: 3 steps x 2 policies" 7
+res=$(awk -F, 'NR > 1 { if (NF != 11) print "row " NR ": " NF " fields"
+	if (($1 == 1) != ($4 != "")) print "row " NR ": val_loss \"" $4 "\" at step " $1
+	if ($3 <= 0 || $3 > 10) print "row " NR ": loss " $3 }' "$tmp/out")
+[ -z "$res" ] && ok "train --csv: 11 fields, val_loss only after step 2, sane losses" \
+	|| bad "train --csv: 11 fields, val_loss only after step 2, sane losses" "$res"
+# the same seed gives the same first loss for both policies (same weights, same batch)
+l0=$(awk -F, '$1 == 0 && $2 == "fp32" { print $3 }' "$tmp/out")
+l1=$(awk -F, '$1 == 0 && $2 == "bf16-resid" { print $3 }' "$tmp/out")
+awk -v a="$l0" -v b="$l1" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 0.05) }' \
+	&& ok "train: policies start from the same weights" || bad "train: policies start from the same weights" "$l0 vs $l1"
+run train $tiny --steps 2 --policy fp33
+usage_error "train --policy fp33" "fp33" "bf16-mixed"
+run train $tiny --steps 2 --residual bf61
+usage_error "train --residual bf61" "bf61"
+run train $tiny --steps 2 --weights bf16:up
+usage_error "train --weights bf16:up" "up"
+run train $tiny --heads 3
+usage_error "train --heads 3 --channels 16" "--heads"
+run train $tiny --device cuda
+expect_rc "train --device cuda without CUDA" 3
+err_has "train --device cuda: says why" "CUDA"
+run train $tiny --data /nonexistent/text.txt
+expect_rc "train --data missing" 3
+err_has "train --data missing: names the file" "/nonexistent/text.txt"
+printf 'too short\n' >"$tmp/short.txt"
+run train $tiny --data "$tmp/short.txt"
+expect_rc "train --data too short" 2
+err_has "train --data too short: names the file" "short.txt"
+run train --help
+expect_rc "train --help" 0
+out_has "train --help: --resid-offset" "--resid-offset"
+run gradhist $tiny --steps 2 --scale 1024 --csv
+expect_rc "gradhist --csv" 0
+out_line "gradhist --csv: header" "log2_lo,log2_hi,count,share,fp16_at_scale"
+res=$(awk -F, 'NR > 1 { s += $4; if ($2 != $1 + 1) print "bucket " $1 " to " $2
+	# a bucket 2^k at S=1024 is below fp16 min normal 2^-14 iff k + 10 < -14
+	want = ($1 + 10 < -25) ? "flushed" : ($1 + 10 < -14) ? "subnormal" : ($1 + 10 >= 16) ? "overflow" : "normal"
+	if ($5 != want) print "bucket " $1 ": " $5 " != " want }
+	END { if (s < 0.999 || s > 1.001) print "shares sum to " s }' "$tmp/out")
+[ -z "$res" ] && ok "gradhist --csv: buckets, shares and fp16 regions" || bad "gradhist --csv: buckets, shares and fp16 regions" "$res"
+
+# ---------------------------------------------------------------------------
 echo "# I/O errors"
 
 if [ -c /dev/full ]; then

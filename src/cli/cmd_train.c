@@ -237,18 +237,20 @@ static bool build_policies(const char *cmd, const train_setup *su, train_policy 
 	return ok;
 }
 
-static bool load_data(const char *cmd, const train_setup *su, corpus *c)
+/* Loads the corpus; on failure reports it and returns the exit status (2 for
+ * a file that is unusable as text, 3 when it cannot be read), else CLI_OK. */
+static int load_data(const char *cmd, const train_setup *su, corpus *c)
 {
 	char err[512];
 	const char *path = su->data ? su->data : corpus_default_path();
 	mp_status st = corpus_load(c, path, su->cfg.t, err, sizeof err);
 	if (st != MP_OK) {
 		cli_error(cmd, "--data: %s", st == MP_ENOMEM ? "out of memory" : err);
-		return false;
+		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
 	}
 	if (c->replaced)
 		fprintf(stderr, "mixprec %s: note: %zu non-ASCII bytes of %s read as '?'\n", cmd, c->replaced, path);
-	return true;
+	return CLI_OK;
 }
 
 static void csv_row(csvw *w, const char *policy, const train_stats *s)
@@ -318,8 +320,9 @@ int cmd_train(int argc, char **argv)
 	if (!build_policies("train", &su, pols, 16, &np))
 		return CLI_USAGE;
 	corpus data;
-	if (!load_data("train", &su, &data))
-		return CLI_ENV;
+	int lrc = load_data("train", &su, &data);
+	if (lrc != CLI_OK)
+		return lrc;
 	openblas_set_num_threads(su.threads);
 
 	trainer *tr[16] = { 0 };
@@ -479,8 +482,9 @@ int cmd_gradhist(int argc, char **argv)
 	if (!build_policies("gradhist", &su, pol, 1, &np))
 		return CLI_USAGE;
 	corpus data;
-	if (!load_data("gradhist", &su, &data))
-		return CLI_ENV;
+	int lrc = load_data("gradhist", &su, &data);
+	if (lrc != CLI_OK)
+		return lrc;
 	openblas_set_num_threads(su.threads);
 	trainer *tr;
 	mp_status st = trainer_create(&tr, &su.cfg, &pol[0], &data);
