@@ -61,23 +61,34 @@ static uint32_t prng(void)
 	return (uint32_t)((prng_state * 0x2545f4914f6cdd1dull) >> 32);
 }
 
+/* Element access through memcpy: the tail tests pass misaligned buffers. */
 static uint32_t load_elem(const void *p, size_t size, size_t i)
 {
-	if (size == 1)
-		return ((const uint8_t *)p)[i];
-	if (size == 2)
-		return ((const uint16_t *)p)[i];
-	return ((const uint32_t *)p)[i];
+	uint8_t b8;
+	uint16_t b16;
+	uint32_t b32;
+	if (size == 1) {
+		memcpy(&b8, (const char *)p + i, 1);
+		return b8;
+	}
+	if (size == 2) {
+		memcpy(&b16, (const char *)p + 2 * i, 2);
+		return b16;
+	}
+	memcpy(&b32, (const char *)p + 4 * i, 4);
+	return b32;
 }
 
 static void store_elem(void *p, size_t size, size_t i, uint32_t v)
 {
+	uint8_t b8 = (uint8_t)v;
+	uint16_t b16 = (uint16_t)v;
 	if (size == 1)
-		((uint8_t *)p)[i] = (uint8_t)v;
+		memcpy((char *)p + i, &b8, 1);
 	else if (size == 2)
-		((uint16_t *)p)[i] = (uint16_t)v;
+		memcpy((char *)p + 2 * i, &b16, 2);
 	else
-		((uint32_t *)p)[i] = v;
+		memcpy((char *)p + 4 * i, &v, 4);
 }
 
 static void *xmalloc(size_t n)

@@ -495,6 +495,35 @@ START_TEST(test_gelu)
 }
 END_TEST
 
+/* GELU value and slope at every magnitude, each to a relative tolerance of
+ * its own (not relative to the largest value): far in the negative tail
+ * GELU is tiny but not zero, and the vectorised tanh must keep it so. */
+START_TEST(test_gelu_tails)
+{
+	enum { N = 61 };
+	float x[N], y[N], d[N], one[N];
+	for (int i = 0; i < N; i++) {
+		x[i] = -12.0f + 0.4f * (float)i;   /* -12 .. 12 */
+		d[i] = 0.0f;
+		one[i] = 1.0f;
+	}
+	gelu_forward(y, x, N);
+	gelu_backward(d, x, one, N);
+	for (int i = 0; i < N; i++) {
+		double xd = x[i], c = sqrt(2.0 / M_PI), u = c * (xd + 0.044715 * xd * xd * xd);
+		/* 1 + tanh(u) = 2 / (1 + exp(-2u)), exact in both tails in fp64 */
+		double opt = 2.0 / (1.0 + exp(-2.0 * u));
+		double want = 0.5 * xd * opt;
+		double du = c * (1.0 + 3.0 * 0.044715 * xd * xd);
+		double dwant = 0.5 * opt + 0.5 * xd * opt * (2.0 - opt) * du;
+		/* below ~1e-38 fp32 runs out of range: absolute 1e-37 there */
+		ck_assert_msg(fabs(y[i] - want) <= 1e-5 * fabs(want) + 1e-37, "gelu(%g) = %g, want %g", xd, y[i], want);
+		ck_assert_msg(fabs(d[i] - dwant) <= 1e-5 * fabs(dwant) + 1e-37, "gelu'(%g) = %g, want %g", xd, d[i],
+		              dwant);
+	}
+}
+END_TEST
+
 START_TEST(test_residual)
 {
 	/* Sums of small dyadic values are exact in fp32: compare for equality. */
@@ -592,6 +621,7 @@ static Suite *layers_suite(void)
 	tcase_add_test(tc, test_matmul);
 	tcase_add_test(tc, test_attention);
 	tcase_add_test(tc, test_gelu);
+	tcase_add_test(tc, test_gelu_tails);
 	tcase_add_test(tc, test_residual);
 	tcase_add_test(tc, test_crossentropy);
 	suite_add_tcase(s, tc);

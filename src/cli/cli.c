@@ -155,7 +155,7 @@ bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned 
 {
 	char *end;
 	errno = 0;
-	if (!*text || *text == '-') {
+	if (!(*text >= '0' && *text <= '9')) {   /* no sign, no blanks: strtoull would accept them */
 		cli_error(cmd, "%s: '%s' is not a non-negative integer", opt, text);
 		return false;
 	}

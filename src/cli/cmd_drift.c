@@ -9,6 +9,8 @@
 
 #include "cli/cli.h"
 #include "drift/drift.h"
+#include "fmt/decode.h"
+#include "fmt/parse.h"
 #include "fmt/bulk.h"
 #include "util/csvout.h"
 
@@ -49,16 +51,38 @@ static void on_sigint(int sig)
 	interrupted = 1;
 }
 
-static bool parse_double(const char *opt, const char *text, double *v)
+/* A number in the full syntax (0.5, 2^9, 3*2^-10, 1/3, ...), finite, to the
+ * nearest binary64; with starts, also rounded exactly into every variant's
+ * format (no detour through binary64). */
+static bool parse_double(const char *opt, const char *text, double *v, double *starts)
 {
-	char *end;
-	errno = 0;
-	*v = strtod(text, &end);
-	if (!*text || *end || errno || !isfinite(*v)) {
+	fmt_num x;
+	fmt_num_init(&x);
+	char err[256];
+	bool ok = fmt_parse_number(&x, text, err, sizeof err) == MP_OK;
+	if (!ok)
+		cli_error("drift", "%s: %s", opt, err);
+	else if (x.kind != NUM_FINITE || !isfinite(fmt_num_to_double(&x))) {
 		cli_error("drift", "%s: '%s' is not a finite number", opt, text);
-		return false;
+		ok = false;
 	}
-	return true;
+	if (ok) {
+		*v = fmt_num_to_double(&x);
+		if (starts) {
+			static const fmt_id fmts[DRIFT_VARIANT_COUNT] = {
+				[DRIFT_FP64] = FMT_FP32, [DRIFT_FP32] = FMT_FP32, [DRIFT_BF16_RNE] = FMT_BF16,
+				[DRIFT_BF16_SR] = FMT_BF16, [DRIFT_BF16_KAHAN] = FMT_BF16, [DRIFT_FP16_RNE] = FMT_FP16,
+			};
+			fmt_round_ctl ctl = { .mode = FMT_RNE };
+			for (int k = 0; k < DRIFT_VARIANT_COUNT; k++) {
+				const fmt_info *f = fmt_get(fmts[k]);
+				starts[k] = fmt_to_double(f, fmt_round_num(f, &ctl, &x, NULL));
+			}
+			starts[DRIFT_FP64] = *v;
+		}
+	}
+	fmt_num_clear(&x);
+	return ok;
 }
 
 static bool parse_size(const char *opt, const char *text, size_t *v, size_t max)
@@ -80,20 +104,31 @@ static void print_table(const drift_params *p, const drift_state st[DRIFT_VARIAN
 	       steps, drift_dist_name(p->dist), p->mean, p->std, p->elements, (unsigned long long)p->seed);
 	printf("%-11s %14s %14s %14s %10s %10s\n", "variant", "start", "final mean", "drift", "retained",
 	       "unchanged");
-	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
+	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++) {
+		if (!isfinite(st[v].start)) {
+			printf("%-11s %14.6g   x0 overflows this format: nothing to measure\n",
+			       drift_variant_name((drift_variant)v), st[v].start);
+			continue;
+		}
 		printf("%-11s %14.6g %14.8g %14.6g %9.1f%% %9.1f%%\n", drift_variant_name((drift_variant)v),
 		       st[v].start, st[v].mean, st[v].drift, 100 * st[v].retained, 100 * st[v].unchanged_frac);
+	}
 }
 
-static void csv_state_row(csvw *w, const char *first, const char *variant, size_t step, const drift_state *s)
+/* One trajectory row: variant,step,mean,drift,retained,unchanged_frac. */
+static void csv_state_row(csvw *w, const char *variant, size_t step, const drift_state *s)
 {
-	if (first)
-		csvw_field(w, first);
 	csvw_field(w, variant);
-	if (step != (size_t)-1)
-		csvw_fieldf(w, "%zu", step);
-	else
-		csvw_fieldf(w, "%.17g", s->start);
+	csvw_fieldf(w, "%zu", step);
+	if (!isfinite(s->start)) {
+		/* x0 overflows the variant's format: no trajectory to report */
+		csvw_field(w, "");
+		csvw_field(w, "");
+		csvw_field(w, "");
+		csvw_field(w, "");
+		csvw_end_row(w);
+		return;
+	}
 	csvw_fieldf(w, "%.17g", s->mean);
 	csvw_fieldf(w, "%.17g", s->drift);
 	if (isnan(s->retained))
@@ -157,7 +192,7 @@ static int run_one(const drift_params *p, csvw *w, drift_state final[DRIFT_VARIA
 		/* the last point is the final state; retained is relative to fp64 at that step */
 		for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
 			for (size_t k = 0; k < npts; k++)
-				csv_state_row(w, NULL, drift_variant_name((drift_variant)v), tstep[k],
+				csv_state_row(w, drift_variant_name((drift_variant)v), tstep[k],
 				              &traj[k * DRIFT_VARIANT_COUNT + (size_t)v]);
 	}
 	drift_snapshot(sim, final);
@@ -194,12 +229,16 @@ int cmd_drift(int argc, char **argv)
 		case CLI_ARG_VALUE:
 			cli_error("drift", "unexpected argument '%s' (see 'mixprec drift --help')", value);
 			return CLI_USAGE;
-		case 'x': if (!parse_double("--x0", optarg, &p.x0)) return CLI_USAGE; break;
+		case 'x':
+			if (!parse_double("--x0", optarg, &p.x0, p.starts))
+				return CLI_USAGE;
+			p.have_starts = true;
+			break;
 		case 'T': if (!parse_size("--steps", optarg, &p.steps, (size_t)1 << 40)) return CLI_USAGE; break;
 		case 'E': if (!parse_size("--elements", optarg, &p.elements, (size_t)1 << 32)) return CLI_USAGE; break;
-		case 'm': if (!parse_double("--mean", optarg, &p.mean)) return CLI_USAGE; break;
+		case 'm': if (!parse_double("--mean", optarg, &p.mean, NULL)) return CLI_USAGE; break;
 		case 's':
-			if (!parse_double("--std", optarg, &p.std))
+			if (!parse_double("--std", optarg, &p.std, NULL))
 				return CLI_USAGE;
 			if (p.std < 0) {
 				cli_error("drift", "--std: must not be negative");
@@ -229,7 +268,7 @@ int cmd_drift(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	double xs[64];
+	double xs[64], xstarts[64][DRIFT_VARIANT_COUNT];
 	size_t nx = 0;
 	if (sweep) {
 		if (strncmp(sweep, "x0=", 3) != 0) {
@@ -240,7 +279,7 @@ int cmd_drift(int argc, char **argv)
 		if (!copy)
 			return CLI_ENV;
 		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			if (nx == sizeof xs / sizeof xs[0] || !parse_double("--sweep", tok, &xs[nx])) {
+			if (nx == sizeof xs / sizeof xs[0] || !parse_double("--sweep", tok, &xs[nx], xstarts[nx])) {
 				if (nx == sizeof xs / sizeof xs[0])
 					cli_error("drift", "--sweep: at most %zu values", nx);
 				free(copy);
@@ -293,6 +332,8 @@ int cmd_drift(int argc, char **argv)
 		for (size_t i = 0; i < nx && rc == CLI_OK && !interrupted; i++) {
 			drift_params q = p;
 			q.x0 = xs[i];
+			q.have_starts = true;
+			memcpy(q.starts, xstarts[i], sizeof q.starts);
 			rc = run_one(&q, NULL, st, &done);
 			if (rc != CLI_OK)
 				break;
@@ -303,7 +344,10 @@ int cmd_drift(int argc, char **argv)
 					csvw_field(&w, x0s);
 					csvw_field(&w, drift_variant_name((drift_variant)v));
 					csvw_fieldf(&w, "%.17g", st[v].start);
-					csvw_fieldf(&w, "%.17g", st[v].drift);
+					if (isfinite(st[v].start))
+						csvw_fieldf(&w, "%.17g", st[v].drift);
+					else
+						csvw_field(&w, "");
 					if (isnan(st[v].retained))
 						csvw_field(&w, "");
 					else
@@ -314,8 +358,12 @@ int cmd_drift(int argc, char **argv)
 			}
 			if (fp != stdout) {
 				printf("%-10g", xs[i]);
-				for (int v = 1; v < DRIFT_VARIANT_COUNT; v++)
-					printf(" %10.1f%%", 100 * st[v].retained);
+				for (int v = 1; v < DRIFT_VARIANT_COUNT; v++) {
+					if (isfinite(st[v].start))
+						printf(" %10.1f%%", 100 * st[v].retained);
+					else
+						printf(" %11s", "overflow");
+				}
 				printf("\n");
 			}
 		}

@@ -58,18 +58,9 @@ static void round_one(round_job *job, const char *text, const fmt_num *x, unsign
 		unsigned flags;
 		uint32_t bits = fmt_round_num(f, &ctl, x, &flags);
 		double v = fmt_to_double(f, bits);
-		double ae, re;
-		fmt_error_of(x, v, &ae, &re);
 		snprintf(bits_s, sizeof bits_s, "0x%0*x", fmt_hex_digits(f), bits);
 		numtext_exact(value, sizeof value, v);
-		if (isnan(ae))
-			snprintf(abs_s, sizeof abs_s, "nan");
-		else
-			snprintf(abs_s, sizeof abs_s, "%.10g", ae);
-		if (isnan(re))
-			snprintf(rel_s, sizeof rel_s, "nan");
-		else
-			snprintf(rel_s, sizeof rel_s, "%.10g", re);
+		fmt_error_text(x, v, job->csv ? 10 : 4, abs_s, rel_s, sizeof abs_s);
 		if (job->csv) {
 			csvw_field(&job->w, text);
 			csvw_field(&job->w, f->name);
@@ -88,10 +79,6 @@ static void round_one(round_job *job, const char *text, const fmt_num *x, unsign
 			snprintf(note, sizeof note, "overflow");
 		else if (flags & FMT_FLAG_UNDERFLOW)
 			snprintf(note, sizeof note, v == 0 ? "underflow to zero" : "subnormal (underflow)");
-		if (!isnan(re) && !isinf(re) && re != 0)
-			snprintf(rel_s, sizeof rel_s, "%.3e", re);
-		if (!isnan(ae) && !isinf(ae) && ae != 0)
-			snprintf(abs_s, sizeof abs_s, "%.3e", ae);
 		/* long exact expansions are shown to 17 digits; --csv has them in full */
 		if (numtext_sig_digits(value) > 40) {
 			char s[64];

@@ -72,8 +72,7 @@ static bool parse_real(const char *cmd, const char *opt, const char *text, doubl
 	errno = 0;
 	*v = strtod(text, &end);
 	if (!*text || *end || errno || !isfinite(*v)) {
-		cli_error(cmd, "%s: '%s' is not a finite number", cmd, text);
-		(void)opt;
+		cli_error(cmd, "%s: '%s' is not a finite number", opt, text);
 		return false;
 	}
 	return true;
@@ -136,8 +135,10 @@ static int common_option(const char *cmd, train_setup *su, int c)
 	case OPT_DATA: su->data = optarg; return 1;
 	case OPT_STEPS: return parse_pos(cmd, "--steps", optarg, &su->steps, 100000000) ? 1 : -1;
 	case OPT_LR:
-		if (!parse_real(cmd, "--lr", optarg, &d) || d <= 0) {
-			cli_error(cmd, "--lr: must be a positive number");
+		if (!parse_real(cmd, "--lr", optarg, &d))
+			return -1;
+		if (d <= 0) {
+			cli_error(cmd, "--lr: must be a positive number (got %s)", optarg);
 			return -1;
 		}
 		su->cfg.lr = d;
@@ -373,7 +374,11 @@ int cmd_train(int argc, char **argv)
 				last_val[i] = last[i].val_loss;
 			if (fp) {
 				csv_row(&w, pols[i].name, &last[i]);
-				fflush(fp);
+				if (fflush(fp) != 0 || ferror(fp)) {
+					cli_error("train", "--csv: writing '%s' failed: %s", csv_path, strerror(errno ? errno : EIO));
+					rc = CLI_ENV;
+					break;
+				}
 			}
 		}
 		done = step + 1;
@@ -458,8 +463,10 @@ int cmd_gradhist(int argc, char **argv)
 			continue;
 		}
 		if (c == OPT_HSCALE) {
-			if (!parse_real("gradhist", "--scale", optarg, &scale) || scale <= 0) {
-				cli_error("gradhist", "--scale: must be a positive number");
+			if (!parse_real("gradhist", "--scale", optarg, &scale))
+				return CLI_USAGE;
+			if (scale <= 0) {
+				cli_error("gradhist", "--scale: must be a positive number (got %s)", optarg);
 				return CLI_USAGE;
 			}
 			continue;
@@ -472,7 +479,9 @@ int cmd_gradhist(int argc, char **argv)
 		if (r == -3)
 			return CLI_ENV;
 		if (r <= 0) {
-			if (r == 0)
+			if (r == 0 && c == ':')
+				cli_error("gradhist", "option '%s' needs a value", argv[optind - 1]);
+			else if (r == 0)
 				cli_error("gradhist", "unknown option '%s' (see 'mixprec gradhist --help')", argv[optind - 1]);
 			return CLI_USAGE;
 		}
@@ -521,7 +530,7 @@ int cmd_gradhist(int argc, char **argv)
 		k = k < KMIN ? KMIN : k > KMAX ? KMAX : k;
 		count[k - KMIN]++;
 		double as = a * scale;
-		if (as < fmt_min_subnormal(h) / 2)
+		if (as <= fmt_min_subnormal(h) / 2)   /* half the smallest subnormal ties to 0 */
 			under++;
 		else if (as < fmt_min_normal(h))
 			sub++;
@@ -541,6 +550,8 @@ int cmd_gradhist(int argc, char **argv)
 		csvw_header(&w, "log2_lo,log2_hi,count,share,fp16_at_scale");
 		for (int k = lo; k <= hi; k++) {
 			double as = ldexp(1.0, k) * scale;
+			/* a bucket [2^k, 2^(k+1)) is flushed when all of it is below half the
+			 * smallest subnormal: its values above that round up to it */
 			const char *region = as < fmt_min_subnormal(h) / 2 ? "flushed" : as < fmt_min_normal(h) ? "subnormal"
 			                     : as > fmt_max(h) ? "overflow" : "normal";
 			csvw_fieldf(&w, "%d", k);

@@ -5,6 +5,8 @@
 
 #include "drift/drift.h"
 #include "fmt/bulk.h"
+#include "fmt/decode.h"
+#include "fmt/round.h"
 #include "util/rng.h"
 
 /* Updates are generated and applied in chunks that stay in cache: the update
@@ -115,14 +117,15 @@ mp_status drift_create(drift_sim **out, const drift_params *p)
 		drift_free(s);
 		return MP_ENOMEM;
 	}
-	s->start[DRIFT_FP64] = p->x0;
+	s->start[DRIFT_FP64] = p->have_starts ? p->starts[DRIFT_FP64] : p->x0;
 	for (size_t i = 0; i < E; i++)
-		s->x64[i] = p->x0;
+		s->x64[i] = s->start[DRIFT_FP64];
 	for (int v = 1; v < DRIFT_VARIANT_COUNT; v++) {
-		/* x0 as the variant stores it (RNE; x0 itself needs no randomness) */
-		float x = (float)p->x0;
-		fmt_bulk_opts o = { .fmt = variant_format((drift_variant)v), .mode = FMT_RNE };
-		fmt_bulk_quantize(FMT_SIMD_AUTO, &o, &x, 1);
+		/* x0 as the variant stores it (RNE), from the exact value when given */
+		fmt_round_ctl ctl = { .mode = FMT_RNE };
+		const fmt_info *f = fmt_get(variant_format((drift_variant)v));
+		float x = p->have_starts ? (float)p->starts[v]
+		                         : (float)fmt_to_double(f, fmt_round_double(f, &ctl, p->x0, NULL));
 		s->start[v] = x;
 		for (size_t i = 0; i < E; i++)
 			s->x[v][i] = x;
@@ -187,5 +190,6 @@ void drift_snapshot(const drift_sim *s, drift_state out[DRIFT_VARIANT_COUNT])
 		out[v].unchanged_frac = updates > 0 ? (double)s->unchanged[v] / updates : 0.0;
 	}
 	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
-		out[v].retained = out[DRIFT_FP64].drift != 0 ? out[v].drift / out[DRIFT_FP64].drift : NAN;
+		out[v].retained = out[DRIFT_FP64].drift != 0 && isfinite(out[v].start)
+		                  ? out[v].drift / out[DRIFT_FP64].drift : NAN;
 }

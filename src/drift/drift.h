@@ -30,7 +30,11 @@ typedef enum {
 typedef struct {
 	size_t elements;   /* E */
 	size_t steps;      /* T */
-	double x0;
+	double x0;         /* the start of the fp64 reference */
+	/* when set, each variant's start as already rounded from the exact x0
+	 * into its format (else x0 is rounded from binary64) */
+	bool have_starts;
+	double starts[DRIFT_VARIANT_COUNT];
 	drift_dist dist;
 	double mean, std;
 	uint64_t seed;
@@ -43,7 +47,8 @@ typedef struct {
 	double start;           /* x0 as stored in the variant's format */
 	double mean;            /* mean over the elements now */
 	double drift;           /* mean - start */
-	double retained;        /* drift / the fp64 reference's drift (NaN when that is 0) */
+	double retained;        /* drift / the fp64 reference's drift (NaN when that is 0
+	                         * or the start is not finite: x0 beyond the format's range) */
 	double unchanged_frac;  /* share of the updates so far that left the value unchanged */
 } drift_state;
 

@@ -101,24 +101,29 @@ bool fmt_simd_available(fmt_simd path)
 	return cpu_has(path);
 }
 
+static fmt_simd best_path;
+
+static void best_path_detect(void)
+{
+	fmt_simd b = FMT_SIMD_PORTABLE;
+	if (cpu_has(FMT_SIMD_AVX2))
+		b = FMT_SIMD_AVX2;
+	if (cpu_has(FMT_SIMD_AVX512))
+		b = FMT_SIMD_AVX512;
+	/* MIXPREC_SIMD caps the choice (to compare paths or work around a CPU) */
+	const char *env = getenv("MIXPREC_SIMD");
+	if (env && !strcmp(env, "portable"))
+		b = FMT_SIMD_PORTABLE;
+	else if (env && !strcmp(env, "avx2") && b > FMT_SIMD_AVX2)
+		b = FMT_SIMD_AVX2;
+	best_path = b;
+}
+
 fmt_simd fmt_simd_best(void)
 {
-	static int best = -2;
-	if (best == -2) {
-		fmt_simd b = FMT_SIMD_PORTABLE;
-		if (cpu_has(FMT_SIMD_AVX2))
-			b = FMT_SIMD_AVX2;
-		if (cpu_has(FMT_SIMD_AVX512))
-			b = FMT_SIMD_AVX512;
-		/* MIXPREC_SIMD caps the choice (to compare paths or work around a CPU) */
-		const char *env = getenv("MIXPREC_SIMD");
-		if (env && !strcmp(env, "portable"))
-			b = FMT_SIMD_PORTABLE;
-		else if (env && !strcmp(env, "avx2") && b > FMT_SIMD_AVX2)
-			b = FMT_SIMD_AVX2;
-		best = b;
-	}
-	return (fmt_simd)best;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, best_path_detect);
+	return best_path;
 }
 
 const char *fmt_simd_name(fmt_simd path)
@@ -140,21 +145,13 @@ size_t fmt_bulk_elem_size(fmt_id fmt)
 
 /* --- portable kernels --- */
 
-static uint32_t load_elem(const void *in, size_t i, size_t size)
-{
-	if (size == 1)
-		return ((const uint8_t *)in)[i];
-	if (size == 2)
-		return ((const uint16_t *)in)[i];
-	return ((const uint32_t *)in)[i];
-}
 
 /* One loop per element type and mode, so that nothing but the rounding
  * itself is decided per element. */
-#define PORTABLE_ENCODE(T, SR)                                                   \
-	for (size_t i = 0; i < n; i++) {                                         \
-		uint32_t r = SR ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;   \
-		((T *)out)[i] = (T)bulk_encode1(p, bulk_f2u(in[i]), r);          \
+#define PORTABLE_ENCODE(SIZE, SR)                                                 \
+	for (size_t i = 0; i < n; i++) {                                          \
+		uint32_t r = SR ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;    \
+		bulk_store_elem(out, i, SIZE, bulk_encode1(p, bulk_f2u(in[i]), r)); \
 	}
 
 static void portable_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out,
@@ -162,11 +159,11 @@ static void portable_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, vo
 {
 	size_t size = fmt_bulk_elem_size(p->fmt);
 	if (size == 1) {
-		if (p->sr) { PORTABLE_ENCODE(uint8_t, 1) } else { PORTABLE_ENCODE(uint8_t, 0) }
+		if (p->sr) { PORTABLE_ENCODE(1, 1) } else { PORTABLE_ENCODE(1, 0) }
 	} else if (size == 2) {
-		if (p->sr) { PORTABLE_ENCODE(uint16_t, 1) } else { PORTABLE_ENCODE(uint16_t, 0) }
+		if (p->sr) { PORTABLE_ENCODE(2, 1) } else { PORTABLE_ENCODE(2, 0) }
 	} else {
-		if (p->sr) { PORTABLE_ENCODE(uint32_t, 1) } else { PORTABLE_ENCODE(uint32_t, 0) }
+		if (p->sr) { PORTABLE_ENCODE(4, 1) } else { PORTABLE_ENCODE(4, 0) }
 	}
 }
 
@@ -174,7 +171,7 @@ static void portable_decode(fmt_id fmt, float *out, const void *in, size_t n)
 {
 	size_t size = fmt_bulk_elem_size(fmt);
 	for (size_t i = 0; i < n; i++)
-		out[i] = bulk_u2f(bulk_decode1(fmt, load_elem(in, i, size)));
+		out[i] = bulk_u2f(bulk_decode1(fmt, bulk_load_elem(in, i, size)));
 }
 
 static void portable_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n)
@@ -246,7 +243,7 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 	if (o->fmt == FMT_FP32 && op != OP_ACCUMULATE) {
 		for (size_t i = 0; i < n; i++) {
 			if (op == OP_ENCODE)
-				((uint32_t *)out)[i] = fp32_one(in[i], o->saturate);
+				bulk_store_elem(out, i, 4, fp32_one(in[i], o->saturate));
 			else
 				x[i] = bulk_u2f(fp32_one(x[i], o->saturate));
 		}

@@ -171,14 +171,8 @@ T256 void bulk_avx2_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, voi
 		__builtin_memcpy(tmp_in, in + i, (n - i) * 4);
 		_mm256_storeu_si256((__m256i *)tmp_out,
 		                    encode8(&v, _mm256_loadu_si256((const __m256i *)tmp_in), idx_lo + (uint32_t)i));
-		for (size_t j = 0; i + j < n; j++) {
-			if (size == 1)
-				((uint8_t *)out)[i + j] = (uint8_t)tmp_out[j];
-			else if (size == 2)
-				((uint16_t *)out)[i + j] = (uint16_t)tmp_out[j];
-			else
-				((uint32_t *)out)[i + j] = tmp_out[j];
-		}
+		for (size_t j = 0; i + j < n; j++)
+			bulk_store_elem(out, i + j, size, tmp_out[j]);
 	}
 }
 
@@ -238,9 +232,7 @@ T256 void bulk_avx2_decode(fmt_id fmt, float *out, const void *in, size_t n)
 	for (; i + 8 <= n; i += 8)
 		_mm256_storeu_ps(out + i, decode8(fmt, load8(size, in, i)));
 	for (; i < n; i++) {
-		uint32_t b = size == 1 ? ((const uint8_t *)in)[i]
-		           : size == 2 ? ((const uint16_t *)in)[i] : ((const uint32_t *)in)[i];
-		out[i] = bulk_u2f(bulk_decode1(fmt, b));
+		out[i] = bulk_u2f(bulk_decode1(fmt, bulk_load_elem(in, i, size)));
 	}
 }
 

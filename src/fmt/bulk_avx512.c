@@ -270,18 +270,13 @@ T512 static inline __attribute__((always_inline)) void encode_all(const bulk_par
 {
 	vparams v = vparams_load(p, k);
 	size_t i = 0;
-	if (n >= STREAM_MIN_ELEMS) {
+	/* streaming needs the output lines aligned, so the elements must be */
+	if (n >= STREAM_MIN_ELEMS && (uintptr_t)out % size == 0) {
 		/* head: single elements until the output is 64-byte aligned */
 		size_t head = ((64 - ((uintptr_t)out & 63)) & 63) / size;
 		for (; i < head; i++) {
 			uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
-			uint32_t b = bulk_encode1(p, bulk_f2u(in[i]), r);
-			if (size == 1)
-				((uint8_t *)out)[i] = (uint8_t)b;
-			else if (size == 2)
-				((uint16_t *)out)[i] = (uint16_t)b;
-			else
-				((uint32_t *)out)[i] = b;
+			bulk_store_elem(out, i, size, bulk_encode1(p, bulk_f2u(in[i]), r));
 		}
 		size_t per_line = 64 / size;
 		for (; i + 4 * STREAM_BLOCK <= n; i += 4 * STREAM_BLOCK) {
@@ -474,9 +469,7 @@ T512 void bulk_avx512_decode(fmt_id fmt, float *out, const void *in, size_t n)
 	size_t i = 0;
 	if (n >= STREAM_MIN_ELEMS) {
 		for (; i < n && ((uintptr_t)(out + i) & 63); i++)
-			out[i] = bulk_u2f(bulk_decode1(fmt, size == 1 ? ((const uint8_t *)in)[i]
-			                                  : size == 2 ? ((const uint16_t *)in)[i]
-			                                  : ((const uint32_t *)in)[i]));
+			out[i] = bulk_u2f(bulk_decode1(fmt, bulk_load_elem(in, i, size)));
 		for (; i + 4 * STREAM_BLOCK <= n; i += 4 * STREAM_BLOCK) {
 			for (size_t j = 0; j < STREAM_BLOCK; j += 16) {
 				for (size_t s = 0; s < 4; s++) {

@@ -76,6 +76,31 @@ extern float bulk_e4m3_table[256];
 extern float bulk_e5m2_table[256];
 void bulk_tables_init(void);
 
+/* Element i of an encoded array, which need not be aligned for its type (a
+ * caller may pass any byte address; memcpy compiles to one plain move). */
+static inline uint32_t bulk_load_elem(const void *in, size_t i, size_t size)
+{
+	uint8_t b8;
+	uint16_t b16;
+	uint32_t b32;
+	switch (size) {
+	case 1: __builtin_memcpy(&b8, (const char *)in + i, 1); return b8;
+	case 2: __builtin_memcpy(&b16, (const char *)in + 2 * i, 2); return b16;
+	default: __builtin_memcpy(&b32, (const char *)in + 4 * i, 4); return b32;
+	}
+}
+
+static inline void bulk_store_elem(void *out, size_t i, size_t size, uint32_t v)
+{
+	uint8_t b8 = (uint8_t)v;
+	uint16_t b16 = (uint16_t)v;
+	switch (size) {
+	case 1: __builtin_memcpy((char *)out + i, &b8, 1); break;
+	case 2: __builtin_memcpy((char *)out + 2 * i, &b16, 2); break;
+	default: __builtin_memcpy((char *)out + 4 * i, &v, 4); break;
+	}
+}
+
 static inline uint32_t bulk_f2u(float f) { uint32_t u; __builtin_memcpy(&u, &f, 4); return u; }
 static inline float bulk_u2f(uint32_t u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
 

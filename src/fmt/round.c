@@ -1,4 +1,6 @@
 #include <math.h>
+#include <stdio.h>
+#include <mpfr.h>
 #include <string.h>
 #include <strings.h>
 
@@ -209,31 +211,109 @@ uint32_t fmt_round_double(const fmt_info *f, const fmt_round_ctl *ctl, double x,
 	return fmt_round_parts(f, ctl, neg, e - 1, sig, false, flags);
 }
 
-void fmt_error_of(const fmt_num *x, double result, double *abs_err, double *rel_err)
+double fmt_num_to_double(const fmt_num *x)
+{
+	if (x->kind == NUM_NAN)
+		return NAN;
+	if (x->kind == NUM_INF)
+		return x->neg ? -INFINITY : INFINITY;
+	/* binary64's exponent range and subnormals, then round to nearest */
+	mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+	mpfr_set_emin(-1073);
+	mpfr_set_emax(1024);
+	mpfr_t m;
+	mpfr_init2(m, 53);
+	int t = mpfr_set_q(m, x->mag, MPFR_RNDN);
+	t = mpfr_check_range(m, t, MPFR_RNDN);
+	mpfr_subnormalize(m, t, MPFR_RNDN);
+	double d = mpfr_get_d(m, MPFR_RNDN);
+	mpfr_clear(m);
+	mpfr_set_emin(emin);
+	mpfr_set_emax(emax);
+	return x->neg ? -d : d;
+}
+
+/* |result - x| and that over |x| as exact rationals; false for NaN/inf cases
+ * (then *special is the text for both). */
+static bool error_exact(const fmt_num *x, double result, mpq_t abs_err, mpq_t rel_err, bool *rel_inf,
+                        const char **special)
 {
 	if (x->kind == NUM_NAN || isnan(result)) {
-		*abs_err = *rel_err = NAN;   /* no meaningful distance to or from a NaN */
-		return;
+		*special = "nan";   /* no meaningful distance to or from a NaN */
+		return false;
 	}
 	if (x->kind == NUM_INF || isinf(result)) {
 		bool same = x->kind == NUM_INF && isinf(result) && (x->neg == (result < 0));
-		*abs_err = *rel_err = same ? 0.0 : INFINITY;
-		return;
+		*special = same ? "0" : "inf";
+		return false;
 	}
-	mpq_t xv, d;
-	mpq_inits(xv, d, NULL);
+	mpq_t xv;
+	mpq_init(xv);
 	mpq_set(xv, x->mag);
 	if (x->neg)
 		mpq_neg(xv, xv);
-	mpq_set_d(d, result);
-	mpq_sub(d, d, xv);
-	mpq_abs(d, d);
-	*abs_err = mpq_get_d(d);
+	mpq_set_d(abs_err, result);
+	mpq_sub(abs_err, abs_err, xv);
+	mpq_abs(abs_err, abs_err);
+	*rel_inf = false;
 	if (mpq_sgn(xv) == 0) {
-		*rel_err = mpq_sgn(d) == 0 ? 0.0 : INFINITY;
+		*rel_inf = mpq_sgn(abs_err) != 0;
+		mpq_set_ui(rel_err, 0, 1);
 	} else {
-		mpq_div(d, d, x->mag);
-		*rel_err = mpq_get_d(d);
+		mpq_div(rel_err, abs_err, x->mag);
 	}
-	mpq_clears(xv, d, NULL);
+	mpq_clear(xv);
+	return true;
+}
+
+void fmt_error_of(const fmt_num *x, double result, double *abs_err, double *rel_err)
+{
+	mpq_t a, r;
+	mpq_inits(a, r, NULL);
+	bool rel_inf;
+	const char *special;
+	if (!error_exact(x, result, a, r, &rel_inf, &special)) {
+		*abs_err = *rel_err = special[0] == 'n' ? NAN : special[0] == 'i' ? INFINITY : 0.0;
+	} else {
+		fmt_num q;
+		fmt_num_init(&q);
+		mpq_set(q.mag, a);
+		*abs_err = fmt_num_to_double(&q);
+		mpq_set(q.mag, r);
+		*rel_err = rel_inf ? INFINITY : fmt_num_to_double(&q);
+		fmt_num_clear(&q);
+	}
+	mpq_clears(a, r, NULL);
+}
+
+void fmt_error_text(const fmt_num *x, double result, int digits, char *abs_text, char *rel_text, size_t n)
+{
+	mpq_t a, r;
+	mpq_inits(a, r, NULL);
+	bool rel_inf;
+	const char *special;
+	if (!error_exact(x, result, a, r, &rel_inf, &special)) {
+		snprintf(abs_text, n, "%s", special);
+		snprintf(rel_text, n, "%s", special);
+	} else {
+		/* MPFR's exponent range is far wider than binary64's: no underflow */
+		mpfr_t m;
+		mpfr_init2(m, 64);
+		mpfr_set_q(m, a, MPFR_RNDN);
+		if (mpfr_zero_p(m))
+			snprintf(abs_text, n, "0");
+		else
+			mpfr_snprintf(abs_text, n, "%.*Rg", digits, m);
+		if (rel_inf) {
+			snprintf(rel_text, n, "inf");
+		} else {
+			mpfr_set_q(m, r, MPFR_RNDN);
+			if (mpfr_zero_p(m))
+				snprintf(rel_text, n, "0");
+			else
+				mpfr_snprintf(rel_text, n, "%.*Rg", digits, m);
+		}
+		mpfr_clear(m);
+	}
+	mpq_clears(a, r, NULL);
 }

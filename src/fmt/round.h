@@ -67,4 +67,12 @@ uint32_t fmt_round_double(const fmt_info *f, const fmt_round_ctl *ctl, double x,
  * zero and inf when x is 0 but the result is not. */
 void fmt_error_of(const fmt_num *x, double result, double *abs_err, double *rel_err);
 
+/* The same errors as text with `digits` significant digits, computed without
+ * binary64's range limits (an error of 1e-100000 prints as such); "0",
+ * "inf" and "nan" as above. */
+void fmt_error_text(const fmt_num *x, double result, int digits, char *abs_text, char *rel_text, size_t n);
+
+/* x rounded to nearest binary64 (subnormals and overflow to inf included). */
+double fmt_num_to_double(const fmt_num *x);
+
 #endif

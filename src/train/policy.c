@@ -167,6 +167,10 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 			snprintf(err, errlen, "weight update '%s' is not rne, sr or kahan", mode);
 			return MP_EINVAL;
 		}
+		if (f == FMT_FP32 && mode) {
+			snprintf(err, errlen, "fp32 master weights take no update mode (':%s')", mode);
+			return MP_EINVAL;
+		}
 		p->master_fp32 = f == FMT_FP32;
 		p->weight_fmt = f;
 		p->wupdate = w;

@@ -19,7 +19,7 @@ typedef enum {
 } weight_update;
 
 typedef struct {
-	char name[64];
+	char name[256];
 	bool gemm_lowp;            /* matmul operands and outputs in gemm_fmt, fp32 accumulation */
 	fmt_id gemm_fmt;
 	bool resid_lowp;           /* residual stream stored in resid_fmt */

@@ -14,6 +14,7 @@ struct trainer {
 	float *comp;            /* (P) Kahan compensation, or NULL */
 	float *m, *v;           /* (P) Adam moments */
 	float *update;          /* (P) scratch: -lr * step */
+	float *before;          /* (P) scratch: the weights before the update */
 	float *raw_grads;       /* (P) gradients before rounding */
 	int *inputs, *targets;  /* (B,t) */
 	loss_scaler scaler;
@@ -33,7 +34,8 @@ static void round_array(fmt_id f, fmt_mode mode, uint64_t seed, uint64_t index0,
 	if (f == FMT_FP32)
 		return;
 	fmt_bulk_opts o = { .fmt = f, .mode = mode, .seed = seed, .index0 = index0 };
-	fmt_bulk_quantize(FMT_SIMD_AUTO, &o, x, n);
+	/* RNE and SR on the automatic path cannot fail */
+	(void)fmt_bulk_quantize(FMT_SIMD_AUTO, &o, x, n);
 }
 
 mp_status trainer_create(trainer **out, const train_config *cfg, const train_policy *p, const corpus *c)
@@ -54,10 +56,11 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	t->m = calloc(P, sizeof(float));
 	t->v = calloc(P, sizeof(float));
 	t->update = calloc(P, sizeof(float));
+	t->before = calloc(P, sizeof(float));
 	t->raw_grads = calloc(P, sizeof(float));
 	t->inputs = calloc(cfg->B * cfg->t, sizeof(int));
 	t->targets = calloc(cfg->B * cfg->t, sizeof(int));
-	bool ok = t->m && t->v && t->update && t->raw_grads && t->inputs && t->targets;
+	bool ok = t->m && t->v && t->update && t->before && t->raw_grads && t->inputs && t->targets;
 	if (ok && !p->master_fp32 && p->wupdate == WUPD_KAHAN)
 		ok = (t->comp = calloc(P, sizeof(float))) != NULL;
 	if (!ok) {
@@ -81,6 +84,7 @@ void trainer_free(trainer *t)
 	free(t->m);
 	free(t->v);
 	free(t->update);
+	free(t->before);
 	free(t->raw_grads);
 	free(t->inputs);
 	free(t->targets);
@@ -167,6 +171,8 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	t->step++;
 	if (!apply) {
 		s->grad_norm = isfinite(norm2) ? s->grad_norm : NAN;
+		if (cfg->eval_every && t->step % cfg->eval_every == 0)
+			s->val_loss = trainer_eval(t);
 		s->ms = now_ms() - t0;
 		return MP_OK;
 	}
@@ -183,28 +189,30 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	}
 	round_array(p->optim_fmt, FMT_RNE, 0, 0, t->m, P);
 	round_array(p->optim_fmt, FMT_RNE, 0, 0, t->v, P);
-	size_t zero_updates = 0;
 	for (size_t i = 0; i < P; i++) {
 		double mhat = t->m[i] / c1, vhat = t->v[i] / c2;
 		double u = cfg->lr * (mhat / (sqrt(vhat) + cfg->eps) + cfg->weight_decay * w[i]);
 		t->update[i] = (float)-u;
-		zero_updates += t->update[i] == 0;
 	}
-	size_t unchanged = 0;
+	memcpy(t->before, w, P * sizeof *w);
 	if (p->master_fp32) {
-		for (size_t i = 0; i < P; i++) {
-			float old = w[i];
-			w[i] = old + t->update[i];
-			unchanged += w[i] == old;
-		}
+		for (size_t i = 0; i < P; i++)
+			w[i] += t->update[i];
 	} else {
 		fmt_bulk_opts o = { .fmt = p->weight_fmt, .mode = p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE,
 		                    .seed = cfg->seed ^ 0xada0ull, .index0 = (uint64_t)t->adam_t * P };
-		fmt_bulk_accumulate(FMT_SIMD_AUTO, &o, w, p->wupdate == WUPD_KAHAN ? t->comp : NULL, t->update, P,
-		                    &unchanged);
+		st = fmt_bulk_accumulate(FMT_SIMD_AUTO, &o, w, p->wupdate == WUPD_KAHAN ? t->comp : NULL, t->update, P,
+		                         NULL);
+		if (st != MP_OK)
+			return st;
 	}
-	size_t nonzero_updates = P - zero_updates;
-	s->lost_update_frac = nonzero_updates ? (double)(unchanged - zero_updates) / (double)nonzero_updates : 0;
+	size_t nonzero_updates = 0, lost = 0;
+	for (size_t i = 0; i < P; i++) {
+		bool nz = t->update[i] != 0;
+		nonzero_updates += nz;
+		lost += nz && w[i] == t->before[i];
+	}
+	s->lost_update_frac = nonzero_updates ? (double)lost / (double)nonzero_updates : 0;
 
 	if (cfg->eval_every && t->step % cfg->eval_every == 0)
 		s->val_loss = trainer_eval(t);
