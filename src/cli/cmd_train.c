@@ -43,7 +43,8 @@ static void train_help(void)
 	       "  --eval-every N     held-out loss every N steps (default %zu; 0 = never)\n"
 	       "  --resid-offset V   add V to the residual stream after the embeddings\n"
 	       "  --resid-offset-channels K   only to the first K channels (an outlier channel)\n"
-	       "  --threads N        OpenBLAS threads (default 2)\n"
+	       "  --threads N        1 or 2: the two halves of each batch one after the other\n"
+	       "                     or in parallel (default 2; same results either way)\n"
 	       "  --device cpu|cuda  (cuda needs a build with CUDA)\n"
 	       "Change parts of every listed policy:\n"
 	       "  --gemm F  --residual F[:rne|sr]  --weights fp32|F[:rne|sr|kahan]  --grads F\n"
@@ -88,7 +89,6 @@ typedef struct {
 	const char *policies;
 	const char *data;
 	size_t steps;
-	int threads;
 	policy_change changes[16];
 	size_t nchanges;
 } train_setup;
@@ -173,9 +173,9 @@ static int common_option(const char *cmd, train_setup *su, int c)
 		su->cfg.resid_offset_channels = (int)v;
 		return 1;
 	case OPT_THREADS:
-		if (!parse_pos(cmd, "--threads", optarg, &v, 64))
+		if (!parse_pos(cmd, "--threads", optarg, &v, 2))
 			return -1;
-		su->threads = (int)v;
+		su->cfg.threads = (int)v;
 		return 1;
 	case OPT_DEVICE:
 		if (!strcmp(optarg, "cpu"))
@@ -281,7 +281,7 @@ static const char *status_text(mp_status st)
 int cmd_train(int argc, char **argv)
 {
 	static const struct option opts[] = { COMMON_OPTIONS, { "csv", required_argument, NULL, OPT_CSV }, { 0 } };
-	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 200, .threads = 2 };
+	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 200 };
 	const char *csv_path = NULL;
 	cli_args args = { 0 };
 	char *value;
@@ -324,7 +324,8 @@ int cmd_train(int argc, char **argv)
 	int lrc = load_data("train", &su, &data);
 	if (lrc != CLI_OK)
 		return lrc;
-	openblas_set_num_threads(su.threads);
+	/* the trainer parallelises over batch halves; BLAS stays single-threaded */
+	openblas_set_num_threads(1);
 
 	trainer *tr[16] = { 0 };
 	int rc = CLI_OK;
@@ -446,7 +447,7 @@ int cmd_gradhist(int argc, char **argv)
 {
 	static const struct option opts[] = { COMMON_OPTIONS, { "scale", required_argument, NULL, OPT_HSCALE },
 		                              { "csv", no_argument, NULL, OPT_CSV }, { 0 } };
-	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 20, .threads = 2 };
+	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 20 };
 	su.cfg.eval_every = 0;
 	double scale = 1;
 	bool csv = false;
@@ -494,7 +495,8 @@ int cmd_gradhist(int argc, char **argv)
 	int lrc = load_data("gradhist", &su, &data);
 	if (lrc != CLI_OK)
 		return lrc;
-	openblas_set_num_threads(su.threads);
+	/* the trainer parallelises over batch halves; BLAS stays single-threaded */
+	openblas_set_num_threads(1);
 	trainer *tr;
 	mp_status st = trainer_create(&tr, &su.cfg, &pol[0], &data);
 	if (st != MP_OK) {

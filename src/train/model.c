@@ -339,13 +339,16 @@ static void accumulate_exact(double *acc, const float *x, size_t n)
 }
 
 /* 1 - <Dstored, Dexact> / <Dexact, Dexact>, Dstored = last - first. */
-static double lost_fraction(const float *last, const float *first, const double *dexact, size_t n)
+static double lost_fraction(const float *last, const float *first, const double *dexact, size_t n,
+                            double *dot_se, double *dot_ee)
 {
 	double num = 0.0, den = 0.0;
 	for (size_t i = 0; i < n; i++) {
 		num += ((double)last[i] - (double)first[i]) * dexact[i];
 		den += dexact[i] * dexact[i];
 	}
+	*dot_se = num;
+	*dot_ee = den;
 	return den == 0.0 ? 0.0 : 1.0 - num / den;
 }
 
@@ -418,7 +421,8 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 	const float *last = a->residual3 + (L - 1) * BTC;   // (B,T,C)
 	layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, last, p->lnfw, p->lnfb, B, T, C);
 	TRY(gemm_forward(model, nx, a->logits, a->lnf, p->wte, NULL, BT, C, V));
-	model->resid_lost_frac = lost_fraction(last, a->encoded, a->dexact, BTC);
+	model->resid_lost_frac = lost_fraction(last, a->encoded, a->dexact, BTC, &model->resid_dot_se,
+	                                       &model->resid_dot_ee);
 
 	model->inputs = inputs;
 	if (targets != NULL) {

@@ -131,6 +131,8 @@ typedef struct {
 	const int *targets;           /* (B,t) or NULL, borrowed */
 	float mean_loss;              /* NAN after a forward without targets */
 	double resid_lost_frac;       /* see DESIGN.md; 0 when the exact change is 0 */
+	double resid_dot_se;          /* <Dstored, Dexact> of the last forward */
+	double resid_dot_ee;          /* <Dexact, Dexact> (sums, so batches can be combined) */
 } gpt_model;
 
 /* Allocates the three buffers for batches of B sequences of length t <= T and

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,7 +11,8 @@ struct trainer {
 	train_config cfg;
 	train_policy pol;
 	const corpus *data;
-	gpt_model model;        /* model.params: the weights the passes use */
+	gpt_model half[2];      /* the batch halves; half[0].params are the weights */
+	size_t hB[2];           /* sequences per half (hB[1] may be 0 when B = 1) */
 	float *comp;            /* (P) Kahan compensation, or NULL */
 	float *m, *v;           /* (P) Adam moments */
 	float *update;          /* (P) scratch: -lr * step */
@@ -26,7 +28,64 @@ train_config train_config_default(void)
 {
 	return (train_config){ .model = gpt_config_default(), .B = 16, .t = 128, .lr = 1e-3, .beta1 = 0.9,
 	                       .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.0, .grad_clip = 1.0,
-	                       .seed = 1, .eval_every = 100, .eval_batches = 4 };
+	                       .seed = 1, .eval_every = 100, .eval_batches = 4, .threads = 2 };
+}
+
+/* --- the two batch halves --- */
+
+typedef enum { HALF_TRAIN, HALF_EVAL } half_job;
+
+typedef struct {
+	trainer *t;
+	int h;
+	half_job job;
+	mp_status st;
+} half_task;
+
+static gpt_numerics numerics_of(const trainer *t, int h);
+
+/* Forward (and for training, backward with the half's share of the mean)
+ * on half h of the batch in t->inputs/t->targets. */
+static void *half_run(void *arg)
+{
+	half_task *task = arg;
+	trainer *t = task->t;
+	int h = task->h;
+	size_t off = h ? t->hB[0] * t->cfg.t : 0;
+	gpt_numerics nx = numerics_of(t, h);
+	gpt_model *m = &t->half[h];
+	task->st = gpt_forward(m, &nx, t->inputs + off, t->targets + off);
+	if (task->st == MP_OK && task->job == HALF_TRAIN) {
+		gpt_zero_grad(m);
+		/* the batch mean = sum over halves of (share of the batch) x half mean */
+		float share = (float)((double)t->hB[h] / (double)t->cfg.B);
+		task->st = gpt_backward(m, &nx, (float)t->scaler.scale * share);
+	}
+	return NULL;
+}
+
+/* Runs both halves (in parallel with threads >= 2); returns the first error. */
+static mp_status halves(trainer *t, half_job job)
+{
+	half_task task[2] = { { .t = t, .h = 0, .job = job }, { .t = t, .h = 1, .job = job } };
+	int n = t->hB[1] ? 2 : 1;
+	pthread_t tid;
+	bool spawned = n == 2 && t->cfg.threads >= 2 && pthread_create(&tid, NULL, half_run, &task[1]) == 0;
+	half_run(&task[0]);
+	if (spawned)
+		pthread_join(tid, NULL);
+	else if (n == 2)
+		half_run(&task[1]);
+	return task[0].st != MP_OK ? task[0].st : n == 2 ? task[1].st : MP_OK;
+}
+
+/* Batch mean loss from the halves' means. */
+static double halves_loss(const trainer *t)
+{
+	double l = t->half[0].mean_loss * (double)t->hB[0];
+	if (t->hB[1])
+		l += t->half[1].mean_loss * (double)t->hB[1];
+	return l / (double)t->cfg.B;
 }
 
 static void round_array(fmt_id f, fmt_mode mode, uint64_t seed, uint64_t index0, float *x, size_t n)
@@ -47,12 +106,23 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	t->cfg = *cfg;
 	t->pol = *p;
 	t->data = c;
-	mp_status st = gpt_init(&t->model, cfg->model, cfg->B, cfg->t, cfg->seed);
+	if (cfg->B == 0) {
+		free(t);
+		return MP_EINVAL;
+	}
+	t->hB[0] = (cfg->B + 1) / 2;
+	t->hB[1] = cfg->B / 2;
+	mp_status st = gpt_init(&t->half[0], cfg->model, t->hB[0], cfg->t, cfg->seed);
+	if (st == MP_OK && t->hB[1]) {
+		st = gpt_init(&t->half[1], cfg->model, t->hB[1], cfg->t, cfg->seed);
+		if (st != MP_OK)
+			gpt_free(&t->half[0]);
+	}
 	if (st != MP_OK) {
 		free(t);
 		return st;
 	}
-	size_t P = t->model.num_params;
+	size_t P = t->half[0].num_params;
 	t->m = calloc(P, sizeof(float));
 	t->v = calloc(P, sizeof(float));
 	t->update = calloc(P, sizeof(float));
@@ -69,7 +139,9 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	}
 	/* weights without an fp32 master live in their format from the start */
 	if (!p->master_fp32)
-		round_array(p->weight_fmt, FMT_RNE, 0, 0, t->model.params_memory, P);
+		round_array(p->weight_fmt, FMT_RNE, 0, 0, t->half[0].params_memory, P);
+	if (t->hB[1])
+		memcpy(t->half[1].params_memory, t->half[0].params_memory, P * sizeof(float));
 	scaler_init(&t->scaler, p->scaling, p->static_scale);
 	*out = t;
 	return MP_OK;
@@ -79,7 +151,8 @@ void trainer_free(trainer *t)
 {
 	if (!t)
 		return;
-	gpt_free(&t->model);
+	gpt_free(&t->half[0]);
+	gpt_free(&t->half[1]);
 	free(t->comp);
 	free(t->m);
 	free(t->v);
@@ -91,26 +164,26 @@ void trainer_free(trainer *t)
 	free(t);
 }
 
-static gpt_numerics numerics_of(const trainer *t)
+static gpt_numerics numerics_of(const trainer *t, int h)
 {
 	const train_policy *p = &t->pol;
+	/* each half draws its own SR stream */
 	return (gpt_numerics){ .gemm_lowp = p->gemm_lowp, .gemm_fmt = p->gemm_fmt, .resid_lowp = p->resid_lowp,
 	                       .resid_fmt = p->resid_fmt, .resid_mode = p->resid_mode,
-	                       .seed = t->cfg.seed ^ 0x5eedull, .step = t->step,
+	                       .seed = t->cfg.seed ^ 0x5eedull ^ ((uint64_t)h << 40), .step = t->step,
 	                       .resid_offset = t->cfg.resid_offset,
 	                       .resid_offset_channels = t->cfg.resid_offset_channels };
 }
 
 double trainer_eval(trainer *t)
 {
-	gpt_numerics nx = numerics_of(t);
 	double sum = 0;
 	size_t nb = t->cfg.eval_batches ? t->cfg.eval_batches : 1;
 	for (size_t b = 0; b < nb; b++) {
 		corpus_batch(t->data, true, t->cfg.seed, b, t->cfg.B, t->cfg.t, t->inputs, t->targets);
-		if (gpt_forward(&t->model, &nx, t->inputs, t->targets) != MP_OK)
+		if (halves(t, HALF_EVAL) != MP_OK)
 			return NAN;
-		sum += t->model.mean_loss;
+		sum += halves_loss(t);
 	}
 	return sum / (double)nb;
 }
@@ -127,36 +200,50 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	double t0 = now_ms();
 	const train_policy *p = &t->pol;
 	const train_config *cfg = &t->cfg;
-	size_t P = t->model.num_params;
-	float *w = t->model.params_memory, *g = t->model.grads_memory;
+	size_t P = t->half[0].num_params;
+	float *w = t->half[0].params_memory, *g = t->half[0].grads_memory;
 	memset(s, 0, sizeof *s);
 	s->step = t->step;
 	s->val_loss = NAN;
 	s->loss_scale = t->scaler.scale;
 
 	corpus_batch(t->data, false, cfg->seed, t->step, cfg->B, cfg->t, t->inputs, t->targets);
-	gpt_numerics nx = numerics_of(t);
-	mp_status st = gpt_forward(&t->model, &nx, t->inputs, t->targets);
+	mp_status st = halves(t, HALF_TRAIN);
 	if (st != MP_OK)
 		return st;
-	s->loss = t->model.mean_loss;
-	s->resid_lost_frac = t->model.resid_lost_frac;
-	gpt_zero_grad(&t->model);
-	st = gpt_backward(&t->model, &nx, (float)t->scaler.scale);
-	if (st != MP_OK)
-		return st;
-	memcpy(t->raw_grads, g, P * sizeof(float));
-
-	/* gradients in their format: count what flushes to zero */
-	round_array(p->grad_fmt, FMT_RNE, 0, 0, g, P);
+	s->loss = halves_loss(t);
+	double se = 0, ee = 0;
 	size_t nonzero = 0, flushed = 0;
 	bool found_inf = false;
-	for (size_t i = 0; i < P; i++) {
-		nonzero += t->raw_grads[i] != 0;
-		flushed += t->raw_grads[i] != 0 && g[i] == 0;
-		found_inf |= !isfinite(g[i]);
+	int nh = t->hB[1] ? 2 : 1;
+	for (int h = 0; h < nh; h++) {
+		se += t->half[h].resid_dot_se;
+		ee += t->half[h].resid_dot_ee;
+		/* each half is a micro-batch whose gradients come out in grad_fmt:
+		 * count what that flushes to zero (before: the unrounded values) */
+		float *gh = t->half[h].grads_memory;
+		memcpy(t->before, gh, P * sizeof(float));
+		round_array(p->grad_fmt, FMT_RNE, 0, 0, gh, P);
+		for (size_t i = 0; i < P; i++) {
+			nonzero += t->before[i] != 0;
+			flushed += t->before[i] != 0 && gh[i] == 0;
+			found_inf |= !isfinite(gh[i]);
+		}
+		/* the unrounded batch gradient, for histograms */
+		if (h == 0)
+			memcpy(t->raw_grads, t->before, P * sizeof(float));
+		else
+			for (size_t i = 0; i < P; i++)
+				t->raw_grads[i] += t->before[i];
 	}
+	s->resid_lost_frac = ee == 0 ? 0 : 1 - se / ee;
 	s->underflow_frac = nonzero ? (double)flushed / (double)nonzero : 0;
+	/* accumulate the micro-batches in grad_accum_fmt, in a fixed order */
+	if (nh == 2) {
+		const float *g1 = t->half[1].grads_memory;
+		for (size_t i = 0; i < P; i++)
+			g[i] += g1[i];
+	}
 	round_array(p->grad_accum_fmt, FMT_RNE, 0, 0, g, P);
 
 	/* unscale in fp32, clip by the global norm */
@@ -206,6 +293,8 @@ mp_status trainer_step(trainer *t, train_stats *s)
 		if (st != MP_OK)
 			return st;
 	}
+	if (t->hB[1])
+		memcpy(t->half[1].params_memory, w, P * sizeof *w);
 	size_t nonzero_updates = 0, lost = 0;
 	for (size_t i = 0; i < P; i++) {
 		bool nz = t->update[i] != 0;
@@ -227,12 +316,12 @@ const train_policy *trainer_policy(const trainer *t)
 
 const gpt_model *trainer_model(const trainer *t)
 {
-	return &t->model;
+	return &t->half[0];
 }
 
 const float *trainer_raw_grads(const trainer *t, size_t *n)
 {
-	*n = t->model.num_params;
+	*n = t->half[0].num_params;
 	return t->raw_grads;
 }
 
@@ -245,8 +334,10 @@ static size_t width_bytes(fmt_id f)
 train_memory trainer_memory(const trainer *t)
 {
 	const train_policy *p = &t->pol;
-	size_t P = t->model.num_params;
-	gpt_memory gm = gpt_memory_bytes(&t->model);
+	size_t P = t->half[0].num_params;
+	gpt_memory gm = gpt_memory_bytes(&t->half[0]);
+	if (t->hB[1])
+		gm.acts += gpt_memory_bytes(&t->half[1]).acts;
 	train_memory m = {
 		.master_weights = p->master_fp32 ? 4 * P : 0,
 		.working_weights = p->master_fp32 ? (p->gemm_lowp ? width_bytes(p->gemm_fmt) * P : 0)

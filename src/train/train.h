@@ -23,10 +23,18 @@ typedef struct {
 	size_t eval_batches;
 	float resid_offset;
 	int resid_offset_channels;
+	int threads;               /* 1: the two batch halves one after the other; 2: in parallel */
 } train_config;
 
 /* The defaults: the default model, B = 16, t = 128, lr 1e-3, betas 0.9 and
- * 0.95, eps 1e-8, weight decay 0, clip 1, eval every 100 steps on 4 batches. */
+ * 0.95, eps 1e-8, weight decay 0, clip 1, eval every 100 steps on 4 batches,
+ * 2 threads.
+ *
+ * A batch is always split into two halves, each with its own model copy and
+ * activations, whose gradients are summed in a fixed order: the results are
+ * the same bits whether the halves run on one thread or two. OpenBLAS then
+ * runs single-threaded inside each half (set it so: openblas_set_num_threads
+ * (1)); two independent workers keep both cores busy with no spin-waiting. */
 train_config train_config_default(void);
 
 /* One step's record: the train --csv columns. */
@@ -64,6 +72,8 @@ mp_status trainer_step(trainer *t, train_stats *s);
 double trainer_eval(trainer *t);
 
 const train_policy *trainer_policy(const trainer *t);
+/* The first half's model: its params are the weights, its grads the summed
+ * gradients of the last step. */
 const gpt_model *trainer_model(const trainer *t);
 train_memory trainer_memory(const trainer *t);
 
