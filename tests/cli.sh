@@ -839,6 +839,85 @@ res=$(awk -F, 'NR > 1 { s += $4; if ($2 != $1 + 1) print "bucket " $1 " to " $2
 [ -z "$res" ] && ok "gradhist --csv: buckets, shares and fp16 regions" || bad "gradhist --csv: buckets, shares and fp16 regions" "$res"
 
 # ---------------------------------------------------------------------------
+echo "# budget"
+
+run budget --help
+expect_rc "budget --help" 0
+for o in --params --recipe --optimizer --convention --zero --gpus --preset --layers --hidden \
+	--heads --seq --micro-batch --recompute --csv --help bf16-mixed eleuther deepspeed accelerate; do
+	out_has "budget --help mentions $o" "$o"
+done
+
+# bf16-mixed + Adam: fp32 master 4 + bf16 copy 2 + bf16 gradient 2 + fp32
+# accumulator 4 + Adam 8 = 20 bytes; 7e9 * 20 = 140e9 bytes = 140 GB,
+# 140e9 / 2^30 = 130.385160446167 GiB.
+run budget --params 7e9 --csv
+expect_rc "budget --params 7e9 --csv" 0
+out_line "budget csv header" "component,bytes_per_param,bytes,gb,gib"
+out_line "budget 7e9: master 4 * 7e9 = 28e9" "master_weights,4,28000000000,28,26.0770320892334"
+out_line "budget 7e9: Adam 8 * 7e9 = 56e9" "optimizer_state,8,56000000000,56,52.1540641784668"
+out_line "budget 7e9: total 140 GB" "total,20,140000000000,140,130.385160446167"
+if [ "$(tail -n 1 "$tmp/out" | cut -d, -f1)" = total ]; then ok "budget csv: total last"; else bad "budget csv: total last"; show_io; fi
+out_lines "budget 7e9 csv" 7
+
+# LLaMA-7B (6.7e9) with the SI suffix: 6.7e9 * 20 = 134e9 = 134 GB.
+run budget --params 6.7B --csv
+out_has "budget 6.7B: 134 GB" "total,20,134000000000,134,"
+run budget --params 175B --recipe fp32 --csv
+# GPT-3 in fp32: weights 175e9 * 4 = 700 GB; + gradients 4 + Adam 8 = 16 bytes.
+out_has "budget 175B fp32: weights 700 GB" "weights,4,700000000000,700,"
+out_has "budget 175B fp32: 16 bytes" "total,16,2800000000000,2800,"
+# Transformer Math 101: no fp32 accumulator: 16 bytes, 7e9 * 16 = 112 GB.
+run budget --params 7e9 --convention eleuther --csv
+out_has "budget eleuther: 16 bytes" "total,16,112000000000,112,"
+# ZeRO-3 on 8 GPUs: everything / 8: 140 GB / 8 = 17.5 GB per GPU, 2.5 bytes.
+run budget --params 7e9 --zero 3 --gpus 8 --csv
+out_has "budget zero-3 on 8: per GPU" "total,2.5,17500000000,17.5,"
+# ZeRO-1 on 8: only master + Adam (12 bytes) / 8: 2 + 2 + 4 + 1.5 = 9.5.
+run budget --params 7e9 --zero 1 --gpus 8 --csv
+out_has "budget zero-1 on 8: per GPU" "total,9.5,66500000000,66.5,"
+# Activations, s = 4, b = 3, h = 8, a = 2: 4*3*8 * (34 + 5*2*4/8) = 3744 bytes
+# per layer, 2 layers 7488; selective 96 * 34 * 2 = 6528; full 2 * 96 * 2 = 384.
+run budget --params 1000 --layers 2 --hidden 8 --heads 2 --seq 4 --micro-batch 3 --csv
+out_has "budget activations by hand" "activations,7.488,7488,"
+out_has "budget total with activations" "total,27.488,27488,"
+run budget --params 1000 --layers 2 --hidden 8 --heads 2 --seq 4 --micro-batch 3 --recompute selective --csv
+out_has "budget selective recompute" "activations,6.528,6528,"
+run budget --params 1000 --layers 2 --hidden 8 --heads 2 --seq 4 --micro-batch 3 --recompute full --csv
+out_has "budget full recompute" "activations,0.384,384,"
+run budget --preset llama-7b
+expect_rc "budget --preset llama-7b" 0
+out_has "budget table: total row" "total"
+out_has "budget table: GiB column" "GiB"
+out_has "budget table: convention note" "fp32 gradient accumulator"
+run budget --params 7e9 --convention accelerate
+out_has "budget accelerate explains itself" "largest single stage"
+
+run budget
+usage_error "budget without --params" "--params"
+run budget --params -7e9
+usage_error "budget --params negative" "--params"
+run budget --params 6.7X
+usage_error "budget --params 6.7X" "--params"
+run budget --params 7e9 --zero 4
+usage_error "budget --zero 4" "--zero"
+run budget --params 7e9 --gpus 0
+usage_error "budget --gpus 0" "--gpus"
+run budget --params 7e9 --recipe bf61
+usage_error "budget --recipe bf61" "--recipe" "'bf61'" "bf16-mixed"
+run budget --params 7e9 --optimizer lion
+usage_error "budget --optimizer lion" "--optimizer" "'lion'"
+run budget --params 7e9 --layers 2
+usage_error "budget partial shape" "--hidden" "--heads" "--seq"
+run budget --params 7e9 --frob
+usage_error "budget: unknown option --frob" "--frob"
+if [ -c /dev/full ]; then
+	"$MIXPREC" budget --params 7e9 --csv >/dev/full 2>"$tmp/err"
+	rc=$?
+	expect_rc "budget --csv > /dev/full" 3
+fi
+
+# ---------------------------------------------------------------------------
 echo "# I/O errors"
 
 if [ -c /dev/full ]; then

@@ -15,6 +15,7 @@ static const cli_command commands[] = {
 	{ .name = "drift",   .run = cmd_drift,   .summary = "residual-drift simulation: small updates to a large value in fp32, bf16, fp16" },
 	{ .name = "train",   .run = cmd_train,   .summary = "train the tiny GPT under precision policies side by side" },
 	{ .name = "gradhist", .run = cmd_gradhist, .summary = "gradient magnitudes against fp16/bf16 limits at a loss scale" },
+	{ .name = "budget", .run = cmd_budget, .summary = "training memory per parameter, per component and per GPU" },
 	{ .name = "bench",   .run = cmd_bench,   .summary = "throughput benchmarks, as ratios to a baseline of the same run" },
 };
 

@@ -219,9 +219,17 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	for (int h = 0; h < nh; h++) {
 		se += t->half[h].resid_dot_se;
 		ee += t->half[h].resid_dot_ee;
+		float *gh = t->half[h].grads_memory;
+		/* the unrounded batch gradient, for histograms */
+		if (h == 0)
+			memcpy(t->raw_grads, gh, P * sizeof(float));
+		else
+			for (size_t i = 0; i < P; i++)
+				t->raw_grads[i] += gh[i];
+		if (p->grad_fmt == FMT_FP32)
+			continue;   /* already in its format: nothing flushes (inf shows in the norm) */
 		/* each half is a micro-batch whose gradients come out in grad_fmt:
 		 * count what that flushes to zero (before: the unrounded values) */
-		float *gh = t->half[h].grads_memory;
 		memcpy(t->before, gh, P * sizeof(float));
 		round_array(p->grad_fmt, FMT_RNE, 0, 0, gh, P);
 		for (size_t i = 0; i < P; i++) {
@@ -229,12 +237,6 @@ mp_status trainer_step(trainer *t, train_stats *s)
 			flushed += t->before[i] != 0 && gh[i] == 0;
 			found_inf |= !isfinite(gh[i]);
 		}
-		/* the unrounded batch gradient, for histograms */
-		if (h == 0)
-			memcpy(t->raw_grads, t->before, P * sizeof(float));
-		else
-			for (size_t i = 0; i < P; i++)
-				t->raw_grads[i] += t->before[i];
 	}
 	s->resid_lost_frac = ee == 0 ? 0 : 1 - se / ee;
 	s->underflow_frac = nonzero ? (double)flushed / (double)nonzero : 0;
@@ -269,38 +271,53 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	t->adam_t++;
 	double b1 = cfg->beta1, b2 = cfg->beta2;
 	double c1 = 1.0 - pow(b1, (double)t->adam_t), c2 = 1.0 - pow(b2, (double)t->adam_t);
-	for (size_t i = 0; i < P; i++) {
-		float gi = (float)(g[i] * clip);
-		t->m[i] = (float)(b1 * t->m[i] + (1 - b1) * gi);
-		t->v[i] = (float)(b2 * t->v[i] + (1 - b2) * (double)gi * gi);
-	}
-	round_array(p->optim_fmt, FMT_RNE, 0, 0, t->m, P);
-	round_array(p->optim_fmt, FMT_RNE, 0, 0, t->v, P);
-	for (size_t i = 0; i < P; i++) {
-		double mhat = t->m[i] / c1, vhat = t->v[i] / c2;
-		double u = cfg->lr * (mhat / (sqrt(vhat) + cfg->eps) + cfg->weight_decay * w[i]);
-		t->update[i] = (float)-u;
-	}
-	memcpy(t->before, w, P * sizeof *w);
-	if (p->master_fp32) {
-		for (size_t i = 0; i < P; i++)
-			w[i] += t->update[i];
+	size_t nonzero_updates = 0, lost = 0;
+	if (p->master_fp32 && p->optim_fmt == FMT_FP32) {
+		/* the common case in one pass: moments, update, apply, count */
+		for (size_t i = 0; i < P; i++) {
+			float gi = (float)(g[i] * clip);
+			t->m[i] = (float)(b1 * t->m[i] + (1 - b1) * gi);
+			t->v[i] = (float)(b2 * t->v[i] + (1 - b2) * (double)gi * gi);
+			double mhat = t->m[i] / c1, vhat = t->v[i] / c2;
+			double u = cfg->lr * (mhat / (sqrt(vhat) + cfg->eps) + cfg->weight_decay * w[i]);
+			float upd = (float)-u, old = w[i];
+			w[i] = old + upd;
+			nonzero_updates += upd != 0;
+			lost += upd != 0 && w[i] == old;
+		}
 	} else {
-		fmt_bulk_opts o = { .fmt = p->weight_fmt, .mode = p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE,
-		                    .seed = cfg->seed ^ 0xada0ull, .index0 = (uint64_t)t->adam_t * P };
-		st = fmt_bulk_accumulate(FMT_SIMD_AUTO, &o, w, p->wupdate == WUPD_KAHAN ? t->comp : NULL, t->update, P,
-		                         NULL);
-		if (st != MP_OK)
-			return st;
+		for (size_t i = 0; i < P; i++) {
+			float gi = (float)(g[i] * clip);
+			t->m[i] = (float)(b1 * t->m[i] + (1 - b1) * gi);
+			t->v[i] = (float)(b2 * t->v[i] + (1 - b2) * (double)gi * gi);
+		}
+		round_array(p->optim_fmt, FMT_RNE, 0, 0, t->m, P);
+		round_array(p->optim_fmt, FMT_RNE, 0, 0, t->v, P);
+		for (size_t i = 0; i < P; i++) {
+			double mhat = t->m[i] / c1, vhat = t->v[i] / c2;
+			double u = cfg->lr * (mhat / (sqrt(vhat) + cfg->eps) + cfg->weight_decay * w[i]);
+			t->update[i] = (float)-u;
+		}
+		memcpy(t->before, w, P * sizeof *w);
+		if (p->master_fp32) {
+			for (size_t i = 0; i < P; i++)
+				w[i] += t->update[i];
+		} else {
+			fmt_bulk_opts o = { .fmt = p->weight_fmt, .mode = p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE,
+			                    .seed = cfg->seed ^ 0xada0ull, .index0 = (uint64_t)t->adam_t * P };
+			st = fmt_bulk_accumulate(FMT_SIMD_AUTO, &o, w, p->wupdate == WUPD_KAHAN ? t->comp : NULL,
+			                         t->update, P, NULL);
+			if (st != MP_OK)
+				return st;
+		}
+		for (size_t i = 0; i < P; i++) {
+			bool nz = t->update[i] != 0;
+			nonzero_updates += nz;
+			lost += nz && w[i] == t->before[i];
+		}
 	}
 	if (t->hB[1])
 		memcpy(t->half[1].params_memory, w, P * sizeof *w);
-	size_t nonzero_updates = 0, lost = 0;
-	for (size_t i = 0; i < P; i++) {
-		bool nz = t->update[i] != 0;
-		nonzero_updates += nz;
-		lost += nz && w[i] == t->before[i];
-	}
 	s->lost_update_frac = nonzero_updates ? (double)lost / (double)nonzero_updates : 0;
 
 	if (cfg->eval_every && t->step % cfg->eval_every == 0)

@@ -1,0 +1,137 @@
+/* The memory budget of training: bytes per parameter for each class of tensor
+ * (master weights, working weights, gradients, gradient accumulator,
+ * optimiser state), activation memory of a GPT shape (Korthikanti et al.
+ * 2022), and the per-GPU share under ZeRO stages 0-3 (Rajbhandari et al. 2019).
+ * Pure arithmetic on doubles: nothing is allocated, nothing printed. */
+#ifndef MIXPREC_BUDGET_BUDGET_H
+#define MIXPREC_BUDGET_BUDGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/status.h"
+
+typedef enum {
+	BUDGET_RECIPE_FP32,               /* everything fp32 */
+	BUDGET_RECIPE_FP16_MIXED,         /* fp32 master, fp16 copy and gradient, fp32 accumulator */
+	BUDGET_RECIPE_BF16_MIXED,         /* the same with bf16: 4 + 2 + 2 + 4 + Adam 8 = 20 */
+	BUDGET_RECIPE_BF16_MIXED_NOACCUM, /* bf16-mixed without the fp32 gradient accumulator: 16 */
+	BUDGET_RECIPE_BF16_PURE,          /* weights, gradients and optimiser state all bf16 */
+	BUDGET_RECIPE_FP8_MIXED,          /* fp32 master, fp8 weight copy, 16-bit gradient, fp32 accumulator */
+	BUDGET_RECIPE_COUNT
+} budget_recipe;
+
+typedef enum {
+	BUDGET_OPT_ADAM,          /* m and v: two states */
+	BUDGET_OPT_ADAMW,         /* the same state as Adam */
+	BUDGET_OPT_SGD,           /* no state */
+	BUDGET_OPT_SGD_MOMENTUM,  /* one state */
+	BUDGET_OPT_ADAM8BIT,      /* m and v in 8 bits (block scales ignored) */
+	BUDGET_OPT_COUNT
+} budget_optimizer;
+
+typedef enum {
+	BUDGET_RECOMPUTE_NONE,       /* every activation kept: s*b*h*(34 + 5*a*s/h) per layer */
+	BUDGET_RECOMPUTE_SELECTIVE,  /* attention core recomputed: 34*s*b*h */
+	BUDGET_RECOMPUTE_FULL,       /* only the layer input kept: 2*s*b*h */
+	BUDGET_RECOMPUTE_COUNT
+} budget_recompute;
+
+typedef enum {
+	BUDGET_CONV_MIXPREC,    /* every copy that is resident at once (the lesson's 20 bytes) */
+	BUDGET_CONV_ELEUTHER,   /* Transformer Math 101: no fp32 gradient accumulator (16 bytes) */
+	BUDGET_CONV_DEEPSPEED,  /* DeepSpeed's ZeRO-2 estimate: 2 bytes kept + 18 sharded */
+	BUDGET_CONV_ACCELERATE, /* HF accelerate: the largest single stage, not the sum */
+	BUDGET_CONV_COUNT
+} budget_convention;
+
+typedef enum {
+	BUDGET_MASTER,       /* fp32 master weights (mixed recipes) */
+	BUDGET_WEIGHTS,      /* the weights the GEMMs read */
+	BUDGET_GRADS,        /* weight gradients as the backward pass writes them */
+	BUDGET_GRAD_ACCUM,   /* fp32 gradient accumulator */
+	BUDGET_OPTIMIZER,    /* optimiser state */
+	BUDGET_ACTIVATIONS,  /* activations kept for the backward pass (one micro-batch) */
+	BUDGET_COMPONENT_COUNT
+} budget_component;
+
+/* A GPT shape; layers == 0 means "no shape": no activation estimate. */
+typedef struct {
+	double layers;       /* L */
+	double hidden;       /* h */
+	double heads;        /* a */
+	double seq;          /* s */
+	double micro_batch;  /* b, per GPU */
+} budget_shape;
+
+typedef struct {
+	double params;                  /* > 0 */
+	budget_recipe recipe;
+	budget_optimizer optimizer;
+	budget_convention convention;
+	int zero_stage;                 /* 0..3 */
+	double gpus;                    /* >= 1, an integer */
+	budget_shape shape;
+	budget_recompute recompute;
+} budget_config;
+
+typedef struct {
+	/* one replica, unsharded; bytes_per_param = bytes / params for every row */
+	double bytes_per_param[BUDGET_COMPONENT_COUNT];
+	double bytes[BUDGET_COMPONENT_COUNT];
+	/* one GPU's share after ZeRO sharding (activations are never sharded) */
+	double gpu_bytes[BUDGET_COMPONENT_COUNT];
+	double total_bytes;
+	double total_bytes_per_param;
+	double gpu_total_bytes;
+	double activation_layer_bytes;  /* one layer, one micro-batch */
+	bool has_activations;
+	int zero_stage;                 /* the stage used (deepspeed forces 2) */
+	bool total_is_max;              /* accelerate: total = largest stage, not the sum */
+} budget_result;
+
+/* bf16-mixed, Adam, convention mixprec, ZeRO 0, one GPU, no shape, no recompute; params 0 (must be set). */
+budget_config budget_defaults(void);
+
+/* Fills *out for cfg. MP_EINVAL for params not positive and finite, an
+ * out-of-range enum, a ZeRO stage outside 0..3, gpus not a positive integer,
+ * a partial or non-integer shape, or deepspeed with a ZeRO stage other than 0 or 2. */
+mp_status budget_compute(budget_result *out, const budget_config *cfg);
+
+/* Activation bytes of one transformer layer (Korthikanti et al. 2022) with
+ * activations of elem_bytes (2: the paper's 16-bit figures; 4: fp32, where
+ * the 1-byte dropout masks stay 1 byte). */
+double budget_activation_layer_bytes(const budget_shape *s, budget_recompute rc, double elem_bytes);
+
+/* Names (as typed on the command line) and parsing; *_from_name returns MP_EINVAL for an unknown name. */
+const char *budget_recipe_name(budget_recipe r);
+const char *budget_optimizer_name(budget_optimizer o);
+const char *budget_recompute_name(budget_recompute r);
+const char *budget_convention_name(budget_convention c);
+const char *budget_component_name(budget_component c);
+mp_status budget_recipe_from_name(const char *name, budget_recipe *out);
+mp_status budget_optimizer_from_name(const char *name, budget_optimizer *out);
+mp_status budget_recompute_from_name(const char *name, budget_recompute *out);
+mp_status budget_convention_from_name(const char *name, budget_convention *out);
+/* "a, b, c": the known names, for error messages and help. */
+const char *budget_recipe_known(void);
+const char *budget_optimizer_known(void);
+const char *budget_recompute_known(void);
+const char *budget_convention_known(void);
+const char *budget_preset_known(void);
+
+/* One or two sentences on how a convention counts and why it differs from mixprec's. */
+const char *budget_convention_note(budget_convention c);
+
+/* A named model (gpt2-small, llama-7b, gpt3-175b): parameter count and shape
+ * (micro-batch 1). MP_EINVAL for an unknown name. */
+mp_status budget_preset(const char *name, double *params, budget_shape *shape);
+
+/* Parses a count in the project's number syntax (fmt_parse_number) with an
+ * optional SI suffix K, M, B or G, T (1e3, 1e6, 1e9, 1e12): "7e9", "6.7B",
+ * "124M", "2^30". The exact value is scaled and then rounded once to binary64.
+ * MP_EPARSE for a malformed number (message in err), MP_EINVAL for one that is
+ * not finite and positive (or, with integer, not a whole number). */
+mp_status budget_parse_count(const char *text, bool integer, double *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,363 @@
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "budget/budget.h"
+#include "cli/cli.h"
+#include "util/csvout.h"
+#include "util/numtext.h"
+
+static void budget_help(void)
+{
+	printf("Usage: mixprec budget --params N [--recipe R] [--optimizer O] [--convention C]\n"
+	       "                      [--zero S --gpus G] [--preset M] [--layers L --hidden H\n"
+	       "                      --heads A --seq S] [--micro-batch B] [--recompute R] [--csv]\n"
+	       "Training memory per parameter and in total, per component (master weights,\n"
+	       "working weights, gradients, fp32 gradient accumulator, optimiser state and,\n"
+	       "with a model shape, activations), and each GPU's share under ZeRO.\n\n"
+	       "  --params N        parameter count: 7e9, 6.7B, 124M, 175B, 2^30 (suffixes K, M,\n"
+	       "                    B or G, T); overrides a preset's count\n"
+	       "  --preset M        a named model: %s\n"
+	       "                    (parameter count and shape, micro-batch 1)\n"
+	       "  --recipe R        %s\n"
+	       "                    (default bf16-mixed: fp32 master 4 + bf16 copy 2 + bf16 gradient 2\n"
+	       "                    + fp32 accumulator 4 + Adam 8 = 20 bytes per parameter)\n"
+	       "  --optimizer O     %s (default adam)\n"
+	       "                    state per parameter: adam/adamw 2 elements (fp32: 8 bytes),\n"
+	       "                    sgd none, sgd-momentum 1, adam8bit 2 bytes\n"
+	       "  --convention C    %s (default mixprec)\n"
+	       "                    how another tool would count: eleuther = Transformer Math 101\n"
+	       "                    (no fp32 accumulator), deepspeed = its ZeRO-2 estimate,\n"
+	       "                    accelerate = the largest single stage instead of the sum\n"
+	       "  --zero S          ZeRO stage 0-3: 1 shards the optimiser state (with the fp32\n"
+	       "                    master), 2 also the gradients, 3 also the weights (default 0)\n"
+	       "  --gpus G          data-parallel GPUs (default 1); adds per-GPU columns\n"
+	       "  --layers L --hidden H --heads A --seq S\n"
+	       "                    a GPT shape, for activation memory (Korthikanti et al. 2022:\n"
+	       "                    s*b*h*(34 + 5*a*s/h) bytes per layer with 16-bit activations)\n"
+	       "  --micro-batch B   sequences per GPU per step (default 1)\n"
+	       "  --recompute R     %s (default none): selective keeps\n"
+	       "                    34*s*b*h per layer, full only the layer input 2*s*b*h\n"
+	       "  --csv             CSV: component,bytes_per_param,bytes,gb,gib, a total row last;\n"
+	       "                    with --gpus or --zero the values are one GPU's share\n"
+	       "  -h, --help        this text\n\n"
+	       "GB = 10^9 bytes, GiB = 2^30 bytes. bytes/param of activations (and of the total)\n"
+	       "is bytes divided by the parameter count. Every number accepts the full number\n"
+	       "syntax (2^10, 3*2^20, ...).\n",
+	       budget_preset_known(), budget_recipe_known(), budget_optimizer_known(), budget_convention_known(),
+	       budget_recompute_known());
+}
+
+/* --- parsing --- */
+
+static bool parse_count(const char *opt, const char *text, bool integer, double *v)
+{
+	char err[256];
+	mp_status st = budget_parse_count(text, integer, v, err, sizeof err);
+	if (st != MP_OK) {
+		cli_error("budget", "%s: %s", opt, err[0] ? err : mp_status_message(st));
+		return false;
+	}
+	return true;
+}
+
+/* A whole number in lo..hi, in the full number syntax. */
+static bool parse_int(const char *opt, const char *text, int lo, int hi, int *v)
+{
+	char err[256];
+	double d = 0;
+	mp_status st = MP_OK;
+	/* budget_parse_count rejects 0, which --zero needs */
+	if (strcmp(text, "0") != 0)
+		st = budget_parse_count(text, true, &d, err, sizeof err);
+	if (st != MP_OK || d < lo || d > hi) {
+		cli_error("budget", "%s: '%s' is not a whole number in %d..%d", opt, text, lo, hi);
+		return false;
+	}
+	*v = (int)d;
+	return true;
+}
+
+/* --- output --- */
+
+/* "6.7 billion" style: the count in the largest SI unit that keeps it >= 1. */
+static void count_text(char *buf, size_t n, double v)
+{
+	static const struct { double scale; const char *unit; } units[] = {
+		{ 1e12, "T" }, { 1e9, "B" }, { 1e6, "M" }, { 1e3, "K" },
+	};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (v >= units[i].scale) {
+			snprintf(buf, n, "%.4g%s", v / units[i].scale, units[i].unit);
+			return;
+		}
+	snprintf(buf, n, "%.4g", v);
+}
+
+/* The shortest text that reads back as exactly v, positional (700, not 7e+02)
+ * for magnitudes a spreadsheet shows that way. */
+static char *num_text(char *buf, size_t n, double v)
+{
+	numtext_short(buf, n, v);
+	double a = fabs(v);
+	if (strchr(buf, 'e') && a >= 1e-4 && a < 1e15) {
+		for (int d = 0; d <= 20; d++) {
+			snprintf(buf, n, "%.*f", d, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+	}
+	return buf;
+}
+
+/* Bytes as an integer when they are one (exactly), else the shortest round-trip text. */
+static char *bytes_text(char *buf, size_t n, double v)
+{
+	if (v == floor(v) && v < 9007199254740992.0)
+		snprintf(buf, n, "%.0f", v);
+	else
+		num_text(buf, n, v);
+	return buf;
+}
+
+/* A component row appears when the recipe has it; the optimiser row always (sgd: 0). */
+static bool row_shown(const budget_result *r, int c)
+{
+	if (c == BUDGET_ACTIVATIONS)
+		return r->has_activations;
+	return c == BUDGET_OPTIMIZER || r->bytes_per_param[c] != 0;
+}
+
+static void csv_row(csvw *w, const char *name, double bytes, double params)
+{
+	char buf[64];
+	csvw_field(w, name);
+	csvw_field(w, num_text(buf, sizeof buf, bytes / params));
+	csvw_field(w, bytes_text(buf, sizeof buf, bytes));
+	csvw_field(w, num_text(buf, sizeof buf, bytes / 1e9));
+	csvw_field(w, num_text(buf, sizeof buf, bytes / 1073741824.0));
+	csvw_end_row(w);
+}
+
+static void print_csv(const budget_config *cfg, const budget_result *r, bool per_gpu)
+{
+	csvw w;
+	csvw_init(&w, stdout);
+	csvw_header(&w, "component,bytes_per_param,bytes,gb,gib");
+	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++)
+		if (row_shown(r, c))
+			csv_row(&w, budget_component_name((budget_component)c), per_gpu ? r->gpu_bytes[c] : r->bytes[c],
+			        cfg->params);
+	csv_row(&w, "total", per_gpu ? r->gpu_total_bytes : r->total_bytes, cfg->params);
+}
+
+static void print_row(const char *name, double bpp, double bytes, bool per_gpu, double gpu_bytes)
+{
+	char b[64];
+	printf("%-18s %11.4g %18s %12.3f %12.3f", name, bpp, bytes_text(b, sizeof b, bytes), bytes / 1e9,
+	       bytes / 1073741824.0);
+	if (per_gpu)
+		printf(" %12.3f %12.3f", gpu_bytes / 1e9, gpu_bytes / 1073741824.0);
+	printf("\n");
+}
+
+/* Prints text as lines of at most width columns, breaking at blanks. */
+static void print_wrapped(const char *text, size_t width)
+{
+	while (*text) {
+		size_t n = strlen(text);
+		if (n > width) {
+			n = width;
+			while (n > 0 && text[n] != ' ')
+				n--;
+			if (n == 0)
+				n = strcspn(text, " ");
+		}
+		printf("%.*s\n", (int)n, text);
+		text += n;
+		while (*text == ' ')
+			text++;
+	}
+}
+
+static void print_table(const budget_config *cfg, const budget_result *r, bool per_gpu, const char *preset)
+{
+	char pc[32];
+	count_text(pc, sizeof pc, cfg->params);
+	printf("budget: %s%s%s parameters (%.0f), recipe %s, optimizer %s, convention %s\n", preset ? preset : "",
+	       preset ? ", " : "", pc, cfg->params, budget_recipe_name(cfg->recipe), budget_optimizer_name(cfg->optimizer),
+	       budget_convention_name(cfg->convention));
+	if (per_gpu)
+		printf("ZeRO stage %d on %.0f GPU%s: the last two columns are one GPU's share\n", r->zero_stage,
+		       cfg->gpus, cfg->gpus == 1 ? "" : "s");
+	const budget_shape *s = &cfg->shape;
+	if (r->has_activations)
+		printf("activations: L=%.0f h=%.0f a=%.0f s=%.0f b=%.0f, recompute %s: %.0f bytes per layer\n",
+		       s->layers, s->hidden, s->heads, s->seq, s->micro_batch, budget_recompute_name(cfg->recompute),
+		       r->activation_layer_bytes);
+	printf("\n%-18s %11s %18s %12s %12s", "component", "bytes/param", "bytes", "GB", "GiB");
+	if (per_gpu)
+		printf(" %12s %12s", "GB/GPU", "GiB/GPU");
+	printf("\n");
+	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++)
+		if (row_shown(r, c))
+			print_row(budget_component_name((budget_component)c), r->bytes_per_param[c], r->bytes[c], per_gpu,
+			          r->gpu_bytes[c]);
+	print_row(r->total_is_max ? "total (max stage)" : "total", r->total_bytes_per_param, r->total_bytes, per_gpu,
+	          r->gpu_total_bytes);
+	if (r->has_activations) {
+		double states = r->total_bytes - r->bytes[BUDGET_ACTIVATIONS];
+		printf("without activations: %.4g bytes/param, %.3f GB", states / cfg->params, states / 1e9);
+		if (per_gpu)
+			printf(", %.3f GB per GPU", (r->gpu_total_bytes - r->gpu_bytes[BUDGET_ACTIVATIONS]) / 1e9);
+		printf("\n");
+	}
+	printf("\nGB = 10^9 bytes, GiB = 2^30 bytes.\n");
+	print_wrapped(budget_convention_note(cfg->convention), 78);
+}
+
+/* --- the command --- */
+
+int cmd_budget(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "params", required_argument, NULL, 'p' },
+		{ "preset", required_argument, NULL, 'P' },
+		{ "recipe", required_argument, NULL, 'r' },
+		{ "optimizer", required_argument, NULL, 'o' },
+		{ "convention", required_argument, NULL, 'C' },
+		{ "zero", required_argument, NULL, 'z' },
+		{ "gpus", required_argument, NULL, 'g' },
+		{ "layers", required_argument, NULL, 'L' },
+		{ "hidden", required_argument, NULL, 'H' },
+		{ "heads", required_argument, NULL, 'A' },
+		{ "seq", required_argument, NULL, 'S' },
+		{ "micro-batch", required_argument, NULL, 'b' },
+		{ "recompute", required_argument, NULL, 'R' },
+		{ "csv", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	budget_config cfg = budget_defaults();
+	double params = 0;
+	budget_shape shape = { 0 }, given = { 0 };   /* given: explicit shape options */
+	const char *preset = NULL;
+	bool csv = false, have_gpus = false, have_zero = false, have_mb = false, have_rc = false;
+	cli_args args = { 0 };
+	char *value;
+	int c;
+	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
+		switch (c) {
+		case CLI_ARG_VALUE:
+			cli_error("budget", "unexpected argument '%s' (see 'mixprec budget --help')", value);
+			return CLI_USAGE;
+		case 'p': if (!parse_count("--params", optarg, false, &params)) return CLI_USAGE; break;
+		case 'P':
+			if (budget_preset(optarg, &cfg.params, &shape) != MP_OK) {
+				cli_error("budget", "--preset: unknown model '%s' (known: %s)", optarg, budget_preset_known());
+				return CLI_USAGE;
+			}
+			preset = optarg;
+			break;
+		case 'r':
+			if (budget_recipe_from_name(optarg, &cfg.recipe) != MP_OK) {
+				cli_error("budget", "--recipe: unknown recipe '%s' (known: %s)", optarg, budget_recipe_known());
+				return CLI_USAGE;
+			}
+			break;
+		case 'o':
+			if (budget_optimizer_from_name(optarg, &cfg.optimizer) != MP_OK) {
+				cli_error("budget", "--optimizer: unknown optimizer '%s' (known: %s)", optarg,
+				          budget_optimizer_known());
+				return CLI_USAGE;
+			}
+			break;
+		case 'C':
+			if (budget_convention_from_name(optarg, &cfg.convention) != MP_OK) {
+				cli_error("budget", "--convention: unknown convention '%s' (known: %s)", optarg,
+				          budget_convention_known());
+				return CLI_USAGE;
+			}
+			break;
+		case 'R':
+			if (budget_recompute_from_name(optarg, &cfg.recompute) != MP_OK) {
+				cli_error("budget", "--recompute: unknown mode '%s' (known: %s)", optarg,
+				          budget_recompute_known());
+				return CLI_USAGE;
+			}
+			have_rc = true;
+			break;
+		case 'z':
+			if (!parse_int("--zero", optarg, 0, 3, &cfg.zero_stage))
+				return CLI_USAGE;
+			have_zero = true;
+			break;
+		case 'g':
+			if (!parse_count("--gpus", optarg, true, &cfg.gpus))
+				return CLI_USAGE;
+			have_gpus = true;
+			break;
+		case 'L': if (!parse_count("--layers", optarg, true, &given.layers)) return CLI_USAGE; break;
+		case 'H': if (!parse_count("--hidden", optarg, true, &given.hidden)) return CLI_USAGE; break;
+		case 'A': if (!parse_count("--heads", optarg, true, &given.heads)) return CLI_USAGE; break;
+		case 'S': if (!parse_count("--seq", optarg, true, &given.seq)) return CLI_USAGE; break;
+		case 'b':
+			if (!parse_count("--micro-batch", optarg, true, &given.micro_batch))
+				return CLI_USAGE;
+			have_mb = true;
+			break;
+		case 'c': csv = true; break;
+		case 'h': budget_help(); return cli_flush_stdout("budget") ? CLI_OK : CLI_ENV;
+		case ':':
+			cli_error("budget", "option '%s' needs a value", argv[optind - 1]);
+			return CLI_USAGE;
+		default:
+			cli_error("budget", "unknown option '%s' (see 'mixprec budget --help')", argv[optind - 1]);
+			return CLI_USAGE;
+		}
+	}
+	if (params > 0)
+		cfg.params = params;
+	if (!(cfg.params > 0)) {
+		cli_error("budget", "--params N is required (or --preset M; see 'mixprec budget --help')");
+		return CLI_USAGE;
+	}
+
+	/* explicit shape options override the preset's; without a preset all four are needed */
+	if (given.layers) shape.layers = given.layers;
+	if (given.hidden) shape.hidden = given.hidden;
+	if (given.heads) shape.heads = given.heads;
+	if (given.seq) shape.seq = given.seq;
+	shape.micro_batch = have_mb ? given.micro_batch : 1;
+	bool any = shape.layers || shape.hidden || shape.heads || shape.seq;
+	if (any && !(shape.layers && shape.hidden && shape.heads && shape.seq)) {
+		cli_error("budget", "a model shape needs%s%s%s%s (or --preset M)", shape.layers ? "" : " --layers",
+		          shape.hidden ? "" : " --hidden", shape.heads ? "" : " --heads", shape.seq ? "" : " --seq");
+		return CLI_USAGE;
+	}
+	if (!any && (have_mb || have_rc)) {
+		cli_error("budget", "%s needs a model shape (--preset M, or --layers, --hidden, --heads, --seq)",
+		          have_mb ? "--micro-batch" : "--recompute");
+		return CLI_USAGE;
+	}
+	cfg.shape = shape;
+	if (cfg.convention == BUDGET_CONV_DEEPSPEED && have_zero && cfg.zero_stage != 2) {
+		cli_error("budget", "--zero %d: the deepspeed convention is DeepSpeed's ZeRO-2 estimate (use --zero 2 "
+		          "or another convention)", cfg.zero_stage);
+		return CLI_USAGE;
+	}
+
+	budget_result r;
+	mp_status st = budget_compute(&r, &cfg);
+	if (st != MP_OK) {
+		cli_error("budget", "%s", mp_status_message(st));
+		return CLI_USAGE;
+	}
+	bool per_gpu = have_gpus || have_zero || cfg.convention == BUDGET_CONV_DEEPSPEED;
+	if (csv)
+		print_csv(&cfg, &r, per_gpu);
+	else
+		print_table(&cfg, &r, per_gpu, preset);
+	return cli_flush_stdout("budget") ? CLI_OK : CLI_ENV;
+}
