@@ -183,6 +183,93 @@ void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dou
 	}
 }
 
+/* --- softmax of one row --- */
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define T512 __attribute__((target("avx512f,avx512dq")))
+
+/* exp(x) as 2^k times a degree-6 polynomial of the fraction (relative error
+ * about 1e-7); underflows to 0 and overflows to inf like expf. */
+T512 static inline __m512 exp16(__m512 x)
+{
+	__m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.4426950408889634f));
+	__m512 k = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m512 f = _mm512_sub_ps(t, k);
+	__m512 p = _mm512_set1_ps(1.5403530393381606e-4f);
+	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558146428443e-3f));
+	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291076284772e-3f));
+	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108664821580e-2f));
+	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-1f));
+	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-1f));
+	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+	return _mm512_scalef_ps(p, k);
+}
+
+T512 static float softmax_row_avx512(float *out, const float *in, size_t n, float *max_out)
+{
+	__m512 mx = _mm512_set1_ps(-INFINITY);
+	for (size_t i = 0; i < n; i += 16) {
+		__mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+		mx = _mm512_mask_max_ps(mx, m, mx, _mm512_maskz_loadu_ps(m, in + i));
+	}
+	*max_out = _mm512_reduce_max_ps(mx);
+	__m512 vmax = _mm512_set1_ps(*max_out), sum = _mm512_setzero_ps();
+	for (size_t i = 0; i < n; i += 16) {
+		__mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+		__m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, in + i), vmax));
+		e = _mm512_maskz_mov_ps(m, e);
+		sum = _mm512_add_ps(sum, e);
+		_mm512_mask_storeu_ps(out + i, m, e);
+	}
+	float total = _mm512_reduce_add_ps(sum);
+	__m512 inv = _mm512_set1_ps(1.0f / total);
+	for (size_t i = 0; i < n; i += 16) {
+		__mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+		_mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, out + i), inv));
+	}
+	return total;
+}
+
+static bool have_avx512(void)
+{
+	static int have = -1;
+	if (have < 0) {
+		__builtin_cpu_init();
+		have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+	}
+	return have;
+}
+#else
+static bool have_avx512(void) { return false; }
+static float softmax_row_avx512(float *out, const float *in, size_t n, float *max_out)
+{
+	(void)out; (void)in; (void)n; (void)max_out;
+	return 0;
+}
+#endif
+
+/* out[0..n) = softmax(in[0..n)), max-subtracted; n >= 1. Returns the sum
+ * of exp(in - max) and sets *max_out, so that log-sum-exp = log(sum) + max. */
+static float softmax_row(float *out, const float *in, size_t n, float *max_out)
+{
+	if (have_avx512())
+		return softmax_row_avx512(out, in, n, max_out);
+	float mx = -INFINITY;
+	for (size_t u = 0; u < n; u++)
+		mx = in[u] > mx ? in[u] : mx;
+	float sum = 0.0f;
+	for (size_t u = 0; u < n; u++) {
+		out[u] = expf(in[u] - mx);
+		sum += out[u];
+	}
+	float inv = 1.0f / sum;
+	for (size_t u = 0; u < n; u++)
+		out[u] *= inv;
+	*max_out = mx;
+	return sum;
+}
+
 /* --- attention --- */
 
 void attention_forward(float *out, float *preatt, float *att, const float *inp,
@@ -205,17 +292,8 @@ void attention_forward(float *out, float *preatt, float *att, const float *inp,
 			for (size_t t = 0; t < T; t++) {
 				float *pr = pa + t * T;   // (T)
 				float *ar = a + t * T;    // (T)
-				float mx = -INFINITY;
-				for (size_t u = 0; u <= t; u++)
-					mx = fmaxf(mx, pr[u]);
-				float sum = 0.0f;
-				for (size_t u = 0; u <= t; u++) {
-					ar[u] = expf(pr[u] - mx);
-					sum += ar[u];
-				}
-				float inv = 1.0f / sum;
-				for (size_t u = 0; u <= t; u++)
-					ar[u] *= inv;
+				float mx;
+				softmax_row(ar, pr, t + 1, &mx);
 				for (size_t u = t + 1; u < T; u++) {
 					pr[u] = 0.0f;
 					ar[u] = 0.0f;
@@ -280,8 +358,6 @@ void attention_backward(float *dinp, float *dpreatt, float *datt, const float *d
  * exp (2^k times a degree-6 polynomial, relative error about 1e-7), close to
  * fp32's own rounding of the result. */
 #if defined(__x86_64__)
-#include <immintrin.h>
-#define T512 __attribute__((target("avx512f,avx512dq")))
 
 /* 1 + tanh(u) = 2 / (1 + exp(-2u)): accurate in relative terms in both
  * tails (1 + tanh(u) for very negative u is tiny, not 1 - 1), and exp's
@@ -338,17 +414,7 @@ T512 static void gelu_backward_avx512(float *dinp, const float *inp, const float
 	}
 }
 
-static bool have_avx512(void)
-{
-	static int have = -1;
-	if (have < 0) {
-		__builtin_cpu_init();
-		have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-	}
-	return have;
-}
 #else
-static bool have_avx512(void) { return false; }
 static void gelu_forward_avx512(float *out, const float *inp, size_t N) { (void)out; (void)inp; (void)N; }
 static void gelu_backward_avx512(float *dinp, const float *inp, const float *dout, size_t N)
 {
@@ -408,17 +474,8 @@ float crossentropy_softmax_forward(float *probs, float *losses, const float *log
 	for (size_t bt = 0; bt < B * T; bt++) {
 		const float *z = logits + bt * V;   // (V)
 		float *p = probs + bt * V;          // (V)
-		float mx = -INFINITY;
-		for (size_t i = 0; i < V; i++)
-			mx = fmaxf(mx, z[i]);
-		float sum = 0.0f;
-		for (size_t i = 0; i < V; i++) {
-			p[i] = expf(z[i] - mx);
-			sum += p[i];
-		}
-		float inv = 1.0f / sum;
-		for (size_t i = 0; i < V; i++)
-			p[i] *= inv;
+		float mx;
+		float sum = softmax_row(p, z, V, &mx);
 		/* log-sum-exp form: finite even when the target's probability
 		 * underflows to zero. */
 		losses[bt] = logf(sum) + mx - z[targets[bt]];
