@@ -53,6 +53,19 @@ T512 static inline __attribute__((always_inline)) __m512i rand16(const vparams *
 	return _mm512_xor_si512(mix32(_mm512_xor_si512(idx, v->k1)), v->k2);
 }
 
+/* The same bits as rand16 in the top 16 bits of each lane (the low 16 bits
+ * differ): lowbias32's last step, x ^= x >> 16, only changes the low half,
+ * so a kernel that reads only the top half can leave it out. */
+T512 static inline __attribute__((always_inline)) __m512i rand16_top16(const vparams *v, uint32_t idx_lo)
+{
+	__m512i x = _mm512_xor_si512(_mm512_add_epi32(_mm512_set1_epi32((int)idx_lo), v->lane), v->k1);
+	x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+	x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
+	x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
+	x = _mm512_mullo_epi32(x, _mm512_set1_epi32((int)0x846ca68bu));
+	return _mm512_xor_si512(x, v->k2);
+}
+
 /* bulk_encode1 in 16 lanes. */
 T512 static inline __attribute__((always_inline)) __m512i encode_generic(const vparams *v, __m512i x, __m512i r)
 {
@@ -137,7 +150,7 @@ T512 static inline __attribute__((always_inline)) __m512i bf16_high(const vparam
 		add = _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
 		                       _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1)));
 	else
-		add = _mm512_srli_epi32(_mm512_andnot_si512(rand16(v, idx_lo), _mm512_set1_epi32(-1)), 16);
+		add = _mm512_srli_epi32(_mm512_andnot_si512(rand16_top16(v, idx_lo), _mm512_set1_epi32(-1)), 16);
 	__mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
 	                                        _mm512_set1_epi32(0x7f800000));
 	return _mm512_mask_mov_epi32(_mm512_add_epi32(x, add), nan, _mm512_set1_epi32(0x7fc00000));
