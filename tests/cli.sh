@@ -918,6 +918,38 @@ if [ -c /dev/full ]; then
 fi
 
 # ---------------------------------------------------------------------------
+echo "# lesson"
+
+run lesson list
+expect_rc "lesson list" 0
+out_has "lesson list: mixed-precision" "mixed-precision"
+out_has "lesson list: residual-drift" "residual-drift"
+run lesson show mixed-precision --width 60
+expect_rc "lesson show" 0
+# columns, not bytes: UTF-8 continuation bytes (0x80-0xbf) take no column
+res=$(LC_ALL=C awk '{ s = $0; gsub(/[\200-\277]/, "", s) }
+	length(s) > 60 && $0 !~ /^    / && $0 !~ /^  [^ ]/ { print NR ": " length(s) }' "$tmp/out" | head -3)
+[ -z "$res" ] && ok "lesson show --width 60: prose wraps at 60" || bad "lesson show --width 60: prose wraps at 60" "$res"
+out_has "lesson show: commands get a prompt" "    \$ mixprec "
+run lesson commands residual-drift
+expect_rc "lesson commands" 0
+res=$(grep -v '^mixprec ' "$tmp/out" | head -3)
+[ -s "$tmp/out" ] && [ -z "$res" ] && ok "lesson commands: one mixprec command per line" \
+	|| bad "lesson commands: one mixprec command per line" "$res"
+run lesson show no-such-lesson
+usage_error "lesson show no-such-lesson" "no-such-lesson"
+run lesson show ../etc/passwd
+usage_error "lesson show ../etc/passwd" "not a lesson name"
+run lesson dance
+usage_error "lesson dance" "dance"
+mkdir -p "$tmp/lessons"
+printf '# Tiny\n\nHello *there*.\n' >"$tmp/lessons/tiny.md"
+MIXPREC_LESSONDIR="$tmp/lessons" "$MIXPREC" lesson show tiny >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect_rc "MIXPREC_LESSONDIR lesson" 0
+out_line "MIXPREC_LESSONDIR lesson: rendered" "Hello there."
+
+# ---------------------------------------------------------------------------
 echo "# I/O errors"
 
 if [ -c /dev/full ]; then

@@ -9,6 +9,7 @@
 #include "config.h"
 
 static const cli_command commands[] = {
+	{ .name = "lesson",  .run = cmd_lesson,  .summary = "list the lessons, or print one as plain text" },
 	{ .name = "formats", .run = cmd_formats, .summary = "the table of number formats" },
 	{ .name = "bits",    .run = cmd_bits,    .summary = "bit layout, class, value, spacing and neighbours of values" },
 	{ .name = "round",   .run = cmd_round,   .summary = "round values exactly into formats, in any rounding mode" },

@@ -29,6 +29,7 @@ typedef struct {
 /* Runs mixprec with its full argv; returns the exit status. */
 int cli_main(int argc, char **argv);
 
+int cmd_lesson(int argc, char **argv);
 int cmd_formats(int argc, char **argv);
 int cmd_bits(int argc, char **argv);
 int cmd_round(int argc, char **argv);

@@ -402,10 +402,14 @@ int cmd_train(int argc, char **argv)
 		       trainer_model(tr[0])->num_params);
 		printf("%-18s %9s %9s %9s %8s %9s %9s %9s\n", "policy", "loss", "val_loss", "ms/step", "skipped",
 		       "underflow", "lost_upd", "resid_lost");
-		for (size_t i = 0; i < np; i++)
-			printf("%-18s %9.4f %9.4f %9.1f %8zu %9.3g %9.3g %9.3g\n", pols[i].name, last[i].loss, last_val[i],
+		for (size_t i = 0; i < np; i++) {
+			char val[32] = "-";   /* no evaluation yet (see --eval-every) */
+			if (!isnan(last_val[i]))
+				snprintf(val, sizeof val, "%.4f", last_val[i]);
+			printf("%-18s %9.4f %9s %9.1f %8zu %9.3g %9.3g %9.3g\n", pols[i].name, last[i].loss, val,
 			       sum[i].ms / (double)done, skipped[i], last[i].underflow_frac, last[i].lost_update_frac,
 			       last[i].resid_lost_frac);
+		}
 		printf("\nmemory per policy (MB = 10^6 bytes; weights, gradients and Adam state at the width of\n"
 		       "their formats; activations as allocated here):\n");
 		printf("%-18s %8s %8s %8s %8s %8s %8s\n", "policy", "master", "working", "grads", "accum", "adam",
