@@ -88,6 +88,17 @@ START_TEST(wrapping)
 	ck_assert_str_eq(buf, "alpha beta gamma delta epsilon zeta eta\ntheta iota kappa lambda mu\n\n");
 	free(buf);
 	lesson_free(&d);
+	/* a heading inside a list item (found by fuzz_lesson: the item was left
+	 * without text); every block must have its text */
+	static const char nested[] = "- # head\n  more\n- item\n\n> quote\n| a |\n|---|\n| 1 |\n";
+	ck_assert_int_eq(lesson_parse(&d, "n", nested, strlen(nested)), MP_OK);
+	for (size_t i = 0; i < d.nblocks; i++)
+		ck_assert_msg(d.blocks[i].text != NULL, "block %zu has no text", i);
+	mem = open_memstream(&buf, &len);
+	ck_assert(lesson_render_text(&d, 40, mem));
+	fclose(mem);
+	free(buf);
+	lesson_free(&d);
 	/* hostile input: parsed or refused, never a crash; empty is an empty doc */
 	ck_assert_int_eq(lesson_parse(&d, "e", "", 0), MP_OK);
 	ck_assert_uint_eq(d.nblocks, 0);

@@ -81,9 +81,13 @@ static lesson_block *new_block(builder *b, lesson_block_kind kind)
 	return blk;
 }
 
-/* Starts collecting text into a new block. */
+static void close_block(builder *b);
+
+/* Starts collecting text into a new block (closing any open one first: a
+ * heading inside a list item, say, must not leave the item unfinished). */
 static void open_block(builder *b, lesson_block_kind kind, int level)
 {
+	close_block(b);
 	lesson_block *blk = new_block(b, kind);
 	if (!blk)
 		return;
