@@ -103,17 +103,6 @@ T512 static inline __attribute__((always_inline)) __m512i encode_generic(const v
 	return _mm512_mask_mov_epi32(enc, nan, v->nan_bits);
 }
 
-/* Lanes that the conversion instructions do not handle as we require: NaNs
- * (we want the canonical NaN) and, for bf16, subnormal inputs (treated as 0). */
-T512 static inline __attribute__((always_inline)) __mmask16 special_lanes(__m512i x)
-{
-	__m512i a = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
-	__mmask16 nan = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(0x7f800000));
-	__mmask16 sub = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, _mm512_set1_epi32(1)),
-	                                        _mm512_set1_epi32(0x7fffff));
-	return nan | sub;
-}
-
 /* Kernel variants. Each is compiled into loops of its own (the kind is a
  * compile-time constant there), so nothing but the rounding runs per vector. */
 typedef enum {
