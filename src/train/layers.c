@@ -363,17 +363,7 @@ void attention_backward(float *dinp, float *dpreatt, float *datt, const float *d
  * overflow and underflow give the right limits 0 and 2. */
 T512 static inline __m512 one_plus_tanh16(__m512 u)
 {
-	__m512 t = _mm512_mul_ps(u, _mm512_set1_ps(-2.8853900817779268f));  /* -2u log2(e) */
-	__m512 k = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	__m512 f = _mm512_sub_ps(t, k);                                        /* [-0.5, 0.5] */
-	__m512 p = _mm512_set1_ps(1.5403530393381606e-4f);
-	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558146428443e-3f));
-	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291076284772e-3f));
-	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108664821580e-2f));
-	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-1f));
-	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-1f));
-	p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-	__m512 e = _mm512_scalef_ps(p, k);                                     /* exp(-2u) */
+	__m512 e = exp16(_mm512_mul_ps(u, _mm512_set1_ps(-2.0f)));   /* exp(-2u) */
 	return _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
