@@ -64,8 +64,9 @@ static const char *const convention_names[BUDGET_CONV_COUNT] = {
 
 static const char *const convention_notes[BUDGET_CONV_COUNT] = {
 	[BUDGET_CONV_MIXPREC] =
-		"mixprec counts every copy resident at the optimiser step: fp32 master, 16-bit working copy, "
-		"16-bit gradient, fp32 gradient accumulator and optimiser state (bf16-mixed + Adam: 20 bytes).",
+		"mixprec counts every copy the recipe keeps resident at the optimiser step; for bf16-mixed "
+		"with Adam: fp32 master 4, 16-bit working copy 2, 16-bit gradient 2, fp32 gradient "
+		"accumulator 4 and Adam's m and v 8, 20 bytes per parameter.",
 	[BUDGET_CONV_ELEUTHER] =
 		"Transformer Math 101 (EleutherAI) counts no separate fp32 gradient accumulator, so mixed "
 		"precision with Adam is 2 + 2 + 12 = 16 bytes per parameter, 4 fewer than mixprec's 20.",
