@@ -108,6 +108,17 @@ T256 static inline __attribute__((always_inline)) __m256i encode8(const vparams 
 		return _mm256_blendv_epi8(y, v->nan_bits, nan);
 	}
 	__m256i r = v->sr ? rand8(v, idx_lo) : _mm256_setzero_si256();
+	if (v->fmt == FMT_BF16 && !v->saturate) {
+		/* as in the AVX-512 kernel: RNE adds 0x7fff + lsb, SR adds (~r) >> 16
+		 * (a carry iff low16 > r >> 16); the carry never reaches the sign */
+		__m256i add = v->sr ? _mm256_srli_epi32(_mm256_andnot_si256(r, _mm256_set1_epi32(-1)), 16)
+		                    : _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
+		                                       _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1)));
+		__m256i y = _mm256_srli_epi32(_mm256_add_epi32(x, add), 16);
+		__m256i a = _mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff));
+		__m256i nan = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7f800000));
+		return _mm256_blendv_epi8(y, v->nan_bits, nan);
+	}
 	return encode_generic(v, x, r);
 }
 
@@ -159,11 +170,43 @@ T256 static inline __attribute__((always_inline)) __m256i load8(size_t size, con
 	return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)((const uint8_t *)in + i)));
 }
 
+/* Large 16-bit outputs: non-temporal 32-byte stores and four 4 KiB blocks
+ * at once, as in the AVX-512 kernel (see there why). */
+#define STREAM_MIN_ELEMS (1u << 20)
+#define STREAM_BLOCK 1024u
+
+T256 static inline __attribute__((always_inline)) void encode16_stream(const vparams *v, void *out,
+                                                                      const float *in, size_t i, uint32_t idx_lo)
+{
+	__m128i lo = narrow16(encode8(v, _mm256_loadu_si256((const __m256i *)(in + i)), idx_lo + (uint32_t)i));
+	__m128i hi = narrow16(encode8(v, _mm256_loadu_si256((const __m256i *)(in + i + 8)), idx_lo + (uint32_t)i + 8));
+	_mm256_stream_si256((__m256i *)((uint16_t *)out + i), _mm256_set_m128i(hi, lo));
+}
+
 T256 void bulk_avx2_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n)
 {
 	vparams v = vparams_load(p, k);
 	size_t size = fmt_bulk_elem_size(p->fmt);
 	size_t i = 0;
+	if (size == 2 && n >= STREAM_MIN_ELEMS && (uintptr_t)out % 2 == 0) {
+		/* head: single elements until the output is 32-byte aligned */
+		size_t head = ((32 - ((uintptr_t)out & 31)) & 31) / 2;
+		for (; i < head; i++) {
+			uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
+			bulk_store_elem(out, i, 2, bulk_encode1(p, bulk_f2u(in[i]), r));
+		}
+		for (; i + 4 * STREAM_BLOCK <= n; i += 4 * STREAM_BLOCK) {
+			for (size_t j = 0; j < STREAM_BLOCK; j += 16) {
+				encode16_stream(&v, out, in, i + j, idx_lo);
+				encode16_stream(&v, out, in, i + STREAM_BLOCK + j, idx_lo);
+				encode16_stream(&v, out, in, i + 2 * STREAM_BLOCK + j, idx_lo);
+				encode16_stream(&v, out, in, i + 3 * STREAM_BLOCK + j, idx_lo);
+			}
+		}
+		for (; i + 16 <= n; i += 16)
+			encode16_stream(&v, out, in, i, idx_lo);
+		_mm_sfence();
+	}
 	for (; i + 8 <= n; i += 8)
 		store8(size, out, i, encode8(&v, _mm256_loadu_si256((const __m256i *)(in + i)), idx_lo + (uint32_t)i));
 	if (i < n) {
