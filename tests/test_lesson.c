@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "budget/budget.h"
 #include "fmt/decode.h"
@@ -108,6 +109,39 @@ START_TEST(wrapping)
 		junk[i] = "|#*`-_[]()<>!\n\t 1."[i * 7 % 18];
 	if (lesson_parse(&d, "j", junk, sizeof junk) == MP_OK)
 		lesson_free(&d);
+}
+END_TEST
+
+/* Files too large or missing are refused with the path named (lessons are
+ * capped at 4 MiB); one exactly at the cap loads. */
+START_TEST(load_limits)
+{
+	char dir[] = "/tmp/mixprec-lesson-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char path[256], err[512];
+	snprintf(path, sizeof path, "%s/big.md", dir);
+	for (size_t size = (4u << 20) + 1; size >= (4u << 20); size--) {
+		FILE *fp = fopen(path, "wb");
+		ck_assert_ptr_nonnull(fp);
+		for (size_t i = 0; i < size; i++)
+			fputc(i % 80 == 79 ? '\n' : 'a', fp);
+		fclose(fp);
+		lesson_doc d;
+		mp_status st = lesson_load(&d, path, err, sizeof err);
+		if (size > (4u << 20)) {
+			ck_assert_int_eq(st, MP_EINVAL);
+			ck_assert_msg(strstr(err, "big.md") != NULL, "%s", err);
+		} else {
+			ck_assert_int_eq(st, MP_OK);
+			ck_assert_str_eq(d.name, "big");
+			lesson_free(&d);
+		}
+	}
+	remove(path);
+	rmdir(dir);
+	lesson_doc d;
+	ck_assert_int_eq(lesson_load(&d, "/nonexistent/x.md", err, sizeof err), MP_EIO);
+	ck_assert(strstr(err, "/nonexistent/x.md") != NULL);
 }
 END_TEST
 
@@ -292,8 +326,10 @@ static Suite *lesson_suite(void)
 {
 	Suite *s = suite_create("lesson");
 	TCase *tc = tcase_create("lesson");
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, model_of_a_sample);
 	tcase_add_test(tc, wrapping);
+	tcase_add_test(tc, load_limits);
 	tcase_add_test(tc, format_table_matches_engine);
 	tcase_add_test(tc, prose_figures_match_engine);
 	tcase_add_test(tc, commands_exist);

@@ -1,11 +1,11 @@
 #include <dirent.h>
-#include <errno.h>
 #include <md4c.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "teach/lesson.h"
+#include "util/file.h"
 
 /* --- a growing string --- */
 
@@ -51,6 +51,9 @@ typedef struct {
 	bool oom;
 	lesson_block *cur;      /* the block text goes to, or NULL */
 	strbuf text, cell;      /* cur's text; the current table cell */
+	strbuf run;             /* the styled run being collected */
+	unsigned run_style;
+	bool run_open;
 	lesson_span *spans;
 	size_t nspans, span_cap;
 	unsigned style;
@@ -98,10 +101,13 @@ static void open_block(builder *b, lesson_block_kind kind, int level)
 	b->span_cap = 0;
 }
 
+static void flush_run(builder *b);
+
 static void close_block(builder *b)
 {
 	if (!b->cur)
 		return;
+	flush_run(b);
 	b->oom |= b->text.oom;
 	b->cur->text = sb_take(&b->text);
 	b->cur->spans = b->spans;
@@ -113,39 +119,42 @@ static void close_block(builder *b)
 	b->cur = NULL;
 }
 
-static void add_span(builder *b, const char *s, size_t n)
+/* Ends the styled run being collected: it becomes the block's next span. */
+static void flush_run(builder *b)
 {
-	if (b->nspans && b->spans[b->nspans - 1].style == b->style) {
-		lesson_span *last = &b->spans[b->nspans - 1];
-		size_t old = strlen(last->text);
-		char *p = realloc(last->text, old + n + 1);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		memcpy(p + old, s, n);
-		p[old + n] = '\0';
-		last->text = p;
+	if (!b->run_open)
+		return;
+	b->run_open = false;
+	b->oom |= b->run.oom;
+	char *t = sb_take(&b->run);
+	if (!t) {
+		b->oom = true;
 		return;
 	}
 	if (b->nspans == b->span_cap) {
 		size_t cap = b->span_cap ? 2 * b->span_cap : 8;
 		lesson_span *p = realloc(b->spans, cap * sizeof *p);
 		if (!p) {
+			free(t);
 			b->oom = true;
 			return;
 		}
 		b->spans = p;
 		b->span_cap = cap;
 	}
-	char *t = malloc(n + 1);
-	if (!t) {
-		b->oom = true;
-		return;
+	b->spans[b->nspans++] = (lesson_span){ .text = t, .style = b->run_style };
+}
+
+/* Appends text in the current style: the same style extends the run (in
+ * amortised constant time: a long paragraph must not cost its square). */
+static void add_span(builder *b, const char *s, size_t n)
+{
+	if (!b->run_open || b->run_style != b->style) {
+		flush_run(b);
+		b->run_open = true;
+		b->run_style = b->style;
 	}
-	memcpy(t, s, n);
-	t[n] = '\0';
-	b->spans[b->nspans++] = (lesson_span){ .text = t, .style = b->style };
+	sb_add(&b->run, s, n);
 }
 
 static int on_enter_block(MD_BLOCKTYPE type, void *detail, void *ud)
@@ -410,6 +419,7 @@ mp_status lesson_parse(lesson_doc *doc, const char *name, const char *text, size
 	/* leftovers of an aborted parse */
 	free(b.text.s);
 	free(b.cell.s);
+	free(b.run.s);
 	for (size_t i = 0; i < b.nspans; i++)
 		free(b.spans[i].text);
 	free(b.spans);
@@ -440,24 +450,11 @@ mp_status lesson_parse(lesson_doc *doc, const char *name, const char *text, size
 mp_status lesson_load(lesson_doc *doc, const char *path, char *err, size_t errlen)
 {
 	memset(doc, 0, sizeof *doc);
-	FILE *fp = fopen(path, "rb");
-	if (!fp) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return MP_EIO;
-	}
-	char *buf = malloc(LESSON_MAX_BYTES + 1);
-	if (!buf) {
-		fclose(fp);
-		return MP_ENOMEM;
-	}
-	size_t n = fread(buf, 1, LESSON_MAX_BYTES + 1, fp);
-	bool bad = ferror(fp) != 0;
-	fclose(fp);
-	if (bad || n > LESSON_MAX_BYTES) {
-		free(buf);
-		snprintf(err, errlen, "%s: %s", path, bad ? "read error" : "larger than 4 MiB: not a lesson");
-		return bad ? MP_EIO : MP_EINVAL;
-	}
+	char *buf;
+	size_t n;
+	mp_status st = file_read_all(path, LESSON_MAX_BYTES, &buf, &n, err, errlen);
+	if (st != MP_OK)
+		return st;
 	/* the name: the file name without folder and .md */
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
@@ -466,7 +463,7 @@ mp_status lesson_load(lesson_doc *doc, const char *path, char *err, size_t errle
 	size_t nl = strlen(name);
 	if (nl > 3 && !strcmp(name + nl - 3, ".md"))
 		name[nl - 3] = '\0';
-	mp_status st = lesson_parse(doc, name, buf, n);
+	st = lesson_parse(doc, name, buf, n);
 	free(buf);
 	if (st == MP_EPARSE)
 		snprintf(err, errlen, "%s: not valid Markdown", path);

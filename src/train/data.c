@@ -1,4 +1,3 @@
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +5,7 @@
 #include <unistd.h>
 
 #include "train/data.h"
+#include "util/file.h"
 #include "util/rng.h"
 
 mp_status corpus_from_text(corpus *c, const char *text, size_t n, size_t t, char *err, size_t errlen)
@@ -36,43 +36,13 @@ mp_status corpus_from_text(corpus *c, const char *text, size_t n, size_t t, char
 mp_status corpus_load(corpus *c, const char *path, size_t t, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof *c);
-	FILE *fp = fopen(path, "rb");
-	if (!fp) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return MP_EIO;
-	}
-	size_t cap = 1 << 20, n = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (!buf) {
-			fclose(fp);
-			return MP_ENOMEM;
-		}
-		n += fread(buf + n, 1, cap - n, fp);
-		if (n < cap)
-			break;
-		if (cap >= ((size_t)1 << 31)) {
-			free(buf);
-			fclose(fp);
-			snprintf(err, errlen, "%s: larger than 2 GiB", path);
-			return MP_EINVAL;
-		}
-		char *bigger = realloc(buf, cap * 2);
-		if (!bigger)
-			free(buf);
-		buf = bigger;
-		cap *= 2;
-	}
-	bool bad = ferror(fp) != 0;
-	int e = errno;
-	fclose(fp);
-	if (bad) {
-		free(buf);
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		return MP_EIO;
-	}
+	char *buf;
+	size_t n;
+	mp_status st = file_read_all(path, (size_t)1 << 31, &buf, &n, err, errlen);
+	if (st != MP_OK)
+		return st;
 	char inner[200];
-	mp_status st = corpus_from_text(c, buf, n, t, inner, sizeof inner);
+	st = corpus_from_text(c, buf, n, t, inner, sizeof inner);
 	free(buf);
 	if (st == MP_EINVAL)
 		snprintf(err, errlen, "%s: %s", path, inner);

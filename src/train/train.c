@@ -188,6 +188,12 @@ double trainer_eval(trainer *t)
 	return sum / (double)nb;
 }
 
+/* The change AdamW makes to a weight w, from the bias-corrected moments. */
+static float adamw_update(const train_config *cfg, double mhat, double vhat, float w)
+{
+	return (float)-(cfg->lr * (mhat / (sqrt(vhat) + cfg->eps) + cfg->weight_decay * w));
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -271,45 +277,32 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	t->adam_t++;
 	double b1 = cfg->beta1, b2 = cfg->beta2;
 	double c1 = 1.0 - pow(b1, (double)t->adam_t), c2 = 1.0 - pow(b2, (double)t->adam_t);
+	for (size_t i = 0; i < P; i++) {
+		float gi = (float)(g[i] * clip);
+		t->m[i] = (float)(b1 * t->m[i] + (1 - b1) * gi);
+		t->v[i] = (float)(b2 * t->v[i] + (1 - b2) * (double)gi * gi);
+	}
+	round_array(p->optim_fmt, FMT_RNE, 0, 0, t->m, P);
+	round_array(p->optim_fmt, FMT_RNE, 0, 0, t->v, P);
 	size_t nonzero_updates = 0, lost = 0;
-	if (p->master_fp32 && p->optim_fmt == FMT_FP32) {
-		/* the common case in one pass: moments, update, apply, count */
+	if (p->master_fp32) {
+		/* update, apply and count in one pass */
 		for (size_t i = 0; i < P; i++) {
-			float gi = (float)(g[i] * clip);
-			t->m[i] = (float)(b1 * t->m[i] + (1 - b1) * gi);
-			t->v[i] = (float)(b2 * t->v[i] + (1 - b2) * (double)gi * gi);
-			double mhat = t->m[i] / c1, vhat = t->v[i] / c2;
-			double u = cfg->lr * (mhat / (sqrt(vhat) + cfg->eps) + cfg->weight_decay * w[i]);
-			float upd = (float)-u, old = w[i];
+			float upd = adamw_update(cfg, t->m[i] / c1, t->v[i] / c2, w[i]), old = w[i];
 			w[i] = old + upd;
 			nonzero_updates += upd != 0;
 			lost += upd != 0 && w[i] == old;
 		}
 	} else {
-		for (size_t i = 0; i < P; i++) {
-			float gi = (float)(g[i] * clip);
-			t->m[i] = (float)(b1 * t->m[i] + (1 - b1) * gi);
-			t->v[i] = (float)(b2 * t->v[i] + (1 - b2) * (double)gi * gi);
-		}
-		round_array(p->optim_fmt, FMT_RNE, 0, 0, t->m, P);
-		round_array(p->optim_fmt, FMT_RNE, 0, 0, t->v, P);
-		for (size_t i = 0; i < P; i++) {
-			double mhat = t->m[i] / c1, vhat = t->v[i] / c2;
-			double u = cfg->lr * (mhat / (sqrt(vhat) + cfg->eps) + cfg->weight_decay * w[i]);
-			t->update[i] = (float)-u;
-		}
+		for (size_t i = 0; i < P; i++)
+			t->update[i] = adamw_update(cfg, t->m[i] / c1, t->v[i] / c2, w[i]);
 		memcpy(t->before, w, P * sizeof *w);
-		if (p->master_fp32) {
-			for (size_t i = 0; i < P; i++)
-				w[i] += t->update[i];
-		} else {
-			fmt_bulk_opts o = { .fmt = p->weight_fmt, .mode = p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE,
-			                    .seed = cfg->seed ^ 0xada0ull, .index0 = (uint64_t)t->adam_t * P };
-			st = fmt_bulk_accumulate(FMT_SIMD_AUTO, &o, w, p->wupdate == WUPD_KAHAN ? t->comp : NULL,
-			                         t->update, P, NULL);
-			if (st != MP_OK)
-				return st;
-		}
+		fmt_bulk_opts o = { .fmt = p->weight_fmt, .mode = p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE,
+		                    .seed = cfg->seed ^ 0xada0ull, .index0 = (uint64_t)t->adam_t * P };
+		st = fmt_bulk_accumulate(FMT_SIMD_AUTO, &o, w, p->wupdate == WUPD_KAHAN ? t->comp : NULL,
+		                         t->update, P, NULL);
+		if (st != MP_OK)
+			return st;
 		for (size_t i = 0; i < P; i++) {
 			bool nz = t->update[i] != 0;
 			nonzero_updates += nz;
