@@ -1,5 +1,6 @@
 #include <dirent.h>
 #include <md4c.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -414,7 +415,18 @@ mp_status lesson_parse(lesson_doc *doc, const char *name, const char *text, size
 		.leave_span = on_leave_span,
 		.text = on_text,
 	};
-	int rc = md_parse(text, (MD_SIZE)len, &parser, &b);
+	/* Parse a NUL-padded copy: Debian's md4c 0.4.8 can read past the end of
+	 * its input on some malformed links (fuzz_lesson hit it: a garbage length
+	 * and a 4 GiB allocation); the padding keeps such reads inside memory we
+	 * own and stops them at a NUL. */
+	if (len > UINT32_MAX - 64)
+		return MP_EINVAL;
+	char *padded = calloc(len + 64, 1);
+	if (!padded)
+		return MP_ENOMEM;
+	memcpy(padded, text, len);
+	int rc = md_parse(padded, (MD_SIZE)len, &parser, &b);
+	free(padded);
 	close_block(&b);
 	/* leftovers of an aborted parse */
 	free(b.text.s);

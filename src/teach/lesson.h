@@ -54,7 +54,7 @@ typedef struct {
 } lesson_doc;
 
 /* Parses Markdown text into doc (name may be NULL). MP_EPARSE when md4c
- * rejects it, MP_ENOMEM when out of memory; doc is empty on failure. */
+ * rejects it, MP_EINVAL past 4 GiB, MP_ENOMEM when out of memory; doc is empty on failure. */
 mp_status lesson_parse(lesson_doc *doc, const char *name, const char *text, size_t len);
 /* Reads and parses a file; MP_EIO (err names the file) when unreadable. */
 mp_status lesson_load(lesson_doc *doc, const char *path, char *err, size_t errlen);
