@@ -17,6 +17,7 @@ static const cli_command commands[] = {
 	{ .name = "train",   .run = cmd_train,   .summary = "train the tiny GPT under precision policies side by side" },
 	{ .name = "gradhist", .run = cmd_gradhist, .summary = "gradient magnitudes against fp16/bf16 limits at a loss scale" },
 	{ .name = "budget", .run = cmd_budget, .summary = "training memory per parameter, per component and per GPU" },
+	{ .name = "plot",    .run = cmd_plot,    .summary = "plot a CSV mixprec wrote, in the terminal or as a PNG/SVG image" },
 	{ .name = "bench",   .run = cmd_bench,   .summary = "throughput benchmarks, as ratios to a baseline of the same run" },
 };
 

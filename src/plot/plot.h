@@ -1,6 +1,6 @@
 /* Figures (line, point, column and bar charts) laid out into a grid of text
  * cells for terminals (Unicode braille or plain ASCII), and written as PNG or
- * SVG through cairo. Knows nothing of ncurses or of files other than the
+ * SVG. Knows nothing of ncurses or of files other than the
  * image it is asked to write: the TUI blits the cells with its own colours,
  * `mixprec plot` prints them.
  *
@@ -115,8 +115,9 @@ enum { PLOT_MIN_COLS = 20, PLOT_MIN_ROWS = 6 };
 
 /* Lays out f into a cols x rows grid of cells: title on the first row,
  * the y label above the y axis, tick values, axes, the data area, the x
- * label under the x ticks and a legend (series names, or for bars the
- * series) on the last rows. With utf8 the data area uses braille cells
+ * label under the x ticks and a legend of the named series on the last
+ * rows (bar charts: right under the axis, leaving any spare rows blank at
+ * the bottom). With utf8 the data area uses braille cells
  * (2 x 4 dots per cell: left column bits 0x01 0x02 0x04 0x40 from the top,
  * right column 0x08 0x10 0x20 0x80) and box-drawing axes; without it,
  * one mark per cell ('*', '+', 'o', 'x', '#', '@', '%', '&' for series
@@ -139,7 +140,8 @@ static inline const plot_cell *plot_canvas_at(const plot_canvas *c, int row, int
 	return &c->cells[(size_t)row * (size_t)c->cols + (size_t)col];
 }
 
-/* Prints the canvas, one line per row with trailing blanks dropped; with
+/* Prints the canvas, one line per row with trailing blanks (and blank rows
+ * at the end) dropped; with
  * color, styles become ANSI SGR sequences (the caller decides: a tty and no
  * NO_COLOR). MP_EIO on a write error. */
 mp_status plot_canvas_print(const plot_canvas *c, FILE *fp, bool color);
@@ -154,14 +156,16 @@ char *plot_format_value(double v, int sig, char *buf, size_t len);
 /* The colour of series k in images (a fixed palette taken modulo its size). */
 void plot_series_rgb(size_t k, uint8_t rgb[3]);
 
-/* True when this build can write images (configure found cairo). */
+/* True when this build can write PNG (configure found cairo). */
 bool plot_have_cairo(void);
 
-/* Writes f as a width x height pixel PNG, or an SVG of width x height points,
- * with title, axis labels, ticks, legend and markers. Without cairo:
- * MP_EUNSUPPORTED and err says "built without cairo". Otherwise MP_EINVAL for
- * an inconsistent figure or a size outside 100..10000, MP_EIO when the file
- * cannot be written (err names the path and the reason). */
+/* Writes f as a width x height pixel PNG through cairo, or as an SVG of
+ * width x height user units, with title, axis labels, ticks, legend and
+ * markers. The SVG is written directly (no cairo needed) so that its text
+ * stays real <text>, searchable and editable. PNG without cairo:
+ * MP_EUNSUPPORTED and err says "built without cairo". Otherwise MP_EINVAL
+ * for an inconsistent figure or a size outside 100..10000, MP_EIO when the
+ * file cannot be written (err names the path and the reason). */
 mp_status plot_write_png(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen);
 mp_status plot_write_svg(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen);
 
