@@ -1,0 +1,276 @@
+/* Memory budget lab: a form over budget_config and a stacked bar of one GPU's
+ * memory per component, in GB and GiB (src/budget, as `mixprec budget`). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "budget/budget.h"
+#include "tui/screens.h"
+
+#define BUDGET_KEYS(X)                                                                  \
+	X(BG_UP, "k Up", "previous field", 'k', FK(KEY_UP), FK(KEY_BTAB))                \
+	X(BG_DOWN, "j Down Tab", "next field", 'j', FK(KEY_DOWN), '\t')                   \
+	X(BG_PREV, "h Left", "previous choice of this field (stage, GPUs: minus)", 'h',   \
+	  FK(KEY_LEFT))                                                                   \
+	X(BG_NEXT, "l Right", "next choice of this field (stage, GPUs: plus)", 'l',       \
+	  FK(KEY_RIGHT))                                                                  \
+	X(BG_EDIT, "Enter", "type a value into a text field (params, GPUs)", TUI_ENTER_KEYS)
+TUI_KEYMAP(budget, BUDGET_KEYS);
+
+enum { F_PRESET, F_PARAMS, F_RECIPE, F_OPTIM, F_ZERO, F_GPUS, F_CONV, F_RECOMP, F_COUNT };
+
+static const char *const field_names[F_COUNT] = {
+	[F_PRESET] = "Model", [F_PARAMS] = "Params", [F_RECIPE] = "Recipe", [F_OPTIM] = "Optimizer",
+	[F_ZERO] = "ZeRO stage", [F_GPUS] = "GPUs", [F_CONV] = "Convention", [F_RECOMP] = "Recompute",
+};
+
+static const char *const presets[] = { "custom", "gpt2-small", "llama-7b", "gpt3-175b" };
+enum { NPRESETS = sizeof presets / sizeof presets[0] };
+
+typedef struct {
+	budget_config cfg;
+	int preset;             /* index into presets; 0: custom (no shape) */
+	int field;
+	bool editing;
+	tui_field params, gpus;
+	budget_result res;
+	bool ok;
+	char err[256];
+} budget_lab;
+
+static void compute(budget_lab *b)
+{
+	b->ok = budget_compute(&b->res, &b->cfg) == MP_OK;
+	if (!b->ok)
+		snprintf(b->err, sizeof b->err, "this combination is not valid (deepspeed counts ZeRO 0 or 2 only)");
+}
+
+static void set_preset(budget_lab *b, int i)
+{
+	b->preset = i;
+	if (i == 0) {
+		memset(&b->cfg.shape, 0, sizeof b->cfg.shape);
+		return;
+	}
+	double params;
+	if (budget_preset(presets[i], &params, &b->cfg.shape) == MP_OK) {
+		b->cfg.params = params;
+		char t[64];
+		snprintf(t, sizeof t, "%.4g", params);
+		field_set(&b->params, t);
+	}
+}
+
+static bool apply_text(tui_screen *s, int field)
+{
+	budget_lab *b = s->priv;
+	char err[256];
+	double v;
+	const tui_field *f = field == F_PARAMS ? &b->params : &b->gpus;
+	if (budget_parse_count(f->text, field == F_GPUS, &v, err, sizeof err) != MP_OK) {
+		tui_message(s->app, true, "%s: %s", field_names[field], err[0] ? err : "not a positive count");
+		return false;
+	}
+	if (field == F_PARAMS) {
+		b->cfg.params = v;
+		b->preset = 0;
+		memset(&b->cfg.shape, 0, sizeof b->cfg.shape);
+	} else {
+		b->cfg.gpus = v;
+	}
+	return true;
+}
+
+static mp_status budget_init(tui_screen *s, int argc, char **argv)
+{
+	budget_lab *b = s->priv;
+	b->cfg = budget_defaults();
+	set_preset(b, 1);
+	field_set(&b->gpus, "1");
+	/* the options of `mixprec budget` that a lesson's claim uses */
+	for (int i = 1; i + 1 < argc; i += 2) {
+		const char *o = argv[i], *v = argv[i + 1];
+		mp_status st = MP_OK;
+		if (!strcmp(o, "--preset")) {
+			st = MP_EINVAL;
+			for (int k = 1; k < NPRESETS; k++)
+				if (!strcmp(v, presets[k])) {
+					set_preset(b, k);
+					st = MP_OK;
+				}
+		} else if (!strcmp(o, "--params")) {
+			field_set(&b->params, v);
+			st = apply_text(s, F_PARAMS) ? MP_OK : MP_EINVAL;
+		} else if (!strcmp(o, "--recipe")) {
+			st = budget_recipe_from_name(v, &b->cfg.recipe);
+		} else if (!strcmp(o, "--optimizer")) {
+			st = budget_optimizer_from_name(v, &b->cfg.optimizer);
+		} else if (!strcmp(o, "--convention")) {
+			st = budget_convention_from_name(v, &b->cfg.convention);
+		} else if (!strcmp(o, "--recompute")) {
+			st = budget_recompute_from_name(v, &b->cfg.recompute);
+		} else if (!strcmp(o, "--zero")) {
+			b->cfg.zero_stage = atoi(v);
+		} else if (!strcmp(o, "--gpus")) {
+			field_set(&b->gpus, v);
+			st = apply_text(s, F_GPUS) ? MP_OK : MP_EINVAL;
+		}
+		if (st != MP_OK)
+			tui_message(s->app, true, "%s: '%s' not understood here; ignored", o, v);
+	}
+	if (b->cfg.convention == BUDGET_CONV_DEEPSPEED && b->cfg.zero_stage == 0)
+		b->cfg.zero_stage = 2;
+	compute(b);
+	return MP_OK;
+}
+
+static void field_value(const budget_lab *b, int f, char *buf, size_t n)
+{
+	switch (f) {
+	case F_PRESET: snprintf(buf, n, "%s", presets[b->preset]); break;
+	case F_PARAMS: snprintf(buf, n, "%s", b->params.text); break;
+	case F_RECIPE: snprintf(buf, n, "%s", budget_recipe_name(b->cfg.recipe)); break;
+	case F_OPTIM: snprintf(buf, n, "%s", budget_optimizer_name(b->cfg.optimizer)); break;
+	case F_ZERO: snprintf(buf, n, "%d", b->cfg.zero_stage); break;
+	case F_GPUS: snprintf(buf, n, "%s", b->gpus.text); break;
+	case F_CONV: snprintf(buf, n, "%s", budget_convention_name(b->cfg.convention)); break;
+	case F_RECOMP: snprintf(buf, n, "%s", budget_recompute_name(b->cfg.recompute)); break;
+	}
+}
+
+/* Glyphs that keep the components apart without colour. */
+static const char *const seg_ascii[BUDGET_COMPONENT_COUNT] = { "M", "W", "G", "A", "O", "x" };
+
+static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
+{
+	budget_lab *b = s->priv;
+	for (int f = 0; f < F_COUNT; f++) {
+		int y = f % 4, x = f < 4 ? 1 : 41;
+		bool cur = f == b->field;
+		tui_put(w, y, x, 11, cur ? ROLE_STRONG : ROLE_DIM, field_names[f]);
+		if ((f == F_PARAMS || f == F_GPUS) && cur && b->editing) {
+			field_draw(w, y, x + 12, 24, f == F_PARAMS ? &b->params : &b->gpus, true);
+		} else {
+			char v[300], shown[320];
+			field_value(b, f, v, sizeof v);
+			bool text = f == F_PARAMS || f == F_GPUS;
+			snprintf(shown, sizeof shown, text ? "[%s]" : "< %s >", v);
+			tui_put(w, y, x + 12, 26, cur ? ROLE_SELECT : ROLE_NORMAL, shown);
+		}
+	}
+	if (!b->ok) {
+		tui_put(w, 5, 1, cols - 2, ROLE_BAD, b->err);
+		return;
+	}
+	const budget_result *r = &b->res;
+	int y = 5;
+	tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "%-16s %12s %14s %14s %16s", "component", "bytes/param", "GB",
+	         "GiB", "per GPU (GB)");
+	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++) {
+		if (c == BUDGET_ACTIVATIONS && !r->has_activations)
+			continue;
+		tui_put(w, y, 1, 1, theme_series(c), theme_utf8() ? theme_glyph(GLYPH_BLOCK) : seg_ascii[c]);
+		tui_putf(w, y++, 3, cols - 4, ROLE_NORMAL, "%-14s %12.2f %14.3f %14.3f %16.3f", budget_component_name(c),
+		         r->bytes_per_param[c], r->bytes[c] / 1e9, r->bytes[c] / 1073741824.0, r->gpu_bytes[c] / 1e9);
+	}
+	tui_putf(w, y++, 1, cols - 2, ROLE_STRONG, "%-16s %12.2f %14.3f %14.3f %16.3f", r->total_is_max ? "total (max)" : "total",
+	         r->total_bytes_per_param, r->total_bytes / 1e9, r->total_bytes / 1073741824.0, r->gpu_total_bytes / 1e9);
+	/* one GPU's memory as a stacked bar, each component's share of the sum */
+	y++;
+	double sum = 0;
+	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++)
+		sum += r->gpu_bytes[c];
+	int bw = cols - 4;
+	tui_putf(w, y++, 1, cols - 2, ROLE_DIM, "one GPU: %.3f GB = %.3f GiB (ZeRO stage %d over %.0f GPUs)",
+	         r->gpu_total_bytes / 1e9, r->gpu_total_bytes / 1073741824.0, r->zero_stage, b->cfg.gpus);
+	double acc = 0;
+	int x0 = 0;
+	for (int c = 0; c < BUDGET_COMPONENT_COUNT && sum > 0; c++) {
+		acc += r->gpu_bytes[c];
+		int x1 = (int)lround(acc / sum * bw);
+		const char *g = theme_utf8() ? theme_glyph(GLYPH_BLOCK) : seg_ascii[c];
+		tui_fill(w, y, 2 + x0, x1 - x0, theme_series(c), g);
+		x0 = x1;
+	}
+	y += 2;
+	if (y < rows)
+		tui_wrap(w, y, 1, cols - 2, rows - y, ROLE_DIM, budget_convention_note(b->cfg.convention));
+}
+
+static int budget_handle(tui_screen *s, int action, int key)
+{
+	budget_lab *b = s->priv;
+	if (b->editing) {
+		tui_field *f = b->field == F_PARAMS ? &b->params : &b->gpus;
+		int r = field_key(f, key);
+		if (r == FIELD_ENTER && apply_text(s, b->field)) {
+			b->editing = false;
+			compute(b);
+		} else if (r == FIELD_CANCEL) {
+			b->editing = false;
+		}
+		return TUI_HANDLED;
+	}
+	switch (action) {
+	case BG_UP:
+		b->field = (b->field + F_COUNT - 1) % F_COUNT;
+		return TUI_HANDLED;
+	case BG_DOWN:
+		b->field = (b->field + 1) % F_COUNT;
+		return TUI_HANDLED;
+	case BG_EDIT:
+		if (b->field == F_PARAMS || b->field == F_GPUS) {
+			b->editing = true;
+			field_begin(b->field == F_PARAMS ? &b->params : &b->gpus);
+		} else {
+			tui_message(s->app, false, "Left/Right change %s", field_names[b->field]);
+		}
+		return TUI_HANDLED;
+	case BG_PREV:
+	case BG_NEXT: {
+		int d = action == BG_NEXT ? 1 : -1;
+		switch (b->field) {
+		case F_PRESET: set_preset(b, (b->preset + d + NPRESETS) % NPRESETS); break;
+		case F_RECIPE: b->cfg.recipe = (budget_recipe)((b->cfg.recipe + d + BUDGET_RECIPE_COUNT) % BUDGET_RECIPE_COUNT); break;
+		case F_OPTIM: b->cfg.optimizer = (budget_optimizer)((b->cfg.optimizer + d + BUDGET_OPT_COUNT) % BUDGET_OPT_COUNT); break;
+		case F_ZERO: b->cfg.zero_stage = (b->cfg.zero_stage + d + 4) % 4; break;
+		case F_CONV: b->cfg.convention = (budget_convention)((b->cfg.convention + d + BUDGET_CONV_COUNT) % BUDGET_CONV_COUNT); break;
+		case F_RECOMP: b->cfg.recompute = (budget_recompute)((b->cfg.recompute + d + BUDGET_RECOMPUTE_COUNT) % BUDGET_RECOMPUTE_COUNT); break;
+		case F_GPUS: {
+			double g = b->cfg.gpus * (d > 0 ? 2 : 0.5);
+			if (g >= 1 && g <= 1e6) {
+				b->cfg.gpus = g;
+				char t[32];
+				snprintf(t, sizeof t, "%.0f", g);
+				field_set(&b->gpus, t);
+			}
+			break;
+		}
+		case F_PARAMS:
+			tui_message(s->app, false, "Enter types a parameter count (124M, 7e9, 6.7B)");
+			break;
+		}
+		compute(b);
+		return TUI_HANDLED;
+	}
+	}
+	return TUI_PASS;
+}
+
+static bool budget_editing(tui_screen *s)
+{
+	return ((budget_lab *)s->priv)->editing;
+}
+
+const tui_screen_ops screen_budget_ops = {
+	.name = "budget",
+	.title = "Memory budget lab",
+	.private_size = sizeof(budget_lab),
+	.keys = budget_keys,
+	.nkeys = budget_ACTION_COUNT,
+	.init = budget_init,
+	.draw = budget_draw,
+	.handle = budget_handle,
+	.editing = budget_editing,
+};

@@ -1,0 +1,15 @@
+/* Every screen of the workbench (one module each). */
+#ifndef MIXPREC_TUI_SCREENS_H
+#define MIXPREC_TUI_SCREENS_H
+
+#include "tui/app.h"
+
+extern const tui_screen_ops screen_home_ops;
+extern const tui_screen_ops screen_lesson_ops;
+extern const tui_screen_ops screen_bits_ops;
+extern const tui_screen_ops screen_drift_ops;
+extern const tui_screen_ops screen_train_ops;
+extern const tui_screen_ops screen_budget_ops;
+extern const tui_screen_ops screen_scale_ops;
+
+#endif
