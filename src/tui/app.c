@@ -1089,3 +1089,72 @@ double tui_bench_first_frame(int rows, int cols)
 	fclose(in);
 	return ms;
 }
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return 1e3 * (double)(t1.tv_sec - t0->tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+bool tui_bench_key_latency(int rows, int cols, int nkeys, double *max_ms, double *median_ms)
+{
+	setlocale(LC_CTYPE, "");
+	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+	SCREEN *scr = out && in ? newterm("xterm-256color", out, in) : NULL;
+	tui_app *app = scr ? calloc(1, sizeof *app) : NULL;
+	double *lat = nkeys > 0 ? calloc((size_t)nkeys, sizeof *lat) : NULL;
+	bool ok = false;
+	if (app && lat) {
+		resize_term(rows, cols);
+		theme_init();
+		app->scripted = true;
+		layout(app);
+		char *args[] = { "train", "--policy", "fp32,bf16-mixed", "--steps", "100000", NULL };
+		if (tui_push_named(app, "home", 0, NULL) == MP_OK && tui_push_named(app, "train", 5, args) == MP_OK) {
+			dispatch(app, 'z');   /* the default shape: steps of tens of milliseconds */
+			dispatch(app, 's');
+			struct timespec nap = { 0, 20 * 1000 * 1000 }, t0;
+			for (int i = 0; i < 25; i++) {   /* let it reach the training loop */
+				tick_all(app);
+				draw_frame(app);
+				nanosleep(&nap, NULL);
+			}
+			ok = any_busy(app);
+			for (int i = 0; ok && i < nkeys; i++) {
+				clock_gettime(CLOCK_MONOTONIC, &t0);
+				dispatch(app, 'm');
+				tick_all(app);
+				draw_frame(app);
+				lat[i] = ms_since(&t0);
+				nanosleep(&nap, NULL);
+			}
+		}
+		while (app->depth)
+			pop(app);
+		if (app->body)
+			delwin(app->body);
+	}
+	if (ok) {
+		qsort(lat, (size_t)nkeys, sizeof *lat, cmp_double);
+		*max_ms = lat[nkeys - 1];
+		*median_ms = lat[nkeys / 2];
+	}
+	free(lat);
+	free(app);
+	if (scr) {
+		endwin();
+		delscreen(scr);
+	}
+	if (out)
+		fclose(out);
+	if (in)
+		fclose(in);
+	return ok;
+}

@@ -58,9 +58,11 @@ static void reround(bitex *b)
 	}
 }
 
-static bool set_value(tui_screen *s, const char *text)
+static bool set_value(tui_screen *s, const char *typed)
 {
 	bitex *b = s->priv;
+	char text[sizeof b->input.text];   /* typed may be the field itself */
+	snprintf(text, sizeof text, "%s", typed);
 	char err[256];
 	fmt_num v;
 	fmt_num_init(&v);
@@ -143,7 +145,7 @@ static void bits_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	x += tui_put(w, 1, x, 9, ROLE_EXPONENT, "exponent");
 	x += tui_put(w, 1, x, 2, ROLE_NORMAL, " ");
 	tui_put(w, 1, x, 10, ROLE_FRACTION, "fraction");
-	tui_put(w, 1, 57, cols - 57, ROLE_DIM, "hex      class");
+	tui_put(w, 1, 47, cols - 47, ROLE_DIM, "hex         class");
 	for (int i = 0; i < FMT_COUNT; i++) {
 		const fmt_info *f = fmt_get((fmt_id)i);
 		int y = 2 + 3 * i;
@@ -166,8 +168,8 @@ static void bits_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		}
 		fmt_decoded d;
 		fmt_decode(f, b->bits[i], &d);
-		tui_putf(w, y, 57, 10, ROLE_NORMAL, "0x%0*x", fmt_hex_digits(f), b->bits[i]);
-		tui_putf(w, y, 67, cols - 67, b->edited[i] ? ROLE_EMPH : ROLE_DIM, "%s%s", fmt_class_name(d.cls),
+		tui_putf(w, y, 47, 11, ROLE_NORMAL, "0x%0*x", fmt_hex_digits(f), b->bits[i]);
+		tui_putf(w, y, 59, cols - 59, b->edited[i] ? ROLE_EMPH : ROLE_DIM, "%s%s", fmt_class_name(d.cls),
 		         b->edited[i] ? "*" : "");
 		/* value, error against the typed value, spacing */
 		char val[1300], rel[64] = "", ulp[64] = "-";

@@ -165,16 +165,16 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	}
 	const budget_result *r = &b->res;
 	int y = 5;
-	tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "%-16s %12s %14s %14s %16s", "component", "bytes/param", "GB",
+	tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "%-18s %11s %13s %13s %15s", "component", "bytes/param", "GB",
 	         "GiB", "per GPU (GB)");
 	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++) {
 		if (c == BUDGET_ACTIVATIONS && !r->has_activations)
 			continue;
 		tui_put(w, y, 1, 1, theme_series(c), theme_utf8() ? theme_glyph(GLYPH_BLOCK) : seg_ascii[c]);
-		tui_putf(w, y++, 3, cols - 4, ROLE_NORMAL, "%-14s %12.2f %14.3f %14.3f %16.3f", budget_component_name(c),
+		tui_putf(w, y++, 3, cols - 4, ROLE_NORMAL, "%-16s %11.2f %13.3f %13.3f %15.3f", budget_component_name(c),
 		         r->bytes_per_param[c], r->bytes[c] / 1e9, r->bytes[c] / 1073741824.0, r->gpu_bytes[c] / 1e9);
 	}
-	tui_putf(w, y++, 1, cols - 2, ROLE_STRONG, "%-16s %12.2f %14.3f %14.3f %16.3f", r->total_is_max ? "total (max)" : "total",
+	tui_putf(w, y++, 1, cols - 2, ROLE_STRONG, "%-18s %11.2f %13.3f %13.3f %15.3f", r->total_is_max ? "total (max)" : "total",
 	         r->total_bytes_per_param, r->total_bytes / 1e9, r->total_bytes / 1073741824.0, r->gpu_total_bytes / 1e9);
 	/* one GPU's memory as a stacked bar, each component's share of the sum */
 	y++;

@@ -172,7 +172,8 @@ static void bucket(scale_lab *l)
 		}
 	for (int k = 0; k < NBUCKETS; k++) {
 		l->kx[k] = KMIN + k + 0.5;
-		l->share[k] = l->nonzero ? (double)l->count[k] / (double)l->nonzero : 0;
+		/* empty buckets draw nothing (not a column of height 0) */
+		l->share[k] = l->count[k] ? (double)l->count[k] / (double)l->nonzero : NAN;
 	}
 }
 
@@ -306,8 +307,9 @@ static void scale_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	int hi = l->hi > 17 - l->log2s ? l->hi : 17 - l->log2s;
 	lo = lo < KMIN ? KMIN : lo;
 	hi = hi > KMAX ? KMAX : hi;
-	plot_series series = { .name = "share of nonzero gradients", .x = l->kx + (lo - KMIN),
-		               .y = l->share + (lo - KMIN), .n = (size_t)(hi - lo + 1), .draw = PLOT_DRAW_COLUMNS };
+	plot_series series = { .name = "share of nonzero gradients", .x = l->kx + (l->lo - KMIN),
+		               .y = l->share + (l->lo - KMIN), .n = (size_t)(l->hi - l->lo + 1),
+		               .draw = PLOT_DRAW_COLUMNS };
 	plot_marker marks[3] = {
 		{ .vertical = true, .at = log2(min_sub / S), .label = "min sub" },
 		{ .vertical = true, .at = log2(min_norm / S), .label = "min normal" },
@@ -324,6 +326,14 @@ static void scale_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	fig.fix_x = true;
 	fig.xmin = lo;
 	fig.xmax = hi + 1;
+	fig.fix_y = true;
+	fig.ymin = 0;
+	fig.ymax = 0;
+	for (int k = l->lo; k <= l->hi; k++)
+		if (l->share[k - KMIN] > fig.ymax)
+			fig.ymax = l->share[k - KMIN];
+	if (!(fig.ymax > 0))
+		fig.ymax = 1;
 	plotview_draw(w, 5, 0, rows - 5, cols, &fig, &l->canvas);
 }
 

@@ -329,7 +329,7 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	y++;
 	if (!t->ui_hist || !t->np)
 		return;
-	tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "%-15s %6s %8s %8s %9s %7s %9s %9s", "policy", "step", "loss",
+	tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "%-15s %6s %8s %8s %8s %7s %9s %10s", "policy", "step", "loss",
 	         "ms/step", "scale", "skipped", "lost_upd", "resid_lost");
 	for (size_t i = 0; i < t->np && y < rows - PLOT_MIN_ROWS; i++, y++) {
 		tui_put(w, y, 0, 1, theme_series((int)i), theme_utf8() ? theme_glyph(GLYPH_BLOCK) : "*");
@@ -344,7 +344,7 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 			ms += t->ui_hist[k * t->np + i].ms;
 			skipped += t->ui_hist[k * t->np + i].skipped;
 		}
-		tui_putf(w, y, 1, cols - 2, ROLE_NORMAL, "%-15.15s %6zu %8.4f %8.1f %9.6g %7zu %9.3g %9.3g", t->pols[i].name,
+		tui_putf(w, y, 1, cols - 2, ROLE_NORMAL, "%-15.15s %6zu %8.4f %8.1f %8.6g %7zu %9.3g %10.3g", t->pols[i].name,
 		         last->step + 1, last->loss, ms / (double)t->ui_done, last->loss_scale, skipped,
 		         last->lost_update_frac, last->resid_lost_frac);
 	}

@@ -22,4 +22,10 @@ int tui_run(const tui_options *o);
  * at rows x cols, in milliseconds; negative when the TUI could not start. */
 double tui_bench_first_frame(int rows, int cols);
 
+/* Time from a key press to its finished frame while the Training lab trains
+ * fp32 and bf16-mixed at the default shape in its worker: nkeys presses, 20 ms
+ * apart; *max_ms and *median_ms get the slowest and the median. False when
+ * the TUI or the training could not start. */
+bool tui_bench_key_latency(int rows, int cols, int nkeys, double *max_ms, double *median_ms);
+
 #endif
