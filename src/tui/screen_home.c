@@ -36,11 +36,11 @@ static const struct {
 	const tui_screen_ops *ops;
 	const char *detail;
 } home_labs[] = {
-	{ &screen_bits_ops, "type a value: fp32, tf32, fp16, bf16, fp8 side by side, bit by bit" },
-	{ &screen_drift_ops, "small updates to a large value: fp32, bf16 (rne, sr, Kahan), fp16" },
-	{ &screen_train_ops, "train the tiny GPT under precision policies, live loss and losses" },
-	{ &screen_budget_ops, "training memory per component: recipes, optimisers, ZeRO" },
-	{ &screen_scale_ops, "gradient magnitudes against fp16's range; loss scale S" },
+	{ &screen_bits_ops, "a value in fp32, tf32, fp16, bf16, fp8, bit by bit" },
+	{ &screen_drift_ops, "small updates to a large value, in each format" },
+	{ &screen_train_ops, "the tiny GPT under precision policies, live" },
+	{ &screen_budget_ops, "training memory per component and per GPU" },
+	{ &screen_scale_ops, "gradients against fp16's range; the scale S" },
 };
 
 static mp_status home_init(tui_screen *s, int argc, char **argv)

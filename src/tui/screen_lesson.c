@@ -520,8 +520,6 @@ static void lesson_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	for (int y = 0; y < rows - 1 && r->top + y < (int)r->nlines; y++) {
 		const rline *l = &r->lines[r->top + y];
 		bool selected = l->claim >= 0 && l->claim == r->sel_claim;
-		if (selected)
-			tui_put(w, y, 0, 2, ROLE_SELECT, theme_glyph(GLYPH_ARROW));
 		/* runs of one role; matches of the search drawn selected */
 		int x = 0;
 		char line[2048];
@@ -543,6 +541,8 @@ static void lesson_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 			line[e] = save;
 			k = e;
 		}
+		if (selected)
+			tui_put(w, y, 1, 1, ROLE_SELECT, theme_glyph(GLYPH_ARROW));
 		if (ls && l->heading >= 0 && l->heading < 64)
 			ls->read |= 1ull << l->heading;
 	}
