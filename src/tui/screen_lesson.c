@@ -109,7 +109,7 @@ static void end_line(reader *r, size_t start, int block, int heading, int claim_
 
 static void blank(reader *r, int block)
 {
-	if (r->nlines && r->lines[r->nlines - 1].len == 0)
+	if (r->nlines == 0 || r->lines[r->nlines - 1].len == 0)
 		return;
 	end_line(r, r->len, block, -1, -1);
 }
@@ -556,8 +556,8 @@ static void lesson_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		field_draw(w, rows - 1, 1, cols - 2, &r->search, true);
 		return;
 	}
-	int sec = 0;
-	for (int k = 0; k <= r->top + r->page / 3 && k < (int)r->nlines; k++)
+	int sec = 0;   /* the section the top line belongs to */
+	for (int k = 0; k <= r->top && k < (int)r->nlines; k++)
 		if (r->lines[k].heading >= 0)
 			sec = r->lines[k].heading + 1;
 	int pct = r->nlines <= (size_t)r->page ? 100 : (int)(100.0 * r->top / ((double)r->nlines - r->page));
