@@ -342,5 +342,16 @@ rc=$?
 rc=$?
 [ $rc -eq 0 ] && grep -q '^Usage: mixprec \[tui\]' "$tmp/out" && ok "tui --help" || bad "tui --help" "rc $rc"
 
+# --- the keys as documented: README's list is the program's own ---
+"$MIXPREC" tui --list-keys >"$tmp/keys" 2>&1
+awk '/^<!-- keys:begin -->$/ { on = 1; next } /^<!-- keys:end -->$/ { on = 0 } on && !/^```$/' \
+	"$srcdir/README.md" >"$tmp/readme-keys"
+if [ -s "$tmp/keys" ] && cmp -s "$tmp/keys" "$tmp/readme-keys"; then
+	ok "README lists every key as the keymaps have them (tui --list-keys)"
+else
+	bad "README lists every key as the keymaps have them (tui --list-keys)" \
+		"$(diff "$tmp/readme-keys" "$tmp/keys" | head -n 8)"
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -22,16 +22,18 @@ static void tui_help(void)
 	       "                   'resize COLSxROWS'; # starts a comment\n"
 	       "  --dump FILE      where 'dump' writes the screen text (default: stdout)\n"
 	       "  --size COLSxROWS the virtual screen of a key script (default 80x24)\n"
+	       "  --list-keys      print every screen's keys and exit\n"
 	       "  -h, --help       this text\n");
 }
 
 int cmd_tui(int argc, char **argv)
 {
-	enum { OPT_KEYS = 256, OPT_DUMP, OPT_SIZE, OPT_START };
+	enum { OPT_KEYS = 256, OPT_DUMP, OPT_SIZE, OPT_START, OPT_LIST };
 	static const struct option opts[] = {
 		{ "keys", required_argument, NULL, OPT_KEYS }, { "dump", required_argument, NULL, OPT_DUMP },
 		{ "size", required_argument, NULL, OPT_SIZE }, { "start", required_argument, NULL, OPT_START },
-		{ "help", no_argument, NULL, 'h' },            { 0 },
+		{ "list-keys", no_argument, NULL, OPT_LIST },  { "help", no_argument, NULL, 'h' },
+		{ 0 },
 	};
 	tui_options o = { .rows = 24, .cols = 80 };
 	cli_args args = { 0 };
@@ -41,6 +43,9 @@ int cmd_tui(int argc, char **argv)
 		switch (c) {
 		case 'h':
 			tui_help();
+			return cli_flush_stdout("tui") ? CLI_OK : CLI_ENV;
+		case OPT_LIST:
+			tui_list_keys(stdout);
 			return cli_flush_stdout("tui") ? CLI_OK : CLI_ENV;
 		case OPT_KEYS: o.keys_path = optarg; break;
 		case OPT_DUMP: o.dump_path = optarg; break;

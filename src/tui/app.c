@@ -492,6 +492,18 @@ static tui_screen *top(tui_app *app)
 	return app->depth ? &app->stack[app->depth - 1] : NULL;
 }
 
+void tui_list_keys(FILE *fp)
+{
+	fprintf(fp, "Every screen:\n");
+	for (size_t k = 0; k < global_ACTION_COUNT; k++)
+		fprintf(fp, "  %-16s %s\n", global_keys[k].label, global_keys[k].help);
+	for (size_t i = 0; tui_screens[i]; i++) {
+		fprintf(fp, "%s:\n", tui_screens[i]->title);
+		for (size_t k = 0; k < tui_screens[i]->nkeys; k++)
+			fprintf(fp, "  %-16s %s\n", tui_screens[i]->keys[k].label, tui_screens[i]->keys[k].help);
+	}
+}
+
 /* --- drawing a frame --- */
 
 static void layout(tui_app *app)
@@ -503,16 +515,19 @@ static void layout(tui_app *app)
 		app->body = derwin(stdscr, LINES - 2, COLS, 1, 0);
 }
 
-static const char *key_hint(const tui_binding *keys, size_t n, char *buf, size_t len)
+/* The screen's first keys that fit in width columns, then where the rest are. */
+static const char *key_hint(const tui_binding *keys, size_t n, int width, char *buf, size_t len)
 {
+	static const char more[] = "  ? all keys";
 	size_t used = 0;
 	buf[0] = '\0';
-	for (size_t i = 0; i < n && used + 2 < len; i++) {
-		int r = snprintf(buf + used, len - used, "%s%s", used ? "  " : "", keys[i].label);
-		if (r < 0 || used + (size_t)r >= len)
+	for (size_t i = 0; i < n; i++) {
+		size_t need = strlen(keys[i].label) + (used ? 2 : 0);
+		if ((int)(used + need + sizeof more - 1) > width || used + need + sizeof more >= len)
 			break;
-		used += (size_t)r;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "  " : "", keys[i].label);
 	}
+	snprintf(buf + used, len - used, "%s", more);
 	return buf;
 }
 
@@ -599,7 +614,8 @@ static void draw_frame(tui_app *app)
 		tui_put(stdscr, LINES - 1, 1, COLS - 2, app->msg_error ? ROLE_BAD : ROLE_STATUS, app->msg);
 	} else if (s) {
 		char hint[512];
-		tui_put(stdscr, LINES - 1, 1, COLS - 2, ROLE_STATUS, key_hint(s->ops->keys, s->ops->nkeys, hint, sizeof hint));
+		tui_put(stdscr, LINES - 1, 1, COLS - 2, ROLE_STATUS,
+		        key_hint(s->ops->keys, s->ops->nkeys, COLS - 2, hint, sizeof hint));
 	}
 	if (app->help && s)
 		draw_help(app, s);

@@ -25,7 +25,7 @@
 	X(LS_NEXT_MATCH, "n", "next match", 'n')                                              \
 	X(LS_PREV_MATCH, "N", "previous match", 'N')                                          \
 	X(LS_NEXT_CLAIM, "Tab", "select the next runnable claim", '\t')                       \
-	X(LS_PREV_CLAIM, "BTab", "select the previous runnable claim", FK(KEY_BTAB))          \
+	X(LS_PREV_CLAIM, "S-Tab", "select the previous runnable claim", FK(KEY_BTAB))          \
 	X(LS_RUN, "Enter", "open the selected claim in its lab, parameters filled in", TUI_ENTER_KEYS)
 TUI_KEYMAP(lesson, LESSON_KEYS);
 

@@ -18,6 +18,10 @@ typedef struct {
  * (after the terminal has been restored). */
 int tui_run(const tui_options *o);
 
+/* Writes every screen's keys, from the same tables as the keymaps and the
+ * ? help, as the README and the man page list them. */
+void tui_list_keys(FILE *fp);
+
 /* Time from entering the TUI to its first complete frame, rendered off-screen
  * at rows x cols, in milliseconds; negative when the TUI could not start. */
 double tui_bench_first_frame(int rows, int cols);
