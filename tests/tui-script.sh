@@ -287,6 +287,30 @@ else
 	bad "scale: the underflow share does not grow with S" "S=1: '$u1', S=2^16: '$u16'"
 fi
 
+# --- the mouse ---
+# Home's "Bit explorer" row is screen row 7 (title bar, "Lessons", two
+# lessons, a blank, "Labs"); in the explorer bf16 is the fourth format, its
+# bits on screen row 2 + 1 + 3 * 3 = 12: sign at column 10, a blank, 8 exponent
+# bits at 12..19, a blank, 7 fraction bits at 21..27. Clicking column 27 and
+# pressing Space flips bf16's last bit: 0x3dcd (0.1) becomes 0x3dcc =
+# 1.1001100b * 2^-4 = 1.59375 / 16 = 0.099609375. The wheel scrolls a lesson
+# by three lines.
+script mouse <<'EOF'
+click 10 7
+dump clicked
+click 27 12
+keys Space
+dump bit-clicked
+keys q
+keys k k Enter g
+wheel down
+dump wheel
+EOF
+has mouse clicked 'Home > Bit explorer' "a click on Home opens the Bit explorer"
+has mouse bit-clicked '^>bf16 .* 0x3dcc ' "a click on bf16's last bit and Space give 0x3dcc"
+has mouse bit-clicked '= 0\.099609375 ' "... = 0.099609375"
+has mouse wheel 'line 4/' "the wheel scrolls the lesson three lines"
+
 # --- glyphs: ASCII in the C locale, braille under UTF-8 ---
 if LC_ALL=C grep -q "$(printf '[\200-\377]')" "$tmp"/*.out; then
 	bad "C locale: every dump is ASCII" "$(LC_ALL=C grep -l "$(printf '[\200-\377]')" "$tmp"/*.out)"

@@ -43,6 +43,7 @@ struct tui_app {
 	char msg[256];
 	bool msg_error;
 	WINDOW *body;           /* rows 1 .. LINES-2 */
+	tui_mouse mouse;
 	tui_state state;
 	FILE *dump;
 };
@@ -417,6 +418,11 @@ bool tui_scripted(const tui_app *app)
 	return app->scripted;
 }
 
+const tui_mouse *tui_last_mouse(const tui_app *app)
+{
+	return &app->mouse;
+}
+
 tui_state *tui_app_state(tui_app *app)
 {
 	return &app->state;
@@ -660,6 +666,14 @@ static void dispatch(tui_app *app, int key)
 			app->quit = true;
 		return;
 	}
+	if (key == FK(KEY_MOUSE) && !app->scripted) {
+		MEVENT ev;
+		if (getmouse(&ev) != OK)
+			return;
+		app->mouse = (tui_mouse){ .y = ev.y - 1, .x = ev.x,
+			                  .click = (ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)) != 0,
+			                  .wheel = (ev.bstate & BUTTON4_PRESSED) ? -1 : (ev.bstate & BUTTON5_PRESSED) ? 1 : 0 };
+	}
 	if (app->help) {
 		if (key == 'j' || key == FK(KEY_DOWN))
 			app->help_top++;
@@ -833,6 +847,8 @@ static bool wait_workers(tui_app *app, double limit_s)
  *   dump LABEL      writes the screen as text under "--- LABEL ---"
  *   wait [SECONDS]  until every worker has finished (default limit 120 s)
  *   resize COLSxROWS
+ *   click X Y       a mouse click on that cell (0-based, of the whole screen)
+ *   wheel up|down   the mouse wheel
  * Returns an exit status; errors name the script's file and line. */
 static int run_script(tui_app *app, const char *path)
 {
@@ -859,7 +875,8 @@ static int run_script(tui_app *app, const char *path)
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (!strcmp(cmd, "keys")) {
-			for (char *tok = strtok(p, " \t"); tok && !app->quit; tok = strtok(NULL, " \t")) {
+			char *save = NULL;
+			for (char *tok = strtok_r(p, " \t", &save); tok && !app->quit; tok = strtok_r(NULL, " \t", &save)) {
 				int key;
 				if (!parse_key(tok, &key)) {
 					fprintf(stderr, "mixprec tui: %s:%d: unknown key '%s'\n", path, ln, tok);
@@ -888,6 +905,21 @@ static int run_script(tui_app *app, const char *path)
 				rc = 3;
 			}
 			draw_frame(app);
+		} else if (!strcmp(cmd, "click") || !strcmp(cmd, "wheel")) {
+			/* click X Y (screen cells, 0-based) / wheel up|down */
+			int x, y;
+			if (!strcmp(cmd, "click") && sscanf(p, "%d %d", &x, &y) == 2) {
+				app->mouse = (tui_mouse){ .y = y - 1, .x = x, .click = true };
+			} else if (!strcmp(cmd, "wheel") && (!strcmp(p, "up") || !strcmp(p, "down"))) {
+				app->mouse = (tui_mouse){ .wheel = !strcmp(p, "up") ? -1 : 1 };
+			} else {
+				fprintf(stderr, "mixprec tui: %s:%d: use 'click X Y' or 'wheel up|down'\n", path, ln);
+				rc = 2;
+				break;
+			}
+			dispatch(app, FK(KEY_MOUSE));
+			tick_all(app);
+			draw_frame(app);
 		} else if (!strcmp(cmd, "resize")) {
 			int c, r;
 			if (sscanf(p, "%dx%d", &c, &r) != 2 || c < 1 || r < 1 || c > 1000 || r > 1000) {
@@ -899,7 +931,7 @@ static int run_script(tui_app *app, const char *path)
 			dispatch(app, FK(KEY_RESIZE));
 			draw_frame(app);
 		} else {
-			fprintf(stderr, "mixprec tui: %s:%d: unknown command '%s' (keys, type, dump, wait, resize)\n", path,
+			fprintf(stderr, "mixprec tui: %s:%d: unknown command '%s' (keys, type, dump, wait, resize, click, wheel)\n", path,
 			        ln, cmd);
 			rc = 2;
 		}
@@ -1010,7 +1042,7 @@ int tui_run(const tui_options *o)
 	intrflush(stdscr, FALSE);
 	set_escdelay(25);
 	curs_set(0);
-	mousemask(BUTTON1_CLICKED, NULL);
+	mousemask(BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
 	theme_init();
 	layout(app);
 	tui_state_load(&app->state);

@@ -82,6 +82,15 @@ void tui_message(tui_app *app, bool error, const char *fmt, ...) __attribute__((
 /* Off-screen key-script mode: workers finish deterministically, no delays. */
 bool tui_scripted(const tui_app *app);
 
+/* The last mouse event (key FK(KEY_MOUSE)) in the screen's window
+ * coordinates: a click (button 1), or the wheel (dir -1 up, +1 down). */
+typedef struct {
+	int y, x;
+	bool click;
+	int wheel;
+} tui_mouse;
+const tui_mouse *tui_last_mouse(const tui_app *app);
+
 /* Progress and resume points, saved when the program leaves. */
 struct tui_state;
 struct tui_state *tui_app_state(tui_app *app);

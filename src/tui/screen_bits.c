@@ -93,7 +93,10 @@ static mp_status bits_init(tui_screen *s, int argc, char **argv)
 				tui_message(s->app, true, "--mode: unknown rounding mode '%s' (known: %s)", argv[i],
 				            fmt_mode_known());
 		} else if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "--to")) && i + 1 < argc) {
-			const fmt_info *f = fmt_find(strtok(argv[++i], ","));
+			char first[64], *save = NULL;
+			snprintf(first, sizeof first, "%s", argv[++i]);
+			const char *name = strtok_r(first, ",", &save);
+			const fmt_info *f = name ? fmt_find(name) : NULL;
 			if (f)
 				b->row = (int)f->id;
 		} else if (argv[i][0] != '-' || (argv[i][1] >= '0' && argv[i][1] <= '9') || argv[i][1] == '.') {
@@ -218,6 +221,26 @@ static int bits_handle(tui_screen *s, int action, int key)
 		return TUI_HANDLED;
 	}
 	const fmt_info *f = fmt_get((fmt_id)b->row);
+	if (key == FK(KEY_MOUSE)) {
+		const tui_mouse *m = tui_last_mouse(s->app);
+		int row = (m->y - 2) / 3;
+		if (m->click && m->y >= 2 && (m->y - 2) % 3 == 0 && row < FMT_COUNT) {
+			const fmt_info *g = fmt_get((fmt_id)row);
+			/* columns as drawn: sign at 10, a blank, exponent, a blank, fraction */
+			int c = m->x - 10, k = -1;
+			if (c == 0)
+				k = 0;
+			else if (c >= 2 && c < 2 + g->exp_bits)
+				k = c - 1;
+			else if (c >= 3 + g->exp_bits && c < 3 + g->exp_bits + g->frac_bits)
+				k = c - 2;
+			b->row = row;
+			if (k >= 0)
+				b->bit = k;
+			clamp_bit(b);
+		}
+		return TUI_HANDLED;
+	}
 	switch (action) {
 	case BITS_EDIT:
 		b->editing = true;

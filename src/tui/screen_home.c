@@ -30,6 +30,7 @@ typedef struct {
 typedef struct {
 	home_item items[HOME_MAX_ITEMS];
 	int n, sel;
+	int item_y[HOME_MAX_ITEMS];   /* where each item was drawn, -1 when not */
 } home;
 
 static const struct {
@@ -98,6 +99,8 @@ static void home_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	tui_state *st = tui_app_state(s->app);
 	int y = 1;
 	const char *group = NULL;
+	for (int i = 0; i < h->n; i++)
+		h->item_y[i] = -1;
 	for (int i = 0; i < h->n && y < rows - 4; i++) {
 		home_item *it = &h->items[i];
 		if (!group || strcmp(group, it->group)) {
@@ -107,6 +110,7 @@ static void home_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 			tui_put(w, y++, 2, cols - 4, ROLE_HEADING, group);
 		}
 		bool sel = i == h->sel;
+		h->item_y[i] = y;
 		if (sel)
 			tui_put(w, y, 2, 2, ROLE_SELECT, theme_glyph(GLYPH_ARROW));
 		char mark[32] = "   ";
@@ -158,8 +162,18 @@ static int open_item(tui_screen *s, const home_item *it)
 
 static int home_handle(tui_screen *s, int action, int key)
 {
-	(void)key;
 	home *h = s->priv;
+	if (key == FK(KEY_MOUSE)) {
+		const tui_mouse *m = tui_last_mouse(s->app);
+		if (m->wheel)
+			h->sel = (h->sel + m->wheel + h->n) % h->n;
+		for (int i = 0; m->click && i < h->n; i++)
+			if (h->item_y[i] == m->y) {
+				h->sel = i;
+				return open_item(s, &h->items[i]);
+			}
+		return TUI_HANDLED;
+	}
 	switch (action) {
 	case HOME_UP:
 		if (h->sel > 0)

@@ -589,7 +589,8 @@ static int split_cmd(const char *cmd, char *buf, size_t n, char **argv, int max)
 {
 	snprintf(buf, n, "%s", cmd);
 	int argc = 0;
-	for (char *tok = strtok(buf, " \t\n"); tok && argc < max - 1; tok = strtok(NULL, " \t\n")) {
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, " \t\n", &save); tok && argc < max - 1; tok = strtok_r(NULL, " \t\n", &save)) {
 		if (argc == 0 && !strcmp(tok, "mixprec"))
 			continue;
 		argv[argc++] = tok;
@@ -610,6 +611,18 @@ static int lesson_handle(tui_screen *s, int action, int key)
 		} else if (f == FIELD_CANCEL) {
 			r->searching = false;
 		}
+		return TUI_HANDLED;
+	}
+	if (key == FK(KEY_MOUSE)) {
+		const tui_mouse *m = tui_last_mouse(s->app);
+		r->top += 3 * m->wheel;
+		int line = r->top + m->y;
+		if (m->click && m->y >= 0 && m->y < r->page && line < (int)r->nlines && r->lines[line].claim >= 0) {
+			if (r->sel_claim == r->lines[line].claim)
+				return lesson_handle(s, LS_RUN, 0);
+			r->sel_claim = r->lines[line].claim;
+		}
+		clamp_top(r);
 		return TUI_HANDLED;
 	}
 	switch (action) {

@@ -220,7 +220,8 @@ static mp_status train_init(tui_screen *s, int argc, char **argv)
 			given = true;
 			char list[512];
 			snprintf(list, sizeof list, "%s", argv[++i]);
-			for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+			char *save = NULL;
+			for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 				bool found = false;
 				for (size_t k = 0; k < policy_preset_count() && k < MAXPOL; k++)
 					if (!strcmp(policy_preset(k)->name, tok))
@@ -425,6 +426,16 @@ static int train_handle(tui_screen *s, int action, int key)
 		return TUI_HANDLED;
 	}
 	size_t npre = policy_preset_count() < MAXPOL ? policy_preset_count() : MAXPOL;
+	if (key == FK(KEY_MOUSE)) {
+		const tui_mouse *m = tui_last_mouse(s->app);
+		int per_col = (int)(npre + 2) / 3;
+		int i = m->x >= 1 ? (m->x - 1) / 26 * per_col + m->y : -1;
+		if (m->click && m->y >= 0 && m->y < per_col && m->x >= 1 && (m->x - 1) % 26 < 25 && i >= 0 && i < (int)npre) {
+			t->cursor = i;
+			t->chosen[i] = !t->chosen[i];
+		}
+		return TUI_HANDLED;
+	}
 	switch (action) {
 	case TR_UP: t->cursor = (t->cursor + (int)npre - 1) % (int)npre; return TUI_HANDLED;
 	case TR_DOWN: t->cursor = (t->cursor + 1) % (int)npre; return TUI_HANDLED;
