@@ -216,6 +216,20 @@ for size in 80x24 132x43; do
 	check '^EXIT=143$' "SIGTERM leaves with 128 + SIGTERM"
 	restored "after SIGTERM"
 
+	# a crash (SIGSEGV, here sent from outside while a worker trains) restores
+	# the terminal from the signal handler before the default action
+	rm -f "$tmp/pid"
+	keys "stty -g > $tmp/stty.before && sh -c 'ulimit -c 0; echo \$\$ > $tmp/pid; exec $MIXPREC tui --start train'; echo EXIT=\$?" Enter
+	check 'Home > Training lab' "started on the Training lab again"
+	keys n C-u
+	text 100000
+	keys Enter s
+	check 'training: step' "training runs" 60
+	[ -s "$tmp/pid" ] && kill -SEGV "$(cat "$tmp/pid")"
+	check '^EXIT=139$' "SIGSEGV: the default action still happens (128 + 11)"
+	check 'crashed; the terminal has been restored' "SIGSEGV: says the terminal was restored"
+	restored "after SIGSEGV"
+
 	# TERM=dumb
 	keys "TERM=dumb $MIXPREC; echo EXIT=\$?" Enter
 	check "TERM is dumb" "TERM=dumb: a clear message"
