@@ -289,7 +289,8 @@ int tui_wrap(WINDOW *w, int y, int x, int width, int maxrows, tui_role role, con
 		size_t n = (size_t)(end - p) < sizeof line - 1 ? (size_t)(end - p) : sizeof line - 1;
 		memcpy(line, p, n);
 		line[n] = '\0';
-		tui_put(w, y + row, x, width, role, line);
+		if (w)
+			tui_put(w, y + row, x, width, role, line);
 		row++;
 		p = *end == '\n' ? end + 1 : end;
 	}

@@ -114,7 +114,7 @@ int tui_width(const char *text);
 int tui_next_char(const char *p, int *cols);
 void tui_fill(WINDOW *w, int y, int x, int n, tui_role role, const char *glyph);
 /* Word-wraps text into at most maxrows rows of width columns from (y, x);
- * returns the rows used. */
+ * returns the rows used. With w NULL only counts them. */
 int tui_wrap(WINDOW *w, int y, int x, int width, int maxrows, tui_role role, const char *text);
 
 /* --- a one-line text field with a cursor and history --- */

@@ -5,7 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
 #include "budget/budget.h"
+#include "train/data.h"
+#include "train/policy.h"
+#include "train/train.h"
 #include "tui/screens.h"
 
 #define BUDGET_KEYS(X)                                                                  \
@@ -28,7 +33,22 @@ static const char *const field_names[F_COUNT] = {
 static const char *const presets[] = { "custom", "gpt2-small", "llama-7b", "gpt3-175b" };
 enum { NPRESETS = sizeof presets / sizeof presets[0] };
 
+/* The policy of the tiny trainer that keeps the recipe's copies (NULL: none). */
+static const char *const recipe_policy[BUDGET_RECIPE_COUNT] = {
+	[BUDGET_RECIPE_FP32] = "fp32", [BUDGET_RECIPE_FP16_MIXED] = "fp16-mixed",
+	[BUDGET_RECIPE_BF16_MIXED] = "bf16-mixed", [BUDGET_RECIPE_BF16_MIXED_NOACCUM] = NULL,
+	[BUDGET_RECIPE_BF16_PURE] = "bf16-pure", [BUDGET_RECIPE_FP8_MIXED] = "fp8-mixed",
+};
+
 typedef struct {
+	/* the tiny trainer's memory per recipe, filled by a worker (under mu) */
+	pthread_mutex_t mu;
+	pthread_t thread;
+	bool joinable, running, stop;
+	bool have[BUDGET_RECIPE_COUNT];
+	train_memory mem[BUDGET_RECIPE_COUNT];
+	size_t tparams;
+	char terr[256];
 	budget_config cfg;
 	int preset;             /* index into presets; 0: custom (no shape) */
 	int field;
@@ -82,9 +102,61 @@ static bool apply_text(tui_screen *s, int field)
 	return true;
 }
 
+/* Sets up the tiny trainer under each recipe's policy, at the default shape
+ * of `mixprec train`, and notes what it keeps; frees it again at once. */
+static void *memory_worker(void *arg)
+{
+	budget_lab *b = arg;
+	train_config cfg = train_config_default();
+	corpus data;
+	char err[256] = "";
+	mp_status st = corpus_load(&data, corpus_default_path(), cfg.t, err, sizeof err);
+	bool have_data = st == MP_OK;
+	for (int r = 0; st == MP_OK && r < BUDGET_RECIPE_COUNT; r++) {
+		pthread_mutex_lock(&b->mu);
+		bool stop = b->stop;
+		pthread_mutex_unlock(&b->mu);
+		if (stop)
+			break;
+		train_policy pol;
+		trainer *t;
+		if (!recipe_policy[r] || policy_from_name(recipe_policy[r], &pol) != MP_OK)
+			continue;
+		st = trainer_create(&t, &cfg, &pol, &data);
+		if (st != MP_OK) {
+			snprintf(err, sizeof err, "%s", mp_status_message(st));
+			break;
+		}
+		train_memory m = trainer_memory(t);
+		size_t n = trainer_model(t)->num_params;
+		trainer_free(t);
+		pthread_mutex_lock(&b->mu);
+		b->mem[r] = m;
+		b->have[r] = true;
+		b->tparams = n;
+		pthread_mutex_unlock(&b->mu);
+	}
+	if (err[0] == '\0' && st != MP_OK)
+		snprintf(err, sizeof err, "%s", mp_status_message(st));
+	if (have_data)
+		corpus_free(&data);
+	pthread_mutex_lock(&b->mu);
+	if (err[0])
+		snprintf(b->terr, sizeof b->terr, "the tiny trainer: %s", err);
+	b->running = false;
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
 static mp_status budget_init(tui_screen *s, int argc, char **argv)
 {
 	budget_lab *b = s->priv;
+	pthread_mutex_init(&b->mu, NULL);
+	b->running = true;
+	if (tui_thread_start(&b->thread, memory_worker, b) == 0)
+		b->joinable = true;
+	else
+		b->running = false;
 	b->cfg = budget_defaults();
 	set_preset(b, 1);
 	field_set(&b->gpus, "1");
@@ -194,8 +266,83 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		x0 = x1;
 	}
 	y += 2;
-	if (y < rows)
-		tui_wrap(w, y, 1, cols - 2, rows - y, ROLE_DIM, budget_convention_note(b->cfg.convention));
+	/* the tiny trainer of this program under the same recipe, beside the
+	 * formula for its parameter count */
+	pthread_mutex_lock(&b->mu);
+	bool have = b->have[b->cfg.recipe], running = b->running;
+	train_memory m = b->mem[b->cfg.recipe];
+	size_t n = b->tparams;
+	pthread_mutex_unlock(&b->mu);
+	/* the convention's note when it fits whole */
+	int note_rows = rows - y - 4;
+	const char *note = budget_convention_note(b->cfg.convention);
+	if (note_rows > 0 && tui_wrap(NULL, 0, 0, cols - 2, 1000, ROLE_DIM, note) <= note_rows)
+		tui_wrap(w, y, 1, cols - 2, note_rows, ROLE_DIM, note);
+	y = rows - 3;
+	if (have) {
+		budget_config c = b->cfg;
+		c.params = (double)n;
+		c.zero_stage = 0;
+		c.gpus = 1;
+		memset(&c.shape, 0, sizeof c.shape);
+		budget_result f;
+		bool fok = budget_compute(&f, &c) == MP_OK;
+		char who[64];
+		snprintf(who, sizeof who, "GPT, %zu params", n);
+		tui_putf(w, y, 1, cols - 2, ROLE_HEADING, "%-20s %7s %7s %7s %7s %7s %8s", who, "master", "working",
+		         "grads", "accum", "adam", "acts");
+		tui_putf(w, y + 1, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8.2f", "mixprec train, MB",
+		         m.master_weights / 1e6, m.working_weights / 1e6, m.gradients / 1e6, m.grad_accum / 1e6,
+		         m.optim_state / 1e6, m.activations / 1e6);
+		if (fok)
+			tui_putf(w, y + 2, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8s",
+			         "formula, MB", f.bytes[BUDGET_MASTER] / 1e6, f.bytes[BUDGET_WEIGHTS] / 1e6,
+			         f.bytes[BUDGET_GRADS] / 1e6, f.bytes[BUDGET_GRAD_ACCUM] / 1e6, f.bytes[BUDGET_OPTIMIZER] / 1e6,
+			         "-");
+	} else if (running) {
+		tui_put(w, y + 1, 1, cols - 2, ROLE_DIM, "setting up mixprec train's GPT to compare ...");
+	} else if (!recipe_policy[b->cfg.recipe]) {
+		tui_put(w, y + 1, 1, cols - 2, ROLE_DIM, "(mixprec train has no policy for this recipe)");
+	}
+}
+
+static bool budget_tick(tui_screen *s)
+{
+	budget_lab *b = s->priv;
+	pthread_mutex_lock(&b->mu);
+	bool done = !b->running;
+	if (b->terr[0]) {
+		tui_message(s->app, true, "%s", b->terr);
+		b->terr[0] = '\0';
+	}
+	pthread_mutex_unlock(&b->mu);
+	if (done && b->joinable) {
+		pthread_join(b->thread, NULL);
+		b->joinable = false;
+		return true;
+	}
+	return false;
+}
+
+static bool budget_busy(tui_screen *s)
+{
+	budget_lab *b = s->priv;
+	pthread_mutex_lock(&b->mu);
+	bool r = b->running;
+	pthread_mutex_unlock(&b->mu);
+	return r;
+}
+
+static void budget_done(tui_screen *s)
+{
+	budget_lab *b = s->priv;
+	if (b->joinable) {
+		pthread_mutex_lock(&b->mu);
+		b->stop = true;
+		pthread_mutex_unlock(&b->mu);
+		pthread_join(b->thread, NULL);
+	}
+	pthread_mutex_destroy(&b->mu);
 }
 
 static int budget_handle(tui_screen *s, int action, int key)
@@ -273,4 +420,7 @@ const tui_screen_ops screen_budget_ops = {
 	.draw = budget_draw,
 	.handle = budget_handle,
 	.editing = budget_editing,
+	.tick = budget_tick,
+	.busy = budget_busy,
+	.done = budget_done,
 };
