@@ -1169,6 +1169,38 @@ run check --help
 expect_rc "check --help" 0
 
 # ---------------------------------------------------------------------------
+echo "# exercise kind round-steps (the workbench's hand-rounding lab)"
+
+# 0.1 = 1.6 * 2^-4: e = -4, fp16 field -4 + 15 = 11; 1.6 = 1.1001100110|011...b:
+# the 10 kept fraction bits 1001100110, then guard 0, round 1, sticky 1
+# (0.1's binary expansion repeats 0011 forever): round down, 0 01011
+# 1001100110 = 0x2e66.
+run check round.1 fp16_exponent=-4 fp16_exp_field=11 fp16_guard=0 fp16_round=1 fp16_sticky=1 \
+	fp16_round_up=no fp16_bits=0x2e66
+expect_rc "round-steps: 0.1 to fp16, every step right" 0
+out_has "round-steps: 0.1 to fp16 solved" "7 of 7 fields correct"
+# the biased field given as e is a recognised mistake
+run check round.1 fp16_exponent=11
+expect_rc "round-steps: the field given as e" 1
+out_has "round-steps: says which mistake" "biased exponent field"
+# 601.9 = 1.1755859...b * 2^9 in bf16: e = 9, field 136; 601.9 / 4 = 150.475:
+# kept 150 (600 = 1.0010110b * 2^9), .475 = .0111...b: guard 0, round 1,
+# sticky 1: down, to 600 = 0x4416. 602 / 4 = 150.5: guard 1, round 0, sticky
+# 0, a tie; 150 is even: down, 0x4416. 606 / 4 = 151.5: a tie, 151 odd: up
+# to 152 * 4 = 608 = 0x4418.
+run check round.2 bf16_exponent=9 bf16_exp_field=136 bf16_guard=0 bf16_round=1 bf16_sticky=1 \
+	bf16_round_up=no bf16_bits=0x4416
+expect_rc "round-steps: 601.9 to bf16" 0
+for v in 602:1:0:0:no:0x4416 606:1:0:0:yes:0x4418; do
+	IFS=: read -r V g r st up b <<EOF_V
+$v
+EOF_V
+	printf '[t]\ntitle: T\nkind: round-steps\nparam V: %s\nprompt: {V}\nfield bf16_guard: choice 0|1\nfield bf16_round: choice 0|1\nfield bf16_sticky: choice 0|1\nfield bf16_round_up: choice yes|no\nfield bf16_bits: bits bf16\n' "$V" >"$tmp/ex/t.ex"
+	run check t bf16_guard="$g" bf16_round="$r" bf16_sticky="$st" bf16_round_up="$up" bf16_bits="$b" --exercises "$tmp/ex"
+	expect_rc "round-steps: $V to bf16 is a tie, rounded to even ($b)" 0
+done
+
+# ---------------------------------------------------------------------------
 echo "# I/O errors"
 
 if [ -c /dev/full ]; then
