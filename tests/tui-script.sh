@@ -294,16 +294,87 @@ else
 	bad "scale: the underflow share does not grow with S" "S=1: '$u1', S=2^16: '$u16'"
 fi
 
+# --- Exercises: wrong, then right ---
+# 7.4d for the default variant V = 0.1: fp16 0.1 is 0x2e66 (see the Bit
+# explorer above); 0x2e67 is its upper neighbour, which the engine recognises
+# as rounding the wrong way. The answer is checked on Enter.
+script exercise --start exercises <<'EOF'
+dump loading
+wait
+keys j j j j j Enter
+dump ex-7.4d
+type 0x2e67
+keys Enter
+dump ex-wrong
+keys e C-u
+type 0x2e66
+keys Enter
+dump ex-right
+keys h
+dump ex-hint
+EOF
+has exercise loading 'Loading the exercises' "the list loads in the background, saying so"
+has exercise ex-7.4d '^ 7\.4d  Round a value by hand to fp16, bf16 and fp32' "the list opens exercise 7.4d"
+has exercise ex-7.4d 'Round V = 0\.1 by hand' "the prompt has the default variant, V = 0.1"
+has exercise ex-wrong '^ > fp16_bits +0x2e67\.* x wrong ' "0x2e67: wrong"
+has exercise ex-wrong 'other neighbour' "... and the feedback names the mistake (the other neighbour)"
+has exercise ex-right '^   fp16_bits +0x2e66\.* \* right ' "0x2e66: right"
+has exercise ex-right '^ > bf16_bits ' "the cursor moves on to the next field"
+has exercise ex-hint 'Hint 1 of 3: Write 0\.1 as 1\.f x 2\^e' "h shows the first hint, with V filled in"
+
+# --- the hand-rounding lab: one checked step at a time ---
+# 0.1 to fp16 (derived in tests/cli.sh too): 0.1 = 1.6 * 2^-4, e = -4, field
+# -4 + 15 = 11; 1.6 = 1.1001100110|011...b: guard 0, round 1, sticky 1, so
+# no rounding up; 0 01011 1001100110 = 0x2e66. Only the first step is shown
+# at first; a wrong step keeps the next one hidden.
+script handround --start handround <<'EOF'
+dump hr-start
+type -4
+keys Enter
+type 10
+keys Enter
+dump hr-wrong
+keys e C-u
+type 11
+keys Enter
+type 1
+keys Enter
+keys e C-u
+type 0
+keys Enter
+type 1
+keys Enter
+type 1
+keys Enter
+type no
+keys Enter
+type 0x2e66
+keys Enter
+dump hr-solved
+keys q j j Enter
+wait
+dump list-after
+EOF
+expect handround hr-start
+expect handround hr-wrong
+expect handround hr-solved
+has handround list-after '^ > \[\*\] round\.1 ' "the Exercises list marks round.1 solved"
+if grep -q '^exercise:round\.1,' "$XDG_STATE_HOME/mixprec/progress.csv" 2>/dev/null; then
+	ok "handround: progress recorded in progress.csv, as mixprec check records it"
+else
+	bad "handround: progress recorded in progress.csv" "$(cat "$XDG_STATE_HOME/mixprec/progress.csv" 2>&1)"
+fi
+
 # --- the mouse ---
-# Home's "Bit explorer" row is screen row 7 (title bar, "Lessons", two
-# lessons, a blank, "Labs"); in the explorer bf16 is the fourth format, its
+# Home's "Bit explorer" row is screen row 10 (title bar, a blank, "Lessons",
+# two lessons, a blank, "Exercises", its item, a blank, "Labs"); in the explorer bf16 is the fourth format, its
 # bits on screen row 2 + 1 + 3 * 3 = 12: sign at column 10, a blank, 8 exponent
 # bits at 12..19, a blank, 7 fraction bits at 21..27. Clicking column 27 and
 # pressing Space flips bf16's last bit: 0x3dcd (0.1) becomes 0x3dcc =
 # 1.1001100b * 2^-4 = 1.59375 / 16 = 0.099609375. The wheel scrolls a lesson
 # by three lines.
 script mouse <<'EOF'
-click 10 7
+click 10 10
 dump clicked
 click 27 12
 keys Space

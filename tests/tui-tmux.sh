@@ -120,8 +120,23 @@ for size in 80x24 132x43; do
 	check 'section 1/12' "Enter opens the first lesson"
 	keys q
 
-	# the Bit explorer: 600 in bf16 is 0x4416; its last bit toggled: 0x4417 = 604
+	# an exercise, answered wrongly, then rightly: 7.4d, 0.1 in fp16 is 0x2e66
 	keys j j Enter
+	check 'Home > Exercises' "the Exercises list opens"
+	check '\] round\.1 ' "it lists the exercises once loaded" 120
+	keys j j j j j Enter
+	check '^ 7\.4d ' "exercise 7.4d opens"
+	text 0x2e67
+	keys Enter
+	check '^ > fp16_bits +0x2e67\.* x wrong ' "a wrong answer: its verdict"
+	keys e C-u
+	text 0x2e66
+	keys Enter
+	check '^   fp16_bits +0x2e66\.* \* right ' "then the right one: its verdict"
+	keys q q
+
+	# the Bit explorer: 600 in bf16 is 0x4416; its last bit toggled: 0x4417 = 604
+	keys j Enter
 	check 'Home > Bit explorer' "the Bit explorer opens"
 	keys e C-u
 	text 600
@@ -132,6 +147,16 @@ for size in 80x24 132x43; do
 	keys Space
 	check '^>bf16 .* 0x4417 ' "toggling bf16's last bit gives 0x4417"
 	check '= 604 ' "... and the value changes to 604"
+	keys q
+
+	# the Hand-rounding lab: the first step of 0.1 to fp16, e = -4
+	keys j Enter
+	check 'Home > Hand-rounding lab' "the Hand-rounding lab opens"
+	keys -- -
+	text 4
+	keys Enter
+	check 'fp16_exponent +-4\.* \* right ' "its first step is checked"
+	check '^ > fp16_exp_field ' "and the next step appears"
 	keys q
 
 	# the Drift lab

@@ -15,8 +15,8 @@ static void tui_help(void)
 	       "Starts the interactive workbench: the lessons, the exercises and the live labs.\n"
 	       "Press ? on any screen for its keys. It needs a terminal (not TERM=dumb) of at\n"
 	       "least 80x24; every lab has a command for scripts (see 'mixprec --help').\n\n"
-	       "  --start SCREEN   open this screen first: home, lesson, bits, drift, train,\n"
-	       "                   budget, scale\n"
+	       "  --start SCREEN   open this screen first: home, lesson, exercises, exercise,\n"
+	       "                   bits, handround, drift, train, budget, scale\n"
 	       "  --keys FILE      run a key script off-screen instead (no terminal needed):\n"
 	       "                   lines 'keys K...', 'type TEXT', 'dump LABEL', 'wait [S]',\n"
 	       "                   'resize COLSxROWS'; # starts a comment\n"
@@ -75,13 +75,14 @@ int cmd_tui(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	if (o.start) {
-		static const char *const known[] = { "home", "lesson", "bits", "drift", "train", "budget", "scale" };
+		static const char *const known[] = { "home",  "lesson", "exercises", "exercise", "bits",
+			                             "handround", "drift", "train", "budget", "scale" };
 		bool ok = false;
 		for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 			ok = ok || !strcmp(o.start, known[i]);
 		if (!ok) {
-			cli_error("tui", "--start: unknown screen '%s' (known: home, lesson, bits, drift, train, budget, "
-			                 "scale)", o.start);
+			cli_error("tui", "--start: unknown screen '%s' (known: home, lesson, exercises, exercise, bits, "
+			                 "handround, drift, train, budget, scale)", o.start);
 			return CLI_USAGE;
 		}
 	}

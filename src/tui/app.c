@@ -49,8 +49,8 @@ struct tui_app {
 };
 
 const tui_screen_ops *const tui_screens[] = {
-	&screen_home_ops, &screen_lesson_ops, &screen_bits_ops, &screen_drift_ops, &screen_train_ops,
-	&screen_budget_ops, &screen_scale_ops, NULL,
+	&screen_home_ops, &screen_lesson_ops, &screen_exercises_ops, &screen_exercise_ops, &screen_bits_ops,
+	&screen_handround_ops, &screen_drift_ops, &screen_train_ops, &screen_budget_ops, &screen_scale_ops, NULL,
 };
 
 /* --- signals: handlers only set flags; a crash restores the terminal with
@@ -1076,6 +1076,7 @@ int tui_run(const tui_options *o)
 	}
 	while (app->depth)
 		pop(app);   /* the screens note where the user was */
+	tui_exercises_release();
 	if (app->body)
 		delwin(app->body);
 	endwin();

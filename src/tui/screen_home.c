@@ -12,7 +12,7 @@
 	X(HOME_UP, "k Up", "previous item", 'k', FK(KEY_UP))                       \
 	X(HOME_DOWN, "j Down", "next item", 'j', FK(KEY_DOWN))                     \
 	X(HOME_OPEN, "Enter l", "open the item", TUI_ENTER_KEYS, 'l')              \
-	X(HOME_NEXT_GROUP, "Tab", "jump to the next group (lessons, labs)", '\t')  \
+	X(HOME_NEXT_GROUP, "Tab", "jump to the next group (lessons, exercises, labs)", '\t') \
 	X(HOME_RESUME, "r", "resume the lesson where you left off", 'r')
 TUI_KEYMAP(home, HOME_KEYS);
 
@@ -38,6 +38,7 @@ static const struct {
 	const char *detail;
 } home_labs[] = {
 	{ &screen_bits_ops, "a value in fp32, tf32, fp16, bf16, fp8, bit by bit" },
+	{ &screen_handround_ops, "round a value by hand, each step checked" },
 	{ &screen_drift_ops, "small updates to a large value, in each format" },
 	{ &screen_train_ops, "the tiny GPT under precision policies, live" },
 	{ &screen_budget_ops, "training memory per component and per GPU" },
@@ -75,6 +76,13 @@ static mp_status home_init(tui_screen *s, int argc, char **argv)
 		free(names[i]);
 	}
 	free(names);
+	{
+		home_item *it = &h->items[h->n++];
+		it->group = "Exercises";
+		it->lab = &screen_exercises_ops;
+		snprintf(it->label, sizeof it->label, "All exercises");
+		snprintf(it->detail, sizeof it->detail, "answers checked as you type them; hints, solutions");
+	}
 	for (size_t i = 0; i < sizeof home_labs / sizeof home_labs[0]; i++) {
 		home_item *it = &h->items[h->n++];
 		it->group = "Labs";

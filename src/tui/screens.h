@@ -11,5 +11,11 @@ extern const tui_screen_ops screen_drift_ops;
 extern const tui_screen_ops screen_train_ops;
 extern const tui_screen_ops screen_budget_ops;
 extern const tui_screen_ops screen_scale_ops;
+extern const tui_screen_ops screen_exercises_ops;
+extern const tui_screen_ops screen_exercise_ops;
+extern const tui_screen_ops screen_handround_ops;
+
+/* Frees the exercises loaded for the Exercises screens (at exit). */
+void tui_exercises_release(void);
 
 #endif
