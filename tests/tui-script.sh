@@ -283,7 +283,12 @@ wait
 dump s1
 keys + + + + + + + + + + + + + + + +
 dump s65536
+keys d
+wait
+keys d
+dump derivation
 EOF
+has scale derivation '^ 7\.4b  Scaling the loss scales every gradient' "d opens the derivation, exercise 7.4b"
 u1=$(screen "$tmp/scale.out" s1 | sed -n 's/.*underflow to 0: \([0-9.]*\)%.*/\1/p')
 u16=$(screen "$tmp/scale.out" s65536 | sed -n 's/.*underflow to 0: \([0-9.]*\)%.*/\1/p')
 has scale s65536 'loss scale S = 2\^16 = 65536' "+ x16 gives S = 2^16 = 65536"

@@ -724,6 +724,8 @@ static void dispatch(tui_app *app, int key)
 
 static bool any_busy(tui_app *app)
 {
+	if (tui_exercises_busy())
+		return true;
 	for (int i = 0; i < app->depth; i++) {
 		tui_screen *s = &app->stack[i];
 		if (s->ops->busy && s->ops->busy(s))

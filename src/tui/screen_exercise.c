@@ -98,6 +98,22 @@ static bool store_ready(void)
 	return done;
 }
 
+bool tui_exercises_busy(void)
+{
+	return store.started && !store_ready();
+}
+
+void tui_exercise_open(tui_screen *s, const char *id)
+{
+	store_start(s);
+	if (!store_ready()) {
+		tui_message(s->app, false, "loading the exercises in the background: press the key again in a moment");
+		return;
+	}
+	char *args[] = { "exercise", (char *)id, NULL };
+	tui_push_named(s->app, "exercise", 2, args);
+}
+
 void tui_exercises_release(void)
 {
 	if (!store.started)
@@ -161,7 +177,7 @@ static bool exlist_tick(tui_screen *s)
 static bool exlist_busy(tui_screen *s)
 {
 	(void)s;
-	return store.started && !store_ready();
+	return tui_exercises_busy();
 }
 
 static void exlist_draw(tui_screen *s, WINDOW *w, int rows, int cols)

@@ -23,7 +23,8 @@ void openblas_set_num_threads(int num_threads);
 	X(SC_DOWN, "- [", "halve the loss scale S", '-', '[')                      \
 	X(SC_ONE, "1", "S = 1 (no scaling)", '1')                                  \
 	X(SC_RUN, "s", "train again (new gradients)", 's')                         \
-	X(SC_SHAPE, "z", "model size for the next run: tiny or the default", 'z')
+	X(SC_SHAPE, "z", "model size for the next run: tiny or the default", 'z')                \
+	X(SC_DERIVE, "d", "the derivation as fill-in steps (exercise 7.4b)", 'd')
 TUI_KEYMAP(scale, SCALE_KEYS);
 
 enum { KMIN = -160, KMAX = 40, NBUCKETS = KMAX - KMIN + 1, RUN_STEPS = 20 };
@@ -254,7 +255,7 @@ static void scale_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	const fmt_info *h = fmt_get(FMT_FP16);
 	double S = ldexp(1.0, l->log2s);
 	tui_putf(w, 0, 1, cols - 2, ROLE_STRONG, "loss scale S = 2^%d = %.10g", l->log2s, S);
-	tui_put(w, 0, 40, cols - 41, ROLE_DIM, "(+ doubles, - halves, 1 resets)");
+	tui_put(w, 0, 40, cols - 41, ROLE_DIM, "(+ doubles, - halves; d: the derivation)");
 	if (l->ui_running) {
 		tui_putf(w, 1, 1, cols - 2, ROLE_EMPH, "training fp16-mixed (%s shape): step %zu of %d", l->tiny ? "tiny" : "default",
 		         l->ui_steps, RUN_STEPS);
@@ -352,6 +353,9 @@ static int scale_handle(tui_screen *s, int action, int key)
 		return TUI_HANDLED;
 	case SC_ONE: l->log2s = 0; return TUI_HANDLED;
 	case SC_RUN: start(s); return TUI_HANDLED;
+	case SC_DERIVE:
+		tui_exercise_open(s, "7.4b");
+		return TUI_HANDLED;
 	case SC_SHAPE:
 		l->tiny = !l->tiny;
 		tui_message(s->app, false, "the next run (s) uses the %s shape", l->tiny ? "tiny" : "default");
