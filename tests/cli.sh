@@ -1031,15 +1031,67 @@ err_has "corrupt progress: reported" "corrupt"
 mkdir "$tmp/ex"
 cp "$tmp/answers" "$tmp/ex/ignored.txt"
 printf '[mine]\ntitle: T\nkind: spacing\nparam x: 600\nprompt: Spacing at {x}?\nfield spacing: number\n\n[broken]\ntitle: B\nkind: nosuch\n' >"$tmp/ex/t.ex"
-run exercise lint --exercises "$tmp/ex"
+run exercise lint --exercise-dir "$tmp/ex"
 expect_rc "exercise lint of a broken file" 2
 err_has "exercise lint: file:line" "t.ex:10: unknown kind 'nosuch'"
-run check mine spacing=4 --exercises "$tmp/ex"
+run check mine spacing=4 --exercise-dir "$tmp/ex"
 expect_rc "check an exercise next to a broken one" 0
 run exercise --help
 expect_rc "exercise --help" 0
 run check --help
 expect_rc "check --help" 0
+
+# ---------------------------------------------------------------------------
+echo "# lab new and grade"
+
+printf 'student_id,name\ns1,Ada\ns2,"=HYPERLINK(""http://evil"")"\ns3,Grace\nbad id,X\ns1,Dup\n' >"$tmp/roster.csv"
+run lab new --roster "$tmp/roster.csv" --out "$tmp/lab" --course-seed c1
+expect_rc "lab new with two bad roster rows" 2
+err_has "lab new: unusable id named with file:line" "roster.csv:5: student id 'bad id'"
+err_has "lab new: duplicate named with both lines" "roster.csv:6: student s1 is listed twice (first on line 2)"
+for f in s1.md s1.txt s1-answers.csv s2.md s3-answers.csv answer-key.csv; do
+	[ -f "$tmp/lab/$f" ] && ok "lab new wrote $f" || bad "lab new wrote $f"
+done
+grep -q '^s1,7.4c,total_gb,$' "$tmp/lab/s1-answers.csv" && ok "answer template row" || bad "answer template row" "$(head -3 "$tmp/lab/s1-answers.csv")"
+# the sheet shows the student's own parameters, as exercise show --params does
+run exercise show 7.4c --student s3 --course-seed c1 --params
+P=$(sed -n 's/^P=//p' "$tmp/out")
+grep -q "P = $P parameters" "$tmp/lab/s3.txt" && ok "sheet of s3 has its P=$P" || bad "sheet of s3 has its P=$P"
+# 7.4c for s3 by hand: 20 bytes per parameter, total = 20 x P / 1e9 GB
+gb=$(awk -v p="$P" 'BEGIN { printf "%.6g", 20 * p / 1e9 }')
+# a submission: s1 all right (the key), s3 one mistake and formula-like answers, an unknown student, a bad row
+awk -F, 'NR == 1 { print "student_id,exercise,field,answer"; next } $1 == "s1" || $1 == "s3" { print }' "$tmp/lab/answer-key.csv" >"$tmp/sub.csv"
+sed -i -e 's/^s3,7.4c,total_gb,.*/s3,7.4c,total_gb,@SUM(1)/' -e 's/^s3,7.4c,bytes_per_param,.*/s3,7.4c,bytes_per_param,16/' "$tmp/sub.csv"
+printf 's9,7.4a,fp16_min_normal,1\ns3,7.4a,bf16_min_normal,1"2\n' >>"$tmp/sub.csv"
+run grade --roster "$tmp/roster.csv" "$tmp/sub.csv" --out "$tmp/grades.csv" --summary "$tmp/summary.csv" --course-seed c1
+expect_rc "grade with bad rows" 2
+err_has "grade: unknown student with file:line" "sub.csv:$(($(wc -l <"$tmp/sub.csv") - 1)): unknown student 's9'"
+err_has "grade: malformed row with file:line" "sub.csv:$(wc -l <"$tmp/sub.csv"):"
+grep -q '^s1,Ada,total,1.000,23,23,' "$tmp/grades.csv" && ok "grade: s1 all right" || bad "grade: s1 all right" "$(grep '^s1' "$tmp/grades.csv" | tail -1)"
+grep -q '^s3,Grace,7.4c,0.000,0,2,.*accumulator' "$tmp/grades.csv" && ok "grade: s3 7.4c wrong, explained" || bad "grade: s3 7.4c" "$(grep '^s3,Grace,7.4c' "$tmp/grades.csv")"
+grep -q '^s2,"'"'"'=HYPERLINK(""http://evil"")",7.4a,' "$tmp/grades.csv" && ok "grade: formula-like name neutralised" || bad "grade: formula-like name neutralised" "$(grep '^s2' "$tmp/grades.csv" | head -1)"
+grep -q "^7.4c,total_gb,3,1,0.333,'@SUM(1),1$" "$tmp/summary.csv" && ok "grade summary: formula-like answer neutralised" || bad "grade summary: formula-like answer" "$(grep '^7.4c,total_gb' "$tmp/summary.csv")"
+grep -q "^7.4c,bytes_per_param,3,1,0.333,16,1$" "$tmp/summary.csv" && ok "grade summary: most common wrong answer" || bad "grade summary: most common wrong answer" "$(grep '^7.4c,bytes' "$tmp/summary.csv")"
+out_has "grade: class table" "most common wrong answer"
+# s3 corrects the answer: gb computed by hand above
+sed -i -e "s/^s3,7.4c,total_gb,.*/s3,7.4c,total_gb,$gb/" -e 's/^s3,7.4c,bytes_per_param,.*/s3,7.4c,bytes_per_param,20/' -e '/^s9/d' -e '/1"2/d' "$tmp/sub.csv"
+printf 'student_id\ns1\ns3\n' >"$tmp/roster2.csv"
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1
+expect_rc "grade: everyone right" 0
+grep -q '^s3,,total,1.000,23,23,' "$tmp/out" && ok "grade to stdout: s3 all right with P=$P" || bad "grade to stdout: s3" "$(grep '^s3' "$tmp/out" | tail -2)"
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv"
+expect_rc "grade with another course seed: answers wrong" 1
+run grade --roster "$tmp/nonexistent.csv" "$tmp/sub.csv"
+expect_rc "grade: missing roster" 3
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --out /nonexistent/dir/g.csv --course-seed c1
+expect_rc "grade: unwritable output" 3
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --exercises 7.4a,nosuch
+expect_rc "grade: unknown exercise in --exercises" 2
+err_has "grade --exercises: names it" "nosuch"
+run lab --help
+expect_rc "lab --help" 0
+run grade --help
+expect_rc "grade --help" 0
 
 # ---------------------------------------------------------------------------
 echo "# I/O errors"
