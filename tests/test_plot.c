@@ -1,6 +1,7 @@
 /* The plot module: which braille dot a data point lights, derived by hand
  * from the documented mapping; layout (ticks, labels, legend, bars); the
  * CSV reader's defaults and its file:line errors; images read back. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 #include "plot/plot.h"
 #include "testutil.h"
 
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 #include <cairo.h>
 #endif
 
@@ -193,6 +194,32 @@ START_TEST(lines_and_clipping)
 	f = bare(&c, 1, 0, 51, 0, 31);
 	ck_assert_int_eq(plot_render_text(&f, 30, 10, true, &canvas), MP_OK);
 	ck_assert_int_eq(lit_cells(), 26);
+
+	/* extremes with automatic ranges, columns and markers far outside: no
+	 * crash, no undefined behaviour (the sanitizer build checks), axes
+	 * still drawn */
+	double ex[4] = { -DBL_MAX, DBL_MAX, 0, 1 }, ey[4] = { DBL_MAX, -DBL_MAX, 1e-300, INFINITY };
+	plot_series e[2] = { { .x = ex, .y = ey, .n = 4 }, { .x = ex, .y = ey, .n = 4, .draw = PLOT_DRAW_COLUMNS } };
+	plot_marker m = { .vertical = true, .at = 1e300 };
+	plot_figure_init(&f);
+	f.series = e;
+	f.nseries = 2;
+	f.markers = &m;
+	f.nmarkers = 1;
+	ck_assert_int_eq(plot_render_text(&f, 40, 12, true, &canvas), MP_OK);
+	f.logx = f.logy = true;
+	ck_assert_int_eq(plot_render_text(&f, 40, 12, false, &canvas), MP_OK);
+	f.fix_x = true;
+	f.xmin = 0;
+	f.xmax = 1e-300;
+	ck_assert_int_eq(plot_render_text(&f, 40, 12, true, &canvas), MP_OK);
+	ck_assert_str_eq(at(canvas.area_row + canvas.area_rows, canvas.area_col - 1), "\xe2\x94\x94");
+	char err[256];
+	ck_assert_int_eq(plot_write_svg(&f, "/dev/null", 300, 200, err, sizeof err), MP_OK);
+	f.logx = f.logy = false;
+	ck_assert_int_eq(plot_write_svg(&f, "/dev/null", 300, 200, err, sizeof err), MP_OK);
+	if (plot_have_cairo())
+		ck_assert_int_eq(plot_write_png(&f, "/dev/null", 300, 200, err, sizeof err), MP_OK);
 }
 END_TEST
 
@@ -752,7 +779,7 @@ START_TEST(svg_export)
 }
 END_TEST
 
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 /* Pixels of exactly this colour in the image. */
 static long count_rgb(cairo_surface_t *img, const uint8_t rgb[3])
 {
@@ -782,7 +809,7 @@ START_TEST(png_export)
 	close(fd);
 	char err[256];
 	mp_status st = plot_write_png(&f, path, 400, 300, err, sizeof err);
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 	ck_assert_msg(st == MP_OK, "%s", err);
 	cairo_surface_t *img = cairo_image_surface_create_from_png(path);
 	ck_assert_int_eq(cairo_surface_status(img), CAIRO_STATUS_SUCCESS);

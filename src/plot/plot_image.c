@@ -10,7 +10,7 @@
 #include "config.h"
 #include "plot/plot_impl.h"
 
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 #include <cairo.h>
 #endif
 
@@ -27,7 +27,11 @@ void plot_series_rgb(size_t k, uint8_t rgb[3])
 
 bool plot_have_cairo(void)
 {
-	return HAVE_CAIRO + 0 != 0;
+#ifdef HAVE_CAIRO
+	return true;
+#else
+	return false;
+#endif
 }
 
 /* --- painters --- */
@@ -53,7 +57,7 @@ struct painter {
 	double width;
 	bool dashed, in_path, clipped;
 	int clip_id;
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 	cairo_t *cr;
 #endif
 };
@@ -177,7 +181,7 @@ static double svg_text_width(painter *p, const char *s, double size, bool bold)
 
 /* cairo back end */
 
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 static void cr_color(painter *p, const uint8_t rgb[3])
 {
 	cairo_set_source_rgb(p->cr, rgb[0] / 255.0, rgb[1] / 255.0, rgb[2] / 255.0);
@@ -350,8 +354,9 @@ static void draw_xy(painter *p, const plot_figure *f, const frame *fr, plot_axis
 	/* markers */
 	for (size_t m = 0; m < f->nmarkers; m++) {
 		const plot_marker *mk = &f->markers[m];
-		double t = plot_axis_t(mk->vertical ? x : y, mk->at);
-		if (!isfinite(t))
+		const plot_axis *a = mk->vertical ? x : y;
+		double t = plot_axis_t(a, mk->at);
+		if (!isfinite(t) || t < a->lo || t > a->hi)
 			continue;
 		p->color(p, grey);
 		p->stroke_style(p, 1, true);
@@ -391,6 +396,10 @@ static void draw_xy(painter *p, const plot_figure *f, const frame *fr, plot_axis
 				continue;
 			}
 			double qx = map_x(fr, x, tx), qy = map_y(fr, y, ty);
+			if (!isfinite(qx) || !isfinite(qy)) {
+				have_prev = false;
+				continue;
+			}
 			if (s->draw == PLOT_DRAW_POINTS) {
 				if (qx >= xa && qx <= xb && qy >= ya && qy <= yb)
 					p->circle(p, qx, qy, fs * 0.22);
@@ -573,7 +582,7 @@ mp_status plot_write_svg(const plot_figure *f, const char *path, int width, int 
 
 mp_status plot_write_png(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
 {
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 	mp_status st = check_args(f, width, height, err, errlen);
 	if (st != MP_OK)
 		return st;
