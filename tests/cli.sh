@@ -1012,6 +1012,25 @@ if locale -a 2>/dev/null | grep -qix 'c.utf-\{0,1\}8'; then
 	LC_ALL=C.UTF-8 "$MIXPREC" plot "$tmp/drift.csv" --ascii >"$tmp/out" 2>"$tmp/err"
 	out_line "plot --ascii in a UTF-8 locale" "** fp64   ++ bf16-rne"
 fi
+# colour only on a terminal (script(1) gives it one), and not with NO_COLOR
+if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>&1; then
+	esc=$(printf '\033')
+	NO_COLOR= TERM=xterm script -qec "'$MIXPREC' plot '$tmp/drift.csv' --width 40 --height 10" /dev/null \
+		>"$tmp/out" 2>&1 </dev/null
+	grep -q "$esc\[34m" "$tmp/out" && ok "plot on a terminal: series 0 in blue" \
+		|| { bad "plot on a terminal: series 0 in blue"; show_io; }
+	NO_COLOR=1 TERM=xterm script -qec "'$MIXPREC' plot '$tmp/drift.csv' --width 40 --height 10" /dev/null \
+		>"$tmp/out" 2>&1 </dev/null
+	grep -q "$esc" "$tmp/out" && { bad "plot on a terminal with NO_COLOR: no escapes"; show_io; } \
+		|| ok "plot on a terminal with NO_COLOR: no escapes"
+	NO_COLOR= TERM=dumb script -qec "'$MIXPREC' plot '$tmp/drift.csv' --width 40 --height 10" /dev/null \
+		>"$tmp/out" 2>&1 </dev/null
+	grep -q "$esc" "$tmp/out" && { bad "plot on a dumb terminal: no escapes"; show_io; } \
+		|| ok "plot on a dumb terminal: no escapes"
+	grep -q "fp64" "$tmp/out" && ok "plot on a dumb terminal: drawn" || { bad "plot on a dumb terminal: drawn"; show_io; }
+else
+	echo "skip plot colour checks (no script(1))"
+fi
 run plot "$tmp/drift.csv" --by= --y mean,drift --title "My T"
 expect_rc "plot --by= --y mean,drift" 0
 out_has "plot --title" "My T"
