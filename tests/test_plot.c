@@ -449,6 +449,15 @@ START_TEST(bars)
 	/* the value axis right under the bars: 0 under the first bar cell */
 	ck_assert_str_eq(at(2, 3), "\xe2\x94\x94");
 	ck_assert_str_eq(at(3, 4), "0");
+	/* a NULL category name is an empty one, in text and in images */
+	const char *nocat[2] = { "a", NULL };
+	f.categories = nocat;
+	ck_assert_int_eq(plot_render_text(&f, 40, 8, true, &canvas), MP_OK);
+	char err[256];
+	ck_assert_int_eq(plot_write_svg(&f, "/dev/null", 300, 200, err, sizeof err), MP_OK);
+	if (plot_have_cairo())
+		ck_assert_int_eq(plot_write_png(&f, "/dev/null", 300, 200, err, sizeof err), MP_OK);
+	f.categories = cats;
 	/* ASCII: 0.3 * 32 = 9.6 -> 10 cells */
 	ck_assert_int_eq(plot_render_text(&f, 40, 8, false, &canvas), MP_OK);
 	ck_assert(!strncmp(row_text(1), "bb |########## 0.3", 18));

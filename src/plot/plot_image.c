@@ -450,7 +450,8 @@ static void draw_bars(painter *p, const plot_figure *f, const frame *fr, plot_ax
 	for (size_t i = 0; i < nc; i++) {
 		double gy = fr->t + group * (double)i + group * 0.1;
 		p->color(p, black);
-		p->text(p, fr->l - fs * 0.5, gy + group * 0.4 + fs * 0.35, f->categories[i], fs, false, ANCHOR_END, false);
+		const char *cat = f->categories[i] ? f->categories[i] : "";
+		p->text(p, fr->l - fs * 0.5, gy + group * 0.4 + fs * 0.35, cat, fs, false, ANCHOR_END, false);
 		for (size_t k = 0; k < f->nseries; k++) {
 			const plot_series *s = &f->series[k];
 			if (i >= s->n)
@@ -496,7 +497,7 @@ static void draw_figure(painter *p, const plot_figure *f, double W, double H)
 			left += fs * 1.6;
 	} else {
 		for (size_t i = 0; i < f->ncategories; i++)
-			left = fmax(left, p->text_width(p, f->categories[i], fs, false) + fs * 1.2);
+			left = fmax(left, p->text_width(p, f->categories[i] ? f->categories[i] : "", fs, false) + fs * 1.2);
 		left = fmin(left, W / 3);
 	}
 	double right = f->kind == PLOT_BARS ? fs * 5 : fs * 1.5;
