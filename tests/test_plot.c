@@ -239,6 +239,27 @@ START_TEST(columns)
 	ck_assert_str_eq(at(7, canvas.area_col + 1), braille(0xff));
 	ck_assert_str_eq(at(6, canvas.area_col + 1), " ");
 	ck_assert_int_eq(lit_cells(), 9);
+
+	/* automatic ranges make room for the columns: the last, at x = 2 with
+	 * width 1, ends at 3; on a log axis the smallest, 1e-6 (a whole decade,
+	 * -6), keeps a decade of height: the axis starts at 1e-7. With 2e-6
+	 * (log -5.7) it starts at the decade below, 1e-6. */
+	double hx[3] = { 0, 1, 2 }, hy[3] = { 1e-6, 0.1, 0.01 };
+	plot_series h = { .x = hx, .y = hy, .n = 3, .draw = PLOT_DRAW_COLUMNS };
+	plot_figure g;
+	plot_figure_init(&g);
+	g.series = &h;
+	g.nseries = 1;
+	g.logy = true;
+	ck_assert_int_eq(plot_render_text(&g, 40, 12, true, &canvas), MP_OK);
+	ck_assert(canvas.xmin == 0 && canvas.xmax == 3);
+	ck_assert(fabs(canvas.ymin / 1e-7 - 1) < 1e-12 && fabs(canvas.ymax / 0.1 - 1) < 1e-12);
+	hy[0] = 2e-6;
+	ck_assert_int_eq(plot_render_text(&g, 40, 12, true, &canvas), MP_OK);
+	ck_assert(fabs(canvas.ymin / 1e-6 - 1) < 1e-12);
+	g.logy = false;   /* linear: from 0 */
+	ck_assert_int_eq(plot_render_text(&g, 40, 12, true, &canvas), MP_OK);
+	ck_assert(canvas.ymin == 0 && canvas.ymax == 0.1);
 }
 END_TEST
 

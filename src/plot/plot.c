@@ -166,6 +166,19 @@ void plot_ranges(const plot_figure *f, plot_axis *x, plot_axis *y)
 			if (f->series[k].draw == PLOT_DRAW_COLUMNS)
 				widen(&yl, &yh, 0);
 	}
+	if (f->kind == PLOT_XY && xl <= xh) {
+		/* a column spans [x, x + width): the last one must fit, and on a log
+		 * y axis the smallest one must keep some height, so the range goes
+		 * down to the decade below it */
+		double w = plot_column_width(f, x);
+		if (w > 0)
+			xh += w;
+		bool columns = false;
+		for (size_t k = 0; k < f->nseries; k++)
+			columns |= f->series[k].draw == PLOT_DRAW_COLUMNS;
+		if (columns && y->log && yl <= yh)
+			yl = floor(yl) < yl ? floor(yl) : yl - 1;
+	}
 	settle(&xl, &xh, x->log);
 	settle(&yl, &yh, y->log);
 	if (fixed_ok(f->fix_x, f->xmin, f->xmax, x->log)) {
