@@ -1047,6 +1047,8 @@ expect_rc "plot --help" 0
 for o in --x --y --by --logx --logy --linear --title --width --height --ascii --png --svg NO_COLOR; do
 	out_has "plot --help mentions $o" "$o"
 done
+res=$(awk 'length($0) > 80 { print NR ": " length($0) }' "$tmp/out" | head -3)
+[ -z "$res" ] && ok "plot --help fits 80 columns" || bad "plot --help fits 80 columns" "$res"
 "$MIXPREC" budget --params 7e9 --csv >"$tmp/budget.csv" 2>/dev/null
 run plot "$tmp/budget.csv" --width 60 --height 12
 expect_rc "plot budget csv" 0
