@@ -21,6 +21,7 @@ static const cli_command commands[] = {
 	{ .name = "lab",     .run = cmd_lab,     .summary = "classroom lab: a sheet and answer template per student of a roster" },
 	{ .name = "grade",   .run = cmd_grade,   .summary = "grade submissions of a classroom lab, with a class summary" },
 	{ .name = "budget", .run = cmd_budget, .summary = "training memory per parameter, per component and per GPU" },
+	{ .name = "plot",    .run = cmd_plot,    .summary = "plot a CSV mixprec wrote, in the terminal or as a PNG/SVG image" },
 	{ .name = "bench",   .run = cmd_bench,   .summary = "throughput benchmarks, as ratios to a baseline of the same run" },
 };
 

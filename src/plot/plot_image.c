@@ -1,0 +1,626 @@
+/* Figures as images: one layout drawn through a small painter interface with
+ * two back ends, cairo (PNG) and a direct SVG writer, so that an SVG keeps
+ * its title, labels and legend as real, searchable and editable <text>
+ * (cairo's SVG surface turns text into glyph outlines). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "plot/plot_impl.h"
+
+#ifdef HAVE_CAIRO
+#include <cairo.h>
+#endif
+
+void plot_series_rgb(size_t k, uint8_t rgb[3])
+{
+	/* Tableau 10: distinguishable, and readable by most colour-blind people */
+	static const uint8_t pal[10][3] = {
+		{ 0x1f, 0x77, 0xb4 }, { 0xff, 0x7f, 0x0e }, { 0x2c, 0xa0, 0x2c }, { 0xd6, 0x27, 0x28 },
+		{ 0x94, 0x67, 0xbd }, { 0x8c, 0x56, 0x4b }, { 0xe3, 0x77, 0xc2 }, { 0x7f, 0x7f, 0x7f },
+		{ 0xbc, 0xbd, 0x22 }, { 0x17, 0xbe, 0xcf },
+	};
+	memcpy(rgb, pal[k % 10], 3);
+}
+
+bool plot_have_cairo(void)
+{
+#ifdef HAVE_CAIRO
+	return true;
+#else
+	return false;
+#endif
+}
+
+/* --- painters --- */
+
+typedef enum { ANCHOR_START, ANCHOR_MIDDLE, ANCHOR_END } anchor;
+
+typedef struct painter painter;
+struct painter {
+	void (*color)(painter *p, const uint8_t rgb[3]);
+	void (*stroke_style)(painter *p, double width, bool dashed);
+	void (*move)(painter *p, double x, double y);
+	void (*line)(painter *p, double x, double y);
+	void (*stroke)(painter *p);
+	void (*rect)(painter *p, double x, double y, double w, double h);   /* filled */
+	void (*circle)(painter *p, double x, double y, double r);           /* filled */
+	void (*clip)(painter *p, double x, double y, double w, double h);   /* until unclip */
+	void (*unclip)(painter *p);
+	void (*text)(painter *p, double x, double y, const char *s, double size, bool bold, anchor a, bool vertical);
+	double (*text_width)(painter *p, const char *s, double size, bool bold);
+	/* back-end state */
+	FILE *fp;                 /* svg */
+	uint8_t rgb[3];
+	double width;
+	bool dashed, in_path, clipped;
+	int clip_id;
+#ifdef HAVE_CAIRO
+	cairo_t *cr;
+#endif
+};
+
+/* SVG back end */
+
+static void svg_color(painter *p, const uint8_t rgb[3])
+{
+	memcpy(p->rgb, rgb, 3);
+}
+
+static void svg_stroke_style(painter *p, double width, bool dashed)
+{
+	p->width = width;
+	p->dashed = dashed;
+}
+
+static void svg_move(painter *p, double x, double y)
+{
+	if (!p->in_path)
+		fputs("<path d=\"", p->fp);
+	p->in_path = true;
+	fprintf(p->fp, "M%.2f %.2f", x, y);
+}
+
+static void svg_line(painter *p, double x, double y)
+{
+	fprintf(p->fp, "L%.2f %.2f", x, y);
+}
+
+static void svg_stroke(painter *p)
+{
+	if (!p->in_path)
+		return;
+	fprintf(p->fp, "\" fill=\"none\" stroke=\"#%02x%02x%02x\" stroke-width=\"%.2f\" stroke-linejoin=\"round\"%s/>\n",
+		p->rgb[0], p->rgb[1], p->rgb[2], p->width, p->dashed ? " stroke-dasharray=\"4 3\"" : "");
+	p->in_path = false;
+}
+
+static void svg_rect(painter *p, double x, double y, double w, double h)
+{
+	fprintf(p->fp, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#%02x%02x%02x\"/>\n", x, y,
+		w, h, p->rgb[0], p->rgb[1], p->rgb[2]);
+}
+
+static void svg_circle(painter *p, double x, double y, double r)
+{
+	fprintf(p->fp, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"#%02x%02x%02x\"/>\n", x, y, r, p->rgb[0],
+		p->rgb[1], p->rgb[2]);
+}
+
+static void svg_clip(painter *p, double x, double y, double w, double h)
+{
+	p->clip_id++;
+	fprintf(p->fp,
+		"<clipPath id=\"c%d\"><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/></clipPath>\n"
+		"<g clip-path=\"url(#c%d)\">\n",
+		p->clip_id, x, y, w, h, p->clip_id);
+	p->clipped = true;
+}
+
+static void svg_unclip(painter *p)
+{
+	if (p->clipped)
+		fputs("</g>\n", p->fp);
+	p->clipped = false;
+}
+
+/* XML-escapes s; control characters and invalid UTF-8 become '?'. */
+static void svg_escape(FILE *fp, const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		switch (*c) {
+		case '<': fputs("&lt;", fp); break;
+		case '>': fputs("&gt;", fp); break;
+		case '&': fputs("&amp;", fp); break;
+		case '"': fputs("&quot;", fp); break;
+		default:
+			if (*c < 0x20 || *c == 0x7f) {
+				fputc('?', fp);
+			} else if (*c >= 0x80) {
+				/* copy a valid sequence whole */
+				int n = *c >= 0xf0 && *c < 0xf5 ? 4 : *c >= 0xe0 && *c < 0xf0 ? 3 : *c >= 0xc2 && *c < 0xe0 ? 2 : 0;
+				int i = 1;
+				while (n && i < n && (c[i] & 0xc0) == 0x80)
+					i++;
+				if (!n || i < n) {
+					fputc('?', fp);
+				} else {
+					fwrite(c, 1, (size_t)n, fp);
+					c += n - 1;
+				}
+			} else {
+				fputc(*c, fp);
+			}
+		}
+	}
+}
+
+static void svg_text(painter *p, double x, double y, const char *s, double size, bool bold, anchor a, bool vertical)
+{
+	static const char *anchors[] = { "start", "middle", "end" };
+	fprintf(p->fp, "<text x=\"%.2f\" y=\"%.2f\" font-family=\"sans-serif\" font-size=\"%.1f\"%s text-anchor=\"%s\""
+		" fill=\"#%02x%02x%02x\"",
+		x, y, size, bold ? " font-weight=\"bold\"" : "", anchors[a], p->rgb[0], p->rgb[1], p->rgb[2]);
+	if (vertical)
+		fprintf(p->fp, " transform=\"rotate(-90 %.2f %.2f)\"", x, y);
+	fputc('>', p->fp);
+	svg_escape(p->fp, s);
+	fputs("</text>\n", p->fp);
+}
+
+static double svg_text_width(painter *p, const char *s, double size, bool bold)
+{
+	(void)p;
+	size_t n = 0;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		n += (*c & 0xc0) != 0x80;
+	return (double)n * size * (bold ? 0.62 : 0.56);
+}
+
+/* cairo back end */
+
+#ifdef HAVE_CAIRO
+static void cr_color(painter *p, const uint8_t rgb[3])
+{
+	cairo_set_source_rgb(p->cr, rgb[0] / 255.0, rgb[1] / 255.0, rgb[2] / 255.0);
+}
+
+static void cr_stroke_style(painter *p, double width, bool dashed)
+{
+	static const double dash[] = { 4, 3 };
+	cairo_set_line_width(p->cr, width);
+	cairo_set_dash(p->cr, dash, dashed ? 2 : 0, 0);
+	cairo_set_line_join(p->cr, CAIRO_LINE_JOIN_ROUND);
+}
+
+static void cr_move(painter *p, double x, double y)
+{
+	cairo_move_to(p->cr, x, y);
+}
+
+static void cr_line(painter *p, double x, double y)
+{
+	cairo_line_to(p->cr, x, y);
+}
+
+static void cr_stroke(painter *p)
+{
+	cairo_stroke(p->cr);
+}
+
+static void cr_rect(painter *p, double x, double y, double w, double h)
+{
+	cairo_rectangle(p->cr, x, y, w, h);
+	cairo_fill(p->cr);
+}
+
+static void cr_circle(painter *p, double x, double y, double r)
+{
+	cairo_new_sub_path(p->cr);
+	cairo_arc(p->cr, x, y, r, 0, 2 * M_PI);
+	cairo_fill(p->cr);
+}
+
+static void cr_clip(painter *p, double x, double y, double w, double h)
+{
+	cairo_save(p->cr);
+	cairo_rectangle(p->cr, x, y, w, h);
+	cairo_clip(p->cr);
+	p->clipped = true;
+}
+
+static void cr_unclip(painter *p)
+{
+	if (p->clipped)
+		cairo_restore(p->cr);
+	p->clipped = false;
+}
+
+static void cr_font(painter *p, double size, bool bold)
+{
+	cairo_select_font_face(p->cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+			       bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+	cairo_set_font_size(p->cr, size);
+}
+
+static double cr_text_width(painter *p, const char *s, double size, bool bold)
+{
+	cairo_text_extents_t e;
+	cr_font(p, size, bold);
+	cairo_text_extents(p->cr, s, &e);
+	return e.x_advance;
+}
+
+static void cr_text(painter *p, double x, double y, const char *s, double size, bool bold, anchor a, bool vertical)
+{
+	double w = cr_text_width(p, s, size, bold);
+	double shift = a == ANCHOR_START ? 0 : a == ANCHOR_MIDDLE ? w / 2 : w;
+	cairo_save(p->cr);
+	cairo_translate(p->cr, x, y);
+	if (vertical)
+		cairo_rotate(p->cr, -M_PI / 2);
+	cairo_move_to(p->cr, -shift, 0);
+	cairo_show_text(p->cr, s);
+	cairo_restore(p->cr);
+}
+#endif
+
+/* --- the layout, shared by both back ends --- */
+
+static const uint8_t black[3] = { 0x20, 0x20, 0x20 }, grey[3] = { 0x60, 0x60, 0x60 }, light[3] = { 0xe4, 0xe4, 0xe4 },
+		     white[3] = { 0xff, 0xff, 0xff };
+
+typedef struct {
+	double l, t, w, h;     /* the plot rectangle */
+} frame;
+
+static double map_x(const frame *fr, const plot_axis *a, double t)
+{
+	return fr->l + (t - a->lo) / (a->hi - a->lo) * fr->w;
+}
+
+static double map_y(const frame *fr, const plot_axis *a, double t)
+{
+	return fr->t + (a->hi - t) / (a->hi - a->lo) * fr->h;
+}
+
+/* Legend: one row of entries per line, wrapped to width; returns the rows
+ * (draw false: only measures). */
+static int draw_legend(painter *p, const plot_figure *f, double x0, double y0, double width, double fs, bool draw)
+{
+	double x = x0, line = fs * 1.5;
+	int rows = 0;
+	bool any = false;
+	for (size_t k = 0; k < f->nseries; k++) {
+		const char *name = f->series[k].name;
+		if (!name || !*name)
+			continue;
+		double w = fs * 2.2 + p->text_width(p, name, fs, false);
+		if (!any || x + w > x0 + width) {
+			if (any)
+				rows++;
+			x = x0;
+		}
+		any = true;
+		if (draw) {
+			uint8_t rgb[3];
+			double y = y0 + rows * line;
+			plot_series_rgb(k, rgb);
+			p->color(p, rgb);
+			if (f->kind == PLOT_XY && f->series[k].draw == PLOT_DRAW_LINE) {
+				p->stroke_style(p, 2, false);
+				p->move(p, x, y - fs * 0.35);
+				p->line(p, x + fs * 1.5, y - fs * 0.35);
+				p->stroke(p);
+			} else if (f->kind == PLOT_XY && f->series[k].draw == PLOT_DRAW_POINTS) {
+				p->circle(p, x + fs * 0.75, y - fs * 0.35, fs * 0.25);
+			} else {
+				p->rect(p, x, y - fs * 0.8, fs * 1.5, fs * 0.9);
+			}
+			p->color(p, black);
+			p->text(p, x + fs * 1.9, y, name, fs, false, ANCHOR_START, false);
+		}
+		x += w + fs;
+	}
+	return any ? rows + 1 : 0;
+}
+
+static void draw_xy(painter *p, const plot_figure *f, const frame *fr, plot_axis *x, plot_axis *y, double fs)
+{
+	/* grid and ticks */
+	p->stroke_style(p, 1, false);
+	for (int t = 0; t < y->nticks; t++) {
+		double py = map_y(fr, y, y->ticks[t]);
+		p->color(p, light);
+		p->move(p, fr->l, py);
+		p->line(p, fr->l + fr->w, py);
+		p->stroke(p);
+		p->color(p, black);
+		p->text(p, fr->l - fs * 0.4, py + fs * 0.35, y->labels[t], fs, false, ANCHOR_END, false);
+	}
+	for (int t = 0; t < x->nticks; t++) {
+		double px = map_x(fr, x, x->ticks[t]);
+		p->color(p, light);
+		p->move(p, px, fr->t);
+		p->line(p, px, fr->t + fr->h);
+		p->stroke(p);
+		p->color(p, black);
+		p->text(p, px, fr->t + fr->h + fs * 1.3, x->labels[t], fs, false, ANCHOR_MIDDLE, false);
+	}
+
+	p->clip(p, fr->l, fr->t, fr->w, fr->h);
+	/* markers */
+	for (size_t m = 0; m < f->nmarkers; m++) {
+		const plot_marker *mk = &f->markers[m];
+		const plot_axis *a = mk->vertical ? x : y;
+		double t = plot_axis_t(a, mk->at);
+		if (!isfinite(t) || t < a->lo || t > a->hi)
+			continue;
+		p->color(p, grey);
+		p->stroke_style(p, 1, true);
+		if (mk->vertical) {
+			double px = map_x(fr, x, t);
+			p->move(p, px, fr->t);
+			p->line(p, px, fr->t + fr->h);
+			p->stroke(p);
+			if (mk->label)
+				p->text(p, px + fs * 0.3, fr->t + fs * 1.1, mk->label, fs * 0.85, false, ANCHOR_START, false);
+		} else {
+			double py = map_y(fr, y, t);
+			p->move(p, fr->l, py);
+			p->line(p, fr->l + fr->w, py);
+			p->stroke(p);
+			if (mk->label)
+				p->text(p, fr->l + fr->w - fs * 0.3, py - fs * 0.3, mk->label, fs * 0.85, false, ANCHOR_END,
+					false);
+		}
+	}
+	/* series */
+	double colw = plot_column_width(f, x);
+	double base = y->log ? fr->t + fr->h : fmin(fmax(map_y(fr, y, 0), fr->t), fr->t + fr->h);
+	double xa = fr->l - 10, xb = fr->l + fr->w + 10, ya = fr->t - 10, yb = fr->t + fr->h + 10;
+	for (size_t k = 0; k < f->nseries; k++) {
+		const plot_series *s = &f->series[k];
+		uint8_t rgb[3];
+		plot_series_rgb(k, rgb);
+		p->color(p, rgb);
+		p->stroke_style(p, 1.8, false);
+		bool have_prev = false, open = false;
+		double px = 0, py = 0, lx = NAN, ly = NAN;
+		for (size_t i = 0; i < s->n; i++) {
+			double tx = plot_axis_t(x, s->x ? s->x[i] : (double)i), ty = plot_axis_t(y, s->y[i]);
+			if (!isfinite(tx) || !isfinite(ty)) {
+				have_prev = false;
+				continue;
+			}
+			double qx = map_x(fr, x, tx), qy = map_y(fr, y, ty);
+			if (!isfinite(qx) || !isfinite(qy)) {
+				have_prev = false;
+				continue;
+			}
+			if (s->draw == PLOT_DRAW_POINTS) {
+				if (qx >= xa && qx <= xb && qy >= ya && qy <= yb)
+					p->circle(p, qx, qy, fs * 0.22);
+			} else if (s->draw == PLOT_DRAW_COLUMNS) {
+				double right = colw > 0 ? map_x(fr, x, tx + colw) : qx + 1;
+				double cx0 = fmax(qx, xa), cx1 = fmin(right, xb);
+				double top = fmin(fmax(qy, ya), yb);
+				if (cx1 > cx0)
+					p->rect(p, cx0, fmin(top, base), fmax(cx1 - cx0 - 0.5, 0.5), fabs(base - top));
+			} else if (have_prev) {
+				double x0 = px, y0 = py, x1 = qx, y1 = qy;
+				if (plot_clip(&x0, &y0, &x1, &y1, xa, xb, ya, yb)) {
+					if (!open || x0 != lx || y0 != ly)
+						p->move(p, x0, y0);
+					p->line(p, x1, y1);
+					open = true;
+					lx = x1;
+					ly = y1;
+				}
+			}
+			px = qx;
+			py = qy;
+			have_prev = true;
+		}
+		if (open)
+			p->stroke(p);
+	}
+	p->unclip(p);
+}
+
+static void draw_bars(painter *p, const plot_figure *f, const frame *fr, plot_axis *x, double fs)
+{
+	size_t ns = f->nseries ? f->nseries : 1, nc = f->ncategories;
+	double group = nc ? fr->h / (double)nc : fr->h, bar = group * 0.8 / (double)ns;
+	p->stroke_style(p, 1, false);
+	for (int t = 0; t < x->nticks; t++) {
+		double px = map_x(fr, x, x->ticks[t]);
+		p->color(p, light);
+		p->move(p, px, fr->t);
+		p->line(p, px, fr->t + fr->h);
+		p->stroke(p);
+		p->color(p, black);
+		p->text(p, px, fr->t + fr->h + fs * 1.3, x->labels[t], fs, false, ANCHOR_MIDDLE, false);
+	}
+	double t0 = x->log ? x->lo : fmin(fmax(0, x->lo), x->hi);
+	double bx = map_x(fr, x, t0);
+	char buf[PLOT_TICK_LABEL];
+	for (size_t i = 0; i < nc; i++) {
+		double gy = fr->t + group * (double)i + group * 0.1;
+		p->color(p, black);
+		const char *cat = f->categories[i] ? f->categories[i] : "";
+		p->text(p, fr->l - fs * 0.5, gy + group * 0.4 + fs * 0.35, cat, fs, false, ANCHOR_END, false);
+		for (size_t k = 0; k < f->nseries; k++) {
+			const plot_series *s = &f->series[k];
+			if (i >= s->n)
+				continue;
+			double t = plot_axis_t(x, s->y[i]);
+			if (!isfinite(t))
+				continue;
+			double ex = map_x(fr, x, fmin(fmax(t, x->lo), x->hi));
+			uint8_t rgb[3];
+			plot_series_rgb(k, rgb);
+			p->color(p, rgb);
+			p->rect(p, fmin(bx, ex), gy + bar * (double)k, fabs(ex - bx), bar * 0.9);
+			p->color(p, black);
+			p->text(p, fmax(bx, ex) + fs * 0.3, gy + bar * (double)k + bar * 0.45 + fs * 0.35,
+				plot_format_value(s->y[i], 4, buf, sizeof buf), fs * 0.85, false, ANCHOR_START, false);
+		}
+	}
+}
+
+static void draw_figure(painter *p, const plot_figure *f, double W, double H)
+{
+	double fs = fmax(9, fmin(W, H) / 48);
+	plot_axis x, y;
+	plot_ranges(f, &x, &y);
+	bool has_title = f->title && *f->title, has_x = f->xlabel && *f->xlabel;
+	bool has_y = f->kind == PLOT_XY && f->ylabel && *f->ylabel;
+
+	p->color(p, white);
+	p->rect(p, 0, 0, W, H);
+
+	/* margins: measure labels and the legend first */
+	double top = has_title ? fs * 3 : fs * 1.5;
+	int nleg = draw_legend(p, f, fs, 0, W - 2 * fs, fs, false);
+	double bottom = fs * 2.2 + (has_x ? fs * 1.6 : 0) + nleg * fs * 1.5 + fs * 0.5;
+	double ph = H - top - bottom;
+	if (f->kind == PLOT_XY)
+		plot_ticks(&y, (int)fmax(2, ph / (fs * 3)));
+	double left = fs * 0.8;
+	if (f->kind == PLOT_XY) {
+		for (int t = 0; t < y.nticks; t++)
+			left = fmax(left, p->text_width(p, y.labels[t], fs, false) + fs * 0.8);
+		if (has_y)
+			left += fs * 1.6;
+	} else {
+		for (size_t i = 0; i < f->ncategories; i++)
+			left = fmax(left, p->text_width(p, f->categories[i] ? f->categories[i] : "", fs, false) + fs * 1.2);
+		left = fmin(left, W / 3);
+	}
+	double right = f->kind == PLOT_BARS ? fs * 5 : fs * 1.5;
+	frame fr = { .l = left, .t = top, .w = W - left - right, .h = ph };
+	plot_ticks(&x, (int)fmax(2, fr.w / (fs * 7)));
+
+	if (has_title) {
+		p->color(p, black);
+		p->text(p, W / 2, fs * 1.9, f->title, fs * 1.3, true, ANCHOR_MIDDLE, false);
+	}
+	if (f->kind == PLOT_XY)
+		draw_xy(p, f, &fr, &x, &y, fs);
+	else
+		draw_bars(p, f, &fr, &x, fs);
+	/* frame */
+	p->color(p, black);
+	p->stroke_style(p, 1, false);
+	p->move(p, fr.l, fr.t);
+	p->line(p, fr.l, fr.t + fr.h);
+	p->line(p, fr.l + fr.w, fr.t + fr.h);
+	if (f->kind == PLOT_XY) {
+		p->line(p, fr.l + fr.w, fr.t);
+		p->line(p, fr.l, fr.t);
+	}
+	p->stroke(p);
+	if (has_x)
+		p->text(p, fr.l + fr.w / 2, fr.t + fr.h + fs * 3.2, f->xlabel, fs * 1.05, false, ANCHOR_MIDDLE, false);
+	if (has_y)
+		p->text(p, fs * 1.3, fr.t + fr.h / 2, f->ylabel, fs * 1.05, false, ANCHOR_MIDDLE, true);
+	draw_legend(p, f, fs, H - nleg * fs * 1.5 + fs * 0.6, W - 2 * fs, fs, true);
+}
+
+/* --- entry points --- */
+
+static mp_status check_args(const plot_figure *f, int width, int height, char *err, size_t errlen)
+{
+	const char *why;
+	if (plot_figure_check(f, &why) != MP_OK) {
+		snprintf(err, errlen, "%s", why);
+		return MP_EINVAL;
+	}
+	if (width < 100 || width > 10000 || height < 100 || height > 10000) {
+		snprintf(err, errlen, "image size %dx%d outside 100..10000", width, height);
+		return MP_EINVAL;
+	}
+	return MP_OK;
+}
+
+mp_status plot_write_svg(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
+{
+	mp_status st = check_args(f, width, height, err, errlen);
+	if (st != MP_OK)
+		return st;
+	FILE *fp = fopen(path, "w");
+	if (!fp) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return MP_EIO;
+	}
+	painter p = {
+		.color = svg_color, .stroke_style = svg_stroke_style, .move = svg_move, .line = svg_line,
+		.stroke = svg_stroke, .rect = svg_rect, .circle = svg_circle, .clip = svg_clip, .unclip = svg_unclip,
+		.text = svg_text, .text_width = svg_text_width, .fp = fp, .width = 1,
+	};
+	fprintf(fp,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
+		width, height, width, height);
+	if (f->title && *f->title) {
+		fputs("<title>", fp);
+		svg_escape(fp, f->title);
+		fputs("</title>\n", fp);
+	}
+	draw_figure(&p, f, width, height);
+	fputs("</svg>\n", fp);
+	bool bad = ferror(fp) != 0;
+	int saved = errno;
+	if (fclose(fp) != 0 || bad) {
+		snprintf(err, errlen, "%s: %s", path, strerror(bad ? (saved ? saved : EIO) : errno));
+		return MP_EIO;
+	}
+	return MP_OK;
+}
+
+mp_status plot_write_png(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
+{
+#ifdef HAVE_CAIRO
+	mp_status st = check_args(f, width, height, err, errlen);
+	if (st != MP_OK)
+		return st;
+	cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
+	cairo_t *cr = cairo_create(surface);
+	if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
+		snprintf(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_status(cr)));
+		cairo_destroy(cr);
+		cairo_surface_destroy(surface);
+		return MP_ENOMEM;
+	}
+	painter p = {
+		.color = cr_color, .stroke_style = cr_stroke_style, .move = cr_move, .line = cr_line,
+		.stroke = cr_stroke, .rect = cr_rect, .circle = cr_circle, .clip = cr_clip, .unclip = cr_unclip,
+		.text = cr_text, .text_width = cr_text_width, .cr = cr,
+	};
+	draw_figure(&p, f, width, height);
+	cairo_surface_flush(surface);
+	cairo_status_t cs = cairo_status(cr);
+	if (cs == CAIRO_STATUS_SUCCESS) {
+		errno = 0;
+		cs = cairo_surface_write_to_png(surface, path);
+	}
+	cairo_destroy(cr);
+	cairo_surface_destroy(surface);
+	if (cs != CAIRO_STATUS_SUCCESS) {
+		/* cairo reports a failed open as a write error; errno says why */
+		snprintf(err, errlen, "%s: %s", path, errno ? strerror(errno) : cairo_status_to_string(cs));
+		return MP_EIO;
+	}
+	return MP_OK;
+#else
+	(void)f;
+	(void)width;
+	(void)height;
+	snprintf(err, errlen, "%s: PNG export needs cairo, and mixprec was built without cairo "
+		 "(install libcairo2-dev and run ./configure again)", path);
+	return MP_EUNSUPPORTED;
+#endif
+}
