@@ -94,21 +94,19 @@ static bool cpu_has(fmt_simd path)
 }
 #endif
 
-bool fmt_simd_available(fmt_simd path)
-{
-	if (path < 0 || path >= FMT_SIMD_COUNT)
-		return false;
-	return cpu_has(path);
-}
-
+/* CPUID is asked once: in a virtual machine every CPUID traps to the
+ * hypervisor (tens of microseconds), and resolve() runs on every bulk call. */
+static bool has_path[FMT_SIMD_COUNT];
 static fmt_simd best_path;
 
 static void best_path_detect(void)
 {
+	for (int p = 0; p < FMT_SIMD_COUNT; p++)
+		has_path[p] = cpu_has((fmt_simd)p);
 	fmt_simd b = FMT_SIMD_PORTABLE;
-	if (cpu_has(FMT_SIMD_AVX2))
+	if (has_path[FMT_SIMD_AVX2])
 		b = FMT_SIMD_AVX2;
-	if (cpu_has(FMT_SIMD_AVX512))
+	if (has_path[FMT_SIMD_AVX512])
 		b = FMT_SIMD_AVX512;
 	/* MIXPREC_SIMD caps the choice (to compare paths or work around a CPU) */
 	const char *env = getenv("MIXPREC_SIMD");
@@ -119,11 +117,20 @@ static void best_path_detect(void)
 	best_path = b;
 }
 
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+
 fmt_simd fmt_simd_best(void)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, best_path_detect);
+	pthread_once(&detect_once, best_path_detect);
 	return best_path;
+}
+
+bool fmt_simd_available(fmt_simd path)
+{
+	if (path < 0 || path >= FMT_SIMD_COUNT)
+		return false;
+	pthread_once(&detect_once, best_path_detect);
+	return has_path[path];
 }
 
 const char *fmt_simd_name(fmt_simd path)
