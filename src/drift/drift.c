@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include "drift/drift.h"
+#include "drift/drift_update.h"
 #include "fmt/bulk.h"
 #include "fmt/decode.h"
 #include "fmt/round.h"
@@ -62,17 +63,12 @@ drift_params drift_defaults(void)
 
 /* --- updates --- */
 
+_Static_assert(DRIFT_DIST_CONSTANT == 0 && DRIFT_DIST_UNIFORM == 1 && DRIFT_DIST_NORMAL == 2,
+               "drift_update_draw numbers the distributions so");
+
 float drift_update_value(const drift_params *p, uint64_t step, uint64_t element)
 {
-	if (p->dist == DRIFT_DIST_CONSTANT)
-		return (float)p->mean;
-	uint64_t r = rng_mix64(p->seed * 0x9e3779b97f4a7c15ull ^ rng_mix64(step * p->elements + element));
-	/* two uniforms in (0, 1], 32 bits each */
-	double u1 = ((double)(uint32_t)r + 1.0) * 0x1p-32;
-	double u2 = ((double)(uint32_t)(r >> 32) + 1.0) * 0x1p-32;
-	if (p->dist == DRIFT_DIST_UNIFORM)
-		return (float)(p->mean + p->std * sqrt(3.0) * (2.0 * u1 - 1.0));
-	return (float)(p->mean + p->std * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
+	return drift_update_draw((int)p->dist, p->mean, p->std, p->seed, p->elements, step, element);
 }
 
 /* --- applying updates --- */
