@@ -8,6 +8,7 @@
 #include "fmt/bulk.h"
 #include "fmt/decode.h"
 #include "fmt/round.h"
+#include "gpu/gpu.h"
 #include "util/rng.h"
 
 /* Updates are generated and applied in chunks that stay in cache: the update
@@ -22,6 +23,8 @@ struct drift_sim {
 	float *comp;                           /* (E) Kahan compensation */
 	double start[DRIFT_VARIANT_COUNT];
 	uint64_t unchanged[DRIFT_VARIANT_COUNT];
+	gpu_drift *gpu;                        /* DRIFT_DEVICE_CUDA: the state lives there */
+	mp_status status;
 };
 
 static const char *const variant_names[DRIFT_VARIANT_COUNT] = {
@@ -126,6 +129,18 @@ mp_status drift_create(drift_sim **out, const drift_params *p)
 		for (size_t i = 0; i < E; i++)
 			s->x[v][i] = x;
 	}
+	if (p->device == DRIFT_DEVICE_CUDA) {
+		gpu_drift_params g = { .elements = E, .dist = (int)p->dist, .mean = p->mean, .std = p->std,
+		                       .seed = p->seed, .start64 = s->start[DRIFT_FP64] };
+		_Static_assert(GPU_DRIFT_NF == DRIFT_VARIANT_COUNT - 1, "the GPU runs every variant but fp64");
+		for (int v = 1; v < DRIFT_VARIANT_COUNT; v++)
+			g.start[v - 1] = (float)s->start[v];
+		mp_status st = gpu_drift_create(&s->gpu, &g);
+		if (st != MP_OK) {
+			drift_free(s);
+			return st;
+		}
+	}
 	*out = s;
 	return MP_OK;
 }
@@ -138,11 +153,38 @@ void drift_free(drift_sim *s)
 	free(s->comp);
 	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
 		free(s->x[v]);
+	gpu_drift_free(s->gpu);
 	free(s);
+}
+
+/* The GPU's advance: the kernel, then the state back into the host arrays. */
+static size_t advance_gpu(drift_sim *s, size_t n)
+{
+	if (s->status != MP_OK)
+		return s->step;
+	size_t m = s->p.steps - s->step < n ? s->p.steps - s->step : n;
+	mp_status st = gpu_drift_advance(s->gpu, s->step, m);
+	float *x[GPU_DRIFT_NF];
+	for (int v = 1; v < DRIFT_VARIANT_COUNT; v++)
+		x[v - 1] = s->x[v];
+	if (st == MP_OK)
+		st = gpu_drift_read(s->gpu, s->x64, x, s->comp, s->unchanged);
+	if (st != MP_OK)
+		s->status = st;
+	else
+		s->step += m;
+	return s->step;
+}
+
+mp_status drift_status(const drift_sim *s)
+{
+	return s->status;
 }
 
 size_t drift_advance(drift_sim *s, size_t n)
 {
+	if (s->gpu)
+		return advance_gpu(s, n);
 	size_t E = s->p.elements;
 	float u[CHUNK];
 	for (size_t k = 0; k < n && s->step < s->p.steps; k++, s->step++) {

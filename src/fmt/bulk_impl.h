@@ -163,6 +163,16 @@ static inline MP_HD uint32_t bulk_decode1(fmt_id fmt, uint32_t b)
 	}
 }
 
+/* fp32 "encoding" is a copy with NaNs made canonical and, with saturate,
+ * infinities replaced by the largest finite value. */
+static inline MP_HD uint32_t bulk_fp32_one(float v, int saturate)
+{
+	uint32_t b = bulk_decode1(FMT_FP32, bulk_f2u(v));
+	if (saturate && (b & 0x7fffffffu) == 0x7f800000u)
+		b -= 1;   /* +-inf -> +-max */
+	return b;
+}
+
 static inline MP_HD float bulk_quantize1(const bulk_params *p, float x, uint32_t r)
 {
 	return bulk_u2f(bulk_decode1(p->fmt, bulk_encode1(p, bulk_f2u(x), r)));
