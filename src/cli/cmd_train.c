@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "gpu/gpu.h"
 #include "fmt/decode.h"
 #include "train/train.h"
 #include "util/csvout.h"
@@ -181,7 +182,12 @@ static int common_option(const char *cmd, train_setup *su, int c)
 		if (!strcmp(optarg, "cpu"))
 			return 1;
 		if (!strcmp(optarg, "cuda")) {
-			cli_error(cmd, "--device cuda: this build of mixprec has no CUDA backend");
+			const char *why;
+			if (!gpu_ready(&why, NULL))
+				cli_error(cmd, "--device cuda: %s", why);
+			else
+				cli_error(cmd, "--device cuda: training on the GPU is not built yet (drift, round and "
+				          "bench run there)");
 			return -3;
 		}
 		cli_error(cmd, "--device: unknown device '%s' (known: cpu, cuda)", optarg);

@@ -95,6 +95,28 @@ mp_status gpu_drift_advance(gpu_drift *s, uint64_t step0, size_t n);
 mp_status gpu_drift_read(gpu_drift *s, double *x64, float *const x[GPU_DRIFT_NF], float *comp,
                          uint64_t unchanged[GPU_DRIFT_NF + 1]);
 
+/* --- benchmarks (gpu_bench.c): device throughput against a device-to-device
+ * cudaMemcpy of the same size measured in the same run --- */
+
+typedef struct {
+	const char *name;     /* kernel or variant */
+	double seconds;       /* one pass, best of the repetitions */
+	double rate;          /* GB/s of traffic (round) or updates/s (drift) */
+	double bound;         /* drift: the copy's traffic rate / bytes an update moves; else 0 */
+	double ratio;         /* rate / the copy's rate (round) or rate / bound (drift) */
+} gpu_bench_row;
+
+typedef void (*gpu_bench_emit)(void *ctx, const gpu_bench_row *row);
+
+/* Rounding kernels on an fp32 array of mib MiB: rows for the copy (ratio 1),
+ * then each kernel. */
+mp_status gpu_bench_round(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx);
+/* One drift step per pass over mib MiB of fp32 state for each variant
+ * (gpu_bulk_accumulate), then the whole simulation (every variant, state in
+ * registers over 64 steps) counted in element-steps against the bound of
+ * moving all variants' state through memory once per step. */
+mp_status gpu_bench_drift(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif
