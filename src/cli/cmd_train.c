@@ -46,7 +46,7 @@ static void train_help(void)
 	       "  --resid-offset-channels K   only to the first K channels (an outlier channel)\n"
 	       "  --threads N        1 or 2: the two halves of each batch one after the other\n"
 	       "                     or in parallel (default 2; same results either way)\n"
-	       "  --device cpu|cuda  (cuda needs a build with CUDA)\n"
+	       "  --device cpu|cuda  cuda: GPU training is not built yet (exits 3, naming why)\n"
 	       "Change parts of every listed policy:\n"
 	       "  --gemm F  --residual F[:rne|sr]  --weights fp32|F[:rne|sr|kahan]  --grads F\n"
 	       "  --grad-accum F  --optim-state F  --loss-scale none|dynamic|static:S\n\n"
