@@ -196,13 +196,7 @@ static int run_one(const drift_params *p, csvw *w, drift_state final[DRIFT_VARIA
 	}
 	if (progress)
 		fprintf(stderr, "\r%60s\r", "");
-	if (w) {
-		/* the last point is the final state; retained is relative to fp64 at that step */
-		for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
-			for (size_t k = 0; k < npts; k++)
-				csv_state_row(w, drift_variant_name((drift_variant)v), tstep[k],
-				              &traj[k * DRIFT_VARIANT_COUNT + (size_t)v]);
-	}
+	drift_snapshot(sim, final);
 	if (drift_status(sim) != MP_OK) {
 		cli_error("drift", "--device cuda: stopped at step %zu: %s", done, gpu_last_error());
 		free(traj);
@@ -210,7 +204,13 @@ static int run_one(const drift_params *p, csvw *w, drift_state final[DRIFT_VARIA
 		drift_free(sim);
 		return CLI_ENV;
 	}
-	drift_snapshot(sim, final);
+	if (w) {
+		/* the last point is the final state; retained is relative to fp64 at that step */
+		for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
+			for (size_t k = 0; k < npts; k++)
+				csv_state_row(w, drift_variant_name((drift_variant)v), tstep[k],
+				              &traj[k * DRIFT_VARIANT_COUNT + (size_t)v]);
+	}
 	*steps_done = done;
 	free(traj);
 	free(tstep);

@@ -24,6 +24,7 @@ struct drift_sim {
 	double start[DRIFT_VARIANT_COUNT];
 	uint64_t unchanged[DRIFT_VARIANT_COUNT];
 	gpu_drift *gpu;                        /* DRIFT_DEVICE_CUDA: the state lives there */
+	bool stale;                            /* the host arrays lag the GPU's state */
 	mp_status status;
 };
 
@@ -164,16 +165,30 @@ static size_t advance_gpu(drift_sim *s, size_t n)
 		return s->step;
 	size_t m = s->p.steps - s->step < n ? s->p.steps - s->step : n;
 	mp_status st = gpu_drift_advance(s->gpu, s->step, m);
+	if (st != MP_OK) {
+		s->status = st;
+	} else {
+		s->step += m;
+		s->stale = true;
+	}
+	return s->step;
+}
+
+/* Brings the host arrays up to the GPU's state, for the snapshot: the host
+ * computes the means exactly as for the CPU path. The arrays are a cache of
+ * the device state, so a const simulation may refresh them. */
+static void refresh_from_gpu(const drift_sim *cs)
+{
+	drift_sim *s = (drift_sim *)cs;
+	if (!s->gpu || !s->stale || s->status != MP_OK)
+		return;
 	float *x[GPU_DRIFT_NF];
 	for (int v = 1; v < DRIFT_VARIANT_COUNT; v++)
 		x[v - 1] = s->x[v];
-	if (st == MP_OK)
-		st = gpu_drift_read(s->gpu, s->x64, x, s->comp, s->unchanged);
+	mp_status st = gpu_drift_read(s->gpu, s->x64, x, s->comp, s->unchanged);
 	if (st != MP_OK)
 		s->status = st;
-	else
-		s->step += m;
-	return s->step;
+	s->stale = false;
 }
 
 mp_status drift_status(const drift_sim *s)
@@ -216,6 +231,7 @@ size_t drift_step_count(const drift_sim *s)
 
 void drift_snapshot(const drift_sim *s, drift_state out[DRIFT_VARIANT_COUNT])
 {
+	refresh_from_gpu(s);
 	size_t E = s->p.elements;
 	double updates = (double)s->step * (double)E;
 	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++) {

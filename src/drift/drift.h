@@ -73,14 +73,14 @@ mp_status drift_create(drift_sim **out, const drift_params *p);
 void drift_free(drift_sim *s);
 
 /* Advances by up to n steps (never past p->steps); returns steps done so far.
- * On the GPU the state is copied back after each call, for drift_snapshot;
- * a GPU failure stops the simulation where it was (see drift_status). */
+ * A GPU failure stops the simulation where it was (see drift_status). */
 size_t drift_advance(drift_sim *s, size_t n);
 /* MP_OK, or the GPU failure that stopped the simulation. */
 mp_status drift_status(const drift_sim *s);
 size_t drift_step_count(const drift_sim *s);
 
-/* The state of every variant at the current step. */
+/* The state of every variant at the current step. On the GPU this copies the
+ * state back first (E x 32 bytes); check drift_status afterwards. */
 void drift_snapshot(const drift_sim *s, drift_state out[DRIFT_VARIANT_COUNT]);
 
 /* The fp32 update for (seed, step, element), as every variant receives it. */

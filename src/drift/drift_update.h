@@ -17,6 +17,12 @@
 #include "util/hd.h"
 #include "util/rng.h"
 
+/* clang contracts a * b + c within an expression when the target has FMA;
+ * GCC is stopped per function by MP_NO_CONTRACT */
+#if defined(__clang__) && !defined(__CUDACC__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 /* log(x) for a normal positive double x: x = 2^k * m with m in
  * [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m - 1) / (m + 1), by its
  * series (|s| <= 0.172: eleven terms reach 2^-60). */

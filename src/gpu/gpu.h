@@ -88,7 +88,7 @@ typedef struct gpu_drift gpu_drift;
 mp_status gpu_drift_create(gpu_drift **out, const gpu_drift_params *p);
 void gpu_drift_free(gpu_drift *s);
 /* Applies steps step0 .. step0 + n - 1 to every element (one thread per
- * element keeps its state in registers over the n steps). */
+ * element keeps its state in registers over the n steps); returns when done. */
 mp_status gpu_drift_advance(gpu_drift *s, uint64_t step0, size_t n);
 /* Copies the state back: x64 (E), x[v] (E each, v < GPU_DRIFT_NF), comp (E;
  * the bf16-kahan compensation), and the unchanged counts so far, fp64 first. */

@@ -195,6 +195,9 @@ extern "C" mp_status gpu_drift_advance(gpu_drift *s, uint64_t step0, size_t n)
 		st = gpu_status_of(cudaGetLastError(), "drift kernel");
 		done += m;
 	}
+	/* wait: the caller's progress report and Ctrl-C act between calls */
+	if (st == MP_OK)
+		st = gpu_status_of(cudaDeviceSynchronize(), "drift kernel");
 	return st;
 }
 

@@ -352,12 +352,12 @@ static void check_drift(const char *label, drift_params p, const size_t *pieces)
 			if (pieces[k + 1])
 				k++;
 		}
+		drift_snapshot(s, st[dev]);
 		if (drift_status(s) != MP_OK) {
 			report(false, "drift %s: GPU failed: %s", label, gpu_last_error());
 			drift_free(s);
 			return;
 		}
-		drift_snapshot(s, st[dev]);
 		drift_free(s);
 	}
 	int bad = 0;
