@@ -103,3 +103,10 @@ mp_status gpu_drift_read(gpu_drift *s, double *x64, float *const x[GPU_DRIFT_NF]
 	(void)s, (void)x64, (void)x, (void)comp, (void)unchanged;
 	return MP_EUNSUPPORTED;
 }
+
+mp_status gpu_gemm_nt(fmt_id fmt, float *d_out, const void *d_a, const void *d_b, size_t M, size_t N, size_t K,
+                      float beta)
+{
+	(void)fmt, (void)d_out, (void)d_a, (void)d_b, (void)M, (void)N, (void)K, (void)beta;
+	return MP_EUNSUPPORTED;
+}

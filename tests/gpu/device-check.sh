@@ -106,7 +106,7 @@ build_standalone() (
 		echo "CC $f.c"
 		"$CC" $cflags -c "$src/src/$f.c" -o "$b/$(echo "$f" | tr / _).o" || return 2
 	done
-	for f in gpu/gpu gpu/gpu_drift; do
+	for f in gpu/gpu gpu/gpu_drift gpu/gpu_gemm; do
 		echo "NVCC $f.cu"
 		# shellcheck disable=SC2086
 		"$NVCC" -O3 -std=c++17 --fmad=false $CUDA_ARCH -I"$src/src" -c "$src/src/$f.cu" \
@@ -116,7 +116,8 @@ build_standalone() (
 		echo "CC tests/gpu/$t.c"
 		"$CC" $cflags -c "$src/tests/gpu/$t.c" -o "$b/$t.o" || return 2
 		"$CC" -pthread -o "$b/$t" "$b/$t.o" "$b"/util_*.o "$b"/fmt_*.o "$b"/drift_*.o "$b"/gpu_*.o \
-			-L"$CUDA_HOME/lib64" -lcudart_static -ldl -lrt -lstdc++ -lm || return 2
+			-L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcublas -lcudart_static -ldl -lrt -lstdc++ -lm \
+			|| return 2
 	done
 	mkdir -p "$work/tests/gpu"
 	cp "$b/test_gpu" "$b/bench_gpu" "$work/tests/gpu/"

@@ -9,7 +9,11 @@
  * any mismatch.
  *
  * MIXPREC_GPU_EXHAUSTIVE=1 adds every one of the 2^32 fp32 inputs for bf16,
- * fp16 and fp8-e4m3, RNE and SR. */
+ * fp16 and fp8-e4m3, RNE and SR.
+ *
+ * Also the first piece of the GPU training backend, gpu_gemm_nt (cuBLAS),
+ * against hand-derived exact products and an fp64 reference within the
+ * fp32 accumulation bound. */
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -377,6 +381,157 @@ static void check_drift(const char *label, drift_params p, const size_t *pieces)
 	       st[0][DRIFT_BF16_SR].retained);
 }
 
+/* --- GEMM (the training backend's Linear product) --- */
+
+/* Operands as the GPU reads them: fp32 arrays, or 16-bit patterns rounded
+ * (RNE) from them on the CPU; *exact gets their values. */
+static void *gemm_operand(fmt_id fmt, const float *v, size_t n, double *exact)
+{
+	bool narrow = fmt == FMT_BF16 || fmt == FMT_FP16;
+	void *enc = malloc(n * (narrow ? 2 : 4));
+	if (!enc) {
+		printf("Bail out! out of memory\n");
+		exit(1);
+	}
+	if (narrow) {
+		fmt_bulk_opts o = { .fmt = fmt, .mode = FMT_RNE };
+		fmt_bulk_encode(FMT_SIMD_AUTO, &o, enc, v, n);
+		for (size_t i = 0; i < n; i++)
+			exact[i] = fmt_to_double(fmt_get(fmt), ((uint16_t *)enc)[i]);
+	} else {
+		memcpy(enc, v, n * 4);
+		for (size_t i = 0; i < n; i++)
+			exact[i] = v[i];
+	}
+	return enc;
+}
+
+/* out = a b^T + beta c on the GPU; returns out (M x N, malloc'd) or NULL after
+ * reporting a failure. */
+static float *gemm_on_gpu(fmt_id fmt, const void *a, const void *b, const float *c, size_t M, size_t N, size_t K,
+                          float beta)
+{
+	size_t es = fmt == FMT_BF16 || fmt == FMT_FP16 ? 2 : 4;
+	void *da, *db;
+	float *dc, *out = malloc(M * N * 4);
+	if (!out || gpu_alloc(&da, M * K * es) || gpu_alloc(&db, N * K * es) || gpu_alloc((void **)&dc, M * N * 4))
+		die("gemm alloc");
+	mp_status st = gpu_put(da, a, M * K * es);
+	if (st == MP_OK)
+		st = gpu_put(db, b, N * K * es);
+	if (st == MP_OK)
+		st = gpu_put(dc, c, M * N * 4);
+	if (st == MP_OK)
+		st = gpu_gemm_nt(fmt, dc, da, db, M, N, K, beta);
+	if (st == MP_OK)
+		st = gpu_get(out, dc, M * N * 4);
+	gpu_free(da), gpu_free(db), gpu_free(dc);
+	if (st != MP_OK) {
+		report(false, "gemm %s %zux%zux%zu: %s", fmt_get(fmt)->name, M, N, K, gpu_last_error());
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Random operands of mixed sign and magnitude against an fp64 sum of the
+ * stored operands' exact products: within the fp32 accumulation bound
+ * K 2^-22 sum|a b| (twice the textbook gamma_K, for tensor cores' internal
+ * order), plus for tf32 the operands' own rounding (2^-8: cut or rounded to 11 bits). A
+ * transposed or misplaced operand misses by order 1. */
+static void check_gemm_random(fmt_id fmt, size_t M, size_t N, size_t K, float beta)
+{
+	float *a = malloc(M * K * 4), *b = malloc(N * K * 4), *c = malloc(M * N * 4);
+	double *ea = malloc(M * K * 8), *eb = malloc(N * K * 8);
+	if (!a || !b || !c || !ea || !eb) {
+		printf("Bail out! out of memory\n");
+		exit(1);
+	}
+	for (size_t i = 0; i < M * K; i++)
+		a[i] = ldexpf((float)(rng_bits(21, i) >> 8) * 0x1p-24f - 0.5f, (int)(rng_bits(22, i) % 9) - 4);
+	for (size_t i = 0; i < N * K; i++)
+		b[i] = ldexpf((float)(rng_bits(23, i) >> 8) * 0x1p-24f - 0.5f, (int)(rng_bits(24, i) % 9) - 4);
+	for (size_t i = 0; i < M * N; i++)
+		c[i] = (float)(rng_bits(25, i) >> 8) * 0x1p-24f;
+	void *sa = gemm_operand(fmt, a, M * K, ea), *sb = gemm_operand(fmt, b, N * K, eb);
+	float *g = gemm_on_gpu(fmt, sa, sb, c, M, N, K, beta);
+	if (g) {
+		size_t bad = 0, worst_i = 0;
+		double worst = 0;
+		for (size_t i = 0; i < M; i++) {
+			for (size_t j = 0; j < N; j++) {
+				double ref = beta * (double)c[i * N + j], mag = fabs(ref);
+				for (size_t k = 0; k < K; k++) {
+					ref += ea[i * K + k] * eb[j * K + k];
+					mag += fabs(ea[i * K + k] * eb[j * K + k]);
+				}
+				double tol = ((double)K * 0x1p-22 + 0x1p-23 + (fmt == FMT_TF32 ? 0x1p-8 : 0)) * mag + 1e-30;
+				double err = fabs((double)g[i * N + j] - ref);
+				if (!(err <= tol))
+					bad++;
+				if (!(err / tol <= worst))
+					worst = err / tol, worst_i = i * N + j;
+			}
+		}
+		report(!bad, "gemm %s %zux%zux%zu beta %g: %zu outside the bound (worst at %.3g of it, index %zu)",
+		       fmt_get(fmt)->name, M, N, K, (double)beta, bad, worst, worst_i);
+	}
+	free(g), free(a), free(b), free(c), free(ea), free(eb), free(sa), free(sb);
+}
+
+/* Hand-derived exact results. fp32 must not run on TF32: 8 x (1 + 2^-20)
+ * is 8 + 2^-17 in fp32 (21 significant bits) but 8 when operands are cut to
+ * TF32's 11 bits, which the tf32 format must then give. Small integers in
+ * bf16 and fp16 multiply and add exactly in fp32. */
+static void check_gemm_exact(void)
+{
+	float a8[8], b8[8], c1 = 0;
+	for (int k = 0; k < 8; k++)
+		a8[k] = 1.0f + 0x1p-20f, b8[k] = 1.0f;
+	float *g = gemm_on_gpu(FMT_FP32, a8, b8, &c1, 1, 1, 8, 0.0f);
+	if (g)
+		report(g[0] == 8.0f + 0x1p-17f, "gemm fp32 keeps fp32 operands (TF32 off): %a, expected 0x1.00004p+3",
+		       (double)g[0]);
+	free(g);
+	g = gemm_on_gpu(FMT_TF32, a8, b8, &c1, 1, 1, 8, 0.0f);
+	if (g)
+		report(g[0] == 8.0f, "gemm tf32 rounds operands to 11 bits: %a, expected 0x1p+3", (double)g[0]);
+	free(g);
+	/* M = 3, N = 5, K = 64: a[i][k] = (i + k) % 7 - 3, b[j][k] = (2j + k) % 5 - 2 */
+	enum { EM = 3, EN = 5, EK = 64 };
+	float a[EM * EK], b[EN * EK], c[EM * EN];
+	for (int i = 0; i < EM; i++)
+		for (int k = 0; k < EK; k++)
+			a[i * EK + k] = (float)((i + k) % 7 - 3);
+	for (int j = 0; j < EN; j++)
+		for (int k = 0; k < EK; k++)
+			b[j * EK + k] = (float)((2 * j + k) % 5 - 2);
+	for (int i = 0; i < EM * EN; i++)
+		c[i] = (float)i;
+	static const fmt_id f16[] = { FMT_BF16, FMT_FP16 };
+	for (int f = 0; f < 2; f++) {
+		double ea[EM * EK], eb[EN * EK];
+		void *sa = gemm_operand(f16[f], a, EM * EK, ea), *sb = gemm_operand(f16[f], b, EN * EK, eb);
+		g = gemm_on_gpu(f16[f], sa, sb, c, EM, EN, EK, 1.0f);
+		int bad = 0;
+		for (int i = 0; g && i < EM; i++) {
+			for (int j = 0; j < EN; j++) {
+				int ref = i * EN + j;   /* c */
+				for (int k = 0; k < EK; k++)
+					ref += ((i + k) % 7 - 3) * ((2 * j + k) % 5 - 2);
+				bad += g[i * EN + j] != (float)ref;
+			}
+		}
+		if (g)
+			report(!bad, "gemm %s small integers exact (3x5x64, beta 1): %d wrong", fmt_get(f16[f])->name, bad);
+		free(g), free(sa), free(sb);
+	}
+	/* the fp8 formats are refused, naming what is supported */
+	mp_status st = gpu_gemm_nt(FMT_E4M3, NULL, NULL, NULL, 1, 1, 1, 0.0f);
+	report(st == MP_EUNSUPPORTED && strstr(gpu_last_error(), "bf16"), "gemm fp8-e4m3 refused: %s",
+	       gpu_last_error());
+}
+
 /* --- every fp32 input --- */
 
 static void exhaustive(device_bufs *d, fmt_id fmt, fmt_mode mode)
@@ -501,6 +656,16 @@ int main(void)
 	p.steps = 96;
 	p.seed = 2;
 	check_drift("10^8 updates", p, (const size_t[]){ 32, 0 });
+
+	/* the training backend's GEMM: hand-derived exact cases, then random
+	 * shapes off the tensor cores' tile sizes */
+	check_gemm_exact();
+	static const fmt_id gemm_fmts[] = { FMT_FP32, FMT_TF32, FMT_BF16, FMT_FP16 };
+	for (size_t f = 0; f < sizeof gemm_fmts / sizeof gemm_fmts[0]; f++) {
+		check_gemm_random(gemm_fmts[f], 64, 96, 128, 0.0f);
+		check_gemm_random(gemm_fmts[f], 37, 53, 211, 1.0f);
+		check_gemm_random(gemm_fmts[f], 256, 768, 192, 0.5f);
+	}
 
 	if (getenv("MIXPREC_GPU_EXHAUSTIVE") && !strcmp(getenv("MIXPREC_GPU_EXHAUSTIVE"), "1")) {
 		static const fmt_id ex[] = { FMT_BF16, FMT_FP16, FMT_E4M3 };
