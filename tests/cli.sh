@@ -950,6 +950,98 @@ expect_rc "MIXPREC_LESSONDIR lesson" 0
 out_line "MIXPREC_LESSONDIR lesson: rendered" "Hello there."
 
 # ---------------------------------------------------------------------------
+echo "# exercise and check"
+
+MIXPREC_STATEDIR=$tmp/state
+export MIXPREC_STATEDIR
+unset MIXPREC_COURSE_SEED MIXPREC_EXERCISEDIR
+
+run exercise list
+expect_rc "exercise list" 0
+for id in 7.4a 7.4b 7.4c 7.4d 7.4e drift.1 drift.2 drift.3 drift.4; do
+	out_has "exercise list: $id" "$id "
+done
+run exercise lint
+expect_rc "exercise lint (shipped files)" 0
+run exercise show 7.4c
+expect_rc "exercise show 7.4c" 0
+out_has "exercise show 7.4c: parameter in the prompt" "P = 7e9 parameters"
+out_has "exercise show 7.4c: the fields" "total_gb"
+run exercise show 7.4e --student s042 --params
+expect_rc "exercise show --params" 0
+out_lines "exercise show --params: one name=value line" 1
+w=$(sed -n 's/^w=//p' "$tmp/out")
+[ -n "$w" ] && ok "exercise show --params: w=..." || bad "exercise show --params: w=..." "$(cat "$tmp/out")"
+# the same student gets the same variant; the default is 600
+run exercise show 7.4e --student s042 --params
+out_has "exercise show --params: deterministic" "w=$w"
+run exercise show 7.4e --params
+out_has "exercise show --params: default" "w=600"
+
+# 7.4c by hand: 4 + 2 + 2 + 4 + 4 + 4 = 20 bytes; 20 x 7e9 = 140e9 bytes = 140 GB
+run check 7.4c bytes_per_param=20 total_gb=140
+expect_rc "check 7.4c right" 0
+out_has "check 7.4c right: solved" "2 of 2 fields correct"
+run check 7.4c bytes_per_param=16 total_gb=140
+expect_rc "check 7.4c wrong" 1
+out_has "check 7.4c: forgot the accumulator" "accumulator"
+run check 7.4c total_gb=lots
+expect_rc "check malformed answer" 2
+out_has "check malformed: names the field" "total_gb:"
+run check 7.4c nosuch=1
+expect_rc "check unknown field" 2
+out_has "check unknown field: lists the fields" "bytes_per_param"
+run check 9.9z x=1
+expect_rc "check unknown exercise" 2
+err_has "check unknown exercise: names it" "9.9z"
+run check 7.4c
+expect_rc "check without answers" 2
+# answers from stdin
+printf 'bytes_per_param = 20\n# a comment\n\ntotal_gb=140 GB\n' >"$tmp/answers"
+run_in "$tmp/answers" check 7.4c
+expect_rc "check answers from stdin" 0
+# 7.4d by hand: 0.1 = 1.6 x 2^-4; bf16 keeps 1.1001100|11..: rounds up to 0x3dcd
+run check 7.4d bf16_bits="0011 1101 1100 1101" fp16_bits=0x2e66 fp32_bits=0x3dcccccd best=fp32 worst=bf16
+expect_rc "check 7.4d bits in three syntaxes" 0
+run check 7.4d bf16_bits=0x3dcc
+expect_rc "check 7.4d truncated" 1
+out_has "check 7.4d: wrong neighbour" "other neighbour"
+# the variant of a student: the answer for the default is wrong for most students
+run exercise solve 7.4e --student s042
+expect_rc "exercise solve --student" 0
+sp=$(sed -n 's/^  spacing=//p' "$tmp/out")
+run check 7.4e spacing="$sp" --student s042
+expect_rc "check --student with the student's answer" 0
+run exercise solve 7.4d
+out_has "exercise solve 7.4d: guard/round/sticky" "guard 1, round 1, sticky 1"
+run exercise hint 7.4a
+expect_rc "exercise hint" 0
+out_has "exercise hint: first hint" "Hint 1 of 3"
+run exercise hint 7.4a
+out_has "exercise hint again: the next one" "Hint 2 of 3"
+run exercise list
+out_has "exercise list: 7.4c solved" "* 7.4c"
+[ -f "$tmp/state/progress.csv" ] && ok "progress saved under MIXPREC_STATEDIR" || bad "progress saved"
+echo "item,attempts" >"$tmp/state/progress.csv"
+run check 7.4c bytes_per_param=20
+expect_rc "check with a corrupt progress file" 0
+err_has "corrupt progress: reported" "corrupt"
+[ -f "$tmp/state/progress.csv.corrupt-1" ] && ok "corrupt progress set aside" || bad "corrupt progress set aside"
+# a teacher's broken file: file:line, and the good exercises still load
+mkdir "$tmp/ex"
+cp "$tmp/answers" "$tmp/ex/ignored.txt"
+printf '[mine]\ntitle: T\nkind: spacing\nparam x: 600\nprompt: Spacing at {x}?\nfield spacing: number\n\n[broken]\ntitle: B\nkind: nosuch\n' >"$tmp/ex/t.ex"
+run exercise lint --exercises "$tmp/ex"
+expect_rc "exercise lint of a broken file" 2
+err_has "exercise lint: file:line" "t.ex:10: unknown kind 'nosuch'"
+run check mine spacing=4 --exercises "$tmp/ex"
+expect_rc "check an exercise next to a broken one" 0
+run exercise --help
+expect_rc "exercise --help" 0
+run check --help
+expect_rc "check --help" 0
+
+# ---------------------------------------------------------------------------
 echo "# --device cuda"
 
 # Without a usable GPU (no CUDA in the build, no driver, no device) every

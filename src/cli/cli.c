@@ -16,6 +16,8 @@ static const cli_command commands[] = {
 	{ .name = "drift",   .run = cmd_drift,   .summary = "residual-drift simulation: small updates to a large value in fp32, bf16, fp16" },
 	{ .name = "train",   .run = cmd_train,   .summary = "train the tiny GPT under precision policies side by side" },
 	{ .name = "gradhist", .run = cmd_gradhist, .summary = "gradient magnitudes against fp16/bf16 limits at a loss scale" },
+	{ .name = "exercise", .run = cmd_exercise, .summary = "list exercises, show a student's variant, hints, worked solutions" },
+	{ .name = "check",   .run = cmd_check,   .summary = "check answers to an exercise and explain the wrong ones" },
 	{ .name = "budget", .run = cmd_budget, .summary = "training memory per parameter, per component and per GPU" },
 	{ .name = "bench",   .run = cmd_bench,   .summary = "throughput benchmarks, as ratios to a baseline of the same run" },
 };

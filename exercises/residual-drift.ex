@@ -1,0 +1,67 @@
+# Exercises of the lesson "Why long bf16 runs stall: the residual stream".
+
+[drift.1]
+title: The spacing of bf16 at a residual value
+kind: spacing
+lesson: residual-drift
+param x: 600
+vary x: list 600 700 300 1000 1500 2500 3000 150 90 5000
+param format: bf16
+prompt: A residual-stream value x = {x} is stored in bf16. What is the spacing
+  between neighbouring bf16 values around x, and what is the exponent e with
+  2^e <= x < 2^(e+1)?
+field spacing: number rel 1e-6 -- the gap between bf16 neighbours at {x}
+field exponent: number exact -- e with 2^e <= {x} < 2^(e+1)
+hint: bf16 keeps 7 fraction bits: within [2^e, 2^(e+1)) neighbours are 2^(e-7) apart.
+hint: Check with: mixprec bits {x} --format bf16 (the ulp column).
+
+[drift.2]
+title: The largest update that vanishes
+kind: spacing
+lesson: residual-drift
+param x: 600
+vary x: list 600 700 300 1000 1500 2500 3000 150 90 5000
+param format: bf16
+prompt: A residual value x = {x} is stored in bf16 and receives one small positive
+  update. Below what magnitude is the update rounded away entirely
+  (round to nearest even)?
+field vanish_below: number rel 1e-6 -- updates smaller than this leave {x} unchanged
+hint: First find the spacing at {x} (exercise drift.1).
+hint: Round-to-nearest moves to the next value only past half the spacing.
+
+[drift.3]
+title: How many updates are lost
+kind: lost-updates
+lesson: residual-drift
+param x0: 500
+vary x0: list 500 490 480 250 240 1000 1020 120
+param u: 1.5
+vary u: list 1.5 1.25 1.75 0.75 3 2.5
+param n: 100
+param format: bf16
+prompt: A value starts at x0 = {x0} in bf16 and receives n = {n} updates, each +{u}.
+  After every update the sum is rounded to bf16 (nearest, ties to even).
+  How many of the {n} updates leave the value unchanged, and what is the final value?
+field lost: number exact -- updates that left the value unchanged
+field final: number exact -- the value after {n} updates
+hint: Follow the value: while the spacing is small enough, each update moves it (rounded).
+hint: The spacing doubles at every power of two. Once the update is below half the
+  spacing, every further update is lost.
+
+[drift.4]
+title: Predict, then run mixprec drift
+kind: drift-retained
+lesson: residual-drift
+param x0: 600
+vary x0: list 600 700 300 1000 200 100 2000
+param u: 0.5
+vary u: list 0.5 0.25 1 1.5 0.75
+param T: 10000
+prompt: Predict the share of the drift that bf16 with round-to-nearest keeps when a value
+  starting at {x0} receives {T} constant updates of {u}, and the share fp32 keeps.
+  Then run: mixprec drift --x0 {x0} --dist constant --mean {u} --steps {T}
+  and read the retained column.
+field retained_rne: number abs 0.01 -- share retained by bf16-rne
+field retained_fp32: number abs 0.01 -- share retained by fp32
+hint: Compare {u} with half the bf16 spacing at {x0}.
+hint: fp32 has 24 significant bits: the spacing near {x0} is tiny compared with {u}.
