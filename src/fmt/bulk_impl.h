@@ -34,8 +34,14 @@ typedef struct {
 /* Fills p for an encode of o->fmt (fmt must not be FMT_FP32). */
 void bulk_params_init(bulk_params *p, const fmt_bulk_opts *o);
 
+#if defined(__CUDA_ARCH__)
+/* the clamping funnel shifts give 0 for counts of 32 or more: one instruction */
+static inline MP_HD uint32_t bulk_shl(uint32_t v, uint32_t n) { return __funnelshift_lc(0u, v, n); }
+static inline MP_HD uint32_t bulk_shr(uint32_t v, uint32_t n) { return __funnelshift_rc(v, 0u, n); }
+#else
 static inline MP_HD uint32_t bulk_shl(uint32_t v, uint32_t n) { return n >= 32 ? 0 : v << n; }
 static inline MP_HD uint32_t bulk_shr(uint32_t v, uint32_t n) { return n >= 32 ? 0 : v >> n; }
+#endif
 
 /* One element: fp32 pattern x and random bits r (ignored unless p->sr). */
 static inline MP_HD uint32_t bulk_encode1(const bulk_params *p, uint32_t x, uint32_t r)
