@@ -158,7 +158,7 @@ void drift_free(drift_sim *s)
 	free(s);
 }
 
-/* The GPU's advance: the kernel, then the state back into the host arrays. */
+/* The GPU's advance: the kernels only; the snapshot copies the state back. */
 static size_t advance_gpu(drift_sim *s, size_t n)
 {
 	if (s->status != MP_OK)
