@@ -35,7 +35,12 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/mixprec-device-check.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT INT TERM
 
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$NVCC")")}
+# the toolkit folder: above nvcc's real bin/ (nvcc may be a link in /usr/bin)
+CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$NVCC" 2>/dev/null || echo "$NVCC")")")}
+cuda_lib=$CUDA_HOME/lib64
+for d in "$CUDA_HOME/lib64" "$CUDA_HOME/lib" "$CUDA_HOME/targets/x86_64-linux/lib" /usr/lib/x86_64-linux-gnu; do
+	if [ -f "$d/libcudart_static.a" ]; then cuda_lib=$d; break; fi
+done
 CUDA_ARCH=${CUDA_ARCH:--gencode arch=compute_90,code=[sm_90,compute_90]}
 CC=${CC:-cc}
 BENCH_MIB=${BENCH_MIB:-2048}
@@ -79,7 +84,7 @@ else
 	note "- GPU: nvidia-smi not found"
 fi
 note "- nvcc: $("$NVCC" --version 2>/dev/null | tail -1 || echo "not found at $NVCC")"
-note "- CUDA_ARCH: $CUDA_ARCH"
+note "- CUDA_ARCH: $CUDA_ARCH; toolkit libraries: $cuda_lib"
 
 have_full_deps() {
 	command -v autoreconf > /dev/null 2>&1 && command -v pkg-config > /dev/null 2>&1 &&
@@ -116,7 +121,7 @@ build_standalone() (
 		echo "CC tests/gpu/$t.c"
 		"$CC" $cflags -c "$src/tests/gpu/$t.c" -o "$b/$t.o" || return 2
 		"$CC" -pthread -o "$b/$t" "$b/$t.o" "$b"/util_*.o "$b"/fmt_*.o "$b"/drift_*.o "$b"/gpu_*.o \
-			-L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcublas -lcudart_static -ldl -lrt -lstdc++ -lm \
+			-L"$cuda_lib" -Wl,-rpath,"$cuda_lib" -lcublas -lcudart_static -ldl -lrt -lstdc++ -lm \
 			|| return 2
 	done
 	mkdir -p "$work/tests/gpu"
