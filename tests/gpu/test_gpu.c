@@ -46,6 +46,7 @@ static void report(bool ok, const char *fmt, ...)
 		nfailed++;
 }
 
+static void die(const char *what) __attribute__((noreturn));
 static void die(const char *what)
 {
 	printf("Bail out! %s: %s\n", what, gpu_last_error());
@@ -412,8 +413,8 @@ static float *gemm_on_gpu(fmt_id fmt, const void *a, const void *b, const float 
                           float beta)
 {
 	size_t es = fmt == FMT_BF16 || fmt == FMT_FP16 ? 2 : 4;
-	void *da, *db;
-	float *dc, *out = malloc(M * N * 4);
+	void *da = NULL, *db = NULL;
+	float *dc = NULL, *out = malloc(M * N * 4);
 	if (!out || gpu_alloc(&da, M * K * es) || gpu_alloc(&db, N * K * es) || gpu_alloc((void **)&dc, M * N * 4))
 		die("gemm alloc");
 	mp_status st = gpu_put(da, a, M * K * es);
