@@ -1241,6 +1241,50 @@ run grade --help
 expect_rc "grade --help" 0
 
 # ---------------------------------------------------------------------------
+echo "# --device cuda"
+
+# Without a usable GPU (no CUDA in the build, no driver, no device) every
+# --device cuda exits 3 naming the reason; with one, the GPU's output must be
+# the CPU's, byte for byte.
+gpu_reasons="built without CUDA|no CUDA driver|no CUDA device|older than|cannot run this build"
+"$MIXPREC" drift --device cuda --steps 1 --elements 1 >/dev/null 2>&1
+if [ $? -ne 0 ]; then
+	for cmd in "drift --steps 10" "round 0.5 --to bf16" "bench round --mib 1 --reps 1" "train $tiny"; do
+		# shellcheck disable=SC2086
+		run $cmd --device cuda
+		expect_rc "$cmd --device cuda without a GPU" 3
+		if grep -Eq "$gpu_reasons" "$tmp/err" && grep -Fq -e "--device cuda:" "$tmp/err"; then
+			ok "$cmd --device cuda: names the reason"
+		else
+			bad "$cmd --device cuda: names the reason" "stderr: $(cat "$tmp/err")"
+		fi
+	done
+else
+	run drift --elements 3001 --steps 200 --seed 9 --csv -
+	cp "$tmp/out" "$tmp/drift-cpu.csv"
+	run drift --elements 3001 --steps 200 --seed 9 --csv - --device cuda
+	expect_rc "drift --device cuda" 0
+	cmp -s "$tmp/out" "$tmp/drift-cpu.csv" && ok "drift --device cuda: the CPU's CSV" \
+		|| bad "drift --device cuda: the CPU's CSV" "$(diff "$tmp/drift-cpu.csv" "$tmp/out" | head -5)"
+	run round 1 0x1.921fb6p+1 65520 464 -0x1p-149 inf nan --to fp16,bf16,fp8-e4m3,fp8-e5m2 --mode sr --csv
+	cp "$tmp/out" "$tmp/round-cpu.csv"
+	run round 1 0x1.921fb6p+1 65520 464 -0x1p-149 inf nan --to fp16,bf16,fp8-e4m3,fp8-e5m2 --mode sr --csv \
+		--device cuda
+	expect_rc "round --device cuda" 0
+	cmp -s "$tmp/out" "$tmp/round-cpu.csv" && ok "round --device cuda: the CPU's CSV" \
+		|| bad "round --device cuda: the CPU's CSV" "$(diff "$tmp/round-cpu.csv" "$tmp/out" | head -5)"
+	# 0.1 is not an fp32 value: the GPU kernels round fp32 arrays
+	run round 0.1 --device cuda
+	usage_error "round 0.1 --device cuda" "not an fp32 value"
+fi
+run round 0.5 --device cuda --mode rtz
+usage_error "round --device cuda --mode rtz" "rne or sr"
+for cmd in drift round bench; do
+	run $cmd --device tpu
+	usage_error "$cmd --device tpu" "tpu" "cpu, cuda"
+done
+
+# ---------------------------------------------------------------------------
 echo "# I/O errors"
 
 if [ -c /dev/full ]; then

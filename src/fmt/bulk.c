@@ -200,16 +200,6 @@ static mp_status resolve(fmt_simd *path)
 	return MP_OK;
 }
 
-/* fp32 "encoding" is a copy with NaNs made canonical and, with saturate,
- * infinities replaced by the largest finite value. */
-static uint32_t fp32_one(float v, bool saturate)
-{
-	uint32_t b = bulk_decode1(FMT_FP32, bulk_f2u(v));
-	if (saturate && (b & 0x7fffffffu) == 0x7f800000u)
-		b -= 1;   /* +-inf -> +-max */
-	return b;
-}
-
 static size_t portable_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
                                   const float *u, size_t n)
 {
@@ -250,9 +240,9 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 	if (o->fmt == FMT_FP32 && op != OP_ACCUMULATE) {
 		for (size_t i = 0; i < n; i++) {
 			if (op == OP_ENCODE)
-				bulk_store_elem(out, i, 4, fp32_one(in[i], o->saturate));
+				bulk_store_elem(out, i, 4, bulk_fp32_one(in[i], o->saturate));
 			else
-				x[i] = bulk_u2f(fp32_one(x[i], o->saturate));
+				x[i] = bulk_u2f(bulk_fp32_one(x[i], o->saturate));
 		}
 		return MP_OK;
 	}
