@@ -950,133 +950,6 @@ expect_rc "MIXPREC_LESSONDIR lesson" 0
 out_line "MIXPREC_LESSONDIR lesson: rendered" "Hello there."
 
 # ---------------------------------------------------------------------------
-echo "# plot"
-
-run plot --help
-expect_rc "plot --help" 0
-for o in --x --y --by --logx --logy --linear --title --width --height --ascii --png --svg NO_COLOR; do
-	out_has "plot --help mentions $o" "$o"
-done
-"$MIXPREC" budget --params 7e9 --csv >"$tmp/budget.csv" 2>/dev/null
-run plot "$tmp/budget.csv" --width 60 --height 12
-expect_rc "plot budget csv" 0
-# total 20 * 7e9 = 1.4e11 bytes, in the title; 60 columns: labels as wide as
-# grad_accumulator (16), the axis at 17, bars from 18, 6 columns for the
-# widest value (2.8e10) and one spare: 35 cells for 0..5.6e10. Adam's 5.6e10
-# fills all 35, the weights' 1.4e10 35/4 = 8.75 -> 9, the master's 2.8e10
-# 17.5 -> 18 (C locale: ASCII bars)
-out_has "plot budget: total in the title" "(total 1.4e11 bytes)"
-out_line "plot budget: optimizer_state bar" \
-	"$(printf '%-16s |%s %s' optimizer_state "$(printf '%035d' 0 | tr 0 '#')" 5.6e10)"
-out_line "plot budget: weights bar" "$(printf '%-16s |%s %s' weights '#########' 1.4e10)"
-out_line "plot budget: master_weights bar" \
-	"$(printf '%-16s |%s %s' master_weights "$(printf '%018d' 0 | tr 0 '#')" 2.8e10)"
-grep -q '^total' "$tmp/out" && bad "plot budget: the total row is no bar" || ok "plot budget: the total row is no bar"
-run_in "$tmp/budget.csv" plot - --width 60 --height 12
-expect_rc "plot - (stdin)" 0
-out_has "plot -: named <stdin>" "<stdin> (total 1.4e11 bytes)"
-
-# a drift CSV by hand: not a terminal -> 80x24, ASCII in the C locale
-cat >"$tmp/drift.csv" <<'EOF_CSV'
-variant,step,mean,drift,retained,unchanged_frac
-fp64,0,600,0,,0
-fp64,100,650,50,1,0
-fp64,200,700,100,1,0
-bf16-rne,0,600,0,,0
-bf16-rne,100,600,0,0,1
-bf16-rne,200,600,0,0,1
-EOF_CSV
-run plot "$tmp/drift.csv"
-expect_rc "plot drift csv" 0
-res=$(awk 'length($0) > 80 { print NR ": " length($0) }' "$tmp/out" | head -3)
-[ -z "$res" ] && ok "plot: lines fit 80 columns" || bad "plot: lines fit 80 columns" "$res"
-[ "$(wc -l <"$tmp/out")" -le 24 ] && ok "plot: at most 24 lines" || bad "plot: at most 24 lines" "$(wc -l <"$tmp/out")"
-out_line "plot drift: legend (fp64 '*', bf16-rne '+')" "** fp64   ++ bf16-rne"
-out_line "plot drift: x label" "$(printf '%80s' step)"
-out_has "plot drift: y label" "retained"
-if LC_ALL=C grep -q "$(printf '[\200-\377\033]')" "$tmp/out"; then
-	bad "plot C locale, not a tty: plain ASCII, no colour"; show_io
-else
-	ok "plot C locale, not a tty: plain ASCII, no colour"
-fi
-if locale -a 2>/dev/null | grep -qix 'c.utf-\{0,1\}8'; then
-	LC_ALL=C.UTF-8 "$MIXPREC" plot "$tmp/drift.csv" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	expect_rc "plot in a UTF-8 locale" 0
-	# braille U+2800..U+28FF is e2 a0..a3 xx in UTF-8
-	if LC_ALL=C grep -q "$(printf '\342[\240-\243]')" "$tmp/out"; then
-		ok "plot UTF-8: braille cells"
-	else
-		bad "plot UTF-8: braille cells"; show_io
-	fi
-	LC_ALL=C.UTF-8 "$MIXPREC" plot "$tmp/drift.csv" --ascii >"$tmp/out" 2>"$tmp/err"
-	out_line "plot --ascii in a UTF-8 locale" "** fp64   ++ bf16-rne"
-fi
-run plot "$tmp/drift.csv" --by= --y mean,drift --title "My T"
-expect_rc "plot --by= --y mean,drift" 0
-out_has "plot --title" "My T"
-out_line "plot two y columns: legend" "** mean   ++ drift"
-
-printf 'step,policy,loss\n1,a,0.5\n2,a,abc\n' >"$tmp/bad.csv"
-run plot "$tmp/bad.csv"
-usage_error "plot bad cell" "bad.csv:3: column 'loss': 'abc' is not a number"
-printf 'x,y\n1,2\n3,4,5\n' >"$tmp/bad.csv"
-run plot "$tmp/bad.csv" --y y
-usage_error "plot wrong field count" "bad.csv:3: 3 fields, the header has 2"
-printf 'x,y\n1,"2\n' >"$tmp/bad.csv"
-run plot "$tmp/bad.csv" --y y
-usage_error "plot unclosed quote" "bad.csv:2:" "quote"
-run plot "$tmp/drift.csv" --y nope
-usage_error "plot --y nope" "--y: no column 'nope'" "variant, step"
-printf 'a,b\n1,2\n' >"$tmp/other.csv"
-run plot "$tmp/other.csv"
-usage_error "plot unknown CSV without --y" "--y" "a, b"
-run plot "$tmp/other.csv" --y b
-expect_rc "plot unknown CSV with --y" 0
-run plot "$tmp/drift.csv" --width 10
-usage_error "plot --width 10" "20x6"
-run plot "$tmp/drift.csv" --width x
-usage_error "plot --width x" "--width"
-run plot
-usage_error "plot without a file" "no CSV file"
-run plot "$tmp/drift.csv" "$tmp/budget.csv"
-usage_error "plot two files" "one CSV file"
-run plot "$tmp/drift.csv" --frob
-usage_error "plot --frob" "--frob"
-run plot "$tmp/no-such.csv"
-expect_rc "plot missing file" 3
-err_has "plot missing file: named" "no-such.csv"
-
-run plot "$tmp/drift.csv" --svg "$tmp/p.svg" --title "Drift <1>"
-expect_rc "plot --svg" 0
-out_empty "plot --svg"
-if grep -Fq '>Drift &lt;1&gt;</text>' "$tmp/p.svg" && grep -Fq '>bf16-rne</text>' "$tmp/p.svg" \
-	&& tail -n 1 "$tmp/p.svg" | grep -Fqx '</svg>'; then
-	ok "plot --svg: title and legend as text"
-else
-	bad "plot --svg: title and legend as text" "$(head -c 300 "$tmp/p.svg")"
-fi
-run plot "$tmp/drift.csv" --png "$tmp/p.png" --width 300 --height 200
-if [ "$rc" -eq 0 ]; then
-	# PNG signature, then IHDR width 300 = 0x12c, height 200 = 0xc8
-	sig=$(od -An -tx1 -N24 "$tmp/p.png" | tr -d ' \n')
-	[ "$sig" = "89504e470d0a1a0a0000000d494844520000012c000000c8" ] && ok "plot --png: a 300x200 PNG" \
-		|| bad "plot --png: a 300x200 PNG" "$sig"
-	run plot "$tmp/drift.csv" --png "$tmp/no-such-dir/p.png"
-	expect_rc "plot --png into a missing directory" 3
-	err_has "plot --png error names the file" "no-such-dir/p.png"
-else
-	expect_rc "plot --png without cairo" 3
-	err_has "plot --png without cairo: says so" "built without cairo"
-fi
-run plot "$tmp/drift.csv" --png "$tmp/p.png" --svg "$tmp/p.svg"
-usage_error "plot --png and --svg" "one image"
-if [ -c /dev/full ]; then
-	"$MIXPREC" plot "$tmp/drift.csv" >/dev/full 2>"$tmp/err"
-	rc=$?
-	expect_rc "plot > /dev/full" 3
-fi
-
 echo "# exercise and check"
 
 MIXPREC_STATEDIR=$tmp/state
@@ -1158,15 +1031,258 @@ err_has "corrupt progress: reported" "corrupt"
 mkdir "$tmp/ex"
 cp "$tmp/answers" "$tmp/ex/ignored.txt"
 printf '[mine]\ntitle: T\nkind: spacing\nparam x: 600\nprompt: Spacing at {x}?\nfield spacing: number\n\n[broken]\ntitle: B\nkind: nosuch\n' >"$tmp/ex/t.ex"
-run exercise lint --exercises "$tmp/ex"
+run exercise lint --exercise-dir "$tmp/ex"
 expect_rc "exercise lint of a broken file" 2
 err_has "exercise lint: file:line" "t.ex:10: unknown kind 'nosuch'"
-run check mine spacing=4 --exercises "$tmp/ex"
+run check mine spacing=4 --exercise-dir "$tmp/ex"
 expect_rc "check an exercise next to a broken one" 0
 run exercise --help
 expect_rc "exercise --help" 0
 run check --help
 expect_rc "check --help" 0
+echo "# plot"
+
+run plot --help
+expect_rc "plot --help" 0
+for o in --x --y --by --logx --logy --linear --title --width --height --ascii --png --svg NO_COLOR; do
+	out_has "plot --help mentions $o" "$o"
+done
+res=$(awk 'length($0) > 80 { print NR ": " length($0) }' "$tmp/out" | head -3)
+[ -z "$res" ] && ok "plot --help fits 80 columns" || bad "plot --help fits 80 columns" "$res"
+"$MIXPREC" budget --params 7e9 --csv >"$tmp/budget.csv" 2>/dev/null
+run plot "$tmp/budget.csv" --width 60 --height 12
+expect_rc "plot budget csv" 0
+# total 20 * 7e9 = 1.4e11 bytes, in the title; 60 columns: labels as wide as
+# grad_accumulator (16), the axis at 17, bars from 18, 6 columns for the
+# widest value (2.8e10) and one spare: 35 cells for 0..5.6e10. Adam's 5.6e10
+# fills all 35, the weights' 1.4e10 35/4 = 8.75 -> 9, the master's 2.8e10
+# 17.5 -> 18 (C locale: ASCII bars)
+out_has "plot budget: total in the title" "(total 1.4e11 bytes)"
+out_line "plot budget: optimizer_state bar" \
+	"$(printf '%-16s |%s %s' optimizer_state "$(printf '%035d' 0 | tr 0 '#')" 5.6e10)"
+out_line "plot budget: weights bar" "$(printf '%-16s |%s %s' weights '#########' 1.4e10)"
+out_line "plot budget: master_weights bar" \
+	"$(printf '%-16s |%s %s' master_weights "$(printf '%018d' 0 | tr 0 '#')" 2.8e10)"
+grep -q '^total' "$tmp/out" && bad "plot budget: the total row is no bar" || ok "plot budget: the total row is no bar"
+run_in "$tmp/budget.csv" plot - --width 60 --height 12
+expect_rc "plot - (stdin)" 0
+out_has "plot -: named <stdin>" "<stdin> (total 1.4e11 bytes)"
+
+# a drift CSV by hand: not a terminal -> 80x24, ASCII in the C locale
+cat >"$tmp/drift.csv" <<'EOF_CSV'
+variant,step,mean,drift,retained,unchanged_frac
+fp64,0,600,0,,0
+fp64,100,650,50,1,0
+fp64,200,700,100,1,0
+bf16-rne,0,600,0,,0
+bf16-rne,100,600,0,0,1
+bf16-rne,200,600,0,0,1
+EOF_CSV
+run plot "$tmp/drift.csv"
+expect_rc "plot drift csv" 0
+res=$(awk 'length($0) > 80 { print NR ": " length($0) }' "$tmp/out" | head -3)
+[ -z "$res" ] && ok "plot: lines fit 80 columns" || bad "plot: lines fit 80 columns" "$res"
+[ "$(wc -l <"$tmp/out")" -le 24 ] && ok "plot: at most 24 lines" || bad "plot: at most 24 lines" "$(wc -l <"$tmp/out")"
+out_line "plot drift: legend (fp64 '*', bf16-rne '+')" "** fp64   ++ bf16-rne"
+out_line "plot drift: x label" "$(printf '%80s' step)"
+out_has "plot drift: y label" "retained"
+if LC_ALL=C grep -q "$(printf '[\200-\377\033]')" "$tmp/out"; then
+	bad "plot C locale, not a tty: plain ASCII, no colour"; show_io
+else
+	ok "plot C locale, not a tty: plain ASCII, no colour"
+fi
+if locale -a 2>/dev/null | grep -qix 'c.utf-\{0,1\}8'; then
+	LC_ALL=C.UTF-8 "$MIXPREC" plot "$tmp/drift.csv" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	expect_rc "plot in a UTF-8 locale" 0
+	# braille U+2800..U+28FF is e2 a0..a3 xx in UTF-8
+	if LC_ALL=C grep -q "$(printf '\342[\240-\243]')" "$tmp/out"; then
+		ok "plot UTF-8: braille cells"
+	else
+		bad "plot UTF-8: braille cells"; show_io
+	fi
+	LC_ALL=C.UTF-8 "$MIXPREC" plot "$tmp/drift.csv" --ascii >"$tmp/out" 2>"$tmp/err"
+	out_line "plot --ascii in a UTF-8 locale" "** fp64   ++ bf16-rne"
+fi
+# colour only on a terminal (script(1) gives it one), and not with NO_COLOR
+if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>&1; then
+	esc=$(printf '\033')
+	NO_COLOR= TERM=xterm script -qec "'$MIXPREC' plot '$tmp/drift.csv' --width 40 --height 10" /dev/null \
+		>"$tmp/out" 2>&1 </dev/null
+	grep -q "$esc\[34m" "$tmp/out" && ok "plot on a terminal: series 0 in blue" \
+		|| { bad "plot on a terminal: series 0 in blue"; show_io; }
+	NO_COLOR=1 TERM=xterm script -qec "'$MIXPREC' plot '$tmp/drift.csv' --width 40 --height 10" /dev/null \
+		>"$tmp/out" 2>&1 </dev/null
+	grep -q "$esc" "$tmp/out" && { bad "plot on a terminal with NO_COLOR: no escapes"; show_io; } \
+		|| ok "plot on a terminal with NO_COLOR: no escapes"
+	NO_COLOR= TERM=dumb script -qec "'$MIXPREC' plot '$tmp/drift.csv' --width 40 --height 10" /dev/null \
+		>"$tmp/out" 2>&1 </dev/null
+	grep -q "$esc" "$tmp/out" && { bad "plot on a dumb terminal: no escapes"; show_io; } \
+		|| ok "plot on a dumb terminal: no escapes"
+	grep -q "fp64" "$tmp/out" && ok "plot on a dumb terminal: drawn" || { bad "plot on a dumb terminal: drawn"; show_io; }
+else
+	echo "skip plot colour checks (no script(1))"
+fi
+run plot "$tmp/drift.csv" --by= --y mean,drift --title "My T"
+expect_rc "plot --by= --y mean,drift" 0
+out_has "plot --title" "My T"
+out_line "plot two y columns: legend" "** mean   ++ drift"
+
+printf 'step,policy,loss\n1,a,0.5\n2,a,abc\n' >"$tmp/bad.csv"
+run plot "$tmp/bad.csv"
+usage_error "plot bad cell" "bad.csv:3: column 'loss': 'abc' is not a number"
+printf 'x,y\n1,2\n3,4,5\n' >"$tmp/bad.csv"
+run plot "$tmp/bad.csv" --y y
+usage_error "plot wrong field count" "bad.csv:3: 3 fields, the header has 2"
+printf 'x,y\n1,"2\n' >"$tmp/bad.csv"
+run plot "$tmp/bad.csv" --y y
+usage_error "plot unclosed quote" "bad.csv:2:" "quote"
+run plot "$tmp/drift.csv" --y nope
+usage_error "plot --y nope" "--y: no column 'nope'" "variant, step"
+printf 'a,b\n1,2\n' >"$tmp/other.csv"
+run plot "$tmp/other.csv"
+usage_error "plot unknown CSV without --y" "--y" "a, b"
+run plot "$tmp/other.csv" --y b
+expect_rc "plot unknown CSV with --y" 0
+run plot "$tmp/drift.csv" --width 10
+usage_error "plot --width 10" "20x6"
+run plot "$tmp/drift.csv" --width x
+usage_error "plot --width x" "--width"
+run plot
+usage_error "plot without a file" "no CSV file"
+run plot "$tmp/drift.csv" "$tmp/budget.csv"
+usage_error "plot two files" "one CSV file"
+run plot "$tmp/drift.csv" --frob
+usage_error "plot --frob" "--frob"
+run plot "$tmp/no-such.csv"
+expect_rc "plot missing file" 3
+err_has "plot missing file: named" "no-such.csv"
+
+run plot "$tmp/drift.csv" --svg "$tmp/p.svg" --title "Drift <1>"
+expect_rc "plot --svg" 0
+out_empty "plot --svg"
+if grep -Fq '>Drift &lt;1&gt;</text>' "$tmp/p.svg" && grep -Fq '>bf16-rne</text>' "$tmp/p.svg" \
+	&& tail -n 1 "$tmp/p.svg" | grep -Fqx '</svg>'; then
+	ok "plot --svg: title and legend as text"
+else
+	bad "plot --svg: title and legend as text" "$(head -c 300 "$tmp/p.svg")"
+fi
+run plot "$tmp/drift.csv" --png "$tmp/p.png" --width 300 --height 200
+if [ "$rc" -eq 0 ]; then
+	# PNG signature, then IHDR width 300 = 0x12c, height 200 = 0xc8
+	sig=$(od -An -tx1 -N24 "$tmp/p.png" | tr -d ' \n')
+	[ "$sig" = "89504e470d0a1a0a0000000d494844520000012c000000c8" ] && ok "plot --png: a 300x200 PNG" \
+		|| bad "plot --png: a 300x200 PNG" "$sig"
+	run plot "$tmp/drift.csv" --png "$tmp/no-such-dir/p.png"
+	expect_rc "plot --png into a missing directory" 3
+	err_has "plot --png error names the file" "no-such-dir/p.png"
+else
+	expect_rc "plot --png without cairo" 3
+	err_has "plot --png without cairo: says so" "built without cairo"
+fi
+run plot "$tmp/drift.csv" --png "$tmp/p.png" --svg "$tmp/p.svg"
+usage_error "plot --png and --svg" "one image"
+if [ -c /dev/full ]; then
+	"$MIXPREC" plot "$tmp/drift.csv" >/dev/full 2>"$tmp/err"
+	rc=$?
+	expect_rc "plot > /dev/full" 3
+fi
+
+# ---------------------------------------------------------------------------
+echo "# lab new and grade"
+
+printf 'student_id,name\ns1,Ada\ns2,"=HYPERLINK(""http://evil"")"\ns3,Grace\nbad id,X\ns1,Dup\n' >"$tmp/roster.csv"
+run lab new --roster "$tmp/roster.csv" --out "$tmp/lab" --course-seed c1
+expect_rc "lab new with two bad roster rows" 2
+err_has "lab new: unusable id named with file:line" "roster.csv:5: student id 'bad id'"
+err_has "lab new: duplicate named with both lines" "roster.csv:6: student s1 is listed twice (first on line 2)"
+for f in s1.md s1.txt s1-answers.csv s2.md s3-answers.csv answer-key.csv; do
+	[ -f "$tmp/lab/$f" ] && ok "lab new wrote $f" || bad "lab new wrote $f"
+done
+grep -q '^s1,7.4c,total_gb,$' "$tmp/lab/s1-answers.csv" && ok "answer template row" || bad "answer template row" "$(head -3 "$tmp/lab/s1-answers.csv")"
+# the sheet shows the student's own parameters, as exercise show --params does
+run exercise show 7.4c --student s3 --course-seed c1 --params
+P=$(sed -n 's/^P=//p' "$tmp/out")
+grep -q "P = $P parameters" "$tmp/lab/s3.txt" && ok "sheet of s3 has its P=$P" || bad "sheet of s3 has its P=$P"
+# 7.4c for s3 by hand: 20 bytes per parameter, total = 20 x P / 1e9 GB
+gb=$(awk -v p="$P" 'BEGIN { printf "%.6g", 20 * p / 1e9 }')
+# a submission: s1 all right (the key), s3 one mistake and formula-like answers, an unknown student, a bad row
+awk -F, 'NR == 1 { print "student_id,exercise,field,answer"; next } $1 == "s1" || $1 == "s3" { print }' "$tmp/lab/answer-key.csv" >"$tmp/sub.csv"
+sed -i -e 's/^s3,7.4c,total_gb,.*/s3,7.4c,total_gb,@SUM(1)/' -e 's/^s3,7.4c,bytes_per_param,.*/s3,7.4c,bytes_per_param,16/' "$tmp/sub.csv"
+printf 's9,7.4a,fp16_min_normal,1\ns3,7.4a,bf16_min_normal,1"2\n' >>"$tmp/sub.csv"
+run grade --roster "$tmp/roster.csv" "$tmp/sub.csv" --out "$tmp/grades.csv" --summary "$tmp/summary.csv" --course-seed c1
+expect_rc "grade with bad rows" 2
+err_has "grade: unknown student with file:line" "sub.csv:$(($(wc -l <"$tmp/sub.csv") - 1)): unknown student 's9'"
+err_has "grade: malformed row with file:line" "sub.csv:$(wc -l <"$tmp/sub.csv"):"
+grep -q '^s1,Ada,total,1.000,23,23,' "$tmp/grades.csv" && ok "grade: s1 all right" || bad "grade: s1 all right" "$(grep '^s1' "$tmp/grades.csv" | tail -1)"
+grep -q '^s3,Grace,7.4c,0.000,0,2,.*accumulator' "$tmp/grades.csv" && ok "grade: s3 7.4c wrong, explained" || bad "grade: s3 7.4c" "$(grep '^s3,Grace,7.4c' "$tmp/grades.csv")"
+grep -q '^s2,"'"'"'=HYPERLINK(""http://evil"")",7.4a,' "$tmp/grades.csv" && ok "grade: formula-like name neutralised" || bad "grade: formula-like name neutralised" "$(grep '^s2' "$tmp/grades.csv" | head -1)"
+grep -q "^7.4c,total_gb,3,1,0.333,'@SUM(1),1$" "$tmp/summary.csv" && ok "grade summary: formula-like answer neutralised" || bad "grade summary: formula-like answer" "$(grep '^7.4c,total_gb' "$tmp/summary.csv")"
+grep -q "^7.4c,bytes_per_param,3,1,0.333,16,1$" "$tmp/summary.csv" && ok "grade summary: most common wrong answer" || bad "grade summary: most common wrong answer" "$(grep '^7.4c,bytes' "$tmp/summary.csv")"
+out_has "grade: class table" "most common wrong answer"
+# s3 corrects the answer: gb computed by hand above
+sed -i -e "s/^s3,7.4c,total_gb,.*/s3,7.4c,total_gb,$gb/" -e 's/^s3,7.4c,bytes_per_param,.*/s3,7.4c,bytes_per_param,20/' -e '/^s9/d' -e '/1"2/d' "$tmp/sub.csv"
+printf 'student_id\ns1\ns3\n' >"$tmp/roster2.csv"
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1
+expect_rc "grade: everyone right" 0
+grep -q '^s3,,total,1.000,23,23,' "$tmp/out" && ok "grade to stdout: s3 all right with P=$P" || bad "grade to stdout: s3" "$(grep '^s3' "$tmp/out" | tail -2)"
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv"
+expect_rc "grade with another course seed: answers wrong" 1
+run grade --roster "$tmp/nonexistent.csv" "$tmp/sub.csv"
+expect_rc "grade: missing roster" 3
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --out /nonexistent/dir/g.csv --course-seed c1
+expect_rc "grade: unwritable output" 3
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --exercises 7.4a,nosuch
+expect_rc "grade: unknown exercise in --exercises" 2
+err_has "grade --exercises: names it" "nosuch"
+run lab --help
+expect_rc "lab --help" 0
+run grade --help
+expect_rc "grade --help" 0
+
+# ---------------------------------------------------------------------------
+echo "# --device cuda"
+
+# Without a usable GPU (no CUDA in the build, no driver, no device) every
+# --device cuda exits 3 naming the reason; with one, the GPU's output must be
+# the CPU's, byte for byte.
+gpu_reasons="built without CUDA|no CUDA driver|no CUDA device|older than|cannot run this build"
+"$MIXPREC" drift --device cuda --steps 1 --elements 1 >/dev/null 2>&1
+if [ $? -ne 0 ]; then
+	for cmd in "drift --steps 10" "round 0.5 --to bf16" "bench round --mib 1 --reps 1" "train $tiny"; do
+		# shellcheck disable=SC2086
+		run $cmd --device cuda
+		expect_rc "$cmd --device cuda without a GPU" 3
+		if grep -Eq "$gpu_reasons" "$tmp/err" && grep -Fq -e "--device cuda:" "$tmp/err"; then
+			ok "$cmd --device cuda: names the reason"
+		else
+			bad "$cmd --device cuda: names the reason" "stderr: $(cat "$tmp/err")"
+		fi
+	done
+else
+	run drift --elements 3001 --steps 200 --seed 9 --csv -
+	cp "$tmp/out" "$tmp/drift-cpu.csv"
+	run drift --elements 3001 --steps 200 --seed 9 --csv - --device cuda
+	expect_rc "drift --device cuda" 0
+	cmp -s "$tmp/out" "$tmp/drift-cpu.csv" && ok "drift --device cuda: the CPU's CSV" \
+		|| bad "drift --device cuda: the CPU's CSV" "$(diff "$tmp/drift-cpu.csv" "$tmp/out" | head -5)"
+	run round 1 0x1.921fb6p+1 65520 464 -0x1p-149 inf nan --to fp16,bf16,fp8-e4m3,fp8-e5m2 --mode sr --csv
+	cp "$tmp/out" "$tmp/round-cpu.csv"
+	run round 1 0x1.921fb6p+1 65520 464 -0x1p-149 inf nan --to fp16,bf16,fp8-e4m3,fp8-e5m2 --mode sr --csv \
+		--device cuda
+	expect_rc "round --device cuda" 0
+	cmp -s "$tmp/out" "$tmp/round-cpu.csv" && ok "round --device cuda: the CPU's CSV" \
+		|| bad "round --device cuda: the CPU's CSV" "$(diff "$tmp/round-cpu.csv" "$tmp/out" | head -5)"
+	# 0.1 is not an fp32 value: the GPU kernels round fp32 arrays
+	run round 0.1 --device cuda
+	usage_error "round 0.1 --device cuda" "not an fp32 value"
+fi
+run round 0.5 --device cuda --mode rtz
+usage_error "round --device cuda --mode rtz" "rne or sr"
+for cmd in drift round bench; do
+	run $cmd --device tpu
+	usage_error "$cmd --device tpu" "tpu" "cpu, cuda"
+done
 
 # ---------------------------------------------------------------------------
 echo "# exercise kind round-steps (the workbench's hand-rounding lab)"

@@ -27,6 +27,7 @@
 #include "testutil.h"
 
 #include "fmt/bulk.h"
+#include "fmt/bulk_impl.h"
 #include "fmt/decode.h"
 #include "fmt/format.h"
 #include "fmt/round.h"
@@ -766,6 +767,24 @@ START_TEST(hand_values)
 }
 END_TEST
 
+START_TEST(fp8_arithmetic_decode_matches_tables)
+{
+	/* device code decodes fp8 by arithmetic (bulk_decode_fp8), the CPU by
+	 * tables built from fmt_to_double: the same bits for all 256 patterns */
+	bulk_tables_init();
+	for (uint32_t b = 0; b < 256; b++) {
+		ck_assert_msg(bulk_decode_fp8(b, 3, 7, 1) == bulk_f2u(bulk_e4m3_table[b]), "e4m3 0x%02" PRIx32, b);
+		ck_assert_msg(bulk_decode_fp8(b, 2, 15, 0) == bulk_f2u(bulk_e5m2_table[b]), "e5m2 0x%02" PRIx32, b);
+	}
+	/* and against values derived by hand: e4m3 0x01 = 2^-9, 0x7e = 448, e5m2 0x7b = 57344 */
+	ck_assert(bulk_u2f(bulk_decode_fp8(0x01, 3, 7, 1)) == 0x1p-9f);
+	ck_assert(bulk_u2f(bulk_decode_fp8(0x7e, 3, 7, 1)) == 448.0f);
+	ck_assert(bulk_u2f(bulk_decode_fp8(0x7b, 2, 15, 0)) == 57344.0f);
+	ck_assert(bulk_decode_fp8(0xfc, 2, 15, 0) == 0xff800000u);
+	ck_assert(bulk_decode_fp8(0xff, 3, 7, 1) == 0x7fc00000u);
+}
+END_TEST
+
 static Suite *bulk_suite(void)
 {
 	Suite *s = suite_create("fmt_bulk");
@@ -773,6 +792,7 @@ static Suite *bulk_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, status_and_paths);
 	tcase_add_test(tc, hand_values);
+	tcase_add_test(tc, fp8_arithmetic_decode_matches_tables);
 	tcase_add_loop_test(tc, encode_rne_matches_scalar, 0, NFMTS);
 	tcase_add_loop_test(tc, encode_sr_matches_scalar, 0, NFMTS);
 	tcase_add_loop_test(tc, sr_split_independent, 0, NFMTS);

@@ -1,6 +1,7 @@
 /* The plot module: which braille dot a data point lights, derived by hand
  * from the documented mapping; layout (ticks, labels, legend, bars); the
  * CSV reader's defaults and its file:line errors; images read back. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 #include "plot/plot.h"
 #include "testutil.h"
 
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 #include <cairo.h>
 #endif
 
@@ -193,6 +194,32 @@ START_TEST(lines_and_clipping)
 	f = bare(&c, 1, 0, 51, 0, 31);
 	ck_assert_int_eq(plot_render_text(&f, 30, 10, true, &canvas), MP_OK);
 	ck_assert_int_eq(lit_cells(), 26);
+
+	/* extremes with automatic ranges, columns and markers far outside: no
+	 * crash, no undefined behaviour (the sanitizer build checks), axes
+	 * still drawn */
+	double ex[4] = { -DBL_MAX, DBL_MAX, 0, 1 }, ey[4] = { DBL_MAX, -DBL_MAX, 1e-300, INFINITY };
+	plot_series e[2] = { { .x = ex, .y = ey, .n = 4 }, { .x = ex, .y = ey, .n = 4, .draw = PLOT_DRAW_COLUMNS } };
+	plot_marker m = { .vertical = true, .at = 1e300 };
+	plot_figure_init(&f);
+	f.series = e;
+	f.nseries = 2;
+	f.markers = &m;
+	f.nmarkers = 1;
+	ck_assert_int_eq(plot_render_text(&f, 40, 12, true, &canvas), MP_OK);
+	f.logx = f.logy = true;
+	ck_assert_int_eq(plot_render_text(&f, 40, 12, false, &canvas), MP_OK);
+	f.fix_x = true;
+	f.xmin = 0;
+	f.xmax = 1e-300;
+	ck_assert_int_eq(plot_render_text(&f, 40, 12, true, &canvas), MP_OK);
+	ck_assert_str_eq(at(canvas.area_row + canvas.area_rows, canvas.area_col - 1), "\xe2\x94\x94");
+	char err[256];
+	ck_assert_int_eq(plot_write_svg(&f, "/dev/null", 300, 200, err, sizeof err), MP_OK);
+	f.logx = f.logy = false;
+	ck_assert_int_eq(plot_write_svg(&f, "/dev/null", 300, 200, err, sizeof err), MP_OK);
+	if (plot_have_cairo())
+		ck_assert_int_eq(plot_write_png(&f, "/dev/null", 300, 200, err, sizeof err), MP_OK);
 }
 END_TEST
 
@@ -212,6 +239,27 @@ START_TEST(columns)
 	ck_assert_str_eq(at(7, canvas.area_col + 1), braille(0xff));
 	ck_assert_str_eq(at(6, canvas.area_col + 1), " ");
 	ck_assert_int_eq(lit_cells(), 9);
+
+	/* automatic ranges make room for the columns: the last, at x = 2 with
+	 * width 1, ends at 3; on a log axis the smallest, 1e-6 (a whole decade,
+	 * -6), keeps a decade of height: the axis starts at 1e-7. With 2e-6
+	 * (log -5.7) it starts at the decade below, 1e-6. */
+	double hx[3] = { 0, 1, 2 }, hy[3] = { 1e-6, 0.1, 0.01 };
+	plot_series h = { .x = hx, .y = hy, .n = 3, .draw = PLOT_DRAW_COLUMNS };
+	plot_figure g;
+	plot_figure_init(&g);
+	g.series = &h;
+	g.nseries = 1;
+	g.logy = true;
+	ck_assert_int_eq(plot_render_text(&g, 40, 12, true, &canvas), MP_OK);
+	ck_assert(canvas.xmin == 0 && canvas.xmax == 3);
+	ck_assert(fabs(canvas.ymin / 1e-7 - 1) < 1e-12 && fabs(canvas.ymax / 0.1 - 1) < 1e-12);
+	hy[0] = 2e-6;
+	ck_assert_int_eq(plot_render_text(&g, 40, 12, true, &canvas), MP_OK);
+	ck_assert(fabs(canvas.ymin / 1e-6 - 1) < 1e-12);
+	g.logy = false;   /* linear: from 0 */
+	ck_assert_int_eq(plot_render_text(&g, 40, 12, true, &canvas), MP_OK);
+	ck_assert(canvas.ymin == 0 && canvas.ymax == 0.1);
 }
 END_TEST
 
@@ -422,6 +470,15 @@ START_TEST(bars)
 	/* the value axis right under the bars: 0 under the first bar cell */
 	ck_assert_str_eq(at(2, 3), "\xe2\x94\x94");
 	ck_assert_str_eq(at(3, 4), "0");
+	/* a NULL category name is an empty one, in text and in images */
+	const char *nocat[2] = { "a", NULL };
+	f.categories = nocat;
+	ck_assert_int_eq(plot_render_text(&f, 40, 8, true, &canvas), MP_OK);
+	char err[256];
+	ck_assert_int_eq(plot_write_svg(&f, "/dev/null", 300, 200, err, sizeof err), MP_OK);
+	if (plot_have_cairo())
+		ck_assert_int_eq(plot_write_png(&f, "/dev/null", 300, 200, err, sizeof err), MP_OK);
+	f.categories = cats;
 	/* ASCII: 0.3 * 32 = 9.6 -> 10 cells */
 	ck_assert_int_eq(plot_render_text(&f, 40, 8, false, &canvas), MP_OK);
 	ck_assert(!strncmp(row_text(1), "bb |########## 0.3", 18));
@@ -752,7 +809,7 @@ START_TEST(svg_export)
 }
 END_TEST
 
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 /* Pixels of exactly this colour in the image. */
 static long count_rgb(cairo_surface_t *img, const uint8_t rgb[3])
 {
@@ -782,7 +839,7 @@ START_TEST(png_export)
 	close(fd);
 	char err[256];
 	mp_status st = plot_write_png(&f, path, 400, 300, err, sizeof err);
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 	ck_assert_msg(st == MP_OK, "%s", err);
 	cairo_surface_t *img = cairo_image_surface_create_from_png(path);
 	ck_assert_int_eq(cairo_surface_status(img), CAIRO_STATUS_SUCCESS);

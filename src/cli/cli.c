@@ -18,6 +18,8 @@ static const cli_command commands[] = {
 	{ .name = "gradhist", .run = cmd_gradhist, .summary = "gradient magnitudes against fp16/bf16 limits at a loss scale" },
 	{ .name = "exercise", .run = cmd_exercise, .summary = "list exercises, show a student's variant, hints, worked solutions" },
 	{ .name = "check",   .run = cmd_check,   .summary = "check answers to an exercise and explain the wrong ones" },
+	{ .name = "lab",     .run = cmd_lab,     .summary = "classroom lab: a sheet and answer template per student of a roster" },
+	{ .name = "grade",   .run = cmd_grade,   .summary = "grade submissions of a classroom lab, with a class summary" },
 	{ .name = "budget", .run = cmd_budget, .summary = "training memory per parameter, per component and per GPU" },
 	{ .name = "plot",    .run = cmd_plot,    .summary = "plot a CSV mixprec wrote, in the terminal or as a PNG/SVG image" },
 	{ .name = "bench",   .run = cmd_bench,   .summary = "throughput benchmarks, as ratios to a baseline of the same run" },

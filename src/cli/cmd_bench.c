@@ -14,12 +14,14 @@
 #include "train/train.h"
 #include "util/blas.h"
 #include "fmt/bulk.h"
+#include "gpu/gpu.h"
 #include "util/csvout.h"
 #include "util/rng.h"
 
 static void bench_help(void)
 {
 	printf("Usage: mixprec bench [round|drift|train|all] [--threads N,...] [--mib N] [--reps N] [--csv]\n"
+	       "                     [--device cpu|cuda]\n"
 	       "Measures kernels on arrays larger than the caches, against a memcpy of the\n"
 	       "same size measured in the same run.\n\n"
 	       "  round          bulk rounding kernels: each one's memory traffic rate, (bytes\n"
@@ -41,6 +43,13 @@ static void bench_help(void)
 	       "                 threads,variant,seconds,updates_per_s,bound_per_s,ratio (drift);\n"
 	       "                 threads,policy,ms_per_step,sgemm_share,gflops,sgemm_gflops (train);\n"
 	       "                 measure,size,ms,budget_ms (tui)\n"
+	       "  --device D     cpu (default) or cuda: round and drift on the GPU against a\n"
+	       "                 device-to-device cudaMemcpy of the same size (default --mib\n"
+	       "                 2048); drift adds the whole simulation (all variants, state in\n"
+	       "                 registers) in element-steps/s against moving all variants'\n"
+	       "                 state (88 bytes) through memory once per step. CSV:\n"
+	       "                 device,kernel,seconds,gb_per_s,ratio_to_copy (round);\n"
+	       "                 device,variant,seconds,updates_per_s,bound_per_s,ratio (drift)\n"
 	       "  -h, --help     this text\n\n"
 	       "MIXPREC_SIMD=portable|avx2 caps the SIMD path. Timings vary with the machine's\n"
 	       "load: compare only ratios from one run.\n");
@@ -131,6 +140,80 @@ static int bench_drift(const int *threads, int nthreads, size_t mib, unsigned re
 static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv);
 static int bench_tui(unsigned reps, bool csv);
 
+/* --- the GPU --- */
+
+typedef struct {
+	bool csv, drift;
+	csvw w;
+} cuda_out;
+
+static void cuda_row(void *ctx, const gpu_bench_row *r)
+{
+	cuda_out *o = ctx;
+	if (o->csv) {
+		csvw_field(&o->w, "cuda");
+		csvw_field(&o->w, r->name);
+		csvw_fieldf(&o->w, "%.6g", r->seconds);
+		if (o->drift) {
+			csvw_fieldf(&o->w, "%.4g", r->rate);
+			csvw_fieldf(&o->w, "%.4g", r->bound);
+		} else {
+			csvw_fieldf(&o->w, "%.3f", r->rate);
+		}
+		csvw_fieldf(&o->w, "%.3f", r->ratio);
+		csvw_end_row(&o->w);
+	} else if (o->drift) {
+		printf("%-28s %14.3e %14.3e %7.2fx\n", r->name, r->rate, r->bound, r->ratio);
+	} else {
+		printf("%-30s %10.2f %7.2fx\n", r->name, r->rate, r->ratio);
+	}
+	fflush(stdout);
+}
+
+static int bench_cuda(const char *what, size_t mib, unsigned reps, bool csv)
+{
+	const char *why;
+	gpu_info info;
+	if (!gpu_ready(&why, &info)) {
+		cli_error("bench", "--device cuda: %s", why);
+		return CLI_ENV;
+	}
+	if (!strcmp(what, "train")) {
+		cli_error("bench", "train --device cuda: training on the GPU is not built yet");
+		return CLI_ENV;
+	}
+	bool all = !strcmp(what, "all");
+	cuda_out o = { .csv = csv };
+	mp_status st = MP_OK;
+	if (csv)
+		csvw_init(&o.w, stdout);
+	if (all || !strcmp(what, "round")) {
+		if (csv)
+			csvw_header(&o.w, "device,kernel,seconds,gb_per_s,ratio_to_copy");
+		else
+			printf("bench round --device cuda: %s (sm_%d%d), %zu MiB of fp32, best of %u\n"
+			       "GB/s counts bytes read + written; ratio is against a device-to-device copy.\n\n"
+			       "%-30s %10s %8s\n", info.name, info.cc_major, info.cc_minor, mib, reps, "kernel", "GB/s",
+			       "ratio");
+		st = gpu_bench_round(mib, reps, cuda_row, &o);
+	}
+	if (st == MP_OK && (all || !strcmp(what, "drift"))) {
+		o.drift = true;
+		if (csv)
+			csvw_header(&o.w, "device,variant,seconds,updates_per_s,bound_per_s,ratio");
+		else
+			printf("%sbench drift --device cuda: %s, one step over %zu MiB of fp32 state, best of %u\n"
+			       "bound = the copy's traffic rate / bytes an update moves\n\n%-28s %14s %14s %8s\n",
+			       all ? "\n" : "", info.name, mib, reps, "variant", "updates/s", "bound/s", "ratio");
+		st = gpu_bench_drift(mib, reps, cuda_row, &o);
+	}
+	if (st != MP_OK) {
+		cli_error("bench", "--device cuda: %s", gpu_last_error());
+		return CLI_ENV;
+	}
+	return cli_flush_stdout("bench") ? CLI_OK : CLI_ENV;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -138,10 +221,12 @@ int cmd_bench(int argc, char **argv)
 		{ "mib", required_argument, NULL, 'm' },
 		{ "reps", required_argument, NULL, 'r' },
 		{ "csv", no_argument, NULL, 'c' },
+		{ "device", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *threads_list = "1,2";
+	const char *threads_list = "1,2", *device = "cpu";
+	bool mib_given = false;
 	unsigned long long mib = 512, reps = 3;
 	bool csv = false;
 	optind = 0;
@@ -153,12 +238,20 @@ int cmd_bench(int argc, char **argv)
 		case 'm':
 			if (!cli_parse_u64("bench", "--mib", optarg, &mib))
 				return CLI_USAGE;
+			mib_given = true;
 			break;
 		case 'r':
 			if (!cli_parse_u64("bench", "--reps", optarg, &reps))
 				return CLI_USAGE;
 			break;
 		case 'c': csv = true; break;
+		case 'd':
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda")) {
+				cli_error("bench", "--device: unknown device '%s' (known: cpu, cuda)", optarg);
+				return CLI_USAGE;
+			}
+			device = optarg;
+			break;
 		case 'h': bench_help(); return cli_flush_stdout("bench") ? CLI_OK : CLI_ENV;
 		case ':':
 			cli_error("bench", "option '%s' needs a value", argv[optind - 1]);
@@ -193,6 +286,13 @@ int cmd_bench(int argc, char **argv)
 		threads[nthreads++] = (int)t;
 		p = *end ? end + 1 : end;
 	}
+
+	if (!strcmp(device, "cuda") && !strcmp(what, "tui")) {
+		cli_error("bench", "tui --device cuda: the workbench runs on the CPU; use 'mixprec bench tui'");
+		return CLI_USAGE;
+	}
+	if (!strcmp(device, "cuda"))
+		return bench_cuda(what, mib_given ? (size_t)mib : 2048, (unsigned)reps, csv);
 
 	int rc = CLI_OK;
 	bool all = !strcmp(what, "all");

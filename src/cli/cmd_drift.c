@@ -12,6 +12,7 @@
 #include "fmt/decode.h"
 #include "fmt/parse.h"
 #include "fmt/bulk.h"
+#include "gpu/gpu.h"
 #include "util/csvout.h"
 
 static void drift_help(void)
@@ -19,6 +20,7 @@ static void drift_help(void)
 	drift_params d = drift_defaults();
 	printf("Usage: mixprec drift [--x0 V] [--steps T] [--elements E] [--dist D] [--mean M]\n"
 	       "                     [--std S] [--seed N] [--csv FILE] [--sweep x0=V,V,...]\n"
+	       "                     [--device cpu|cuda]\n"
 	       "Simulates a residual value that keeps receiving small updates: E independent\n"
 	       "values start at x0 and each gets T updates, stored as fp64 (the reference),\n"
 	       "fp32, bf16 with round-to-nearest (rne), stochastic rounding (sr) and Kahan\n"
@@ -36,6 +38,8 @@ static void drift_help(void)
 	       "                  unchanged_frac, at most 2,000 rows; each variant's last row is final\n"
 	       "  --sweep x0=LIST one row per starting value, e.g. --sweep x0=1,10,100,600,1000,10000\n"
 	       "                  (with --csv: x0,variant,start,drift,retained,unchanged_frac)\n"
+	       "  --device D      cpu (default) or cuda: the same results on the GPU, for\n"
+	       "                  large E x T (needs a build with CUDA and a GPU; else exit 3)\n"
 	       "  -h, --help      this text\n\n"
 	       "drift = mean - start (start: x0 as the variant stores it); retained = drift /\n"
 	       "fp64's drift; unchanged = share of updates that left the value unchanged.\n"
@@ -144,6 +148,10 @@ static int run_one(const drift_params *p, csvw *w, drift_state final[DRIFT_VARIA
 {
 	drift_sim *sim;
 	mp_status st = drift_create(&sim, p);
+	if (st != MP_OK && p->device == DRIFT_DEVICE_CUDA && st != MP_EINVAL) {
+		cli_error("drift", "--device cuda: %s", gpu_last_error());
+		return CLI_ENV;
+	}
 	if (st != MP_OK) {
 		cli_error("drift", "cannot set up the simulation: %s", mp_status_message(st));
 		return st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
@@ -175,7 +183,7 @@ static int run_one(const drift_params *p, csvw *w, drift_state final[DRIFT_VARIA
 			memcpy(traj + npts * DRIFT_VARIANT_COUNT, s, sizeof s);
 			tstep[npts++] = done;
 		}
-		if (done >= p->steps || interrupted)
+		if (done >= p->steps || interrupted || drift_status(sim) != MP_OK)
 			break;
 		done = drift_advance(sim, every);
 		if (progress) {
@@ -188,6 +196,14 @@ static int run_one(const drift_params *p, csvw *w, drift_state final[DRIFT_VARIA
 	}
 	if (progress)
 		fprintf(stderr, "\r%60s\r", "");
+	drift_snapshot(sim, final);
+	if (drift_status(sim) != MP_OK) {
+		cli_error("drift", "--device cuda: stopped at step %zu: %s", done, gpu_last_error());
+		free(traj);
+		free(tstep);
+		drift_free(sim);
+		return CLI_ENV;
+	}
 	if (w) {
 		/* the last point is the final state; retained is relative to fp64 at that step */
 		for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
@@ -195,7 +211,6 @@ static int run_one(const drift_params *p, csvw *w, drift_state final[DRIFT_VARIA
 				csv_state_row(w, drift_variant_name((drift_variant)v), tstep[k],
 				              &traj[k * DRIFT_VARIANT_COUNT + (size_t)v]);
 	}
-	drift_snapshot(sim, final);
 	*steps_done = done;
 	free(traj);
 	free(tstep);
@@ -215,6 +230,7 @@ int cmd_drift(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "csv", required_argument, NULL, 'c' },
 		{ "sweep", required_argument, NULL, 'w' },
+		{ "device", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -259,6 +275,21 @@ int cmd_drift(int argc, char **argv)
 			break;
 		case 'c': csv_path = optarg; break;
 		case 'w': sweep = optarg; break;
+		case 'D':
+			if (!strcmp(optarg, "cpu")) {
+				p.device = DRIFT_DEVICE_CPU;
+			} else if (!strcmp(optarg, "cuda")) {
+				const char *why;
+				if (!gpu_ready(&why, NULL)) {
+					cli_error("drift", "--device cuda: %s", why);
+					return CLI_ENV;
+				}
+				p.device = DRIFT_DEVICE_CUDA;
+			} else {
+				cli_error("drift", "--device: unknown device '%s' (known: cpu, cuda)", optarg);
+				return CLI_USAGE;
+			}
+			break;
 		case 'h': drift_help(); return cli_flush_stdout("drift") ? CLI_OK : CLI_ENV;
 		case ':':
 			cli_error("drift", "option '%s' needs a value", argv[optind - 1]);

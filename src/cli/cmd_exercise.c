@@ -27,7 +27,7 @@ static void exercise_help(void)
 	       "  --student S       the student whose variant to use (default: the defaults)\n"
 	       "  --course-seed S   the course's seed (default: $MIXPREC_COURSE_SEED, else 0)\n"
 	       "  --params          show: print only the parameters, as name=value lines\n"
-	       "  --exercises DIR   read the exercises from DIR\n"
+	       "  --exercise-dir DIR  read the exercises from DIR\n"
 	       "  -h, --help        this text\n\n"
 	       "Exercises are files in %s\n"
 	       "($MIXPREC_EXERCISEDIR points elsewhere; the format is in exercises/README.md).\n",
@@ -45,7 +45,7 @@ static void check_help(void)
 	       "words (yes/no, format names).\n\n"
 	       "  --student S       the student whose variant is checked\n"
 	       "  --course-seed S   the course's seed (default: $MIXPREC_COURSE_SEED, else 0)\n"
-	       "  --exercises DIR   read the exercises from DIR\n"
+	       "  --exercise-dir DIR  read the exercises from DIR\n"
 	       "  --no-progress     do not record the attempt\n"
 	       "  -h, --help        this text\n\n"
 	       "Exit status: 0 every answer given is correct, 1 one is wrong, 2 one cannot\n"
@@ -70,7 +70,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, ex_opts *o, void (
 		{ "student", required_argument, NULL, OPT_STUDENT },
 		{ "course-seed", required_argument, NULL, OPT_SEED },
 		{ "params", no_argument, NULL, OPT_PARAMS },
-		{ "exercises", required_argument, NULL, OPT_DIR },
+		{ "exercise-dir", required_argument, NULL, OPT_DIR },
 		{ "no-progress", no_argument, NULL, OPT_NOPROG },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },

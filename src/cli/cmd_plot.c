@@ -14,9 +14,9 @@
 
 static void plot_help(void)
 {
-	printf("Usage: mixprec plot FILE.csv [--x COL] [--y COL,...] [--by COL] [--logx] [--logy]\n"
-	       "                   [--linear] [--title T] [--width N --height N] [--ascii]\n"
-	       "                   [--png FILE | --svg FILE]\n"
+	printf("Usage: mixprec plot FILE.csv [--x COL] [--y COL,...] [--by COL] [--logx]\n"
+	       "                   [--logy] [--linear] [--title T] [--width N --height N]\n"
+	       "                   [--ascii] [--png FILE | --svg FILE]\n"
 	       "Plots a CSV in the terminal (Unicode braille, or ASCII when the locale is\n"
 	       "not UTF-8), or writes it as a PNG or SVG image. FILE may be - for standard\n"
 	       "input. The CSVs mixprec writes are recognised by their header:\n"

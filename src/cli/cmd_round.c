@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "fmt/decode.h"
 #include "fmt/parse.h"
+#include "gpu/gpu.h"
 #include "util/csvout.h"
 #include "util/numtext.h"
 #include "util/rng.h"
@@ -15,6 +16,7 @@
 static void round_help(void)
 {
 	printf("Usage: mixprec round [VALUE...] [--to F,...] [--mode M] [--seed N] [--saturate] [--csv]\n"
+	       "                     [--device cpu|cuda]\n"
 	       "Rounds each VALUE, or each line of standard input when no VALUE is given,\n"
 	       "from its exact value into every format of --to, and shows the bits, the\n"
 	       "value, and the absolute and relative error.\n\n"
@@ -27,6 +29,9 @@ static void round_help(void)
 	       "  --saturate    overflow and infinities give the largest finite value instead\n"
 	       "                of inf (or, for fp8-e4m3, NaN)\n"
 	       "  --csv         CSV: input,format,mode,bits,value,abs_error,rel_error\n"
+	       "  --device D    cpu (default) or cuda: the bits come from the GPU's bulk\n"
+	       "                kernels (modes rne and sr; VALUEs must be fp32 values, as the\n"
+	       "                kernels round fp32 arrays); the same bits as the CPU's\n"
 	       "  -h, --help    this text\n\n"
 	       "VALUE: decimal (0.1, -6.5e-5), inf, nan, hex float (0x1.99999ap-4), a/b,\n"
 	       "2^k or m*2^k. Values are rounded from their exact value, never via binary64.\n"
@@ -43,10 +48,39 @@ typedef struct {
 	bool csv;
 	csvw w;
 	size_t widths[7];
+	bool cuda;
+	float *d_in;       /* cuda: one fp32 in, one encoded element out */
+	uint32_t *d_out;
 } round_job;
 
-/* Rounds one typed value into every format and prints it; index drives SR. */
-static void round_one(round_job *job, const char *text, const fmt_num *x, unsigned long long index)
+/* The bits of x in f from the GPU kernel; x must be an fp32 value (checked
+ * by the caller). */
+static bool round_on_gpu(round_job *job, const fmt_info *f, const fmt_num *x, unsigned long long index,
+                         uint32_t *bits)
+{
+	fmt_round_ctl exact = { .mode = FMT_RNE };
+	uint32_t b32 = fmt_round_num(fmt_get(FMT_FP32), &exact, x, NULL);
+	float v;
+	memcpy(&v, &b32, 4);
+	fmt_bulk_opts o = { .fmt = f->id, .mode = job->ctl.mode, .saturate = job->ctl.saturate, .seed = job->seed,
+	                    .index0 = index };
+	uint32_t out = 0;
+	mp_status st = gpu_put(job->d_in, &v, sizeof v);
+	if (st == MP_OK)
+		st = gpu_bulk_encode(&o, job->d_out, job->d_in, 1);
+	if (st == MP_OK)
+		st = gpu_get(&out, job->d_out, fmt_bulk_elem_size(f->id));
+	if (st != MP_OK) {
+		cli_error("round", "--device cuda: %s", gpu_last_error());
+		return false;
+	}
+	*bits = out;
+	return true;
+}
+
+/* Rounds one typed value into every format and prints it; index drives SR.
+ * False when the GPU failed (reported). */
+static bool round_one(round_job *job, const char *text, const fmt_num *x, unsigned long long index)
 {
 	char value[1200], abs_s[64], rel_s[64], bits_s[32];
 	if (!job->csv)
@@ -57,6 +91,8 @@ static void round_one(round_job *job, const char *text, const fmt_num *x, unsign
 		ctl.rbits = rng_bits(job->seed, index);
 		unsigned flags;
 		uint32_t bits = fmt_round_num(f, &ctl, x, &flags);
+		if (job->cuda && !round_on_gpu(job, f, x, index, &bits))
+			return false;
 		double v = fmt_to_double(f, bits);
 		snprintf(bits_s, sizeof bits_s, "0x%0*x", fmt_hex_digits(f), bits);
 		numtext_exact(value, sizeof value, v);
@@ -87,19 +123,32 @@ static void round_one(round_job *job, const char *text, const fmt_num *x, unsign
 		}
 		printf("  %-9s %-12s %-32s abs %-10s rel %-10s %s\n", f->name, bits_s, value, abs_s, rel_s, note);
 	}
+	return true;
 }
 
-/* Parses and rounds one value; reports a bad one. Returns false when bad. */
-static bool round_text(round_job *job, const char *text, const char *where, unsigned long long index)
+/* Parses and rounds one value; reports a bad one. Returns 1 when done, 0
+ * when the value is bad, -1 when the GPU failed. */
+static int round_text(round_job *job, const char *text, const char *where, unsigned long long index)
 {
 	fmt_num x;
 	fmt_num_init(&x);
 	char err[256];
 	bool ok = fmt_parse_number(&x, text, err, sizeof err) == MP_OK;
-	if (ok)
-		round_one(job, text, &x, index);
-	else
+	if (!ok) {
 		cli_error("round", "%s%s", where, err);
+	} else if (job->cuda) {
+		fmt_round_ctl exact = { .mode = FMT_RNE };
+		unsigned flags;
+		fmt_round_num(fmt_get(FMT_FP32), &exact, &x, &flags);
+		if (flags & (FMT_FLAG_INEXACT | FMT_FLAG_OVERFLOW)) {
+			cli_error("round", "%s'%s' is not an fp32 value (--device cuda rounds fp32 arrays)", where, text);
+			ok = false;
+		}
+	}
+	if (ok && !round_one(job, text, &x, index)) {
+		fmt_num_clear(&x);
+		return -1;
+	}
 	fmt_num_clear(&x);
 	return ok;
 }
@@ -112,10 +161,12 @@ int cmd_round(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "saturate", no_argument, NULL, 'S' },
 		{ "csv", no_argument, NULL, 'c' },
+		{ "device", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	round_job job = { .ctl = { .mode = FMT_RNE } };
+	const char *device = "cpu";
 	const char *to = "fp32,fp16,bf16";
 	cli_args args = { 0 };
 	char **values = calloc((size_t)argc + 1, sizeof *values);
@@ -140,6 +191,7 @@ int cmd_round(int argc, char **argv)
 			break;
 		case 'S': job.ctl.saturate = true; break;
 		case 'c': job.csv = true; break;
+		case 'd': device = optarg; break;
 		case 'h':
 			round_help();
 			free(values);
@@ -156,7 +208,29 @@ int cmd_round(int argc, char **argv)
 	}
 	if (rc == CLI_OK && !cli_parse_formats("round", "--to", to, job.fmts, &job.nfmts))
 		rc = CLI_USAGE;
+	if (rc == CLI_OK && strcmp(device, "cpu") && strcmp(device, "cuda")) {
+		cli_error("round", "--device: unknown device '%s' (known: cpu, cuda)", device);
+		rc = CLI_USAGE;
+	}
+	if (rc == CLI_OK && !strcmp(device, "cuda")) {
+		const char *why;
+		if (job.ctl.mode != FMT_RNE && job.ctl.mode != FMT_SR) {
+			cli_error("round", "--device cuda: the GPU kernels round with rne or sr, not %s",
+			          fmt_mode_name(job.ctl.mode));
+			rc = CLI_USAGE;
+		} else if (!gpu_ready(&why, NULL)) {
+			cli_error("round", "--device cuda: %s", why);
+			rc = CLI_ENV;
+		} else if (gpu_alloc((void **)&job.d_in, sizeof(float)) != MP_OK ||
+		           gpu_alloc((void **)&job.d_out, sizeof(uint32_t)) != MP_OK) {
+			cli_error("round", "--device cuda: %s", gpu_last_error());
+			rc = CLI_ENV;
+		}
+		job.cuda = true;
+	}
 	if (rc != CLI_OK) {
+		gpu_free(job.d_in);
+		gpu_free(job.d_out);
 		free(values);
 		return rc;
 	}
@@ -170,7 +244,12 @@ int cmd_round(int argc, char **argv)
 		for (size_t i = 0; i < nvalues; i++) {
 			char where[64];
 			snprintf(where, sizeof where, "value %zu: ", i + 1);
-			if (!round_text(&job, values[i], where, index++))
+			int r = round_text(&job, values[i], where, index++);
+			if (r < 0) {
+				rc = CLI_ENV;
+				break;
+			}
+			if (r == 0)
 				rc = CLI_USAGE;
 		}
 	} else {
@@ -190,7 +269,12 @@ int cmd_round(int argc, char **argv)
 				index++;
 				continue;
 			}
-			if (!round_text(&job, line, where, index++))
+			int r = round_text(&job, line, where, index++);
+			if (r < 0) {
+				rc = CLI_ENV;
+				break;
+			}
+			if (r == 0 && rc == CLI_OK)
 				rc = CLI_USAGE;
 		}
 		if (ferror(stdin)) {
@@ -202,6 +286,8 @@ int cmd_round(int argc, char **argv)
 			cli_error("round", "no values given (see 'mixprec round --help')");
 	}
 	free(values);
+	gpu_free(job.d_in);
+	gpu_free(job.d_out);
 	if (!cli_flush_stdout("round"))
 		return CLI_ENV;
 	return rc;

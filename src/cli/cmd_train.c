@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "gpu/gpu.h"
 #include "fmt/decode.h"
 #include "train/train.h"
 #include "util/csvout.h"
@@ -45,7 +46,7 @@ static void train_help(void)
 	       "  --resid-offset-channels K   only to the first K channels (an outlier channel)\n"
 	       "  --threads N        1 or 2: the two halves of each batch one after the other\n"
 	       "                     or in parallel (default 2; same results either way)\n"
-	       "  --device cpu|cuda  (cuda needs a build with CUDA)\n"
+	       "  --device cpu|cuda  cuda: GPU training is not built yet (exits 3, naming why)\n"
 	       "Change parts of every listed policy:\n"
 	       "  --gemm F  --residual F[:rne|sr]  --weights fp32|F[:rne|sr|kahan]  --grads F\n"
 	       "  --grad-accum F  --optim-state F  --loss-scale none|dynamic|static:S\n\n"
@@ -181,7 +182,12 @@ static int common_option(const char *cmd, train_setup *su, int c)
 		if (!strcmp(optarg, "cpu"))
 			return 1;
 		if (!strcmp(optarg, "cuda")) {
-			cli_error(cmd, "--device cuda: this build of mixprec has no CUDA backend");
+			const char *why;
+			if (!gpu_ready(&why, NULL))
+				cli_error(cmd, "--device cuda: %s", why);
+			else
+				cli_error(cmd, "--device cuda: training on the GPU is not built yet (drift, round and "
+				          "bench run there)");
 			return -3;
 		}
 		cli_error(cmd, "--device: unknown device '%s' (known: cpu, cuda)", optarg);

@@ -4,9 +4,11 @@
 #include <strings.h>
 
 #include "drift/drift.h"
+#include "drift/drift_update.h"
 #include "fmt/bulk.h"
 #include "fmt/decode.h"
 #include "fmt/round.h"
+#include "gpu/gpu.h"
 #include "util/rng.h"
 
 /* Updates are generated and applied in chunks that stay in cache: the update
@@ -21,6 +23,9 @@ struct drift_sim {
 	float *comp;                           /* (E) Kahan compensation */
 	double start[DRIFT_VARIANT_COUNT];
 	uint64_t unchanged[DRIFT_VARIANT_COUNT];
+	gpu_drift *gpu;                        /* DRIFT_DEVICE_CUDA: the state lives there */
+	bool stale;                            /* the host arrays lag the GPU's state */
+	mp_status status;
 };
 
 static const char *const variant_names[DRIFT_VARIANT_COUNT] = {
@@ -62,17 +67,12 @@ drift_params drift_defaults(void)
 
 /* --- updates --- */
 
+_Static_assert(DRIFT_DIST_CONSTANT == 0 && DRIFT_DIST_UNIFORM == 1 && DRIFT_DIST_NORMAL == 2,
+               "drift_update_draw numbers the distributions so");
+
 float drift_update_value(const drift_params *p, uint64_t step, uint64_t element)
 {
-	if (p->dist == DRIFT_DIST_CONSTANT)
-		return (float)p->mean;
-	uint64_t r = rng_mix64(p->seed * 0x9e3779b97f4a7c15ull ^ rng_mix64(step * p->elements + element));
-	/* two uniforms in (0, 1], 32 bits each */
-	double u1 = ((double)(uint32_t)r + 1.0) * 0x1p-32;
-	double u2 = ((double)(uint32_t)(r >> 32) + 1.0) * 0x1p-32;
-	if (p->dist == DRIFT_DIST_UNIFORM)
-		return (float)(p->mean + p->std * sqrt(3.0) * (2.0 * u1 - 1.0));
-	return (float)(p->mean + p->std * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
+	return drift_update_draw((int)p->dist, p->mean, p->std, p->seed, p->elements, step, element);
 }
 
 /* --- applying updates --- */
@@ -130,6 +130,18 @@ mp_status drift_create(drift_sim **out, const drift_params *p)
 		for (size_t i = 0; i < E; i++)
 			s->x[v][i] = x;
 	}
+	if (p->device == DRIFT_DEVICE_CUDA) {
+		gpu_drift_params g = { .elements = E, .dist = (int)p->dist, .mean = p->mean, .std = p->std,
+		                       .seed = p->seed, .start64 = s->start[DRIFT_FP64] };
+		_Static_assert(GPU_DRIFT_NF == DRIFT_VARIANT_COUNT - 1, "the GPU runs every variant but fp64");
+		for (int v = 1; v < DRIFT_VARIANT_COUNT; v++)
+			g.start[v - 1] = (float)s->start[v];
+		mp_status st = gpu_drift_create(&s->gpu, &g);
+		if (st != MP_OK) {
+			drift_free(s);
+			return st;
+		}
+	}
 	*out = s;
 	return MP_OK;
 }
@@ -142,11 +154,52 @@ void drift_free(drift_sim *s)
 	free(s->comp);
 	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
 		free(s->x[v]);
+	gpu_drift_free(s->gpu);
 	free(s);
+}
+
+/* The GPU's advance: the kernels only; the snapshot copies the state back. */
+static size_t advance_gpu(drift_sim *s, size_t n)
+{
+	if (s->status != MP_OK)
+		return s->step;
+	size_t m = s->p.steps - s->step < n ? s->p.steps - s->step : n;
+	mp_status st = gpu_drift_advance(s->gpu, s->step, m);
+	if (st != MP_OK) {
+		s->status = st;
+	} else {
+		s->step += m;
+		s->stale = true;
+	}
+	return s->step;
+}
+
+/* Brings the host arrays up to the GPU's state, for the snapshot: the host
+ * computes the means exactly as for the CPU path. The arrays are a cache of
+ * the device state, so a const simulation may refresh them. */
+static void refresh_from_gpu(const drift_sim *cs)
+{
+	drift_sim *s = (drift_sim *)cs;
+	if (!s->gpu || !s->stale || s->status != MP_OK)
+		return;
+	float *x[GPU_DRIFT_NF];
+	for (int v = 1; v < DRIFT_VARIANT_COUNT; v++)
+		x[v - 1] = s->x[v];
+	mp_status st = gpu_drift_read(s->gpu, s->x64, x, s->comp, s->unchanged);
+	if (st != MP_OK)
+		s->status = st;
+	s->stale = false;
+}
+
+mp_status drift_status(const drift_sim *s)
+{
+	return s->status;
 }
 
 size_t drift_advance(drift_sim *s, size_t n)
 {
+	if (s->gpu)
+		return advance_gpu(s, n);
 	size_t E = s->p.elements;
 	float u[CHUNK];
 	for (size_t k = 0; k < n && s->step < s->p.steps; k++, s->step++) {
@@ -178,6 +231,7 @@ size_t drift_step_count(const drift_sim *s)
 
 void drift_snapshot(const drift_sim *s, drift_state out[DRIFT_VARIANT_COUNT])
 {
+	refresh_from_gpu(s);
 	size_t E = s->p.elements;
 	double updates = (double)s->step * (double)E;
 	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++) {

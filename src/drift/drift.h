@@ -27,6 +27,11 @@ typedef enum {
 	DRIFT_DIST_NORMAL,
 } drift_dist;
 
+typedef enum {
+	DRIFT_DEVICE_CPU,
+	DRIFT_DEVICE_CUDA,   /* gpu/: the same results, bit for bit */
+} drift_device;
+
 typedef struct {
 	size_t elements;   /* E */
 	size_t steps;      /* T */
@@ -38,6 +43,7 @@ typedef struct {
 	drift_dist dist;
 	double mean, std;
 	uint64_t seed;
+	drift_device device;
 } drift_params;
 
 /* Defaults of the lesson: x0 = 600, 10,000 steps, normal(0.5, 0.5), E = 1000. */
@@ -60,15 +66,21 @@ const char *drift_dist_name(drift_dist d);
 mp_status drift_dist_parse(const char *name, drift_dist *d);
 
 /* Allocates a simulation at step 0. MP_EINVAL for zero elements or a
- * non-finite parameter, MP_ENOMEM when the arrays do not fit. */
+ * non-finite parameter, MP_ENOMEM when the arrays do not fit; on
+ * DRIFT_DEVICE_CUDA, MP_EUNSUPPORTED or MP_EIO when the GPU is missing or
+ * fails (gpu_last_error() says why). */
 mp_status drift_create(drift_sim **out, const drift_params *p);
 void drift_free(drift_sim *s);
 
-/* Advances by up to n steps (never past p->steps); returns steps done so far. */
+/* Advances by up to n steps (never past p->steps); returns steps done so far.
+ * A GPU failure stops the simulation where it was (see drift_status). */
 size_t drift_advance(drift_sim *s, size_t n);
+/* MP_OK, or the GPU failure that stopped the simulation. */
+mp_status drift_status(const drift_sim *s);
 size_t drift_step_count(const drift_sim *s);
 
-/* The state of every variant at the current step. */
+/* The state of every variant at the current step. On the GPU this copies the
+ * state back first (E x 32 bytes); check drift_status afterwards. */
 void drift_snapshot(const drift_sim *s, drift_state out[DRIFT_VARIANT_COUNT]);
 
 /* The fp32 update for (seed, step, element), as every variant receives it. */

@@ -94,21 +94,19 @@ static bool cpu_has(fmt_simd path)
 }
 #endif
 
-bool fmt_simd_available(fmt_simd path)
-{
-	if (path < 0 || path >= FMT_SIMD_COUNT)
-		return false;
-	return cpu_has(path);
-}
-
+/* CPUID is asked once: in a virtual machine every CPUID traps to the
+ * hypervisor (tens of microseconds), and resolve() runs on every bulk call. */
+static bool has_path[FMT_SIMD_COUNT];
 static fmt_simd best_path;
 
 static void best_path_detect(void)
 {
+	for (int p = 0; p < FMT_SIMD_COUNT; p++)
+		has_path[p] = cpu_has((fmt_simd)p);
 	fmt_simd b = FMT_SIMD_PORTABLE;
-	if (cpu_has(FMT_SIMD_AVX2))
+	if (has_path[FMT_SIMD_AVX2])
 		b = FMT_SIMD_AVX2;
-	if (cpu_has(FMT_SIMD_AVX512))
+	if (has_path[FMT_SIMD_AVX512])
 		b = FMT_SIMD_AVX512;
 	/* MIXPREC_SIMD caps the choice (to compare paths or work around a CPU) */
 	const char *env = getenv("MIXPREC_SIMD");
@@ -119,11 +117,20 @@ static void best_path_detect(void)
 	best_path = b;
 }
 
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+
 fmt_simd fmt_simd_best(void)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, best_path_detect);
+	pthread_once(&detect_once, best_path_detect);
 	return best_path;
+}
+
+bool fmt_simd_available(fmt_simd path)
+{
+	if (path < 0 || path >= FMT_SIMD_COUNT)
+		return false;
+	pthread_once(&detect_once, best_path_detect);
+	return has_path[path];
 }
 
 const char *fmt_simd_name(fmt_simd path)
@@ -193,16 +200,6 @@ static mp_status resolve(fmt_simd *path)
 	return MP_OK;
 }
 
-/* fp32 "encoding" is a copy with NaNs made canonical and, with saturate,
- * infinities replaced by the largest finite value. */
-static uint32_t fp32_one(float v, bool saturate)
-{
-	uint32_t b = bulk_decode1(FMT_FP32, bulk_f2u(v));
-	if (saturate && (b & 0x7fffffffu) == 0x7f800000u)
-		b -= 1;   /* +-inf -> +-max */
-	return b;
-}
-
 static size_t portable_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
                                   const float *u, size_t n)
 {
@@ -243,9 +240,9 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 	if (o->fmt == FMT_FP32 && op != OP_ACCUMULATE) {
 		for (size_t i = 0; i < n; i++) {
 			if (op == OP_ENCODE)
-				bulk_store_elem(out, i, 4, fp32_one(in[i], o->saturate));
+				bulk_store_elem(out, i, 4, bulk_fp32_one(in[i], o->saturate));
 			else
-				x[i] = bulk_u2f(fp32_one(x[i], o->saturate));
+				x[i] = bulk_u2f(bulk_fp32_one(x[i], o->saturate));
 		}
 		return MP_OK;
 	}

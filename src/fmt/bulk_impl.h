@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "fmt/bulk.h"
+#include "util/hd.h"
 #include "util/rng.h"
 
 typedef struct {
@@ -33,11 +34,17 @@ typedef struct {
 /* Fills p for an encode of o->fmt (fmt must not be FMT_FP32). */
 void bulk_params_init(bulk_params *p, const fmt_bulk_opts *o);
 
-static inline uint32_t bulk_shl(uint32_t v, uint32_t n) { return n >= 32 ? 0 : v << n; }
-static inline uint32_t bulk_shr(uint32_t v, uint32_t n) { return n >= 32 ? 0 : v >> n; }
+#if defined(__CUDA_ARCH__)
+/* the clamping funnel shifts give 0 for counts of 32 or more: one instruction */
+static inline MP_HD uint32_t bulk_shl(uint32_t v, uint32_t n) { return __funnelshift_lc(0u, v, n); }
+static inline MP_HD uint32_t bulk_shr(uint32_t v, uint32_t n) { return __funnelshift_rc(v, 0u, n); }
+#else
+static inline MP_HD uint32_t bulk_shl(uint32_t v, uint32_t n) { return n >= 32 ? 0 : v << n; }
+static inline MP_HD uint32_t bulk_shr(uint32_t v, uint32_t n) { return n >= 32 ? 0 : v >> n; }
+#endif
 
 /* One element: fp32 pattern x and random bits r (ignored unless p->sr). */
-static inline uint32_t bulk_encode1(const bulk_params *p, uint32_t x, uint32_t r)
+static inline MP_HD uint32_t bulk_encode1(const bulk_params *p, uint32_t x, uint32_t r)
 {
 	uint32_t sign = (x >> 31) << (31 - p->sign_shift);
 	uint32_t a = x & 0x7fffffffu;
@@ -69,7 +76,7 @@ static inline uint32_t bulk_encode1(const bulk_params *p, uint32_t x, uint32_t r
 }
 
 /* Quantize one fp32 value (encode then decode); r ignored unless p->sr. */
-static inline float bulk_quantize1(const bulk_params *p, float x, uint32_t r);
+static inline MP_HD float bulk_quantize1(const bulk_params *p, float x, uint32_t r);
 
 /* Decoding tables for the fp8 formats (filled on first use). */
 extern float bulk_e4m3_table[256];
@@ -101,11 +108,33 @@ static inline void bulk_store_elem(void *out, size_t i, size_t size, uint32_t v)
 	}
 }
 
-static inline uint32_t bulk_f2u(float f) { uint32_t u; __builtin_memcpy(&u, &f, 4); return u; }
-static inline float bulk_u2f(uint32_t u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
+#if defined(__CUDA_ARCH__)
+static inline MP_HD uint32_t bulk_f2u(float f) { return __float_as_uint(f); }
+static inline MP_HD float bulk_u2f(uint32_t u) { return __uint_as_float(u); }
+#else
+static inline MP_HD uint32_t bulk_f2u(float f) { uint32_t u; __builtin_memcpy(&u, &f, 4); return u; }
+static inline MP_HD float bulk_u2f(uint32_t u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
+#endif
+
+/* An fp8 pattern back to fp32 by arithmetic (e4m3: frac_bits 3, bias 7, OCP
+ * "fn" specials; e5m2: 2, 15, IEEE specials). The CPU paths read the tables
+ * below instead; device code, which cannot, uses this, and test_bulk checks
+ * the two agree on all 256 patterns of both formats. */
+static inline MP_HD uint32_t bulk_decode_fp8(uint32_t b, int frac_bits, int bias, int fn)
+{
+	uint32_t sign = (b & 0x80u) << 24;
+	uint32_t e = (b & 0x7fu) >> frac_bits, m = b & ((1u << frac_bits) - 1u);
+	uint32_t etop = (0x7fu >> frac_bits);
+	if (fn ? (b & 0x7fu) == 0x7fu : e == etop)
+		return fn || m ? 0x7fc00000u : sign | 0x7f800000u;
+	if (e)
+		return sign | ((e + 127u - (uint32_t)bias) << 23) | (m << (23 - frac_bits));
+	/* subnormal: m * 2^(1 - bias - frac_bits), exact in fp32 */
+	return sign | bulk_f2u((float)m * bulk_u2f((uint32_t)(127 + 1 - bias - frac_bits) << 23));
+}
 
 /* One element back to fp32 (exact; NaN -> 0x7fc00000). */
-static inline uint32_t bulk_decode1(fmt_id fmt, uint32_t b)
+static inline MP_HD uint32_t bulk_decode1(fmt_id fmt, uint32_t b)
 {
 	switch (fmt) {
 	case FMT_FP32:
@@ -124,16 +153,33 @@ static inline uint32_t bulk_decode1(fmt_id fmt, uint32_t b)
 			return sign | ((e + 112) << 23) | (m << 13);
 		return sign | bulk_f2u((float)m * 0x1p-24f);
 	}
+#if defined(__CUDA_ARCH__)
+	case FMT_E4M3:
+		return bulk_decode_fp8(b & 0xffu, 3, 7, 1);
+	case FMT_E5M2:
+		return bulk_decode_fp8(b & 0xffu, 2, 15, 0);
+#else
 	case FMT_E4M3:
 		return bulk_f2u(bulk_e4m3_table[b & 0xff]);
 	case FMT_E5M2:
 		return bulk_f2u(bulk_e5m2_table[b & 0xff]);
+#endif
 	default:
 		return 0x7fc00000u;
 	}
 }
 
-static inline float bulk_quantize1(const bulk_params *p, float x, uint32_t r)
+/* fp32 "encoding" is a copy with NaNs made canonical and, with saturate,
+ * infinities replaced by the largest finite value. */
+static inline MP_HD uint32_t bulk_fp32_one(float v, int saturate)
+{
+	uint32_t b = bulk_decode1(FMT_FP32, bulk_f2u(v));
+	if (saturate && (b & 0x7fffffffu) == 0x7f800000u)
+		b -= 1;   /* +-inf -> +-max */
+	return b;
+}
+
+static inline MP_HD float bulk_quantize1(const bulk_params *p, float x, uint32_t r)
 {
 	return bulk_u2f(bulk_decode1(p->fmt, bulk_encode1(p, bulk_f2u(x), r)));
 }

@@ -15,7 +15,7 @@ typedef enum {
 } num_kind;
 
 /* An exact number: sign and magnitude kept apart so that -0 survives. */
-typedef struct {
+typedef struct fmt_num {
 	num_kind kind;
 	bool neg;
 	mpq_t mag;   /* |value| when kind == NUM_FINITE, else 0 */

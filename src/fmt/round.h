@@ -3,10 +3,13 @@
 #define MIXPREC_FMT_ROUND_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fmt/format.h"
-#include "fmt/parse.h"
+
+/* An exact typed number (fmt/parse.h); only round_exact.c needs its GMP insides. */
+typedef struct fmt_num fmt_num;
 
 typedef enum {
 	FMT_RNE,   /* nearest, ties to even */

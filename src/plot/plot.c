@@ -1,3 +1,4 @@
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,19 @@ void plot_ranges(const plot_figure *f, plot_axis *x, plot_axis *y)
 			if (f->series[k].draw == PLOT_DRAW_COLUMNS)
 				widen(&yl, &yh, 0);
 	}
+	if (f->kind == PLOT_XY && xl <= xh) {
+		/* a column spans [x, x + width): the last one must fit, and on a log
+		 * y axis the smallest one must keep some height, so the range goes
+		 * down to the decade below it */
+		double w = plot_column_width(f, x);
+		if (w > 0)
+			xh += w;
+		bool columns = false;
+		for (size_t k = 0; k < f->nseries; k++)
+			columns |= f->series[k].draw == PLOT_DRAW_COLUMNS;
+		if (columns && y->log && yl <= yh)
+			yl = floor(yl) < yl ? floor(yl) : yl - 1;
+	}
 	settle(&xl, &xh, x->log);
 	settle(&yl, &yh, y->log);
 	if (fixed_ok(f->fix_x, f->xmin, f->xmax, x->log)) {
@@ -174,6 +188,15 @@ void plot_ranges(const plot_figure *f, plot_axis *x, plot_axis *y)
 	if (fixed_ok(f->fix_y, f->ymin, f->ymax, y->log)) {
 		yl = plot_axis_t(y, f->ymin);
 		yh = plot_axis_t(y, f->ymax);
+	}
+	/* keep the span finite (data near +-DBL_MAX): what lies beyond is clipped */
+	if (!isfinite(xh - xl)) {
+		xl = fmax(xl, -DBL_MAX / 4);
+		xh = fmin(xh, DBL_MAX / 4);
+	}
+	if (!isfinite(yh - yl)) {
+		yl = fmax(yl, -DBL_MAX / 4);
+		yh = fmin(yh, DBL_MAX / 4);
 	}
 	x->lo = xl;
 	x->hi = xh;
@@ -489,6 +512,9 @@ static double dot_y(const dotgrid *g, double t)
 
 static void draw_segment(dotgrid *g, double x0, double y0, double x1, double y1, size_t k)
 {
+	/* finite data can still map to an infinite dot (1e308 on -1e308..0) */
+	if (!isfinite(x0) || !isfinite(y0) || !isfinite(x1) || !isfinite(y1))
+		return;
 	if (!plot_clip(&x0, &y0, &x1, &y1, -0.5, g->DX - 0.5, -0.5, g->DY - 0.5))
 		return;
 	int ax = (int)lround(x0), ay = (int)lround(y0), bx = (int)lround(x1), by = (int)lround(y1);
@@ -541,7 +567,10 @@ static void draw_series(dotgrid *g, const plot_series *s, size_t k, double colw)
 			double right = colw > 0 ? dot_x(g, tx + colw) - 1 : qx;
 			if (right < qx)
 				right = qx;
-			for (double cx = lround(qx); cx <= lround(right); cx++)
+			/* only the dot columns inside the area: a point far outside a
+			 * fixed range must not cost a loop over its distance */
+			double from = fmax(round(qx), 0), to = fmin(round(right), g->DX - 1);
+			for (double cx = from; cx <= to; cx++)
 				draw_segment(g, cx, base, cx, qy, k);
 			break;
 		}
@@ -718,7 +747,7 @@ static mp_status render_xy(const plot_figure *f, plot_canvas *c, bool utf8)
 		const plot_marker *mk = &f->markers[m];
 		if (mk->vertical) {
 			double t = plot_axis_t(&x, mk->at);
-			int cc = isfinite(t) ? (int)lround(dot_x(&g, t)) / dots_x : -1;
+			int cc = t >= x.lo && t <= x.hi ? (int)lround(dot_x(&g, t)) / dots_x : -1;
 			if (cc < 0 || cc >= w)
 				continue;
 			for (int r = 0; r < h; r++)
@@ -733,7 +762,7 @@ static mp_status render_xy(const plot_figure *f, plot_canvas *c, bool utf8)
 			}
 		} else {
 			double t = plot_axis_t(&y, mk->at);
-			int r = isfinite(t) ? (int)lround(dot_y(&g, t)) / dots_y : -1;
+			int r = t >= y.lo && t <= y.hi ? (int)lround(dot_y(&g, t)) / dots_y : -1;
 			if (r < 0 || r >= h)
 				continue;
 			for (int i = 0; i < w; i++)

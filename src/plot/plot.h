@@ -64,7 +64,7 @@ typedef struct {
 	double xmin, xmax, ymin, ymax;
 	const plot_series *series;
 	size_t nseries;
-	const char *const *categories;   /* (ncategories) PLOT_BARS: the group names */
+	const char *const *categories;   /* (ncategories) PLOT_BARS: the group names (NULL: "") */
 	size_t ncategories;
 	const plot_marker *markers;
 	size_t nmarkers;

@@ -10,7 +10,7 @@
 #include "config.h"
 #include "plot/plot_impl.h"
 
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 #include <cairo.h>
 #endif
 
@@ -27,7 +27,11 @@ void plot_series_rgb(size_t k, uint8_t rgb[3])
 
 bool plot_have_cairo(void)
 {
-	return HAVE_CAIRO + 0 != 0;
+#ifdef HAVE_CAIRO
+	return true;
+#else
+	return false;
+#endif
 }
 
 /* --- painters --- */
@@ -53,7 +57,7 @@ struct painter {
 	double width;
 	bool dashed, in_path, clipped;
 	int clip_id;
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 	cairo_t *cr;
 #endif
 };
@@ -177,7 +181,7 @@ static double svg_text_width(painter *p, const char *s, double size, bool bold)
 
 /* cairo back end */
 
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 static void cr_color(painter *p, const uint8_t rgb[3])
 {
 	cairo_set_source_rgb(p->cr, rgb[0] / 255.0, rgb[1] / 255.0, rgb[2] / 255.0);
@@ -350,8 +354,9 @@ static void draw_xy(painter *p, const plot_figure *f, const frame *fr, plot_axis
 	/* markers */
 	for (size_t m = 0; m < f->nmarkers; m++) {
 		const plot_marker *mk = &f->markers[m];
-		double t = plot_axis_t(mk->vertical ? x : y, mk->at);
-		if (!isfinite(t))
+		const plot_axis *a = mk->vertical ? x : y;
+		double t = plot_axis_t(a, mk->at);
+		if (!isfinite(t) || t < a->lo || t > a->hi)
 			continue;
 		p->color(p, grey);
 		p->stroke_style(p, 1, true);
@@ -391,6 +396,10 @@ static void draw_xy(painter *p, const plot_figure *f, const frame *fr, plot_axis
 				continue;
 			}
 			double qx = map_x(fr, x, tx), qy = map_y(fr, y, ty);
+			if (!isfinite(qx) || !isfinite(qy)) {
+				have_prev = false;
+				continue;
+			}
 			if (s->draw == PLOT_DRAW_POINTS) {
 				if (qx >= xa && qx <= xb && qy >= ya && qy <= yb)
 					p->circle(p, qx, qy, fs * 0.22);
@@ -441,7 +450,8 @@ static void draw_bars(painter *p, const plot_figure *f, const frame *fr, plot_ax
 	for (size_t i = 0; i < nc; i++) {
 		double gy = fr->t + group * (double)i + group * 0.1;
 		p->color(p, black);
-		p->text(p, fr->l - fs * 0.5, gy + group * 0.4 + fs * 0.35, f->categories[i], fs, false, ANCHOR_END, false);
+		const char *cat = f->categories[i] ? f->categories[i] : "";
+		p->text(p, fr->l - fs * 0.5, gy + group * 0.4 + fs * 0.35, cat, fs, false, ANCHOR_END, false);
 		for (size_t k = 0; k < f->nseries; k++) {
 			const plot_series *s = &f->series[k];
 			if (i >= s->n)
@@ -487,7 +497,7 @@ static void draw_figure(painter *p, const plot_figure *f, double W, double H)
 			left += fs * 1.6;
 	} else {
 		for (size_t i = 0; i < f->ncategories; i++)
-			left = fmax(left, p->text_width(p, f->categories[i], fs, false) + fs * 1.2);
+			left = fmax(left, p->text_width(p, f->categories[i] ? f->categories[i] : "", fs, false) + fs * 1.2);
 		left = fmin(left, W / 3);
 	}
 	double right = f->kind == PLOT_BARS ? fs * 5 : fs * 1.5;
@@ -573,7 +583,7 @@ mp_status plot_write_svg(const plot_figure *f, const char *path, int width, int 
 
 mp_status plot_write_png(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
 {
-#if HAVE_CAIRO
+#ifdef HAVE_CAIRO
 	mp_status st = check_args(f, width, height, err, errlen);
 	if (st != MP_OK)
 		return st;

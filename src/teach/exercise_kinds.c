@@ -909,8 +909,8 @@ static bool solve_lost_updates(solve_ctx *c)
 	const fmt_info *f = param_format(c, "format", FMT_BF16);
 	if (!f || !param_positive(c, "n", &nd))
 		return false;
-	if (nd != floor(nd) || nd > 100000)
-		return fail(c, "parameter n must be a whole number up to 100000");
+	if (nd != floor(nd) || nd > 10000)
+		return fail(c, "parameter n must be a whole number up to 10000");
 	fmt_num_init(&x);
 	fmt_num_init(&u);
 	bool ok = param_exact(c, "x0", &x) && param_exact(c, "u", &u);
@@ -992,8 +992,8 @@ static bool solve_drift_retained(solve_ctx *c)
 	double x0, u, T;
 	if (!param_double(c, "x0", &x0) || !param_double(c, "u", &u) || !param_positive(c, "T", &T))
 		return false;
-	if (T != floor(T) || T > 1e6)
-		return fail(c, "parameter T must be a whole number up to 1000000");
+	if (T != floor(T) || T > 1e5)
+		return fail(c, "parameter T must be a whole number up to 100000");
 	if (u == 0)
 		return fail(c, "parameter u must not be 0");
 	drift_params p = drift_defaults();

@@ -12,6 +12,7 @@
 
 #include "util/csvout.h"
 #include "util/csvread.h"
+#include "util/file.h"
 
 #define PROGRESS_FILE_MAX (8u << 20)
 #define PROGRESS_HEADER "item,attempts,solved,hints_used"
@@ -157,7 +158,7 @@ static mp_status load_path(progress *p, const char *path, char *note, size_t not
 		return MP_OK;
 	load_state ls = { .p = p };
 	char err[512];
-	mp_status st = csvr_read_file(path, PROGRESS_FILE_MAX, on_row, &ls, err, sizeof err);
+	mp_status st = csvr_read_file(path, PROGRESS_FILE_MAX, on_row, NULL, &ls, err, sizeof err);
 	if (st == MP_ENOMEM || (ls.bad && strcmp(ls.why, "out of memory") == 0)) {
 		progress_free(p);
 		return MP_ENOMEM;
@@ -194,22 +195,12 @@ mp_status progress_load(progress *p, char *note, size_t notelen)
 
 static mp_status save_path(const progress *p, const char *path, char *note, size_t notelen)
 {
-	char tmp[PATH_MAX + 32];
-	snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		snprintf(note, notelen, "cannot write %s: %s", tmp, strerror(errno));
-		return MP_EIO;
-	}
-	FILE *fp = fdopen(fd, "w");
-	if (!fp) {
-		close(fd);
-		unlink(tmp);
-		snprintf(note, notelen, "cannot write %s: %s", tmp, strerror(errno));
-		return MP_EIO;
-	}
+	file_atomic a;
+	mp_status st = file_atomic_open(&a, path, note, notelen);
+	if (st != MP_OK)
+		return st;
 	csvw w;
-	csvw_init(&w, fp);
+	csvw_init(&w, a.fp);
 	csvw_header(&w, PROGRESS_HEADER);
 	for (size_t i = 0; i < p->count; i++) {
 		csvw_field(&w, p->rows[i].item);
@@ -218,25 +209,7 @@ static mp_status save_path(const progress *p, const char *path, char *note, size
 		csvw_fieldf(&w, "%ld", p->rows[i].hints);
 		csvw_end_row(&w);
 	}
-	bool ok = csvw_ok(&w) && fflush(fp) == 0 && fsync(fileno(fp)) == 0;
-	int e = errno;
-	if (fclose(fp) != 0 && ok) {
-		ok = false;
-		e = errno;
-	}
-	if (!ok || rename(tmp, path) != 0) {
-		if (ok)
-			e = errno;
-		unlink(tmp);
-		snprintf(note, notelen, "cannot save progress to %s: %s", path, strerror(e));
-		return MP_EIO;
-	}
-	int dfd = open(progress_dir(), O_RDONLY | O_DIRECTORY);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	return MP_OK;
+	return file_atomic_commit(&a, note, notelen);
 }
 
 mp_status progress_record(const char *item, long attempt, bool solved, long hints_seen, char *note, size_t notelen)

@@ -31,14 +31,18 @@ void csvw_field(csvw *w, const char *text)
 {
 	if (w->col++ > 0)
 		fputc(',', w->fp);
+	char small[256];
 	char *safe = NULL;
 	if (csv_is_formula_like(text)) {
 		size_t n = strlen(text);
-		safe = malloc(n + 2);
-		if (safe) {
-			safe[0] = '\'';
-			memcpy(safe + 1, text, n + 1);
-			text = safe;
+		char *buf = n + 2 <= sizeof small ? small : (safe = malloc(n + 2));
+		if (!buf) {
+			/* never write the formula: a cell that says why is safer */
+			text = "'(out of memory)";
+		} else {
+			buf[0] = '\'';
+			memcpy(buf + 1, text, n + 1);
+			text = buf;
 		}
 	}
 	if (strpbrk(text, ",\"\r\n") || (text[0] == ' ') || (*text && text[strlen(text) - 1] == ' '))

@@ -18,7 +18,7 @@ typedef struct {
 	bool stop;
 	mp_status st;
 	long errline;
-	char why[160];
+	char why[200];
 } reader;
 
 static void clear_row(reader *r)
@@ -85,8 +85,8 @@ static void on_row(int c, void *data)
 	clear_row(r);
 }
 
-static mp_status parse(const char *data, size_t len, csvr_row_fn fn, void *ud, long *errline, char *err,
-                       size_t errlen)
+static mp_status parse(const char *data, size_t len, csvr_row_fn fn, csvr_error_fn on_error, void *ud,
+                       long *errline, char *err, size_t errlen)
 {
 	struct csv_parser p;
 	if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
@@ -106,17 +106,41 @@ static mp_status parse(const char *data, size_t len, csvr_row_fn fn, void *ud, l
 		const char *nl = memchr(data + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (data + pos)) + 1 : len - pos;
 		r.line++;
-		if (csv_parse(&p, data + pos, n, on_field, on_row, &r) != n) {
+		if (csv_parse(&p, data + pos, n, on_field, on_row, &r) != n && r.st == MP_OK) {
 			r.st = MP_EPARSE;
 			r.errline = r.line;
-			snprintf(r.why, sizeof r.why, "%s", csv_strerror(csv_error(&p)));
+			snprintf(r.why, sizeof r.why, "%s",
+			         csv_error(&p) == CSV_EPARSE ? "a quote inside an unquoted field, or text after a closing quote "
+			                                       "(quote the whole field and double any quote in it)"
+			                                     : csv_strerror(csv_error(&p)));
 		}
 		pos += n;
+		if (r.st == MP_EPARSE && on_error) {
+			/* report, then start afresh on the next line */
+			if (on_error(ud, r.errline, r.why)) {
+				r.stop = true;
+				r.st = MP_OK;
+				break;
+			}
+			csv_free(&p);
+			if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
+				r.st = MP_ENOMEM;
+				clear_row(&r);
+				free(r.fields);
+				return MP_ENOMEM;
+			}
+			clear_row(&r);
+			r.st = MP_OK;
+		}
 	}
 	if (r.st == MP_OK && !r.stop && csv_fini(&p, on_field, on_row, &r) != 0) {
 		r.st = MP_EPARSE;
 		r.errline = r.row_line ? r.row_line : r.line;
 		snprintf(r.why, sizeof r.why, "unterminated quoted field (it runs to the end of the file)");
+		if (on_error) {
+			on_error(ud, r.errline, r.why);
+			r.st = MP_OK;
+		}
 	}
 	clear_row(&r);
 	free(r.fields);
@@ -127,17 +151,19 @@ static mp_status parse(const char *data, size_t len, csvr_row_fn fn, void *ud, l
 	return r.st;
 }
 
-mp_status csvr_parse(const char *data, size_t len, csvr_row_fn fn, void *ud, char *err, size_t errlen)
+mp_status csvr_parse(const char *data, size_t len, csvr_row_fn fn, csvr_error_fn on_error, void *ud, char *err,
+                     size_t errlen)
 {
 	char why[200];
 	long line = 0;
-	mp_status st = parse(data, len, fn, ud, &line, why, sizeof why);
+	mp_status st = parse(data, len, fn, on_error, ud, &line, why, sizeof why);
 	if (st == MP_EPARSE)
 		snprintf(err, errlen, "line %ld: %s", line, why);
 	return st;
 }
 
-mp_status csvr_read_file(const char *path, size_t max, csvr_row_fn fn, void *ud, char *err, size_t errlen)
+mp_status csvr_read_file(const char *path, size_t max, csvr_row_fn fn, csvr_error_fn on_error, void *ud, char *err,
+                         size_t errlen)
 {
 	char *buf;
 	size_t len;
@@ -146,7 +172,7 @@ mp_status csvr_read_file(const char *path, size_t max, csvr_row_fn fn, void *ud,
 		return st;
 	char why[200];
 	long line = 0;
-	st = parse(buf, len, fn, ud, &line, why, sizeof why);
+	st = parse(buf, len, fn, on_error, ud, &line, why, sizeof why);
 	if (st == MP_EPARSE)
 		snprintf(err, errlen, "%s:%ld: %s", path, line, why);
 	free(buf);

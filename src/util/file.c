@@ -1,4 +1,7 @@
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,4 +54,79 @@ mp_status file_read_all(const char *path, size_t max, char **buf, size_t *len, c
 	*buf = b;
 	*len = n;
 	return MP_OK;
+}
+
+mp_status file_atomic_open(file_atomic *a, const char *path, char *err, size_t errlen)
+{
+	memset(a, 0, sizeof *a);
+	size_t n = strlen(path);
+	a->path = strdup(path);
+	a->tmp = malloc(n + 16);
+	if (!a->path || !a->tmp) {
+		file_atomic_abort(a);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return MP_ENOMEM;
+	}
+	snprintf(a->tmp, n + 16, "%s.tmp-XXXXXX", path);
+	int fd = mkstemp(a->tmp);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		free(a->tmp);
+		a->tmp = NULL;
+		file_atomic_abort(a);
+		return MP_EIO;
+	}
+	/* mkstemp makes it 0600; a result file is as readable as any other */
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	a->fp = fdopen(fd, "w");
+	if (!a->fp) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		file_atomic_abort(a);
+		return MP_EIO;
+	}
+	return MP_OK;
+}
+
+mp_status file_atomic_commit(file_atomic *a, char *err, size_t errlen)
+{
+	int e = 0;
+	if (fflush(a->fp) != 0 || ferror(a->fp) || fsync(fileno(a->fp)) != 0)
+		e = errno ? errno : EIO;
+	if (fclose(a->fp) != 0 && !e)
+		e = errno ? errno : EIO;
+	a->fp = NULL;
+	if (!e && rename(a->tmp, a->path) != 0)
+		e = errno;
+	if (e) {
+		snprintf(err, errlen, "%s: %s", a->path, strerror(e));
+		file_atomic_abort(a);
+		return MP_EIO;
+	}
+	/* make the rename itself durable */
+	char *slash = strrchr(a->path, '/');
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - a->path) + (slash == a->path) : 1, slash ? a->path : ".");
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	free(a->tmp);
+	a->tmp = NULL;
+	file_atomic_abort(a);
+	return MP_OK;
+}
+
+void file_atomic_abort(file_atomic *a)
+{
+	if (a->fp)
+		fclose(a->fp);
+	if (a->tmp)
+		unlink(a->tmp);
+	free(a->tmp);
+	free(a->path);
+	memset(a, 0, sizeof *a);
 }

@@ -3,6 +3,7 @@
 #define MIXPREC_UTIL_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "util/status.h"
 
@@ -11,5 +12,22 @@
  * read, MP_EINVAL when it is larger than max bytes, MP_ENOMEM; on error err
  * names the file and the reason and *buf is NULL. */
 mp_status file_read_all(const char *path, size_t max, char **buf, size_t *len, char *err, size_t errlen);
+
+/* Writing a file atomically: into a temporary file next to it, then flushed
+ * to disk and renamed over path, so a reader (or a crash, a kill or a full
+ * disk) sees either the old file or the complete new one. */
+typedef struct {
+	FILE *fp;          /* write here between open and commit */
+	char *path;
+	char *tmp;
+} file_atomic;
+
+/* MP_EIO with "path: reason" in err when the temporary file cannot be created. */
+mp_status file_atomic_open(file_atomic *a, const char *path, char *err, size_t errlen);
+/* Flushes, syncs and renames; on any failure removes the temporary file,
+ * leaves path as it was and returns MP_EIO with the reason in err. */
+mp_status file_atomic_commit(file_atomic *a, char *err, size_t errlen);
+/* Gives up: removes the temporary file. */
+void file_atomic_abort(file_atomic *a);
 
 #endif

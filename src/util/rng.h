@@ -6,8 +6,10 @@
 
 #include <stdint.h>
 
+#include "util/hd.h"
+
 /* SplitMix64 finaliser: a bijective 64-bit mix. */
-static inline uint64_t rng_mix64(uint64_t z)
+static inline MP_HD uint64_t rng_mix64(uint64_t z)
 {
 	z += 0x9e3779b97f4a7c15ull;
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -16,7 +18,7 @@ static inline uint64_t rng_mix64(uint64_t z)
 }
 
 /* A bijective 32-bit mix (Wellons' lowbias32): cheap enough for SIMD lanes. */
-static inline uint32_t rng_mix32(uint32_t x)
+static inline MP_HD uint32_t rng_mix32(uint32_t x)
 {
 	x ^= x >> 16;
 	x *= 0x7feb352du;
@@ -32,10 +34,12 @@ typedef struct {
 	uint32_t k1, k2;
 } rng_key;
 
-static inline rng_key rng_key_for(uint64_t seed, uint64_t index)
+static inline MP_HD rng_key rng_key_for(uint64_t seed, uint64_t index)
 {
 	uint64_t s = rng_mix64(seed ^ rng_mix64(index >> 32));
-	rng_key k = { .k1 = (uint32_t)s, .k2 = (uint32_t)(s >> 32) };
+	rng_key k;
+	k.k1 = (uint32_t)s;   /* member by member: this header is also C++ (CUDA) */
+	k.k2 = (uint32_t)(s >> 32);
 	return k;
 }
 
@@ -43,13 +47,13 @@ static inline rng_key rng_key_for(uint64_t seed, uint64_t index)
  * a well-tested integer hash over the keyed counter. One round, not two: the
  * 32-bit multiplies are what limits the SIMD stochastic-rounding kernels, and
  * the SR tests (neighbours only, unbiased means, distinct seeds) hold with one. */
-static inline uint32_t rng_bits_keyed(rng_key k, uint32_t index_lo)
+static inline MP_HD uint32_t rng_bits_keyed(rng_key k, uint32_t index_lo)
 {
 	return rng_mix32(index_lo ^ k.k1) ^ k.k2;
 }
 
 /* The 32 random bits for element `index` of the stream `seed`. */
-static inline uint32_t rng_bits(uint64_t seed, uint64_t index)
+static inline MP_HD uint32_t rng_bits(uint64_t seed, uint64_t index)
 {
 	return rng_bits_keyed(rng_key_for(seed, index), (uint32_t)index);
 }

@@ -1,0 +1,709 @@
+/* mixprec lab new (classroom sheets) and mixprec grade (grading submissions). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "teach/classroom.h"
+#include "teach/exercise.h"
+#include "teach/lesson.h"
+#include "util/csvout.h"
+#include "util/file.h"
+
+#define DEFAULT_SET "7.4a,7.4b,7.4c,7.4d,7.4e"
+#define MAX_SUBMISSIONS 4096
+
+static void lab_help(void)
+{
+	printf("Usage: mixprec lab new --roster ROSTER.csv --out DIR [--course-seed S] [--exercises LIST]\n"
+	       "Writes, for every student of the roster, a sheet with their own variant of\n"
+	       "each exercise (DIR/ID.md and DIR/ID.txt) and an answer template\n"
+	       "(DIR/ID-answers.csv), plus the instructor's key (DIR/answer-key.csv).\n\n"
+	       "  --roster FILE       CSV with a student_id column (and optionally name)\n"
+	       "  --out DIR           where to write (created when missing)\n"
+	       "  --course-seed S     the course's seed (default: $MIXPREC_COURSE_SEED, else 0);\n"
+	       "                      give the same one to 'mixprec grade'\n"
+	       "  --exercises LIST    exercise ids, comma-separated, or 'all' (default %s)\n"
+	       "  --exercise-dir DIR  read the exercises from DIR\n"
+	       "  -h, --help          this text\n\n"
+	       "File formats: README.md, section \"Classroom labs\"; examples in data/.\n",
+	       DEFAULT_SET);
+}
+
+static void grade_help(void)
+{
+	printf("Usage: mixprec grade --roster ROSTER.csv SUBMISSION.csv... [--out FILE]\n"
+	       "                    [--summary FILE] [--course-seed S] [--exercises LIST]\n"
+	       "Grades every student of the roster on every exercise of the lab against\n"
+	       "their own variant: a score and feedback per student and exercise, and a\n"
+	       "class summary (success rate and most common wrong answer per field).\n"
+	       "Malformed rows and unknown students are reported as file:line and the\n"
+	       "rest is still graded. Output cells that a spreadsheet would run as a\n"
+	       "formula are neutralised; files are written atomically.\n\n"
+	       "  --roster FILE       CSV with a student_id column\n"
+	       "  --out FILE          grades CSV (default: standard output)\n"
+	       "  --summary FILE      the class summary as CSV too\n"
+	       "  --course-seed S     the seed the sheets were made with\n"
+	       "  --exercises LIST    exercise ids, comma-separated, or 'all' (default %s)\n"
+	       "  --exercise-dir DIR  read the exercises from DIR\n"
+	       "  -h, --help          this text\n\n"
+	       "Grades: student_id,name,exercise,score,correct,fields,feedback (and a\n"
+	       "'total' row per student). Exit status: 0 every answer right, 1 some answer\n"
+	       "wrong or missing, 2 bad usage or a problem in an input file, 3 I/O failure.\n",
+	       DEFAULT_SET);
+}
+
+typedef struct {
+	const char *roster, *out, *summary, *seed, *list, *dir;
+	const char *words[MAX_SUBMISSIONS];
+	size_t nwords;
+} lab_opts;
+
+enum { OPT_ROSTER = 256, OPT_OUT, OPT_SUMMARY, OPT_SEED, OPT_LIST, OPT_DIR };
+
+static int parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*help)(void))
+{
+	static const struct option opts[] = {
+		{ "roster", required_argument, NULL, OPT_ROSTER },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "summary", required_argument, NULL, OPT_SUMMARY },
+		{ "course-seed", required_argument, NULL, OPT_SEED },
+		{ "exercises", required_argument, NULL, OPT_LIST },
+		{ "exercise-dir", required_argument, NULL, OPT_DIR },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	memset(o, 0, sizeof *o);
+	o->seed = getenv("MIXPREC_COURSE_SEED");
+	if (!o->seed || !*o->seed)
+		o->seed = "0";
+	o->list = DEFAULT_SET;
+	cli_args args = { 0 };
+	char *value;
+	int c;
+	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
+		switch (c) {
+		case CLI_ARG_VALUE:
+			if (o->nwords == MAX_SUBMISSIONS) {
+				cli_error(cmd, "too many files (at most %d)", MAX_SUBMISSIONS);
+				return CLI_USAGE;
+			}
+			o->words[o->nwords++] = value;
+			break;
+		case OPT_ROSTER: o->roster = optarg; break;
+		case OPT_OUT: o->out = optarg; break;
+		case OPT_SUMMARY: o->summary = optarg; break;
+		case OPT_SEED:
+			if (strlen(optarg) > 128) {
+				cli_error(cmd, "--course-seed: at most 128 characters");
+				return CLI_USAGE;
+			}
+			o->seed = optarg;
+			break;
+		case OPT_LIST: o->list = optarg; break;
+		case OPT_DIR: o->dir = optarg; break;
+		case 'h': help(); return cli_flush_stdout(cmd) ? -1 : CLI_ENV;
+		case ':':
+			cli_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+			return CLI_USAGE;
+		default:
+			cli_error(cmd, "unknown option '%s' (see 'mixprec %s --help')", argv[optind - 1], cmd);
+			return CLI_USAGE;
+		}
+	}
+	if (!o->roster) {
+		cli_error(cmd, "--roster FILE is required");
+		return CLI_USAGE;
+	}
+	return CLI_OK;
+}
+
+static void print_diags(const char *cmd, const ex_diags *d)
+{
+	for (size_t i = 0; i < d->count; i++)
+		fprintf(stderr, "mixprec %s: %s\n", cmd, d->msgs[i]);
+}
+
+/* The exercises of the lab, in LIST order. */
+static int select_exercises(const char *cmd, const ex_set *set, const char *list, const ex_exercise ***out,
+                            size_t *n)
+{
+	*out = calloc(set->count ? set->count : 1, sizeof **out);
+	*n = 0;
+	if (!*out) {
+		cli_error(cmd, "out of memory");
+		return CLI_ENV;
+	}
+	if (!strcmp(list, "all")) {
+		for (size_t i = 0; i < set->count; i++)
+			(*out)[(*n)++] = &set->items[i];
+		return CLI_OK;
+	}
+	char *copy = strdup(list);
+	if (!copy) {
+		cli_error(cmd, "out of memory");
+		return CLI_ENV;
+	}
+	int rc = CLI_OK;
+	for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && rc == CLI_OK; w = strtok_r(NULL, ",", &save)) {
+		const ex_exercise *ex = ex_find(set, w);
+		bool dup = false;
+		for (size_t i = 0; i < *n; i++)
+			dup = dup || (*out)[i] == ex;
+		if (!ex) {
+			cli_error(cmd, "--exercises: no exercise '%s' (see 'mixprec exercise list')", w);
+			rc = CLI_USAGE;
+		} else if (dup) {
+			cli_error(cmd, "--exercises: '%s' is listed twice", w);
+			rc = CLI_USAGE;
+		} else if (*n < set->count) {
+			(*out)[(*n)++] = ex;
+		}
+	}
+	free(copy);
+	if (rc == CLI_OK && *n == 0) {
+		cli_error(cmd, "--exercises: no exercise given");
+		rc = CLI_USAGE;
+	}
+	return rc;
+}
+
+static int load_exercises(const char *cmd, const lab_opts *o, ex_set *set)
+{
+	ex_diags d = { 0 };
+	memset(set, 0, sizeof *set);
+	mp_status st = ex_load_dir(set, o->dir ? o->dir : ex_dir(), &d);
+	print_diags(cmd, &d);
+	ex_diags_free(&d);
+	if (st != MP_OK) {
+		if (st == MP_ENOMEM)
+			cli_error(cmd, "out of memory");
+		ex_set_free(set);
+		return CLI_ENV;
+	}
+	return CLI_OK;
+}
+
+/* ---- lab new ---------------------------------------------------------------- */
+
+/* A growing string. */
+typedef struct {
+	char *s;
+	size_t len, cap;
+	bool oom;
+} buf;
+
+static void bf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void bf(buf *b, const char *fmt, ...)
+{
+	if (b->oom)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (b->len + (size_t)n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + (size_t)n + 1)
+			cap *= 2;
+		char *g = realloc(b->s, cap);
+		if (!g) {
+			b->oom = true;
+			return;
+		}
+		b->s = g;
+		b->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* Writes text to path atomically. */
+static bool write_text(const char *path, const char *text, size_t len)
+{
+	file_atomic a;
+	char err[4400];
+	if (file_atomic_open(&a, path, err, sizeof err) != MP_OK) {
+		cli_error("lab", "%s", err);
+		return false;
+	}
+	fwrite(text, 1, len, a.fp);
+	if (file_atomic_commit(&a, err, sizeof err) != MP_OK) {
+		cli_error("lab", "%s", err);
+		return false;
+	}
+	return true;
+}
+
+/* The sheet of one student as Markdown. */
+static bool sheet_markdown(buf *b, const class_student *st, const ex_exercise *const *ex, size_t nex,
+                           const char *seed)
+{
+	bf(b, "# Mixed precision lab: %s\n\n", st->name[0] ? st->name : st->id);
+	bf(b, "Student id: `%s`. Course seed: `%s`.\n\n", st->id, seed);
+	bf(b, "Your numbers are your own: they differ from your neighbours'. Write each answer into "
+	      "the answer column of `%s-answers.csv`, or check it yourself first with "
+	      "`mixprec check ID FIELD=ANSWER --student %s --course-seed %s`.\n\n",
+	   st->id, st->id, seed);
+	for (size_t e = 0; e < nex; e++) {
+		ex_variant v;
+		ex_variant_make(ex[e], seed, st->id, &v);
+		char *prompt = ex_prompt(ex[e], &v);
+		if (!prompt)
+			return false;
+		bf(b, "## Exercise %s: %s\n\n", ex[e]->id, ex[e]->title);
+		/* paragraphs of the prompt: one line each in Markdown */
+		for (const char *p = prompt; *p; p++)
+			bf(b, "%c", *p == '\n' && p[1] != '\n' && (p == prompt || p[-1] != '\n') ? ' ' : *p);
+		bf(b, "\n\n| field | asks for |\n|---|---|\n");
+		for (size_t f = 0; f < ex[e]->nfields; f++) {
+			const ex_field *fl = &ex[e]->fields[f];
+			char *label = NULL;
+			if (fl->label) {
+				ex_exercise tmp = *ex[e];
+				tmp.prompt = fl->label;
+				label = ex_prompt(&tmp, &v);
+			}
+			bf(b, "| `%s` | ", fl->name);
+			for (const char *p = label ? label : ""; *p; p++)
+				bf(b, *p == '|' ? "\\|" : "%c", *p);
+			if (fl->type == EX_BITS)
+				bf(b, " (%s bits: 0x... or binary)", fmt_get(fl->format)->name);
+			if (fl->type == EX_CHOICE)
+				for (size_t k = 0; k < fl->nchoices; k++)
+					bf(b, "%s%s", k ? ", " : " (one of: ", fl->choices[k]);
+			bf(b, "%s", fl->type == EX_CHOICE ? ")" : "");
+			if (fl->unit[0])
+				bf(b, " (in %s)", fl->unit);
+			bf(b, " |\n");
+			free(label);
+		}
+		bf(b, "\n");
+		free(prompt);
+	}
+	return !b->oom;
+}
+
+static int lab_new(const lab_opts *o)
+{
+	if (!o->out) {
+		cli_error("lab", "--out DIR is required");
+		return CLI_USAGE;
+	}
+	if (o->nwords > 1) {
+		cli_error("lab", "unexpected argument '%s'", o->words[1]);
+		return CLI_USAGE;
+	}
+	ex_set set;
+	int rc = load_exercises("lab", o, &set);
+	if (rc != CLI_OK)
+		return rc;
+	const ex_exercise **ex = NULL;
+	size_t nex = 0;
+	class_roster roster = { 0 };
+	ex_diags d = { 0 };
+	if ((rc = select_exercises("lab", &set, o->list, &ex, &nex)) != CLI_OK)
+		goto done;
+	mp_status st = class_roster_load(&roster, o->roster, &d);
+	print_diags("lab", &d);
+	if (st == MP_ENOMEM || st == MP_EIO) {
+		rc = st == MP_ENOMEM ? CLI_ENV : d.count && access(o->roster, R_OK) == 0 ? CLI_USAGE : CLI_ENV;
+		goto done;
+	}
+	if (roster.count == 0) {
+		cli_error("lab", "%s: no usable student", o->roster);
+		rc = CLI_USAGE;
+		goto done;
+	}
+	if (mkdir(o->out, 0777) != 0 && errno != EEXIST) {
+		cli_error("lab", "cannot create %s: %s", o->out, strerror(errno));
+		rc = CLI_ENV;
+		goto done;
+	}
+	/* the key, all students */
+	char path[4400], err[4400];
+	snprintf(path, sizeof path, "%s/answer-key.csv", o->out);
+	file_atomic key;
+	if (file_atomic_open(&key, path, err, sizeof err) != MP_OK) {
+		cli_error("lab", "%s", err);
+		rc = CLI_ENV;
+		goto done;
+	}
+	csvw kw;
+	csvw_init(&kw, key.fp);
+	csvw_header(&kw, "student_id,exercise,field,expected");
+	size_t written = 0;
+	for (size_t s = 0; s < roster.count && rc == CLI_OK; s++) {
+		const class_student *stu = &roster.students[s];
+		buf md = { 0 };
+		if (!sheet_markdown(&md, stu, ex, nex, o->seed)) {
+			cli_error("lab", "out of memory");
+			free(md.s);
+			rc = CLI_ENV;
+			break;
+		}
+		snprintf(path, sizeof path, "%s/%s.md", o->out, stu->id);
+		if (!write_text(path, md.s, md.len))
+			rc = CLI_ENV;
+		/* the plain-text sheet: the same Markdown through the lesson renderer */
+		lesson_doc doc;
+		if (rc == CLI_OK && lesson_parse(&doc, stu->id, md.s, md.len) == MP_OK) {
+			char *txt = NULL;
+			size_t tlen = 0;
+			FILE *mem = open_memstream(&txt, &tlen);
+			bool ok = mem && lesson_render_text(&doc, 78, mem);
+			if (mem)
+				fclose(mem);
+			snprintf(path, sizeof path, "%s/%s.txt", o->out, stu->id);
+			if (!ok || !write_text(path, txt, tlen))
+				rc = CLI_ENV;
+			free(txt);
+			lesson_free(&doc);
+		} else if (rc == CLI_OK) {
+			cli_error("lab", "cannot render the sheet of %s", stu->id);
+			rc = CLI_ENV;
+		}
+		free(md.s);
+		/* the answer template and the key rows */
+		snprintf(path, sizeof path, "%s/%s-answers.csv", o->out, stu->id);
+		file_atomic t;
+		if (rc == CLI_OK && file_atomic_open(&t, path, err, sizeof err) != MP_OK) {
+			cli_error("lab", "%s", err);
+			rc = CLI_ENV;
+		}
+		if (rc != CLI_OK)
+			break;
+		csvw tw;
+		csvw_init(&tw, t.fp);
+		csvw_header(&tw, "student_id,exercise,field,answer");
+		for (size_t e = 0; e < nex && rc == CLI_OK; e++) {
+			ex_variant v;
+			ex_variant_make(ex[e], o->seed, stu->id, &v);
+			ex_solution sol;
+			if (ex_solve(ex[e], &v, &sol, err, sizeof err) != MP_OK) {
+				cli_error("lab", "exercise %s for %s: %s", ex[e]->id, stu->id, err);
+				rc = CLI_USAGE;
+				break;
+			}
+			for (size_t f = 0; f < ex[e]->nfields; f++) {
+				csvw_field(&tw, stu->id);
+				csvw_field(&tw, ex[e]->id);
+				csvw_field(&tw, ex[e]->fields[f].name);
+				csvw_field(&tw, "");
+				csvw_end_row(&tw);
+				csvw_field(&kw, stu->id);
+				csvw_field(&kw, ex[e]->id);
+				csvw_field(&kw, ex[e]->fields[f].name);
+				csvw_field(&kw, sol.expect[f].text);
+				csvw_end_row(&kw);
+			}
+			ex_solution_free(&sol);
+		}
+		if (rc != CLI_OK) {
+			file_atomic_abort(&t);
+			break;
+		}
+		if (file_atomic_commit(&t, err, sizeof err) != MP_OK) {
+			cli_error("lab", "%s", err);
+			rc = CLI_ENV;
+			break;
+		}
+		written++;
+	}
+	if (rc == CLI_OK) {
+		if (file_atomic_commit(&key, err, sizeof err) != MP_OK) {
+			cli_error("lab", "%s", err);
+			rc = CLI_ENV;
+		}
+	} else {
+		file_atomic_abort(&key);
+	}
+	if (rc == CLI_OK) {
+		printf("Wrote sheets for %zu student%s (%zu exercise%s) to %s, with answer-key.csv.\n", written,
+		       written == 1 ? "" : "s", nex, nex == 1 ? "" : "s", o->out);
+		if (d.count)
+			rc = CLI_USAGE;   /* rows of the roster were skipped */
+	}
+done:
+	ex_diags_free(&d);
+	class_roster_free(&roster);
+	free(ex);
+	ex_set_free(&set);
+	return rc;
+}
+
+int cmd_lab(int argc, char **argv)
+{
+	lab_opts o;
+	int rc = parse("lab", argc, argv, &o, lab_help);
+	if (rc != CLI_OK)
+		return rc < 0 ? CLI_OK : rc;
+	if (o.nwords == 0 || strcmp(o.words[0], "new") != 0) {
+		cli_error("lab", "%s%s%s (known: new)", o.nwords ? "unknown action '" : "needs an action",
+		          o.nwords ? o.words[0] : "", o.nwords ? "'" : "");
+		return CLI_USAGE;
+	}
+	if (o.summary) {
+		cli_error("lab", "--summary belongs to 'mixprec grade'");
+		return CLI_USAGE;
+	}
+	rc = lab_new(&o);
+	return cli_flush_stdout("lab") ? rc : CLI_ENV;
+}
+
+/* ---- grade ---------------------------------------------------------------------- */
+
+/* The most common wrong answer of field f of exercise e, as typed (trimmed). */
+static const char *most_common_wrong(const class_grading *g, size_t e, size_t f, size_t *count)
+{
+	const char *best = NULL;
+	*count = 0;
+	for (size_t s = 0; s < g->roster->count; s++) {
+		size_t k = class_slot(g, s, e, f);
+		if (g->verdict[k] == EX_CORRECT || !g->answer[k])
+			continue;
+		size_t n = 0;
+		for (size_t t = 0; t < g->roster->count; t++) {
+			size_t j = class_slot(g, t, e, f);
+			n += g->verdict[j] != EX_CORRECT && g->answer[j] && strcmp(g->answer[j], g->answer[k]) == 0;
+		}
+		if (n > *count) {
+			*count = n;
+			best = g->answer[k];
+		}
+	}
+	return best;
+}
+
+static void write_grades(csvw *w, const class_grading *g, size_t *all_right)
+{
+	csvw_header(w, "student_id,name,exercise,score,correct,fields,feedback");
+	*all_right = 0;
+	for (size_t s = 0; s < g->roster->count; s++) {
+		const class_student *st = &g->roster->students[s];
+		size_t tc = 0, tf = 0;
+		for (size_t e = 0; e < g->nex; e++) {
+			const ex_exercise *ex = g->ex[e];
+			size_t c = 0;
+			char fb[4096] = "";
+			for (size_t f = 0; f < ex->nfields; f++) {
+				size_t k = class_slot(g, s, e, f);
+				if (g->verdict[k] == EX_CORRECT)
+					c++;
+				else if (g->feedback[k])
+					snprintf(fb + strlen(fb), sizeof fb - strlen(fb), "%s%s", fb[0] ? " | " : "", g->feedback[k]);
+			}
+			csvw_field(w, st->id);
+			csvw_field(w, st->name);
+			csvw_field(w, ex->id);
+			csvw_fieldf(w, "%.3f", (double)c / (double)ex->nfields);
+			csvw_fieldf(w, "%zu", c);
+			csvw_fieldf(w, "%zu", ex->nfields);
+			csvw_field(w, fb);
+			csvw_end_row(w);
+			tc += c;
+			tf += ex->nfields;
+		}
+		csvw_field(w, st->id);
+		csvw_field(w, st->name);
+		csvw_field(w, "total");
+		csvw_fieldf(w, "%.3f", tf ? (double)tc / (double)tf : 0.0);
+		csvw_fieldf(w, "%zu", tc);
+		csvw_fieldf(w, "%zu", tf);
+		csvw_field(w, "");
+		csvw_end_row(w);
+		*all_right += tc == tf;
+	}
+}
+
+/* The class summary: a table on fp, and a CSV when sw is not NULL. */
+static void summarise(FILE *fp, csvw *sw, const class_grading *g)
+{
+	size_t n = g->roster->count;
+	if (sw)
+		csvw_header(sw, "exercise,field,students,correct,success_rate,common_wrong_answer,common_wrong_count");
+	fprintf(fp, "%-10s %-18s %9s %8s  %s\n", "exercise", "field", "correct", "success", "most common wrong answer");
+	for (size_t e = 0; e < g->nex; e++) {
+		const ex_exercise *ex = g->ex[e];
+		size_t solved = 0;
+		for (size_t s = 0; s < n; s++) {
+			bool all = true;
+			for (size_t f = 0; f < ex->nfields; f++)
+				all = all && g->verdict[class_slot(g, s, e, f)] == EX_CORRECT;
+			solved += all;
+		}
+		fprintf(fp, "%-10s %-18s %4zu/%-4zu %7.0f%%\n", ex->id, "(all fields)", solved, n,
+		        n ? 100.0 * (double)solved / (double)n : 0.0);
+		if (sw) {
+			csvw_field(sw, ex->id);
+			csvw_field(sw, "");
+			csvw_fieldf(sw, "%zu", n);
+			csvw_fieldf(sw, "%zu", solved);
+			csvw_fieldf(sw, "%.3f", n ? (double)solved / (double)n : 0.0);
+			csvw_field(sw, "");
+			csvw_field(sw, "");
+			csvw_end_row(sw);
+		}
+		for (size_t f = 0; f < ex->nfields; f++) {
+			size_t right = 0, cnt;
+			for (size_t s = 0; s < n; s++)
+				right += g->verdict[class_slot(g, s, e, f)] == EX_CORRECT;
+			const char *wrong = most_common_wrong(g, e, f, &cnt);
+			char shown[48];
+			snprintf(shown, sizeof shown, "%s", wrong ? wrong : "");
+			for (char *p = shown; *p; p++)
+				if ((unsigned char)*p < 0x20)
+					*p = '?';
+			fprintf(fp, "%-10s %-18s %4zu/%-4zu %7.0f%%  %s", "", ex->fields[f].name, right, n,
+			        n ? 100.0 * (double)right / (double)n : 0.0, shown);
+			if (wrong)
+				fprintf(fp, " (%zu)", cnt);
+			fputc('\n', fp);
+			if (sw) {
+				csvw_field(sw, ex->id);
+				csvw_field(sw, ex->fields[f].name);
+				csvw_fieldf(sw, "%zu", n);
+				csvw_fieldf(sw, "%zu", right);
+				csvw_fieldf(sw, "%.3f", n ? (double)right / (double)n : 0.0);
+				csvw_field(sw, wrong ? wrong : "");
+				csvw_fieldf(sw, "%zu", wrong ? cnt : 0);
+				csvw_end_row(sw);
+			}
+		}
+	}
+}
+
+/* Opens FILE (or stdout for NULL or "-") for an atomic write. */
+static bool open_out(const char *path, file_atomic *a, FILE **fp)
+{
+	char err[4400];
+	if (!path || !strcmp(path, "-")) {
+		*fp = stdout;
+		a->fp = NULL;
+		return true;
+	}
+	if (file_atomic_open(a, path, err, sizeof err) != MP_OK) {
+		cli_error("grade", "%s", err);
+		return false;
+	}
+	*fp = a->fp;
+	return true;
+}
+
+static bool close_out(const char *path, file_atomic *a, bool commit)
+{
+	char err[4400];
+	if (!path || !strcmp(path, "-"))
+		return true;
+	if (!commit) {
+		file_atomic_abort(a);
+		return false;
+	}
+	if (file_atomic_commit(a, err, sizeof err) != MP_OK) {
+		cli_error("grade", "%s", err);
+		return false;
+	}
+	return true;
+}
+
+int cmd_grade(int argc, char **argv)
+{
+	lab_opts o;
+	int rc = parse("grade", argc, argv, &o, grade_help);
+	if (rc != CLI_OK)
+		return rc < 0 ? CLI_OK : rc;
+	if (o.nwords == 0) {
+		cli_error("grade", "needs at least one SUBMISSION.csv");
+		return CLI_USAGE;
+	}
+	ex_set set;
+	if ((rc = load_exercises("grade", &o, &set)) != CLI_OK)
+		return rc;
+	const ex_exercise **ex = NULL;
+	size_t nex = 0;
+	class_roster roster = { 0 };
+	class_grading g = { 0 };
+	ex_diags d = { 0 };
+	bool input_problem = false;
+	if ((rc = select_exercises("grade", &set, o.list, &ex, &nex)) != CLI_OK)
+		goto done;
+	mp_status st = class_roster_load(&roster, o.roster, &d);
+	print_diags("grade", &d);
+	input_problem = d.count > 0;
+	ex_diags_free(&d);
+	if (st == MP_ENOMEM || st == MP_EIO) {
+		rc = st == MP_ENOMEM || access(o.roster, R_OK) != 0 ? CLI_ENV : CLI_USAGE;
+		goto done;
+	}
+	if (class_grading_init(&g, ex, nex, &roster, o.seed) != MP_OK) {
+		cli_error("grade", "out of memory");
+		rc = CLI_ENV;
+		goto done;
+	}
+	for (size_t i = 0; i < o.nwords; i++) {
+		st = class_grading_add(&g, o.words[i], &d);
+		print_diags("grade", &d);
+		input_problem = input_problem || d.count > 0;
+		ex_diags_free(&d);
+		if (st == MP_ENOMEM) {
+			cli_error("grade", "out of memory");
+			rc = CLI_ENV;
+			goto done;
+		}
+		if (st == MP_EIO && access(o.words[i], R_OK) != 0)
+			rc = CLI_ENV;   /* an unreadable file: reported, the others still graded */
+	}
+	char err[512];
+	st = class_grade(&g, err, sizeof err);
+	if (st != MP_OK) {
+		cli_error("grade", "%s", err);
+		rc = st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
+		goto done;
+	}
+	file_atomic ga = { 0 }, sa = { 0 };
+	FILE *gfp, *sfp = NULL;
+	if (!open_out(o.out, &ga, &gfp)) {
+		rc = CLI_ENV;
+		goto done;
+	}
+	if (o.summary && !open_out(o.summary, &sa, &sfp)) {
+		close_out(o.out, &ga, false);
+		rc = CLI_ENV;
+		goto done;
+	}
+	csvw gw, sw;
+	csvw_init(&gw, gfp);
+	size_t all_right;
+	write_grades(&gw, &g, &all_right);
+	if (sfp)
+		csvw_init(&sw, sfp);
+	FILE *table = gfp == stdout ? stderr : stdout;
+	fprintf(table, "Graded %zu student%s on %zu exercise%s from %zu file%s; %zu answered everything right.\n",
+	        roster.count, roster.count == 1 ? "" : "s", nex, nex == 1 ? "" : "s", o.nwords,
+	        o.nwords == 1 ? "" : "s", all_right);
+	summarise(table, sfp ? &sw : NULL, &g);
+	bool ok = csvw_ok(&gw) && (!sfp || csvw_ok(&sw));
+	bool closed = close_out(o.out, &ga, ok);
+	closed = close_out(o.summary, &sa, ok) && closed;
+	if (!closed || !ok)
+		rc = CLI_ENV;
+	if (rc == CLI_OK)
+		rc = input_problem ? CLI_USAGE : all_right < roster.count ? CLI_WRONG : CLI_OK;
+done:
+	class_grading_free(&g);
+	class_roster_free(&roster);
+	free(ex);
+	ex_set_free(&set);
+	if (!cli_flush_stdout("grade"))
+		return CLI_ENV;
+	return rc;
+}

@@ -1,0 +1,135 @@
+/* The CUDA device layer, callable from C.
+ *
+ * Built from gpu.cu and gpu_drift.cu when configure finds nvcc and cuBLAS;
+ * otherwise gpu_none.c, whose gpu_ready() says "built without CUDA" and whose
+ * other functions return MP_EUNSUPPORTED. A build with CUDA links the CUDA
+ * runtime statically and loads the driver only when asked, so mixprec runs
+ * on a machine without a GPU or driver; only --device cuda then fails.
+ *
+ * Pointers named d_* are device memory (gpu_alloc). Kernels run in order on
+ * one stream; a function returning a status has checked the launch, and
+ * gpu_sync() waits and reports any error a kernel hit. On failure
+ * gpu_last_error() holds a sentence for the user. */
+#ifndef MIXPREC_GPU_GPU_H
+#define MIXPREC_GPU_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fmt/bulk.h"
+#include "util/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+	char name[256];
+	int cc_major, cc_minor;     /* compute capability */
+	size_t memory;              /* bytes of device memory */
+	int driver_version;         /* e.g. 13000 for 13.0 */
+	int runtime_version;
+} gpu_info;
+
+/* True when a CUDA device can run this build's kernels (checked once, then
+ * cached). Otherwise false, with *reason (may be NULL) set to a fixed
+ * sentence: "built without CUDA", "no CUDA driver", "no CUDA device", a
+ * driver older than the runtime, or a device this build has no code for.
+ * info (may be NULL) gets the device's description when true. */
+bool gpu_ready(const char **reason, gpu_info *info);
+
+/* The message of the last failure of a gpu_* call on this thread. */
+const char *gpu_last_error(void);
+
+/* --- memory --- */
+
+mp_status gpu_alloc(void **d_p, size_t bytes);
+void gpu_free(void *d_p);
+mp_status gpu_put(void *d_dst, const void *src, size_t bytes);      /* host -> device */
+mp_status gpu_get(void *dst, const void *d_src, size_t bytes);      /* device -> host */
+mp_status gpu_copy(void *d_dst, const void *d_src, size_t bytes);   /* device -> device */
+/* Waits for every kernel and copy; reports the first error. */
+mp_status gpu_sync(void);
+
+/* --- bulk rounding on device arrays, bit-identical to fmt_bulk_* --- */
+
+/* fp32 -> format (o->mode RNE or SR; SR element i uses rng_bits(o->seed,
+ * o->index0 + i) as the CPU does). MP_EUNSUPPORTED for other modes. */
+mp_status gpu_bulk_encode(const fmt_bulk_opts *o, void *d_out, const float *d_in, size_t n);
+/* format -> fp32, exact; NaN becomes 0x7fc00000. */
+mp_status gpu_bulk_decode(fmt_id fmt, float *d_out, const void *d_in, size_t n);
+/* Rounds d_x in place to values of the format. */
+mp_status gpu_bulk_quantize(const fmt_bulk_opts *o, float *d_x, size_t n);
+/* fmt_bulk_accumulate on the device: d_x[i] = q(d_x[i] + d_u[i]), Kahan with
+ * d_comp (may be NULL); *unchanged (may be NULL; then no wait) gets the number
+ * of elements that did not change. */
+mp_status gpu_bulk_accumulate(const fmt_bulk_opts *o, float *d_x, float *d_comp, const float *d_u, size_t n,
+                              size_t *unchanged);
+
+/* --- the drift simulation (drift/drift.c drives it) --- */
+
+/* The variants after fp64, in drift_variant order: fp32, bf16-rne, bf16-sr,
+ * bf16-kahan, fp16-rne. */
+enum { GPU_DRIFT_NF = 5 };
+
+typedef struct {
+	size_t elements;
+	int dist;                    /* drift_dist: 0 constant, 1 uniform, 2 normal */
+	double mean, std;
+	uint64_t seed;
+	double start64;              /* the fp64 reference's start */
+	float start[GPU_DRIFT_NF];   /* each variant's stored start */
+} gpu_drift_params;
+
+typedef struct gpu_drift gpu_drift;
+
+/* Allocates the state on the device, every element at its start. */
+mp_status gpu_drift_create(gpu_drift **out, const gpu_drift_params *p);
+void gpu_drift_free(gpu_drift *s);
+/* Applies steps step0 .. step0 + n - 1 to every element (one thread per
+ * element keeps its state in registers over the n steps); returns when done. */
+mp_status gpu_drift_advance(gpu_drift *s, uint64_t step0, size_t n);
+/* Copies the state back: x64 (E), x[v] (E each, v < GPU_DRIFT_NF), comp (E;
+ * the bf16-kahan compensation), and the unchanged counts so far, fp64 first. */
+mp_status gpu_drift_read(gpu_drift *s, double *x64, float *const x[GPU_DRIFT_NF], float *comp,
+                         uint64_t unchanged[GPU_DRIFT_NF + 1]);
+
+/* --- the training backend, in progress (gpu_gemm.cu) --- */
+
+/* d_out (M,N) = d_a (M,K) @ d_b (N,K)^T + beta * d_out, row-major (a Linear
+ * layer: inputs times weights transposed), accumulated and written in fp32
+ * through cuBLAS. fmt is the compute format: FMT_FP32 (fp32 math, TF32 off),
+ * FMT_TF32 (fp32 operands on TF32 tensor cores), FMT_BF16 or FMT_FP16
+ * (operands are arrays of 16-bit patterns; tensor cores). MP_EUNSUPPORTED
+ * for the fp8 formats. Programs calling it link cuBLAS. */
+mp_status gpu_gemm_nt(fmt_id fmt, float *d_out, const void *d_a, const void *d_b, size_t M, size_t N, size_t K,
+                      float beta);
+
+/* --- benchmarks (gpu_bench.c): device throughput against a device-to-device
+ * cudaMemcpy of the same size measured in the same run --- */
+
+typedef struct {
+	const char *name;     /* kernel or variant */
+	double seconds;       /* one pass, best of the repetitions */
+	double rate;          /* GB/s of traffic (round) or updates/s (drift) */
+	double bound;         /* drift: the copy's traffic rate / bytes an update moves; else 0 */
+	double ratio;         /* rate / the copy's rate (round) or rate / bound (drift) */
+} gpu_bench_row;
+
+typedef void (*gpu_bench_emit)(void *ctx, const gpu_bench_row *row);
+
+/* Rounding kernels on an fp32 array of mib MiB: rows for the copy (ratio 1),
+ * then each kernel. */
+mp_status gpu_bench_round(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx);
+/* One drift step per pass over mib MiB of fp32 state for each variant
+ * (gpu_bulk_accumulate), then the whole simulation (every variant, state in
+ * registers over 64 steps) counted in element-steps against the bound of
+ * moving all variants' state through memory once per step. */
+mp_status gpu_bench_drift(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,112 @@
+/* The device layer of a build without CUDA: nothing is ready, and every
+ * operation says why. */
+#include "gpu/gpu.h"
+
+static const char none[] = "built without CUDA";
+
+bool gpu_ready(const char **reason, gpu_info *info)
+{
+	(void)info;
+	if (reason)
+		*reason = none;
+	return false;
+}
+
+const char *gpu_last_error(void)
+{
+	return none;
+}
+
+mp_status gpu_alloc(void **d_p, size_t bytes)
+{
+	(void)bytes;
+	*d_p = NULL;
+	return MP_EUNSUPPORTED;
+}
+
+void gpu_free(void *d_p)
+{
+	(void)d_p;
+}
+
+mp_status gpu_put(void *d_dst, const void *src, size_t bytes)
+{
+	(void)d_dst, (void)src, (void)bytes;
+	return MP_EUNSUPPORTED;
+}
+
+mp_status gpu_get(void *dst, const void *d_src, size_t bytes)
+{
+	(void)dst, (void)d_src, (void)bytes;
+	return MP_EUNSUPPORTED;
+}
+
+mp_status gpu_copy(void *d_dst, const void *d_src, size_t bytes)
+{
+	(void)d_dst, (void)d_src, (void)bytes;
+	return MP_EUNSUPPORTED;
+}
+
+mp_status gpu_sync(void)
+{
+	return MP_EUNSUPPORTED;
+}
+
+mp_status gpu_bulk_encode(const fmt_bulk_opts *o, void *d_out, const float *d_in, size_t n)
+{
+	(void)o, (void)d_out, (void)d_in, (void)n;
+	return MP_EUNSUPPORTED;
+}
+
+mp_status gpu_bulk_decode(fmt_id fmt, float *d_out, const void *d_in, size_t n)
+{
+	(void)fmt, (void)d_out, (void)d_in, (void)n;
+	return MP_EUNSUPPORTED;
+}
+
+mp_status gpu_bulk_quantize(const fmt_bulk_opts *o, float *d_x, size_t n)
+{
+	(void)o, (void)d_x, (void)n;
+	return MP_EUNSUPPORTED;
+}
+
+mp_status gpu_bulk_accumulate(const fmt_bulk_opts *o, float *d_x, float *d_comp, const float *d_u, size_t n,
+                              size_t *unchanged)
+{
+	(void)o, (void)d_x, (void)d_comp, (void)d_u, (void)n;
+	if (unchanged)
+		*unchanged = 0;
+	return MP_EUNSUPPORTED;
+}
+
+mp_status gpu_drift_create(gpu_drift **out, const gpu_drift_params *p)
+{
+	(void)p;
+	*out = NULL;
+	return MP_EUNSUPPORTED;
+}
+
+void gpu_drift_free(gpu_drift *s)
+{
+	(void)s;
+}
+
+mp_status gpu_drift_advance(gpu_drift *s, uint64_t step0, size_t n)
+{
+	(void)s, (void)step0, (void)n;
+	return MP_EUNSUPPORTED;
+}
+
+mp_status gpu_drift_read(gpu_drift *s, double *x64, float *const x[GPU_DRIFT_NF], float *comp,
+                         uint64_t unchanged[GPU_DRIFT_NF + 1])
+{
+	(void)s, (void)x64, (void)x, (void)comp, (void)unchanged;
+	return MP_EUNSUPPORTED;
+}
+
+mp_status gpu_gemm_nt(fmt_id fmt, float *d_out, const void *d_a, const void *d_b, size_t M, size_t N, size_t K,
+                      float beta)
+{
+	(void)fmt, (void)d_out, (void)d_a, (void)d_b, (void)M, (void)N, (void)K, (void)beta;
+	return MP_EUNSUPPORTED;
+}

@@ -1,0 +1,71 @@
+/* Classroom labs: rosters, submissions and grading against each student's
+ * variant. Files come from outside and are read defensively: every problem
+ * is reported as file:line and the rest is still used. */
+#ifndef MIXPREC_TEACH_CLASSROOM_H
+#define MIXPREC_TEACH_CLASSROOM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "teach/exercise.h"
+#include "util/status.h"
+
+#define CLASS_ID_MAX 64          /* a student id: [A-Za-z0-9._@-], not starting with '.' or '-' */
+#define CLASS_FILE_MAX (64u << 20)
+
+typedef struct {
+	char id[CLASS_ID_MAX + 1];
+	char *name;              /* may be empty */
+	long line;
+} class_student;
+
+typedef struct {
+	class_student *students;
+	size_t count;
+} class_roster;
+
+/* Reads a roster CSV: a header with a student_id (or id) column and an
+ * optional name column; other columns are ignored. Bad rows (an empty or
+ * unsafe id, a duplicate) go to diags as file:line and are skipped. MP_EIO
+ * (message in diags) when the file cannot be read or has no student_id
+ * column; MP_EPARSE when the CSV itself is malformed (the rows before the
+ * error are kept); MP_ENOMEM. */
+mp_status class_roster_load(class_roster *r, const char *path, ex_diags *diags);
+void class_roster_free(class_roster *r);
+int class_roster_find(const class_roster *r, const char *id);
+bool class_id_valid(const char *id);
+
+/* The state of one grading: the answers of every student to every field of
+ * the graded exercises. */
+typedef struct {
+	const ex_exercise *const *ex;   /* the exercises graded */
+	size_t nex;
+	const class_roster *roster;
+	const char *seed;
+	char **answer;                  /* [(s * nex + e) * EX_MAX_FIELDS + f], NULL: no answer */
+	char **where;                   /* "file:line" of each answer */
+	ex_verdict *verdict;            /* after class_grade */
+	char **feedback;                /* after class_grade: per field, NULL when correct */
+	size_t files;
+} class_grading;
+
+mp_status class_grading_init(class_grading *g, const ex_exercise *const *ex, size_t nex,
+                             const class_roster *roster, const char *seed);
+void class_grading_free(class_grading *g);
+
+/* Reads one submission CSV: a header with student_id, exercise, field and
+ * answer columns (any order; others ignored), one answer per row. Unknown
+ * students, exercises and fields, and fields answered twice, are reported as
+ * file:line (the later answer counts). Return values as class_roster_load. */
+mp_status class_grading_add(class_grading *g, const char *path, ex_diags *diags);
+
+/* Checks every answer against the student's variant. MP_EINVAL (message in
+ * err) when an exercise cannot be solved for a student's variant. */
+mp_status class_grade(class_grading *g, char *err, size_t errlen);
+
+static inline size_t class_slot(const class_grading *g, size_t s, size_t e, size_t f)
+{
+	return (s * g->nex + e) * EX_MAX_FIELDS + f;
+}
+
+#endif
