@@ -1312,7 +1312,7 @@ for v in 602:1:0:0:no:0x4416 606:1:0:0:yes:0x4418; do
 $v
 EOF_V
 	printf '[t]\ntitle: T\nkind: round-steps\nparam V: %s\nprompt: {V}\nfield bf16_guard: choice 0|1\nfield bf16_round: choice 0|1\nfield bf16_sticky: choice 0|1\nfield bf16_round_up: choice yes|no\nfield bf16_bits: bits bf16\n' "$V" >"$tmp/ex/t.ex"
-	run check t bf16_guard="$g" bf16_round="$r" bf16_sticky="$st" bf16_round_up="$up" bf16_bits="$b" --exercises "$tmp/ex"
+	run check t bf16_guard="$g" bf16_round="$r" bf16_sticky="$st" bf16_round_up="$up" bf16_bits="$b" --exercise-dir "$tmp/ex"
 	expect_rc "round-steps: $V to bf16 is a tie, rounded to even ($b)" 0
 done
 
