@@ -233,6 +233,11 @@ if grep -q '^resume residual-drift$' "$XDG_STATE_HOME/mixprec/tui-state" 2>/dev/
 else
 	bad "progress: written to \$XDG_STATE_HOME/mixprec/tui-state" "$(cat "$XDG_STATE_HOME/mixprec/tui-state" 2>&1)"
 fi
+if grep -q '^lesson:residual-drift#1,0,1,0$' "$XDG_STATE_HOME/mixprec/progress.csv" 2>/dev/null; then
+	ok "progress: the sections read are in progress.csv (lesson:residual-drift#1 ...)"
+else
+	bad "progress: the sections read are in progress.csv" "$(cat "$XDG_STATE_HOME/mixprec/progress.csv" 2>&1)"
+fi
 script resume <<'EOF'
 keys r
 dump resumed

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "teach/lesson.h"
+#include "teach/progress.h"
 #include "tui/screens.h"
 #include "tui/state.h"
 
@@ -93,11 +94,16 @@ static mp_status home_init(tui_screen *s, int argc, char **argv)
 	return MP_OK;
 }
 
-static int popcount64(uint64_t v)
+/* Sections of a lesson recorded as read in progress.csv. */
+static int sections_read(const progress *p, const char *lesson, int sections)
 {
 	int n = 0;
-	for (; v; v &= v - 1)
-		n++;
+	for (int i = 1; p && i <= sections; i++) {
+		char item[PROGRESS_ITEM_MAX];
+		snprintf(item, sizeof item, "lesson:%s#%d", lesson, i);
+		const progress_row *r = progress_get(p, item);
+		n += r && r->solved;
+	}
 	return n;
 }
 
@@ -105,6 +111,9 @@ static void home_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 {
 	home *h = s->priv;
 	tui_state *st = tui_app_state(s->app);
+	progress prog;
+	char note[512];
+	bool have_prog = progress_load(&prog, note, sizeof note) == MP_OK;
 	int y = 1;
 	const char *group = NULL;
 	for (int i = 0; i < h->n; i++)
@@ -122,28 +131,27 @@ static void home_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		if (sel)
 			tui_put(w, y, 2, 2, ROLE_SELECT, theme_glyph(GLYPH_ARROW));
 		char mark[32] = "   ";
-		char progress[64] = "";
+		char ptext[64] = "";
 		tui_role mrole = ROLE_NORMAL;
 		if (it->lesson[0]) {
-			tui_lesson_state *ls = tui_state_lesson(st, it->lesson);
-			int read = ls ? popcount64(ls->read) : 0;
-			if (read > it->sections)
-				read = it->sections;
+			int read = sections_read(have_prog ? &prog : NULL, it->lesson, it->sections);
 			snprintf(mark, sizeof mark, "[%s]",
 			         read == 0 ? " " : read >= it->sections ? theme_glyph(GLYPH_CHECK) : theme_glyph(GLYPH_PARTIAL));
-			snprintf(progress, sizeof progress, "%d/%d sections read", read, it->sections);
+			snprintf(ptext, sizeof ptext, "%d/%d sections read", read, it->sections);
 			mrole = read >= it->sections ? ROLE_GOOD : ROLE_NORMAL;
 		}
 		tui_put(w, y, 4, 3, mrole, mark);
 		if (it->lesson[0]) {
 			tui_put(w, y, 8, cols - 8 - 24, sel ? ROLE_SELECT : ROLE_NORMAL, it->label);
-			tui_put(w, y, cols - 24, 22, ROLE_DIM, progress);
+			tui_put(w, y, cols - 24, 22, ROLE_DIM, ptext);
 		} else {
 			tui_put(w, y, 8, 20, sel ? ROLE_SELECT : ROLE_NORMAL, it->label);
 			tui_put(w, y, 28, cols - 30, ROLE_DIM, it->detail);
 		}
 		y++;
 	}
+	if (have_prog)
+		progress_free(&prog);
 	/* the selected item's description and the resume point */
 	if (h->n) {
 		tui_put(w, rows - 3, 2, cols - 4, ROLE_DIM, h->items[h->sel].detail);

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "teach/lesson.h"
+#include "teach/progress.h"
 #include "tui/screens.h"
 #include "tui/state.h"
 
@@ -62,6 +63,7 @@ typedef struct {
 	tui_field search;
 	char query[256];
 	bool oom;
+	uint64_t recorded;   /* sections (bit i: heading i) already in progress.csv */
 } reader;
 
 /* --- building the layout --- */
@@ -470,6 +472,19 @@ static mp_status lesson_init(tui_screen *s, int argc, char **argv)
 	}
 	for (size_t i = 0; i < r->doc.nblocks; i++)
 		r->nheadings += r->doc.blocks[i].kind == LB_HEADING;
+	/* the sections already recorded as read */
+	progress p;
+	char note[512];
+	if (progress_load(&p, note, sizeof note) == MP_OK) {
+		for (int i = 0; i < r->nheadings && i < 64; i++) {
+			char item[PROGRESS_ITEM_MAX];
+			snprintf(item, sizeof item, "lesson:%s#%d", r->name, i + 1);
+			const progress_row *row = progress_get(&p, item);
+			if (row && row->solved)
+				r->recorded |= 1ull << i;
+		}
+		progress_free(&p);
+	}
 	tui_state *state = tui_app_state(s->app);
 	snprintf(state->last_lesson, sizeof state->last_lesson, "%s", r->name);
 	tui_lesson_state *ls = tui_state_lesson(state, r->name);
@@ -543,13 +558,17 @@ static void lesson_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		}
 		if (selected)
 			tui_put(w, y, 1, 1, ROLE_SELECT, theme_glyph(GLYPH_ARROW));
-		if (ls && l->heading >= 0 && l->heading < 64)
-			ls->read |= 1ull << l->heading;
+		if (l->heading >= 0 && l->heading < 64 && !(r->recorded & (1ull << l->heading))) {
+			/* a section on screen counts as read, recorded once */
+			char item[PROGRESS_ITEM_MAX], note[512];
+			snprintf(item, sizeof item, "lesson:%s#%d", r->name, l->heading + 1);
+			r->recorded |= 1ull << l->heading;
+			if (progress_record(item, 0, true, 0, note, sizeof note) != MP_OK)
+				tui_message(s->app, true, "progress not saved: %s", note);
+		}
 	}
-	if (ls) {
+	if (ls)
 		ls->line = r->top;
-		ls->sections = r->nheadings;
-	}
 	/* the last row: position, or the search field */
 	if (r->searching) {
 		tui_put(w, rows - 1, 0, 1, ROLE_EMPH, "/");

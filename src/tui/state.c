@@ -51,17 +51,13 @@ void tui_state_load(tui_state *st)
 	char line[512];
 	while (fgets(line, sizeof line, fp)) {
 		char name[64];
-		int ln, sections;
-		unsigned long long read;
+		int ln;
 		if (sscanf(line, "resume %63s", name) == 1) {
 			snprintf(st->last_lesson, sizeof st->last_lesson, "%s", name);
-		} else if (sscanf(line, "lesson %63s %d %llx %d", name, &ln, &read, &sections) == 4) {
+		} else if (sscanf(line, "lesson %63s %d", name, &ln) == 2) {
 			tui_lesson_state *l = tui_state_lesson(st, name);
-			if (l) {
+			if (l)
 				l->line = ln < 0 ? 0 : ln;
-				l->read = read;
-				l->sections = sections < 0 ? 0 : sections > 64 ? 64 : sections;
-			}
 		}
 		/* anything else is from a newer version or damaged: skipped */
 	}
@@ -98,8 +94,7 @@ bool tui_state_save(const tui_state *st)
 	if (st->last_lesson[0])
 		fprintf(fp, "resume %s\n", st->last_lesson);
 	for (int i = 0; i < st->nlessons; i++)
-		fprintf(fp, "lesson %s %d %llx %d\n", st->lessons[i].name, st->lessons[i].line,
-		        (unsigned long long)st->lessons[i].read, st->lessons[i].sections);
+		fprintf(fp, "lesson %s %d\n", st->lessons[i].name, st->lessons[i].line);
 	bool ok = fflush(fp) == 0 && fsync(fileno(fp)) == 0;
 	ok = (fclose(fp) == 0) && ok;
 	if (!ok || rename(tmp, path) != 0) {

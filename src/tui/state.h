@@ -1,7 +1,8 @@
-/* What the workbench remembers between runs: the screen to resume, the place
- * in each lesson and which of its sections were read. Kept in
- * $XDG_STATE_HOME/mixprec/tui-state (default ~/.local/state/mixprec/),
- * written atomically (temp file + rename). */
+/* What the workbench remembers between runs: the lesson to resume and the
+ * place in each lesson. Kept in $XDG_STATE_HOME/mixprec/tui-state (default
+ * ~/.local/state/mixprec/), written atomically (temp file + rename). The
+ * sections read are progress like the exercises: progress.csv
+ * (teach/progress.h), items "lesson:NAME#N". */
 #ifndef MIXPREC_TUI_STATE_H
 #define MIXPREC_TUI_STATE_H
 
@@ -13,8 +14,6 @@
 typedef struct {
 	char name[64];
 	int line;           /* top line of the reader */
-	uint64_t read;      /* bit i: section i (heading i) has been on screen */
-	int sections;       /* headings in the lesson, as last counted */
 } tui_lesson_state;
 
 typedef struct tui_state {
