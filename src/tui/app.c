@@ -832,7 +832,7 @@ static bool wait_workers(tui_app *app, double limit_s)
 {
 	struct timespec t0, t, nap = { 0, 5 * 1000 * 1000 };
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (any_busy(app)) {
+	while (any_busy(app) && !got_stop_signal) {
 		tick_all(app);
 		nanosleep(&nap, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &t);
@@ -863,7 +863,7 @@ static int run_script(tui_app *app, const char *path)
 	char line[1024];
 	int ln = 0, rc = 0;
 	draw_frame(app);
-	while (rc == 0 && !app->quit && fgets(line, sizeof line, fp)) {
+	while (rc == 0 && !app->quit && !got_stop_signal && fgets(line, sizeof line, fp)) {
 		ln++;
 		line[strcspn(line, "\r\n")] = '\0';
 		char *p = line;
