@@ -6,6 +6,7 @@
  * once the current one is right. */
 #include <pthread.h>
 #include <stdio.h>
+#include <mpfr.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,8 @@ static void *store_worker(void *arg)
 	store.done = true;
 	pthread_mutex_unlock(&store.mu);
 	ex_diags_free(&d);
+	/* MPFR keeps per-thread caches (constants) that die with the thread */
+	mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
 	return NULL;
 }
 
