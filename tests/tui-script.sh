@@ -212,9 +212,16 @@ dump lesson-zero3
 keys Enter
 wait
 dump budget-zero3
+keys k Enter C-u
+type none
+keys Enter
+dump budget-noshape
 EOF
 expect lesson lesson-zero3
 expect lesson budget-zero3
+# without a shape there are no activations: 20 bytes x 6.7e9 = 134 GB
+# (124.797 GiB), all of it sharded over 8 GPUs: 16.750 GB each
+has lesson budget-noshape '^ total +20\.00 +134\.000 +124\.797 +16\.750$' "Shape 'none': 134 GB, 16.75 GB per GPU"
 
 # --- Progress and resume ---
 # Reading the first pages of a lesson marks its sections read; the state

@@ -20,14 +20,15 @@
 	  FK(KEY_LEFT))                                                                   \
 	X(BG_NEXT, "l Right", "next choice of this field (stage, GPUs: plus)", 'l',       \
 	  FK(KEY_RIGHT))                                                                  \
-	X(BG_EDIT, "Enter", "type a value into a text field (params, GPUs)", TUI_ENTER_KEYS)
+	X(BG_EDIT, "Enter", "type a value into a text field (params, GPUs, shape)", TUI_ENTER_KEYS)
 TUI_KEYMAP(budget, BUDGET_KEYS);
 
-enum { F_PRESET, F_PARAMS, F_RECIPE, F_OPTIM, F_ZERO, F_GPUS, F_CONV, F_RECOMP, F_COUNT };
+enum { F_PRESET, F_PARAMS, F_RECIPE, F_OPTIM, F_ZERO, F_GPUS, F_CONV, F_RECOMP, F_SHAPE, F_COUNT };
 
 static const char *const field_names[F_COUNT] = {
 	[F_PRESET] = "Model", [F_PARAMS] = "Params", [F_RECIPE] = "Recipe", [F_OPTIM] = "Optimizer",
 	[F_ZERO] = "ZeRO stage", [F_GPUS] = "GPUs", [F_CONV] = "Convention", [F_RECOMP] = "Recompute",
+	[F_SHAPE] = "Shape",
 };
 
 static const char *const presets[] = { "custom", "gpt2-small", "llama-7b", "gpt3-175b" };
@@ -53,7 +54,7 @@ typedef struct {
 	int preset;             /* index into presets; 0: custom (no shape) */
 	int field;
 	bool editing;
-	tui_field params, gpus;
+	tui_field params, gpus, shape;
 	budget_result res;
 	bool ok;
 	char err[256];
@@ -66,11 +67,32 @@ static void compute(budget_lab *b)
 		snprintf(b->err, sizeof b->err, "this combination is not valid (deepspeed counts ZeRO 0 or 2 only)");
 }
 
+/* The shape as its field shows it: "L h a s b" (layers, hidden, heads,
+ * sequence, micro-batch) or "none". */
+static void shape_text(budget_lab *b)
+{
+	const budget_shape *sh = &b->cfg.shape;
+	char t[128];
+	if (sh->layers == 0)
+		snprintf(t, sizeof t, "none");
+	else
+		snprintf(t, sizeof t, "%.0f %.0f %.0f %.0f %.0f", sh->layers, sh->hidden, sh->heads, sh->seq,
+		         sh->micro_batch);
+	field_set(&b->shape, t);
+}
+
+/* The text field of a form field, or NULL for a field of choices. */
+static tui_field *text_field(budget_lab *b, int f)
+{
+	return f == F_PARAMS ? &b->params : f == F_GPUS ? &b->gpus : f == F_SHAPE ? &b->shape : NULL;
+}
+
 static void set_preset(budget_lab *b, int i)
 {
 	b->preset = i;
 	if (i == 0) {
 		memset(&b->cfg.shape, 0, sizeof b->cfg.shape);
+		shape_text(b);
 		return;
 	}
 	double params;
@@ -80,6 +102,7 @@ static void set_preset(budget_lab *b, int i)
 		snprintf(t, sizeof t, "%.4g", params);
 		field_set(&b->params, t);
 	}
+	shape_text(b);
 }
 
 static bool apply_text(tui_screen *s, int field)
@@ -87,6 +110,20 @@ static bool apply_text(tui_screen *s, int field)
 	budget_lab *b = s->priv;
 	char err[256];
 	double v;
+	if (field == F_SHAPE) {
+		budget_shape sh = { 0 };
+		char tail;
+		if (strcmp(b->shape.text, "none") &&
+		    sscanf(b->shape.text, "%lf %lf %lf %lf %lf %c", &sh.layers, &sh.hidden, &sh.heads, &sh.seq,
+		           &sh.micro_batch, &tail) != 5) {
+			tui_message(s->app, true, "Shape: give layers hidden heads sequence micro-batch (12 768 12 1024 1), "
+			                          "or none");
+			return false;
+		}
+		b->cfg.shape = sh;
+		b->preset = 0;
+		return true;
+	}
 	const tui_field *f = field == F_PARAMS ? &b->params : &b->gpus;
 	if (budget_parse_count(f->text, field == F_GPUS, &v, err, sizeof err) != MP_OK) {
 		tui_message(s->app, true, "%s: %s", field_names[field], err[0] ? err : "not a positive count");
@@ -96,6 +133,7 @@ static bool apply_text(tui_screen *s, int field)
 		b->cfg.params = v;
 		b->preset = 0;
 		memset(&b->cfg.shape, 0, sizeof b->cfg.shape);
+		shape_text(b);
 	} else {
 		b->cfg.gpus = v;
 	}
@@ -208,6 +246,7 @@ static void field_value(const budget_lab *b, int f, char *buf, size_t n)
 	case F_GPUS: snprintf(buf, n, "%s", b->gpus.text); break;
 	case F_CONV: snprintf(buf, n, "%s", budget_convention_name(b->cfg.convention)); break;
 	case F_RECOMP: snprintf(buf, n, "%s", budget_recompute_name(b->cfg.recompute)); break;
+	case F_SHAPE: snprintf(buf, n, "%s", b->shape.text); break;
 	}
 }
 
@@ -218,25 +257,26 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 {
 	budget_lab *b = s->priv;
 	for (int f = 0; f < F_COUNT; f++) {
-		int y = f % 4, x = f < 4 ? 1 : 41;
+		int y = f == F_SHAPE ? 4 : f % 4, x = f < 4 || f == F_SHAPE ? 1 : 41;
 		bool cur = f == b->field;
 		tui_put(w, y, x, 11, cur ? ROLE_STRONG : ROLE_DIM, field_names[f]);
-		if ((f == F_PARAMS || f == F_GPUS) && cur && b->editing) {
-			field_draw(w, y, x + 12, 24, f == F_PARAMS ? &b->params : &b->gpus, true);
+		if (text_field(b, f) && cur && b->editing) {
+			field_draw(w, y, x + 12, f == F_SHAPE ? 30 : 24, text_field(b, f), true);
 		} else {
 			char v[300], shown[320];
 			field_value(b, f, v, sizeof v);
-			bool text = f == F_PARAMS || f == F_GPUS;
-			snprintf(shown, sizeof shown, text ? "[%s]" : "< %s >", v);
-			tui_put(w, y, x + 12, 26, cur ? ROLE_SELECT : ROLE_NORMAL, shown);
+			snprintf(shown, sizeof shown, text_field(b, f) ? "[%s]" : "< %s >", v);
+			tui_put(w, y, x + 12, f == F_SHAPE ? 32 : 26, cur ? ROLE_SELECT : ROLE_NORMAL, shown);
 		}
+		if (f == F_SHAPE)
+			tui_put(w, y, x + 46, cols - x - 47, ROLE_DIM, "layers hidden heads seq batch");
 	}
 	if (!b->ok) {
-		tui_put(w, 5, 1, cols - 2, ROLE_BAD, b->err);
+		tui_put(w, 6, 1, cols - 2, ROLE_BAD, b->err);
 		return;
 	}
 	const budget_result *r = &b->res;
-	int y = 5;
+	int y = 6;
 	tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "%-18s %11s %13s %13s %15s", "component", "bytes/param", "GB",
 	         "GiB", "per GPU (GB)");
 	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++) {
@@ -349,7 +389,7 @@ static int budget_handle(tui_screen *s, int action, int key)
 {
 	budget_lab *b = s->priv;
 	if (b->editing) {
-		tui_field *f = b->field == F_PARAMS ? &b->params : &b->gpus;
+		tui_field *f = text_field(b, b->field);
 		int r = field_key(f, key);
 		if (r == FIELD_ENTER && apply_text(s, b->field)) {
 			b->editing = false;
@@ -367,9 +407,9 @@ static int budget_handle(tui_screen *s, int action, int key)
 		b->field = (b->field + 1) % F_COUNT;
 		return TUI_HANDLED;
 	case BG_EDIT:
-		if (b->field == F_PARAMS || b->field == F_GPUS) {
+		if (text_field(b, b->field)) {
 			b->editing = true;
-			field_begin(b->field == F_PARAMS ? &b->params : &b->gpus);
+			field_begin(text_field(b, b->field));
 		} else {
 			tui_message(s->app, false, "Left/Right change %s", field_names[b->field]);
 		}
@@ -396,6 +436,9 @@ static int budget_handle(tui_screen *s, int action, int key)
 		}
 		case F_PARAMS:
 			tui_message(s->app, false, "Enter types a parameter count (124M, 7e9, 6.7B)");
+			break;
+		case F_SHAPE:
+			tui_message(s->app, false, "Enter types a shape: layers hidden heads sequence micro-batch");
 			break;
 		}
 		compute(b);
