@@ -1214,7 +1214,8 @@ run grade --roster "$tmp/roster.csv" "$tmp/sub.csv" --out "$tmp/grades.csv" --su
 expect_rc "grade with bad rows" 2
 err_has "grade: unknown student with file:line" "sub.csv:$(($(wc -l <"$tmp/sub.csv") - 1)): unknown student 's9'"
 err_has "grade: malformed row with file:line" "sub.csv:$(wc -l <"$tmp/sub.csv"):"
-grep -q '^s1,Ada,total,1.000,23,23,' "$tmp/grades.csv" && ok "grade: s1 all right" || bad "grade: s1 all right" "$(grep '^s1' "$tmp/grades.csv" | tail -1)"
+nf=$(grep -c '^s1,' "$tmp/lab/answer-key.csv")   # one key row per field of the lab
+grep -q "^s1,Ada,total,1.000,$nf,$nf," "$tmp/grades.csv" && ok "grade: s1 all right" || bad "grade: s1 all right" "$(grep '^s1' "$tmp/grades.csv" | tail -1)"
 grep -q '^s3,Grace,7.4c,0.000,0,2,.*accumulator' "$tmp/grades.csv" && ok "grade: s3 7.4c wrong, explained" || bad "grade: s3 7.4c" "$(grep '^s3,Grace,7.4c' "$tmp/grades.csv")"
 grep -q '^s2,"'"'"'=HYPERLINK(""http://evil"")",7.4a,' "$tmp/grades.csv" && ok "grade: formula-like name neutralised" || bad "grade: formula-like name neutralised" "$(grep '^s2' "$tmp/grades.csv" | head -1)"
 grep -q "^7.4c,total_gb,3,1,0.333,'@SUM(1),1$" "$tmp/summary.csv" && ok "grade summary: formula-like answer neutralised" || bad "grade summary: formula-like answer" "$(grep '^7.4c,total_gb' "$tmp/summary.csv")"
@@ -1225,7 +1226,7 @@ sed -i -e "s/^s3,7.4c,total_gb,.*/s3,7.4c,total_gb,$gb/" -e 's/^s3,7.4c,bytes_pe
 printf 'student_id\ns1\ns3\n' >"$tmp/roster2.csv"
 run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1
 expect_rc "grade: everyone right" 0
-grep -q '^s3,,total,1.000,23,23,' "$tmp/out" && ok "grade to stdout: s3 all right with P=$P" || bad "grade to stdout: s3" "$(grep '^s3' "$tmp/out" | tail -2)"
+grep -q "^s3,,total,1.000,$nf,$nf," "$tmp/out" && ok "grade to stdout: s3 all right with P=$P" || bad "grade to stdout: s3" "$(grep '^s3' "$tmp/out" | tail -2)"
 run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv"
 expect_rc "grade with another course seed: answers wrong" 1
 run grade --roster "$tmp/nonexistent.csv" "$tmp/sub.csv"

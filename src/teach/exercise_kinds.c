@@ -349,6 +349,7 @@ static bool solve_loss_scale(solve_ctx *c)
 	if (!param_positive(c, "S", &S) || !param_double(c, "g", &gr))
 		return false;
 	const fmt_info *h = fmt_get(FMT_FP16);
+	set_num(c, "dscaled_dloss", S);
 	set_num(c, "factor", S);
 	set_num(c, "unscale", 1 / S);
 	set_num(c, "scaled_grad", gr * S);
@@ -358,10 +359,14 @@ static bool solve_loss_scale(solve_ctx *c)
 	                                "unscaling done before the optimiser step.");
 	mistake_num(c, "factor", 1, "The derivative of S*L is S times the derivative of L: the gradients change.");
 	mistake_num(c, "unscale", S, "Unscaling undoes the scale: multiply by 1/S.");
+	mistake_num(c, "dscaled_dloss", 1, "S is a constant factor: the derivative of S*L with respect to L is S.");
+	mistake_num(c, "dscaled_dloss", 0, "S is constant, but it multiplies L: the derivative of S*L with respect to L "
+	                                   "is S, not 0.");
 	mistake_num(c, "scaled_grad", gr, "That is the gradient before scaling.");
 	mistake_num(c, "scaled_grad", gr / S, "The scale multiplies the gradient; it does not divide it.");
 	tf(&c->w,
-	   "Let L be the loss and L' = S * L the scaled loss. For any weight w, by the chain rule\n"
+	   "Let L be the loss and L' = S * L the scaled loss. S is a constant, so dL'/dL = S.\n"
+	   "For any weight w, by the chain rule\n"
 	   "  dL'/dw = dL'/dL * dL/dw = S * dL/dw,\n"
 	   "and the same holds at every layer of backpropagation, because each step multiplies the\n"
 	   "incoming gradient by a local derivative that does not depend on S. So every gradient is\n"
@@ -1148,7 +1153,7 @@ static const struct {
 	    "*_min_normal *_min_subnormal *_flushes", NULL },
 	  solve_underflow },
 	{ { "loss-scale", "scaling the loss by S scales every gradient by S", "S g",
-	    "factor unscale scaled_grad unscaled_flushes scaled_flushes", NULL },
+	    "dscaled_dloss factor unscale scaled_grad unscaled_flushes scaled_flushes", NULL },
 	  solve_loss_scale },
 	{ { "memory", "training memory per parameter in bf16 mixed precision with Adam", "P",
 	    "bytes_per_param total_gb total_gib rule_gb", NULL },
