@@ -189,7 +189,9 @@ EOF
 expect drift drift-constant
 
 # --- Lesson reader: search, a runnable claim opens its lab ---
-# The search puts the line with "zero 3" at the top, Tab selects that claim,
+# The search puts the line with "zero 3" at the top, Tab selects that claim
+# (the position line's numbers follow the lesson's length, so only its form
+# is checked),
 # Enter opens the Memory budget lab with --preset llama-7b --zero 3 --gpus 8.
 # llama-7b: 6.7e9 parameters; bf16-mixed keeps 4 + 2 + 2 + 4 + 8 = 20 bytes a
 # parameter: 26.8, 13.4, 13.4, 26.8 and 53.6 GB (GiB = GB / 1.073741824);
