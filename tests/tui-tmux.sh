@@ -71,12 +71,19 @@ check() {
 # A shell at the given size with a plain prompt; the workbench runs inside it.
 start_shell() {
 	tm kill-server >/dev/null 2>&1
-	tm new-session -d -s t -x "$1" -y "$2" \
-		"env -i PATH=\"$PATH\" HOME=\"$tmp\" TERM=xterm-256color LC_ALL=C XDG_STATE_HOME=\"$tmp/state\" PS1='$ ' HISTFILE=/dev/null bash --norc --noprofile -i" ||
-		return 1
-	tm set-option -t t -g status off >/dev/null
-	tm set-window-option -t t -g window-size manual >/dev/null 2>&1
-	waitfor '^\$' 5
+	# the old server may still be going away: try a few times
+	for attempt in 1 2 3; do
+		if tm new-session -d -s t -x "$1" -y "$2" \
+			"env -i PATH=\"$PATH\" HOME=\"$tmp\" TERM=xterm-256color LC_ALL=C XDG_STATE_HOME=\"$tmp/state\" PS1='$ ' HISTFILE=/dev/null bash --norc --noprofile -i" \
+			2>/dev/null; then
+			tm set-option -t t -g status off >/dev/null
+			tm set-window-option -t t -g window-size manual >/dev/null 2>&1
+			waitfor '^\$' 10 && return 0
+		fi
+		tm kill-server >/dev/null 2>&1
+		sleep 1
+	done
+	return 1
 }
 
 # The terminal after the program: settings as saved before it, the main
