@@ -38,12 +38,12 @@ int cmd_train(int argc, char **argv);
 int cmd_gradhist(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_budget(int argc, char **argv);
-int cmd_plot(int argc, char **argv);
-int cmd_tui(int argc, char **argv);
 int cmd_exercise(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 int cmd_grade(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_tui(int argc, char **argv);
 
 /* "mixprec CMD: message" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
