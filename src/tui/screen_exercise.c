@@ -295,6 +295,18 @@ typedef struct {
 } exview;
 
 /* text with {NAME} replaced by the variant's values (malloc'd, or NULL) */
+/* Exercise files break prompts into lines of their own width: join those
+ * into paragraphs for the screen's width, keeping blank lines and lines that
+ * start a step ("(1) ...") or a list item. */
+static void reflow(char *text)
+{
+	for (char *p = text ? strchr(text, '\n') : NULL; p; p = strchr(p + 1, '\n')) {
+		bool keep = p == text || p[-1] == '\n' || p[1] == '\n' || p[1] == '(' || p[1] == '-' || p[1] == '\0';
+		if (!keep)
+			*p = ' ';
+	}
+}
+
 static char *subst(const ex_exercise *ex, const ex_variant *v, const char *text)
 {
 	ex_exercise tmp = *ex;
@@ -315,6 +327,7 @@ static mp_status exview_setup(tui_screen *s, const ex_exercise *ex)
 	}
 	e->have_sol = true;
 	e->prompt = ex_prompt(e->ex, &e->var);
+	reflow(e->prompt);
 	for (size_t i = 0; i < e->ex->nfields; i++)
 		e->labels[i] = subst(e->ex, &e->var, e->ex->fields[i].label ? e->ex->fields[i].label : "");
 	for (size_t i = 0; i < e->ex->nhints; i++)
@@ -430,9 +443,11 @@ static void exview_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		tui_put(w, rows - 1, 1, cols - 2, ROLE_DIM, "worked solution: J/K scroll, w back to the answers");
 		return;
 	}
-	y += tui_wrap(w, y, 1, cols - 2, 6, ROLE_NORMAL, e->prompt ? e->prompt : "");
-	y++;
 	size_t nshow = shown_fields(e);
+	/* the prompt gets what the fields and the feedback leave */
+	int prompt_rows = rows - y - (int)nshow - 7;
+	y += tui_wrap(w, y, 1, cols - 2, prompt_rows < 6 ? 6 : prompt_rows, ROLE_NORMAL, e->prompt ? e->prompt : "");
+	y++;
 	int namew = 4;
 	for (size_t i = 0; i < ex->nfields; i++) {
 		int l = (int)strlen(ex->fields[i].name);
