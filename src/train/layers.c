@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "fmt/bulk.h"
+
 /* --- embeddings --- */
 
 void encoder_forward(float *out, const int *inp, const float *wte, const float *wpe,
@@ -483,4 +485,254 @@ void crossentropy_softmax_backward(float *dlogits, const float *probs, const int
 			dz[i] += p[i] * dloss;
 		dz[targets[bt]] -= dloss;
 	}
+}
+
+/* --- emulated low precision --- */
+
+/* x rounded to f (to nearest, ties to even); fp32 passes through. */
+static float q1(float x, fmt_id f)
+{
+	if (f == FMT_FP32)
+		return x;
+	fmt_bulk_opts o = { .fmt = f, .mode = FMT_RNE };
+	(void)fmt_bulk_quantize(FMT_SIMD_PORTABLE, &o, &x, 1);   /* RNE on a portable path cannot fail */
+	return x;
+}
+
+/* x[0..n) rounded in place to f. */
+static void qn(float *x, size_t n, fmt_id f)
+{
+	if (f == FMT_FP32)
+		return;
+	fmt_bulk_opts o = { .fmt = f, .mode = FMT_RNE };
+	(void)fmt_bulk_quantize(FMT_SIMD_AUTO, &o, x, n);
+}
+
+void layernorm_forward_q(float *out, float *mean, float *rstd, const float *inp,
+                         const float *weight, const float *bias, size_t B, size_t T, size_t C,
+                         fmt_id reduce)
+{
+	if (reduce == FMT_FP32) {
+		layernorm_forward(out, mean, rstd, inp, weight, bias, B, T, C);
+		return;
+	}
+	const float eps = 1e-5f;
+	for (size_t bt = 0; bt < B * T; bt++) {
+		const float *x = inp + bt * C;   // (C)
+		float *o = out + bt * C;         // (C)
+		float m = 0.0f;
+		for (size_t c = 0; c < C; c++)
+			m = q1(m + x[c], reduce);
+		m = q1(m / (float)C, reduce);
+		float v = 0.0f;
+		for (size_t c = 0; c < C; c++) {
+			float d = q1(x[c] - m, reduce);
+			v = q1(v + q1(d * d, reduce), reduce);
+		}
+		v = q1(v / (float)C, reduce);
+		float s = q1(1.0f / sqrtf(q1(v + eps, reduce)), reduce);
+		for (size_t c = 0; c < C; c++)
+			o[c] = q1(q1(x[c] - m, reduce) * s * weight[c] + bias[c], reduce);
+		mean[bt] = m;
+		rstd[bt] = s;
+	}
+}
+
+void layernorm_backward_q(float *dinp, float *dweight, float *dbias, const float *dout,
+                          const float *inp, const float *weight, const float *mean,
+                          const float *rstd, size_t B, size_t T, size_t C, fmt_id reduce)
+{
+	if (reduce == FMT_FP32) {
+		layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B, T, C);
+		return;
+	}
+	for (size_t bt = 0; bt < B * T; bt++) {
+		const float *d = dout + bt * C;  // (C)
+		const float *x = inp + bt * C;   // (C)
+		float *dx = dinp + bt * C;       // (C)
+		float m = mean[bt], s = rstd[bt];
+		float g_mean = 0.0f, gn_mean = 0.0f;
+		for (size_t c = 0; c < C; c++) {
+			float n = q1((x[c] - m) * s, reduce);
+			float g = q1(weight[c] * d[c], reduce);
+			g_mean = q1(g_mean + g, reduce);
+			gn_mean = q1(gn_mean + q1(g * n, reduce), reduce);
+		}
+		g_mean = q1(g_mean / (float)C, reduce);
+		gn_mean = q1(gn_mean / (float)C, reduce);
+		/* the per-channel gradients are elementwise, not reductions: fp32 */
+		for (size_t c = 0; c < C; c++) {
+			float n = (x[c] - m) * s;
+			float g = weight[c] * d[c];
+			dbias[c] += d[c];
+			dweight[c] += n * d[c];
+			dx[c] += (g - g_mean - n * gn_mean) * s;
+		}
+	}
+}
+
+/* softmax_row with the exponentials, their running sum, its reciprocal and
+ * the probabilities rounded to f. */
+static float softmax_row_q(float *out, const float *in, size_t n, float *max_out, fmt_id f)
+{
+	if (f == FMT_FP32)
+		return softmax_row(out, in, n, max_out);
+	float mx = -INFINITY;
+	for (size_t u = 0; u < n; u++)
+		mx = in[u] > mx ? in[u] : mx;
+	float sum = 0.0f;
+	for (size_t u = 0; u < n; u++) {
+		out[u] = q1(expf(in[u] - mx), f);
+		sum = q1(sum + out[u], f);
+	}
+	float inv = q1(1.0f / sum, f);
+	for (size_t u = 0; u < n; u++)
+		out[u] = q1(out[u] * inv, f);
+	*max_out = mx;
+	return sum;
+}
+
+/* Copies the (T,hs) block at src (row stride ld) into dst, rounded to f. */
+static void gather_rounded(float *dst, const float *src, size_t T, size_t hs, size_t ld, fmt_id f)
+{
+	for (size_t t = 0; t < T; t++)
+		memcpy(dst + t * hs, src + t * ld, hs * sizeof *dst);
+	qn(dst, T * hs, f);
+}
+
+/* dst (T,hs) with row stride ld += src (T,hs) rounded to f. */
+static void scatter_add_rounded(float *dst, float *src, size_t T, size_t hs, size_t ld, fmt_id f)
+{
+	qn(src, T * hs, f);
+	for (size_t t = 0; t < T; t++)
+		for (size_t i = 0; i < hs; i++)
+			dst[t * ld + i] += src[t * hs + i];
+}
+
+size_t attention_scratch_floats(size_t T, size_t C, size_t NH)
+{
+	size_t hs = C / NH;
+	return 5 * T * hs + T * T;
+}
+
+void attention_forward_q(float *out, float *preatt, float *att, float *scratch, const float *inp,
+                         size_t B, size_t T, size_t C, size_t NH, kernel_fmts f)
+{
+	if (f.gemm == FMT_FP32 && f.reduce == FMT_FP32) {
+		attention_forward(out, preatt, att, inp, B, T, C, NH);
+		return;
+	}
+	size_t C3 = 3 * C, hs = C / NH;
+	float scale = 1.0f / sqrtf((float)hs);
+	float *qs = scratch, *ks = qs + T * hs, *vs = ks + T * hs, *os = vs + T * hs;   // (T,hs) each
+	float *as = os + 2 * T * hs;                                                     // (T,T)
+	for (size_t b = 0; b < B; b++) {
+		for (size_t h = 0; h < NH; h++) {
+			const float *q = inp + b * T * C3 + h * hs;   // (T,hs), row stride 3C
+			float *pa = preatt + (b * NH + h) * T * T;    // (T,T)
+			float *a = att + (b * NH + h) * T * T;        // (T,T)
+			float *o = out + b * T * C + h * hs;          // (T,hs), row stride C
+			gather_rounded(qs, q, T, hs, C3, f.gemm);
+			gather_rounded(ks, q + C, T, hs, C3, f.gemm);
+			gather_rounded(vs, q + 2 * C, T, hs, C3, f.gemm);
+			/* the scale is applied to the fp32 sums before the output
+			 * is rounded, as cuBLAS applies alpha */
+			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs,
+			            scale, qs, (int)hs, ks, (int)hs, 0.0f, pa, (int)T);
+			for (size_t t = 0; t < T; t++) {
+				float *pr = pa + t * T;   // (T)
+				float *ar = a + t * T;    // (T)
+				float mx;
+				for (size_t u = t + 1; u < T; u++)
+					pr[u] = 0.0f;
+				qn(pr, t + 1, f.gemm);
+				softmax_row_q(ar, pr, t + 1, &mx, f.reduce);
+				for (size_t u = t + 1; u < T; u++)
+					ar[u] = 0.0f;
+			}
+			memcpy(as, a, T * T * sizeof *as);
+			qn(as, T * T, f.gemm);
+			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			            1.0f, as, (int)T, vs, (int)hs, 0.0f, os, (int)hs);
+			qn(os, T * hs, f.gemm);
+			for (size_t t = 0; t < T; t++)
+				memcpy(o + t * C, os + t * hs, hs * sizeof *o);
+		}
+	}
+}
+
+void attention_backward_q(float *dinp, float *dpreatt, float *datt, float *scratch, const float *dout,
+                          const float *inp, const float *att, size_t B, size_t T, size_t C, size_t NH,
+                          kernel_fmts f)
+{
+	if (f.gemm == FMT_FP32 && f.reduce == FMT_FP32) {
+		attention_backward(dinp, dpreatt, datt, dout, inp, att, B, T, C, NH);
+		return;
+	}
+	size_t C3 = 3 * C, hs = C / NH;
+	float scale = 1.0f / sqrtf((float)hs);
+	float *qs = scratch, *ks = qs + T * hs, *vs = ks + T * hs, *ds = vs + T * hs;   // (T,hs) each
+	float *ps = ds + T * hs;                                                         // (T,hs) products
+	float *as = ps + T * hs;                                                         // (T,T)
+	for (size_t b = 0; b < B; b++) {
+		for (size_t h = 0; h < NH; h++) {
+			const float *q = inp + b * T * C3 + h * hs;   // (T,hs), row stride 3C
+			float *dq = dinp + b * T * C3 + h * hs;       // (T,hs), row stride 3C
+			float *dk = dq + C;                           // (T,hs), row stride 3C
+			float *dv = dq + 2 * C;                       // (T,hs), row stride 3C
+			const float *a = att + (b * NH + h) * T * T;  // (T,T)
+			gather_rounded(qs, q, T, hs, C3, f.gemm);
+			gather_rounded(ks, q + C, T, hs, C3, f.gemm);
+			gather_rounded(vs, q + 2 * C, T, hs, C3, f.gemm);
+			gather_rounded(ds, dout + b * T * C + h * hs, T, hs, C, f.gemm);
+			memcpy(as, a, T * T * sizeof *as);
+			qn(as, T * T, f.gemm);
+			/* out = att @ v: datt = dout @ v^T, dv += att^T @ dout */
+			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs,
+			            1.0f, ds, (int)hs, vs, (int)hs, 0.0f, datt, (int)T);
+			qn(datt, T * T, f.gemm);
+			timed_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			            1.0f, as, (int)T, ds, (int)hs, 0.0f, ps, (int)hs);
+			scatter_add_rounded(dv, ps, T, hs, C3, f.gemm);
+			/* the softmax Jacobian from the saved (unrounded) softmax,
+			 * its row dot product a reduction */
+			for (size_t t = 0; t < T; t++) {
+				const float *ar = a + t * T;      // (T)
+				const float *dr = datt + t * T;   // (T)
+				float *dp = dpreatt + t * T;      // (T)
+				float dot = 0.0f;
+				for (size_t u = 0; u <= t; u++)
+					dot = q1(dot + q1(ar[u] * dr[u], f.reduce), f.reduce);
+				for (size_t u = 0; u <= t; u++)
+					dp[u] = ar[u] * (dr[u] - dot);
+				for (size_t u = t + 1; u < T; u++)
+					dp[u] = 0.0f;
+			}
+			qn(dpreatt, T * T, f.gemm);
+			/* preatt = scale q @ k^T: dq += scale dpre @ k, dk += scale dpre^T @ q */
+			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			            scale, dpreatt, (int)T, ks, (int)hs, 0.0f, ps, (int)hs);
+			scatter_add_rounded(dq, ps, T, hs, C3, f.gemm);
+			timed_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			            scale, dpreatt, (int)T, qs, (int)hs, 0.0f, ps, (int)hs);
+			scatter_add_rounded(dk, ps, T, hs, C3, f.gemm);
+		}
+	}
+}
+
+float crossentropy_softmax_forward_q(float *probs, float *losses, const float *logits,
+                                     const int *targets, size_t B, size_t T, size_t V, fmt_id reduce)
+{
+	if (reduce == FMT_FP32)
+		return crossentropy_softmax_forward(probs, losses, logits, targets, B, T, V);
+	double total = 0.0;
+	for (size_t bt = 0; bt < B * T; bt++) {
+		const float *z = logits + bt * V;   // (V)
+		float *p = probs + bt * V;          // (V)
+		float mx;
+		float sum = softmax_row_q(p, z, V, &mx, reduce);
+		losses[bt] = q1(q1(logf(sum), reduce) + mx - z[targets[bt]], reduce);
+		total += losses[bt];
+	}
+	return (float)(total / (double)(B * T));
 }

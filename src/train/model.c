@@ -90,6 +90,7 @@ static size_t point_acts(gpt_acts *a, char *mem, gpt_config c, size_t B, size_t 
 		{ &a->dpreatt, T * T }, { &a->datt, T * T },
 		{ &a->q_act, amax }, { &a->q_act2, BT * 4 * C }, { &a->q_w, wmax },
 		{ &a->q_dinp, BT * 4 * C }, { &a->q_dw, wmax },
+		{ &a->q_att, attention_scratch_floats(T, C, NH) },
 	};
 	/* The fp64 accumulator first: malloc's alignment then suits it. */
 	size_t off = pad16(2 * BT * C) * sizeof(float);
@@ -237,6 +238,15 @@ static bool gemm_lowp(const gpt_numerics *nx)
 	return nx != NULL && nx->gemm_lowp;
 }
 
+/* The formats the attention, LayerNorm and softmax kernels emulate. */
+static kernel_fmts kernel_fmts_of(const gpt_numerics *nx)
+{
+	return (kernel_fmts){
+		.gemm = nx != NULL && nx->gemm_lowp ? nx->gemm_fmt : FMT_FP32,
+		.reduce = nx != NULL && nx->reduce_lowp ? nx->reduce_fmt : FMT_FP32,
+	};
+}
+
 /* Rounds x in place to the nearest values of fmt (ties to even). */
 static mp_status round_rne(float *x, size_t n, fmt_id fmt)
 {
@@ -360,6 +370,7 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 	size_t BT = B * T, BTC = BT * C;
 	gpt_params *p = &model->params;
 	gpt_acts *a = &model->acts;
+	kernel_fmts kf = kernel_fmts_of(nx);
 
 	model->inputs = NULL;
 	model->targets = NULL;
@@ -397,17 +408,19 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 		float *fcproj = a->fcproj + l * BTC;            // (B,T,C)
 		float *resid3 = a->residual3 + l * BTC;         // (B,T,C)
 
-		layernorm_forward(ln1, ln1_mean, ln1_rstd, resid, p->ln1w + l * C, p->ln1b + l * C, B, T, C);
+		layernorm_forward_q(ln1, ln1_mean, ln1_rstd, resid, p->ln1w + l * C, p->ln1b + l * C, B, T, C,
+		                    kf.reduce);
 		TRY(gemm_forward(model, nx, qkv, ln1, p->qkvw + l * 3 * C * C, p->qkvb + l * 3 * C,
 		                 BT, C, 3 * C));
-		attention_forward(atty, preatt, att, qkv, B, T, C, NH);
+		attention_forward_q(atty, preatt, att, a->q_att, qkv, B, T, C, NH, kf);
 		TRY(gemm_forward(model, nx, attproj, atty, p->attprojw + l * C * C, p->attprojb + l * C,
 		                 BT, C, C));
 		accumulate_exact(a->dexact, attproj, BTC);
 		residual_forward(resid2, resid, attproj, BTC);
 		TRY(resid_store(model, nx, resid2, 1 + 2 * l));
 
-		layernorm_forward(ln2, ln2_mean, ln2_rstd, resid2, p->ln2w + l * C, p->ln2b + l * C, B, T, C);
+		layernorm_forward_q(ln2, ln2_mean, ln2_rstd, resid2, p->ln2w + l * C, p->ln2b + l * C, B, T, C,
+		                    kf.reduce);
 		TRY(gemm_forward(model, nx, fch, ln2, p->fcw + l * 4 * C * C, p->fcb + l * 4 * C,
 		                 BT, C, 4 * C));
 		gelu_forward(fch_gelu, fch, BTC * 4);
@@ -419,7 +432,7 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 	}
 
 	const float *last = a->residual3 + (L - 1) * BTC;   // (B,T,C)
-	layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, last, p->lnfw, p->lnfb, B, T, C);
+	layernorm_forward_q(a->lnf, a->lnf_mean, a->lnf_rstd, last, p->lnfw, p->lnfb, B, T, C, kf.reduce);
 	TRY(gemm_forward(model, nx, a->logits, a->lnf, p->wte, NULL, BT, C, V));
 	model->resid_lost_frac = lost_fraction(last, a->encoded, a->dexact, BTC, &model->resid_dot_se,
 	                                       &model->resid_dot_ee);
@@ -427,8 +440,8 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 	model->inputs = inputs;
 	if (targets != NULL) {
 		model->targets = targets;
-		model->mean_loss = crossentropy_softmax_forward(a->probs, a->losses, a->logits,
-		                                                targets, B, T, V);
+		model->mean_loss = crossentropy_softmax_forward_q(a->probs, a->losses, a->logits,
+		                                                  targets, B, T, V, kf.reduce);
 	}
 	return MP_OK;
 }
@@ -450,6 +463,7 @@ mp_status gpt_backward(gpt_model *model, const gpt_numerics *nx, float loss_scal
 	gpt_params *p = &model->params;
 	gpt_params *g = &model->grads;
 	gpt_acts *a = &model->acts;
+	kernel_fmts kf = kernel_fmts_of(nx);
 
 	/* The objective is loss_scale * mean over the B*T token losses. */
 	float dloss = loss_scale / (float)BT;
@@ -459,8 +473,8 @@ mp_status gpt_backward(gpt_model *model, const gpt_numerics *nx, float loss_scal
 	TRY(gemm_backward(model, nx, a->dbuf_c, g->wte, NULL, a->dlogits, a->lnf, p->wte, BT, C, V));
 	const float *last = a->residual3 + (L - 1) * BTC;   // (B,T,C)
 	zero(a->dresid, BTC);
-	layernorm_backward(a->dresid, g->lnfw, g->lnfb, a->dbuf_c, last, p->lnfw,
-	                   a->lnf_mean, a->lnf_rstd, B, T, C);
+	layernorm_backward_q(a->dresid, g->lnfw, g->lnfb, a->dbuf_c, last, p->lnfw,
+	                     a->lnf_mean, a->lnf_rstd, B, T, C, kf.reduce);
 
 	/* dresid carries the stream's gradient down through every residual
 	 * add, which passes it unchanged to both branches. */
@@ -487,19 +501,21 @@ mp_status gpt_backward(gpt_model *model, const gpt_numerics *nx, float loss_scal
 		zero(dln, BTC);
 		TRY(gemm_backward(model, nx, dln, g->fcw + l * 4 * C * C, g->fcb + l * 4 * C,
 		                  dfch, ln2, p->fcw + l * 4 * C * C, BT, C, 4 * C));
-		layernorm_backward(a->dresid, g->ln2w + l * C, g->ln2b + l * C, dln, resid2,
-		                   p->ln2w + l * C, a->ln2_mean + l * BT, a->ln2_rstd + l * BT, B, T, C);
+		layernorm_backward_q(a->dresid, g->ln2w + l * C, g->ln2b + l * C, dln, resid2,
+		                     p->ln2w + l * C, a->ln2_mean + l * BT, a->ln2_rstd + l * BT, B, T, C,
+		                     kf.reduce);
 
 		zero(dln, BTC);
 		TRY(gemm_backward(model, nx, dln, g->attprojw + l * C * C, g->attprojb + l * C,
 		                  a->dresid, atty, p->attprojw + l * C * C, BT, C, C));
 		zero(dqkv, BTC * 3);
-		attention_backward(dqkv, a->dpreatt, a->datt, dln, qkv, att, B, T, C, NH);
+		attention_backward_q(dqkv, a->dpreatt, a->datt, a->q_att, dln, qkv, att, B, T, C, NH, kf);
 		zero(dln, BTC);
 		TRY(gemm_backward(model, nx, dln, g->qkvw + l * 3 * C * C, g->qkvb + l * 3 * C,
 		                  dqkv, ln1, p->qkvw + l * 3 * C * C, BT, C, 3 * C));
-		layernorm_backward(a->dresid, g->ln1w + l * C, g->ln1b + l * C, dln, resid,
-		                   p->ln1w + l * C, a->ln1_mean + l * BT, a->ln1_rstd + l * BT, B, T, C);
+		layernorm_backward_q(a->dresid, g->ln1w + l * C, g->ln1b + l * C, dln, resid,
+		                     p->ln1w + l * C, a->ln1_mean + l * BT, a->ln1_rstd + l * BT, B, T, C,
+		                     kf.reduce);
 	}
 	encoder_backward(g->wte, g->wpe, a->dresid, model->inputs, B, T, C);
 	return MP_OK;
