@@ -285,9 +285,13 @@ static void add_into(float *dst, const float *src, size_t n)
 		dst[i] += src[i];
 }
 
-/* The backward products of gemm_forward, each emulated the same way; the
- * rounded products are then added to the fp32 gradients. The bias gradient
- * is a reduction, not a GEMM, and stays in fp32. */
+/* The backward products of gemm_forward, emulated the same way: operands
+ * rounded, fp32 accumulation. The input gradient is rounded to the GEMM
+ * format like any output. The weight gradient is left in fp32: the trainer
+ * rounds every parameter gradient to the policy's gradient format, and
+ * counts what that flushes to zero (underflow_frac), in one place; rounding
+ * it here first would flush the GEMM's small gradients where nobody counts
+ * them. The bias gradient is a reduction, not a GEMM, and stays in fp32. */
 static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp,
                                float *dweight, float *dbias, const float *dout,
                                const float *inp, const float *w, size_t BT, size_t C, size_t OC)
@@ -305,7 +309,6 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
 	memset(a->q_dw, 0, OC * C * sizeof(float));
 	matmul_backward(a->q_dinp, a->q_dw, NULL, a->q_act, a->q_act2, a->q_w, 1, BT, C, OC);
 	TRY(round_rne(a->q_dinp, BT * C, f));
-	TRY(round_rne(a->q_dw, OC * C, f));
 	add_into(dinp, a->q_dinp, BT * C);
 	add_into(dweight, a->q_dw, OC * C);
 	if (dbias != NULL)
