@@ -94,11 +94,23 @@ static bool cpu_has(fmt_simd path)
 }
 #endif
 
+/* CPUID is slow under a hypervisor (every call exits to it, microseconds):
+ * asked once, not on every bulk call. */
+static bool simd_avail[FMT_SIMD_COUNT];
+
+static void simd_avail_detect(void)
+{
+	for (int p = 0; p < FMT_SIMD_COUNT; p++)
+		simd_avail[p] = cpu_has((fmt_simd)p);
+}
+
 bool fmt_simd_available(fmt_simd path)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	if (path < 0 || path >= FMT_SIMD_COUNT)
 		return false;
-	return cpu_has(path);
+	pthread_once(&once, simd_avail_detect);
+	return simd_avail[path];
 }
 
 static fmt_simd best_path;
@@ -106,9 +118,9 @@ static fmt_simd best_path;
 static void best_path_detect(void)
 {
 	fmt_simd b = FMT_SIMD_PORTABLE;
-	if (cpu_has(FMT_SIMD_AVX2))
+	if (fmt_simd_available(FMT_SIMD_AVX2))
 		b = FMT_SIMD_AVX2;
-	if (cpu_has(FMT_SIMD_AVX512))
+	if (fmt_simd_available(FMT_SIMD_AVX512))
 		b = FMT_SIMD_AVX512;
 	/* MIXPREC_SIMD caps the choice (to compare paths or work around a CPU) */
 	const char *env = getenv("MIXPREC_SIMD");

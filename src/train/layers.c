@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -45,9 +46,22 @@ void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *in
 
 /* --- layer normalisation --- */
 
+/* AVX-512 twins (below, with the other SIMD code); same formulas, sums in
+ * 16 lanes. */
+static bool have_avx512(void);
+static void layernorm_forward_avx512(float *out, float *mean, float *rstd, const float *inp,
+                                     const float *weight, const float *bias, size_t N, size_t C);
+static void layernorm_backward_avx512(float *dinp, float *dweight, float *dbias, const float *dout,
+                                      const float *inp, const float *weight, const float *mean,
+                                      const float *rstd, size_t N, size_t C);
+
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                        const float *weight, const float *bias, size_t B, size_t T, size_t C)
 {
+	if (have_avx512()) {
+		layernorm_forward_avx512(out, mean, rstd, inp, weight, bias, B * T, C);
+		return;
+	}
 	const float eps = 1e-5f;
 	for (size_t bt = 0; bt < B * T; bt++) {
 		const float *x = inp + bt * C;   // (C)
@@ -77,6 +91,10 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
                         const float *inp, const float *weight, const float *mean,
                         const float *rstd, size_t B, size_t T, size_t C)
 {
+	if (have_avx512()) {
+		layernorm_backward_avx512(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B * T, C);
+		return;
+	}
 	for (size_t bt = 0; bt < B * T; bt++) {
 		const float *d = dout + bt * C;  // (C)
 		const float *x = inp + bt * C;   // (C)
@@ -232,12 +250,16 @@ T512 static float softmax_row_avx512(float *out, const float *in, size_t n, floa
 	return total;
 }
 
+/* MIXPREC_SIMD=portable or avx2 (as for the bulk kernels) selects the
+ * portable loops, so that tests can run them on any CPU. */
 static bool have_avx512(void)
 {
 	static int have = -1;
 	if (have < 0) {
 		__builtin_cpu_init();
-		have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+		const char *env = getenv("MIXPREC_SIMD");
+		bool capped = env && (!strcmp(env, "portable") || !strcmp(env, "avx2"));
+		have = !capped && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
 	}
 	return have;
 }
@@ -405,8 +427,91 @@ T512 static void gelu_backward_avx512(float *dinp, const float *inp, const float
 	}
 }
 
+/* LayerNorm: the same two-pass formulas as the portable loops, each row's
+ * sums taken in 16 lanes and then across them. */
+T512 static inline __mmask16 tail_mask(size_t n, size_t i)
+{
+	return n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+}
+
+T512 static void layernorm_forward_avx512(float *out, float *mean, float *rstd, const float *inp,
+                                          const float *weight, const float *bias, size_t N, size_t C)
+{
+	const float eps = 1e-5f;
+	for (size_t bt = 0; bt < N; bt++) {
+		const float *x = inp + bt * C;   // (C)
+		float *o = out + bt * C;         // (C)
+		__m512 acc = _mm512_setzero_ps();
+		for (size_t c = 0; c < C; c += 16)
+			acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(tail_mask(C, c), x + c));
+		float m = _mm512_reduce_add_ps(acc) / (float)C;
+		__m512 vm = _mm512_set1_ps(m);
+		acc = _mm512_setzero_ps();
+		for (size_t c = 0; c < C; c += 16) {
+			__mmask16 k = tail_mask(C, c);
+			__m512 d = _mm512_maskz_sub_ps(k, _mm512_maskz_loadu_ps(k, x + c), vm);
+			acc = _mm512_fmadd_ps(d, d, acc);
+		}
+		float v = _mm512_reduce_add_ps(acc) / (float)C;
+		float s = 1.0f / sqrtf(v + eps);
+		__m512 vs = _mm512_set1_ps(s);
+		for (size_t c = 0; c < C; c += 16) {
+			__mmask16 k = tail_mask(C, c);
+			__m512 n = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + c), vm), vs);
+			__m512 y = _mm512_fmadd_ps(n, _mm512_maskz_loadu_ps(k, weight + c), _mm512_maskz_loadu_ps(k, bias + c));
+			_mm512_mask_storeu_ps(o + c, k, y);
+		}
+		mean[bt] = m;
+		rstd[bt] = s;
+	}
+}
+
+T512 static void layernorm_backward_avx512(float *dinp, float *dweight, float *dbias, const float *dout,
+                                           const float *inp, const float *weight, const float *mean,
+                                           const float *rstd, size_t N, size_t C)
+{
+	for (size_t bt = 0; bt < N; bt++) {
+		const float *d = dout + bt * C;  // (C)
+		const float *x = inp + bt * C;   // (C)
+		float *dx = dinp + bt * C;       // (C)
+		__m512 vm = _mm512_set1_ps(mean[bt]), vs = _mm512_set1_ps(rstd[bt]);
+		__m512 ga = _mm512_setzero_ps(), gna = _mm512_setzero_ps();
+		for (size_t c = 0; c < C; c += 16) {
+			__mmask16 k = tail_mask(C, c);
+			__m512 n = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + c), vm), vs);
+			__m512 g = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, weight + c), _mm512_maskz_loadu_ps(k, d + c));
+			ga = _mm512_add_ps(ga, g);
+			gna = _mm512_fmadd_ps(g, n, gna);
+		}
+		__m512 g_mean = _mm512_set1_ps(_mm512_reduce_add_ps(ga) / (float)C);
+		__m512 gn_mean = _mm512_set1_ps(_mm512_reduce_add_ps(gna) / (float)C);
+		for (size_t c = 0; c < C; c += 16) {
+			__mmask16 k = tail_mask(C, c);
+			__m512 dv = _mm512_maskz_loadu_ps(k, d + c);
+			__m512 n = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + c), vm), vs);
+			__m512 g = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, weight + c), dv);
+			_mm512_mask_storeu_ps(dbias + c, k, _mm512_add_ps(_mm512_maskz_loadu_ps(k, dbias + c), dv));
+			_mm512_mask_storeu_ps(dweight + c, k, _mm512_fmadd_ps(n, dv, _mm512_maskz_loadu_ps(k, dweight + c)));
+			__m512 t = _mm512_sub_ps(_mm512_sub_ps(g, g_mean), _mm512_mul_ps(n, gn_mean));
+			_mm512_mask_storeu_ps(dx + c, k, _mm512_fmadd_ps(t, vs, _mm512_maskz_loadu_ps(k, dx + c)));
+		}
+	}
+}
+
 #else
 static void gelu_forward_avx512(float *out, const float *inp, size_t N) { (void)out; (void)inp; (void)N; }
+static void layernorm_forward_avx512(float *out, float *mean, float *rstd, const float *inp,
+                                     const float *weight, const float *bias, size_t N, size_t C)
+{
+	(void)out; (void)mean; (void)rstd; (void)inp; (void)weight; (void)bias; (void)N; (void)C;
+}
+static void layernorm_backward_avx512(float *dinp, float *dweight, float *dbias, const float *dout,
+                                      const float *inp, const float *weight, const float *mean,
+                                      const float *rstd, size_t N, size_t C)
+{
+	(void)dinp; (void)dweight; (void)dbias; (void)dout; (void)inp; (void)weight; (void)mean; (void)rstd;
+	(void)N; (void)C;
+}
 static void gelu_backward_avx512(float *dinp, const float *inp, const float *dout, size_t N)
 {
 	(void)dinp; (void)inp; (void)dout; (void)N;
@@ -639,13 +744,13 @@ void attention_forward_q(float *out, float *preatt, float *att, float *scratch, 
 			 * is rounded, as cuBLAS applies alpha */
 			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs,
 			            scale, qs, (int)hs, ks, (int)hs, 0.0f, pa, (int)T);
+			qn(pa, T * T, f.gemm);
 			for (size_t t = 0; t < T; t++) {
 				float *pr = pa + t * T;   // (T)
 				float *ar = a + t * T;    // (T)
 				float mx;
 				for (size_t u = t + 1; u < T; u++)
 					pr[u] = 0.0f;
-				qn(pr, t + 1, f.gemm);
 				softmax_row_q(ar, pr, t + 1, &mx, f.reduce);
 				for (size_t u = t + 1; u < T; u++)
 					ar[u] = 0.0f;

@@ -89,7 +89,6 @@ static size_t point_acts(gpt_acts *a, char *mem, gpt_config c, size_t B, size_t 
 		{ &a->dbuf_4c, BT * 4 * C }, { &a->dbuf_4c2, BT * 4 * C }, { &a->dlogits, BT * V },
 		{ &a->dpreatt, T * T }, { &a->datt, T * T },
 		{ &a->q_act, amax }, { &a->q_act2, BT * 4 * C }, { &a->q_w, wmax },
-		{ &a->q_dinp, BT * 4 * C }, { &a->q_dw, wmax },
 		{ &a->q_att, attention_scratch_floats(T, C, NH) },
 	};
 	/* The fp64 accumulator first: malloc's alignment then suits it. */
@@ -254,11 +253,17 @@ static mp_status round_rne(float *x, size_t n, fmt_id fmt)
 	return fmt_bulk_quantize(FMT_SIMD_AUTO, &o, x, n);
 }
 
-/* dst = src rounded to fmt. */
+/* dst = src rounded to fmt, a block at a time so that the rounding finds
+ * the copy still in the L1 cache (one pass over memory, not two). */
 static mp_status copy_rounded(float *dst, const float *src, size_t n, fmt_id fmt)
 {
-	memcpy(dst, src, n * sizeof *dst);
-	return round_rne(dst, n, fmt);
+	enum { BLOCK = 2048 };   /* 8 KiB */
+	for (size_t i = 0; i < n; i += BLOCK) {
+		size_t len = n - i < BLOCK ? n - i : BLOCK;
+		memcpy(dst + i, src + i, len * sizeof *dst);
+		TRY(round_rne(dst + i, len, fmt));
+	}
+	return MP_OK;
 }
 
 /* out (BT,OC) = inp (BT,C) @ w (OC,C)^T + bias, as a tensor core does it when
@@ -279,19 +284,15 @@ static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
 	return round_rne(out, BT * OC, nx->gemm_fmt);
 }
 
-static void add_into(float *dst, const float *src, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		dst[i] += src[i];
-}
-
 /* The backward products of gemm_forward, emulated the same way: operands
  * rounded, fp32 accumulation. The input gradient is rounded to the GEMM
- * format like any output. The weight gradient is left in fp32: the trainer
- * rounds every parameter gradient to the policy's gradient format, and
- * counts what that flushes to zero (underflow_frac), in one place; rounding
- * it here first would flush the GEMM's small gradients where nobody counts
- * them. The bias gradient is a reduction, not a GEMM, and stays in fp32. */
+ * format like any output; dinp must be zero on entry (every caller zeroes
+ * it), so the product is written there and rounded in place. The weight
+ * gradient is left in fp32 and accumulated: the trainer rounds every
+ * parameter gradient to the policy's gradient format, and counts what that
+ * flushes to zero (underflow_frac), in one place; rounding it here first
+ * would flush the GEMM's small gradients where nobody counts them. The bias
+ * gradient is a reduction, not a GEMM, and stays in fp32. */
 static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp,
                                float *dweight, float *dbias, const float *dout,
                                const float *inp, const float *w, size_t BT, size_t C, size_t OC)
@@ -305,12 +306,8 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
 	TRY(copy_rounded(a->q_act, dout, BT * OC, f));
 	TRY(copy_rounded(a->q_act2, inp, BT * C, f));
 	TRY(copy_rounded(a->q_w, w, OC * C, f));
-	memset(a->q_dinp, 0, BT * C * sizeof(float));
-	memset(a->q_dw, 0, OC * C * sizeof(float));
-	matmul_backward(a->q_dinp, a->q_dw, NULL, a->q_act, a->q_act2, a->q_w, 1, BT, C, OC);
-	TRY(round_rne(a->q_dinp, BT * C, f));
-	add_into(dinp, a->q_dinp, BT * C);
-	add_into(dweight, a->q_dw, OC * C);
+	matmul_backward(dinp, dweight, NULL, a->q_act, a->q_act2, a->q_w, 1, BT, C, OC);
+	TRY(round_rne(dinp, BT * C, f));
 	if (dbias != NULL)
 		matmul_backward(NULL, NULL, dbias, dout, inp, w, 1, BT, C, OC);
 	return MP_OK;

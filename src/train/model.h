@@ -89,8 +89,6 @@ typedef struct {
 	float *q_act;       // (B,T,max(4C,V)) activation operand or dout
 	float *q_act2;      // (B,T,4C) second activation operand (backward)
 	float *q_w;         // (max(V,4C)*C) weight operand
-	float *q_dinp;      // (B,T,4C) dinp product before rounding
-	float *q_dw;        // (max(V,4C)*C) dweight product before rounding
 	float *q_att;       // (attention_scratch_floats) attention operands and products
 } gpt_acts;
 
