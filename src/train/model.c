@@ -88,7 +88,7 @@ static size_t point_acts(gpt_acts *a, char *mem, gpt_config c, size_t B, size_t 
 		{ &a->dresid, BT * C }, { &a->dbuf_c, BT * C }, { &a->dbuf_3c, BT * 3 * C },
 		{ &a->dbuf_4c, BT * 4 * C }, { &a->dbuf_4c2, BT * 4 * C }, { &a->dlogits, BT * V },
 		{ &a->dpreatt, T * T }, { &a->datt, T * T },
-		{ &a->q_act, amax }, { &a->q_act2, BT * 4 * C }, { &a->q_w, wmax },
+		{ &a->q_act, amax }, { &a->q_w, wmax },
 		{ &a->q_att, attention_scratch_floats(T, C, NH) },
 	};
 	/* The fp64 accumulator first: malloc's alignment then suits it. */
@@ -266,21 +266,38 @@ static mp_status copy_rounded(float *dst, const float *src, size_t n, fmt_id fmt
 	return MP_OK;
 }
 
+/* The weight operand w (n elements of the params) rounded to the GEMM
+ * format: from the caller's working copy when it has one, else rounded
+ * into scratch now. */
+static mp_status weight_operand(gpt_model *m, const gpt_numerics *nx, const float *w, size_t n,
+                                const float **wq)
+{
+	if (nx->gemm_weights != NULL) {
+		*wq = nx->gemm_weights + (w - m->params_memory);
+		return MP_OK;
+	}
+	*wq = m->acts.q_w;
+	return copy_rounded(m->acts.q_w, w, n, nx->gemm_fmt);
+}
+
 /* out (BT,OC) = inp (BT,C) @ w (OC,C)^T + bias, as a tensor core does it when
  * asked: operands rounded to the GEMM format, fp32 accumulation, output
- * rounded. */
+ * rounded. The activation inp is rounded in place: every GEMM input here
+ * (ln1, atty, ln2, fch_gelu, lnf) is used by nothing but its GEMM's forward
+ * and backward products, so the stored activation is the rounded operand,
+ * as autocast saves it, and the backward pass uses it as it is. */
 static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
-                              const float *inp, const float *w, const float *bias,
+                              float *inp, const float *w, const float *bias,
                               size_t BT, size_t C, size_t OC)
 {
 	if (!gemm_lowp(nx)) {
 		matmul_forward(out, inp, w, bias, 1, BT, C, OC);
 		return MP_OK;
 	}
-	gpt_acts *a = &m->acts;
-	TRY(copy_rounded(a->q_act, inp, BT * C, nx->gemm_fmt));
-	TRY(copy_rounded(a->q_w, w, OC * C, nx->gemm_fmt));
-	matmul_forward(out, a->q_act, a->q_w, bias, 1, BT, C, OC);
+	TRY(round_rne(inp, BT * C, nx->gemm_fmt));
+	const float *wq;
+	TRY(weight_operand(m, nx, w, OC * C, &wq));
+	matmul_forward(out, inp, wq, bias, 1, BT, C, OC);
 	return round_rne(out, BT * OC, nx->gemm_fmt);
 }
 
@@ -304,9 +321,10 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
 	gpt_acts *a = &m->acts;
 	fmt_id f = nx->gemm_fmt;
 	TRY(copy_rounded(a->q_act, dout, BT * OC, f));
-	TRY(copy_rounded(a->q_act2, inp, BT * C, f));
-	TRY(copy_rounded(a->q_w, w, OC * C, f));
-	matmul_backward(dinp, dweight, NULL, a->q_act, a->q_act2, a->q_w, 1, BT, C, OC);
+	const float *wq;
+	TRY(weight_operand(m, nx, w, OC * C, &wq));
+	/* inp was rounded in place by gemm_forward */
+	matmul_backward(dinp, dweight, NULL, a->q_act, inp, wq, 1, BT, C, OC);
 	TRY(round_rne(dinp, BT * C, f));
 	if (dbias != NULL)
 		matmul_backward(NULL, NULL, dbias, dout, inp, w, 1, BT, C, OC);

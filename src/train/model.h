@@ -86,8 +86,7 @@ typedef struct {
 	float *dpreatt;     // (T,T)
 	float *datt;        // (T,T)
 	/* low-precision GEMM emulation: rounded operand copies and products */
-	float *q_act;       // (B,T,max(4C,V)) activation operand or dout
-	float *q_act2;      // (B,T,4C) second activation operand (backward)
+	float *q_act;       // (B,T,max(4C,V)) dout operand (backward)
 	float *q_w;         // (max(V,4C)*C) weight operand
 	float *q_att;       // (attention_scratch_floats) attention operands and products
 } gpt_acts;
@@ -97,6 +96,8 @@ typedef struct {
 typedef struct {
 	bool gemm_lowp;          /* round both matmul operands and the output to gemm_fmt (RNE) */
 	fmt_id gemm_fmt;
+	const float *gemm_weights; /* NULL, or every parameter already rounded to gemm_fmt (the
+	                            * params' layout): a working copy made once per update */
 	bool reduce_lowp;        /* softmax, LayerNorm and cross-entropy sums in reduce_fmt (RNE) */
 	fmt_id reduce_fmt;
 	bool resid_lowp;         /* store the residual stream in resid_fmt */

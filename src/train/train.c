@@ -18,6 +18,7 @@ struct trainer {
 	float *update;          /* (P) scratch: -lr * step */
 	float *before;          /* (P) scratch: the weights before the update */
 	float *raw_grads;       /* (P) gradients before rounding */
+	float *wq;              /* (P) the weights rounded to the GEMM format, or NULL */
 	int *inputs, *targets;  /* (B,t) */
 	loss_scaler scaler;
 	size_t step;
@@ -97,6 +98,19 @@ static void round_array(fmt_id f, fmt_mode mode, uint64_t seed, uint64_t index0,
 	(void)fmt_bulk_quantize(FMT_SIMD_AUTO, &o, x, n);
 }
 
+/* wq[lo, hi) = the weights rounded to the GEMM format, a block at a time
+ * (the copy is still in cache when it is rounded). */
+static void working_weights(trainer *t, size_t lo, size_t hi)
+{
+	enum { BLOCK = 2048 };
+	const float *w = t->half[0].params_memory;
+	for (size_t i = lo; i < hi; i += BLOCK) {
+		size_t len = hi - i < BLOCK ? hi - i : BLOCK;
+		memcpy(t->wq + i, w + i, len * sizeof *w);
+		round_array(t->pol.gemm_fmt, FMT_RNE, 0, 0, t->wq + i, len);
+	}
+}
+
 mp_status trainer_create(trainer **out, const train_config *cfg, const train_policy *p, const corpus *c)
 {
 	*out = NULL;
@@ -133,6 +147,8 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	bool ok = t->m && t->v && t->update && t->before && t->raw_grads && t->inputs && t->targets;
 	if (ok && !p->master_fp32 && p->wupdate == WUPD_KAHAN)
 		ok = (t->comp = calloc(P, sizeof(float))) != NULL;
+	if (ok && p->gemm_lowp)
+		ok = (t->wq = malloc(P * sizeof(float))) != NULL;
 	if (!ok) {
 		trainer_free(t);
 		return MP_ENOMEM;
@@ -142,6 +158,8 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 		round_array(p->weight_fmt, FMT_RNE, 0, 0, t->half[0].params_memory, P);
 	if (t->hB[1])
 		memcpy(t->half[1].params_memory, t->half[0].params_memory, P * sizeof(float));
+	if (t->wq)
+		working_weights(t, 0, P);
 	scaler_init(&t->scaler, p->scaling, p->static_scale);
 	*out = t;
 	return MP_OK;
@@ -159,6 +177,7 @@ void trainer_free(trainer *t)
 	free(t->update);
 	free(t->before);
 	free(t->raw_grads);
+	free(t->wq);
 	free(t->inputs);
 	free(t->targets);
 	free(t);
@@ -168,7 +187,7 @@ static gpt_numerics numerics_of(const trainer *t, int h)
 {
 	const train_policy *p = &t->pol;
 	/* each half draws its own SR stream */
-	return (gpt_numerics){ .gemm_lowp = p->gemm_lowp, .gemm_fmt = p->gemm_fmt,
+	return (gpt_numerics){ .gemm_lowp = p->gemm_lowp, .gemm_fmt = p->gemm_fmt, .gemm_weights = t->wq,
 	                       .reduce_lowp = p->reduce_lowp, .reduce_fmt = p->reduce_fmt, .resid_lowp = p->resid_lowp,
 	                       .resid_fmt = p->resid_fmt, .resid_mode = p->resid_mode,
 	                       .seed = t->cfg.seed ^ 0x5eedull ^ ((uint64_t)h << 40), .step = t->step,
@@ -306,6 +325,8 @@ static void *span_update(void *arg)
 	}
 	if (t->hB[1])
 		memcpy(t->half[1].params_memory + lo, w, n * sizeof *w);
+	if (t->wq)
+		working_weights(t, lo, k->hi);
 	k->nonzero_updates = nonzero_updates;
 	k->lost = lost;
 	return NULL;
