@@ -54,6 +54,7 @@ static void layernorm_forward_avx512(float *out, float *mean, float *rstd, const
 static void layernorm_backward_avx512(float *dinp, float *dweight, float *dbias, const float *dout,
                                       const float *inp, const float *weight, const float *mean,
                                       const float *rstd, size_t N, size_t C);
+static void softmax_backward_causal_avx512(float *dpre, const float *datt, const float *att, size_t T);
 
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                        const float *weight, const float *bias, size_t B, size_t T, size_t C)
@@ -293,6 +294,29 @@ static float softmax_row(float *out, const float *in, size_t n, float *max_out)
 	return sum;
 }
 
+/* Softmax Jacobian per row of a causal (T,T) block: dpre = att (datt -
+ * <att, datt>) on and below the diagonal, 0 above (masked entries have
+ * att = 0 and get no gradient). */
+static void softmax_backward_causal(float *dpre, const float *datt, const float *att, size_t T)
+{
+	if (have_avx512()) {
+		softmax_backward_causal_avx512(dpre, datt, att, T);
+		return;
+	}
+	for (size_t t = 0; t < T; t++) {
+		const float *ar = att + t * T;    // (T)
+		const float *dr = datt + t * T;   // (T)
+		float *dp = dpre + t * T;         // (T)
+		float dot = 0.0f;
+		for (size_t u = 0; u <= t; u++)
+			dot += ar[u] * dr[u];
+		for (size_t u = 0; u <= t; u++)
+			dp[u] = ar[u] * (dr[u] - dot);
+		for (size_t u = t + 1; u < T; u++)
+			dp[u] = 0.0f;
+	}
+}
+
 /* --- attention --- */
 
 void attention_forward(float *out, float *preatt, float *att, const float *inp,
@@ -348,20 +372,7 @@ void attention_backward(float *dinp, float *dpreatt, float *datt, const float *d
 			            1.0f, d, (int)C, v, (int)C3, 0.0f, datt, (int)T);
 			timed_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
 			            1.0f, a, (int)T, d, (int)C, 1.0f, dv, (int)C3);
-			/* Softmax Jacobian per row: dpre = att (datt - <att, datt>);
-			 * masked entries have att = 0 and get no gradient. */
-			for (size_t t = 0; t < T; t++) {
-				const float *ar = a + t * T;   // (T)
-				const float *dr = datt + t * T;   // (T)
-				float *dp = dpreatt + t * T;   // (T)
-				float dot = 0.0f;
-				for (size_t u = 0; u <= t; u++)
-					dot += ar[u] * dr[u];
-				for (size_t u = 0; u <= t; u++)
-					dp[u] = ar[u] * (dr[u] - dot);
-				for (size_t u = t + 1; u < T; u++)
-					dp[u] = 0.0f;
-			}
+			softmax_backward_causal(dpreatt, datt, a, T);
 			/* preatt = scale q @ k^T: dq += scale dpre @ k, dk += scale dpre^T @ q. */
 			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
 			            scale, dpreatt, (int)T, k, (int)C3, 1.0f, dq, (int)C3);
@@ -424,6 +435,31 @@ T512 static void gelu_backward_avx512(float *dinp, const float *inp, const float
 		__m512 d = _mm512_maskz_loadu_ps(m, dinp + i);
 		d = _mm512_fmadd_ps(grad, _mm512_maskz_loadu_ps(m, dout + i), d);
 		_mm512_mask_storeu_ps(dinp + i, m, d);
+	}
+}
+
+/* The causal softmax Jacobian, the row's dot product in 16 lanes. */
+T512 static void softmax_backward_causal_avx512(float *dpre, const float *datt, const float *att, size_t T)
+{
+	for (size_t t = 0; t < T; t++) {
+		const float *ar = att + t * T;    // (T)
+		const float *dr = datt + t * T;   // (T)
+		float *dp = dpre + t * T;         // (T)
+		size_t n = t + 1;
+		__m512 acc = _mm512_setzero_ps();
+		for (size_t u = 0; u < n; u += 16) {
+			__mmask16 k = n - u >= 16 ? 0xffff : (__mmask16)((1u << (n - u)) - 1);
+			acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, ar + u), _mm512_maskz_loadu_ps(k, dr + u), acc);
+		}
+		__m512 dot = _mm512_set1_ps(_mm512_reduce_add_ps(acc));
+		for (size_t u = 0; u < T; u += 16) {
+			__mmask16 k = T - u >= 16 ? 0xffff : (__mmask16)((1u << (T - u)) - 1);
+			/* lanes above the diagonal store 0 */
+			__mmask16 lo = u >= n ? 0 : n - u >= 16 ? 0xffff : (__mmask16)((1u << (n - u)) - 1);
+			__m512 av = _mm512_maskz_loadu_ps(lo, ar + u);
+			__m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(lo, dr + u), dot);
+			_mm512_mask_storeu_ps(dp + u, k, _mm512_maskz_mul_ps(lo, av, d));
+		}
 	}
 }
 
@@ -500,6 +536,10 @@ T512 static void layernorm_backward_avx512(float *dinp, float *dweight, float *d
 
 #else
 static void gelu_forward_avx512(float *out, const float *inp, size_t N) { (void)out; (void)inp; (void)N; }
+static void softmax_backward_causal_avx512(float *dpre, const float *datt, const float *att, size_t T)
+{
+	(void)dpre; (void)datt; (void)att; (void)T;
+}
 static void layernorm_forward_avx512(float *out, float *mean, float *rstd, const float *inp,
                                      const float *weight, const float *bias, size_t N, size_t C)
 {
