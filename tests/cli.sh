@@ -813,6 +813,11 @@ run train $tiny --steps 2 --residual bf61
 usage_error "train --residual bf61" "bf61"
 run train $tiny --steps 2 --weights bf16:up
 usage_error "train --weights bf16:up" "up"
+run train $tiny --steps 2 --policy bf16-mixed --reductions low --csv -
+expect_rc "train --reductions low" 0
+out_lines "train --reductions low: 2 steps" 3
+run train $tiny --steps 2 --policy fp32 --reductions low
+usage_error "train --policy fp32 --reductions low" "--reductions"
 run train $tiny --heads 3
 usage_error "train --heads 3 --channels 16" "--heads"
 run train $tiny --device cuda

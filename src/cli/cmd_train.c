@@ -49,7 +49,9 @@ static void train_help(void)
 	       "  --device cpu|cuda  cuda: GPU training is not built yet (exits 3, naming why)\n"
 	       "Change parts of every listed policy:\n"
 	       "  --gemm F  --residual F[:rne|sr]  --weights fp32|F[:rne|sr|kahan]  --grads F\n"
-	       "  --grad-accum F  --optim-state F  --loss-scale none|dynamic|static:S\n\n"
+	       "  --grad-accum F  --optim-state F  --loss-scale none|dynamic|static:S\n"
+	       "  --reductions fp32|low|F   softmax, LayerNorm and cross-entropy sums in fp32\n"
+	       "                     (default) or, to show the pitfall, in F (low: the GEMM format)\n\n"
 	       "Ctrl-C stops after the current step and keeps what was written.\n",
 	       policy_preset_names(), d.lr, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every);
@@ -97,7 +99,7 @@ typedef struct {
 enum {
 	OPT_BATCH = 256, OPT_CONTEXT, OPT_LAYERS, OPT_HEADS, OPT_CHANNELS, OPT_EVAL, OPT_OFFSET,
 	OPT_OFFSET_CH, OPT_THREADS, OPT_DEVICE, OPT_GEMM, OPT_RESID, OPT_WEIGHTS, OPT_GRADS, OPT_ACCUM,
-	OPT_OPTIM, OPT_SCALE, OPT_LR, OPT_SEED, OPT_DATA, OPT_STEPS, OPT_POLICY, OPT_CSV, OPT_HSCALE,
+	OPT_OPTIM, OPT_SCALE, OPT_REDUCE, OPT_LR, OPT_SEED, OPT_DATA, OPT_STEPS, OPT_POLICY, OPT_CSV, OPT_HSCALE,
 };
 
 #define COMMON_OPTIONS                                                       \
@@ -123,6 +125,7 @@ enum {
 	{ "grad-accum", required_argument, NULL, OPT_ACCUM },                \
 	{ "optim-state", required_argument, NULL, OPT_OPTIM },               \
 	{ "loss-scale", required_argument, NULL, OPT_SCALE },                \
+	{ "reductions", required_argument, NULL, OPT_REDUCE },               \
 	{ "help", no_argument, NULL, 'h' }
 
 /* Handles one common option; returns 1 handled, 0 not common, -1 error. */
@@ -193,11 +196,11 @@ static int common_option(const char *cmd, train_setup *su, int c)
 		cli_error(cmd, "--device: unknown device '%s' (known: cpu, cuda)", optarg);
 		return -1;
 	case OPT_GEMM: case OPT_RESID: case OPT_WEIGHTS: case OPT_GRADS: case OPT_ACCUM: case OPT_OPTIM:
-	case OPT_SCALE: {
+	case OPT_SCALE: case OPT_REDUCE: {
 		static const char *const keys[] = { [OPT_GEMM - OPT_GEMM] = "gemm", [OPT_RESID - OPT_GEMM] = "residual",
 			[OPT_WEIGHTS - OPT_GEMM] = "weights", [OPT_GRADS - OPT_GEMM] = "grads",
 			[OPT_ACCUM - OPT_GEMM] = "grad-accum", [OPT_OPTIM - OPT_GEMM] = "optim-state",
-			[OPT_SCALE - OPT_GEMM] = "loss-scale" };
+			[OPT_SCALE - OPT_GEMM] = "loss-scale", [OPT_REDUCE - OPT_GEMM] = "reductions" };
 		if (su->nchanges == sizeof su->changes / sizeof su->changes[0]) {
 			cli_error(cmd, "too many policy changes");
 			return -1;

@@ -6,8 +6,11 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "fmt/bulk.h"
 
 /* --- embeddings --- */
 
@@ -43,9 +46,23 @@ void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *in
 
 /* --- layer normalisation --- */
 
+/* AVX-512 twins (below, with the other SIMD code); same formulas, sums in
+ * 16 lanes. */
+static bool have_avx512(void);
+static void layernorm_forward_avx512(float *out, float *mean, float *rstd, const float *inp,
+                                     const float *weight, const float *bias, size_t N, size_t C);
+static void layernorm_backward_avx512(float *dinp, float *dweight, float *dbias, const float *dout,
+                                      const float *inp, const float *weight, const float *mean,
+                                      const float *rstd, size_t N, size_t C);
+static void softmax_backward_causal_avx512(float *dpre, const float *datt, const float *att, size_t T);
+
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                        const float *weight, const float *bias, size_t B, size_t T, size_t C)
 {
+	if (have_avx512()) {
+		layernorm_forward_avx512(out, mean, rstd, inp, weight, bias, B * T, C);
+		return;
+	}
 	const float eps = 1e-5f;
 	for (size_t bt = 0; bt < B * T; bt++) {
 		const float *x = inp + bt * C;   // (C)
@@ -75,6 +92,10 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
                         const float *inp, const float *weight, const float *mean,
                         const float *rstd, size_t B, size_t T, size_t C)
 {
+	if (have_avx512()) {
+		layernorm_backward_avx512(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B * T, C);
+		return;
+	}
 	for (size_t bt = 0; bt < B * T; bt++) {
 		const float *d = dout + bt * C;  // (C)
 		const float *x = inp + bt * C;   // (C)
@@ -230,12 +251,16 @@ T512 static float softmax_row_avx512(float *out, const float *in, size_t n, floa
 	return total;
 }
 
+/* MIXPREC_SIMD=portable or avx2 (as for the bulk kernels) selects the
+ * portable loops, so that tests can run them on any CPU. */
 static bool have_avx512(void)
 {
 	static int have = -1;
 	if (have < 0) {
 		__builtin_cpu_init();
-		have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+		const char *env = getenv("MIXPREC_SIMD");
+		bool capped = env && (!strcmp(env, "portable") || !strcmp(env, "avx2"));
+		have = !capped && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
 	}
 	return have;
 }
@@ -267,6 +292,29 @@ static float softmax_row(float *out, const float *in, size_t n, float *max_out)
 		out[u] *= inv;
 	*max_out = mx;
 	return sum;
+}
+
+/* Softmax Jacobian per row of a causal (T,T) block: dpre = att (datt -
+ * <att, datt>) on and below the diagonal, 0 above (masked entries have
+ * att = 0 and get no gradient). */
+static void softmax_backward_causal(float *dpre, const float *datt, const float *att, size_t T)
+{
+	if (have_avx512()) {
+		softmax_backward_causal_avx512(dpre, datt, att, T);
+		return;
+	}
+	for (size_t t = 0; t < T; t++) {
+		const float *ar = att + t * T;    // (T)
+		const float *dr = datt + t * T;   // (T)
+		float *dp = dpre + t * T;         // (T)
+		float dot = 0.0f;
+		for (size_t u = 0; u <= t; u++)
+			dot += ar[u] * dr[u];
+		for (size_t u = 0; u <= t; u++)
+			dp[u] = ar[u] * (dr[u] - dot);
+		for (size_t u = t + 1; u < T; u++)
+			dp[u] = 0.0f;
+	}
 }
 
 /* --- attention --- */
@@ -324,20 +372,7 @@ void attention_backward(float *dinp, float *dpreatt, float *datt, const float *d
 			            1.0f, d, (int)C, v, (int)C3, 0.0f, datt, (int)T);
 			timed_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
 			            1.0f, a, (int)T, d, (int)C, 1.0f, dv, (int)C3);
-			/* Softmax Jacobian per row: dpre = att (datt - <att, datt>);
-			 * masked entries have att = 0 and get no gradient. */
-			for (size_t t = 0; t < T; t++) {
-				const float *ar = a + t * T;   // (T)
-				const float *dr = datt + t * T;   // (T)
-				float *dp = dpreatt + t * T;   // (T)
-				float dot = 0.0f;
-				for (size_t u = 0; u <= t; u++)
-					dot += ar[u] * dr[u];
-				for (size_t u = 0; u <= t; u++)
-					dp[u] = ar[u] * (dr[u] - dot);
-				for (size_t u = t + 1; u < T; u++)
-					dp[u] = 0.0f;
-			}
+			softmax_backward_causal(dpreatt, datt, a, T);
 			/* preatt = scale q @ k^T: dq += scale dpre @ k, dk += scale dpre^T @ q. */
 			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
 			            scale, dpreatt, (int)T, k, (int)C3, 1.0f, dq, (int)C3);
@@ -403,8 +438,120 @@ T512 static void gelu_backward_avx512(float *dinp, const float *inp, const float
 	}
 }
 
+/* The causal softmax Jacobian, the row's dot product in 16 lanes. */
+T512 static void softmax_backward_causal_avx512(float *dpre, const float *datt, const float *att, size_t T)
+{
+	for (size_t t = 0; t < T; t++) {
+		const float *ar = att + t * T;    // (T)
+		const float *dr = datt + t * T;   // (T)
+		float *dp = dpre + t * T;         // (T)
+		size_t n = t + 1;
+		__m512 acc = _mm512_setzero_ps();
+		for (size_t u = 0; u < n; u += 16) {
+			__mmask16 k = n - u >= 16 ? 0xffff : (__mmask16)((1u << (n - u)) - 1);
+			acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, ar + u), _mm512_maskz_loadu_ps(k, dr + u), acc);
+		}
+		__m512 dot = _mm512_set1_ps(_mm512_reduce_add_ps(acc));
+		for (size_t u = 0; u < T; u += 16) {
+			__mmask16 k = T - u >= 16 ? 0xffff : (__mmask16)((1u << (T - u)) - 1);
+			/* lanes above the diagonal store 0 */
+			__mmask16 lo = u >= n ? 0 : n - u >= 16 ? 0xffff : (__mmask16)((1u << (n - u)) - 1);
+			__m512 av = _mm512_maskz_loadu_ps(lo, ar + u);
+			__m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(lo, dr + u), dot);
+			_mm512_mask_storeu_ps(dp + u, k, _mm512_maskz_mul_ps(lo, av, d));
+		}
+	}
+}
+
+/* LayerNorm: the same two-pass formulas as the portable loops, each row's
+ * sums taken in 16 lanes and then across them. */
+T512 static inline __mmask16 tail_mask(size_t n, size_t i)
+{
+	return n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+}
+
+T512 static void layernorm_forward_avx512(float *out, float *mean, float *rstd, const float *inp,
+                                          const float *weight, const float *bias, size_t N, size_t C)
+{
+	const float eps = 1e-5f;
+	for (size_t bt = 0; bt < N; bt++) {
+		const float *x = inp + bt * C;   // (C)
+		float *o = out + bt * C;         // (C)
+		__m512 acc = _mm512_setzero_ps();
+		for (size_t c = 0; c < C; c += 16)
+			acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(tail_mask(C, c), x + c));
+		float m = _mm512_reduce_add_ps(acc) / (float)C;
+		__m512 vm = _mm512_set1_ps(m);
+		acc = _mm512_setzero_ps();
+		for (size_t c = 0; c < C; c += 16) {
+			__mmask16 k = tail_mask(C, c);
+			__m512 d = _mm512_maskz_sub_ps(k, _mm512_maskz_loadu_ps(k, x + c), vm);
+			acc = _mm512_fmadd_ps(d, d, acc);
+		}
+		float v = _mm512_reduce_add_ps(acc) / (float)C;
+		float s = 1.0f / sqrtf(v + eps);
+		__m512 vs = _mm512_set1_ps(s);
+		for (size_t c = 0; c < C; c += 16) {
+			__mmask16 k = tail_mask(C, c);
+			__m512 n = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + c), vm), vs);
+			__m512 y = _mm512_fmadd_ps(n, _mm512_maskz_loadu_ps(k, weight + c), _mm512_maskz_loadu_ps(k, bias + c));
+			_mm512_mask_storeu_ps(o + c, k, y);
+		}
+		mean[bt] = m;
+		rstd[bt] = s;
+	}
+}
+
+T512 static void layernorm_backward_avx512(float *dinp, float *dweight, float *dbias, const float *dout,
+                                           const float *inp, const float *weight, const float *mean,
+                                           const float *rstd, size_t N, size_t C)
+{
+	for (size_t bt = 0; bt < N; bt++) {
+		const float *d = dout + bt * C;  // (C)
+		const float *x = inp + bt * C;   // (C)
+		float *dx = dinp + bt * C;       // (C)
+		__m512 vm = _mm512_set1_ps(mean[bt]), vs = _mm512_set1_ps(rstd[bt]);
+		__m512 ga = _mm512_setzero_ps(), gna = _mm512_setzero_ps();
+		for (size_t c = 0; c < C; c += 16) {
+			__mmask16 k = tail_mask(C, c);
+			__m512 n = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + c), vm), vs);
+			__m512 g = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, weight + c), _mm512_maskz_loadu_ps(k, d + c));
+			ga = _mm512_add_ps(ga, g);
+			gna = _mm512_fmadd_ps(g, n, gna);
+		}
+		__m512 g_mean = _mm512_set1_ps(_mm512_reduce_add_ps(ga) / (float)C);
+		__m512 gn_mean = _mm512_set1_ps(_mm512_reduce_add_ps(gna) / (float)C);
+		for (size_t c = 0; c < C; c += 16) {
+			__mmask16 k = tail_mask(C, c);
+			__m512 dv = _mm512_maskz_loadu_ps(k, d + c);
+			__m512 n = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + c), vm), vs);
+			__m512 g = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, weight + c), dv);
+			_mm512_mask_storeu_ps(dbias + c, k, _mm512_add_ps(_mm512_maskz_loadu_ps(k, dbias + c), dv));
+			_mm512_mask_storeu_ps(dweight + c, k, _mm512_fmadd_ps(n, dv, _mm512_maskz_loadu_ps(k, dweight + c)));
+			__m512 t = _mm512_sub_ps(_mm512_sub_ps(g, g_mean), _mm512_mul_ps(n, gn_mean));
+			_mm512_mask_storeu_ps(dx + c, k, _mm512_fmadd_ps(t, vs, _mm512_maskz_loadu_ps(k, dx + c)));
+		}
+	}
+}
+
 #else
 static void gelu_forward_avx512(float *out, const float *inp, size_t N) { (void)out; (void)inp; (void)N; }
+static void softmax_backward_causal_avx512(float *dpre, const float *datt, const float *att, size_t T)
+{
+	(void)dpre; (void)datt; (void)att; (void)T;
+}
+static void layernorm_forward_avx512(float *out, float *mean, float *rstd, const float *inp,
+                                     const float *weight, const float *bias, size_t N, size_t C)
+{
+	(void)out; (void)mean; (void)rstd; (void)inp; (void)weight; (void)bias; (void)N; (void)C;
+}
+static void layernorm_backward_avx512(float *dinp, float *dweight, float *dbias, const float *dout,
+                                      const float *inp, const float *weight, const float *mean,
+                                      const float *rstd, size_t N, size_t C)
+{
+	(void)dinp; (void)dweight; (void)dbias; (void)dout; (void)inp; (void)weight; (void)mean; (void)rstd;
+	(void)N; (void)C;
+}
 static void gelu_backward_avx512(float *dinp, const float *inp, const float *dout, size_t N)
 {
 	(void)dinp; (void)inp; (void)dout; (void)N;
@@ -483,4 +630,254 @@ void crossentropy_softmax_backward(float *dlogits, const float *probs, const int
 			dz[i] += p[i] * dloss;
 		dz[targets[bt]] -= dloss;
 	}
+}
+
+/* --- emulated low precision --- */
+
+/* x rounded to f (to nearest, ties to even); fp32 passes through. */
+static float q1(float x, fmt_id f)
+{
+	if (f == FMT_FP32)
+		return x;
+	fmt_bulk_opts o = { .fmt = f, .mode = FMT_RNE };
+	(void)fmt_bulk_quantize(FMT_SIMD_PORTABLE, &o, &x, 1);   /* RNE on a portable path cannot fail */
+	return x;
+}
+
+/* x[0..n) rounded in place to f. */
+static void qn(float *x, size_t n, fmt_id f)
+{
+	if (f == FMT_FP32)
+		return;
+	fmt_bulk_opts o = { .fmt = f, .mode = FMT_RNE };
+	(void)fmt_bulk_quantize(FMT_SIMD_AUTO, &o, x, n);
+}
+
+void layernorm_forward_q(float *out, float *mean, float *rstd, const float *inp,
+                         const float *weight, const float *bias, size_t B, size_t T, size_t C,
+                         fmt_id reduce)
+{
+	if (reduce == FMT_FP32) {
+		layernorm_forward(out, mean, rstd, inp, weight, bias, B, T, C);
+		return;
+	}
+	const float eps = 1e-5f;
+	for (size_t bt = 0; bt < B * T; bt++) {
+		const float *x = inp + bt * C;   // (C)
+		float *o = out + bt * C;         // (C)
+		float m = 0.0f;
+		for (size_t c = 0; c < C; c++)
+			m = q1(m + x[c], reduce);
+		m = q1(m / (float)C, reduce);
+		float v = 0.0f;
+		for (size_t c = 0; c < C; c++) {
+			float d = q1(x[c] - m, reduce);
+			v = q1(v + q1(d * d, reduce), reduce);
+		}
+		v = q1(v / (float)C, reduce);
+		float s = q1(1.0f / sqrtf(q1(v + eps, reduce)), reduce);
+		for (size_t c = 0; c < C; c++)
+			o[c] = q1(q1(x[c] - m, reduce) * s * weight[c] + bias[c], reduce);
+		mean[bt] = m;
+		rstd[bt] = s;
+	}
+}
+
+void layernorm_backward_q(float *dinp, float *dweight, float *dbias, const float *dout,
+                          const float *inp, const float *weight, const float *mean,
+                          const float *rstd, size_t B, size_t T, size_t C, fmt_id reduce)
+{
+	if (reduce == FMT_FP32) {
+		layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B, T, C);
+		return;
+	}
+	for (size_t bt = 0; bt < B * T; bt++) {
+		const float *d = dout + bt * C;  // (C)
+		const float *x = inp + bt * C;   // (C)
+		float *dx = dinp + bt * C;       // (C)
+		float m = mean[bt], s = rstd[bt];
+		float g_mean = 0.0f, gn_mean = 0.0f;
+		for (size_t c = 0; c < C; c++) {
+			float n = q1((x[c] - m) * s, reduce);
+			float g = q1(weight[c] * d[c], reduce);
+			g_mean = q1(g_mean + g, reduce);
+			gn_mean = q1(gn_mean + q1(g * n, reduce), reduce);
+		}
+		g_mean = q1(g_mean / (float)C, reduce);
+		gn_mean = q1(gn_mean / (float)C, reduce);
+		/* the per-channel gradients are elementwise, not reductions: fp32 */
+		for (size_t c = 0; c < C; c++) {
+			float n = (x[c] - m) * s;
+			float g = weight[c] * d[c];
+			dbias[c] += d[c];
+			dweight[c] += n * d[c];
+			dx[c] += (g - g_mean - n * gn_mean) * s;
+		}
+	}
+}
+
+/* softmax_row with the exponentials, their running sum, its reciprocal and
+ * the probabilities rounded to f. */
+static float softmax_row_q(float *out, const float *in, size_t n, float *max_out, fmt_id f)
+{
+	if (f == FMT_FP32)
+		return softmax_row(out, in, n, max_out);
+	float mx = -INFINITY;
+	for (size_t u = 0; u < n; u++)
+		mx = in[u] > mx ? in[u] : mx;
+	float sum = 0.0f;
+	for (size_t u = 0; u < n; u++) {
+		out[u] = q1(expf(in[u] - mx), f);
+		sum = q1(sum + out[u], f);
+	}
+	float inv = q1(1.0f / sum, f);
+	for (size_t u = 0; u < n; u++)
+		out[u] = q1(out[u] * inv, f);
+	*max_out = mx;
+	return sum;
+}
+
+/* Copies the (T,hs) block at src (row stride ld) into dst, rounded to f. */
+static void gather_rounded(float *dst, const float *src, size_t T, size_t hs, size_t ld, fmt_id f)
+{
+	for (size_t t = 0; t < T; t++)
+		memcpy(dst + t * hs, src + t * ld, hs * sizeof *dst);
+	qn(dst, T * hs, f);
+}
+
+/* dst (T,hs) with row stride ld += src (T,hs) rounded to f. */
+static void scatter_add_rounded(float *dst, float *src, size_t T, size_t hs, size_t ld, fmt_id f)
+{
+	qn(src, T * hs, f);
+	for (size_t t = 0; t < T; t++)
+		for (size_t i = 0; i < hs; i++)
+			dst[t * ld + i] += src[t * hs + i];
+}
+
+size_t attention_scratch_floats(size_t T, size_t C, size_t NH)
+{
+	size_t hs = C / NH;
+	return 5 * T * hs + T * T;
+}
+
+void attention_forward_q(float *out, float *preatt, float *att, float *scratch, const float *inp,
+                         size_t B, size_t T, size_t C, size_t NH, kernel_fmts f)
+{
+	if (f.gemm == FMT_FP32 && f.reduce == FMT_FP32) {
+		attention_forward(out, preatt, att, inp, B, T, C, NH);
+		return;
+	}
+	size_t C3 = 3 * C, hs = C / NH;
+	float scale = 1.0f / sqrtf((float)hs);
+	float *qs = scratch, *ks = qs + T * hs, *vs = ks + T * hs, *os = vs + T * hs;   // (T,hs) each
+	float *as = os + 2 * T * hs;                                                     // (T,T)
+	for (size_t b = 0; b < B; b++) {
+		for (size_t h = 0; h < NH; h++) {
+			const float *q = inp + b * T * C3 + h * hs;   // (T,hs), row stride 3C
+			float *pa = preatt + (b * NH + h) * T * T;    // (T,T)
+			float *a = att + (b * NH + h) * T * T;        // (T,T)
+			float *o = out + b * T * C + h * hs;          // (T,hs), row stride C
+			gather_rounded(qs, q, T, hs, C3, f.gemm);
+			gather_rounded(ks, q + C, T, hs, C3, f.gemm);
+			gather_rounded(vs, q + 2 * C, T, hs, C3, f.gemm);
+			/* the scale is applied to the fp32 sums before the output
+			 * is rounded, as cuBLAS applies alpha */
+			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs,
+			            scale, qs, (int)hs, ks, (int)hs, 0.0f, pa, (int)T);
+			qn(pa, T * T, f.gemm);
+			for (size_t t = 0; t < T; t++) {
+				float *pr = pa + t * T;   // (T)
+				float *ar = a + t * T;    // (T)
+				float mx;
+				for (size_t u = t + 1; u < T; u++)
+					pr[u] = 0.0f;
+				softmax_row_q(ar, pr, t + 1, &mx, f.reduce);
+				for (size_t u = t + 1; u < T; u++)
+					ar[u] = 0.0f;
+			}
+			memcpy(as, a, T * T * sizeof *as);
+			qn(as, T * T, f.gemm);
+			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			            1.0f, as, (int)T, vs, (int)hs, 0.0f, os, (int)hs);
+			qn(os, T * hs, f.gemm);
+			for (size_t t = 0; t < T; t++)
+				memcpy(o + t * C, os + t * hs, hs * sizeof *o);
+		}
+	}
+}
+
+void attention_backward_q(float *dinp, float *dpreatt, float *datt, float *scratch, const float *dout,
+                          const float *inp, const float *att, size_t B, size_t T, size_t C, size_t NH,
+                          kernel_fmts f)
+{
+	if (f.gemm == FMT_FP32 && f.reduce == FMT_FP32) {
+		attention_backward(dinp, dpreatt, datt, dout, inp, att, B, T, C, NH);
+		return;
+	}
+	size_t C3 = 3 * C, hs = C / NH;
+	float scale = 1.0f / sqrtf((float)hs);
+	float *qs = scratch, *ks = qs + T * hs, *vs = ks + T * hs, *ds = vs + T * hs;   // (T,hs) each
+	float *ps = ds + T * hs;                                                         // (T,hs) products
+	float *as = ps + T * hs;                                                         // (T,T)
+	for (size_t b = 0; b < B; b++) {
+		for (size_t h = 0; h < NH; h++) {
+			const float *q = inp + b * T * C3 + h * hs;   // (T,hs), row stride 3C
+			float *dq = dinp + b * T * C3 + h * hs;       // (T,hs), row stride 3C
+			float *dk = dq + C;                           // (T,hs), row stride 3C
+			float *dv = dq + 2 * C;                       // (T,hs), row stride 3C
+			const float *a = att + (b * NH + h) * T * T;  // (T,T)
+			gather_rounded(qs, q, T, hs, C3, f.gemm);
+			gather_rounded(ks, q + C, T, hs, C3, f.gemm);
+			gather_rounded(vs, q + 2 * C, T, hs, C3, f.gemm);
+			gather_rounded(ds, dout + b * T * C + h * hs, T, hs, C, f.gemm);
+			memcpy(as, a, T * T * sizeof *as);
+			qn(as, T * T, f.gemm);
+			/* out = att @ v: datt = dout @ v^T, dv += att^T @ dout */
+			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs,
+			            1.0f, ds, (int)hs, vs, (int)hs, 0.0f, datt, (int)T);
+			qn(datt, T * T, f.gemm);
+			timed_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			            1.0f, as, (int)T, ds, (int)hs, 0.0f, ps, (int)hs);
+			scatter_add_rounded(dv, ps, T, hs, C3, f.gemm);
+			/* the softmax Jacobian from the saved (unrounded) softmax,
+			 * its row dot product a reduction */
+			for (size_t t = 0; t < T; t++) {
+				const float *ar = a + t * T;      // (T)
+				const float *dr = datt + t * T;   // (T)
+				float *dp = dpreatt + t * T;      // (T)
+				float dot = 0.0f;
+				for (size_t u = 0; u <= t; u++)
+					dot = q1(dot + q1(ar[u] * dr[u], f.reduce), f.reduce);
+				for (size_t u = 0; u <= t; u++)
+					dp[u] = ar[u] * (dr[u] - dot);
+				for (size_t u = t + 1; u < T; u++)
+					dp[u] = 0.0f;
+			}
+			qn(dpreatt, T * T, f.gemm);
+			/* preatt = scale q @ k^T: dq += scale dpre @ k, dk += scale dpre^T @ q */
+			timed_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			            scale, dpreatt, (int)T, ks, (int)hs, 0.0f, ps, (int)hs);
+			scatter_add_rounded(dq, ps, T, hs, C3, f.gemm);
+			timed_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T,
+			            scale, dpreatt, (int)T, qs, (int)hs, 0.0f, ps, (int)hs);
+			scatter_add_rounded(dk, ps, T, hs, C3, f.gemm);
+		}
+	}
+}
+
+float crossentropy_softmax_forward_q(float *probs, float *losses, const float *logits,
+                                     const int *targets, size_t B, size_t T, size_t V, fmt_id reduce)
+{
+	if (reduce == FMT_FP32)
+		return crossentropy_softmax_forward(probs, losses, logits, targets, B, T, V);
+	double total = 0.0;
+	for (size_t bt = 0; bt < B * T; bt++) {
+		const float *z = logits + bt * V;   // (V)
+		float *p = probs + bt * V;          // (V)
+		float mx;
+		float sum = softmax_row_q(p, z, V, &mx, reduce);
+		losses[bt] = q1(q1(logf(sum), reduce) + mx - z[targets[bt]], reduce);
+		total += losses[bt];
+	}
+	return (float)(total / (double)(B * T));
 }

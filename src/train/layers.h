@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "fmt/format.h"
+
 /* --- embeddings --- */
 
 /* out[b,t,:] = wte[inp[b,t],:] + wpe[t,:]. Tokens must lie in [0, V). */
@@ -129,6 +131,52 @@ void crossentropy_softmax_backward(float *dlogits,       // (B,T,V)
                                    const int *targets,   // (B,T)
                                    float dloss,
                                    size_t B, size_t T, size_t V);
+
+/* --- emulated low precision (the policies' GEMM and reduction formats) ---
+ *
+ * Variants of the kernels above for precision policies; with both formats
+ * FMT_FP32 each computes exactly what its plain twin computes. Every
+ * rounding is to nearest, ties to even. A running sum is rounded after every
+ * addition (s = q(s + x), the addition itself in fp32), as a kernel that
+ * accumulates in the format would hold it. */
+typedef struct {
+	fmt_id gemm;     /* attention products QK^T and att V (and their backward
+	                  * products): operands and outputs rounded, fp32
+	                  * accumulation, as a tensor core computes them */
+	fmt_id reduce;   /* softmax, LayerNorm statistics, cross-entropy: running
+	                  * sums and intermediate results rounded */
+} kernel_fmts;
+
+/* LayerNorm with the mean and variance sums, rstd and the output rounded
+ * to reduce; the backward's two row means too. */
+void layernorm_forward_q(float *out, float *mean, float *rstd, const float *inp,
+                         const float *weight, const float *bias, size_t B, size_t T, size_t C,
+                         fmt_id reduce);
+void layernorm_backward_q(float *dinp, float *dweight, float *dbias, const float *dout,
+                          const float *inp, const float *weight, const float *mean,
+                          const float *rstd, size_t B, size_t T, size_t C, fmt_id reduce);
+
+/* Floats of scratch the attention variants need for head size hs = C/NH. */
+size_t attention_scratch_floats(size_t T, size_t C, size_t NH);
+/* Attention with its products emulated in f.gemm and its softmax in
+ * f.reduce; att keeps the softmax as computed (before any rounding for the
+ * att V product), as autocast saves it for the backward pass. */
+void attention_forward_q(float *out,          // (B,T,C)
+                         float *preatt,       // (B,NH,T,T)
+                         float *att,          // (B,NH,T,T)
+                         float *scratch,      // (attention_scratch_floats)
+                         const float *inp,    // (B,T,3C)
+                         size_t B, size_t T, size_t C, size_t NH, kernel_fmts f);
+void attention_backward_q(float *dinp, float *dpreatt, float *datt, float *scratch,
+                          const float *dout, const float *inp, const float *att,
+                          size_t B, size_t T, size_t C, size_t NH, kernel_fmts f);
+
+/* Softmax and losses with the sum of exponentials, the exponentials, the
+ * probabilities and each token's loss rounded to reduce (the mean over
+ * tokens, a report, stays in fp64). */
+float crossentropy_softmax_forward_q(float *probs, float *losses, const float *logits,
+                                     const int *targets, size_t B, size_t T, size_t V,
+                                     fmt_id reduce);
 
 /* Seconds and floating-point operations spent in sgemm since the last reset
  * (all threads), for benchmarks. */

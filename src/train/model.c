@@ -88,8 +88,8 @@ static size_t point_acts(gpt_acts *a, char *mem, gpt_config c, size_t B, size_t 
 		{ &a->dresid, BT * C }, { &a->dbuf_c, BT * C }, { &a->dbuf_3c, BT * 3 * C },
 		{ &a->dbuf_4c, BT * 4 * C }, { &a->dbuf_4c2, BT * 4 * C }, { &a->dlogits, BT * V },
 		{ &a->dpreatt, T * T }, { &a->datt, T * T },
-		{ &a->q_act, amax }, { &a->q_act2, BT * 4 * C }, { &a->q_w, wmax },
-		{ &a->q_dinp, BT * 4 * C }, { &a->q_dw, wmax },
+		{ &a->q_act, amax }, { &a->q_w, wmax },
+		{ &a->q_att, attention_scratch_floats(T, C, NH) },
 	};
 	/* The fp64 accumulator first: malloc's alignment then suits it. */
 	size_t off = pad16(2 * BT * C) * sizeof(float);
@@ -237,6 +237,15 @@ static bool gemm_lowp(const gpt_numerics *nx)
 	return nx != NULL && nx->gemm_lowp;
 }
 
+/* The formats the attention, LayerNorm and softmax kernels emulate. */
+static kernel_fmts kernel_fmts_of(const gpt_numerics *nx)
+{
+	return (kernel_fmts){
+		.gemm = nx != NULL && nx->gemm_lowp ? nx->gemm_fmt : FMT_FP32,
+		.reduce = nx != NULL && nx->reduce_lowp ? nx->reduce_fmt : FMT_FP32,
+	};
+}
+
 /* Rounds x in place to the nearest values of fmt (ties to even). */
 static mp_status round_rne(float *x, size_t n, fmt_id fmt)
 {
@@ -244,40 +253,63 @@ static mp_status round_rne(float *x, size_t n, fmt_id fmt)
 	return fmt_bulk_quantize(FMT_SIMD_AUTO, &o, x, n);
 }
 
-/* dst = src rounded to fmt. */
+/* dst = src rounded to fmt, a block at a time so that the rounding finds
+ * the copy still in the L1 cache (one pass over memory, not two). */
 static mp_status copy_rounded(float *dst, const float *src, size_t n, fmt_id fmt)
 {
-	memcpy(dst, src, n * sizeof *dst);
-	return round_rne(dst, n, fmt);
+	enum { BLOCK = 2048 };   /* 8 KiB */
+	for (size_t i = 0; i < n; i += BLOCK) {
+		size_t len = n - i < BLOCK ? n - i : BLOCK;
+		memcpy(dst + i, src + i, len * sizeof *dst);
+		TRY(round_rne(dst + i, len, fmt));
+	}
+	return MP_OK;
+}
+
+/* The weight operand w (n elements of the params) rounded to the GEMM
+ * format: from the caller's working copy when it has one, else rounded
+ * into scratch now. */
+static mp_status weight_operand(gpt_model *m, const gpt_numerics *nx, const float *w, size_t n,
+                                const float **wq)
+{
+	if (nx->gemm_weights != NULL) {
+		*wq = nx->gemm_weights + (w - m->params_memory);
+		return MP_OK;
+	}
+	*wq = m->acts.q_w;
+	return copy_rounded(m->acts.q_w, w, n, nx->gemm_fmt);
 }
 
 /* out (BT,OC) = inp (BT,C) @ w (OC,C)^T + bias, as a tensor core does it when
  * asked: operands rounded to the GEMM format, fp32 accumulation, output
- * rounded. */
+ * rounded. The activation inp is rounded in place: every GEMM input here
+ * (ln1, atty, ln2, fch_gelu, lnf) is used by nothing but its GEMM's forward
+ * and backward products, so the stored activation is the rounded operand,
+ * as autocast saves it, and the backward pass uses it as it is. */
 static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
-                              const float *inp, const float *w, const float *bias,
+                              float *inp, const float *w, const float *bias,
                               size_t BT, size_t C, size_t OC)
 {
 	if (!gemm_lowp(nx)) {
 		matmul_forward(out, inp, w, bias, 1, BT, C, OC);
 		return MP_OK;
 	}
-	gpt_acts *a = &m->acts;
-	TRY(copy_rounded(a->q_act, inp, BT * C, nx->gemm_fmt));
-	TRY(copy_rounded(a->q_w, w, OC * C, nx->gemm_fmt));
-	matmul_forward(out, a->q_act, a->q_w, bias, 1, BT, C, OC);
+	TRY(round_rne(inp, BT * C, nx->gemm_fmt));
+	const float *wq;
+	TRY(weight_operand(m, nx, w, OC * C, &wq));
+	matmul_forward(out, inp, wq, bias, 1, BT, C, OC);
 	return round_rne(out, BT * OC, nx->gemm_fmt);
 }
 
-static void add_into(float *dst, const float *src, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		dst[i] += src[i];
-}
-
-/* The backward products of gemm_forward, each emulated the same way; the
- * rounded products are then added to the fp32 gradients. The bias gradient
- * is a reduction, not a GEMM, and stays in fp32. */
+/* The backward products of gemm_forward, emulated the same way: operands
+ * rounded, fp32 accumulation. The input gradient is rounded to the GEMM
+ * format like any output; dinp must be zero on entry (every caller zeroes
+ * it), so the product is written there and rounded in place. The weight
+ * gradient is left in fp32 and accumulated: the trainer rounds every
+ * parameter gradient to the policy's gradient format, and counts what that
+ * flushes to zero (underflow_frac), in one place; rounding it here first
+ * would flush the GEMM's small gradients where nobody counts them. The bias
+ * gradient is a reduction, not a GEMM, and stays in fp32. */
 static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp,
                                float *dweight, float *dbias, const float *dout,
                                const float *inp, const float *w, size_t BT, size_t C, size_t OC)
@@ -289,15 +321,11 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
 	gpt_acts *a = &m->acts;
 	fmt_id f = nx->gemm_fmt;
 	TRY(copy_rounded(a->q_act, dout, BT * OC, f));
-	TRY(copy_rounded(a->q_act2, inp, BT * C, f));
-	TRY(copy_rounded(a->q_w, w, OC * C, f));
-	memset(a->q_dinp, 0, BT * C * sizeof(float));
-	memset(a->q_dw, 0, OC * C * sizeof(float));
-	matmul_backward(a->q_dinp, a->q_dw, NULL, a->q_act, a->q_act2, a->q_w, 1, BT, C, OC);
-	TRY(round_rne(a->q_dinp, BT * C, f));
-	TRY(round_rne(a->q_dw, OC * C, f));
-	add_into(dinp, a->q_dinp, BT * C);
-	add_into(dweight, a->q_dw, OC * C);
+	const float *wq;
+	TRY(weight_operand(m, nx, w, OC * C, &wq));
+	/* inp was rounded in place by gemm_forward */
+	matmul_backward(dinp, dweight, NULL, a->q_act, inp, wq, 1, BT, C, OC);
+	TRY(round_rne(dinp, BT * C, f));
 	if (dbias != NULL)
 		matmul_backward(NULL, NULL, dbias, dout, inp, w, 1, BT, C, OC);
 	return MP_OK;
@@ -360,6 +388,7 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 	size_t BT = B * T, BTC = BT * C;
 	gpt_params *p = &model->params;
 	gpt_acts *a = &model->acts;
+	kernel_fmts kf = kernel_fmts_of(nx);
 
 	model->inputs = NULL;
 	model->targets = NULL;
@@ -397,17 +426,19 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 		float *fcproj = a->fcproj + l * BTC;            // (B,T,C)
 		float *resid3 = a->residual3 + l * BTC;         // (B,T,C)
 
-		layernorm_forward(ln1, ln1_mean, ln1_rstd, resid, p->ln1w + l * C, p->ln1b + l * C, B, T, C);
+		layernorm_forward_q(ln1, ln1_mean, ln1_rstd, resid, p->ln1w + l * C, p->ln1b + l * C, B, T, C,
+		                    kf.reduce);
 		TRY(gemm_forward(model, nx, qkv, ln1, p->qkvw + l * 3 * C * C, p->qkvb + l * 3 * C,
 		                 BT, C, 3 * C));
-		attention_forward(atty, preatt, att, qkv, B, T, C, NH);
+		attention_forward_q(atty, preatt, att, a->q_att, qkv, B, T, C, NH, kf);
 		TRY(gemm_forward(model, nx, attproj, atty, p->attprojw + l * C * C, p->attprojb + l * C,
 		                 BT, C, C));
 		accumulate_exact(a->dexact, attproj, BTC);
 		residual_forward(resid2, resid, attproj, BTC);
 		TRY(resid_store(model, nx, resid2, 1 + 2 * l));
 
-		layernorm_forward(ln2, ln2_mean, ln2_rstd, resid2, p->ln2w + l * C, p->ln2b + l * C, B, T, C);
+		layernorm_forward_q(ln2, ln2_mean, ln2_rstd, resid2, p->ln2w + l * C, p->ln2b + l * C, B, T, C,
+		                    kf.reduce);
 		TRY(gemm_forward(model, nx, fch, ln2, p->fcw + l * 4 * C * C, p->fcb + l * 4 * C,
 		                 BT, C, 4 * C));
 		gelu_forward(fch_gelu, fch, BTC * 4);
@@ -419,7 +450,7 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 	}
 
 	const float *last = a->residual3 + (L - 1) * BTC;   // (B,T,C)
-	layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, last, p->lnfw, p->lnfb, B, T, C);
+	layernorm_forward_q(a->lnf, a->lnf_mean, a->lnf_rstd, last, p->lnfw, p->lnfb, B, T, C, kf.reduce);
 	TRY(gemm_forward(model, nx, a->logits, a->lnf, p->wte, NULL, BT, C, V));
 	model->resid_lost_frac = lost_fraction(last, a->encoded, a->dexact, BTC, &model->resid_dot_se,
 	                                       &model->resid_dot_ee);
@@ -427,8 +458,8 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 	model->inputs = inputs;
 	if (targets != NULL) {
 		model->targets = targets;
-		model->mean_loss = crossentropy_softmax_forward(a->probs, a->losses, a->logits,
-		                                                targets, B, T, V);
+		model->mean_loss = crossentropy_softmax_forward_q(a->probs, a->losses, a->logits,
+		                                                  targets, B, T, V, kf.reduce);
 	}
 	return MP_OK;
 }
@@ -450,6 +481,7 @@ mp_status gpt_backward(gpt_model *model, const gpt_numerics *nx, float loss_scal
 	gpt_params *p = &model->params;
 	gpt_params *g = &model->grads;
 	gpt_acts *a = &model->acts;
+	kernel_fmts kf = kernel_fmts_of(nx);
 
 	/* The objective is loss_scale * mean over the B*T token losses. */
 	float dloss = loss_scale / (float)BT;
@@ -459,8 +491,8 @@ mp_status gpt_backward(gpt_model *model, const gpt_numerics *nx, float loss_scal
 	TRY(gemm_backward(model, nx, a->dbuf_c, g->wte, NULL, a->dlogits, a->lnf, p->wte, BT, C, V));
 	const float *last = a->residual3 + (L - 1) * BTC;   // (B,T,C)
 	zero(a->dresid, BTC);
-	layernorm_backward(a->dresid, g->lnfw, g->lnfb, a->dbuf_c, last, p->lnfw,
-	                   a->lnf_mean, a->lnf_rstd, B, T, C);
+	layernorm_backward_q(a->dresid, g->lnfw, g->lnfb, a->dbuf_c, last, p->lnfw,
+	                     a->lnf_mean, a->lnf_rstd, B, T, C, kf.reduce);
 
 	/* dresid carries the stream's gradient down through every residual
 	 * add, which passes it unchanged to both branches. */
@@ -487,19 +519,21 @@ mp_status gpt_backward(gpt_model *model, const gpt_numerics *nx, float loss_scal
 		zero(dln, BTC);
 		TRY(gemm_backward(model, nx, dln, g->fcw + l * 4 * C * C, g->fcb + l * 4 * C,
 		                  dfch, ln2, p->fcw + l * 4 * C * C, BT, C, 4 * C));
-		layernorm_backward(a->dresid, g->ln2w + l * C, g->ln2b + l * C, dln, resid2,
-		                   p->ln2w + l * C, a->ln2_mean + l * BT, a->ln2_rstd + l * BT, B, T, C);
+		layernorm_backward_q(a->dresid, g->ln2w + l * C, g->ln2b + l * C, dln, resid2,
+		                     p->ln2w + l * C, a->ln2_mean + l * BT, a->ln2_rstd + l * BT, B, T, C,
+		                     kf.reduce);
 
 		zero(dln, BTC);
 		TRY(gemm_backward(model, nx, dln, g->attprojw + l * C * C, g->attprojb + l * C,
 		                  a->dresid, atty, p->attprojw + l * C * C, BT, C, C));
 		zero(dqkv, BTC * 3);
-		attention_backward(dqkv, a->dpreatt, a->datt, dln, qkv, att, B, T, C, NH);
+		attention_backward_q(dqkv, a->dpreatt, a->datt, a->q_att, dln, qkv, att, B, T, C, NH, kf);
 		zero(dln, BTC);
 		TRY(gemm_backward(model, nx, dln, g->qkvw + l * 3 * C * C, g->qkvb + l * 3 * C,
 		                  dqkv, ln1, p->qkvw + l * 3 * C * C, BT, C, 3 * C));
-		layernorm_backward(a->dresid, g->ln1w + l * C, g->ln1b + l * C, dln, resid,
-		                   p->ln1w + l * C, a->ln1_mean + l * BT, a->ln1_rstd + l * BT, B, T, C);
+		layernorm_backward_q(a->dresid, g->ln1w + l * C, g->ln1b + l * C, dln, resid,
+		                     p->ln1w + l * C, a->ln1_mean + l * BT, a->ln1_rstd + l * BT, B, T, C,
+		                     kf.reduce);
 	}
 	encoder_backward(g->wte, g->wpe, a->dresid, model->inputs, B, T, C);
 	return MP_OK;

@@ -86,11 +86,9 @@ typedef struct {
 	float *dpreatt;     // (T,T)
 	float *datt;        // (T,T)
 	/* low-precision GEMM emulation: rounded operand copies and products */
-	float *q_act;       // (B,T,max(4C,V)) activation operand or dout
-	float *q_act2;      // (B,T,4C) second activation operand (backward)
+	float *q_act;       // (B,T,max(4C,V)) dout operand (backward)
 	float *q_w;         // (max(V,4C)*C) weight operand
-	float *q_dinp;      // (B,T,4C) dinp product before rounding
-	float *q_dw;        // (max(V,4C)*C) dweight product before rounding
+	float *q_att;       // (attention_scratch_floats) attention operands and products
 } gpt_acts;
 
 /* Number-format emulation for one forward/backward pass; data, not code
@@ -98,6 +96,10 @@ typedef struct {
 typedef struct {
 	bool gemm_lowp;          /* round both matmul operands and the output to gemm_fmt (RNE) */
 	fmt_id gemm_fmt;
+	const float *gemm_weights; /* NULL, or every parameter already rounded to gemm_fmt (the
+	                            * params' layout): a working copy made once per update */
+	bool reduce_lowp;        /* softmax, LayerNorm and cross-entropy sums in reduce_fmt (RNE) */
+	fmt_id reduce_fmt;
 	bool resid_lowp;         /* store the residual stream in resid_fmt */
 	fmt_id resid_fmt;
 	fmt_mode resid_mode;     /* FMT_RNE or FMT_SR */

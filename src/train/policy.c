@@ -12,7 +12,8 @@ static train_policy presets[10];
 static train_policy fp32_base(const char *name)
 {
 	train_policy p = {
-		.gemm_lowp = false, .gemm_fmt = FMT_FP32, .resid_lowp = false, .resid_fmt = FMT_FP32,
+		.gemm_lowp = false, .gemm_fmt = FMT_FP32, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = false, .resid_fmt = FMT_FP32,
 		.resid_mode = FMT_RNE, .master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
 		.grad_fmt = FMT_FP32, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32,
 		.scaling = SCALER_NONE, .static_scale = 1.0,
@@ -144,6 +145,19 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 			return MP_EINVAL;
 		p->gemm_fmt = f;
 		p->gemm_lowp = f != FMT_FP32;
+	} else if (!strcmp(key, "reductions")) {
+		if (!strcmp(value, "low")) {
+			if (!p->gemm_lowp) {
+				snprintf(err, errlen, "'low' means the GEMM format, and this policy's GEMMs are fp32 "
+				         "(name a format instead)");
+				return MP_EINVAL;
+			}
+			f = p->gemm_fmt;
+		} else if (!plain_fmt(key, value, &f, err, errlen)) {
+			return MP_EINVAL;
+		}
+		p->reduce_fmt = f;
+		p->reduce_lowp = f != FMT_FP32;
 	} else if (!strcmp(key, "residual")) {
 		if (!parse_fmt_mode(value, &f, &mode, err, errlen))
 			return MP_EINVAL;
@@ -226,8 +240,9 @@ void policy_describe(const train_policy *p, char *buf, size_t n)
 	else
 		snprintf(weights, sizeof weights, "%s weights (%s updates)", fmt_get(p->weight_fmt)->name,
 		         wnames[p->wupdate]);
-	snprintf(buf, n, "gemm %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s, %s",
+	snprintf(buf, n, "gemm %s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s, %s",
 	         fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name,
+	         fmt_get(p->reduce_lowp ? p->reduce_fmt : FMT_FP32)->name,
 	         fmt_get(p->resid_lowp ? p->resid_fmt : FMT_FP32)->name,
 	         p->resid_lowp ? ":" : "", p->resid_lowp ? fmt_mode_name(p->resid_mode) : "", weights,
 	         fmt_get(p->grad_fmt)->name, fmt_get(p->grad_accum_fmt)->name, fmt_get(p->optim_fmt)->name, scale);

@@ -22,6 +22,8 @@ typedef struct {
 	char name[256];
 	bool gemm_lowp;            /* matmul operands and outputs in gemm_fmt, fp32 accumulation */
 	fmt_id gemm_fmt;
+	bool reduce_lowp;          /* softmax, LayerNorm, cross-entropy sums in reduce_fmt (the pitfall) */
+	fmt_id reduce_fmt;
 	bool resid_lowp;           /* residual stream stored in resid_fmt */
 	fmt_id resid_fmt;
 	fmt_mode resid_mode;       /* FMT_RNE or FMT_SR */
@@ -46,7 +48,7 @@ const char *policy_preset_names(void);
 mp_status policy_from_name(const char *name, train_policy *p);
 
 /* Changes one part of a policy, as the train command's options do:
- * gemm=F, residual=F[:rne|sr], weights=fp32|F[:rne|sr|kahan], grads=F,
+ * gemm=F, reductions=fp32|low|F (low: the GEMM format), residual=F[:rne|sr], weights=fp32|F[:rne|sr|kahan], grads=F,
  * grad-accum=F, optim-state=F, loss-scale=none|dynamic|static:S.
  * The name gets "+key=value" appended. On error returns MP_EINVAL and writes
  * what is wrong into err. */

@@ -18,6 +18,7 @@ struct trainer {
 	float *update;          /* (P) scratch: -lr * step */
 	float *before;          /* (P) scratch: the weights before the update */
 	float *raw_grads;       /* (P) gradients before rounding */
+	float *wq;              /* (P) the weights rounded to the GEMM format, or NULL */
 	int *inputs, *targets;  /* (B,t) */
 	loss_scaler scaler;
 	size_t step;
@@ -97,6 +98,19 @@ static void round_array(fmt_id f, fmt_mode mode, uint64_t seed, uint64_t index0,
 	(void)fmt_bulk_quantize(FMT_SIMD_AUTO, &o, x, n);
 }
 
+/* wq[lo, hi) = the weights rounded to the GEMM format, a block at a time
+ * (the copy is still in cache when it is rounded). */
+static void working_weights(trainer *t, size_t lo, size_t hi)
+{
+	enum { BLOCK = 2048 };
+	const float *w = t->half[0].params_memory;
+	for (size_t i = lo; i < hi; i += BLOCK) {
+		size_t len = hi - i < BLOCK ? hi - i : BLOCK;
+		memcpy(t->wq + i, w + i, len * sizeof *w);
+		round_array(t->pol.gemm_fmt, FMT_RNE, 0, 0, t->wq + i, len);
+	}
+}
+
 mp_status trainer_create(trainer **out, const train_config *cfg, const train_policy *p, const corpus *c)
 {
 	*out = NULL;
@@ -133,6 +147,8 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	bool ok = t->m && t->v && t->update && t->before && t->raw_grads && t->inputs && t->targets;
 	if (ok && !p->master_fp32 && p->wupdate == WUPD_KAHAN)
 		ok = (t->comp = calloc(P, sizeof(float))) != NULL;
+	if (ok && p->gemm_lowp)
+		ok = (t->wq = malloc(P * sizeof(float))) != NULL;
 	if (!ok) {
 		trainer_free(t);
 		return MP_ENOMEM;
@@ -142,6 +158,8 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 		round_array(p->weight_fmt, FMT_RNE, 0, 0, t->half[0].params_memory, P);
 	if (t->hB[1])
 		memcpy(t->half[1].params_memory, t->half[0].params_memory, P * sizeof(float));
+	if (t->wq)
+		working_weights(t, 0, P);
 	scaler_init(&t->scaler, p->scaling, p->static_scale);
 	*out = t;
 	return MP_OK;
@@ -159,6 +177,7 @@ void trainer_free(trainer *t)
 	free(t->update);
 	free(t->before);
 	free(t->raw_grads);
+	free(t->wq);
 	free(t->inputs);
 	free(t->targets);
 	free(t);
@@ -168,7 +187,8 @@ static gpt_numerics numerics_of(const trainer *t, int h)
 {
 	const train_policy *p = &t->pol;
 	/* each half draws its own SR stream */
-	return (gpt_numerics){ .gemm_lowp = p->gemm_lowp, .gemm_fmt = p->gemm_fmt, .resid_lowp = p->resid_lowp,
+	return (gpt_numerics){ .gemm_lowp = p->gemm_lowp, .gemm_fmt = p->gemm_fmt, .gemm_weights = t->wq,
+	                       .reduce_lowp = p->reduce_lowp, .reduce_fmt = p->reduce_fmt, .resid_lowp = p->resid_lowp,
 	                       .resid_fmt = p->resid_fmt, .resid_mode = p->resid_mode,
 	                       .seed = t->cfg.seed ^ 0x5eedull ^ ((uint64_t)h << 40), .step = t->step,
 	                       .resid_offset = t->cfg.resid_offset,
@@ -201,13 +221,222 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+/* --- the optimiser step, on two fixed halves of the parameters --- */
+
+/* What one span of the parameters contributes to a step's statistics. */
+typedef struct {
+	trainer *t;
+	size_t lo, hi;                 /* parameters [lo, hi) */
+	double clip, c1, c2;           /* phase B: clip factor, Adam bias corrections */
+	size_t nonzero, flushed;       /* phase A: gradient underflow */
+	bool found_inf;
+	double norm2;                  /* phase A: squared norm of the unscaled gradient */
+	size_t nonzero_updates, lost;  /* phase B */
+	mp_status st;
+} span_task;
+
+/* Phase A on one span: the raw gradient for histograms, each half's
+ * gradient rounded to grad_fmt (counting what flushes), the halves summed
+ * in a fixed order and rounded to grad_accum_fmt, unscaled, squared norm. */
+static void *span_grads(void *arg)
+{
+	span_task *k = arg;
+	trainer *t = k->t;
+	const train_policy *p = &t->pol;
+	size_t lo = k->lo, n = k->hi - k->lo;
+	int nh = t->hB[1] ? 2 : 1;
+	float *g = t->half[0].grads_memory + lo, *raw = t->raw_grads + lo, *before = t->before + lo;
+	const float *g1 = nh == 2 ? t->half[1].grads_memory + lo : NULL;
+	memcpy(raw, g, n * sizeof *raw);
+	if (g1)
+		for (size_t i = 0; i < n; i++)
+			raw[i] += g1[i];
+	if (p->grad_fmt != FMT_FP32) {   /* in fp32 nothing flushes (inf shows in the norm) */
+		/* each half is a micro-batch whose gradients come out in grad_fmt:
+		 * count what that flushes to zero (before: the unrounded values) */
+		for (int h = 0; h < nh; h++) {
+			float *gh = t->half[h].grads_memory + lo;
+			memcpy(before, gh, n * sizeof *before);
+			round_array(p->grad_fmt, FMT_RNE, 0, 0, gh, n);
+			for (size_t i = 0; i < n; i++) {
+				k->nonzero += before[i] != 0;
+				k->flushed += before[i] != 0 && gh[i] == 0;
+				k->found_inf |= !isfinite(gh[i]);
+			}
+		}
+	}
+	if (g1)
+		for (size_t i = 0; i < n; i++)
+			g[i] += g1[i];
+	round_array(p->grad_accum_fmt, FMT_RNE, 0, 0, g, n);
+	double inv = 1.0 / t->scaler.scale, norm2 = 0;
+	for (size_t i = 0; i < n; i++) {
+		g[i] = (float)(g[i] * inv);
+		norm2 += (double)g[i] * g[i];
+	}
+	k->norm2 = norm2;
+	return NULL;
+}
+
+/* AVX-512 twins of the AdamW loops below: the same operations in the same
+ * order on 8 doubles at a time, not contracted into fused multiply-adds, so
+ * the same bits as the scalar loops. Each returns how many leading elements
+ * it did (a multiple of 8; 0 without AVX-512); the scalar loop does the rest. */
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define T512 __attribute__((target("avx512f,avx512vl,avx512dq"), optimize("fp-contract=off")))
+
+static bool adam_have_avx512(void)
+{
+	static int have = -1;
+	if (have < 0) {
+		__builtin_cpu_init();
+		const char *env = getenv("MIXPREC_SIMD");
+		bool capped = env && (!strcmp(env, "portable") || !strcmp(env, "avx2"));
+		have = !capped && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+		       __builtin_cpu_supports("avx512dq");
+	}
+	return have;
+}
+
+T512 static size_t adam_moments_avx512(float *m, float *v, const float *g, size_t n, double clip, double b1,
+                                       double b2)
+{
+	__m512d vclip = _mm512_set1_pd(clip), vb1 = _mm512_set1_pd(b1), vb2 = _mm512_set1_pd(b2);
+	__m512d va1 = _mm512_set1_pd(1 - b1), va2 = _mm512_set1_pd(1 - b2);
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m512d gi = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(g + i)), vclip)));
+		__m512d mm = _mm512_add_pd(_mm512_mul_pd(vb1, _mm512_cvtps_pd(_mm256_loadu_ps(m + i))), _mm512_mul_pd(va1, gi));
+		__m512d vv = _mm512_add_pd(_mm512_mul_pd(vb2, _mm512_cvtps_pd(_mm256_loadu_ps(v + i))),
+		                           _mm512_mul_pd(_mm512_mul_pd(va2, gi), gi));
+		_mm256_storeu_ps(m + i, _mm512_cvtpd_ps(mm));
+		_mm256_storeu_ps(v + i, _mm512_cvtpd_ps(vv));
+	}
+	return i;
+}
+
+T512 static size_t adamw_apply_avx512(float *w, const float *m, const float *v, size_t n, const train_config *cfg,
+                                      double c1, double c2, size_t *nonzero, size_t *lost)
+{
+	__m512d vc1 = _mm512_set1_pd(c1), vc2 = _mm512_set1_pd(c2), lr = _mm512_set1_pd(cfg->lr);
+	__m512d eps = _mm512_set1_pd(cfg->eps), wd = _mm512_set1_pd(cfg->weight_decay), neg = _mm512_set1_pd(-1.0);
+	size_t nz = 0, ls = 0, i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 old = _mm256_loadu_ps(w + i);
+		__m512d mhat = _mm512_div_pd(_mm512_cvtps_pd(_mm256_loadu_ps(m + i)), vc1);
+		__m512d vhat = _mm512_div_pd(_mm512_cvtps_pd(_mm256_loadu_ps(v + i)), vc2);
+		__m512d step = _mm512_div_pd(mhat, _mm512_add_pd(_mm512_sqrt_pd(vhat), eps));
+		step = _mm512_add_pd(step, _mm512_mul_pd(wd, _mm512_cvtps_pd(old)));
+		__m256 upd = _mm512_cvtpd_ps(_mm512_mul_pd(neg, _mm512_mul_pd(lr, step)));
+		__m256 nw = _mm256_add_ps(old, upd);
+		_mm256_storeu_ps(w + i, nw);
+		__mmask8 moved = _mm256_cmp_ps_mask(upd, _mm256_setzero_ps(), _CMP_NEQ_UQ);
+		nz += (size_t)__builtin_popcount(moved);
+		ls += (size_t)__builtin_popcount(moved & _mm256_cmp_ps_mask(nw, old, _CMP_EQ_OQ));
+	}
+	*nonzero += nz;
+	*lost += ls;
+	return i;
+}
+#endif
+
+static size_t adam_moments_simd(float *m, float *v, const float *g, size_t n, double clip, double b1, double b2)
+{
+#if defined(__x86_64__)
+	if (adam_have_avx512())
+		return adam_moments_avx512(m, v, g, n, clip, b1, b2);
+#endif
+	(void)m; (void)v; (void)g; (void)n; (void)clip; (void)b1; (void)b2;
+	return 0;
+}
+
+static size_t adamw_apply_simd(float *w, const float *m, const float *v, size_t n, const train_config *cfg,
+                               double c1, double c2, size_t *nonzero, size_t *lost)
+{
+#if defined(__x86_64__)
+	if (adam_have_avx512())
+		return adamw_apply_avx512(w, m, v, n, cfg, c1, c2, nonzero, lost);
+#endif
+	(void)w; (void)m; (void)v; (void)n; (void)cfg; (void)c1; (void)c2; (void)nonzero; (void)lost;
+	return 0;
+}
+
+/* Phase B on one span: AdamW with its moments in optim_fmt, the weights
+ * updated in their format, counting updates lost to rounding; the second
+ * half's copy of the weights refreshed. */
+static void *span_update(void *arg)
+{
+	span_task *k = arg;
+	trainer *t = k->t;
+	const train_policy *p = &t->pol;
+	const train_config *cfg = &t->cfg;
+	size_t lo = k->lo, n = k->hi - k->lo;
+	float *w = t->half[0].params_memory + lo, *g = t->half[0].grads_memory + lo;
+	float *m = t->m + lo, *v = t->v + lo;
+	double b1 = cfg->beta1, b2 = cfg->beta2, clip = k->clip, c1 = k->c1, c2 = k->c2;
+	size_t i0 = adam_moments_simd(m, v, g, n, clip, b1, b2);
+	for (size_t i = i0; i < n; i++) {
+		float gi = (float)(g[i] * clip);
+		m[i] = (float)(b1 * m[i] + (1 - b1) * gi);
+		v[i] = (float)(b2 * v[i] + (1 - b2) * (double)gi * gi);
+	}
+	round_array(p->optim_fmt, FMT_RNE, 0, 0, m, n);
+	round_array(p->optim_fmt, FMT_RNE, 0, 0, v, n);
+	size_t nonzero_updates = 0, lost = 0;
+	if (p->master_fp32) {
+		/* update, apply and count in one pass */
+		i0 = adamw_apply_simd(w, m, v, n, cfg, c1, c2, &nonzero_updates, &lost);
+		for (size_t i = i0; i < n; i++) {
+			float upd = adamw_update(cfg, m[i] / c1, v[i] / c2, w[i]), old = w[i];
+			w[i] = old + upd;
+			nonzero_updates += upd != 0;
+			lost += upd != 0 && w[i] == old;
+		}
+	} else {
+		float *update = t->update + lo, *before = t->before + lo;
+		for (size_t i = 0; i < n; i++)
+			update[i] = adamw_update(cfg, m[i] / c1, v[i] / c2, w[i]);
+		memcpy(before, w, n * sizeof *w);
+		/* element i of the SR stream is parameter i, whatever the span */
+		fmt_bulk_opts o = { .fmt = p->weight_fmt, .mode = p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE,
+		                    .seed = cfg->seed ^ 0xada0ull, .index0 = (uint64_t)t->adam_t * t->half[0].num_params + lo };
+		k->st = fmt_bulk_accumulate(FMT_SIMD_AUTO, &o, w, p->wupdate == WUPD_KAHAN ? t->comp + lo : NULL,
+		                            update, n, NULL);
+		for (size_t i = 0; i < n; i++) {
+			bool nz = update[i] != 0;
+			nonzero_updates += nz;
+			lost += nz && w[i] == before[i];
+		}
+	}
+	if (t->hB[1])
+		memcpy(t->half[1].params_memory + lo, w, n * sizeof *w);
+	if (t->wq)
+		working_weights(t, lo, k->hi);
+	k->nonzero_updates = nonzero_updates;
+	k->lost = lost;
+	return NULL;
+}
+
+/* Runs fn on the two spans of the parameters, in parallel with threads >= 2.
+ * The split is fixed (not by thread count) and the spans' sums are combined
+ * in a fixed order, so one thread and two give the same bits. */
+static void spans_run(trainer *t, span_task k[2], void *(*fn)(void *))
+{
+	pthread_t tid;
+	bool spawned = t->cfg.threads >= 2 && pthread_create(&tid, NULL, fn, &k[1]) == 0;
+	fn(&k[0]);
+	if (spawned)
+		pthread_join(tid, NULL);
+	else
+		fn(&k[1]);
+}
+
 mp_status trainer_step(trainer *t, train_stats *s)
 {
 	double t0 = now_ms();
-	const train_policy *p = &t->pol;
 	const train_config *cfg = &t->cfg;
 	size_t P = t->half[0].num_params;
-	float *w = t->half[0].params_memory, *g = t->half[0].grads_memory;
 	memset(s, 0, sizeof *s);
 	s->step = t->step;
 	s->val_loss = NAN;
@@ -219,47 +448,20 @@ mp_status trainer_step(trainer *t, train_stats *s)
 		return st;
 	s->loss = halves_loss(t);
 	double se = 0, ee = 0;
-	size_t nonzero = 0, flushed = 0;
-	bool found_inf = false;
 	int nh = t->hB[1] ? 2 : 1;
 	for (int h = 0; h < nh; h++) {
 		se += t->half[h].resid_dot_se;
 		ee += t->half[h].resid_dot_ee;
-		float *gh = t->half[h].grads_memory;
-		/* the unrounded batch gradient, for histograms */
-		if (h == 0)
-			memcpy(t->raw_grads, gh, P * sizeof(float));
-		else
-			for (size_t i = 0; i < P; i++)
-				t->raw_grads[i] += gh[i];
-		if (p->grad_fmt == FMT_FP32)
-			continue;   /* already in its format: nothing flushes (inf shows in the norm) */
-		/* each half is a micro-batch whose gradients come out in grad_fmt:
-		 * count what that flushes to zero (before: the unrounded values) */
-		memcpy(t->before, gh, P * sizeof(float));
-		round_array(p->grad_fmt, FMT_RNE, 0, 0, gh, P);
-		for (size_t i = 0; i < P; i++) {
-			nonzero += t->before[i] != 0;
-			flushed += t->before[i] != 0 && gh[i] == 0;
-			found_inf |= !isfinite(gh[i]);
-		}
 	}
 	s->resid_lost_frac = ee == 0 ? 0 : 1 - se / ee;
-	s->underflow_frac = nonzero ? (double)flushed / (double)nonzero : 0;
-	/* accumulate the micro-batches in grad_accum_fmt, in a fixed order */
-	if (nh == 2) {
-		const float *g1 = t->half[1].grads_memory;
-		for (size_t i = 0; i < P; i++)
-			g[i] += g1[i];
-	}
-	round_array(p->grad_accum_fmt, FMT_RNE, 0, 0, g, P);
 
-	/* unscale in fp32, clip by the global norm */
-	double inv = 1.0 / t->scaler.scale, norm2 = 0;
-	for (size_t i = 0; i < P; i++) {
-		g[i] = (float)(g[i] * inv);
-		norm2 += (double)g[i] * g[i];
-	}
+	size_t mid = P / 2 / 16 * 16;   /* 64-byte aligned spans */
+	span_task k[2] = { { .t = t, .lo = 0, .hi = mid }, { .t = t, .lo = mid, .hi = P } };
+	spans_run(t, k, span_grads);
+	size_t nonzero = k[0].nonzero + k[1].nonzero, flushed = k[0].flushed + k[1].flushed;
+	bool found_inf = k[0].found_inf || k[1].found_inf;
+	double norm2 = k[0].norm2 + k[1].norm2;
+	s->underflow_frac = nonzero ? (double)flushed / (double)nonzero : 0;
 	s->grad_norm = sqrt(norm2);
 	bool apply = scaler_update(&t->scaler, found_inf || !isfinite(norm2));
 	s->skipped = !apply;
@@ -273,44 +475,16 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	}
 	double clip = cfg->grad_clip > 0 && s->grad_norm > cfg->grad_clip ? cfg->grad_clip / s->grad_norm : 1.0;
 
-	/* AdamW; the moments live in optim_fmt */
 	t->adam_t++;
-	double b1 = cfg->beta1, b2 = cfg->beta2;
-	double c1 = 1.0 - pow(b1, (double)t->adam_t), c2 = 1.0 - pow(b2, (double)t->adam_t);
-	for (size_t i = 0; i < P; i++) {
-		float gi = (float)(g[i] * clip);
-		t->m[i] = (float)(b1 * t->m[i] + (1 - b1) * gi);
-		t->v[i] = (float)(b2 * t->v[i] + (1 - b2) * (double)gi * gi);
+	for (int i = 0; i < 2; i++) {
+		k[i].clip = clip;
+		k[i].c1 = 1.0 - pow(cfg->beta1, (double)t->adam_t);
+		k[i].c2 = 1.0 - pow(cfg->beta2, (double)t->adam_t);
 	}
-	round_array(p->optim_fmt, FMT_RNE, 0, 0, t->m, P);
-	round_array(p->optim_fmt, FMT_RNE, 0, 0, t->v, P);
-	size_t nonzero_updates = 0, lost = 0;
-	if (p->master_fp32) {
-		/* update, apply and count in one pass */
-		for (size_t i = 0; i < P; i++) {
-			float upd = adamw_update(cfg, t->m[i] / c1, t->v[i] / c2, w[i]), old = w[i];
-			w[i] = old + upd;
-			nonzero_updates += upd != 0;
-			lost += upd != 0 && w[i] == old;
-		}
-	} else {
-		for (size_t i = 0; i < P; i++)
-			t->update[i] = adamw_update(cfg, t->m[i] / c1, t->v[i] / c2, w[i]);
-		memcpy(t->before, w, P * sizeof *w);
-		fmt_bulk_opts o = { .fmt = p->weight_fmt, .mode = p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE,
-		                    .seed = cfg->seed ^ 0xada0ull, .index0 = (uint64_t)t->adam_t * P };
-		st = fmt_bulk_accumulate(FMT_SIMD_AUTO, &o, w, p->wupdate == WUPD_KAHAN ? t->comp : NULL,
-		                         t->update, P, NULL);
-		if (st != MP_OK)
-			return st;
-		for (size_t i = 0; i < P; i++) {
-			bool nz = t->update[i] != 0;
-			nonzero_updates += nz;
-			lost += nz && w[i] == t->before[i];
-		}
-	}
-	if (t->hB[1])
-		memcpy(t->half[1].params_memory, w, P * sizeof *w);
+	spans_run(t, k, span_update);
+	if (k[0].st != MP_OK || k[1].st != MP_OK)
+		return k[0].st != MP_OK ? k[0].st : k[1].st;
+	size_t nonzero_updates = k[0].nonzero_updates + k[1].nonzero_updates, lost = k[0].lost + k[1].lost;
 	s->lost_update_frac = nonzero_updates ? (double)lost / (double)nonzero_updates : 0;
 
 	if (cfg->eval_every && t->step % cfg->eval_every == 0)
