@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fmt/decode.h"
+#include "fmt/round.h"
 #include "teach/exercise.h"
 #include "teach/progress.h"
 #include "testutil.h"
@@ -364,6 +365,22 @@ START_TEST(overflow_and_scale_by_hand)
 	ck_assert(num(ex, &s, "max") == 448);          /* 1.75 x 2^8 */
 	ck_assert(num(ex, &s, "min_normal") == 1.0 / 64);
 	ck_assert(num(ex, &s, "overflow_at") == 464);  /* + half of 2^(8-3) */
+	/* 448 = 1.110b x 2^8 ends in 0: the tie 464 goes to even, back to 448,
+	 * and only values above it become NaN; the solution must not say the
+	 * tie goes away from max (as it does in fp16, whose max ends in 1). */
+	ck_assert_msg(!strstr(s.worked, "away from max"), "%s", s.worked);
+	ck_assert_msg(strstr(s.worked, "464 still rounds to 448"), "%s", s.worked);
+	ex_solution_free(&s);
+	/* the engine agrees with the hand derivation on both sides of each threshold */
+	fmt_round_ctl rne = { .mode = FMT_RNE };
+	const fmt_info *e4 = fmt_get(FMT_E4M3), *h = fmt_get(FMT_FP16);
+	ck_assert_uint_eq(fmt_round_double(e4, &rne, 464, NULL), 0x7e);
+	ck_assert(isnan(fmt_to_double(e4, fmt_round_double(e4, &rne, nextafter(464, 500), NULL))));
+	ck_assert(isinf(fmt_to_double(h, fmt_round_double(h, &rne, 65520, NULL))));
+	ck_assert(fmt_to_double(h, fmt_round_double(h, &rne, nextafter(65520, 0), NULL)) == 65504);
+	ex = get("overflow.1");
+	solve_with(ex, NULL, NULL, &s);
+	ck_assert_msg(strstr(s.worked, "away from max"), "%s", s.worked);
 	ex_solution_free(&s);
 	ex = get("scale.1");
 	solve_with(ex, NULL, NULL, &s);   /* gmax 2: 2 x 2^14 = 32768 <= 65504 < 65536; gmin 1e-7 */

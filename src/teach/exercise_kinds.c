@@ -815,6 +815,11 @@ static bool solve_overflow(solve_ctx *c)
 		return false;
 	double mx = fmt_max(f);
 	double ulp = ldexp(1, fmt_emax(f) - f->frac_bits);
+	/* The tie max + ulp/2 goes to even: away from max when max's last
+	 * significand bit is 1 (fp16, bf16, fp32), back to max when it is 0
+	 * (fp8-e4m3, whose all-ones fraction is NaN). */
+	bool tie_up = (fmt_max_bits(f) & 1u) != 0;
+	const char *beyond = fmt_has_inf(f) ? "inf" : "NaN (this format has no inf)";
 	set_num(c, "max", mx);
 	set_num(c, "overflow_at", mx + ulp / 2);
 	set_num(c, "min_normal", fmt_min_normal(f));
@@ -823,18 +828,27 @@ static bool solve_overflow(solve_ctx *c)
 	set_num(c, "max_spacing", ulp);
 	mistake_num(c, "overflow_at", mx, "Values a little above the maximum still round down to it: overflow starts "
 	                                  "half a spacing above.");
-	mistake_num(c, "overflow_at", mx + ulp, "Half a spacing above the maximum is already a tie, which rounds "
-	                                        "to even: away from the maximum, whose last bit is 1.");
+	if (tie_up)
+		mistake_num(c, "overflow_at", mx + ulp, "Half a spacing above the maximum is already a tie, which rounds "
+		                                        "to even: away from the maximum, whose last bit is 1.");
+	else
+		mistake_num(c, "overflow_at", mx + ulp, "Every value more than half a spacing above the maximum is nearer "
+		                                        "the next step up, which this format cannot hold.");
 	mistake_num(c, "max", ldexp(2, fmt_emax(f)), "That would need an all-ones fraction with one more bit; the "
 	                                             "largest significand is 2 - 2^-%d.",
 	            f->frac_bits);
 	tf(&c->w, "%s: %d exponent bits (bias %d), %d fraction bits.\n", f->name, f->exp_bits, f->bias, f->frac_bits);
 	tf(&c->w, "Largest exponent %d; largest significand %s: max = %s.\n", fmt_emax(f),
 	   g(mx / ldexp(1, fmt_emax(f))), g(mx));
-	tf(&c->w, "Spacing at the top: 2^(%d - %d) = %s. Under RNE a value rounds to %s once it reaches\n"
-	          "max + spacing/2 = %s (the tie goes to even, away from max).\n",
-	   fmt_emax(f), f->frac_bits, g(ulp), fmt_has_inf(f) ? "inf" : "NaN (this format has no inf)",
-	   g(mx + ulp / 2));
+	if (tie_up)
+		tf(&c->w, "Spacing at the top: 2^(%d - %d) = %s. Under RNE a value rounds to %s once it reaches\n"
+		          "max + spacing/2 = %s (the tie goes to even, away from max, whose last bit is 1).\n",
+		   fmt_emax(f), f->frac_bits, g(ulp), beyond, g(mx + ulp / 2));
+	else
+		tf(&c->w, "Spacing at the top: 2^(%d - %d) = %s. Under RNE a value rounds to %s once it exceeds\n"
+		          "max + spacing/2 = %s. That value itself is a tie and goes to even, which is max (its last\n"
+		          "bit is 0), so %s still rounds to %s; anything above it does not.\n",
+		   fmt_emax(f), f->frac_bits, g(ulp), beyond, g(mx + ulp / 2), g(mx + ulp / 2), g(mx));
 	tf(&c->w, "min normal 2^%d = %s, min subnormal 2^%d = %s, epsilon 2^-%d = %s.\n", fmt_emin(f),
 	   g(fmt_min_normal(f)), fmt_emin(f) - f->frac_bits, g(fmt_min_subnormal(f)), f->frac_bits,
 	   g(fmt_epsilon(f)));
