@@ -133,10 +133,21 @@ START_TEST(underflow_by_hand)
 	/* 1e-8 is below half of fp16's smallest subnormal 2^-24, i.e. 2^-25 = 2.98e-8 */
 	ck_assert_str_eq(expect(ex, &s, "fp16_flushes")->choice, "yes");
 	ck_assert_str_eq(expect(ex, &s, "bf16_flushes")->choice, "no");
+	ck_assert_msg(strstr(s.worked, "a gradient of 1e-08 vanishes"), "%s", s.worked);
 	ex_solution_free(&s);
 	/* 4e-8 lies above 2^-25 and rounds to the subnormal 2^-24: not flushed */
 	solve_with(ex, "G", "4e-8", &s);
 	ck_assert_str_eq(expect(ex, &s, "fp16_flushes")->choice, "no");
+	ex_solution_free(&s);
+	/* a listed G that survives: the conclusion must not say it vanishes.
+	 * 1e-6 lies in [2^-20, 2^-19): subnormal bits 2^-20 .. 2^-24, 5 of them */
+	solve_with(ex, "G", "1e-6", &s);
+	ck_assert_str_eq(expect(ex, &s, "fp16_flushes")->choice, "no");
+	ck_assert_msg(!strstr(s.worked, "vanish\n") && !strstr(s.worked, "like these vanish"), "%s", s.worked);
+	ck_assert_msg(strstr(s.worked, "survives in fp16 only as a subnormal, with 5 significant bits"), "%s", s.worked);
+	ex_solution_free(&s);
+	solve_with(ex, "G", "3e-4", &s);   /* above 2^-14: normal in fp16 */
+	ck_assert_msg(strstr(s.worked, "is a normal fp16 number"), "%s", s.worked);
 	ex_solution_free(&s);
 	/* exactly 2^-25 is a tie between 0 and 2^-24; even is 0 */
 	solve_with(ex, "G", "2^-25", &s);
@@ -404,6 +415,13 @@ START_TEST(answer_syntaxes)
 	assert_verdict(ex, &s, "fp16_min_normal", "1/16384", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", " 0x1p-14 ", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", "6.2e-5", EX_WRONG, NULL);
+	/* the lesson's table gives three digits: 2^-14 = 6.10e-5, 2^-126 = 1.18e-38
+	 * (1.1755e-38, 0.4% off); a truncated 1.17e-38 is as good; two digits are not */
+	assert_verdict(ex, &s, "fp16_min_normal", "6.10e-5", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "bf16_min_normal", "1.18e-38", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp32_min_normal", "1.17e-38", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp32_min_normal", "1.2e-38", EX_WRONG, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "6e-5", EX_WRONG, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", "six", EX_MALFORMED, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", "Yes", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", "y", EX_CORRECT, NULL);

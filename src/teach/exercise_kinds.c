@@ -336,8 +336,22 @@ static bool solve_underflow(solve_ctx *c)
 			   : G < fmt_min_normal(f) ? "survives as a subnormal (with reduced precision)"
 			                           : "is a normal number");
 	}
-	tf(&c->w, "\nfp16 has 5 exponent bits and cannot reach below about 6e-8, so gradients like these vanish\n"
-	          "unless the loss is scaled up first; bf16 keeps fp32's 8 exponent bits and reaches 1e-38.\n");
+	/* the conclusion must match this student's G: not every listed G flushes in fp16 */
+	const fmt_info *h = fmt_get(FMT_FP16);
+	if (rne_flushes(h, G))
+		tf(&c->w, "\nfp16 has 5 exponent bits and cannot reach below about 6e-8, so a gradient of %s vanishes\n"
+		          "unless the loss is scaled up first; bf16 keeps fp32's 8 exponent bits and reaches 1e-38.\n",
+		   g(G));
+	else if (G < fmt_min_normal(h))
+		tf(&c->w, "\nA gradient of %s survives in fp16 only as a subnormal, with %d significant bits instead of 11;\n"
+		          "gradients a little smaller (at most 2^-25, about 3e-8) vanish. Scaling the loss up moves them\n"
+		          "into fp16's normal range; bf16 keeps fp32's 8 exponent bits and reaches 1e-38.\n",
+		   g(G), floor_log2(G) - (fmt_emin(h) - h->frac_bits) + 1);
+	else
+		tf(&c->w, "\nA gradient of %s is a normal fp16 number, but gradients below 2^-14 lose precision in fp16\n"
+		          "and those at most 2^-25 (about 3e-8) vanish unless the loss is scaled up first; bf16 keeps\n"
+		          "fp32's 8 exponent bits and reaches 1e-38.\n",
+		   g(G));
 	return true;
 }
 
