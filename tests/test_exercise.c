@@ -585,6 +585,43 @@ static bool diag_has(const ex_diags *d, const char *s)
 	return false;
 }
 
+/* Files from outside: a long path in a message, a UTF-8 byte-order mark
+ * (Windows editors write one) and CRLF line ends. */
+START_TEST(load_long_names_bom_crlf)
+{
+	static const char good[] = "[ok]\ntitle: T\nkind: spacing\nparam x: 600\nprompt: Spacing at {x}?\n"
+	                           "field spacing: number rel 1e-6 -- gap\n";
+	char name[1200];
+	memset(name, 'd', sizeof name - 1);
+	memcpy(name + sizeof name - 6, "/x.ex", 6);
+	char text[1024];
+	snprintf(text, sizeof text, "%s[b]\nbogus line\n", good);
+	ex_set set = { 0 };
+	ex_diags d = { 0 };
+	ck_assert_int_eq(ex_load_text(&set, name, text, strlen(text), &d), MP_OK);
+	ck_assert_uint_eq(set.count, 1);
+	ck_assert_uint_ge(d.count, 1);
+	ck_assert_msg(strstr(d.msgs[0], "/x.ex:8: expected 'key: value'"), "%s", d.msgs[0]);
+	ck_assert_uint_lt(strlen(d.msgs[0]), 500);
+	ex_set_free(&set);
+	ex_diags_free(&d);
+
+	snprintf(text, sizeof text, "\xEF\xBB\xBF%s", good);
+	ck_assert_uint_eq(load_text(text, &set, &d), 1);
+	ck_assert_msg(d.count == 0, "BOM: %s", d.count ? d.msgs[0] : "");
+	ex_set_free(&set);
+	ex_diags_free(&d);
+
+	static const char crlf[] = "\xEF\xBB\xBF# comment\r\n[ok]\r\ntitle: T\r\nkind: spacing\r\nparam x: 600\r\n"
+	                           "prompt: Spacing at {x}?\r\n  more\r\nfield spacing: number rel 1e-6 -- gap\r\n";
+	ck_assert_uint_eq(load_text(crlf, &set, &d), 1);
+	ck_assert_msg(d.count == 0, "CRLF: %s", d.count ? d.msgs[0] : "");
+	ck_assert(!strchr(set.items[0].prompt, '\r'));
+	ex_set_free(&set);
+	ex_diags_free(&d);
+}
+END_TEST
+
 START_TEST(load_errors_name_file_and_line)
 {
 	static const char good[] = "[ok]\ntitle: T\nkind: spacing\nparam x: 600\nprompt: Spacing at {x}?\n"
@@ -776,6 +813,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, variants_are_deterministic_and_vary);
 	tcase_add_test(tc, prompt_substitutes_parameters);
 	tcase_add_test(tc, load_errors_name_file_and_line);
+	tcase_add_test(tc, load_long_names_bom_crlf);
 	tcase_add_test(tc, progress_records_and_survives_corruption);
 	tcase_add_test(tc, csv_reader_lines_and_errors);
 	suite_add_tcase(s, tc);

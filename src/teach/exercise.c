@@ -44,8 +44,16 @@ static mp_status diag(ex_diags *d, const char *file, int line, const char *fmt, 
 
 static mp_status diag(ex_diags *d, const char *file, int line, const char *fmt, ...)
 {
-	char msg[600];
-	int n = line > 0 ? snprintf(msg, sizeof msg, "%s:%d: ", file, line) : snprintf(msg, sizeof msg, "%s: ", file);
+	char msg[800];
+	/* a long path keeps its tail (the file name) and leaves room for the problem */
+	size_t fl = strlen(file);
+	const char *dots = fl > 300 ? "..." : "";
+	if (fl > 300)
+		file += fl - 297;
+	int n = line > 0 ? snprintf(msg, sizeof msg, "%s%s:%d: ", dots, file, line)
+	                 : snprintf(msg, sizeof msg, "%s%s: ", dots, file);
+	if (n < 0 || (size_t)n >= sizeof msg)
+		n = 0;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
@@ -634,6 +642,9 @@ mp_status ex_load_text(ex_set *set, const char *name, const char *text, size_t l
 	int lineno = 0;
 	if (len > EX_FILE_MAX)
 		return diag(diags, name, 0, "larger than %u bytes; not loaded", EX_FILE_MAX);
+	/* editors on Windows start UTF-8 files with a byte-order mark */
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+		pos = 3;
 	while (pos < len && c.st == MP_OK) {
 		size_t start = pos;
 		while (pos < len && text[pos] != '\n')
