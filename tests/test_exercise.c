@@ -426,6 +426,40 @@ START_TEST(answer_syntaxes)
 	assert_verdict(ex, &s, "fp16_flushes", "Yes", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", "y", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", "maybe", EX_MALFORMED, NULL);
+	/* what students type: sentence punctuation, quotes, other multiplication signs */
+	assert_verdict(ex, &s, "fp16_flushes", "yes.", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_flushes", " YES! ", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "bf16_flushes", "\"no\"", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "bf16_flushes", "'yes'", EX_WRONG, NULL);
+	assert_verdict(ex, &s, "fp16_flushes", "no, yes", EX_MALFORMED, NULL);
+	{
+		/* a cut of a long answer must not read as a word */
+		char longans[200];
+		snprintf(longans, sizeof longans, "yes%90sno", "");
+		assert_verdict(ex, &s, "fp16_flushes", longans, EX_MALFORMED, "too long");
+	}
+	assert_verdict(ex, &s, "fp16_min_normal", "6.1 x 10^-5", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "6.1x10^-5", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "6.1\xC3\x97" "10^-5", EX_CORRECT, NULL);   /* U+00D7 */
+	assert_verdict(ex, &s, "fp16_min_normal", "6.1 * 10^-5", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "2**-14", EX_CORRECT, NULL);   /* Python */
+	assert_verdict(ex, &s, "fp16_min_normal", "2 ^ -14", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "2^(-14)", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "2^\xE2\x88\x92" "14", EX_CORRECT, NULL);   /* U+2212 minus */
+	assert_verdict(ex, &s, "fp16_min_normal", "0.000061035", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "0x1p-14", EX_CORRECT, NULL);   /* still a hex float */
+	assert_verdict(ex, &s, "fp16_min_normal", "0x10^-14", EX_MALFORMED, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "6,1e-5", EX_MALFORMED, "decimal point");
+	assert_verdict(ex, &s, "fp16_min_normal", "6.1e-5 GB", EX_MALFORMED, "plain number");
+	ex_solution_free(&s);
+
+	ex = get("7.4e");
+	solve_with(ex, NULL, NULL, &s);
+	assert_verdict(ex, &s, "steps", "65,536", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "steps", "2**16", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "steps", "65,53", EX_MALFORMED, "thousands");
+	assert_verdict(ex, &s, "steps", "6,5536", EX_MALFORMED, "thousands");
+	assert_verdict(ex, &s, "steps", "65,536,", EX_MALFORMED, NULL);
 	ex_solution_free(&s);
 
 	ex = get("7.4d");
@@ -453,6 +487,10 @@ START_TEST(answer_syntaxes)
 	/* 140e9 bytes = 130.385 GiB: correct when the unit says so */
 	assert_verdict(ex, &s, "total_gb", "130.385 GiB", EX_CORRECT, "converted");
 	assert_verdict(ex, &s, "bytes_per_param", "20 bytes", EX_CORRECT, NULL);
+	/* 140e9 bytes, written in bytes: converted */
+	assert_verdict(ex, &s, "total_gb", "1.4e11 bytes", EX_CORRECT, "converted");
+	assert_verdict(ex, &s, "total_gb", "140,000,000,000 B", EX_CORRECT, "converted");
+	assert_verdict(ex, &s, "total_gb", "1.4e11", EX_WRONG, NULL);
 	ex_solution_free(&s);
 }
 END_TEST
