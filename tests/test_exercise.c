@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "teach/progress.h"
 #include "testutil.h"
 #include "util/csvread.h"
+#include "util/file.h"
 
 static ex_set shipped;
 
@@ -740,6 +742,58 @@ static void fresh_statedir(void)
 	setenv("MIXPREC_STATEDIR", statedir, 1);
 }
 
+/* file_atomic replaces a regular file; it must not rename over a FIFO or a
+ * device (root could replace /dev/null that way), and it replaces a link's
+ * target, not the link. */
+START_TEST(file_atomic_keeps_pipes_and_links)
+{
+	char dir[] = "/tmp/mixprec-atomic-XXXXXX";
+	ck_assert(mkdtemp(dir));
+	char fifo[128], real[128], link[128], err[512];
+	snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+	snprintf(real, sizeof real, "%s/real.csv", dir);
+	snprintf(link, sizeof link, "%s/link.csv", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	int rfd = open(fifo, O_RDONLY | O_NONBLOCK);   /* a reader, so opening for writing does not block */
+	ck_assert_int_ge(rfd, 0);
+	file_atomic a;
+	ck_assert_int_eq(file_atomic_open(&a, fifo, err, sizeof err), MP_OK);
+	fputs("a,b\n", a.fp);
+	ck_assert_msg(file_atomic_commit(&a, err, sizeof err) == MP_OK, "%s", err);
+	struct stat st;
+	ck_assert_int_eq(lstat(fifo, &st), 0);
+	ck_assert_msg(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+	char got[16] = "";
+	ck_assert_int_eq(read(rfd, got, sizeof got - 1), 4);
+	ck_assert_str_eq(got, "a,b\n");
+	close(rfd);
+
+	FILE *fp = fopen(real, "w");
+	ck_assert(fp);
+	fputs("old\n", fp);
+	fclose(fp);
+	ck_assert_int_eq(symlink("real.csv", link), 0);
+	ck_assert_int_eq(file_atomic_open(&a, link, err, sizeof err), MP_OK);
+	fputs("new\n", a.fp);
+	ck_assert_msg(file_atomic_commit(&a, err, sizeof err) == MP_OK, "%s", err);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert_msg(S_ISLNK(st.st_mode), "the link was replaced by a file");
+	char *buf;
+	size_t len;
+	ck_assert_int_eq(file_read_all(real, 100, &buf, &len, err, sizeof err), MP_OK);
+	ck_assert_str_eq(buf, "new\n");
+	free(buf);
+
+	/* a folder is refused up front, and nothing is left behind */
+	ck_assert_int_eq(file_atomic_open(&a, dir, err, sizeof err), MP_EIO);
+	ck_assert_msg(strstr(err, "directory"), "%s", err);
+	unlink(link);
+	unlink(real);
+	unlink(fifo);
+	ck_assert_int_eq(rmdir(dir), 0);   /* empty: no temporary file remains */
+}
+END_TEST
+
 START_TEST(progress_records_and_survives_corruption)
 {
 	fresh_statedir();
@@ -853,6 +907,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, load_errors_name_file_and_line);
 	tcase_add_test(tc, load_long_names_bom_crlf);
 	tcase_add_test(tc, progress_records_and_survives_corruption);
+	tcase_add_test(tc, file_atomic_keeps_pipes_and_links);
 	tcase_add_test(tc, csv_reader_lines_and_errors);
 	suite_add_tcase(s, tc);
 	return s;
