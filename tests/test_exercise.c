@@ -3,6 +3,7 @@
  * are checked; recognisable mistakes are explained; variants are
  * deterministic; teacher errors are reported with file:line while the rest
  * loads; progress survives corruption; the CSV reader reports lines. */
+#include <limits.h>
 #include <math.h>
 #include <mpfr.h>
 #include <stdio.h>
@@ -810,6 +811,21 @@ START_TEST(progress_records_and_survives_corruption)
 	r = progress_get(&p, "exercise:7.4b");
 	ck_assert(r && r->attempts == 0 && !r->solved && r->hints == 2);
 	progress_free(&p);
+
+	/* a count at the top of long's range saturates instead of overflowing */
+	{
+		char full[128];
+		snprintf(full, sizeof full, "%s/progress.csv", statedir);
+		FILE *big = fopen(full, "w");
+		ck_assert(big);
+		fprintf(big, "item,attempts,solved,hints_used\nexercise:7.4a,%ld,0,0\n", LONG_MAX);
+		fclose(big);
+		ck_assert_int_eq(progress_record("exercise:7.4a", 1, false, 0, note, sizeof note), MP_OK);
+		ck_assert_int_eq(progress_load(&p, note, sizeof note), MP_OK);
+		r = progress_get(&p, "exercise:7.4a");
+		ck_assert(r && r->attempts == LONG_MAX);
+		progress_free(&p);
+	}
 
 	/* corrupt it: it is moved aside, reported, and progress starts afresh */
 	char path[128], aside[160];

@@ -239,7 +239,7 @@ static int do_hint(const ex_exercise *ex, const ex_opts *o, const char *count)
 	if (!upto) {
 		/* the next hint not yet seen */
 		progress p;
-		char note[1024], item[PROGRESS_ITEM_MAX + 200];
+		char note[1024] = "", item[PROGRESS_ITEM_MAX + 200];
 		upto = 1;
 		if (!o->no_progress && progress_load(&p, note, sizeof note) == MP_OK) {
 			const progress_row *r = progress_get(&p, progress_item(item, sizeof item, ex, o));
