@@ -1239,6 +1239,28 @@ run lab --help
 expect_rc "lab --help" 0
 run grade --help
 expect_rc "grade --help" 0
+# review: a roster name is shown literally on the sheet: no HTML, links or a
+# heading of its own (a quoted name may hold a line break)
+printf 'student_id,name\ns1,"Eve <img src=x> [x](http://e)\n# Forged"\n' >"$tmp/roster-md.csv"
+run lab new --roster "$tmp/roster-md.csv" --out "$tmp/lab-md" --exercises 7.4c
+expect_rc "lab new: name with Markdown" 0
+if ! grep -q '^# Forged' "$tmp/lab-md/s1.md" && grep -qF 'Eve \<img src\=x\>' "$tmp/lab-md/s1.md" && grep -q 'Eve <img src=x> \[x\](http://e) # Forged' "$tmp/lab-md/s1.txt"; then
+	ok "lab new: name escaped in the sheet, shown as typed in the text"
+else
+	bad "lab new: name escaped in the sheet" "$(head -2 "$tmp/lab-md/s1.md"; head -1 "$tmp/lab-md/s1.txt")"
+fi
+# review: --out into a FIFO writes through it (it is not replaced by a file)
+mkfifo "$tmp/grades.fifo"
+timeout 20 cat "$tmp/grades.fifo" >"$tmp/fifo.out" &
+reader=$!
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1 --out "$tmp/grades.fifo"
+expect_rc "grade --out FIFO" 0
+wait "$reader"
+if [ -p "$tmp/grades.fifo" ] && grep -q '^student_id,' "$tmp/fifo.out"; then
+	ok "grade --out FIFO: still a FIFO, the reader got the grades"
+else
+	bad "grade --out FIFO" "$(ls -l "$tmp/grades.fifo"; head -2 "$tmp/fifo.out")"
+fi
 
 # ---------------------------------------------------------------------------
 echo "# --device cuda"

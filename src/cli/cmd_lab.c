@@ -1,4 +1,5 @@
 /* mixprec lab new (classroom sheets) and mixprec grade (grading submissions). */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -244,11 +245,28 @@ static bool write_text(const char *path, const char *text, size_t len)
 	return true;
 }
 
+/* Text from a roster as Markdown that shows it literally: ASCII punctuation
+ * backslash-escaped (no links, emphasis or HTML), line breaks and other
+ * control characters as blanks (a name cannot start a heading of its own). */
+static void bf_literal(buf *b, const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			bf(b, " ");
+		else if (ispunct(*p))
+			bf(b, "\\%c", *p);
+		else
+			bf(b, "%c", *p);
+	}
+}
+
 /* The sheet of one student as Markdown. */
 static bool sheet_markdown(buf *b, const class_student *st, const ex_exercise *const *ex, size_t nex,
                            const char *seed)
 {
-	bf(b, "# Mixed precision lab: %s\n\n", st->name[0] ? st->name : st->id);
+	bf(b, "# Mixed precision lab: ");
+	bf_literal(b, st->name[0] ? st->name : st->id);
+	bf(b, "\n\n");
 	bf(b, "Student id: `%s`. Course seed: `%s`.\n\n", st->id, seed);
 	bf(b, "Your numbers are your own: they differ from your neighbours'. Write each answer into "
 	      "the answer column of `%s-answers.csv`, or check it yourself first with "
