@@ -1000,6 +1000,10 @@ expect_rc "check without answers" 2
 printf 'bytes_per_param = 20\n# a comment\n\ntotal_gb=140 GB\n' >"$tmp/answers"
 run_in "$tmp/answers" check 7.4c
 expect_rc "check answers from stdin" 0
+# review: a file saved by a Windows editor (byte-order mark, CRLF)
+printf '\357\273\277bytes_per_param=20\r\ntotal_gb=140\r\n' >"$tmp/answers-bom"
+run_in "$tmp/answers-bom" check 7.4c
+expect_rc "check answers from stdin with BOM and CRLF" 0
 # 7.4d by hand: 0.1 = 1.6 x 2^-4; bf16 keeps 1.1001100|11..: rounds up to 0x3dcd
 run check 7.4d bf16_bits="0011 1101 1100 1101" fp16_bits=0x2e66 fp32_bits=0x3dcccccd best=fp32 worst=bf16
 expect_rc "check 7.4d bits in three syntaxes" 0

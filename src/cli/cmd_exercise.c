@@ -482,6 +482,8 @@ int cmd_check(int argc, char **argv)
 			while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 				line[--n] = '\0';
 			char *s = line;
+			if (lineno == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
+				s += 3;   /* a byte-order mark from a Windows editor */
 			while (*s == ' ' || *s == '\t')
 				s++;
 			if (!*s || *s == '#')
