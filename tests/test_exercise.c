@@ -293,6 +293,22 @@ START_TEST(fp8_by_hand)
 	ck_assert(fabs(num(ex, &s, "e5m2_rel_error") - 0.05 / 0.7) < 1e-15);
 	ck_assert_str_eq(expect(ex, &s, "best")->choice, "fp8-e4m3");
 	ex_solution_free(&s);
+	/* 13 = 1.101b x 2^3 is exact in e4m3: 0 1010 101 = 0x55, error 0. There is
+	 * no rounding direction to get wrong, so 14 (0x56) is not "the other
+	 * neighbour", and the solution says the value is exact */
+	solve_with(ex, "V", "13", &s);
+	ck_assert_uint_eq(expect(ex, &s, "e4m3_bits")->bits, 0x55);
+	ck_assert(num(ex, &s, "e4m3_rel_error") == 0);
+	ck_assert_msg(strstr(s.worked, "V is exact in fp8-e4m3"), "%s", s.worked);
+	char fb[1024];
+	ck_assert_int_eq(check(ex, &s, "e4m3_bits", "0x56", fb, sizeof fb), EX_WRONG);
+	ck_assert_msg(!strstr(fb, "neighbour"), "%s", fb);
+	ck_assert_int_eq(check(ex, &s, "e4m3_rel_error", "0.0769", fb, sizeof fb), EX_WRONG);
+	ck_assert_msg(!strstr(fb, "neighbour"), "%s", fb);
+	/* e5m2 keeps 1.10|1: a tie, to even 1.10b x 8 = 12 = 0 10010 10 = 0x4a; 14 is the other neighbour */
+	ck_assert_uint_eq(expect(ex, &s, "e5m2_bits")->bits, 0x4a);
+	assert_verdict(ex, &s, "e5m2_bits", "0x4b", EX_WRONG, "other neighbour");
+	ex_solution_free(&s);
 }
 END_TEST
 

@@ -605,7 +605,9 @@ static uint32_t explain_round(solve_ctx *c, const fmt_info *f, const fmt_num *x,
 	   roundb, sticky);
 	int lsb = mpz_tstbit(sig, 0);
 	bool up = guard && (roundb || sticky || lsb);
-	if (!guard)
+	if (!guard && !roundb && !sticky)
+		tf(&c->w, "  decision: guard, round and sticky all 0: V is exact in %s, nothing to round\n", f->name);
+	else if (!guard)
 		tf(&c->w, "  decision: guard bit 0, the rest is below half an ulp: round down (keep the bits)\n");
 	else if (roundb || sticky)
 		tf(&c->w, "  decision: guard 1 and round/sticky not both 0: more than half an ulp: round up\n");
@@ -684,10 +686,12 @@ static bool solve_hand_round(solve_ctx *c)
 			set_num(c, fv, value);
 			set_num(c, fr, rel[id]);
 			/* the other neighbour: what rounding the wrong way gives */
+			/* (none when V is exact: no bits beyond the kept ones, no direction to get wrong) */
 			uint32_t other;
 			bool neg = x.neg;
 			bool toward_zero_now = fabs(value) <= fabs(fmt_num_to_double(&x));
-			bool have = (toward_zero_now != neg) ? fmt_next_up(f, bits, &other) : fmt_next_down(f, bits, &other);
+			bool have = rel[id] != 0 &&
+			            ((toward_zero_now != neg) ? fmt_next_up(f, bits, &other) : fmt_next_down(f, bits, &other));
 			if (have && isfinite(fmt_to_double(f, other))) {
 				double ov = fmt_to_double(f, other), oabs, orel;
 				fmt_error_of(&x, ov, &oabs, &orel);
