@@ -1253,6 +1253,12 @@ if ! grep -q '^# Forged' "$tmp/lab-md/s1.md" && grep -qF 'Eve \<img src\=x\>' "$
 else
 	bad "lab new: name escaped in the sheet" "$(head -2 "$tmp/lab-md/s1.md"; head -1 "$tmp/lab-md/s1.txt")"
 fi
+# review: a failed write names the file (it used to exit 3 in silence)
+if [ -w /dev/full ]; then
+	run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1 --out /dev/full
+	expect_rc "grade --out /dev/full" 3
+	err_has "grade --out /dev/full: names the file" "/dev/full: No space left on device"
+fi
 # review: --out into a FIFO writes through it (it is not replaced by a file)
 mkfifo "$tmp/grades.fifo"
 timeout 20 cat "$tmp/grades.fifo" >"$tmp/fifo.out" &

@@ -709,9 +709,12 @@ int cmd_grade(int argc, char **argv)
 	        roster.count, roster.count == 1 ? "" : "s", nex, nex == 1 ? "" : "s", o.nwords,
 	        o.nwords == 1 ? "" : "s", all_right);
 	summarise(table, sfp ? &sw : NULL, &g);
-	bool ok = csvw_ok(&gw) && (!sfp || csvw_ok(&sw));
-	bool closed = close_out(o.out, &ga, ok);
-	closed = close_out(o.summary, &sa, ok) && closed;
+	bool gok = csvw_ok(&gw), sok = !sfp || csvw_ok(&sw), ok = gok && sok;
+	/* a file whose own write failed goes through commit, which reports why
+	 * and leaves the old file in place; a good one is dropped silently when
+	 * the other failed */
+	bool closed = close_out(o.out, &ga, !gok || sok);
+	closed = close_out(o.summary, &sa, !sok || gok) && closed;
 	if (!closed || !ok)
 		rc = CLI_ENV;
 	if (rc == CLI_OK)
