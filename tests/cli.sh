@@ -1253,6 +1253,12 @@ if ! grep -q '^# Forged' "$tmp/lab-md/s1.md" && grep -qF 'Eve \<img src\=x\>' "$
 else
 	bad "lab new: name escaped in the sheet" "$(head -2 "$tmp/lab-md/s1.md"; head -1 "$tmp/lab-md/s1.txt")"
 fi
+# review: --summary onto the grades' own file would lose one of them
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1 --out "$tmp/same.csv" --summary "$tmp/same.csv"
+expect_rc "grade --summary = --out" 2
+err_has "grade --summary = --out: names it" "--summary: '$tmp/same.csv'"
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1 --summary -
+expect_rc "grade --summary - with grades on stdout" 2
 # review: a failed write names the file (it used to exit 3 in silence)
 if [ -w /dev/full ]; then
 	run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1 --out /dev/full

@@ -643,6 +643,11 @@ int cmd_grade(int argc, char **argv)
 		cli_error("grade", "needs at least one SUBMISSION.csv");
 		return CLI_USAGE;
 	}
+	if (o.summary && !strcmp(o.summary, o.out ? o.out : "-")) {
+		/* both would be renamed onto one path (or mixed on stdout): one table lost */
+		cli_error("grade", "--summary: '%s' is also where the grades go (--out); give another file", o.summary);
+		return CLI_USAGE;
+	}
 	ex_set set;
 	if ((rc = load_exercises("grade", &o, &set)) != CLI_OK)
 		return rc;
