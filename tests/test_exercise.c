@@ -466,6 +466,9 @@ START_TEST(answer_syntaxes)
 	assert_verdict(ex, &s, "fp16_min_normal", "2^(-14)", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", "2^\xE2\x88\x92" "14", EX_CORRECT, NULL);   /* U+2212 minus */
 	assert_verdict(ex, &s, "fp16_min_normal", "0.000061035", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "~6.1e-5", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "\xE2\x89\x88" " 6.1e-5", EX_CORRECT, NULL);   /* U+2248 */
+	assert_verdict(ex, &s, "fp16_min_normal", "~~6.1e-5", EX_MALFORMED, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", "0x1p-14", EX_CORRECT, NULL);   /* still a hex float */
 	assert_verdict(ex, &s, "fp16_min_normal", "0x10^-14", EX_MALFORMED, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", "6,1e-5", EX_MALFORMED, "decimal point");

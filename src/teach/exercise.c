@@ -985,11 +985,17 @@ static double unit_bytes(const char *unit)
 /* Rewrites the ways students write a number into the syntax of
  * fmt_parse_number: blanks dropped ("6.1 * 10^-5"), "**" as "^" (Python),
  * "x" or U+00D7 between mantissa and "10^" as "*", U+2212 as '-',
- * "2^(-14)" as "2^-14", and commas grouping thousands ("65,536") dropped.
+ * "2^(-14)" as "2^-14", a leading '~' or U+2248 dropped, and commas grouping
+ * thousands ("65,536") dropped.
  * False, with a message, for a comma that does not group thousands. */
 static bool normalise_number(const char *in, char *out, size_t n, char *err, size_t errlen)
 {
 	size_t k = 0;
+	/* "~6.1e-5", "\u2248 6.1e-5": an approximate answer is what the tolerance is for */
+	if (in[0] == '~')
+		in++;
+	else if (!strncmp(in, "\xE2\x89\x88", 3))
+		in += 3;
 	const char *start = in;
 	for (const char *p = in; *p && k + 1 < n;) {
 		bool blank_x = (p[0] == ' ' || p[0] == '\t') && (p[1] == 'x' || p[1] == 'X') && (p[2] == ' ' || p[2] == '\t');
