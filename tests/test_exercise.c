@@ -701,6 +701,10 @@ START_TEST(load_errors_name_file_and_line)
 		{ "[a]\ntitle: T\nkind: spacing\nparam x: 0\nprompt: p\nfield spacing: number\n", "must not be 0" },
 		{ "[a]\ntitle: T\nkind: spacing\nparam x: 1\nvary x: list 2 0\nprompt: p\nfield spacing: number\n",
 		  "value 0 of x" },
+		/* a range is checked at both ends: fp8-e4m3 stops at 448 */
+		{ "[a]\ntitle: T\nkind: spacing\nparam x: 1\nparam format: fp8-e4m3\nvary x: range 1 1000\nprompt: p\n"
+		  "field spacing: number\n",
+		  "of x (an end of its range): parameter x is beyond fp8-e4m3's largest" },
 		{ "[a b]\ntitle: T\n", "t.ex:1: 'a b' is not a valid exercise id" },
 		{ "[a]\ntitle: T\ntitle: U\n", "t.ex:3: title given twice" },
 		{ "[a]\ntitle: T\nkind: spacing\nparam x: 1\nprompt: p\nfield spacing: bits fp99\n",

@@ -398,6 +398,8 @@ static void check_placeholders(load_ctx *c, const ex_exercise *ex, const char *t
 	}
 }
 
+static void range_text(const ex_param *p, double x, char *out, size_t n);
+
 /* Checks a finished exercise; reports what is missing. */
 static void validate(load_ctx *c, ex_exercise *ex)
 {
@@ -437,17 +439,27 @@ static void validate(load_ctx *c, ex_exercise *ex)
 		bad(c, "exercise %s: %s", ex->id, err);
 	else
 		ex_solution_free(&sol);
-	/* and so must every listed value */
+	/* and so must every listed value, and both ends of a range (a student
+	 * can draw either; what fails there would otherwise fail in class) */
 	for (size_t i = 0; i < ex->nparams && !c->failed; i++) {
 		const ex_param *p = &ex->params[i];
-		for (size_t k = 0; k < p->nvalues && !c->failed; k++) {
+		char ends[2][EX_VALUE_MAX];
+		size_t nends = 0;
+		if (p->vary == EX_VARY_RANGE) {
+			range_text(p, p->lo, ends[0], sizeof ends[0]);
+			range_text(p, p->hi, ends[1], sizeof ends[1]);
+			nends = 2;
+		}
+		for (size_t k = 0; k < p->nvalues + nends && !c->failed; k++) {
+			const char *value = k < p->nvalues ? p->values[k] : ends[k - p->nvalues];
 			ex_variant_make(ex, NULL, NULL, &v);
-			snprintf(v.values[i], sizeof v.values[i], "%s", p->values[k]);
+			snprintf(v.values[i], sizeof v.values[i], "%s", value);
 			st = ex_solve(ex, &v, &sol, err, sizeof err);
 			if (st == MP_ENOMEM)
 				c->st = st;
 			else if (st != MP_OK)
-				bad(c, "exercise %s: value %s of %s: %s", ex->id, p->values[k], p->name, err);
+				bad(c, "exercise %s: value %s of %s%s: %s", ex->id, value, p->name,
+				    k < p->nvalues ? "" : " (an end of its range)", err);
 			else
 				ex_solution_free(&sol);
 		}
@@ -800,14 +812,10 @@ static uint64_t fnv1a(uint64_t h, const char *s)
 	return (h ^ 0xff) * 0x100000001b3ull;   /* a separator no text contains */
 }
 
-static void range_value(const ex_param *p, uint64_t h, char *out, size_t n)
+/* x in [lo, hi] as a range parameter's value text: rounded to its digits
+ * and its format. */
+static void range_text(const ex_param *p, double x, char *out, size_t n)
 {
-	double u = (double)(h >> 11) * 0x1p-53;
-	double x = p->log ? p->lo * exp(u * log(p->hi / p->lo)) : p->lo + u * (p->hi - p->lo);
-	if (x < p->lo)
-		x = p->lo;
-	if (x > p->hi)
-		x = p->hi;
 	char buf[64];
 	if (p->digits) {
 		snprintf(buf, sizeof buf, "%.*e", p->digits - 1, x);
@@ -828,6 +836,17 @@ static void range_value(const ex_param *p, uint64_t h, char *out, size_t n)
 		snprintf(out, n, "%.*g", p->digits, x);
 	else
 		numtext_short(out, n, x);
+}
+
+static void range_value(const ex_param *p, uint64_t h, char *out, size_t n)
+{
+	double u = (double)(h >> 11) * 0x1p-53;
+	double x = p->log ? p->lo * exp(u * log(p->hi / p->lo)) : p->lo + u * (p->hi - p->lo);
+	if (x < p->lo)
+		x = p->lo;
+	if (x > p->hi)
+		x = p->hi;
+	range_text(p, x, out, n);
 }
 
 void ex_variant_make(const ex_exercise *ex, const char *course_seed, const char *student, ex_variant *v)
