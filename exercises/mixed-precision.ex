@@ -34,14 +34,16 @@ param S: 65536
 vary S: list 256 512 1024 2048 4096 8192 16384 32768 65536
 param g: 1e-8
 vary g: list 1e-8 2e-8 5e-9 3e-9 1e-9
-prompt: The loss L is multiplied by a loss scale S = {S} before the backward pass.
-  Using the chain rule, show what happens to the gradient dL/dw of every weight w.
-  By what factor is every gradient multiplied, and by what must the optimiser
-  multiply the gradients before the update? A gradient of {g} is computed in fp16:
-  what is its scaled value, and does it flush to zero in fp16 with and without
-  the scale (round to nearest even)?
-field factor: number rel 1e-9 -- what every gradient is multiplied by
-field unscale: number rel 1e-9 -- what the optimiser multiplies the gradients by
+prompt: The loss L is scaled by S = {S} before the backward pass: L' = S * L.
+  (1) What is dL'/dL?
+  (2) By the chain rule, dL'/dw = dL'/dL * dL/dw: by what factor is every gradient
+  multiplied?
+  (3) By what must the optimiser multiply the gradients before the update?
+  (4) A gradient of {g} is computed in fp16: what is it after scaling, and does it
+  flush to zero in fp16 without and with the scale (round to nearest even)?
+field dscaled_dloss: number rel 1e-9 -- step 1: dL'/dL
+field factor: number rel 1e-9 -- step 2: what every gradient is multiplied by
+field unscale: number rel 1e-9 -- step 3: what the optimiser multiplies the gradients by
 field scaled_grad: number rel 1e-3 -- the gradient {g} after scaling
 field unscaled_flushes: choice yes|no -- does {g} flush to 0 in fp16?
 field scaled_flushes: choice yes|no -- does the scaled gradient flush to 0 in fp16?

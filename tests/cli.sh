@@ -1218,7 +1218,8 @@ run grade --roster "$tmp/roster.csv" "$tmp/sub.csv" --out "$tmp/grades.csv" --su
 expect_rc "grade with bad rows" 2
 err_has "grade: unknown student with file:line" "sub.csv:$(($(wc -l <"$tmp/sub.csv") - 1)): unknown student 's9'"
 err_has "grade: malformed row with file:line" "sub.csv:$(wc -l <"$tmp/sub.csv"):"
-grep -q '^s1,Ada,total,1.000,23,23,' "$tmp/grades.csv" && ok "grade: s1 all right" || bad "grade: s1 all right" "$(grep '^s1' "$tmp/grades.csv" | tail -1)"
+nf=$(grep -c '^s1,' "$tmp/lab/answer-key.csv")   # one key row per field of the lab
+grep -q "^s1,Ada,total,1.000,$nf,$nf," "$tmp/grades.csv" && ok "grade: s1 all right" || bad "grade: s1 all right" "$(grep '^s1' "$tmp/grades.csv" | tail -1)"
 grep -q '^s3,Grace,7.4c,0.000,0,2,.*accumulator' "$tmp/grades.csv" && ok "grade: s3 7.4c wrong, explained" || bad "grade: s3 7.4c" "$(grep '^s3,Grace,7.4c' "$tmp/grades.csv")"
 grep -q '^s2,"'"'"'=HYPERLINK(""http://evil"")",7.4a,' "$tmp/grades.csv" && ok "grade: formula-like name neutralised" || bad "grade: formula-like name neutralised" "$(grep '^s2' "$tmp/grades.csv" | head -1)"
 grep -q "^7.4c,total_gb,3,1,0.333,'@SUM(1),1$" "$tmp/summary.csv" && ok "grade summary: formula-like answer neutralised" || bad "grade summary: formula-like answer" "$(grep '^7.4c,total_gb' "$tmp/summary.csv")"
@@ -1229,7 +1230,7 @@ sed -i -e "s/^s3,7.4c,total_gb,.*/s3,7.4c,total_gb,$gb/" -e 's/^s3,7.4c,bytes_pe
 printf 'student_id\ns1\ns3\n' >"$tmp/roster2.csv"
 run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1
 expect_rc "grade: everyone right" 0
-grep -q '^s3,,total,1.000,23,23,' "$tmp/out" && ok "grade to stdout: s3 all right with P=$P" || bad "grade to stdout: s3" "$(grep '^s3' "$tmp/out" | tail -2)"
+grep -q "^s3,,total,1.000,$nf,$nf," "$tmp/out" && ok "grade to stdout: s3 all right with P=$P" || bad "grade to stdout: s3" "$(grep '^s3' "$tmp/out" | tail -2)"
 run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv"
 expect_rc "grade with another course seed: answers wrong" 1
 run grade --roster "$tmp/nonexistent.csv" "$tmp/sub.csv"
@@ -1320,6 +1321,38 @@ usage_error "round --device cuda --mode rtz" "rne or sr"
 for cmd in drift round bench; do
 	run $cmd --device tpu
 	usage_error "$cmd --device tpu" "tpu" "cpu, cuda"
+done
+
+# ---------------------------------------------------------------------------
+echo "# exercise kind round-steps (the workbench's hand-rounding lab)"
+
+# 0.1 = 1.6 * 2^-4: e = -4, fp16 field -4 + 15 = 11; 1.6 = 1.1001100110|011...b:
+# the 10 kept fraction bits 1001100110, then guard 0, round 1, sticky 1
+# (0.1's binary expansion repeats 0011 forever): round down, 0 01011
+# 1001100110 = 0x2e66.
+run check round.1 fp16_exponent=-4 fp16_exp_field=11 fp16_guard=0 fp16_round=1 fp16_sticky=1 \
+	fp16_round_up=no fp16_bits=0x2e66
+expect_rc "round-steps: 0.1 to fp16, every step right" 0
+out_has "round-steps: 0.1 to fp16 solved" "7 of 7 fields correct"
+# the biased field given as e is a recognised mistake
+run check round.1 fp16_exponent=11
+expect_rc "round-steps: the field given as e" 1
+out_has "round-steps: says which mistake" "biased exponent field"
+# 601.9 = 1.1755859...b * 2^9 in bf16: e = 9, field 136; 601.9 / 4 = 150.475:
+# kept 150 (600 = 1.0010110b * 2^9), .475 = .0111...b: guard 0, round 1,
+# sticky 1: down, to 600 = 0x4416. 602 / 4 = 150.5: guard 1, round 0, sticky
+# 0, a tie; 150 is even: down, 0x4416. 606 / 4 = 151.5: a tie, 151 odd: up
+# to 152 * 4 = 608 = 0x4418.
+run check round.2 bf16_exponent=9 bf16_exp_field=136 bf16_guard=0 bf16_round=1 bf16_sticky=1 \
+	bf16_round_up=no bf16_bits=0x4416
+expect_rc "round-steps: 601.9 to bf16" 0
+for v in 602:1:0:0:no:0x4416 606:1:0:0:yes:0x4418; do
+	IFS=: read -r V g r st up b <<EOF_V
+$v
+EOF_V
+	printf '[t]\ntitle: T\nkind: round-steps\nparam V: %s\nprompt: {V}\nfield bf16_guard: choice 0|1\nfield bf16_round: choice 0|1\nfield bf16_sticky: choice 0|1\nfield bf16_round_up: choice yes|no\nfield bf16_bits: bits bf16\n' "$V" >"$tmp/ex/t.ex"
+	run check t bf16_guard="$g" bf16_round="$r" bf16_sticky="$st" bf16_round_up="$up" bf16_bits="$b" --exercise-dir "$tmp/ex"
+	expect_rc "round-steps: $V to bf16 is a tie, rounded to even ($b)" 0
 done
 
 # ---------------------------------------------------------------------------

@@ -23,6 +23,7 @@ static const cli_command commands[] = {
 	{ .name = "budget", .run = cmd_budget, .summary = "training memory per parameter, per component and per GPU" },
 	{ .name = "plot",    .run = cmd_plot,    .summary = "plot a CSV mixprec wrote, in the terminal or as a PNG/SVG image" },
 	{ .name = "bench",   .run = cmd_bench,   .summary = "throughput benchmarks, as ratios to a baseline of the same run" },
+	{ .name = "tui",     .run = cmd_tui,     .summary = "the interactive workbench (what 'mixprec' alone starts)" },
 };
 
 void cli_error(const char *cmd, const char *fmt, ...)
@@ -57,15 +58,9 @@ static void usage(FILE *fp)
 int cli_main(int argc, char **argv)
 {
 	if (argc < 2) {
-		/* The interactive workbench is the default command once it exists. */
-		if (!isatty(STDOUT_FILENO)) {
-			cli_error(NULL, "no command given and standard output is not a terminal; "
-			          "see 'mixprec --help' for the commands");
-			return CLI_USAGE;
-		}
-		usage(stdout);
-		printf("\nThe interactive workbench is not part of this build yet; use the commands above.\n");
-		return CLI_OK;
+		/* no command: the interactive workbench (it refuses without a terminal) */
+		char *tui_argv[] = { "tui", NULL };
+		return cmd_tui(1, tui_argv);
 	}
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {

@@ -43,6 +43,7 @@ int cmd_check(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 int cmd_grade(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_tui(int argc, char **argv);
 
 /* "mixprec CMD: message" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,10 +1,14 @@
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "cli/cli.h"
+#include "tui/tui.h"
 #include "drift/drift.h"
 #include "train/layers.h"
 #include "train/train.h"
@@ -28,13 +32,17 @@ static void bench_help(void)
 	       "  train          ms per training step of the tiny GPT (default shape) for fp32\n"
 	       "                 and bf16-mixed, the share of the step spent in sgemm, and the\n"
 	       "                 achieved GFLOP/s against sgemm's own at the same shapes\n"
-	       "  all            all three\n"
+	       "  tui            the workbench, off-screen: time to its first frame at 80x24\n"
+	       "                 and 132x43 (the budget is 100 ms), and the time from a key\n"
+	       "                 to its finished frame while training runs (budget 50 ms)\n"
+	       "  all            all four\n"
 	       "  --threads N,.. thread counts to measure (default 1,2)\n"
 	       "  --mib N        size of the fp32 input array in MiB (default 512)\n"
 	       "  --reps N       repetitions per kernel; the best is kept (default 3)\n"
 	       "  --csv          CSV: threads,kernel,path,seconds,gb_per_s,ratio_to_memcpy (round);\n"
 	       "                 threads,variant,seconds,updates_per_s,bound_per_s,ratio (drift);\n"
-	       "                 threads,policy,ms_per_step,sgemm_share,gflops,sgemm_gflops (train)\n"
+	       "                 threads,policy,ms_per_step,sgemm_share,gflops,sgemm_gflops (train);\n"
+	       "                 measure,size,ms,budget_ms (tui)\n"
 	       "  --device D     cpu (default) or cuda: round and drift on the GPU against a\n"
 	       "                 device-to-device cudaMemcpy of the same size (default --mib\n"
 	       "                 2048); drift adds the whole simulation (all variants, state in\n"
@@ -130,6 +138,7 @@ static double traffic_per_elem(const kernel *k)
 static int bench_round(const int *threads, int nthreads, size_t mib, unsigned reps, bool csv);
 static int bench_drift(const int *threads, int nthreads, size_t mib, unsigned reps, bool csv);
 static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv);
+static int bench_tui(unsigned reps, bool csv);
 
 /* --- the GPU --- */
 
@@ -253,8 +262,9 @@ int cmd_bench(int argc, char **argv)
 		}
 	}
 	const char *what = optind < argc ? argv[optind] : "round";
-	if (strcmp(what, "round") && strcmp(what, "drift") && strcmp(what, "train") && strcmp(what, "all")) {
-		cli_error("bench", "unknown benchmark '%s' (known: round, drift, train, all)", what);
+	if (strcmp(what, "round") && strcmp(what, "drift") && strcmp(what, "train") && strcmp(what, "tui") &&
+	    strcmp(what, "all")) {
+		cli_error("bench", "unknown benchmark '%s' (known: round, drift, train, tui, all)", what);
 		return CLI_USAGE;
 	}
 	if (optind + 1 < argc) {
@@ -277,6 +287,10 @@ int cmd_bench(int argc, char **argv)
 		p = *end ? end + 1 : end;
 	}
 
+	if (!strcmp(device, "cuda") && !strcmp(what, "tui")) {
+		cli_error("bench", "tui --device cuda: the workbench runs on the CPU; use 'mixprec bench tui'");
+		return CLI_USAGE;
+	}
 	if (!strcmp(device, "cuda"))
 		return bench_cuda(what, mib_given ? (size_t)mib : 2048, (unsigned)reps, csv);
 
@@ -288,6 +302,8 @@ int cmd_bench(int argc, char **argv)
 		rc = bench_drift(threads, nthreads, (size_t)mib, (unsigned)reps, csv);
 	if (rc == CLI_OK && (all || !strcmp(what, "train")))
 		rc = bench_train(threads, nthreads, (unsigned)reps, csv);
+	if (rc == CLI_OK && (all || !strcmp(what, "tui")))
+		rc = bench_tui((unsigned)reps, csv);
 	if (rc == CLI_OK && !cli_flush_stdout("bench"))
 		rc = CLI_ENV;
 	return rc;
@@ -576,4 +592,77 @@ static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv
 	}
 	corpus_free(&data);
 	return rc;
+}
+
+/* --- tui --- */
+
+static int bench_tui(unsigned reps, bool csv)
+{
+	static const int sizes[][2] = { { 24, 80 }, { 43, 132 } };
+	if (csv)
+		printf("measure,size,ms,budget_ms\n");
+	else
+		printf("tui: time to the first frame, off-screen (best of %u; budget 100 ms)\n", reps);
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		double best = -1;
+		for (unsigned r = 0; r < reps; r++) {
+			double ms = tui_bench_first_frame(sizes[i][0], sizes[i][1]);
+			if (ms < 0) {
+				cli_error("bench", "tui: the workbench could not start off-screen (terminfo missing?)");
+				return CLI_ENV;
+			}
+			if (best < 0 || ms < best)
+				best = ms;
+		}
+		if (csv)
+			printf("first_frame,%dx%d,%.3f,100\n", sizes[i][1], sizes[i][0], best);
+		else
+			printf("  %3dx%-3d  %8.2f ms  (%.0f%% of the budget)\n", sizes[i][1], sizes[i][0], best,
+			       best / 100 * 100);
+	}
+	/* the whole process: exec, libraries (OpenBLAS among them), lessons, one
+	 * frame, exit: an upper bound on what a user waits for */
+	double best = -1;
+	for (unsigned r = 0; r < reps; r++) {
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		pid_t pid = fork();
+		if (pid == 0) {
+			int fd = open("/dev/null", O_WRONLY);
+			if (fd >= 0) {
+				dup2(fd, STDOUT_FILENO);
+				dup2(fd, STDERR_FILENO);
+			}
+			execl("/proc/self/exe", "mixprec", "tui", "--keys", "/dev/null", (char *)NULL);
+			_exit(127);
+		}
+		int status = 0;
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			cli_error("bench", "tui: 'mixprec tui --keys /dev/null' failed");
+			return CLI_ENV;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double ms = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
+		if (best < 0 || ms < best)
+			best = ms;
+	}
+	if (csv)
+		printf("process_first_frame_exit,80x24,%.3f,100\n", best);
+	else
+		printf("  whole process (exec, first frame, exit): %.2f ms  (%.0f%% of the budget)\n", best,
+		       best / 100 * 100);
+	double max_ms, median_ms;
+	if (!tui_bench_key_latency(24, 80, 40, &max_ms, &median_ms)) {
+		cli_error("bench", "tui: could not start training in the Training lab");
+		return CLI_ENV;
+	}
+	if (csv) {
+		printf("key_to_frame_median,80x24,%.3f,50\n", median_ms);
+		printf("key_to_frame_max,80x24,%.3f,50\n", max_ms);
+	} else {
+		printf("tui: key to finished frame while fp32 and bf16-mixed train (40 keys; budget 50 ms)\n"
+		       "  median %8.2f ms, slowest %8.2f ms  (%.0f%% of the budget)\n",
+		       median_ms, max_ms, max_ms / 50 * 100);
+	}
+	return CLI_OK;
 }

@@ -1190,12 +1190,15 @@ static void canon_choice(const char *in, char *out, size_t n)
 
 static bool choice_in(const char *expect, const char *c)
 {
-	/* expect may hold several accepted words joined by '|' */
-	size_t cl = strlen(c);
+	/* expect may hold several accepted words joined by '|'; each is compared
+	 * in its canonical form, as the answer is ("1" is "yes") */
 	for (const char *p = expect; *p;) {
 		const char *bar = strchr(p, '|');
 		size_t len = bar ? (size_t)(bar - p) : strlen(p);
-		if (len == cl && strncmp(p, c, cl) == 0)
+		char word[EX_NAME_MAX * 2], canon[EX_NAME_MAX * 2];
+		snprintf(word, sizeof word, "%.*s", (int)len, p);
+		canon_choice(word, canon, sizeof canon);
+		if (strcmp(canon, c) == 0)
 			return true;
 		if (!bar)
 			break;

@@ -363,6 +363,7 @@ static bool solve_loss_scale(solve_ctx *c)
 	if (!param_positive(c, "S", &S) || !param_double(c, "g", &gr))
 		return false;
 	const fmt_info *h = fmt_get(FMT_FP16);
+	set_num(c, "dscaled_dloss", S);
 	set_num(c, "factor", S);
 	set_num(c, "unscale", 1 / S);
 	set_num(c, "scaled_grad", gr * S);
@@ -372,10 +373,14 @@ static bool solve_loss_scale(solve_ctx *c)
 	                                "unscaling done before the optimiser step.");
 	mistake_num(c, "factor", 1, "The derivative of S*L is S times the derivative of L: the gradients change.");
 	mistake_num(c, "unscale", S, "Unscaling undoes the scale: multiply by 1/S.");
+	mistake_num(c, "dscaled_dloss", 1, "S is a constant factor: the derivative of S*L with respect to L is S.");
+	mistake_num(c, "dscaled_dloss", 0, "S is constant, but it multiplies L: the derivative of S*L with respect to L "
+	                                   "is S, not 0.");
 	mistake_num(c, "scaled_grad", gr, "That is the gradient before scaling.");
 	mistake_num(c, "scaled_grad", gr / S, "The scale multiplies the gradient; it does not divide it.");
 	tf(&c->w,
-	   "Let L be the loss and L' = S * L the scaled loss. For any weight w, by the chain rule\n"
+	   "Let L be the loss and L' = S * L the scaled loss. S is a constant, so dL'/dL = S.\n"
+	   "For any weight w, by the chain rule\n"
 	   "  dL'/dw = dL'/dL * dL/dw = S * dL/dw,\n"
 	   "and the same holds at every layer of backpropagation, because each step multiplies the\n"
 	   "incoming gradient by a local derivative that does not depend on S. So every gradient is\n"
@@ -518,16 +523,31 @@ static const char *binary(int v, int width)
 	return buf;
 }
 
+/* The steps of rounding by hand, as explain_round finds them. */
+typedef struct {
+	bool zero, overflow, subnormal;
+	int e;                 /* 2^e <= |x| < 2^(e+1) */
+	int exp_field;         /* the biased exponent field (0 when subnormal) */
+	int guard, round, sticky;
+	bool up;               /* the decision: away from zero */
+} round_steps;
+
 /* Writes |x|'s significand bits for f (e, kept bits, guard, round, sticky)
- * and the decision; returns the bits found by the engine. */
-static uint32_t explain_round(solve_ctx *c, const fmt_info *f, const fmt_num *x, bool *ok)
+ * and the decision; returns the bits found by the engine. steps (may be
+ * NULL) gets the steps. */
+static uint32_t explain_round(solve_ctx *c, const fmt_info *f, const fmt_num *x, bool *ok, round_steps *steps)
 {
+	round_steps dummy;
+	if (!steps)
+		steps = &dummy;
+	memset(steps, 0, sizeof *steps);
 	fmt_round_ctl ctl = { .mode = FMT_RNE };
 	uint32_t bits = fmt_round_num(f, &ctl, x, NULL);
 	*ok = true;
 	tf(&c->w, "%s (1 sign, %d exponent, %d fraction bits; bias %d)\n", f->name, f->exp_bits, f->frac_bits, f->bias);
 	if (mpq_sgn(x->mag) == 0) {
 		tf(&c->w, "  zero is exact: 0x%0*x\n", fmt_hex_digits(f), (unsigned)bits);
+		steps->zero = true;
 		return bits;
 	}
 	double d = fmt_num_to_double(x);
@@ -586,7 +606,14 @@ static uint32_t explain_round(solve_ctx *c, const fmt_info *f, const fmt_num *x,
 	sigbits[nb] = '\0';
 	char dec[64];
 	numtext_short(dec, sizeof dec, d);
+	steps->e = e;
+	steps->subnormal = sub;
+	steps->exp_field = sub ? 0 : e + f->bias;
+	steps->guard = guard;
+	steps->round = roundb;
+	steps->sticky = sticky;
 	if (e > fmt_emax(f)) {
+		steps->overflow = true;
 		tf(&c->w, "  %s is at least 2^%d, beyond the largest exponent 2^%d: it overflows\n", dec, e, fmt_emax(f));
 		tf(&c->w, "  result: 0x%0*x (%s)\n", fmt_hex_digits(f), (unsigned)bits,
 		   fmt_has_inf(f) ? "inf" : "NaN: this format has no inf");
@@ -605,6 +632,7 @@ static uint32_t explain_round(solve_ctx *c, const fmt_info *f, const fmt_num *x,
 	   roundb, sticky);
 	int lsb = mpz_tstbit(sig, 0);
 	bool up = guard && (roundb || sticky || lsb);
+	steps->up = up;
 	if (!guard && !roundb && !sticky)
 		tf(&c->w, "  decision: guard, round and sticky all 0: V is exact in %s, nothing to round\n", f->name);
 	else if (!guard)
@@ -666,7 +694,7 @@ static bool solve_hand_round(solve_ctx *c)
 		if (!want[id])
 			continue;
 		const fmt_info *f = fmt_get(id);
-		uint32_t bits = explain_round(c, f, &x, &ok);
+		uint32_t bits = explain_round(c, f, &x, &ok, NULL);
 		double value = fmt_to_double(f, bits), abs_err;
 		fmt_error_of(&x, value, &abs_err, &rel[id]);
 		char rt[64], at[64];
@@ -1048,6 +1076,103 @@ static bool solve_drift_retained(solve_ctx *c)
 	return true;
 }
 
+/* ---- kind: round-steps (the hand-rounding lab) ------------------------------ */
+
+/* The format a step field names ("fp16_guard", "e4m3_exponent") and its step. */
+static bool step_field(const char *field, fmt_id *id, const char **step)
+{
+	static const char *const steps[] = { "_exponent", "_exp_field", "_guard", "_round", "_sticky", "_round_up",
+		                             "_bits" };
+	for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
+		size_t fl = strlen(field), sl = strlen(steps[k]);
+		if (fl > sl && strcmp(field + fl - sl, steps[k]) == 0) {
+			char name[EX_NAME_MAX];
+			snprintf(name, sizeof name, "%.*s", (int)(fl - sl), field);
+			const fmt_info *f = fmt_find(name);
+			if (f) {
+				*id = f->id;
+				*step = steps[k] + 1;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* Rounding V by hand one step at a time: the exponent e with 2^e <= |V| <
+ * 2^(e+1), the exponent field, the guard, round and sticky bits after the kept
+ * fraction bits, the decision (round away from zero: yes/no) and the
+ * pattern, each a field of its own so that each step can be checked. */
+static bool solve_round_steps(solve_ctx *c)
+{
+	fmt_num x;
+	fmt_num_init(&x);
+	if (!param_exact(c, "V", &x)) {
+		fmt_num_clear(&x);
+		return false;
+	}
+	double d = fmt_num_to_double(&x);
+	if (!isfinite(d) || d == 0) {
+		fmt_num_clear(&x);
+		return fail(c, "parameter V must be finite and not zero");
+	}
+	bool done[FMT_COUNT] = { false }, ok = true;
+	tf(&c->w, "Rounding V = %s to nearest, ties to even (RNE), step by step.\n\n", ex_variant_get(c->ex, c->v, "V"));
+	for (size_t i = 0; i < c->ex->nfields && ok; i++) {
+		fmt_id id;
+		const char *step;
+		if (!step_field(c->ex->fields[i].name, &id, &step) || done[id])
+			continue;
+		done[id] = true;
+		const fmt_info *f = fmt_get(id);
+		round_steps rs;
+		uint32_t bits = explain_round(c, f, &x, &ok, &rs);
+		tf(&c->w, "\n");
+		if (!ok)
+			break;
+		if (rs.overflow) {
+			fmt_num_clear(&x);
+			return fail(c, "V = %s overflows %s: choose a value in its range", ex_variant_get(c->ex, c->v, "V"),
+			            f->name);
+		}
+		/* every field of this format, under its full name and the fp8 short ones */
+		const char *prefixes[2] = { f->name, id == FMT_E4M3 ? "e4m3" : id == FMT_E5M2 ? "e5m2" : NULL };
+		for (int pi = 0; pi < 2; pi++) {
+			if (!prefixes[pi])
+				continue;
+			char n[EX_NAME_MAX + 16];
+			field_name(n, sizeof n, prefixes[pi], "_exponent");
+			set_num(c, n, rs.subnormal ? fmt_emin(f) : rs.e);
+			if (!rs.subnormal)
+				mistake_num(c, n, rs.e + f->bias, "That is the biased exponent field; the exponent is e itself.");
+			field_name(n, sizeof n, prefixes[pi], "_exp_field");
+			set_num(c, n, rs.exp_field);
+			if (!rs.subnormal)
+				mistake_num(c, n, rs.e, "That is e; the field stores e + bias.");
+			field_name(n, sizeof n, prefixes[pi], "_guard");
+			set_choice(c, n, rs.guard ? "1" : "0");
+			field_name(n, sizeof n, prefixes[pi], "_round");
+			set_choice(c, n, rs.round ? "1" : "0");
+			field_name(n, sizeof n, prefixes[pi], "_sticky");
+			set_choice(c, n, rs.sticky ? "1" : "0");
+			field_name(n, sizeof n, prefixes[pi], "_round_up");
+			set_choice(c, n, rs.up ? "yes" : "no");
+			if (rs.guard && !rs.round && !rs.sticky) {
+				ex_mistake *m = mistake(c, n, "A tie (guard 1, nothing after it) goes to the even neighbour: "
+				                              "look at the last kept bit.");
+				if (m) {
+					m->value.type = EX_CHOICE;
+					snprintf(m->value.choice, sizeof m->value.choice, "%s", rs.up ? "no" : "yes");
+				}
+			}
+			field_name(n, sizeof n, prefixes[pi], "_bits");
+			set_bits(c, n, f, bits);
+		}
+	}
+	fmt_num_clear(&x);
+	return ok;
+}
+
 /* ---- the table ----------------------------------------------------------------- */
 
 typedef bool (*kind_fn)(solve_ctx *c);
@@ -1060,7 +1185,7 @@ static const struct {
 	    "*_min_normal *_min_subnormal *_flushes", NULL },
 	  solve_underflow },
 	{ { "loss-scale", "scaling the loss by S scales every gradient by S", "S g",
-	    "factor unscale scaled_grad unscaled_flushes scaled_flushes", NULL },
+	    "dscaled_dloss factor unscale scaled_grad unscaled_flushes scaled_flushes", NULL },
 	  solve_loss_scale },
 	{ { "memory", "training memory per parameter in bf16 mixed precision with Adam", "P",
 	    "bytes_per_param total_gb total_gib rule_gb", NULL },
@@ -1089,6 +1214,9 @@ static const struct {
 	{ { "drift-retained", "the share of the drift each variant of mixprec drift keeps", "x0 u T",
 	    "retained_fp32 retained_rne retained_kahan retained_fp16 retained_sr", NULL },
 	  solve_drift_retained },
+	{ { "round-steps", "round a value by hand one step at a time: exponent, guard/round/sticky, decision, bits",
+	    "V", "*_exponent *_exp_field *_guard *_round *_sticky *_round_up *_bits", NULL },
+	  solve_round_steps },
 };
 
 #define NKINDS (sizeof kinds / sizeof kinds[0])

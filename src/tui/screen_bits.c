@@ -1,0 +1,323 @@
+/* Bit explorer: a typed value in every format side by side, bits coloured by
+ * role, decoded value, relative error and ulp; bits toggled by hand, steps to
+ * the neighbouring values, and the rounding mode switched (all through fmt/,
+ * as `mixprec bits` and `mixprec round` do). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt/decode.h"
+#include "fmt/format.h"
+#include "fmt/parse.h"
+#include "fmt/round.h"
+#include "tui/screens.h"
+#include "util/numtext.h"
+#include "util/rng.h"
+
+#define BITS_KEYS(X)                                                                              \
+	X(BITS_EDIT, "e Enter", "type a new value (Enter applies, Esc cancels, Up/Down history)", 'e', \
+	  TUI_ENTER_KEYS, '=')                                                                       \
+	X(BITS_UP, "k Up", "previous format", 'k', FK(KEY_UP))                                       \
+	X(BITS_DOWN, "j Down", "next format", 'j', FK(KEY_DOWN))                                     \
+	X(BITS_LEFT, "h Left", "previous bit", 'h', FK(KEY_LEFT))                                    \
+	X(BITS_RIGHT, "l Right", "next bit", 'l', FK(KEY_RIGHT))                                     \
+	X(BITS_TOGGLE, "Space", "toggle the bit under the cursor", ' ')                              \
+	X(BITS_PREV, "- [", "previous representable value in this format", '-', '[')                 \
+	X(BITS_NEXT, "+ ]", "next representable value in this format", '+', ']')                     \
+	X(BITS_MODE, "m", "next rounding mode (rne rna rtz up down sr)", 'm')                        \
+	X(BITS_MODE_BACK, "M", "previous rounding mode", 'M')                                        \
+	X(BITS_RESET, "r", "this format back to the typed value, rounded", 'r')                       \
+	X(BITS_TAB, "Tab", "jump from sign to exponent to fraction", '\t')
+TUI_KEYMAP(bits, BITS_KEYS);
+
+typedef struct {
+	tui_field input;
+	bool editing;
+	bool valid;
+	fmt_num x;             /* the typed value, exact */
+	bool x_init;
+	fmt_mode mode;
+	uint32_t bits[FMT_COUNT];
+	bool edited[FMT_COUNT];  /* changed by hand since the value was typed */
+	unsigned flags[FMT_COUNT];
+	int row, bit;          /* cursor: format row, bit from the left (0 = sign) */
+	uint64_t sr_count;
+} bitex;
+
+static void reround(bitex *b)
+{
+	if (!b->valid)
+		return;
+	for (int i = 0; i < FMT_COUNT; i++) {
+		const fmt_info *f = fmt_get((fmt_id)i);
+		/* stochastic rounding draws fresh bits each time the value is rounded */
+		fmt_round_ctl ctl = { .mode = b->mode, .rbits = (uint32_t)rng_mix64(++b->sr_count) };
+		b->bits[i] = fmt_round_num(f, &ctl, &b->x, &b->flags[i]);
+		b->edited[i] = false;
+	}
+}
+
+static bool set_value(tui_screen *s, const char *typed)
+{
+	bitex *b = s->priv;
+	char text[sizeof b->input.text];   /* typed may be the field itself */
+	snprintf(text, sizeof text, "%s", typed);
+	char err[256];
+	fmt_num v;
+	fmt_num_init(&v);
+	if (fmt_parse_number(&v, text, err, sizeof err) != MP_OK) {
+		tui_message(s->app, true, "%s", err);
+		fmt_num_clear(&v);
+		return false;
+	}
+	if (b->x_init)
+		fmt_num_clear(&b->x);
+	b->x = v;
+	b->x_init = true;
+	b->valid = true;
+	field_set(&b->input, text);
+	reround(b);
+	return true;
+}
+
+static mp_status bits_init(tui_screen *s, int argc, char **argv)
+{
+	bitex *b = s->priv;
+	b->mode = FMT_RNE;
+	const char *value = NULL;
+	/* the options of `mixprec bits` and `mixprec round` that choose what to show */
+	for (int i = 1; i < argc; i++) {
+		if ((!strcmp(argv[i], "--mode")) && i + 1 < argc) {
+			if (fmt_mode_parse(argv[++i], &b->mode) != MP_OK)
+				tui_message(s->app, true, "--mode: unknown rounding mode '%s' (known: %s)", argv[i],
+				            fmt_mode_known());
+		} else if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "--to")) && i + 1 < argc) {
+			char first[64], *save = NULL;
+			snprintf(first, sizeof first, "%s", argv[++i]);
+			const char *name = strtok_r(first, ",", &save);
+			const fmt_info *f = name ? fmt_find(name) : NULL;
+			if (f)
+				b->row = (int)f->id;
+		} else if (argv[i][0] != '-' || (argv[i][1] >= '0' && argv[i][1] <= '9') || argv[i][1] == '.') {
+			if (!value)
+				value = argv[i];
+		}
+	}
+	if (!set_value(s, value ? value : "0.1"))
+		set_value(s, "0.1");
+	return MP_OK;
+}
+
+static void bits_done(tui_screen *s)
+{
+	bitex *b = s->priv;
+	if (b->x_init)
+		fmt_num_clear(&b->x);
+}
+
+/* The exact decimal of v, shortened to fit n columns when it has too many digits. */
+static void value_text(char *buf, size_t n, double v, int maxw)
+{
+	char exact[1200];
+	numtext_exact(exact, sizeof exact, v);
+	if ((int)strlen(exact) <= maxw) {
+		snprintf(buf, n, "%s", exact);
+		return;
+	}
+	/* as many digits as fit, marked as cut short */
+	for (int prec = 17; prec > 1; prec--) {
+		snprintf(buf, n, "%.*g...", prec, v);
+		if ((int)strlen(buf) <= maxw)
+			return;
+	}
+}
+
+static void bits_draw(tui_screen *s, WINDOW *w, int rows, int cols)
+{
+	bitex *b = s->priv;
+	(void)rows;
+	tui_put(w, 0, 1, 7, ROLE_STRONG, "Value");
+	field_draw(w, 0, 8, 36, &b->input, b->editing);
+	tui_putf(w, 0, 46, cols - 47, ROLE_NORMAL, "rounding %-4s  (m switches)", fmt_mode_name(b->mode));
+	if (!b->valid)
+		return;
+	tui_put(w, 1, 1, 8, ROLE_DIM, "format");
+	int x = 10;
+	x += tui_put(w, 1, x, 5, ROLE_SIGN, "sign ");
+	x += tui_put(w, 1, x, 9, ROLE_EXPONENT, "exponent");
+	x += tui_put(w, 1, x, 2, ROLE_NORMAL, " ");
+	tui_put(w, 1, x, 10, ROLE_FRACTION, "fraction");
+	tui_put(w, 1, 47, cols - 47, ROLE_DIM, "hex         class");
+	for (int i = 0; i < FMT_COUNT; i++) {
+		const fmt_info *f = fmt_get((fmt_id)i);
+		int y = 2 + 3 * i;
+		bool cur = i == b->row;
+		tui_put(w, y, 0, 1, ROLE_SELECT, cur ? theme_glyph(GLYPH_ARROW) : " ");
+		if (!cur)
+			tui_put(w, y, 0, 1, ROLE_NORMAL, " ");
+		tui_put(w, y, 1, 9, cur ? ROLE_STRONG : ROLE_NORMAL, f->name);
+		/* the bits: sign | exponent | fraction, a blank between the fields */
+		x = 10;
+		for (int k = 0; k < f->width; k++) {
+			int pos = f->width - 1 - k;
+			char c[2] = { (b->bits[i] >> pos) & 1 ? '1' : '0', 0 };
+			tui_role role = k == 0 ? ROLE_SIGN : k <= f->exp_bits ? ROLE_EXPONENT : ROLE_FRACTION;
+			if (cur && k == b->bit)
+				role = ROLE_SELECT;
+			if (k == 1 || k == 1 + f->exp_bits)
+				x++;
+			tui_put(w, y, x++, 1, role, c);
+		}
+		fmt_decoded d;
+		fmt_decode(f, b->bits[i], &d);
+		tui_putf(w, y, 47, 11, ROLE_NORMAL, "0x%0*x", fmt_hex_digits(f), b->bits[i]);
+		tui_putf(w, y, 59, cols - 59, b->edited[i] ? ROLE_EMPH : ROLE_DIM, "%s%s", fmt_class_name(d.cls),
+		         b->edited[i] ? "*" : "");
+		/* value, error against the typed value, spacing */
+		char val[1300], rel[64] = "", ulp[64] = "-";
+		value_text(val, sizeof val, d.value, 30);
+		double abs_err, rel_err;
+		fmt_error_of(&b->x, d.value, &abs_err, &rel_err);
+		if (isnan(rel_err))
+			snprintf(rel, sizeof rel, "-");
+		else if (rel_err == 0)
+			snprintf(rel, sizeof rel, "0 (exact)");
+		else
+			snprintf(rel, sizeof rel, "%.3g", rel_err);
+		if (!isnan(d.ulp))
+			snprintf(ulp, sizeof ulp, "%.3g", d.ulp);
+		tui_put(w, y + 1, 10, 2, ROLE_DIM, "= ");
+		tui_put(w, y + 1, 12, 30, ROLE_STRONG, val);
+		tui_putf(w, y + 1, 43, cols - 43, ROLE_NORMAL, "rel.err %-9s  ulp %s", rel, ulp);
+	}
+	int y = 2 + 3 * FMT_COUNT;
+	const fmt_info *f = fmt_get((fmt_id)b->row);
+	const char *field = b->bit == 0 ? "sign" : b->bit <= f->exp_bits ? "exponent" : "fraction";
+	tui_putf(w, y, 1, cols - 2, ROLE_DIM, "%s bit %d (%s); * = changed by hand; errors against %s", f->name,
+	         f->width - 1 - b->bit, field, b->input.text);
+}
+
+static void clamp_bit(bitex *b)
+{
+	int width = fmt_get((fmt_id)b->row)->width;
+	if (b->bit >= width)
+		b->bit = width - 1;
+	if (b->bit < 0)
+		b->bit = 0;
+}
+
+static int bits_handle(tui_screen *s, int action, int key)
+{
+	bitex *b = s->priv;
+	if (b->editing) {
+		int r = field_key(&b->input, key);
+		if (r == FIELD_ENTER) {
+			if (set_value(s, b->input.text))
+				b->editing = false;
+		} else if (r == FIELD_CANCEL) {
+			b->editing = false;
+		}
+		return TUI_HANDLED;
+	}
+	const fmt_info *f = fmt_get((fmt_id)b->row);
+	if (key == FK(KEY_MOUSE)) {
+		const tui_mouse *m = tui_last_mouse(s->app);
+		int row = (m->y - 2) / 3;
+		if (m->click && m->y >= 2 && (m->y - 2) % 3 == 0 && row < FMT_COUNT) {
+			const fmt_info *g = fmt_get((fmt_id)row);
+			/* columns as drawn: sign at 10, a blank, exponent, a blank, fraction */
+			int c = m->x - 10, k = -1;
+			if (c == 0)
+				k = 0;
+			else if (c >= 2 && c < 2 + g->exp_bits)
+				k = c - 1;
+			else if (c >= 3 + g->exp_bits && c < 3 + g->exp_bits + g->frac_bits)
+				k = c - 2;
+			b->row = row;
+			if (k >= 0)
+				b->bit = k;
+			clamp_bit(b);
+		}
+		return TUI_HANDLED;
+	}
+	switch (action) {
+	case BITS_EDIT:
+		b->editing = true;
+		field_begin(&b->input);
+		return TUI_HANDLED;
+	case BITS_UP:
+		b->row = (b->row + FMT_COUNT - 1) % FMT_COUNT;
+		clamp_bit(b);
+		return TUI_HANDLED;
+	case BITS_DOWN:
+		b->row = (b->row + 1) % FMT_COUNT;
+		clamp_bit(b);
+		return TUI_HANDLED;
+	case BITS_LEFT:
+		b->bit = b->bit > 0 ? b->bit - 1 : f->width - 1;
+		return TUI_HANDLED;
+	case BITS_RIGHT:
+		b->bit = b->bit + 1 < f->width ? b->bit + 1 : 0;
+		return TUI_HANDLED;
+	case BITS_TAB:
+		b->bit = b->bit == 0 ? 1 : b->bit <= f->exp_bits ? 1 + f->exp_bits : 0;
+		return TUI_HANDLED;
+	case BITS_TOGGLE:
+		b->bits[b->row] ^= 1u << (f->width - 1 - b->bit);
+		b->edited[b->row] = true;
+		return TUI_HANDLED;
+	case BITS_PREV:
+	case BITS_NEXT: {
+		uint32_t out;
+		bool ok = action == BITS_NEXT ? fmt_next_up(f, b->bits[b->row], &out)
+		                              : fmt_next_down(f, b->bits[b->row], &out);
+		if (!ok) {
+			tui_message(s->app, false, "%s has no %s value from here", f->name,
+			            action == BITS_NEXT ? "larger" : "smaller");
+		} else {
+			b->bits[b->row] = out;
+			b->edited[b->row] = true;
+		}
+		return TUI_HANDLED;
+	}
+	case BITS_MODE:
+	case BITS_MODE_BACK:
+		b->mode = (fmt_mode)((b->mode + (action == BITS_MODE ? 1 : FMT_MODE_COUNT - 1)) % FMT_MODE_COUNT);
+		reround(b);
+		return TUI_HANDLED;
+	case BITS_RESET: {
+		fmt_round_ctl ctl = { .mode = b->mode, .rbits = (uint32_t)rng_mix64(++b->sr_count) };
+		b->bits[b->row] = fmt_round_num(f, &ctl, &b->x, &b->flags[b->row]);
+		b->edited[b->row] = false;
+		return TUI_HANDLED;
+	}
+	}
+	/* typing a number starts editing with it */
+	if (action < 0 && ((key >= '0' && key <= '9') || key == '.')) {
+		b->editing = true;
+		field_begin(&b->input);
+		field_set(&b->input, "");
+		field_key(&b->input, key);
+		return TUI_HANDLED;
+	}
+	return TUI_PASS;
+}
+
+static bool bits_editing(tui_screen *s)
+{
+	return ((bitex *)s->priv)->editing;
+}
+
+const tui_screen_ops screen_bits_ops = {
+	.name = "bits",
+	.title = "Bit explorer",
+	.private_size = sizeof(bitex),
+	.keys = bits_keys,
+	.nkeys = bits_ACTION_COUNT,
+	.init = bits_init,
+	.draw = bits_draw,
+	.handle = bits_handle,
+	.editing = bits_editing,
+	.done = bits_done,
+};

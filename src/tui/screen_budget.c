@@ -1,0 +1,469 @@
+/* Memory budget lab: a form over budget_config and a stacked bar of one GPU's
+ * memory per component, in GB and GiB (src/budget, as `mixprec budget`). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pthread.h>
+
+#include "budget/budget.h"
+#include "train/data.h"
+#include "train/policy.h"
+#include "train/train.h"
+#include "tui/screens.h"
+
+#define BUDGET_KEYS(X)                                                                  \
+	X(BG_UP, "k Up", "previous field", 'k', FK(KEY_UP), FK(KEY_BTAB))                \
+	X(BG_DOWN, "j Down Tab", "next field", 'j', FK(KEY_DOWN), '\t')                   \
+	X(BG_PREV, "h Left", "previous choice of this field (stage, GPUs: minus)", 'h',   \
+	  FK(KEY_LEFT))                                                                   \
+	X(BG_NEXT, "l Right", "next choice of this field (stage, GPUs: plus)", 'l',       \
+	  FK(KEY_RIGHT))                                                                  \
+	X(BG_EDIT, "Enter", "type a value into a text field (params, GPUs, shape)", TUI_ENTER_KEYS)
+TUI_KEYMAP(budget, BUDGET_KEYS);
+
+enum { F_PRESET, F_PARAMS, F_RECIPE, F_OPTIM, F_ZERO, F_GPUS, F_CONV, F_RECOMP, F_SHAPE, F_COUNT };
+
+static const char *const field_names[F_COUNT] = {
+	[F_PRESET] = "Model", [F_PARAMS] = "Params", [F_RECIPE] = "Recipe", [F_OPTIM] = "Optimizer",
+	[F_ZERO] = "ZeRO stage", [F_GPUS] = "GPUs", [F_CONV] = "Convention", [F_RECOMP] = "Recompute",
+	[F_SHAPE] = "Shape",
+};
+
+static const char *const presets[] = { "custom", "gpt2-small", "llama-7b", "gpt3-175b" };
+enum { NPRESETS = sizeof presets / sizeof presets[0] };
+
+/* The policy of the tiny trainer that keeps the recipe's copies (NULL: none). */
+static const char *const recipe_policy[BUDGET_RECIPE_COUNT] = {
+	[BUDGET_RECIPE_FP32] = "fp32", [BUDGET_RECIPE_FP16_MIXED] = "fp16-mixed",
+	[BUDGET_RECIPE_BF16_MIXED] = "bf16-mixed", [BUDGET_RECIPE_BF16_MIXED_NOACCUM] = NULL,
+	[BUDGET_RECIPE_BF16_PURE] = "bf16-pure", [BUDGET_RECIPE_FP8_MIXED] = "fp8-mixed",
+};
+
+typedef struct {
+	/* the tiny trainer's memory per recipe, filled by a worker (under mu) */
+	pthread_mutex_t mu;
+	pthread_t thread;
+	bool joinable, running, stop;
+	bool have[BUDGET_RECIPE_COUNT];
+	train_memory mem[BUDGET_RECIPE_COUNT];
+	size_t tparams;
+	char terr[256];
+	budget_config cfg;
+	int preset;             /* index into presets; 0: custom (no shape) */
+	int field;
+	bool editing;
+	tui_field params, gpus, shape;
+	budget_result res;
+	bool ok;
+	char err[256];
+} budget_lab;
+
+static void compute(budget_lab *b)
+{
+	b->ok = budget_compute(&b->res, &b->cfg) == MP_OK;
+	if (!b->ok)
+		snprintf(b->err, sizeof b->err, "this combination is not valid (deepspeed counts ZeRO 0 or 2 only)");
+}
+
+/* The shape as its field shows it: "L h a s b" (layers, hidden, heads,
+ * sequence, micro-batch) or "none". */
+static void shape_text(budget_lab *b)
+{
+	const budget_shape *sh = &b->cfg.shape;
+	char t[128];
+	if (sh->layers == 0)
+		snprintf(t, sizeof t, "none");
+	else
+		snprintf(t, sizeof t, "%.0f %.0f %.0f %.0f %.0f", sh->layers, sh->hidden, sh->heads, sh->seq,
+		         sh->micro_batch);
+	field_set(&b->shape, t);
+}
+
+/* The text field of a form field, or NULL for a field of choices. */
+static tui_field *text_field(budget_lab *b, int f)
+{
+	return f == F_PARAMS ? &b->params : f == F_GPUS ? &b->gpus : f == F_SHAPE ? &b->shape : NULL;
+}
+
+static void set_preset(budget_lab *b, int i)
+{
+	b->preset = i;
+	if (i == 0) {
+		memset(&b->cfg.shape, 0, sizeof b->cfg.shape);
+		shape_text(b);
+		return;
+	}
+	double params;
+	if (budget_preset(presets[i], &params, &b->cfg.shape) == MP_OK) {
+		b->cfg.params = params;
+		char t[64];
+		snprintf(t, sizeof t, "%.4g", params);
+		field_set(&b->params, t);
+	}
+	shape_text(b);
+}
+
+static bool apply_text(tui_screen *s, int field)
+{
+	budget_lab *b = s->priv;
+	char err[256];
+	double v;
+	if (field == F_SHAPE) {
+		budget_shape sh = { 0 };
+		char tail;
+		if (strcmp(b->shape.text, "none") &&
+		    sscanf(b->shape.text, "%lf %lf %lf %lf %lf %c", &sh.layers, &sh.hidden, &sh.heads, &sh.seq,
+		           &sh.micro_batch, &tail) != 5) {
+			tui_message(s->app, true, "Shape: give layers hidden heads sequence micro-batch (12 768 12 1024 1), "
+			                          "or none");
+			return false;
+		}
+		b->cfg.shape = sh;
+		b->preset = 0;
+		return true;
+	}
+	const tui_field *f = field == F_PARAMS ? &b->params : &b->gpus;
+	if (budget_parse_count(f->text, field == F_GPUS, &v, err, sizeof err) != MP_OK) {
+		tui_message(s->app, true, "%s: %s", field_names[field], err[0] ? err : "not a positive count");
+		return false;
+	}
+	if (field == F_PARAMS) {
+		b->cfg.params = v;
+		b->preset = 0;
+		memset(&b->cfg.shape, 0, sizeof b->cfg.shape);
+		shape_text(b);
+	} else {
+		b->cfg.gpus = v;
+	}
+	return true;
+}
+
+/* Sets up the tiny trainer under each recipe's policy, at the default shape
+ * of `mixprec train`, and notes what it keeps; frees it again at once. */
+static void *memory_worker(void *arg)
+{
+	budget_lab *b = arg;
+	train_config cfg = train_config_default();
+	corpus data;
+	char err[256] = "";
+	mp_status st = corpus_load(&data, corpus_default_path(), cfg.t, err, sizeof err);
+	bool have_data = st == MP_OK;
+	for (int r = 0; st == MP_OK && r < BUDGET_RECIPE_COUNT; r++) {
+		pthread_mutex_lock(&b->mu);
+		bool stop = b->stop;
+		pthread_mutex_unlock(&b->mu);
+		if (stop)
+			break;
+		train_policy pol;
+		trainer *t;
+		if (!recipe_policy[r] || policy_from_name(recipe_policy[r], &pol) != MP_OK)
+			continue;
+		st = trainer_create(&t, &cfg, &pol, &data);
+		if (st != MP_OK) {
+			snprintf(err, sizeof err, "%s", mp_status_message(st));
+			break;
+		}
+		train_memory m = trainer_memory(t);
+		size_t n = trainer_model(t)->num_params;
+		trainer_free(t);
+		pthread_mutex_lock(&b->mu);
+		b->mem[r] = m;
+		b->have[r] = true;
+		b->tparams = n;
+		pthread_mutex_unlock(&b->mu);
+	}
+	if (err[0] == '\0' && st != MP_OK)
+		snprintf(err, sizeof err, "%s", mp_status_message(st));
+	if (have_data)
+		corpus_free(&data);
+	pthread_mutex_lock(&b->mu);
+	if (err[0])
+		snprintf(b->terr, sizeof b->terr, "the tiny trainer: %s", err);
+	b->running = false;
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+static mp_status budget_init(tui_screen *s, int argc, char **argv)
+{
+	budget_lab *b = s->priv;
+	pthread_mutex_init(&b->mu, NULL);
+	b->running = true;
+	if (tui_thread_start(&b->thread, memory_worker, b) == 0)
+		b->joinable = true;
+	else
+		b->running = false;
+	b->cfg = budget_defaults();
+	set_preset(b, 1);
+	field_set(&b->gpus, "1");
+	/* the options of `mixprec budget` that a lesson's claim uses */
+	for (int i = 1; i + 1 < argc; i += 2) {
+		const char *o = argv[i], *v = argv[i + 1];
+		mp_status st = MP_OK;
+		if (!strcmp(o, "--preset")) {
+			st = MP_EINVAL;
+			for (int k = 1; k < NPRESETS; k++)
+				if (!strcmp(v, presets[k])) {
+					set_preset(b, k);
+					st = MP_OK;
+				}
+		} else if (!strcmp(o, "--params")) {
+			field_set(&b->params, v);
+			st = apply_text(s, F_PARAMS) ? MP_OK : MP_EINVAL;
+		} else if (!strcmp(o, "--recipe")) {
+			st = budget_recipe_from_name(v, &b->cfg.recipe);
+		} else if (!strcmp(o, "--optimizer")) {
+			st = budget_optimizer_from_name(v, &b->cfg.optimizer);
+		} else if (!strcmp(o, "--convention")) {
+			st = budget_convention_from_name(v, &b->cfg.convention);
+		} else if (!strcmp(o, "--recompute")) {
+			st = budget_recompute_from_name(v, &b->cfg.recompute);
+		} else if (!strcmp(o, "--zero")) {
+			b->cfg.zero_stage = atoi(v);
+		} else if (!strcmp(o, "--gpus")) {
+			field_set(&b->gpus, v);
+			st = apply_text(s, F_GPUS) ? MP_OK : MP_EINVAL;
+		}
+		if (st != MP_OK)
+			tui_message(s->app, true, "%s: '%s' not understood here; ignored", o, v);
+	}
+	if (b->cfg.convention == BUDGET_CONV_DEEPSPEED && b->cfg.zero_stage == 0)
+		b->cfg.zero_stage = 2;
+	compute(b);
+	return MP_OK;
+}
+
+static void field_value(const budget_lab *b, int f, char *buf, size_t n)
+{
+	switch (f) {
+	case F_PRESET: snprintf(buf, n, "%s", presets[b->preset]); break;
+	case F_PARAMS: snprintf(buf, n, "%s", b->params.text); break;
+	case F_RECIPE: snprintf(buf, n, "%s", budget_recipe_name(b->cfg.recipe)); break;
+	case F_OPTIM: snprintf(buf, n, "%s", budget_optimizer_name(b->cfg.optimizer)); break;
+	case F_ZERO: snprintf(buf, n, "%d", b->cfg.zero_stage); break;
+	case F_GPUS: snprintf(buf, n, "%s", b->gpus.text); break;
+	case F_CONV: snprintf(buf, n, "%s", budget_convention_name(b->cfg.convention)); break;
+	case F_RECOMP: snprintf(buf, n, "%s", budget_recompute_name(b->cfg.recompute)); break;
+	case F_SHAPE: snprintf(buf, n, "%s", b->shape.text); break;
+	}
+}
+
+/* Glyphs that keep the components apart without colour. */
+static const char *const seg_ascii[BUDGET_COMPONENT_COUNT] = { "M", "W", "G", "A", "O", "x" };
+
+static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
+{
+	budget_lab *b = s->priv;
+	for (int f = 0; f < F_COUNT; f++) {
+		int y = f == F_SHAPE ? 4 : f % 4, x = f < 4 || f == F_SHAPE ? 1 : 41;
+		bool cur = f == b->field;
+		tui_put(w, y, x, 11, cur ? ROLE_STRONG : ROLE_DIM, field_names[f]);
+		if (text_field(b, f) && cur && b->editing) {
+			field_draw(w, y, x + 12, f == F_SHAPE ? 30 : 24, text_field(b, f), true);
+		} else {
+			char v[300], shown[320];
+			field_value(b, f, v, sizeof v);
+			snprintf(shown, sizeof shown, text_field(b, f) ? "[%s]" : "< %s >", v);
+			tui_put(w, y, x + 12, f == F_SHAPE ? 32 : 26, cur ? ROLE_SELECT : ROLE_NORMAL, shown);
+		}
+		if (f == F_SHAPE)
+			tui_put(w, y, x + 46, cols - x - 47, ROLE_DIM, "layers hidden heads seq batch");
+	}
+	if (!b->ok) {
+		tui_put(w, 6, 1, cols - 2, ROLE_BAD, b->err);
+		return;
+	}
+	const budget_result *r = &b->res;
+	int y = 6;
+	tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "%-18s %11s %13s %13s %15s", "component", "bytes/param", "GB",
+	         "GiB", "per GPU (GB)");
+	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++) {
+		if (c == BUDGET_ACTIVATIONS && !r->has_activations)
+			continue;
+		tui_put(w, y, 1, 1, theme_series(c), theme_utf8() ? theme_glyph(GLYPH_BLOCK) : seg_ascii[c]);
+		tui_putf(w, y++, 3, cols - 4, ROLE_NORMAL, "%-16s %11.2f %13.3f %13.3f %15.3f", budget_component_name(c),
+		         r->bytes_per_param[c], r->bytes[c] / 1e9, r->bytes[c] / 1073741824.0, r->gpu_bytes[c] / 1e9);
+	}
+	tui_putf(w, y++, 1, cols - 2, ROLE_STRONG, "%-18s %11.2f %13.3f %13.3f %15.3f", r->total_is_max ? "total (max)" : "total",
+	         r->total_bytes_per_param, r->total_bytes / 1e9, r->total_bytes / 1073741824.0, r->gpu_total_bytes / 1e9);
+	/* one GPU's memory as a stacked bar, each component's share of the sum */
+	y++;
+	double sum = 0;
+	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++)
+		sum += r->gpu_bytes[c];
+	int bw = cols - 4;
+	tui_putf(w, y++, 1, cols - 2, ROLE_DIM, "one GPU: %.3f GB = %.3f GiB (ZeRO stage %d over %.0f GPUs)",
+	         r->gpu_total_bytes / 1e9, r->gpu_total_bytes / 1073741824.0, r->zero_stage, b->cfg.gpus);
+	double acc = 0;
+	int x0 = 0;
+	for (int c = 0; c < BUDGET_COMPONENT_COUNT && sum > 0; c++) {
+		acc += r->gpu_bytes[c];
+		int x1 = (int)lround(acc / sum * bw);
+		const char *g = theme_utf8() ? theme_glyph(GLYPH_BLOCK) : seg_ascii[c];
+		tui_fill(w, y, 2 + x0, x1 - x0, theme_series(c), g);
+		x0 = x1;
+	}
+	y += 2;
+	/* the tiny trainer of this program under the same recipe, beside the
+	 * formula for its parameter count */
+	pthread_mutex_lock(&b->mu);
+	bool have = b->have[b->cfg.recipe], running = b->running;
+	train_memory m = b->mem[b->cfg.recipe];
+	size_t n = b->tparams;
+	pthread_mutex_unlock(&b->mu);
+	/* the convention's note when it fits whole */
+	int note_rows = rows - y - 4;
+	const char *note = budget_convention_note(b->cfg.convention);
+	if (note_rows > 0 && tui_wrap(NULL, 0, 0, cols - 2, 1000, ROLE_DIM, note) <= note_rows)
+		tui_wrap(w, y, 1, cols - 2, note_rows, ROLE_DIM, note);
+	y = rows - 3;
+	if (have) {
+		budget_config c = b->cfg;
+		c.params = (double)n;
+		c.zero_stage = 0;
+		c.gpus = 1;
+		memset(&c.shape, 0, sizeof c.shape);
+		budget_result f;
+		bool fok = budget_compute(&f, &c) == MP_OK;
+		char who[64];
+		snprintf(who, sizeof who, "GPT, %zu params", n);
+		tui_putf(w, y, 1, cols - 2, ROLE_HEADING, "%-20s %7s %7s %7s %7s %7s %8s", who, "master", "working",
+		         "grads", "accum", "adam", "acts");
+		tui_putf(w, y + 1, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8.2f", "mixprec train, MB",
+		         m.master_weights / 1e6, m.working_weights / 1e6, m.gradients / 1e6, m.grad_accum / 1e6,
+		         m.optim_state / 1e6, m.activations / 1e6);
+		if (fok)
+			tui_putf(w, y + 2, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8s",
+			         "formula, MB", f.bytes[BUDGET_MASTER] / 1e6, f.bytes[BUDGET_WEIGHTS] / 1e6,
+			         f.bytes[BUDGET_GRADS] / 1e6, f.bytes[BUDGET_GRAD_ACCUM] / 1e6, f.bytes[BUDGET_OPTIMIZER] / 1e6,
+			         "-");
+	} else if (running) {
+		tui_put(w, y + 1, 1, cols - 2, ROLE_DIM, "setting up mixprec train's GPT to compare ...");
+	} else if (!recipe_policy[b->cfg.recipe]) {
+		tui_put(w, y + 1, 1, cols - 2, ROLE_DIM, "(mixprec train has no policy for this recipe)");
+	}
+}
+
+static bool budget_tick(tui_screen *s)
+{
+	budget_lab *b = s->priv;
+	pthread_mutex_lock(&b->mu);
+	bool done = !b->running;
+	if (b->terr[0]) {
+		tui_message(s->app, true, "%s", b->terr);
+		b->terr[0] = '\0';
+	}
+	pthread_mutex_unlock(&b->mu);
+	if (done && b->joinable) {
+		pthread_join(b->thread, NULL);
+		b->joinable = false;
+		return true;
+	}
+	return false;
+}
+
+static bool budget_busy(tui_screen *s)
+{
+	budget_lab *b = s->priv;
+	pthread_mutex_lock(&b->mu);
+	bool r = b->running;
+	pthread_mutex_unlock(&b->mu);
+	return r;
+}
+
+static void budget_done(tui_screen *s)
+{
+	budget_lab *b = s->priv;
+	if (b->joinable) {
+		pthread_mutex_lock(&b->mu);
+		b->stop = true;
+		pthread_mutex_unlock(&b->mu);
+		pthread_join(b->thread, NULL);
+	}
+	pthread_mutex_destroy(&b->mu);
+}
+
+static int budget_handle(tui_screen *s, int action, int key)
+{
+	budget_lab *b = s->priv;
+	if (b->editing) {
+		tui_field *f = text_field(b, b->field);
+		int r = field_key(f, key);
+		if (r == FIELD_ENTER && apply_text(s, b->field)) {
+			b->editing = false;
+			compute(b);
+		} else if (r == FIELD_CANCEL) {
+			b->editing = false;
+		}
+		return TUI_HANDLED;
+	}
+	switch (action) {
+	case BG_UP:
+		b->field = (b->field + F_COUNT - 1) % F_COUNT;
+		return TUI_HANDLED;
+	case BG_DOWN:
+		b->field = (b->field + 1) % F_COUNT;
+		return TUI_HANDLED;
+	case BG_EDIT:
+		if (text_field(b, b->field)) {
+			b->editing = true;
+			field_begin(text_field(b, b->field));
+		} else {
+			tui_message(s->app, false, "Left/Right change %s", field_names[b->field]);
+		}
+		return TUI_HANDLED;
+	case BG_PREV:
+	case BG_NEXT: {
+		int d = action == BG_NEXT ? 1 : -1;
+		switch (b->field) {
+		case F_PRESET: set_preset(b, (b->preset + d + NPRESETS) % NPRESETS); break;
+		case F_RECIPE: b->cfg.recipe = (budget_recipe)((b->cfg.recipe + d + BUDGET_RECIPE_COUNT) % BUDGET_RECIPE_COUNT); break;
+		case F_OPTIM: b->cfg.optimizer = (budget_optimizer)((b->cfg.optimizer + d + BUDGET_OPT_COUNT) % BUDGET_OPT_COUNT); break;
+		case F_ZERO: b->cfg.zero_stage = (b->cfg.zero_stage + d + 4) % 4; break;
+		case F_CONV: b->cfg.convention = (budget_convention)((b->cfg.convention + d + BUDGET_CONV_COUNT) % BUDGET_CONV_COUNT); break;
+		case F_RECOMP: b->cfg.recompute = (budget_recompute)((b->cfg.recompute + d + BUDGET_RECOMPUTE_COUNT) % BUDGET_RECOMPUTE_COUNT); break;
+		case F_GPUS: {
+			double g = b->cfg.gpus * (d > 0 ? 2 : 0.5);
+			if (g >= 1 && g <= 1e6) {
+				b->cfg.gpus = g;
+				char t[32];
+				snprintf(t, sizeof t, "%.0f", g);
+				field_set(&b->gpus, t);
+			}
+			break;
+		}
+		case F_PARAMS:
+			tui_message(s->app, false, "Enter types a parameter count (124M, 7e9, 6.7B)");
+			break;
+		case F_SHAPE:
+			tui_message(s->app, false, "Enter types a shape: layers hidden heads sequence micro-batch");
+			break;
+		}
+		compute(b);
+		return TUI_HANDLED;
+	}
+	}
+	return TUI_PASS;
+}
+
+static bool budget_editing(tui_screen *s)
+{
+	return ((budget_lab *)s->priv)->editing;
+}
+
+const tui_screen_ops screen_budget_ops = {
+	.name = "budget",
+	.title = "Memory budget lab",
+	.private_size = sizeof(budget_lab),
+	.keys = budget_keys,
+	.nkeys = budget_ACTION_COUNT,
+	.init = budget_init,
+	.draw = budget_draw,
+	.handle = budget_handle,
+	.editing = budget_editing,
+	.tick = budget_tick,
+	.busy = budget_busy,
+	.done = budget_done,
+};

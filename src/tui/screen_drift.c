@@ -1,0 +1,403 @@
+/* Drift lab: the residual-drift simulation of src/drift (as `mixprec drift`)
+ * with editable parameters, run in a worker thread; the screen shows the
+ * live trajectories of every variant and their retained fractions. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drift/drift.h"
+#include "fmt/decode.h"
+#include "fmt/parse.h"
+#include "fmt/round.h"
+#include "tui/plotview.h"
+#include "tui/screens.h"
+
+#define DRIFT_KEYS(X)                                                                    \
+	X(DR_START, "s", "start (or restart) the simulation with these parameters", 's')  \
+	X(DR_STOP, "x", "stop the simulation", 'x')                                        \
+	X(DR_UP, "k Up", "previous parameter", 'k', FK(KEY_UP), FK(KEY_BTAB))             \
+	X(DR_DOWN, "j Down Tab", "next parameter", 'j', FK(KEY_DOWN), '\t')                \
+	X(DR_EDIT, "Enter", "edit the parameter (the distribution: next choice)", TUI_ENTER_KEYS) \
+	X(DR_CYCLE, "h l Left Right", "previous / next distribution", 'h', 'l', FK(KEY_LEFT), FK(KEY_RIGHT))
+TUI_KEYMAP(drift, DRIFT_KEYS);
+
+enum { F_X0, F_STEPS, F_ELEMS, F_SEED, F_DIST, F_MEAN, F_STD, F_COUNT };
+static const struct {
+	const char *label, *opt;
+	int row, col;
+} fields[F_COUNT] = {
+	[F_X0] = { .label = "x0", .opt = "--x0", .row = 0, .col = 1 },
+	[F_STEPS] = { .label = "steps", .opt = "--steps", .row = 0, .col = 21 },
+	[F_ELEMS] = { .label = "elements", .opt = "--elements", .row = 0, .col = 41 },
+	[F_SEED] = { .label = "seed", .opt = "--seed", .row = 0, .col = 63 },
+	[F_DIST] = { .label = "dist", .opt = "--dist", .row = 1, .col = 1 },
+	[F_MEAN] = { .label = "mean", .opt = "--mean", .row = 1, .col = 21 },
+	[F_STD] = { .label = "std", .opt = "--std", .row = 1, .col = 41 },
+};
+
+enum { MAX_SAMPLES = 257 };
+
+typedef struct {
+	/* shared with the worker, under mu */
+	pthread_mutex_t mu;
+	bool running, stop;
+	size_t step, nsamples;
+	drift_state state[DRIFT_VARIANT_COUNT];
+	double sx[MAX_SAMPLES], sy[DRIFT_VARIANT_COUNT][MAX_SAMPLES];
+	char err[128];
+	/* the worker's own */
+	drift_params run;
+	/* the UI's */
+	pthread_t thread;
+	bool joinable;
+	tui_field text[F_COUNT];
+	drift_dist dist;
+	int field;
+	bool editing;
+	size_t ui_n, ui_step, ui_total;
+	bool ui_running, have_result;
+	drift_state ui_state[DRIFT_VARIANT_COUNT];
+	double ux[MAX_SAMPLES], uy[DRIFT_VARIANT_COUNT][MAX_SAMPLES];
+	plot_canvas canvas;
+} drift_lab;
+
+static void *worker(void *arg)
+{
+	drift_lab *d = arg;
+	drift_sim *sim;
+	mp_status st = drift_create(&sim, &d->run);
+	if (st != MP_OK) {
+		pthread_mutex_lock(&d->mu);
+		snprintf(d->err, sizeof d->err, "cannot start: %s", mp_status_message(st));
+		d->running = false;
+		pthread_mutex_unlock(&d->mu);
+		return NULL;
+	}
+	size_t chunk = (d->run.steps + MAX_SAMPLES - 2) / (MAX_SAMPLES - 1);
+	drift_state s[DRIFT_VARIANT_COUNT];
+	for (;;) {
+		drift_snapshot(sim, s);
+		size_t done = drift_step_count(sim);
+		pthread_mutex_lock(&d->mu);
+		memcpy(d->state, s, sizeof s);
+		d->step = done;
+		if (d->nsamples < MAX_SAMPLES) {
+			d->sx[d->nsamples] = (double)done;
+			for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
+				d->sy[v][d->nsamples] = s[v].drift;
+			d->nsamples++;
+		}
+		bool stop = d->stop || done >= d->run.steps;
+		pthread_mutex_unlock(&d->mu);
+		if (stop)
+			break;
+		drift_advance(sim, chunk);
+	}
+	drift_free(sim);
+	pthread_mutex_lock(&d->mu);
+	d->running = false;
+	pthread_mutex_unlock(&d->mu);
+	return NULL;
+}
+
+static void stop_worker(drift_lab *d)
+{
+	if (!d->joinable)
+		return;
+	pthread_mutex_lock(&d->mu);
+	d->stop = true;
+	pthread_mutex_unlock(&d->mu);
+	pthread_join(d->thread, NULL);
+	d->joinable = false;
+}
+
+/* A finite number in the full syntax, to the nearest binary64; for x0 also
+ * each variant's start rounded exactly from the typed value, as the CLI does. */
+static bool parse_real(tui_screen *s, int f, double *v, double *starts)
+{
+	drift_lab *d = s->priv;
+	fmt_num x;
+	fmt_num_init(&x);
+	char err[256];
+	bool ok = fmt_parse_number(&x, d->text[f].text, err, sizeof err) == MP_OK;
+	if (!ok)
+		tui_message(s->app, true, "%s: %s", fields[f].label, err);
+	else if (x.kind != NUM_FINITE || !isfinite(fmt_num_to_double(&x))) {
+		tui_message(s->app, true, "%s: '%s' is not a finite number", fields[f].label, d->text[f].text);
+		ok = false;
+	}
+	if (ok) {
+		*v = fmt_num_to_double(&x);
+		if (starts) {
+			static const fmt_id fmts[DRIFT_VARIANT_COUNT] = {
+				[DRIFT_FP64] = FMT_FP32, [DRIFT_FP32] = FMT_FP32, [DRIFT_BF16_RNE] = FMT_BF16,
+				[DRIFT_BF16_SR] = FMT_BF16, [DRIFT_BF16_KAHAN] = FMT_BF16, [DRIFT_FP16_RNE] = FMT_FP16,
+			};
+			fmt_round_ctl ctl = { .mode = FMT_RNE };
+			for (int k = 0; k < DRIFT_VARIANT_COUNT; k++) {
+				const fmt_info *fi = fmt_get(fmts[k]);
+				starts[k] = fmt_to_double(fi, fmt_round_num(fi, &ctl, &x, NULL));
+			}
+			starts[DRIFT_FP64] = *v;
+		}
+	}
+	fmt_num_clear(&x);
+	return ok;
+}
+
+static bool parse_count(tui_screen *s, int f, size_t *v, size_t max)
+{
+	drift_lab *d = s->priv;
+	char *end;
+	const char *t = d->text[f].text;
+	unsigned long long x = strtoull(t, &end, 10);
+	if (!(*t >= '0' && *t <= '9') || *end || x < (f == F_SEED ? 0u : 1u) || x > max) {
+		tui_message(s->app, true, "%s: '%s' is not a whole number in 1..%zu", fields[f].label, t, max);
+		return false;
+	}
+	*v = (size_t)x;
+	return true;
+}
+
+static void start(tui_screen *s)
+{
+	drift_lab *d = s->priv;
+	stop_worker(d);
+	drift_params p = drift_defaults();
+	size_t seed;
+	if (!parse_real(s, F_X0, &p.x0, p.starts) || !parse_count(s, F_STEPS, &p.steps, 100000000) ||
+	    !parse_count(s, F_ELEMS, &p.elements, 10000000) || !parse_count(s, F_SEED, &seed, (size_t)-1) ||
+	    !parse_real(s, F_MEAN, &p.mean, NULL) || !parse_real(s, F_STD, &p.std, NULL))
+		return;
+	p.have_starts = true;
+	p.seed = seed;
+	p.dist = d->dist;
+	d->run = p;
+	d->running = true;
+	d->stop = false;
+	d->nsamples = 0;
+	d->step = 0;
+	d->err[0] = '\0';
+	d->ui_n = 0;
+	d->ui_total = p.steps;
+	d->have_result = false;
+	if (tui_thread_start(&d->thread, worker, d) != 0) {
+		d->running = false;
+		tui_message(s->app, true, "cannot start a worker thread");
+		return;
+	}
+	d->joinable = true;
+}
+
+static mp_status drift_init(tui_screen *s, int argc, char **argv)
+{
+	drift_lab *d = s->priv;
+	pthread_mutex_init(&d->mu, NULL);
+	plot_canvas_init(&d->canvas);
+	drift_params p = drift_defaults();
+	char t[64];
+	snprintf(t, sizeof t, "%.17g", p.x0);
+	field_set(&d->text[F_X0], t);
+	snprintf(t, sizeof t, "%zu", p.steps);
+	field_set(&d->text[F_STEPS], t);
+	snprintf(t, sizeof t, "%zu", p.elements);
+	field_set(&d->text[F_ELEMS], t);
+	snprintf(t, sizeof t, "%llu", (unsigned long long)p.seed);
+	field_set(&d->text[F_SEED], t);
+	snprintf(t, sizeof t, "%.17g", p.mean);
+	field_set(&d->text[F_MEAN], t);
+	snprintf(t, sizeof t, "%.17g", p.std);
+	field_set(&d->text[F_STD], t);
+	d->dist = p.dist;
+	bool given = false;
+	for (int i = 1; i < argc; i++) {
+		bool known = false;
+		for (int f = 0; f < F_COUNT; f++) {
+			if (strcmp(argv[i], fields[f].opt) || i + 1 >= argc)
+				continue;
+			known = true;
+			i++;
+			if (f == F_DIST) {
+				if (drift_dist_parse(argv[i], &d->dist) != MP_OK)
+					tui_message(s->app, true, "--dist: unknown distribution '%s'", argv[i]);
+			} else {
+				field_set(&d->text[f], argv[i]);
+			}
+		}
+		if (!known)
+			tui_message(s->app, false, "%s is for the command line only; try: mixprec drift %s", argv[i],
+			            argv[i]);
+		given = true;
+	}
+	if (given)
+		start(s);
+	return MP_OK;
+}
+
+static void drift_done(tui_screen *s)
+{
+	drift_lab *d = s->priv;
+	stop_worker(d);
+	plot_canvas_free(&d->canvas);
+	pthread_mutex_destroy(&d->mu);
+}
+
+static bool drift_tick(tui_screen *s)
+{
+	drift_lab *d = s->priv;
+	pthread_mutex_lock(&d->mu);
+	bool changed = d->ui_n != d->nsamples || d->ui_running != d->running;
+	for (size_t i = d->ui_n; i < d->nsamples; i++) {
+		d->ux[i] = d->sx[i];
+		for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
+			d->uy[v][i] = d->sy[v][i];
+	}
+	d->ui_n = d->nsamples;
+	memcpy(d->ui_state, d->state, sizeof d->state);
+	d->ui_step = d->step;
+	d->ui_running = d->running;
+	if (d->nsamples)
+		d->have_result = true;
+	if (d->err[0]) {
+		tui_message(s->app, true, "drift: %s", d->err);
+		d->err[0] = '\0';
+	}
+	pthread_mutex_unlock(&d->mu);
+	if (!d->ui_running && d->joinable) {
+		pthread_join(d->thread, NULL);
+		d->joinable = false;
+	}
+	return changed;
+}
+
+static bool drift_busy(tui_screen *s)
+{
+	drift_lab *d = s->priv;
+	pthread_mutex_lock(&d->mu);
+	bool r = d->running;
+	pthread_mutex_unlock(&d->mu);
+	return r;
+}
+
+static void fmt_cell(char *buf, size_t n, double v, const char *f)
+{
+	if (isnan(v))
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, f, v);
+}
+
+static void drift_draw(tui_screen *s, WINDOW *w, int rows, int cols)
+{
+	drift_lab *d = s->priv;
+	for (int f = 0; f < F_COUNT; f++) {
+		bool cur = f == d->field;
+		int x = fields[f].col, y = fields[f].row;
+		x += tui_put(w, y, x, 10, cur ? ROLE_STRONG : ROLE_DIM, fields[f].label);
+		x++;
+		if (cur && d->editing) {
+			field_draw(w, y, x, 12, &d->text[f], true);
+		} else {
+			char v[80];
+			snprintf(v, sizeof v, f == F_DIST ? "<%s>" : "[%s]", f == F_DIST ? drift_dist_name(d->dist) : d->text[f].text);
+			tui_put(w, y, x, 14, cur ? ROLE_SELECT : ROLE_NORMAL, v);
+		}
+	}
+	if (d->ui_running)
+		tui_putf(w, 2, 1, cols - 2, ROLE_EMPH, "running: step %zu of %zu   (x stops)", d->ui_step, d->ui_total);
+	else if (d->have_result)
+		tui_putf(w, 2, 1, cols - 2, ROLE_GOOD, "%s after %zu of %zu steps   (s runs again)",
+		         d->ui_step >= d->ui_total ? "done" : "stopped", d->ui_step, d->ui_total);
+	else
+		tui_put(w, 2, 1, cols - 2, ROLE_DIM, "s starts the simulation");
+	if (!d->have_result)
+		return;
+	tui_putf(w, 3, 1, cols - 2, ROLE_HEADING, "%-12s %12s %12s %12s %9s %10s", "variant", "start", "mean", "drift",
+	         "retained", "unchanged");
+	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++) {
+		const drift_state *st = &d->ui_state[v];
+		char a[32], b[32], c[32], r[32], u[32];
+		fmt_cell(a, sizeof a, st->start, "%.6g");
+		fmt_cell(b, sizeof b, st->mean, "%.6g");
+		fmt_cell(c, sizeof c, st->drift, "%.6g");
+		fmt_cell(r, sizeof r, st->retained, "%.4f");
+		fmt_cell(u, sizeof u, st->unchanged_frac, "%.4f");
+		tui_put(w, 4 + v, 1, 1, theme_series(v), theme_utf8() ? theme_glyph(GLYPH_BLOCK) : "*");
+		tui_putf(w, 4 + v, 3, cols - 4, ROLE_NORMAL, "%-10s %12s %12s %12s %9s %10s", drift_variant_name(v), a, b,
+		         c, r, u);
+	}
+	/* the trajectories: drift (mean - start) against the step */
+	plot_series series[DRIFT_VARIANT_COUNT];
+	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
+		series[v] = (plot_series){ .name = drift_variant_name(v), .x = d->ux, .y = d->uy[v], .n = d->ui_n,
+			                   .draw = PLOT_DRAW_LINE };
+	plot_figure fig;
+	plot_figure_init(&fig);
+	fig.title = "drift = mean - start";
+	fig.xlabel = "step";
+	fig.series = series;
+	fig.nseries = DRIFT_VARIANT_COUNT;
+	fig.fix_x = true;
+	fig.xmin = 0;
+	fig.xmax = (double)(d->ui_total ? d->ui_total : 1);
+	plotview_draw(w, 11, 0, rows - 11, cols, &fig, &d->canvas);
+}
+
+static int drift_handle(tui_screen *s, int action, int key)
+{
+	drift_lab *d = s->priv;
+	if (d->editing) {
+		int r = field_key(&d->text[d->field], key);
+		if (r == FIELD_ENTER || r == FIELD_CANCEL)
+			d->editing = false;
+		return TUI_HANDLED;
+	}
+	switch (action) {
+	case DR_START: start(s); return TUI_HANDLED;
+	case DR_STOP:
+		if (d->joinable)
+			stop_worker(d);
+		else
+			tui_message(s->app, false, "nothing is running");
+		drift_tick(s);
+		return TUI_HANDLED;
+	case DR_UP: d->field = (d->field + F_COUNT - 1) % F_COUNT; return TUI_HANDLED;
+	case DR_DOWN: d->field = (d->field + 1) % F_COUNT; return TUI_HANDLED;
+	case DR_EDIT:
+		if (d->field == F_DIST) {
+			d->dist = (drift_dist)((d->dist + 1) % 3);
+		} else {
+			d->editing = true;
+			field_begin(&d->text[d->field]);
+		}
+		return TUI_HANDLED;
+	case DR_CYCLE:
+		if (d->field != F_DIST)
+			return TUI_PASS;
+		d->dist = (drift_dist)((d->dist + (key == 'h' || key == FK(KEY_LEFT) ? 2 : 1)) % 3);
+		return TUI_HANDLED;
+	}
+	return TUI_PASS;
+}
+
+static bool drift_editing(tui_screen *s)
+{
+	return ((drift_lab *)s->priv)->editing;
+}
+
+const tui_screen_ops screen_drift_ops = {
+	.name = "drift",
+	.title = "Drift lab",
+	.private_size = sizeof(drift_lab),
+	.keys = drift_keys,
+	.nkeys = drift_ACTION_COUNT,
+	.init = drift_init,
+	.draw = drift_draw,
+	.handle = drift_handle,
+	.editing = drift_editing,
+	.tick = drift_tick,
+	.busy = drift_busy,
+	.done = drift_done,
+};

@@ -1,0 +1,379 @@
+/* Loss-scaling lab: gradients of real training steps (an fp16-mixed run of
+ * the tiny GPT in a worker thread) as a histogram of powers of two against
+ * fp16's smallest subnormal, smallest normal and largest value; S changes in
+ * powers of two and the shares that underflow or overflow follow, counted
+ * as `mixprec gradhist --scale S` counts them; the dynamic scaler's trace. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt/format.h"
+#include "train/data.h"
+#include "train/policy.h"
+#include "train/train.h"
+#include "tui/plotview.h"
+#include "tui/screens.h"
+
+void openblas_set_num_threads(int num_threads);
+
+#define SCALE_KEYS(X)                                                          \
+	X(SC_UP, "+ ]", "double the loss scale S", '+', ']', '=')                  \
+	X(SC_DOWN, "- [", "halve the loss scale S", '-', '[')                      \
+	X(SC_ONE, "1", "S = 1 (no scaling)", '1')                                  \
+	X(SC_RUN, "s", "train again (new gradients)", 's')                         \
+	X(SC_SHAPE, "z", "model size for the next run: tiny or the default", 'z')                \
+	X(SC_DERIVE, "d", "the derivation as fill-in steps (exercise 7.4b)", 'd')
+TUI_KEYMAP(scale, SCALE_KEYS);
+
+enum { KMIN = -160, KMAX = 40, NBUCKETS = KMAX - KMIN + 1, RUN_STEPS = 20 };
+
+typedef struct {
+	/* shared with the worker, under mu */
+	pthread_mutex_t mu;
+	bool running, stop;
+	size_t done_steps;
+	double trace_scale[RUN_STEPS];
+	bool trace_skipped[RUN_STEPS];
+	double *grads;              /* |gradient| (unscaled), handed over when the run ends */
+	size_t ngrads;
+	char err[256];
+	bool tiny_run;
+	/* the UI's */
+	pthread_t thread;
+	bool joinable;
+	bool tiny;
+	int log2s;                  /* S = 2^log2s */
+	bool ui_running;
+	size_t ui_steps;
+	double ui_scale[RUN_STEPS];
+	bool ui_skipped[RUN_STEPS];
+	double *ui_grads;
+	size_t ui_n;
+	double share[NBUCKETS], kx[NBUCKETS];
+	size_t count[NBUCKETS], nonzero, zero;
+	int lo, hi;
+	plot_canvas canvas;
+} scale_lab;
+
+static void *worker(void *arg)
+{
+	scale_lab *l = arg;
+	train_config cfg = train_config_default();
+	cfg.eval_every = 0;
+	if (l->tiny_run) {
+		cfg.model.L = 1;
+		cfg.model.C = 32;
+		cfg.model.NH = 2;
+		cfg.B = 4;
+		cfg.t = 32;
+	}
+	train_policy pol;
+	corpus data;
+	trainer *tr = NULL;
+	char err[256] = "";
+	mp_status st = policy_from_name("fp16-mixed", &pol);
+	if (st == MP_OK)
+		st = corpus_load(&data, corpus_default_path(), cfg.t, err, sizeof err);
+	bool have_data = st == MP_OK;
+	if (st == MP_OK)
+		st = trainer_create(&tr, &cfg, &pol, &data);
+	train_stats s = { 0 };
+	for (size_t i = 0; st == MP_OK && i < RUN_STEPS; i++) {
+		st = trainer_step(tr, &s);
+		if (st != MP_OK)
+			break;
+		pthread_mutex_lock(&l->mu);
+		l->trace_scale[i] = s.loss_scale;
+		l->trace_skipped[i] = s.skipped;
+		l->done_steps = i + 1;
+		bool stop = l->stop;
+		pthread_mutex_unlock(&l->mu);
+		if (stop)
+			break;
+	}
+	double *mag = NULL;
+	size_t n = 0;
+	if (st == MP_OK && tr) {
+		/* the raw gradients carry the scale of the step that made them */
+		const float *g = trainer_raw_grads(tr, &n);
+		mag = malloc((n ? n : 1) * sizeof *mag);
+		if (!mag)
+			st = MP_ENOMEM;
+		for (size_t i = 0; mag && i < n; i++)
+			mag[i] = fabs((double)g[i]) / s.loss_scale;
+	}
+	if (tr)
+		trainer_free(tr);
+	if (have_data)
+		corpus_free(&data);
+	pthread_mutex_lock(&l->mu);
+	if (st != MP_OK)
+		snprintf(l->err, sizeof l->err, "%s", err[0] ? err : mp_status_message(st));
+	free(l->grads);
+	l->grads = mag;
+	l->ngrads = mag ? n : 0;
+	l->running = false;
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+static void stop_worker(scale_lab *l)
+{
+	if (!l->joinable)
+		return;
+	pthread_mutex_lock(&l->mu);
+	l->stop = true;
+	pthread_mutex_unlock(&l->mu);
+	pthread_join(l->thread, NULL);
+	l->joinable = false;
+}
+
+static void start(tui_screen *s)
+{
+	scale_lab *l = s->priv;
+	stop_worker(l);
+	l->running = true;
+	l->stop = false;
+	l->done_steps = 0;
+	l->err[0] = '\0';
+	l->tiny_run = l->tiny;
+	openblas_set_num_threads(1);
+	if (tui_thread_start(&l->thread, worker, l) != 0) {
+		l->running = false;
+		tui_message(s->app, true, "cannot start a worker thread");
+		return;
+	}
+	l->joinable = true;
+}
+
+/* The histogram of |g| by powers of two (what does not depend on S). */
+static void bucket(scale_lab *l)
+{
+	memset(l->count, 0, sizeof l->count);
+	l->nonzero = l->zero = 0;
+	for (size_t i = 0; i < l->ui_n; i++) {
+		double a = l->ui_grads[i];
+		if (a == 0) {
+			l->zero++;
+			continue;
+		}
+		l->nonzero++;
+		int k = ilogb(a);
+		k = k < KMIN ? KMIN : k > KMAX ? KMAX : k;
+		l->count[k - KMIN]++;
+	}
+	l->lo = KMAX;
+	l->hi = KMIN;
+	for (int k = KMIN; k <= KMAX; k++)
+		if (l->count[k - KMIN]) {
+			l->lo = k < l->lo ? k : l->lo;
+			l->hi = k > l->hi ? k : l->hi;
+		}
+	for (int k = 0; k < NBUCKETS; k++) {
+		l->kx[k] = KMIN + k + 0.5;
+		/* empty buckets draw nothing (not a column of height 0) */
+		l->share[k] = l->count[k] ? (double)l->count[k] / (double)l->nonzero : NAN;
+	}
+}
+
+static mp_status scale_init(tui_screen *s, int argc, char **argv)
+{
+	scale_lab *l = s->priv;
+	pthread_mutex_init(&l->mu, NULL);
+	plot_canvas_init(&l->canvas);
+	l->tiny = true;
+	for (int i = 1; i + 1 < argc; i++) {
+		if (!strcmp(argv[i], "--scale")) {
+			double v = atof(argv[++i]);
+			int e;
+			if (v > 0 && frexp(v, &e) == 0.5)
+				l->log2s = e - 1;
+			else
+				tui_message(s->app, true, "--scale: this lab takes powers of two; %s is not one", argv[i]);
+		}
+	}
+	start(s);
+	return MP_OK;
+}
+
+static void scale_done(tui_screen *s)
+{
+	scale_lab *l = s->priv;
+	stop_worker(l);
+	free(l->grads);
+	free(l->ui_grads);
+	plot_canvas_free(&l->canvas);
+	pthread_mutex_destroy(&l->mu);
+}
+
+static bool scale_tick(tui_screen *s)
+{
+	scale_lab *l = s->priv;
+	bool fresh = false;
+	pthread_mutex_lock(&l->mu);
+	bool changed = l->ui_running != l->running || l->ui_steps != l->done_steps;
+	l->ui_running = l->running;
+	l->ui_steps = l->done_steps;
+	memcpy(l->ui_scale, l->trace_scale, sizeof l->ui_scale);
+	memcpy(l->ui_skipped, l->trace_skipped, sizeof l->ui_skipped);
+	if (!l->running && l->grads) {
+		/* the run is over: take its gradients */
+		free(l->ui_grads);
+		l->ui_grads = l->grads;
+		l->ui_n = l->ngrads;
+		l->grads = NULL;
+		fresh = true;
+	}
+	if (l->err[0]) {
+		tui_message(s->app, true, "loss-scaling run: %s", l->err);
+		l->err[0] = '\0';
+	}
+	pthread_mutex_unlock(&l->mu);
+	if (!l->ui_running && l->joinable) {
+		pthread_join(l->thread, NULL);
+		l->joinable = false;
+	}
+	if (fresh)
+		bucket(l);
+	return changed || fresh;
+}
+
+static bool scale_busy(tui_screen *s)
+{
+	scale_lab *l = s->priv;
+	pthread_mutex_lock(&l->mu);
+	bool r = l->running;
+	pthread_mutex_unlock(&l->mu);
+	return r;
+}
+
+static void scale_draw(tui_screen *s, WINDOW *w, int rows, int cols)
+{
+	scale_lab *l = s->priv;
+	const fmt_info *h = fmt_get(FMT_FP16);
+	double S = ldexp(1.0, l->log2s);
+	tui_putf(w, 0, 1, cols - 2, ROLE_STRONG, "loss scale S = 2^%d = %.10g", l->log2s, S);
+	tui_put(w, 0, 40, cols - 41, ROLE_DIM, "(+ doubles, - halves; d: the derivation)");
+	if (l->ui_running) {
+		tui_putf(w, 1, 1, cols - 2, ROLE_EMPH, "training fp16-mixed (%s shape): step %zu of %d", l->tiny ? "tiny" : "default",
+		         l->ui_steps, RUN_STEPS);
+		return;
+	}
+	if (!l->ui_n) {
+		tui_put(w, 1, 1, cols - 2, ROLE_DIM, "no gradients yet: s trains a few steps");
+		return;
+	}
+	/* the shares at S, per element, as gradhist counts them */
+	size_t under = 0, sub = 0, over = 0;
+	double min_sub = fmt_min_subnormal(h), min_norm = fmt_min_normal(h), max = fmt_max(h);
+	for (size_t i = 0; i < l->ui_n; i++) {
+		double a = l->ui_grads[i];
+		if (a == 0)
+			continue;
+		double as = a * S;
+		if (as <= min_sub / 2)   /* half the smallest subnormal ties to 0 */
+			under++;
+		else if (as < min_norm)
+			sub++;
+		if (as > max)
+			over++;
+	}
+	double nz = l->nonzero ? (double)l->nonzero : 1;
+	tui_putf(w, 1, 1, cols - 2, ROLE_NORMAL, "%zu nonzero gradients of the last of %zu fp16-mixed steps (%zu exactly 0)",
+	         l->nonzero, l->ui_steps, l->zero);
+	int x = 1;
+	x += tui_putf(w, 2, x, cols - x, under ? ROLE_BAD : ROLE_GOOD, "underflow to 0: %.2f%%", 100.0 * (double)under / nz);
+	x += tui_putf(w, 2, x, cols - x, ROLE_NORMAL, "   subnormal: %.2f%%", 100.0 * (double)sub / nz);
+	tui_putf(w, 2, x, cols - x, over ? ROLE_BAD : ROLE_GOOD, "   overflow to inf: %.2f%%", 100.0 * (double)over / nz);
+	/* the dynamic scaler's trace */
+	char trace[512];
+	size_t used = 0, skipped = 0;
+	for (size_t i = 0; i < l->ui_steps; i++)
+		skipped += l->ui_skipped[i];
+	used += (size_t)snprintf(trace, sizeof trace, "dynamic scaler: S %.6g -> %.6g over %zu steps, %zu skipped",
+	                         l->ui_steps ? l->ui_scale[0] : 0.0, l->ui_steps ? l->ui_scale[l->ui_steps - 1] : 0.0,
+	                         l->ui_steps, skipped);
+	for (size_t i = 0, shown = 0; i < l->ui_steps && used + 8 < sizeof trace && shown < 8; i++)
+		if (l->ui_skipped[i]) {
+			used += (size_t)snprintf(trace + used, sizeof trace - used, "%s%zu", shown ? "," : " (steps ", i + 1);
+			shown++;
+		}
+	if (skipped && used + 2 < sizeof trace)
+		snprintf(trace + used, sizeof trace - used, ")");
+	tui_put(w, 3, 1, cols - 2, ROLE_DIM, trace);
+	/* the histogram with fp16's limits at this S (in gradient units: limit / S) */
+	int lo = l->lo < -30 - l->log2s ? l->lo : -30 - l->log2s;
+	int hi = l->hi > 17 - l->log2s ? l->hi : 17 - l->log2s;
+	lo = lo < KMIN ? KMIN : lo;
+	hi = hi > KMAX ? KMAX : hi;
+	plot_series series = { .name = "share of nonzero gradients", .x = l->kx + (l->lo - KMIN),
+		               .y = l->share + (l->lo - KMIN), .n = (size_t)(l->hi - l->lo + 1),
+		               .draw = PLOT_DRAW_COLUMNS };
+	plot_marker marks[3] = {
+		{ .vertical = true, .at = log2(min_sub / S), .label = "min sub" },
+		{ .vertical = true, .at = log2(min_norm / S), .label = "min normal" },
+		{ .vertical = true, .at = log2(max / S), .label = "max" },
+	};
+	plot_figure fig;
+	plot_figure_init(&fig);
+	fig.title = "|gradient| by power of two, fp16 limits / S";
+	fig.xlabel = "log2 |g|";
+	fig.series = &series;
+	fig.nseries = 1;
+	fig.markers = marks;
+	fig.nmarkers = 3;
+	fig.fix_x = true;
+	fig.xmin = lo;
+	fig.xmax = hi + 1;
+	fig.fix_y = true;
+	fig.ymin = 0;
+	fig.ymax = 0;
+	for (int k = l->lo; k <= l->hi; k++)
+		if (l->share[k - KMIN] > fig.ymax)
+			fig.ymax = l->share[k - KMIN];
+	if (!(fig.ymax > 0))
+		fig.ymax = 1;
+	plotview_draw(w, 5, 0, rows - 5, cols, &fig, &l->canvas);
+}
+
+static int scale_handle(tui_screen *s, int action, int key)
+{
+	(void)key;
+	scale_lab *l = s->priv;
+	switch (action) {
+	case SC_UP:
+		if (l->log2s < 40)
+			l->log2s++;
+		return TUI_HANDLED;
+	case SC_DOWN:
+		if (l->log2s > -40)
+			l->log2s--;
+		return TUI_HANDLED;
+	case SC_ONE: l->log2s = 0; return TUI_HANDLED;
+	case SC_RUN: start(s); return TUI_HANDLED;
+	case SC_DERIVE:
+		tui_exercise_open(s, "7.4b");
+		return TUI_HANDLED;
+	case SC_SHAPE:
+		l->tiny = !l->tiny;
+		tui_message(s->app, false, "the next run (s) uses the %s shape", l->tiny ? "tiny" : "default");
+		return TUI_HANDLED;
+	}
+	return TUI_PASS;
+}
+
+const tui_screen_ops screen_scale_ops = {
+	.name = "scale",
+	.title = "Loss-scaling lab",
+	.private_size = sizeof(scale_lab),
+	.keys = scale_keys,
+	.nkeys = scale_ACTION_COUNT,
+	.init = scale_init,
+	.draw = scale_draw,
+	.handle = scale_handle,
+	.tick = scale_tick,
+	.busy = scale_busy,
+	.done = scale_done,
+};

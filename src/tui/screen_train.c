@@ -1,0 +1,492 @@
+/* Training lab: the tiny GPT under chosen policies (src/train, as `mixprec
+ * train`), trained in a worker thread that publishes each step's record under
+ * a mutex; the screen copies them and draws live plots and a table. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/data.h"
+#include "train/policy.h"
+#include "train/train.h"
+#include "tui/plotview.h"
+#include "tui/screens.h"
+#include "util/csvout.h"
+
+void openblas_set_num_threads(int num_threads);
+
+#define TRAIN_KEYS(X)                                                                          \
+	X(TR_UP, "k Up", "previous policy", 'k', FK(KEY_UP))                                    \
+	X(TR_DOWN, "j Down", "next policy", 'j', FK(KEY_DOWN))                                  \
+	X(TR_TOGGLE, "Space", "choose / drop the policy under the cursor", ' ')                 \
+	X(TR_START, "s", "start training the chosen policies (restarts)", 's')                  \
+	X(TR_PAUSE, "p", "pause / resume", 'p')                                                 \
+	X(TR_STOP, "x", "stop", 'x')                                                            \
+	X(TR_METRIC, "m Tab", "plot: loss, resid_lost_frac, lost_update_frac", 'm', '\t')       \
+	X(TR_SHAPE, "z", "model size: tiny (seconds) or the default (a minute)", 'z')           \
+	X(TR_STEPS, "n", "edit the number of steps", 'n')                                       \
+	X(TR_PATH, "f", "edit the CSV file name", 'f')                                          \
+	X(TR_EXPORT, "e", "export every step so far as CSV (the train --csv columns)", 'e')
+TUI_KEYMAP(train, TRAIN_KEYS);
+
+enum { MAXPOL = 16, METRIC_COUNT = 3, MAX_STEPS = 100000 };
+static const char *const metric_names[METRIC_COUNT] = { "loss", "resid_lost_frac", "lost_update_frac" };
+
+typedef struct {
+	/* shared with the worker, under mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool running, paused, stop;
+	size_t done_steps;
+	char phase[96];
+	char err[256];
+	train_stats *hist;          /* (steps, np) */
+	/* set before the worker starts, then read-only */
+	train_config cfg;
+	train_policy pols[MAXPOL];
+	size_t np, steps;
+	/* the UI's */
+	pthread_t thread;
+	bool joinable;
+	bool chosen[MAXPOL];        /* by preset index */
+	int cursor;
+	int metric;
+	bool tiny;
+	tui_field steps_f, path_f;
+	int editing;                /* 0, 'n' or 'f' */
+	train_stats *ui_hist;
+	size_t ui_done;
+	bool ui_running, ui_paused;
+	char ui_phase[96];
+	double *px, *py;            /* (steps) and (np, steps) for the plot */
+	plot_canvas canvas;
+} train_lab;
+
+static void set_phase(train_lab *t, const char *text)
+{
+	pthread_mutex_lock(&t->mu);
+	snprintf(t->phase, sizeof t->phase, "%s", text);
+	pthread_mutex_unlock(&t->mu);
+}
+
+static void *worker(void *arg)
+{
+	train_lab *t = arg;
+	corpus data;
+	char err[256];
+	trainer *tr[MAXPOL] = { 0 };
+	set_phase(t, "loading the corpus");
+	mp_status st = corpus_load(&data, corpus_default_path(), t->cfg.t, err, sizeof err);
+	bool have_data = st == MP_OK;
+	set_phase(t, "setting up the trainers");
+	for (size_t i = 0; i < t->np && st == MP_OK; i++) {
+		st = trainer_create(&tr[i], &t->cfg, &t->pols[i], &data);
+		if (st != MP_OK)
+			snprintf(err, sizeof err, "policy %s: %s", t->pols[i].name, mp_status_message(st));
+	}
+	if (st == MP_OK)
+		set_phase(t, "training");
+	for (size_t step = 0; st == MP_OK && step < t->steps; step++) {
+		for (size_t i = 0; i < t->np && st == MP_OK; i++) {
+			train_stats s;
+			st = trainer_step(tr[i], &s);
+			if (st != MP_OK) {
+				snprintf(err, sizeof err, "policy %s, step %zu: %s", t->pols[i].name, step, mp_status_message(st));
+				break;
+			}
+			pthread_mutex_lock(&t->mu);
+			t->hist[step * t->np + i] = s;
+			if (i + 1 == t->np)
+				t->done_steps = step + 1;
+			pthread_mutex_unlock(&t->mu);
+		}
+		pthread_mutex_lock(&t->mu);
+		while (t->paused && !t->stop)
+			pthread_cond_wait(&t->cv, &t->mu);
+		bool stop = t->stop;
+		pthread_mutex_unlock(&t->mu);
+		if (stop)
+			break;
+	}
+	for (size_t i = 0; i < t->np; i++)
+		if (tr[i])
+			trainer_free(tr[i]);
+	if (have_data)
+		corpus_free(&data);
+	pthread_mutex_lock(&t->mu);
+	if (st != MP_OK && !t->err[0])
+		snprintf(t->err, sizeof t->err, "%s", err);
+	t->running = false;
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+static void stop_worker(train_lab *t)
+{
+	if (!t->joinable)
+		return;
+	pthread_mutex_lock(&t->mu);
+	t->stop = true;
+	pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	pthread_join(t->thread, NULL);
+	t->joinable = false;
+}
+
+static void free_run(train_lab *t)
+{
+	free(t->hist);
+	free(t->ui_hist);
+	free(t->px);
+	free(t->py);
+	t->hist = t->ui_hist = NULL;
+	t->px = t->py = NULL;
+}
+
+/* The tiny shape trains a step in milliseconds: enough to watch the curves. */
+static train_config shape_config(bool tiny)
+{
+	train_config c = train_config_default();
+	if (tiny) {
+		c.model.L = 1;
+		c.model.C = 32;
+		c.model.NH = 2;
+		c.B = 4;
+		c.t = 32;
+		c.eval_every = 0;
+	}
+	return c;
+}
+
+static void start(tui_screen *s)
+{
+	train_lab *t = s->priv;
+	stop_worker(t);
+	char *end;
+	unsigned long long steps = strtoull(t->steps_f.text, &end, 10);
+	if (*end || steps < 1 || steps > MAX_STEPS || !(t->steps_f.text[0] >= '0' && t->steps_f.text[0] <= '9')) {
+		tui_message(s->app, true, "steps: '%s' is not a whole number in 1..%d", t->steps_f.text, MAX_STEPS);
+		return;
+	}
+	t->np = 0;
+	for (size_t i = 0; i < policy_preset_count() && t->np < MAXPOL; i++)
+		if (t->chosen[i])
+			t->pols[t->np++] = *policy_preset(i);
+	if (!t->np) {
+		tui_message(s->app, true, "choose at least one policy (Space)");
+		return;
+	}
+	free_run(t);
+	t->steps = (size_t)steps;
+	t->cfg = shape_config(t->tiny);
+	t->hist = calloc(t->steps * t->np, sizeof *t->hist);
+	t->ui_hist = calloc(t->steps * t->np, sizeof *t->ui_hist);
+	t->px = calloc(t->steps, sizeof *t->px);
+	t->py = calloc(t->steps * t->np, sizeof *t->py);
+	if (!t->hist || !t->ui_hist || !t->px || !t->py) {
+		free_run(t);
+		tui_message(s->app, true, "out of memory for %llu steps", steps);
+		return;
+	}
+	t->running = true;
+	t->paused = t->stop = false;
+	t->done_steps = t->ui_done = 0;
+	t->err[0] = '\0';
+	snprintf(t->phase, sizeof t->phase, "starting");
+	/* the trainer runs the two batch halves on two threads; BLAS stays single-threaded */
+	openblas_set_num_threads(1);
+	if (tui_thread_start(&t->thread, worker, t) != 0) {
+		t->running = false;
+		tui_message(s->app, true, "cannot start a worker thread");
+		return;
+	}
+	t->joinable = true;
+}
+
+static mp_status train_init(tui_screen *s, int argc, char **argv)
+{
+	train_lab *t = s->priv;
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
+	plot_canvas_init(&t->canvas);
+	t->tiny = true;
+	field_set(&t->steps_f, "50");
+	field_set(&t->path_f, "mixprec-train.csv");
+	bool given = false;
+	for (int i = 1; i + 1 < argc; i++) {
+		if (!strcmp(argv[i], "--policy")) {
+			given = true;
+			char list[512];
+			snprintf(list, sizeof list, "%s", argv[++i]);
+			char *save = NULL;
+			for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				bool found = false;
+				for (size_t k = 0; k < policy_preset_count() && k < MAXPOL; k++)
+					if (!strcmp(policy_preset(k)->name, tok))
+						t->chosen[k] = found = true;
+				if (!found)
+					tui_message(s->app, true, "--policy: unknown policy '%s' (known: %s)", tok,
+					            policy_preset_names());
+			}
+		} else if (!strcmp(argv[i], "--steps")) {
+			field_set(&t->steps_f, argv[++i]);
+		} else {
+			tui_message(s->app, false, "%s: use the command for this option: mixprec train %s %s", argv[i],
+			            argv[i], argv[i + 1]);
+			i++;
+		}
+	}
+	if (!given)
+		t->chosen[0] = true;
+	return MP_OK;
+}
+
+static void train_done(tui_screen *s)
+{
+	train_lab *t = s->priv;
+	stop_worker(t);
+	free_run(t);
+	plot_canvas_free(&t->canvas);
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->mu);
+}
+
+static bool train_tick(tui_screen *s)
+{
+	train_lab *t = s->priv;
+	pthread_mutex_lock(&t->mu);
+	bool changed = t->ui_done != t->done_steps || t->ui_running != t->running || strcmp(t->ui_phase, t->phase);
+	if (t->hist && t->done_steps > t->ui_done)
+		memcpy(t->ui_hist + t->ui_done * t->np, t->hist + t->ui_done * t->np,
+		       (t->done_steps - t->ui_done) * t->np * sizeof *t->hist);
+	t->ui_done = t->done_steps;
+	t->ui_running = t->running;
+	t->ui_paused = t->paused;
+	memcpy(t->ui_phase, t->phase, sizeof t->phase);
+	if (t->err[0]) {
+		tui_message(s->app, true, "train: %s", t->err);
+		t->err[0] = '\0';
+	}
+	pthread_mutex_unlock(&t->mu);
+	if (!t->ui_running && t->joinable) {
+		pthread_join(t->thread, NULL);
+		t->joinable = false;
+	}
+	return changed;
+}
+
+static bool train_busy(tui_screen *s)
+{
+	train_lab *t = s->priv;
+	pthread_mutex_lock(&t->mu);
+	bool r = t->running;
+	pthread_mutex_unlock(&t->mu);
+	return r;
+}
+
+static double metric_of(const train_stats *st, int m)
+{
+	return m == 0 ? st->loss : m == 1 ? st->resid_lost_frac : st->lost_update_frac;
+}
+
+static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
+{
+	train_lab *t = s->priv;
+	/* the policies, three columns */
+	size_t npre = policy_preset_count() < MAXPOL ? policy_preset_count() : MAXPOL;
+	int per_col = (int)(npre + 2) / 3;
+	for (size_t i = 0; i < npre; i++) {
+		int y = (int)i % per_col, x = 1 + 26 * ((int)i / per_col);
+		bool cur = (int)i == t->cursor;
+		char line[300];
+		snprintf(line, sizeof line, "[%s] %s", t->chosen[i] ? "x" : " ", policy_preset(i)->name);
+		tui_put(w, y, x, 25, cur ? ROLE_SELECT : t->chosen[i] ? ROLE_STRONG : ROLE_NORMAL, line);
+	}
+	int y = per_col;
+	train_config c = shape_config(t->tiny);
+	int x = tui_put(w, y, 1, 6, ROLE_DIM, "steps ");
+	if (t->editing == 'n')
+		field_draw(w, y, 1 + x, 8, &t->steps_f, true);
+	else
+		tui_putf(w, y, 1 + x, 8, ROLE_NORMAL, "[%s]", t->steps_f.text);
+	tui_putf(w, y, 16, 40, ROLE_DIM, "shape %s: %zu layer%s, %zu ch, batch %zux%zu", t->tiny ? "tiny" : "default",
+	         c.model.L, c.model.L == 1 ? "" : "s", c.model.C, c.B, c.t);
+	x = tui_put(w, y, 57, 4, ROLE_DIM, "csv ");
+	if (t->editing == 'f')
+		field_draw(w, y, 57 + x, cols - 58 - x, &t->path_f, true);
+	else
+		tui_putf(w, y, 57 + x, cols - 58 - x, ROLE_NORMAL, "%s", t->path_f.text);
+	y++;
+	if (t->ui_running)
+		tui_putf(w, y, 1, cols - 2, ROLE_EMPH, "%s: step %zu of %zu%s", t->ui_phase, t->ui_done, t->steps,
+		         t->ui_paused ? "  PAUSED (p resumes)" : "  (p pauses, x stops)");
+	else if (t->ui_done)
+		tui_putf(w, y, 1, cols - 2, ROLE_GOOD, "%s after %zu of %zu steps  (e exports CSV, s runs again)",
+		         t->ui_done == t->steps ? "done" : "stopped", t->ui_done, t->steps);
+	else
+		tui_put(w, y, 1, cols - 2, ROLE_DIM, "Space chooses policies, s starts");
+	y++;
+	if (!t->ui_hist || !t->np)
+		return;
+	tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "%-15s %6s %8s %8s %8s %7s %9s %10s", "policy", "step", "loss",
+	         "ms/step", "scale", "skipped", "lost_upd", "resid_lost");
+	for (size_t i = 0; i < t->np && y < rows - PLOT_MIN_ROWS; i++, y++) {
+		tui_put(w, y, 0, 1, theme_series((int)i), theme_utf8() ? theme_glyph(GLYPH_BLOCK) : "*");
+		if (!t->ui_done) {
+			tui_putf(w, y, 1, cols - 2, ROLE_NORMAL, "%-15.15s %6s", t->pols[i].name, "-");
+			continue;
+		}
+		const train_stats *last = &t->ui_hist[(t->ui_done - 1) * t->np + i];
+		double ms = 0;
+		size_t skipped = 0;
+		for (size_t k = 0; k < t->ui_done; k++) {
+			ms += t->ui_hist[k * t->np + i].ms;
+			skipped += t->ui_hist[k * t->np + i].skipped;
+		}
+		tui_putf(w, y, 1, cols - 2, ROLE_NORMAL, "%-15.15s %6zu %8.4f %8.1f %8.6g %7zu %9.3g %10.3g", t->pols[i].name,
+		         last->step + 1, last->loss, ms / (double)t->ui_done, last->loss_scale, skipped,
+		         last->lost_update_frac, last->resid_lost_frac);
+	}
+	/* the live plot of the chosen metric */
+	plot_series series[MAXPOL];
+	for (size_t k = 0; k < t->ui_done; k++)
+		t->px[k] = (double)(k + 1);
+	for (size_t i = 0; i < t->np; i++) {
+		double *py = t->py + i * t->steps;
+		for (size_t k = 0; k < t->ui_done; k++)
+			py[k] = metric_of(&t->ui_hist[k * t->np + i], t->metric);
+		series[i] = (plot_series){ .name = t->pols[i].name, .x = t->px, .y = py, .n = t->ui_done,
+			                   .draw = PLOT_DRAW_LINE };
+	}
+	plot_figure fig;
+	plot_figure_init(&fig);
+	fig.title = metric_names[t->metric];
+	fig.xlabel = "step";
+	fig.series = series;
+	fig.nseries = t->np;
+	fig.fix_x = true;
+	fig.xmin = 1;
+	fig.xmax = (double)(t->steps > 1 ? t->steps : 2);
+	plotview_draw(w, y, 0, rows - y, cols, &fig, &t->canvas);
+}
+
+static void export_csv(tui_screen *s)
+{
+	train_lab *t = s->priv;
+	if (!t->ui_done) {
+		tui_message(s->app, true, "nothing to export yet: s starts training");
+		return;
+	}
+	FILE *fp = fopen(t->path_f.text, "w");
+	if (!fp) {
+		tui_message(s->app, true, "cannot write '%s': %s", t->path_f.text, strerror(errno));
+		return;
+	}
+	csvw w;
+	csvw_init(&w, fp);
+	csvw_header(&w, "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,"
+	                "resid_lost_frac,ms");
+	for (size_t k = 0; k < t->ui_done; k++) {
+		for (size_t i = 0; i < t->np; i++) {
+			const train_stats *st = &t->ui_hist[k * t->np + i];
+			csvw_fieldf(&w, "%zu", st->step);
+			csvw_field(&w, t->pols[i].name);
+			csvw_fieldf(&w, "%.6f", st->loss);
+			if (isnan(st->val_loss))
+				csvw_field(&w, "");
+			else
+				csvw_fieldf(&w, "%.6f", st->val_loss);
+			csvw_fieldf(&w, "%.6g", st->grad_norm);
+			csvw_fieldf(&w, "%.6g", st->loss_scale);
+			csvw_field(&w, st->skipped ? "1" : "0");
+			csvw_fieldf(&w, "%.6g", st->underflow_frac);
+			csvw_fieldf(&w, "%.6g", st->lost_update_frac);
+			csvw_fieldf(&w, "%.6g", st->resid_lost_frac);
+			csvw_fieldf(&w, "%.3f", st->ms);
+			csvw_end_row(&w);
+		}
+	}
+	bool ok = csvw_ok(&w);
+	ok = fclose(fp) == 0 && ok;
+	if (ok)
+		tui_message(s->app, false, "wrote %zu steps x %zu policies to %s", t->ui_done, t->np, t->path_f.text);
+	else
+		tui_message(s->app, true, "writing '%s' failed", t->path_f.text);
+}
+
+static int train_handle(tui_screen *s, int action, int key)
+{
+	train_lab *t = s->priv;
+	if (t->editing) {
+		int r = field_key(t->editing == 'n' ? &t->steps_f : &t->path_f, key);
+		if (r == FIELD_ENTER || r == FIELD_CANCEL)
+			t->editing = 0;
+		return TUI_HANDLED;
+	}
+	size_t npre = policy_preset_count() < MAXPOL ? policy_preset_count() : MAXPOL;
+	if (key == FK(KEY_MOUSE)) {
+		const tui_mouse *m = tui_last_mouse(s->app);
+		int per_col = (int)(npre + 2) / 3;
+		int i = m->x >= 1 ? (m->x - 1) / 26 * per_col + m->y : -1;
+		if (m->click && m->y >= 0 && m->y < per_col && m->x >= 1 && (m->x - 1) % 26 < 25 && i >= 0 && i < (int)npre) {
+			t->cursor = i;
+			t->chosen[i] = !t->chosen[i];
+		}
+		return TUI_HANDLED;
+	}
+	switch (action) {
+	case TR_UP: t->cursor = (t->cursor + (int)npre - 1) % (int)npre; return TUI_HANDLED;
+	case TR_DOWN: t->cursor = (t->cursor + 1) % (int)npre; return TUI_HANDLED;
+	case TR_TOGGLE: t->chosen[t->cursor] = !t->chosen[t->cursor]; return TUI_HANDLED;
+	case TR_START: start(s); return TUI_HANDLED;
+	case TR_PAUSE:
+		if (!t->joinable) {
+			tui_message(s->app, false, "nothing is running");
+			return TUI_HANDLED;
+		}
+		pthread_mutex_lock(&t->mu);
+		t->paused = !t->paused;
+		pthread_cond_broadcast(&t->cv);
+		pthread_mutex_unlock(&t->mu);
+		train_tick(s);
+		return TUI_HANDLED;
+	case TR_STOP:
+		stop_worker(t);
+		train_tick(s);
+		return TUI_HANDLED;
+	case TR_METRIC: t->metric = (t->metric + 1) % METRIC_COUNT; return TUI_HANDLED;
+	case TR_SHAPE:
+		t->tiny = !t->tiny;
+		tui_message(s->app, false, "the next run uses the %s shape (s starts it)", t->tiny ? "tiny" : "default");
+		return TUI_HANDLED;
+	case TR_STEPS:
+	case TR_PATH:
+		t->editing = action == TR_STEPS ? 'n' : 'f';
+		field_begin(action == TR_STEPS ? &t->steps_f : &t->path_f);
+		return TUI_HANDLED;
+	case TR_EXPORT: export_csv(s); return TUI_HANDLED;
+	}
+	return TUI_PASS;
+}
+
+static bool train_editing(tui_screen *s)
+{
+	return ((train_lab *)s->priv)->editing != 0;
+}
+
+const tui_screen_ops screen_train_ops = {
+	.name = "train",
+	.title = "Training lab",
+	.private_size = sizeof(train_lab),
+	.keys = train_keys,
+	.nkeys = train_ACTION_COUNT,
+	.init = train_init,
+	.draw = train_draw,
+	.handle = train_handle,
+	.editing = train_editing,
+	.tick = train_tick,
+	.busy = train_busy,
+	.done = train_done,
+};

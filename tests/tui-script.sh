@@ -1,0 +1,478 @@
+#!/bin/sh
+# In-process TUI tests: key scripts rendered off-screen by
+# `mixprec tui --keys FILE --dump OUT` (no terminal needed), each dumped
+# screen compared with the expected text in tests/tui/NAME.txt.
+#
+# An expected line that starts with "~" is an extended regular expression for
+# the whole line; it is used only where a value is random by design
+# (stochastic rounding) or drawn by the plot module, which has its own tests.
+# Every other value on the expected screens was derived by hand; the
+# derivations are in the comments below, next to each screen.
+#
+# Run by Automake's plain test-driver: exit 0 pass, 1 fail, 77 skip.
+
+MIXPREC=${MIXPREC:-./mixprec}
+srcdir=${srcdir:-.}
+if [ ! -x "$MIXPREC" ]; then
+	echo "SKIP: $MIXPREC is not an executable (build it first)"
+	exit 77
+fi
+expdir=$srcdir/tests/tui
+
+# The ASCII fallback and the monochrome scheme: what the dumps are written in.
+LC_ALL=C
+NO_COLOR=1
+export LC_ALL NO_COLOR
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mixprec-tui.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' 0
+trap 'exit 1' 1 2 15
+XDG_STATE_HOME=$tmp/state
+export XDG_STATE_HOME
+
+pass=0
+fail=0
+ok() {
+	pass=$((pass + 1))
+	echo "ok   $1"
+}
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL $1"
+	shift
+	for line in "$@"; do
+		echo "     $line"
+	done
+}
+
+# script NAME [OPTIONS...] < KEYS: runs a key script; dumps in $tmp/NAME.out
+script() {
+	name=$1
+	shift
+	cat >"$tmp/$name.keys"
+	"$MIXPREC" tui --keys "$tmp/$name.keys" --dump "$tmp/$name.out" "$@" </dev/null >"$tmp/$name.stdout" 2>"$tmp/$name.err"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		bad "$name: the key script exits 0" "got $rc: $(head -c 300 "$tmp/$name.err")"
+	fi
+}
+
+# screen DUMPFILE LABEL > text of that dump
+screen() {
+	awk -v l="--- $2 ---" '$0 == l { on = 1; next } /^--- .* ---$/ { on = 0 } on' "$1"
+}
+
+# expect SCRIPT LABEL [EXPECTED]: compares a dumped screen with tests/tui/EXPECTED.txt
+expect() {
+	want=$expdir/${3:-$2}.txt
+	screen "$tmp/$1.out" "$2" >"$tmp/got"
+	if [ ! -s "$tmp/got" ]; then
+		bad "$1: screen '$2' was dumped"
+		return
+	fi
+	if awk -v want="$want" '
+		BEGIN { while ((getline l < want) > 0) e[++ne] = l }
+		{ a[++na] = $0 }
+		END {
+			n = ne > na ? ne : na
+			for (i = 1; i <= n && bad < 6; i++) {
+				x = e[i]; y = a[i]
+				if (substr(x, 1, 1) == "~") {
+					if (y !~ ("^" substr(x, 2) "$")) {
+						printf "line %d: want /%s/\n      got  %s\n", i, substr(x, 2), y; bad++
+					}
+				} else if (x != y) {
+					printf "line %d: want %s\n      got  %s\n", i, x, y; bad++
+				}
+			}
+			exit bad > 0
+		}' "$tmp/got" >"$tmp/diff"; then
+		ok "$1: screen '$2' as in $(basename "$want")"
+	else
+		bad "$1: screen '$2' as in $(basename "$want")"
+		sed 's/^/     /' "$tmp/diff"
+	fi
+}
+
+# has SCRIPT LABEL REGEX DESCRIPTION: the dumped screen has a line matching REGEX
+has() {
+	if screen "$tmp/$1.out" "$2" | grep -Eq -- "$3"; then
+		ok "$1: $4"
+	else
+		bad "$1: $4" "no line of screen '$2' matches /$3/"
+		screen "$tmp/$1.out" "$2" | sed 's/^/     | /'
+	fi
+}
+
+# --- Home, help, a terminal too small, resize ---
+# Home lists the lessons with their section counts (the headings of each
+# lesson file, counted here with grep) and the five labs; the ? overlay lists
+# the Home keys and then the global ones from the same tables as the keymap.
+script home <<'EOF'
+dump home
+keys ?
+dump home-help
+keys Esc
+resize 60x20
+dump too-small
+resize 80x24
+dump home-again
+EOF
+expect home home
+expect home home-help
+# below 80x24: only the message, naming both sizes
+expect home too-small
+# back at 80x24 the same Home screen again
+expect home home-again home
+for lesson in mixed-precision residual-drift; do
+	n=$(grep -c '^#' "$srcdir/lessons/$lesson.md")
+	case $lesson in
+	mixed-precision) title='Mixed precision training' ;;
+	*) title='Why long bf16 runs stall' ;;
+	esac
+	has home home "$title.* 0/$n sections read" "$lesson: $n sections (its headings), none read"
+done
+
+# --- Bit explorer ---
+# 0.1: fp32 0x3dcccccd = 0.100000001490116119384765625 (the classic), rel.err
+# 1.49e-8, ulp 2^-27 = 7.45e-9; tf32 keeps the top 19 bits: the 13 dropped,
+# 0x0ccd, are below half of 0x2000, so 0x3dcc c000 >> 13 = 0x1ee66 =
+# 0.0999755859375, as fp16 0x2e66 (both 10 fraction bits), rel.err 2.44e-4,
+# ulp 2^-14 = 6.1e-5; bf16 0x3dcd = 0.10009765625 (the fp32 pattern rounded
+# up at bit 16: 0xcccd > 0x8000), rel.err 9.77e-4, ulp 2^-11 = 4.88e-4;
+# 0.1 = 1.6 * 2^-4: e4m3 (bias 7) 1.625 * 2^-4 = 0.1015625 = 0 0011 101 = 0x1d,
+# rel.err 0.0156, ulp 2^-7; e5m2 (bias 15) 1.5 * 2^-4 = 0.09375 = 0 01011 10 =
+# 0x2e, rel.err 0.0625, ulp 2^-6 = 0.0156.
+# 600 = 1.171875 * 2^9 = 1.0010110b * 2^9: bf16 0 10001000 0010110 = 0x4416,
+# fp32 0x44160000, fp16 (bias 15) 0 11000 0010110000 = 0x60b0; e4m3's largest
+# value is 448, so 600 overflows to its NaN 0x7f; e5m2 rounds 1.171875 to 1.25:
+# 640 = 0x61, rel.err 40/600 = 0.0667, ulp 2^(9-2) = 128. Toggling bf16's last
+# bit gives 0x4417 = 604 (the spacing there is 4), rel.err 4/600 = 0.00667.
+script bits --start bits <<'EOF'
+dump bits-0.1
+keys e C-u
+type 600
+keys Enter j j j
+keys l l l l l l l l l l l l l l l Space
+dump bits-600-toggled
+keys r +
+dump next
+keys - -
+dump prev
+keys e C-u
+type 1/0x
+keys Enter
+dump bad-value
+EOF
+expect bits bits-0.1
+expect bits bits-600-toggled
+has bits next '^>bf16 .* 0x4417 ' "+ steps bf16 600 to its neighbour 604 = 0x4417"
+has bits next '^ += 604 ' "... whose value is 604"
+has bits prev '^>bf16 .* 0x4415 ' "- - steps back past 600 to 596 = 0x4415"
+has bits prev '^ += 596 ' "... whose value is 596"
+has bits bad-value '1/0x' "a malformed value is reported, the text kept for editing"
+
+# --- Drift lab ---
+# dist constant, mean 0.5, x0 600, 10,000 steps: fp64 and fp32 add every 0.5
+# exactly (600 + 5000 = 5600 < 2^13 needs 13 of fp32's 24 bits): drift 5000,
+# retained 1, unchanged 0. bf16's spacing at 600 is 4: 600.5 rounds back to
+# 600 every time: drift 0, unchanged 1. fp16's spacing is 0.5 up to 1024 and 1
+# above, where 1024.5 is a tie that goes to the even 1024: the value stops
+# after (1024 - 600) / 0.5 = 848 steps, drift 424, retained 424/5000 = 0.0848,
+# unchanged (10000 - 848)/10000 = 0.9152. Stochastic rounding is unbiased and
+# Kahan's compensation recovers the lost parts: both within 1% of 5000.
+script drift --start drift <<'EOF'
+keys j j j j Enter s
+wait
+dump drift-constant
+EOF
+expect drift drift-constant
+
+# --- Lesson reader: search, a runnable claim opens its lab ---
+# The search puts the line with "zero 3" at the top, Tab selects that claim
+# (the position line's numbers follow the lesson's length, so only its form
+# is checked),
+# Enter opens the Memory budget lab with --preset llama-7b --zero 3 --gpus 8.
+# llama-7b: 6.7e9 parameters; bf16-mixed keeps 4 + 2 + 2 + 4 + 8 = 20 bytes a
+# parameter: 26.8, 13.4, 13.4, 26.8 and 53.6 GB (GiB = GB / 1.073741824);
+# ZeRO-3 over 8 GPUs shards all of it: 3.35, 1.675, 1.675, 3.35, 6.7 GB per GPU.
+# Activations (Korthikanti et al.: s*b*h*(34 + 5*a*s/h) bytes per layer,
+# s 2048, b 1, h 4096, a 32): 8388608 * 114 = 956301312 bytes, x 32 layers =
+# 30.602 GB, 4.57 bytes a parameter, never sharded: 16.75 + 30.602 = 47.352 GB
+# per GPU = 44.100 GiB; the whole replica 134 + 30.602 = 164.602 GB.
+# Below, mixprec train's GPT (V 128, T 128, C 128, 4 layers: embeddings
+# 2 * 128 * 128, per layer 4C + (3C*C + 3C) + (C*C + C) + (4C*C + 4C) +
+# (4C*C + C) = 198272, final LayerNorm 2C: 826112 parameters) under
+# bf16-mixed keeps 4, 2, 2, 4 and 8 bytes of each: 3.30, 1.65, 1.65, 3.30 and
+# 6.61 MB, as the formula says for 826112 parameters (its activations as
+# allocated are the trainer's own business: only their format is checked).
+script lesson <<'EOF'
+keys Enter /
+type zero 3
+keys Enter Tab
+dump lesson-zero3
+keys Enter
+wait
+dump budget-zero3
+keys k Enter C-u
+type none
+keys Enter
+dump budget-noshape
+EOF
+expect lesson lesson-zero3
+expect lesson budget-zero3
+# without a shape there are no activations: 20 bytes x 6.7e9 = 134 GB
+# (124.797 GiB), all of it sharded over 8 GPUs: 16.750 GB each
+has lesson budget-noshape '^ total +20\.00 +134\.000 +124\.797 +16\.750$' "Shape 'none': 134 GB, 16.75 GB per GPU"
+
+# --- Progress and resume ---
+# Reading the first pages of a lesson marks its sections read; the state
+# survives the program and r resumes at the same line.
+script progress <<'EOF'
+keys j Enter Space Space
+dump reading
+keys q
+dump home-after
+EOF
+top=$(screen "$tmp/progress.out" reading | sed -n 's/.*line \([0-9]*\)\/.*/\1/p')
+has progress home-after "^  [> ] \\[~\\] Why long bf16 runs stall.* [1-8]/9 sections read" "a lesson read in part is marked [~]"
+has progress home-after "r: resume residual-drift at line $top\$" "Home offers to resume at line $top"
+if grep -q '^resume residual-drift$' "$XDG_STATE_HOME/mixprec/tui-state" 2>/dev/null; then
+	ok "progress: written to \$XDG_STATE_HOME/mixprec/tui-state"
+else
+	bad "progress: written to \$XDG_STATE_HOME/mixprec/tui-state" "$(cat "$XDG_STATE_HOME/mixprec/tui-state" 2>&1)"
+fi
+if grep -q '^lesson:residual-drift#1,0,1,0$' "$XDG_STATE_HOME/mixprec/progress.csv" 2>/dev/null; then
+	ok "progress: the sections read are in progress.csv (lesson:residual-drift#1 ...)"
+else
+	bad "progress: the sections read are in progress.csv" "$(cat "$XDG_STATE_HOME/mixprec/progress.csv" 2>&1)"
+fi
+script resume <<'EOF'
+keys r
+dump resumed
+EOF
+has resume resumed "residual-drift  section [0-9]+/9  line $top/" "a new run's r reopens the lesson at line $top"
+
+# --- Training lab ---
+# Two policies, 5 steps at the tiny shape; the table fills with step 5 for
+# both, and the CSV export has the train --csv header and 2 x 5 rows. An
+# untrained character model predicts about uniformly over 128 symbols: the
+# first loss is near ln 128 = 4.85.
+script train --start train <<EOF
+keys j Space n C-u
+type 5
+keys Enter f C-u
+type $tmp/train.csv
+keys Enter s
+wait
+dump trained
+keys e
+dump exported
+EOF
+has train trained 'done after 5 of 5 steps' "the run finishes its 5 steps"
+has train trained '^\*fp32 +5 +[0-9]+\.[0-9]{4} ' "fp32's row shows step 5"
+has train trained '^\*bf16-mixed +5 +[0-9]+\.[0-9]{4} ' "bf16-mixed's row shows step 5"
+has train trained '^ +\|.*[*+]' "the loss plot has points"
+has train exported "wrote 5 steps x 2 policies to $tmp/train.csv" "e exports and says where"
+if [ -f "$tmp/train.csv" ]; then
+	head=$(head -n 1 "$tmp/train.csv")
+	want='step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,resid_lost_frac,ms'
+	[ "$head" = "$want" ] && ok "train.csv: the train --csv header" || bad "train.csv: the train --csv header" "got $head"
+	rows=$(awk -F, 'NR > 1 && ($2 == "fp32" || $2 == "bf16-mixed") && $1 >= 0 && $1 <= 4' "$tmp/train.csv" | wc -l)
+	[ "$rows" -eq 10 ] && ok "train.csv: 2 policies x steps 0..4" || bad "train.csv: 2 policies x steps 0..4" "got $rows rows"
+	if awk -F, 'NR == 2 { exit !($3 > 4.6 && $3 < 5.1) }' "$tmp/train.csv"; then
+		ok "train.csv: the first loss is near ln 128 = 4.85"
+	else
+		bad "train.csv: the first loss is near ln 128 = 4.85" "$(sed -n 2p "$tmp/train.csv")"
+	fi
+else
+	bad "train.csv was written"
+fi
+
+# --- Loss-scaling lab ---
+# Multiplying by S = 2^16 moves every gradient 16 binades up: the share that
+# underflows to 0 in fp16 can only shrink, and the markers follow.
+script scale --start scale <<'EOF'
+wait
+dump s1
+keys + + + + + + + + + + + + + + + +
+dump s65536
+keys d
+wait
+keys d
+dump derivation
+EOF
+has scale derivation '^ 7\.4b  Scaling the loss scales every gradient' "d opens the derivation, exercise 7.4b"
+u1=$(screen "$tmp/scale.out" s1 | sed -n 's/.*underflow to 0: \([0-9.]*\)%.*/\1/p')
+u16=$(screen "$tmp/scale.out" s65536 | sed -n 's/.*underflow to 0: \([0-9.]*\)%.*/\1/p')
+has scale s65536 'loss scale S = 2\^16 = 65536' "+ x16 gives S = 2^16 = 65536"
+has scale s1 'min sub.*max' "fp16's min subnormal and max are marked (min normal between them)"
+if [ -n "$u1" ] && [ -n "$u16" ] && awk -v a="$u1" -v b="$u16" 'BEGIN { exit !(b <= a) }'; then
+	ok "scale: the underflow share falls from $u1% (S=1) to $u16% (S=2^16)"
+else
+	bad "scale: the underflow share does not grow with S" "S=1: '$u1', S=2^16: '$u16'"
+fi
+
+# --- Exercises: wrong, then right ---
+# 7.4d for the default variant V = 0.1: fp16 0.1 is 0x2e66 (see the Bit
+# explorer above); 0x2e67 is its upper neighbour, which the engine recognises
+# as rounding the wrong way. The answer is checked on Enter.
+script exercise --start exercises <<'EOF'
+dump loading
+wait
+keys j j j j j Enter
+dump ex-7.4d
+type 0x2e67
+keys Enter
+dump ex-wrong
+keys e C-u
+type 0x2e66
+keys Enter
+dump ex-right
+keys h
+dump ex-hint
+EOF
+has exercise loading 'Loading the exercises' "the list loads in the background, saying so"
+has exercise ex-7.4d '^ 7\.4d  Round a value by hand to fp16, bf16 and fp32' "the list opens exercise 7.4d"
+has exercise ex-7.4d 'Round V = 0\.1 by hand' "the prompt has the default variant, V = 0.1"
+has exercise ex-wrong '^ > fp16_bits +0x2e67\.* x wrong ' "0x2e67: wrong"
+has exercise ex-wrong 'other neighbour' "... and the feedback names the mistake (the other neighbour)"
+has exercise ex-right '^   fp16_bits +0x2e66\.* \* right ' "0x2e66: right"
+has exercise ex-right '^ > bf16_bits ' "the cursor moves on to the next field"
+has exercise ex-hint 'Hint 1 of 3: Write 0\.1 as 1\.f x 2\^e' "h shows the first hint, with V filled in"
+
+# --- the hand-rounding lab: one checked step at a time ---
+# 0.1 to fp16 (derived in tests/cli.sh too): 0.1 = 1.6 * 2^-4, e = -4, field
+# -4 + 15 = 11; 1.6 = 1.1001100110|011...b: guard 0, round 1, sticky 1, so
+# no rounding up; 0 01011 1001100110 = 0x2e66. Only the first step is shown
+# at first; a wrong step keeps the next one hidden.
+script handround --start handround <<'EOF'
+dump hr-start
+type -4
+keys Enter
+type 10
+keys Enter
+dump hr-wrong
+keys e C-u
+type 11
+keys Enter
+type 1
+keys Enter
+keys e C-u
+type 0
+keys Enter
+type 1
+keys Enter
+type 1
+keys Enter
+type no
+keys Enter
+type 0x2e66
+keys Enter
+dump hr-solved
+keys q j j Enter
+wait
+dump list-after
+EOF
+expect handround hr-start
+expect handround hr-wrong
+expect handround hr-solved
+has handround list-after '^ > \[\*\] round\.1 ' "the Exercises list marks round.1 solved"
+if grep -q '^exercise:round\.1,' "$XDG_STATE_HOME/mixprec/progress.csv" 2>/dev/null; then
+	ok "handround: progress recorded in progress.csv, as mixprec check records it"
+else
+	bad "handround: progress recorded in progress.csv" "$(cat "$XDG_STATE_HOME/mixprec/progress.csv" 2>&1)"
+fi
+
+# --- the mouse ---
+# Home's "Bit explorer" row is screen row 10 (title bar, a blank, "Lessons",
+# two lessons, a blank, "Exercises", its item, a blank, "Labs"); in the explorer bf16 is the fourth format, its
+# bits on screen row 2 + 1 + 3 * 3 = 12: sign at column 10, a blank, 8 exponent
+# bits at 12..19, a blank, 7 fraction bits at 21..27. Clicking column 27 and
+# pressing Space flips bf16's last bit: 0x3dcd (0.1) becomes 0x3dcc =
+# 1.1001100b * 2^-4 = 1.59375 / 16 = 0.099609375. The wheel scrolls a lesson
+# by three lines.
+script mouse <<'EOF'
+click 10 10
+dump clicked
+click 27 12
+keys Space
+dump bit-clicked
+keys q
+keys k k Enter g
+wheel down
+dump wheel
+EOF
+has mouse clicked 'Home > Bit explorer' "a click on Home opens the Bit explorer"
+has mouse bit-clicked '^>bf16 .* 0x3dcc ' "a click on bf16's last bit and Space give 0x3dcc"
+has mouse bit-clicked '= 0\.099609375 ' "... = 0.099609375"
+has mouse wheel 'line 4/' "the wheel scrolls the lesson three lines"
+
+# --- glyphs: ASCII in the C locale, braille under UTF-8 ---
+if LC_ALL=C grep -q "$(printf '[\200-\377]')" "$tmp"/*.out; then
+	bad "C locale: every dump is ASCII" "$(LC_ALL=C grep -l "$(printf '[\200-\377]')" "$tmp"/*.out)"
+else
+	ok "C locale: every dump is ASCII"
+fi
+if locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$'; then
+	LC_ALL=C.UTF-8 script utf8 --start drift <<'EOF'
+keys j Enter C-u
+type 200
+keys Enter s
+wait
+dump utf8
+EOF
+	# U+2800..U+28FF (braille) are e2 a0..a3 xx in UTF-8
+	if LC_ALL=C grep -q "$(printf '\342[\240-\243]')" "$tmp/utf8.out"; then
+		ok "UTF-8 locale: the plot is drawn in braille"
+	else
+		bad "UTF-8 locale: the plot is drawn in braille"
+	fi
+else
+	echo "skip UTF-8 locale check: no C.UTF-8 locale"
+fi
+
+# --- errors ---
+printf 'keys j\nkeys Bogus\n' >"$tmp/bad.keys"
+"$MIXPREC" tui --keys "$tmp/bad.keys" --dump "$tmp/bad.out" </dev/null >/dev/null 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "bad.keys:2: unknown key 'Bogus'" "$tmp/err"; then
+	ok "a bad key script: exit 2 naming file:line"
+else
+	bad "a bad key script: exit 2 naming file:line" "rc $rc: $(cat "$tmp/err")"
+fi
+"$MIXPREC" tui --keys "$tmp/none.keys" </dev/null >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 3 ] && grep -q "none.keys" "$tmp/err" && ok "an unreadable key script: exit 3" ||
+	bad "an unreadable key script: exit 3" "rc $rc: $(cat "$tmp/err")"
+"$MIXPREC" tui --size 80 </dev/null >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q -- "--size: '80'" "$tmp/err" && ok "tui --size 80: exit 2 naming the option" ||
+	bad "tui --size 80: exit 2 naming the option" "rc $rc: $(cat "$tmp/err")"
+"$MIXPREC" tui --start nowhere </dev/null >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q -- "--start: unknown screen 'nowhere'" "$tmp/err" && ok "tui --start nowhere: exit 2" ||
+	bad "tui --start nowhere: exit 2" "rc $rc: $(cat "$tmp/err")"
+# no command and no terminal: the workbench refuses and points at the CLI
+"$MIXPREC" </dev/null >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "mixprec --help" "$tmp/err" && [ ! -s "$tmp/out" ] &&
+	ok "mixprec without a terminal: exit 2, pointing at 'mixprec --help'" ||
+	bad "mixprec without a terminal: exit 2, pointing at 'mixprec --help'" "rc $rc: $(cat "$tmp/err")"
+"$MIXPREC" tui --help >"$tmp/out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q '^Usage: mixprec \[tui\]' "$tmp/out" && ok "tui --help" || bad "tui --help" "rc $rc"
+
+# --- the keys as documented: README's list is the program's own ---
+"$MIXPREC" tui --list-keys >"$tmp/keys" 2>&1
+awk '/^<!-- keys:begin -->$/ { on = 1; next } /^<!-- keys:end -->$/ { on = 0 } on && !/^```$/' \
+	"$srcdir/README.md" >"$tmp/readme-keys"
+if [ -s "$tmp/keys" ] && cmp -s "$tmp/keys" "$tmp/readme-keys"; then
+	ok "README lists every key as the keymaps have them (tui --list-keys)"
+else
+	bad "README lists every key as the keymaps have them (tui --list-keys)" \
+		"$(diff "$tmp/readme-keys" "$tmp/keys" | head -n 8)"
+fi
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
