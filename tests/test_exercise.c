@@ -360,6 +360,27 @@ START_TEST(update_vanish_and_spacing)
 	solve_with(ex, NULL, NULL, &s);   /* x = 1000 in [512, 1024): 2^(9-10) */
 	ck_assert(num(ex, &s, "spacing") == 0.5);
 	ex_solution_free(&s);
+	/* x = 255.9 lies in [128, 256) where bf16 neighbours are 1 apart, but bf16
+	 * stores it as 256, whose gap above is 2: updates below 1 vanish, not 0.5 */
+	ex = get("drift.2");
+	solve_with(ex, "x", "255.9", &s);
+	ck_assert_msg(num(ex, &s, "vanish_below") == 1, "%s", s.worked);
+	ex_solution_free(&s);
+	fmt_round_ctl rne = { .mode = FMT_RNE };
+	const fmt_info *b = fmt_get(FMT_BF16);
+	ck_assert(fmt_to_double(b, fmt_round_double(b, &rne, 255.9, NULL)) == 256);
+	ck_assert(fmt_to_double(b, fmt_round_double(b, &rne, 256 + 0.99, NULL)) == 256);
+	ck_assert(fmt_to_double(b, fmt_round_double(b, &rne, 256 + 1.01, NULL)) == 258);
+	ex = get("drift.1");
+	solve_with(ex, "x", "255.9", &s);   /* around 255.9 itself: [128, 256), 2^(7-7) */
+	ck_assert(num(ex, &s, "spacing") == 1);
+	ck_assert(num(ex, &s, "exponent") == 7);
+	ex_solution_free(&s);
+	ex = get("7.4e");
+	solve_with(ex, "w", "255.9", &s);   /* a weight stored in bf16: 256, next value 258 */
+	ck_assert(num(ex, &s, "spacing") == 2);
+	ck_assert(num(ex, &s, "vanish_below") == 1);
+	ex_solution_free(&s);
 }
 END_TEST
 

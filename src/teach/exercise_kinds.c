@@ -785,7 +785,29 @@ static void explain_spacing(solve_ctx *c, const fmt_info *f, double x, double sp
 		   "2^(%d - %d) = %s apart.\n",
 		   f->name, f->frac_bits, g(fabs(x)), e, e + 1, g(ldexp(1, e)), g(ldexp(1, e + 1)), e,
 		   f->frac_bits, g(sp));
-	tf(&c->w, "An update smaller than half the spacing, %s, is rounded away under round-to-nearest.\n", g(sp / 2));
+}
+
+/* x as f stores it (RNE). */
+static double stored_value(const fmt_info *f, double x)
+{
+	fmt_round_ctl ctl = { .mode = FMT_RNE };
+	return fmt_to_double(f, fmt_round_double(f, &ctl, x, NULL));
+}
+
+/* The threshold below which an update to x (as stored) vanishes: half the gap
+ * above the stored value, which is the next binade's when x rounds up to a
+ * power of two (255.9 is 256 in bf16: the gap above is 2, not 1). */
+static double explain_vanish(solve_ctx *c, const fmt_info *f, double x, double sp)
+{
+	double xs = stored_value(f, x);
+	double sv = spacing_at(f, xs) / 2;
+	if (sv != sp / 2)
+		tf(&c->w, "Stored in %s, x becomes %s, a power of two: the gap above it is %s, so an update smaller than\n"
+		          "%s is rounded away under round-to-nearest.\n",
+		   f->name, g(xs), g(2 * sv), g(sv));
+	else
+		tf(&c->w, "An update smaller than half the spacing, %s, is rounded away under round-to-nearest.\n", g(sv));
+	return sv;
 }
 
 static bool solve_spacing(solve_ctx *c)
@@ -802,18 +824,19 @@ static bool solve_spacing(solve_ctx *c)
 		return fail(c, "parameter x is beyond %s's largest value", f->name);
 	double sp = spacing_at(f, x);
 	set_num(c, "spacing", sp);
-	set_num(c, "vanish_below", sp / 2);
+	explain_spacing(c, f, x, sp);
+	double sv = explain_vanish(c, f, x, sp);
+	set_num(c, "vanish_below", sv);
 	set_num(c, "exponent", floor_log2(x) < fmt_emin(f) ? fmt_emin(f) : floor_log2(x));
 	mistake_num(c, "spacing", fabs(x) * fmt_epsilon(f),
 	            "The spacing is not |x| times epsilon: it is fixed within each binade [2^e, 2^(e+1)) at "
 	            "2^(e - %d), and jumps at powers of two.",
 	            f->frac_bits);
-	mistake_num(c, "vanish_below", sp,
+	mistake_num(c, "vanish_below", 2 * sv,
 	            "An update rounds to the next value once it passes half the spacing; below that it vanishes.");
 	mistake_num(c, "vanish_below", fabs(x) * fmt_epsilon(f) / 2,
 	            "Half of |x| times epsilon ignores that the spacing is fixed per binade: use 2^(e - %d) / 2.",
 	            f->frac_bits);
-	explain_spacing(c, f, x, sp);
 	return true;
 }
 
@@ -827,6 +850,7 @@ static bool solve_update_vanish(solve_ctx *c)
 		return false;
 	if (w == 0 || fabs(w) > fmt_max(f))
 		return fail(c, "parameter w must be nonzero and within %s's range", f->name);
+	w = stored_value(f, w);   /* "a weight stored in bf16": its gaps are those of the stored value */
 	double sp = spacing_at(f, w);
 	int p = fmt_precision(f);
 	double T = ldexp(1, 2 * p);
@@ -842,6 +866,7 @@ static bool solve_update_vanish(solve_ctx *c)
 	mistake_num(c, "steps", ldexp(1, 2 * (p - 1)),
 	            "Use the unit roundoff 2^-%d (half of epsilon 2^-%d), as the question says.", p, p - 1);
 	explain_spacing(c, f, w, sp);
+	explain_vanish(c, f, w, sp);
 	tf(&c->w,
 	   "\nWithout fp32 master weights every small update below %s is lost outright. Even updates that\n"
 	   "survive are rounded: after T steps the rounding errors (each up to 2^-%d relative, the unit\n"
