@@ -13,9 +13,10 @@ prompt: State the smallest positive normal value of fp16, bf16 and fp32.
   does a gradient of magnitude {G} become zero when it is stored in fp16?
   In bf16? Use the answers to explain why fp16 training needs loss scaling
   and bf16 training does not.
-field fp16_min_normal: number rel 1e-3 -- smallest positive normal fp16 value
-field bf16_min_normal: number rel 1e-3 -- smallest positive normal bf16 value
-field fp32_min_normal: number rel 1e-3 -- smallest positive normal fp32 value
+# rel 5e-3 accepts the lesson's three-digit figures (2^-126 = 1.1755e-38 given as 1.18e-38)
+field fp16_min_normal: number rel 5e-3 -- smallest positive normal fp16 value
+field bf16_min_normal: number rel 5e-3 -- smallest positive normal bf16 value
+field fp32_min_normal: number rel 5e-3 -- smallest positive normal fp32 value
 field fp16_flushes: choice yes|no -- does {G} become 0 in fp16 (RNE)?
 field bf16_flushes: choice yes|no -- does {G} become 0 in bf16 (RNE)?
 hint: The smallest normal value is 2^emin with emin = 1 - bias; fp16 has bias 15,

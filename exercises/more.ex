@@ -51,11 +51,11 @@ lesson: mixed-precision
 param format: fp8-e4m3
 prompt: fp8-e4m3 (the "fn" variant) has no infinity: only S.1111.111 is NaN, so the
   largest exponent field can still hold finite values. What is its largest finite
-  value, its smallest normal value, and from which magnitude does a value become
+  value, its smallest normal value, and above which magnitude does a value become
   NaN under round-to-nearest-even without saturation?
 field max: number rel 1e-9 -- largest finite value
 field min_normal: number rel 1e-9 -- smallest positive normal value
-field overflow_at: number rel 1e-9 -- the smallest magnitude that no longer rounds to max
+field overflow_at: number rel 1e-9 -- the magnitude above which values become NaN
 hint: With the exponent field 1111 (exponent 8), the fraction 111 is NaN, so the largest
   significand is 1.110 in binary.
 hint: The spacing at the top is 2^(8-3) = 32.

@@ -1005,6 +1005,10 @@ expect_rc "check without answers" 2
 printf 'bytes_per_param = 20\n# a comment\n\ntotal_gb=140 GB\n' >"$tmp/answers"
 run_in "$tmp/answers" check 7.4c
 expect_rc "check answers from stdin" 0
+# review: a file saved by a Windows editor (byte-order mark, CRLF)
+printf '\357\273\277bytes_per_param=20\r\ntotal_gb=140\r\n' >"$tmp/answers-bom"
+run_in "$tmp/answers-bom" check 7.4c
+expect_rc "check answers from stdin with BOM and CRLF" 0
 # 7.4d by hand: 0.1 = 1.6 x 2^-4; bf16 keeps 1.1001100|11..: rounds up to 0x3dcd
 run check 7.4d bf16_bits="0011 1101 1100 1101" fp16_bits=0x2e66 fp32_bits=0x3dcccccd best=fp32 worst=bf16
 expect_rc "check 7.4d bits in three syntaxes" 0
@@ -1245,6 +1249,40 @@ run lab --help
 expect_rc "lab --help" 0
 run grade --help
 expect_rc "grade --help" 0
+# review: a roster name is shown literally on the sheet: no HTML, links or a
+# heading of its own (a quoted name may hold a line break)
+printf 'student_id,name\ns1,"Eve <img src=x> [x](http://e)\n# Forged"\n' >"$tmp/roster-md.csv"
+run lab new --roster "$tmp/roster-md.csv" --out "$tmp/lab-md" --exercises 7.4c
+expect_rc "lab new: name with Markdown" 0
+if ! grep -q '^# Forged' "$tmp/lab-md/s1.md" && grep -qF 'Eve \<img src\=x\>' "$tmp/lab-md/s1.md" && grep -q 'Eve <img src=x> \[x\](http://e) # Forged' "$tmp/lab-md/s1.txt"; then
+	ok "lab new: name escaped in the sheet, shown as typed in the text"
+else
+	bad "lab new: name escaped in the sheet" "$(head -2 "$tmp/lab-md/s1.md"; head -1 "$tmp/lab-md/s1.txt")"
+fi
+# review: --summary onto the grades' own file would lose one of them
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1 --out "$tmp/same.csv" --summary "$tmp/same.csv"
+expect_rc "grade --summary = --out" 2
+err_has "grade --summary = --out: names it" "--summary: '$tmp/same.csv'"
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1 --summary -
+expect_rc "grade --summary - with grades on stdout" 2
+# review: a failed write names the file (it used to exit 3 in silence)
+if [ -w /dev/full ]; then
+	run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1 --out /dev/full
+	expect_rc "grade --out /dev/full" 3
+	err_has "grade --out /dev/full: names the file" "/dev/full: No space left on device"
+fi
+# review: --out into a FIFO writes through it (it is not replaced by a file)
+mkfifo "$tmp/grades.fifo"
+timeout 20 cat "$tmp/grades.fifo" >"$tmp/fifo.out" &
+reader=$!
+run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1 --out "$tmp/grades.fifo"
+expect_rc "grade --out FIFO" 0
+wait "$reader"
+if [ -p "$tmp/grades.fifo" ] && grep -q '^student_id,' "$tmp/fifo.out"; then
+	ok "grade --out FIFO: still a FIFO, the reader got the grades"
+else
+	bad "grade --out FIFO" "$(ls -l "$tmp/grades.fifo"; head -2 "$tmp/fifo.out")"
+fi
 
 # ---------------------------------------------------------------------------
 echo "# --device cuda"

@@ -3,19 +3,23 @@
  * are checked; recognisable mistakes are explained; variants are
  * deterministic; teacher errors are reported with file:line while the rest
  * loads; progress survives corruption; the CSV reader reports lines. */
+#include <limits.h>
 #include <math.h>
 #include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fmt/decode.h"
+#include "fmt/round.h"
 #include "teach/exercise.h"
 #include "teach/progress.h"
 #include "testutil.h"
 #include "util/csvread.h"
+#include "util/file.h"
 
 static ex_set shipped;
 
@@ -132,10 +136,21 @@ START_TEST(underflow_by_hand)
 	/* 1e-8 is below half of fp16's smallest subnormal 2^-24, i.e. 2^-25 = 2.98e-8 */
 	ck_assert_str_eq(expect(ex, &s, "fp16_flushes")->choice, "yes");
 	ck_assert_str_eq(expect(ex, &s, "bf16_flushes")->choice, "no");
+	ck_assert_msg(strstr(s.worked, "a gradient of 1e-08 vanishes"), "%s", s.worked);
 	ex_solution_free(&s);
 	/* 4e-8 lies above 2^-25 and rounds to the subnormal 2^-24: not flushed */
 	solve_with(ex, "G", "4e-8", &s);
 	ck_assert_str_eq(expect(ex, &s, "fp16_flushes")->choice, "no");
+	ex_solution_free(&s);
+	/* a listed G that survives: the conclusion must not say it vanishes.
+	 * 1e-6 lies in [2^-20, 2^-19): subnormal bits 2^-20 .. 2^-24, 5 of them */
+	solve_with(ex, "G", "1e-6", &s);
+	ck_assert_str_eq(expect(ex, &s, "fp16_flushes")->choice, "no");
+	ck_assert_msg(!strstr(s.worked, "vanish\n") && !strstr(s.worked, "like these vanish"), "%s", s.worked);
+	ck_assert_msg(strstr(s.worked, "survives in fp16 only as a subnormal, with 5 significant bits"), "%s", s.worked);
+	ex_solution_free(&s);
+	solve_with(ex, "G", "3e-4", &s);   /* above 2^-14: normal in fp16 */
+	ck_assert_msg(strstr(s.worked, "is a normal fp16 number"), "%s", s.worked);
 	ex_solution_free(&s);
 	/* exactly 2^-25 is a tie between 0 and 2^-24; even is 0 */
 	solve_with(ex, "G", "2^-25", &s);
@@ -278,6 +293,22 @@ START_TEST(fp8_by_hand)
 	ck_assert(fabs(num(ex, &s, "e5m2_rel_error") - 0.05 / 0.7) < 1e-15);
 	ck_assert_str_eq(expect(ex, &s, "best")->choice, "fp8-e4m3");
 	ex_solution_free(&s);
+	/* 13 = 1.101b x 2^3 is exact in e4m3: 0 1010 101 = 0x55, error 0. There is
+	 * no rounding direction to get wrong, so 14 (0x56) is not "the other
+	 * neighbour", and the solution says the value is exact */
+	solve_with(ex, "V", "13", &s);
+	ck_assert_uint_eq(expect(ex, &s, "e4m3_bits")->bits, 0x55);
+	ck_assert(num(ex, &s, "e4m3_rel_error") == 0);
+	ck_assert_msg(strstr(s.worked, "V is exact in fp8-e4m3"), "%s", s.worked);
+	char fb[1024];
+	ck_assert_int_eq(check(ex, &s, "e4m3_bits", "0x56", fb, sizeof fb), EX_WRONG);
+	ck_assert_msg(!strstr(fb, "neighbour"), "%s", fb);
+	ck_assert_int_eq(check(ex, &s, "e4m3_rel_error", "0.0769", fb, sizeof fb), EX_WRONG);
+	ck_assert_msg(!strstr(fb, "neighbour"), "%s", fb);
+	/* e5m2 keeps 1.10|1: a tie, to even 1.10b x 8 = 12 = 0 10010 10 = 0x4a; 14 is the other neighbour */
+	ck_assert_uint_eq(expect(ex, &s, "e5m2_bits")->bits, 0x4a);
+	assert_verdict(ex, &s, "e5m2_bits", "0x4b", EX_WRONG, "other neighbour");
+	ex_solution_free(&s);
 }
 END_TEST
 
@@ -329,6 +360,27 @@ START_TEST(update_vanish_and_spacing)
 	solve_with(ex, NULL, NULL, &s);   /* x = 1000 in [512, 1024): 2^(9-10) */
 	ck_assert(num(ex, &s, "spacing") == 0.5);
 	ex_solution_free(&s);
+	/* x = 255.9 lies in [128, 256) where bf16 neighbours are 1 apart, but bf16
+	 * stores it as 256, whose gap above is 2: updates below 1 vanish, not 0.5 */
+	ex = get("drift.2");
+	solve_with(ex, "x", "255.9", &s);
+	ck_assert_msg(num(ex, &s, "vanish_below") == 1, "%s", s.worked);
+	ex_solution_free(&s);
+	fmt_round_ctl rne = { .mode = FMT_RNE };
+	const fmt_info *b = fmt_get(FMT_BF16);
+	ck_assert(fmt_to_double(b, fmt_round_double(b, &rne, 255.9, NULL)) == 256);
+	ck_assert(fmt_to_double(b, fmt_round_double(b, &rne, 256 + 0.99, NULL)) == 256);
+	ck_assert(fmt_to_double(b, fmt_round_double(b, &rne, 256 + 1.01, NULL)) == 258);
+	ex = get("drift.1");
+	solve_with(ex, "x", "255.9", &s);   /* around 255.9 itself: [128, 256), 2^(7-7) */
+	ck_assert(num(ex, &s, "spacing") == 1);
+	ck_assert(num(ex, &s, "exponent") == 7);
+	ex_solution_free(&s);
+	ex = get("7.4e");
+	solve_with(ex, "w", "255.9", &s);   /* a weight stored in bf16: 256, next value 258 */
+	ck_assert(num(ex, &s, "spacing") == 2);
+	ck_assert(num(ex, &s, "vanish_below") == 1);
+	ex_solution_free(&s);
 }
 END_TEST
 
@@ -364,6 +416,22 @@ START_TEST(overflow_and_scale_by_hand)
 	ck_assert(num(ex, &s, "max") == 448);          /* 1.75 x 2^8 */
 	ck_assert(num(ex, &s, "min_normal") == 1.0 / 64);
 	ck_assert(num(ex, &s, "overflow_at") == 464);  /* + half of 2^(8-3) */
+	/* 448 = 1.110b x 2^8 ends in 0: the tie 464 goes to even, back to 448,
+	 * and only values above it become NaN; the solution must not say the
+	 * tie goes away from max (as it does in fp16, whose max ends in 1). */
+	ck_assert_msg(!strstr(s.worked, "away from max"), "%s", s.worked);
+	ck_assert_msg(strstr(s.worked, "464 still rounds to 448"), "%s", s.worked);
+	ex_solution_free(&s);
+	/* the engine agrees with the hand derivation on both sides of each threshold */
+	fmt_round_ctl rne = { .mode = FMT_RNE };
+	const fmt_info *e4 = fmt_get(FMT_E4M3), *h = fmt_get(FMT_FP16);
+	ck_assert_uint_eq(fmt_round_double(e4, &rne, 464, NULL), 0x7e);
+	ck_assert(isnan(fmt_to_double(e4, fmt_round_double(e4, &rne, nextafter(464, 500), NULL))));
+	ck_assert(isinf(fmt_to_double(h, fmt_round_double(h, &rne, 65520, NULL))));
+	ck_assert(fmt_to_double(h, fmt_round_double(h, &rne, nextafter(65520, 0), NULL)) == 65504);
+	ex = get("overflow.1");
+	solve_with(ex, NULL, NULL, &s);
+	ck_assert_msg(strstr(s.worked, "away from max"), "%s", s.worked);
 	ex_solution_free(&s);
 	ex = get("scale.1");
 	solve_with(ex, NULL, NULL, &s);   /* gmax 2: 2 x 2^14 = 32768 <= 65504 < 65536; gmin 1e-7 */
@@ -387,10 +455,54 @@ START_TEST(answer_syntaxes)
 	assert_verdict(ex, &s, "fp16_min_normal", "1/16384", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", " 0x1p-14 ", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", "6.2e-5", EX_WRONG, NULL);
+	/* the lesson's table gives three digits: 2^-14 = 6.10e-5, 2^-126 = 1.18e-38
+	 * (1.1755e-38, 0.4% off); a truncated 1.17e-38 is as good; two digits are not */
+	assert_verdict(ex, &s, "fp16_min_normal", "6.10e-5", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "bf16_min_normal", "1.18e-38", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp32_min_normal", "1.17e-38", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp32_min_normal", "1.2e-38", EX_WRONG, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "6e-5", EX_WRONG, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", "six", EX_MALFORMED, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", "Yes", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", "y", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", "maybe", EX_MALFORMED, NULL);
+	/* what students type: sentence punctuation, quotes, other multiplication signs */
+	assert_verdict(ex, &s, "fp16_flushes", "yes.", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_flushes", " YES! ", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "bf16_flushes", "\"no\"", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "bf16_flushes", "'yes'", EX_WRONG, NULL);
+	assert_verdict(ex, &s, "fp16_flushes", "no, yes", EX_MALFORMED, NULL);
+	{
+		/* a cut of a long answer must not read as a word */
+		char longans[200];
+		snprintf(longans, sizeof longans, "yes%90sno", "");
+		assert_verdict(ex, &s, "fp16_flushes", longans, EX_MALFORMED, "too long");
+	}
+	assert_verdict(ex, &s, "fp16_min_normal", "6.1 x 10^-5", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "6.1x10^-5", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "6.1\xC3\x97" "10^-5", EX_CORRECT, NULL);   /* U+00D7 */
+	assert_verdict(ex, &s, "fp16_min_normal", "6.1 * 10^-5", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "2**-14", EX_CORRECT, NULL);   /* Python */
+	assert_verdict(ex, &s, "fp16_min_normal", "2 ^ -14", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "2^(-14)", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "2^\xE2\x88\x92" "14", EX_CORRECT, NULL);   /* U+2212 minus */
+	assert_verdict(ex, &s, "fp16_min_normal", "0.000061035", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "~6.1e-5", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "\xE2\x89\x88" " 6.1e-5", EX_CORRECT, NULL);   /* U+2248 */
+	assert_verdict(ex, &s, "fp16_min_normal", "~~6.1e-5", EX_MALFORMED, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "0x1p-14", EX_CORRECT, NULL);   /* still a hex float */
+	assert_verdict(ex, &s, "fp16_min_normal", "0x10^-14", EX_MALFORMED, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "6,1e-5", EX_MALFORMED, "decimal point");
+	assert_verdict(ex, &s, "fp16_min_normal", "6.1e-5 GB", EX_MALFORMED, "plain number");
+	ex_solution_free(&s);
+
+	ex = get("7.4e");
+	solve_with(ex, NULL, NULL, &s);
+	assert_verdict(ex, &s, "steps", "65,536", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "steps", "2**16", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "steps", "65,53", EX_MALFORMED, "thousands");
+	assert_verdict(ex, &s, "steps", "6,5536", EX_MALFORMED, "thousands");
+	assert_verdict(ex, &s, "steps", "65,536,", EX_MALFORMED, NULL);
 	ex_solution_free(&s);
 
 	ex = get("7.4d");
@@ -418,6 +530,10 @@ START_TEST(answer_syntaxes)
 	/* 140e9 bytes = 130.385 GiB: correct when the unit says so */
 	assert_verdict(ex, &s, "total_gb", "130.385 GiB", EX_CORRECT, "converted");
 	assert_verdict(ex, &s, "bytes_per_param", "20 bytes", EX_CORRECT, NULL);
+	/* 140e9 bytes, written in bytes: converted */
+	assert_verdict(ex, &s, "total_gb", "1.4e11 bytes", EX_CORRECT, "converted");
+	assert_verdict(ex, &s, "total_gb", "140,000,000,000 B", EX_CORRECT, "converted");
+	assert_verdict(ex, &s, "total_gb", "1.4e11", EX_WRONG, NULL);
 	ex_solution_free(&s);
 }
 END_TEST
@@ -550,6 +666,43 @@ static bool diag_has(const ex_diags *d, const char *s)
 	return false;
 }
 
+/* Files from outside: a long path in a message, a UTF-8 byte-order mark
+ * (Windows editors write one) and CRLF line ends. */
+START_TEST(load_long_names_bom_crlf)
+{
+	static const char good[] = "[ok]\ntitle: T\nkind: spacing\nparam x: 600\nprompt: Spacing at {x}?\n"
+	                           "field spacing: number rel 1e-6 -- gap\n";
+	char name[1200];
+	memset(name, 'd', sizeof name - 1);
+	memcpy(name + sizeof name - 6, "/x.ex", 6);
+	char text[1024];
+	snprintf(text, sizeof text, "%s[b]\nbogus line\n", good);
+	ex_set set = { 0 };
+	ex_diags d = { 0 };
+	ck_assert_int_eq(ex_load_text(&set, name, text, strlen(text), &d), MP_OK);
+	ck_assert_uint_eq(set.count, 1);
+	ck_assert_uint_ge(d.count, 1);
+	ck_assert_msg(strstr(d.msgs[0], "/x.ex:8: expected 'key: value'"), "%s", d.msgs[0]);
+	ck_assert_uint_lt(strlen(d.msgs[0]), 500);
+	ex_set_free(&set);
+	ex_diags_free(&d);
+
+	snprintf(text, sizeof text, "\xEF\xBB\xBF%s", good);
+	ck_assert_uint_eq(load_text(text, &set, &d), 1);
+	ck_assert_msg(d.count == 0, "BOM: %s", d.count ? d.msgs[0] : "");
+	ex_set_free(&set);
+	ex_diags_free(&d);
+
+	static const char crlf[] = "\xEF\xBB\xBF# comment\r\n[ok]\r\ntitle: T\r\nkind: spacing\r\nparam x: 600\r\n"
+	                           "prompt: Spacing at {x}?\r\n  more\r\nfield spacing: number rel 1e-6 -- gap\r\n";
+	ck_assert_uint_eq(load_text(crlf, &set, &d), 1);
+	ck_assert_msg(d.count == 0, "CRLF: %s", d.count ? d.msgs[0] : "");
+	ck_assert(!strchr(set.items[0].prompt, '\r'));
+	ex_set_free(&set);
+	ex_diags_free(&d);
+}
+END_TEST
+
 START_TEST(load_errors_name_file_and_line)
 {
 	static const char good[] = "[ok]\ntitle: T\nkind: spacing\nparam x: 600\nprompt: Spacing at {x}?\n"
@@ -569,6 +722,10 @@ START_TEST(load_errors_name_file_and_line)
 		{ "[a]\ntitle: T\nkind: spacing\nparam x: 0\nprompt: p\nfield spacing: number\n", "must not be 0" },
 		{ "[a]\ntitle: T\nkind: spacing\nparam x: 1\nvary x: list 2 0\nprompt: p\nfield spacing: number\n",
 		  "value 0 of x" },
+		/* a range is checked at both ends: fp8-e4m3 stops at 448 */
+		{ "[a]\ntitle: T\nkind: spacing\nparam x: 1\nparam format: fp8-e4m3\nvary x: range 1 1000\nprompt: p\n"
+		  "field spacing: number\n",
+		  "of x (an end of its range): parameter x is beyond fp8-e4m3's largest" },
 		{ "[a b]\ntitle: T\n", "t.ex:1: 'a b' is not a valid exercise id" },
 		{ "[a]\ntitle: T\ntitle: U\n", "t.ex:3: title given twice" },
 		{ "[a]\ntitle: T\nkind: spacing\nparam x: 1\nprompt: p\nfield spacing: bits fp99\n",
@@ -630,6 +787,58 @@ static void fresh_statedir(void)
 	setenv("MIXPREC_STATEDIR", statedir, 1);
 }
 
+/* file_atomic replaces a regular file; it must not rename over a FIFO or a
+ * device (root could replace /dev/null that way), and it replaces a link's
+ * target, not the link. */
+START_TEST(file_atomic_keeps_pipes_and_links)
+{
+	char dir[] = "/tmp/mixprec-atomic-XXXXXX";
+	ck_assert(mkdtemp(dir));
+	char fifo[128], real[128], link[128], err[512];
+	snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+	snprintf(real, sizeof real, "%s/real.csv", dir);
+	snprintf(link, sizeof link, "%s/link.csv", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	int rfd = open(fifo, O_RDONLY | O_NONBLOCK);   /* a reader, so opening for writing does not block */
+	ck_assert_int_ge(rfd, 0);
+	file_atomic a;
+	ck_assert_int_eq(file_atomic_open(&a, fifo, err, sizeof err), MP_OK);
+	fputs("a,b\n", a.fp);
+	ck_assert_msg(file_atomic_commit(&a, err, sizeof err) == MP_OK, "%s", err);
+	struct stat st;
+	ck_assert_int_eq(lstat(fifo, &st), 0);
+	ck_assert_msg(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+	char got[16] = "";
+	ck_assert_int_eq(read(rfd, got, sizeof got - 1), 4);
+	ck_assert_str_eq(got, "a,b\n");
+	close(rfd);
+
+	FILE *fp = fopen(real, "w");
+	ck_assert(fp);
+	fputs("old\n", fp);
+	fclose(fp);
+	ck_assert_int_eq(symlink("real.csv", link), 0);
+	ck_assert_int_eq(file_atomic_open(&a, link, err, sizeof err), MP_OK);
+	fputs("new\n", a.fp);
+	ck_assert_msg(file_atomic_commit(&a, err, sizeof err) == MP_OK, "%s", err);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert_msg(S_ISLNK(st.st_mode), "the link was replaced by a file");
+	char *buf;
+	size_t len;
+	ck_assert_int_eq(file_read_all(real, 100, &buf, &len, err, sizeof err), MP_OK);
+	ck_assert_str_eq(buf, "new\n");
+	free(buf);
+
+	/* a folder is refused up front, and nothing is left behind */
+	ck_assert_int_eq(file_atomic_open(&a, dir, err, sizeof err), MP_EIO);
+	ck_assert_msg(strstr(err, "directory"), "%s", err);
+	unlink(link);
+	unlink(real);
+	unlink(fifo);
+	ck_assert_int_eq(rmdir(dir), 0);   /* empty: no temporary file remains */
+}
+END_TEST
+
 START_TEST(progress_records_and_survives_corruption)
 {
 	fresh_statedir();
@@ -646,6 +855,21 @@ START_TEST(progress_records_and_survives_corruption)
 	r = progress_get(&p, "exercise:7.4b");
 	ck_assert(r && r->attempts == 0 && !r->solved && r->hints == 2);
 	progress_free(&p);
+
+	/* a count at the top of long's range saturates instead of overflowing */
+	{
+		char full[128];
+		snprintf(full, sizeof full, "%s/progress.csv", statedir);
+		FILE *big = fopen(full, "w");
+		ck_assert(big);
+		fprintf(big, "item,attempts,solved,hints_used\nexercise:7.4a,%ld,0,0\n", LONG_MAX);
+		fclose(big);
+		ck_assert_int_eq(progress_record("exercise:7.4a", 1, false, 0, note, sizeof note), MP_OK);
+		ck_assert_int_eq(progress_load(&p, note, sizeof note), MP_OK);
+		r = progress_get(&p, "exercise:7.4a");
+		ck_assert(r && r->attempts == LONG_MAX);
+		progress_free(&p);
+	}
 
 	/* corrupt it: it is moved aside, reported, and progress starts afresh */
 	char path[128], aside[160];
@@ -741,7 +965,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, variants_are_deterministic_and_vary);
 	tcase_add_test(tc, prompt_substitutes_parameters);
 	tcase_add_test(tc, load_errors_name_file_and_line);
+	tcase_add_test(tc, load_long_names_bom_crlf);
 	tcase_add_test(tc, progress_records_and_survives_corruption);
+	tcase_add_test(tc, file_atomic_keeps_pipes_and_links);
 	tcase_add_test(tc, csv_reader_lines_and_errors);
 	suite_add_tcase(s, tc);
 	return s;

@@ -40,7 +40,8 @@ static void check_help(void)
 	       "Checks answers to exercise ID and explains wrong ones. With no FIELD=ANSWER\n"
 	       "argument, reads them from standard input, one per line.\n"
 	       "Numbers take any syntax of 'mixprec round' (0.1, 6.1e-5, 2^-14, 1/1024,\n"
-	       "3*2^-10), optionally with a unit (GB, GiB) or %%; bits are 0x3dcd,\n"
+	       "3*2^-10), also 6.1 x 10^-5, 2**-14 and 65,536, optionally with a unit\n"
+	       "(B, GB, GiB: converted when the question asks another) or %%; bits are 0x3dcd,\n"
 	       "0b0011110111001101 or binary grouped with spaces (quote it); choices are\n"
 	       "words (yes/no, format names).\n\n"
 	       "  --student S       the student whose variant is checked\n"
@@ -238,7 +239,7 @@ static int do_hint(const ex_exercise *ex, const ex_opts *o, const char *count)
 	if (!upto) {
 		/* the next hint not yet seen */
 		progress p;
-		char note[1024], item[PROGRESS_ITEM_MAX + 200];
+		char note[1024] = "", item[PROGRESS_ITEM_MAX + 200];
 		upto = 1;
 		if (!o->no_progress && progress_load(&p, note, sizeof note) == MP_OK) {
 			const progress_row *r = progress_get(&p, progress_item(item, sizeof item, ex, o));
@@ -481,6 +482,8 @@ int cmd_check(int argc, char **argv)
 			while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 				line[--n] = '\0';
 			char *s = line;
+			if (lineno == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
+				s += 3;   /* a byte-order mark from a Windows editor */
 			while (*s == ' ' || *s == '\t')
 				s++;
 			if (!*s || *s == '#')

@@ -1,4 +1,5 @@
 /* mixprec lab new (classroom sheets) and mixprec grade (grading submissions). */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -244,11 +245,28 @@ static bool write_text(const char *path, const char *text, size_t len)
 	return true;
 }
 
+/* Text from a roster as Markdown that shows it literally: ASCII punctuation
+ * backslash-escaped (no links, emphasis or HTML), line breaks and other
+ * control characters as blanks (a name cannot start a heading of its own). */
+static void bf_literal(buf *b, const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			bf(b, " ");
+		else if (ispunct(*p))
+			bf(b, "\\%c", *p);
+		else
+			bf(b, "%c", *p);
+	}
+}
+
 /* The sheet of one student as Markdown. */
 static bool sheet_markdown(buf *b, const class_student *st, const ex_exercise *const *ex, size_t nex,
                            const char *seed)
 {
-	bf(b, "# Mixed precision lab: %s\n\n", st->name[0] ? st->name : st->id);
+	bf(b, "# Mixed precision lab: ");
+	bf_literal(b, st->name[0] ? st->name : st->id);
+	bf(b, "\n\n");
 	bf(b, "Student id: `%s`. Course seed: `%s`.\n\n", st->id, seed);
 	bf(b, "Your numbers are your own: they differ from your neighbours'. Write each answer into "
 	      "the answer column of `%s-answers.csv`, or check it yourself first with "
@@ -625,6 +643,11 @@ int cmd_grade(int argc, char **argv)
 		cli_error("grade", "needs at least one SUBMISSION.csv");
 		return CLI_USAGE;
 	}
+	if (o.summary && !strcmp(o.summary, o.out ? o.out : "-")) {
+		/* both would be renamed onto one path (or mixed on stdout): one table lost */
+		cli_error("grade", "--summary: '%s' is also where the grades go (--out); give another file", o.summary);
+		return CLI_USAGE;
+	}
 	ex_set set;
 	if ((rc = load_exercises("grade", &o, &set)) != CLI_OK)
 		return rc;
@@ -691,9 +714,12 @@ int cmd_grade(int argc, char **argv)
 	        roster.count, roster.count == 1 ? "" : "s", nex, nex == 1 ? "" : "s", o.nwords,
 	        o.nwords == 1 ? "" : "s", all_right);
 	summarise(table, sfp ? &sw : NULL, &g);
-	bool ok = csvw_ok(&gw) && (!sfp || csvw_ok(&sw));
-	bool closed = close_out(o.out, &ga, ok);
-	closed = close_out(o.summary, &sa, ok) && closed;
+	bool gok = csvw_ok(&gw), sok = !sfp || csvw_ok(&sw), ok = gok && sok;
+	/* a file whose own write failed goes through commit, which reports why
+	 * and leaves the old file in place; a good one is dropped silently when
+	 * the other failed */
+	bool closed = close_out(o.out, &ga, !gok || sok);
+	closed = close_out(o.summary, &sa, !sok || gok) && closed;
 	if (!closed || !ok)
 		rc = CLI_ENV;
 	if (rc == CLI_OK)

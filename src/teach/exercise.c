@@ -44,8 +44,16 @@ static mp_status diag(ex_diags *d, const char *file, int line, const char *fmt, 
 
 static mp_status diag(ex_diags *d, const char *file, int line, const char *fmt, ...)
 {
-	char msg[600];
-	int n = line > 0 ? snprintf(msg, sizeof msg, "%s:%d: ", file, line) : snprintf(msg, sizeof msg, "%s: ", file);
+	char msg[800];
+	/* a long path keeps its tail (the file name) and leaves room for the problem */
+	size_t fl = strlen(file);
+	const char *dots = fl > 300 ? "..." : "";
+	if (fl > 300)
+		file += fl - 297;
+	int n = line > 0 ? snprintf(msg, sizeof msg, "%s%s:%d: ", dots, file, line)
+	                 : snprintf(msg, sizeof msg, "%s%s: ", dots, file);
+	if (n < 0 || (size_t)n >= sizeof msg)
+		n = 0;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
@@ -390,6 +398,8 @@ static void check_placeholders(load_ctx *c, const ex_exercise *ex, const char *t
 	}
 }
 
+static void range_text(const ex_param *p, double x, char *out, size_t n);
+
 /* Checks a finished exercise; reports what is missing. */
 static void validate(load_ctx *c, ex_exercise *ex)
 {
@@ -429,17 +439,27 @@ static void validate(load_ctx *c, ex_exercise *ex)
 		bad(c, "exercise %s: %s", ex->id, err);
 	else
 		ex_solution_free(&sol);
-	/* and so must every listed value */
+	/* and so must every listed value, and both ends of a range (a student
+	 * can draw either; what fails there would otherwise fail in class) */
 	for (size_t i = 0; i < ex->nparams && !c->failed; i++) {
 		const ex_param *p = &ex->params[i];
-		for (size_t k = 0; k < p->nvalues && !c->failed; k++) {
+		char ends[2][EX_VALUE_MAX];
+		size_t nends = 0;
+		if (p->vary == EX_VARY_RANGE) {
+			range_text(p, p->lo, ends[0], sizeof ends[0]);
+			range_text(p, p->hi, ends[1], sizeof ends[1]);
+			nends = 2;
+		}
+		for (size_t k = 0; k < p->nvalues + nends && !c->failed; k++) {
+			const char *value = k < p->nvalues ? p->values[k] : ends[k - p->nvalues];
 			ex_variant_make(ex, NULL, NULL, &v);
-			snprintf(v.values[i], sizeof v.values[i], "%s", p->values[k]);
+			snprintf(v.values[i], sizeof v.values[i], "%s", value);
 			st = ex_solve(ex, &v, &sol, err, sizeof err);
 			if (st == MP_ENOMEM)
 				c->st = st;
 			else if (st != MP_OK)
-				bad(c, "exercise %s: value %s of %s: %s", ex->id, p->values[k], p->name, err);
+				bad(c, "exercise %s: value %s of %s%s: %s", ex->id, value, p->name,
+				    k < p->nvalues ? "" : " (an end of its range)", err);
 			else
 				ex_solution_free(&sol);
 		}
@@ -634,6 +654,9 @@ mp_status ex_load_text(ex_set *set, const char *name, const char *text, size_t l
 	int lineno = 0;
 	if (len > EX_FILE_MAX)
 		return diag(diags, name, 0, "larger than %u bytes; not loaded", EX_FILE_MAX);
+	/* editors on Windows start UTF-8 files with a byte-order mark */
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+		pos = 3;
 	while (pos < len && c.st == MP_OK) {
 		size_t start = pos;
 		while (pos < len && text[pos] != '\n')
@@ -789,14 +812,10 @@ static uint64_t fnv1a(uint64_t h, const char *s)
 	return (h ^ 0xff) * 0x100000001b3ull;   /* a separator no text contains */
 }
 
-static void range_value(const ex_param *p, uint64_t h, char *out, size_t n)
+/* x in [lo, hi] as a range parameter's value text: rounded to its digits
+ * and its format. */
+static void range_text(const ex_param *p, double x, char *out, size_t n)
 {
-	double u = (double)(h >> 11) * 0x1p-53;
-	double x = p->log ? p->lo * exp(u * log(p->hi / p->lo)) : p->lo + u * (p->hi - p->lo);
-	if (x < p->lo)
-		x = p->lo;
-	if (x > p->hi)
-		x = p->hi;
 	char buf[64];
 	if (p->digits) {
 		snprintf(buf, sizeof buf, "%.*e", p->digits - 1, x);
@@ -817,6 +836,17 @@ static void range_value(const ex_param *p, uint64_t h, char *out, size_t n)
 		snprintf(out, n, "%.*g", p->digits, x);
 	else
 		numtext_short(out, n, x);
+}
+
+static void range_value(const ex_param *p, uint64_t h, char *out, size_t n)
+{
+	double u = (double)(h >> 11) * 0x1p-53;
+	double x = p->log ? p->lo * exp(u * log(p->hi / p->lo)) : p->lo + u * (p->hi - p->lo);
+	if (x < p->lo)
+		x = p->lo;
+	if (x > p->hi)
+		x = p->hi;
+	range_text(p, x, out, n);
 }
 
 void ex_variant_make(const ex_exercise *ex, const char *course_seed, const char *student, ex_variant *v)
@@ -960,11 +990,83 @@ mp_status ex_parse_bits(const char *text, int width, uint32_t *out, char *err, s
 static const struct {
 	const char *name;
 	const char *unit;
-	double scale;
 } units[] = {
-	{ "GB", "GB", 1 }, { "gb", "GB", 1 }, { "GiB", "GiB", 1 }, { "gib", "GiB", 1 }, { "B", "B", 1 },
-	{ "bytes", "B", 1 }, { "byte", "B", 1 }, { "%", "%", 1 },
+	{ "GB", "GB" }, { "gb", "GB" }, { "GiB", "GiB" }, { "gib", "GiB" }, { "B", "B" },
+	{ "bytes", "B" }, { "byte", "B" }, { "%", "%" },
 };
+
+/* Bytes in one unit of an answer or a field ("B", "GB", "GiB"). */
+static double unit_bytes(const char *unit)
+{
+	return !strcmp(unit, "GB") ? 1e9 : !strcmp(unit, "GiB") ? 1073741824.0 : 1;
+}
+
+/* Rewrites the ways students write a number into the syntax of
+ * fmt_parse_number: blanks dropped ("6.1 * 10^-5"), "**" as "^" (Python),
+ * "x" or U+00D7 between mantissa and "10^" as "*", U+2212 as '-',
+ * "2^(-14)" as "2^-14", a leading '~' or U+2248 dropped, and commas grouping
+ * thousands ("65,536") dropped.
+ * False, with a message, for a comma that does not group thousands. */
+static bool normalise_number(const char *in, char *out, size_t n, char *err, size_t errlen)
+{
+	size_t k = 0;
+	/* "~6.1e-5", "\u2248 6.1e-5": an approximate answer is what the tolerance is for */
+	if (in[0] == '~')
+		in++;
+	else if (!strncmp(in, "\xE2\x89\x88", 3))
+		in += 3;
+	const char *start = in;
+	for (const char *p = in; *p && k + 1 < n;) {
+		bool blank_x = (p[0] == ' ' || p[0] == '\t') && (p[1] == 'x' || p[1] == 'X') && (p[2] == ' ' || p[2] == '\t');
+		/* "6.1x10^-5", but not the 0x of a hex float */
+		bool tight_x = (p[0] == 'x' || p[0] == 'X') && p > start && isdigit((unsigned char)p[-1]) &&
+		               strncmp(p + 1, "10^", 3) == 0 &&
+		               !(p[-1] == '0' && (p - 1 == start || p[-2] == '-' || p[-2] == '+'));
+		if (blank_x || tight_x) {
+			out[k++] = '*';
+			p += blank_x ? 3 : 1;
+		} else if (!strncmp(p, "\xC3\x97", 2) || !strncmp(p, "\xC2\xB7", 2)) {   /* multiplication sign, middle dot */
+			out[k++] = '*';
+			p += 2;
+		} else if (!strncmp(p, "\xE2\x88\x92", 3)) {   /* minus sign */
+			out[k++] = '-';
+			p += 3;
+		} else if (p[0] == '*' && p[1] == '*') {
+			out[k++] = '^';
+			p += 2;
+		} else if (*p == ' ' || *p == '\t') {
+			p++;
+		} else {
+			out[k++] = *p++;
+		}
+	}
+	out[k] = '\0';
+	char *pow = strstr(out, "^(");
+	if (pow && k && out[k - 1] == ')' && !strchr(pow + 2, '(') && strchr(pow, ')') == out + k - 1) {
+		memmove(pow + 1, pow + 2, (size_t)(out + k - 1 - (pow + 2)));
+		out[k - 2] = '\0';
+	}
+	char *comma = strchr(out, ',');
+	if (!comma)
+		return true;
+	/* thousands: 1 to 3 digits, then groups of ",ddd", then no digit or comma */
+	char *d = out + (out[0] == '-' || out[0] == '+');
+	size_t lead = strspn(d, "0123456789");
+	bool grouped = lead >= 1 && lead <= 3 && d[lead] == ',';
+	char *q = d + lead;
+	while (grouped && *q == ',') {
+		grouped = strspn(q + 1, "0123456789") == 3;
+		q += 4;
+	}
+	if (!grouped || strchr(q, ',')) {
+		snprintf(err, errlen, "',' is not a decimal point: write 6.1e-5 (a comma may only group thousands, as in 65,536)");
+		return false;
+	}
+	for (char *r = d, *w = d;; r++)
+		if (*r != ',' && !(*w++ = *r))
+			break;
+	return true;
+}
 
 mp_status ex_parse_number(const char *text, double *out, char *unit, size_t unitlen, char *err, size_t errlen)
 {
@@ -993,10 +1095,13 @@ mp_status ex_parse_number(const char *text, double *out, char *unit, size_t unit
 			break;
 		}
 	}
+	char norm[256];
+	if (!normalise_number(s, norm, sizeof norm, err, errlen))
+		return MP_EPARSE;
 	fmt_num x;
 	fmt_num_init(&x);
 	char perr[200];
-	mp_status st = fmt_parse_number(&x, s, perr, sizeof perr);
+	mp_status st = fmt_parse_number(&x, norm, perr, sizeof perr);
 	if (st != MP_OK) {
 		snprintf(err, errlen, "not a number: %s", perr);
 		fmt_num_clear(&x);
@@ -1064,6 +1169,14 @@ static void canon_choice(const char *in, char *out, size_t n)
 	char *s = trim(buf);
 	for (char *p = s; *p; p++)
 		*p = (char)tolower((unsigned char)*p);
+	/* "yes.", "No!", "'fp32'": sentence punctuation and quotes are not part of the word */
+	size_t len = strlen(s);
+	while (len && strchr(".!,;", s[len - 1]))
+		s[--len] = '\0';
+	if (len >= 2 && strchr("\"'`", s[0]) && s[len - 1] == s[0]) {
+		s[len - 1] = '\0';
+		s = trim(s + 1);
+	}
 	static const char *yes[] = { "y", "true", "1", "yes" }, *no[] = { "n", "false", "0", "no" };
 	for (size_t i = 0; i < 4; i++) {
 		if (strcmp(s, yes[i]) == 0)
@@ -1135,15 +1248,13 @@ ex_verdict ex_check(const ex_exercise *ex, const ex_solution *sol, size_t i, con
 		}
 		double conv = a;
 		const char *note = "";
-		if (unit[0] && f->unit[0] && strcmp(unit, f->unit) != 0) {
-			if (strcmp(unit, "GiB") == 0 && strcmp(f->unit, "GB") == 0)
-				conv = a * 1.073741824;
-			else if (strcmp(unit, "GB") == 0 && strcmp(f->unit, "GiB") == 0)
-				conv = a / 1.073741824;
-			else {
-				snprintf(fb, fblen, "%s: the answer is asked in %s, not %s", f->name, f->unit, unit);
-				return EX_MALFORMED;
-			}
+		if (unit[0] && !f->unit[0]) {
+			snprintf(fb, fblen, "%s: this answer is a plain number, not in %s", f->name, unit);
+			return EX_MALFORMED;
+		}
+		if (unit[0] && strcmp(unit, f->unit) != 0) {
+			/* B, GB and GiB all count bytes: convert, and say so */
+			conv = a * unit_bytes(unit) / unit_bytes(f->unit);
 			note = " (converted: the question asks for ";
 		}
 		if (number_matches(f, conv, e->number)) {
@@ -1203,6 +1314,11 @@ ex_verdict ex_check(const ex_exercise *ex, const ex_solution *sol, size_t i, con
 	case EX_CHOICE:
 	default: {
 		char c[EX_NAME_MAX * 2];
+		if (strlen(answer) >= sizeof c) {
+			/* canon_choice would cut it, and the cut could read as a valid word */
+			snprintf(fb, fblen, "%s: too long for a one-word answer", f->name);
+			return EX_MALFORMED;
+		}
 		canon_choice(answer, c, sizeof c);
 		bool known = false;
 		for (size_t k = 0; k < f->nchoices; k++) {

@@ -336,8 +336,22 @@ static bool solve_underflow(solve_ctx *c)
 			   : G < fmt_min_normal(f) ? "survives as a subnormal (with reduced precision)"
 			                           : "is a normal number");
 	}
-	tf(&c->w, "\nfp16 has 5 exponent bits and cannot reach below about 6e-8, so gradients like these vanish\n"
-	          "unless the loss is scaled up first; bf16 keeps fp32's 8 exponent bits and reaches 1e-38.\n");
+	/* the conclusion must match this student's G: not every listed G flushes in fp16 */
+	const fmt_info *h = fmt_get(FMT_FP16);
+	if (rne_flushes(h, G))
+		tf(&c->w, "\nfp16 has 5 exponent bits and cannot reach below about 6e-8, so a gradient of %s vanishes\n"
+		          "unless the loss is scaled up first; bf16 keeps fp32's 8 exponent bits and reaches 1e-38.\n",
+		   g(G));
+	else if (G < fmt_min_normal(h))
+		tf(&c->w, "\nA gradient of %s survives in fp16 only as a subnormal, with %d significant bits instead of 11;\n"
+		          "gradients a little smaller (at most 2^-25, about 3e-8) vanish. Scaling the loss up moves them\n"
+		          "into fp16's normal range; bf16 keeps fp32's 8 exponent bits and reaches 1e-38.\n",
+		   g(G), floor_log2(G) - (fmt_emin(h) - h->frac_bits) + 1);
+	else
+		tf(&c->w, "\nA gradient of %s is a normal fp16 number, but gradients below 2^-14 lose precision in fp16\n"
+		          "and those at most 2^-25 (about 3e-8) vanish unless the loss is scaled up first; bf16 keeps\n"
+		          "fp32's 8 exponent bits and reaches 1e-38.\n",
+		   g(G));
 	return true;
 }
 
@@ -619,7 +633,9 @@ static uint32_t explain_round(solve_ctx *c, const fmt_info *f, const fmt_num *x,
 	int lsb = mpz_tstbit(sig, 0);
 	bool up = guard && (roundb || sticky || lsb);
 	steps->up = up;
-	if (!guard)
+	if (!guard && !roundb && !sticky)
+		tf(&c->w, "  decision: guard, round and sticky all 0: V is exact in %s, nothing to round\n", f->name);
+	else if (!guard)
 		tf(&c->w, "  decision: guard bit 0, the rest is below half an ulp: round down (keep the bits)\n");
 	else if (roundb || sticky)
 		tf(&c->w, "  decision: guard 1 and round/sticky not both 0: more than half an ulp: round up\n");
@@ -698,10 +714,12 @@ static bool solve_hand_round(solve_ctx *c)
 			set_num(c, fv, value);
 			set_num(c, fr, rel[id]);
 			/* the other neighbour: what rounding the wrong way gives */
+			/* (none when V is exact: no bits beyond the kept ones, no direction to get wrong) */
 			uint32_t other;
 			bool neg = x.neg;
 			bool toward_zero_now = fabs(value) <= fabs(fmt_num_to_double(&x));
-			bool have = (toward_zero_now != neg) ? fmt_next_up(f, bits, &other) : fmt_next_down(f, bits, &other);
+			bool have = rel[id] != 0 &&
+			            ((toward_zero_now != neg) ? fmt_next_up(f, bits, &other) : fmt_next_down(f, bits, &other));
 			if (have && isfinite(fmt_to_double(f, other))) {
 				double ov = fmt_to_double(f, other), oabs, orel;
 				fmt_error_of(&x, ov, &oabs, &orel);
@@ -767,7 +785,29 @@ static void explain_spacing(solve_ctx *c, const fmt_info *f, double x, double sp
 		   "2^(%d - %d) = %s apart.\n",
 		   f->name, f->frac_bits, g(fabs(x)), e, e + 1, g(ldexp(1, e)), g(ldexp(1, e + 1)), e,
 		   f->frac_bits, g(sp));
-	tf(&c->w, "An update smaller than half the spacing, %s, is rounded away under round-to-nearest.\n", g(sp / 2));
+}
+
+/* x as f stores it (RNE). */
+static double stored_value(const fmt_info *f, double x)
+{
+	fmt_round_ctl ctl = { .mode = FMT_RNE };
+	return fmt_to_double(f, fmt_round_double(f, &ctl, x, NULL));
+}
+
+/* The threshold below which an update to x (as stored) vanishes: half the gap
+ * above the stored value, which is the next binade's when x rounds up to a
+ * power of two (255.9 is 256 in bf16: the gap above is 2, not 1). */
+static double explain_vanish(solve_ctx *c, const fmt_info *f, double x, double sp)
+{
+	double xs = stored_value(f, x);
+	double sv = spacing_at(f, xs) / 2;
+	if (sv != sp / 2)
+		tf(&c->w, "Stored in %s, x becomes %s, a power of two: the gap above it is %s, so an update smaller than\n"
+		          "%s is rounded away under round-to-nearest.\n",
+		   f->name, g(xs), g(2 * sv), g(sv));
+	else
+		tf(&c->w, "An update smaller than half the spacing, %s, is rounded away under round-to-nearest.\n", g(sv));
+	return sv;
 }
 
 static bool solve_spacing(solve_ctx *c)
@@ -784,18 +824,19 @@ static bool solve_spacing(solve_ctx *c)
 		return fail(c, "parameter x is beyond %s's largest value", f->name);
 	double sp = spacing_at(f, x);
 	set_num(c, "spacing", sp);
-	set_num(c, "vanish_below", sp / 2);
+	explain_spacing(c, f, x, sp);
+	double sv = explain_vanish(c, f, x, sp);
+	set_num(c, "vanish_below", sv);
 	set_num(c, "exponent", floor_log2(x) < fmt_emin(f) ? fmt_emin(f) : floor_log2(x));
 	mistake_num(c, "spacing", fabs(x) * fmt_epsilon(f),
 	            "The spacing is not |x| times epsilon: it is fixed within each binade [2^e, 2^(e+1)) at "
 	            "2^(e - %d), and jumps at powers of two.",
 	            f->frac_bits);
-	mistake_num(c, "vanish_below", sp,
+	mistake_num(c, "vanish_below", 2 * sv,
 	            "An update rounds to the next value once it passes half the spacing; below that it vanishes.");
 	mistake_num(c, "vanish_below", fabs(x) * fmt_epsilon(f) / 2,
 	            "Half of |x| times epsilon ignores that the spacing is fixed per binade: use 2^(e - %d) / 2.",
 	            f->frac_bits);
-	explain_spacing(c, f, x, sp);
 	return true;
 }
 
@@ -809,6 +850,7 @@ static bool solve_update_vanish(solve_ctx *c)
 		return false;
 	if (w == 0 || fabs(w) > fmt_max(f))
 		return fail(c, "parameter w must be nonzero and within %s's range", f->name);
+	w = stored_value(f, w);   /* "a weight stored in bf16": its gaps are those of the stored value */
 	double sp = spacing_at(f, w);
 	int p = fmt_precision(f);
 	double T = ldexp(1, 2 * p);
@@ -824,6 +866,7 @@ static bool solve_update_vanish(solve_ctx *c)
 	mistake_num(c, "steps", ldexp(1, 2 * (p - 1)),
 	            "Use the unit roundoff 2^-%d (half of epsilon 2^-%d), as the question says.", p, p - 1);
 	explain_spacing(c, f, w, sp);
+	explain_vanish(c, f, w, sp);
 	tf(&c->w,
 	   "\nWithout fp32 master weights every small update below %s is lost outright. Even updates that\n"
 	   "survive are rounded: after T steps the rounding errors (each up to 2^-%d relative, the unit\n"
@@ -843,6 +886,11 @@ static bool solve_overflow(solve_ctx *c)
 		return false;
 	double mx = fmt_max(f);
 	double ulp = ldexp(1, fmt_emax(f) - f->frac_bits);
+	/* The tie max + ulp/2 goes to even: away from max when max's last
+	 * significand bit is 1 (fp16, bf16, fp32), back to max when it is 0
+	 * (fp8-e4m3, whose all-ones fraction is NaN). */
+	bool tie_up = (fmt_max_bits(f) & 1u) != 0;
+	const char *beyond = fmt_has_inf(f) ? "inf" : "NaN (this format has no inf)";
 	set_num(c, "max", mx);
 	set_num(c, "overflow_at", mx + ulp / 2);
 	set_num(c, "min_normal", fmt_min_normal(f));
@@ -851,18 +899,27 @@ static bool solve_overflow(solve_ctx *c)
 	set_num(c, "max_spacing", ulp);
 	mistake_num(c, "overflow_at", mx, "Values a little above the maximum still round down to it: overflow starts "
 	                                  "half a spacing above.");
-	mistake_num(c, "overflow_at", mx + ulp, "Half a spacing above the maximum is already a tie, which rounds "
-	                                        "to even: away from the maximum, whose last bit is 1.");
+	if (tie_up)
+		mistake_num(c, "overflow_at", mx + ulp, "Half a spacing above the maximum is already a tie, which rounds "
+		                                        "to even: away from the maximum, whose last bit is 1.");
+	else
+		mistake_num(c, "overflow_at", mx + ulp, "Every value more than half a spacing above the maximum is nearer "
+		                                        "the next step up, which this format cannot hold.");
 	mistake_num(c, "max", ldexp(2, fmt_emax(f)), "That would need an all-ones fraction with one more bit; the "
 	                                             "largest significand is 2 - 2^-%d.",
 	            f->frac_bits);
 	tf(&c->w, "%s: %d exponent bits (bias %d), %d fraction bits.\n", f->name, f->exp_bits, f->bias, f->frac_bits);
 	tf(&c->w, "Largest exponent %d; largest significand %s: max = %s.\n", fmt_emax(f),
 	   g(mx / ldexp(1, fmt_emax(f))), g(mx));
-	tf(&c->w, "Spacing at the top: 2^(%d - %d) = %s. Under RNE a value rounds to %s once it reaches\n"
-	          "max + spacing/2 = %s (the tie goes to even, away from max).\n",
-	   fmt_emax(f), f->frac_bits, g(ulp), fmt_has_inf(f) ? "inf" : "NaN (this format has no inf)",
-	   g(mx + ulp / 2));
+	if (tie_up)
+		tf(&c->w, "Spacing at the top: 2^(%d - %d) = %s. Under RNE a value rounds to %s once it reaches\n"
+		          "max + spacing/2 = %s (the tie goes to even, away from max, whose last bit is 1).\n",
+		   fmt_emax(f), f->frac_bits, g(ulp), beyond, g(mx + ulp / 2));
+	else
+		tf(&c->w, "Spacing at the top: 2^(%d - %d) = %s. Under RNE a value rounds to %s once it exceeds\n"
+		          "max + spacing/2 = %s. That value itself is a tie and goes to even, which is max (its last\n"
+		          "bit is 0), so %s still rounds to %s; anything above it does not.\n",
+		   fmt_emax(f), f->frac_bits, g(ulp), beyond, g(mx + ulp / 2), g(mx + ulp / 2), g(mx));
 	tf(&c->w, "min normal 2^%d = %s, min subnormal 2^%d = %s, epsilon 2^-%d = %s.\n", fmt_emin(f),
 	   g(fmt_min_normal(f)), fmt_emin(f) - f->frac_bits, g(fmt_min_subnormal(f)), f->frac_bits,
 	   g(fmt_epsilon(f)));

@@ -255,7 +255,8 @@ mp_status progress_record(const char *item, long attempt, bool solved, long hint
 			}
 		}
 		if (r) {
-			r->attempts += attempt;
+			/* counts read from the file can be anything up to LONG_MAX */
+			r->attempts = attempt > 0 && r->attempts > LONG_MAX - attempt ? LONG_MAX : r->attempts + attempt;
 			r->solved = r->solved || solved;
 			if (hints_seen > r->hints)
 				r->hints = hints_seen;

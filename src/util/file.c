@@ -56,18 +56,53 @@ mp_status file_read_all(const char *path, size_t max, char **buf, size_t *len, c
 	return MP_OK;
 }
 
+/* The file a write to path lands in: a symbolic link's target, so that the
+ * rename replaces the file and not the link (malloc'd; NULL on ENOMEM). */
+static char *write_target(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		char *real = realpath(path, NULL);
+		if (real)
+			return real;
+	}
+	return strdup(path);
+}
+
 mp_status file_atomic_open(file_atomic *a, const char *path, char *err, size_t errlen)
 {
 	memset(a, 0, sizeof *a);
-	size_t n = strlen(path);
-	a->path = strdup(path);
+	a->path = write_target(path);
+	if (!a->path) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return MP_ENOMEM;
+	}
+	struct stat st;
+	if (stat(a->path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(EISDIR));
+		file_atomic_abort(a);
+		return MP_EIO;
+	}
+	if (stat(a->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* a device or a pipe (/dev/stdout, /dev/null, a FIFO): nothing to
+		 * replace atomically, and renaming over it would replace the node
+		 * itself (which root may do, even in /dev); write into it */
+		a->fp = fopen(a->path, "w");
+		if (!a->fp) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			file_atomic_abort(a);
+			return MP_EIO;
+		}
+		return MP_OK;
+	}
+	size_t n = strlen(a->path);
 	a->tmp = malloc(n + 16);
-	if (!a->path || !a->tmp) {
+	if (!a->tmp) {
 		file_atomic_abort(a);
 		snprintf(err, errlen, "%s: out of memory", path);
 		return MP_ENOMEM;
 	}
-	snprintf(a->tmp, n + 16, "%s.tmp-XXXXXX", path);
+	snprintf(a->tmp, n + 16, "%s.tmp-XXXXXX", a->path);
 	int fd = mkstemp(a->tmp);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -93,17 +128,22 @@ mp_status file_atomic_open(file_atomic *a, const char *path, char *err, size_t e
 mp_status file_atomic_commit(file_atomic *a, char *err, size_t errlen)
 {
 	int e = 0;
-	if (fflush(a->fp) != 0 || ferror(a->fp) || fsync(fileno(a->fp)) != 0)
+	/* fsync fails on pipes and most devices: only a temporary file needs it */
+	if (fflush(a->fp) != 0 || ferror(a->fp) || (a->tmp && fsync(fileno(a->fp)) != 0))
 		e = errno ? errno : EIO;
 	if (fclose(a->fp) != 0 && !e)
 		e = errno ? errno : EIO;
 	a->fp = NULL;
-	if (!e && rename(a->tmp, a->path) != 0)
+	if (!e && a->tmp && rename(a->tmp, a->path) != 0)
 		e = errno;
 	if (e) {
 		snprintf(err, errlen, "%s: %s", a->path, strerror(e));
 		file_atomic_abort(a);
 		return MP_EIO;
+	}
+	if (!a->tmp) {
+		file_atomic_abort(a);
+		return MP_OK;
 	}
 	/* make the rename itself durable */
 	char *slash = strrchr(a->path, '/');

@@ -15,11 +15,13 @@ mp_status file_read_all(const char *path, size_t max, char **buf, size_t *len, c
 
 /* Writing a file atomically: into a temporary file next to it, then flushed
  * to disk and renamed over path, so a reader (or a crash, a kill or a full
- * disk) sees either the old file or the complete new one. */
+ * disk) sees either the old file or the complete new one. A symbolic link
+ * is followed (its target is replaced, the link stays); a device or a pipe
+ * (/dev/stdout, a FIFO) is written directly, never renamed over. */
 typedef struct {
 	FILE *fp;          /* write here between open and commit */
 	char *path;
-	char *tmp;
+	char *tmp;         /* NULL when writing straight into a device or pipe */
 } file_atomic;
 
 /* MP_EIO with "path: reason" in err when the temporary file cannot be created. */
