@@ -1245,6 +1245,20 @@ expect_rc "grade: unwritable output" 3
 run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --exercises 7.4a,nosuch
 expect_rc "grade: unknown exercise in --exercises" 2
 err_has "grade --exercises: names it" "nosuch"
+# a teacher's file whose parameters combine into a variant that cannot be
+# solved for some students (gmin > gmax): those are reported, the rest graded
+mkdir "$tmp/exsc"
+printf '[sc]\ntitle: T\nkind: scale-choice\nparam gmax: 4\nvary gmax: list 1 4\nparam gmin: 0.5\nvary gmin: list 0.5 3\nprompt: p\nfield fits: choice yes|no\n' >"$tmp/exsc/sc.ex"
+printf 'student_id\n' >"$tmp/roster3.csv"
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do echo "p$i" >>"$tmp/roster3.csv"; done
+printf 'student_id,exercise,field,answer\np1,sc,fits,yes\n' >"$tmp/sub3.csv"
+run grade --roster "$tmp/roster3.csv" "$tmp/sub3.csv" --exercise-dir "$tmp/exsc" --exercises sc
+expect_rc "grade with unsolvable variants" 2
+err_has "grade: unsolvable variant named" "must not exceed gmax"
+n_bad=$(grep -c 'not graded' "$tmp/out")
+n_rows=$(grep -c '^p[0-9]*,,sc,' "$tmp/out")
+[ "$n_rows" -eq 16 ] && [ "$n_bad" -gt 0 ] && [ "$n_bad" -lt 16 ] && ok "grade: unsolvable variants marked, others graded ($n_bad of 16)" \
+	|| bad "grade: unsolvable variants marked, others graded" "rows $n_rows, not graded $n_bad"
 run lab --help
 expect_rc "lab --help" 0
 run grade --help

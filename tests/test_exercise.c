@@ -394,6 +394,14 @@ START_TEST(drift_exercises_by_hand)
 	ck_assert(num(ex, &s, "lost") == 94);
 	ck_assert(num(ex, &s, "final") == 512);
 	ex_solution_free(&s);
+	/* downward: 500 - 1.5 = 498.5 rounds to 498 (gap 2), and so on; 100 steps of -2
+	 * reach 300 without meeting 256, where the gap would halve: nothing lost.
+	 * The exact sum 500 - 150 = 350 is the recognised mistake. */
+	solve_with(ex, "u", "-1.5", &s);
+	ck_assert(num(ex, &s, "lost") == 0);
+	ck_assert(num(ex, &s, "final") == 300);
+	assert_verdict(ex, &s, "final", "350", EX_WRONG, "exact sum");
+	ex_solution_free(&s);
 
 	ex = get("drift.4");
 	solve_with(ex, NULL, NULL, &s);   /* 600 + 0.5 each step: bf16 gap 4 loses all; fp32 is exact */

@@ -10,6 +10,7 @@
 
 #include "fmt/format.h"
 #include "fmt/round.h"
+#include "teach/exercise.h"
 
 enum {
 	CLI_OK = 0,      /* success */
@@ -44,6 +45,11 @@ int cmd_lab(int argc, char **argv);
 int cmd_grade(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
+
+/* Loads the exercises of dir (NULL: ex_dir()); problems in the files are
+ * warnings on stderr (unless quiet, when the set still loads). Returns
+ * CLI_OK, or CLI_ENV when the folder cannot be read. */
+int cli_load_exercises(const char *cmd, const char *dir, ex_set *set, bool quiet);
 
 /* "mixprec CMD: message" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -60,33 +60,13 @@ static void on_sigint(int sig)
  * format (no detour through binary64). */
 static bool parse_double(const char *opt, const char *text, double *v, double *starts)
 {
-	fmt_num x;
-	fmt_num_init(&x);
-	char err[256];
-	bool ok = fmt_parse_number(&x, text, err, sizeof err) == MP_OK;
-	if (!ok)
+	double scratch[DRIFT_VARIANT_COUNT];
+	char err[300];
+	if (drift_parse_start(text, v, starts ? starts : scratch, err, sizeof err) != MP_OK) {
 		cli_error("drift", "%s: %s", opt, err);
-	else if (x.kind != NUM_FINITE || !isfinite(fmt_num_to_double(&x))) {
-		cli_error("drift", "%s: '%s' is not a finite number", opt, text);
-		ok = false;
+		return false;
 	}
-	if (ok) {
-		*v = fmt_num_to_double(&x);
-		if (starts) {
-			static const fmt_id fmts[DRIFT_VARIANT_COUNT] = {
-				[DRIFT_FP64] = FMT_FP32, [DRIFT_FP32] = FMT_FP32, [DRIFT_BF16_RNE] = FMT_BF16,
-				[DRIFT_BF16_SR] = FMT_BF16, [DRIFT_BF16_KAHAN] = FMT_BF16, [DRIFT_FP16_RNE] = FMT_FP16,
-			};
-			fmt_round_ctl ctl = { .mode = FMT_RNE };
-			for (int k = 0; k < DRIFT_VARIANT_COUNT; k++) {
-				const fmt_info *f = fmt_get(fmts[k]);
-				starts[k] = fmt_to_double(f, fmt_round_num(f, &ctl, &x, NULL));
-			}
-			starts[DRIFT_FP64] = *v;
-		}
-	}
-	fmt_num_clear(&x);
-	return ok;
+	return true;
 }
 
 static bool parse_size(const char *opt, const char *text, size_t *v, size_t max)

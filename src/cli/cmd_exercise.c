@@ -121,22 +121,18 @@ static int parse_opts(const char *cmd, int argc, char **argv, ex_opts *o, void (
 	return CLI_OK;
 }
 
-/* Loads the exercise set; load problems are warnings on stderr. */
-static int load_set(const char *cmd, const ex_opts *o, ex_set *set, bool quiet)
+int cli_load_exercises(const char *cmd, const char *dir, ex_set *set, bool quiet)
 {
 	ex_diags d = { 0 };
 	memset(set, 0, sizeof *set);
-	mp_status st = ex_load_dir(set, o->dir ? o->dir : ex_dir(), &d);
+	mp_status st = ex_load_dir(set, dir ? dir : ex_dir(), &d);
 	if (!quiet || st != MP_OK)
 		for (size_t i = 0; i < d.count; i++)
 			fprintf(stderr, "mixprec %s: warning: %s\n", cmd, d.msgs[i]);
 	ex_diags_free(&d);
-	if (st == MP_ENOMEM) {
-		cli_error(cmd, "out of memory");
-		ex_set_free(set);
-		return CLI_ENV;
-	}
 	if (st != MP_OK) {
+		if (st == MP_ENOMEM)
+			cli_error(cmd, "out of memory");
 		ex_set_free(set);
 		return CLI_ENV;
 	}
@@ -355,7 +351,7 @@ int cmd_exercise(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	ex_set set;
-	if ((rc = load_set("exercise", &o, &set, !list)) != CLI_OK)
+	if ((rc = cli_load_exercises("exercise", o.dir, &set, !list)) != CLI_OK)
 		return rc;
 	if (list) {
 		progress p = { 0 };
@@ -437,7 +433,7 @@ int cmd_check(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	ex_set set;
-	if ((rc = load_set("check", &o, &set, true)) != CLI_OK)
+	if ((rc = cli_load_exercises("check", o.dir, &set, true)) != CLI_OK)
 		return rc;
 	const ex_exercise *ex = find_or_report("check", &set, o.words[0]);
 	if (!ex) {

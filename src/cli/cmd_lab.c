@@ -14,6 +14,7 @@
 #include "teach/lesson.h"
 #include "util/csvout.h"
 #include "util/file.h"
+#include "util/strbuf.h"
 
 #define DEFAULT_SET "7.4a,7.4b,7.4c,7.4d,7.4e"
 #define MAX_SUBMISSIONS 4096
@@ -173,60 +174,7 @@ static int select_exercises(const char *cmd, const ex_set *set, const char *list
 	return rc;
 }
 
-static int load_exercises(const char *cmd, const lab_opts *o, ex_set *set)
-{
-	ex_diags d = { 0 };
-	memset(set, 0, sizeof *set);
-	mp_status st = ex_load_dir(set, o->dir ? o->dir : ex_dir(), &d);
-	print_diags(cmd, &d);
-	ex_diags_free(&d);
-	if (st != MP_OK) {
-		if (st == MP_ENOMEM)
-			cli_error(cmd, "out of memory");
-		ex_set_free(set);
-		return CLI_ENV;
-	}
-	return CLI_OK;
-}
-
 /* ---- lab new ---------------------------------------------------------------- */
-
-/* A growing string. */
-typedef struct {
-	char *s;
-	size_t len, cap;
-	bool oom;
-} buf;
-
-static void bf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void bf(buf *b, const char *fmt, ...)
-{
-	if (b->oom)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if (b->len + (size_t)n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + (size_t)n + 1)
-			cap *= 2;
-		char *g = realloc(b->s, cap);
-		if (!g) {
-			b->oom = true;
-			return;
-		}
-		b->s = g;
-		b->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
 
 /* Writes text to path atomically. */
 static bool write_text(const char *path, const char *text, size_t len)
@@ -248,27 +196,27 @@ static bool write_text(const char *path, const char *text, size_t len)
 /* Text from a roster as Markdown that shows it literally: ASCII punctuation
  * backslash-escaped (no links, emphasis or HTML), line breaks and other
  * control characters as blanks (a name cannot start a heading of its own). */
-static void bf_literal(buf *b, const char *text)
+static void md_literal(strbuf *b, const char *text)
 {
 	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
 		if (*p < 0x20 || *p == 0x7f)
-			bf(b, " ");
+			strbuf_printf(b, " ");
 		else if (ispunct(*p))
-			bf(b, "\\%c", *p);
+			strbuf_printf(b, "\\%c", *p);
 		else
-			bf(b, "%c", *p);
+			strbuf_printf(b, "%c", *p);
 	}
 }
 
 /* The sheet of one student as Markdown. */
-static bool sheet_markdown(buf *b, const class_student *st, const ex_exercise *const *ex, size_t nex,
+static bool sheet_markdown(strbuf *b, const class_student *st, const ex_exercise *const *ex, size_t nex,
                            const char *seed)
 {
-	bf(b, "# Mixed precision lab: ");
-	bf_literal(b, st->name[0] ? st->name : st->id);
-	bf(b, "\n\n");
-	bf(b, "Student id: `%s`. Course seed: `%s`.\n\n", st->id, seed);
-	bf(b, "Your numbers are your own: they differ from your neighbours'. Write each answer into "
+	strbuf_printf(b, "# Mixed precision lab: ");
+	md_literal(b, st->name[0] ? st->name : st->id);
+	strbuf_printf(b, "\n\n");
+	strbuf_printf(b, "Student id: `%s`. Course seed: `%s`.\n\n", st->id, seed);
+	strbuf_printf(b, "Your numbers are your own: they differ from your neighbours'. Write each answer into "
 	      "the answer column of `%s-answers.csv`, or check it yourself first with "
 	      "`mixprec check ID FIELD=ANSWER --student %s --course-seed %s`.\n\n",
 	   st->id, st->id, seed);
@@ -278,11 +226,11 @@ static bool sheet_markdown(buf *b, const class_student *st, const ex_exercise *c
 		char *prompt = ex_prompt(ex[e], &v);
 		if (!prompt)
 			return false;
-		bf(b, "## Exercise %s: %s\n\n", ex[e]->id, ex[e]->title);
+		strbuf_printf(b, "## Exercise %s: %s\n\n", ex[e]->id, ex[e]->title);
 		/* paragraphs of the prompt: one line each in Markdown */
 		for (const char *p = prompt; *p; p++)
-			bf(b, "%c", *p == '\n' && p[1] != '\n' && (p == prompt || p[-1] != '\n') ? ' ' : *p);
-		bf(b, "\n\n| field | asks for |\n|---|---|\n");
+			strbuf_printf(b, "%c", *p == '\n' && p[1] != '\n' && (p == prompt || p[-1] != '\n') ? ' ' : *p);
+		strbuf_printf(b, "\n\n| field | asks for |\n|---|---|\n");
 		for (size_t f = 0; f < ex[e]->nfields; f++) {
 			const ex_field *fl = &ex[e]->fields[f];
 			char *label = NULL;
@@ -291,21 +239,21 @@ static bool sheet_markdown(buf *b, const class_student *st, const ex_exercise *c
 				tmp.prompt = fl->label;
 				label = ex_prompt(&tmp, &v);
 			}
-			bf(b, "| `%s` | ", fl->name);
+			strbuf_printf(b, "| `%s` | ", fl->name);
 			for (const char *p = label ? label : ""; *p; p++)
-				bf(b, *p == '|' ? "\\|" : "%c", *p);
+				strbuf_printf(b, *p == '|' ? "\\|" : "%c", *p);
 			if (fl->type == EX_BITS)
-				bf(b, " (%s bits: 0x... or binary)", fmt_get(fl->format)->name);
+				strbuf_printf(b, " (%s bits: 0x... or binary)", fmt_get(fl->format)->name);
 			if (fl->type == EX_CHOICE)
 				for (size_t k = 0; k < fl->nchoices; k++)
-					bf(b, "%s%s", k ? ", " : " (one of: ", fl->choices[k]);
-			bf(b, "%s", fl->type == EX_CHOICE ? ")" : "");
+					strbuf_printf(b, "%s%s", k ? ", " : " (one of: ", fl->choices[k]);
+			strbuf_printf(b, "%s", fl->type == EX_CHOICE ? ")" : "");
 			if (fl->unit[0])
-				bf(b, " (in %s)", fl->unit);
-			bf(b, " |\n");
+				strbuf_printf(b, " (in %s)", fl->unit);
+			strbuf_printf(b, " |\n");
 			free(label);
 		}
-		bf(b, "\n");
+		strbuf_printf(b, "\n");
 		free(prompt);
 	}
 	return !b->oom;
@@ -322,7 +270,7 @@ static int lab_new(const lab_opts *o)
 		return CLI_USAGE;
 	}
 	ex_set set;
-	int rc = load_exercises("lab", o, &set);
+	int rc = cli_load_exercises("lab", o->dir, &set, false);
 	if (rc != CLI_OK)
 		return rc;
 	const ex_exercise **ex = NULL;
@@ -362,19 +310,19 @@ static int lab_new(const lab_opts *o)
 	size_t written = 0;
 	for (size_t s = 0; s < roster.count && rc == CLI_OK; s++) {
 		const class_student *stu = &roster.students[s];
-		buf md = { 0 };
+		strbuf md = { 0 };
 		if (!sheet_markdown(&md, stu, ex, nex, o->seed)) {
 			cli_error("lab", "out of memory");
-			free(md.s);
+			free(md.buf);
 			rc = CLI_ENV;
 			break;
 		}
 		snprintf(path, sizeof path, "%s/%s.md", o->out, stu->id);
-		if (!write_text(path, md.s, md.len))
+		if (!write_text(path, md.buf, md.len))
 			rc = CLI_ENV;
 		/* the plain-text sheet: the same Markdown through the lesson renderer */
 		lesson_doc doc;
-		if (rc == CLI_OK && lesson_parse(&doc, stu->id, md.s, md.len) == MP_OK) {
+		if (rc == CLI_OK && lesson_parse(&doc, stu->id, md.buf, md.len) == MP_OK) {
 			char *txt = NULL;
 			size_t tlen = 0;
 			FILE *mem = open_memstream(&txt, &tlen);
@@ -390,7 +338,7 @@ static int lab_new(const lab_opts *o)
 			cli_error("lab", "cannot render the sheet of %s", stu->id);
 			rc = CLI_ENV;
 		}
-		free(md.s);
+		free(md.buf);
 		/* the answer template and the key rows */
 		snprintf(path, sizeof path, "%s/%s-answers.csv", o->out, stu->id);
 		file_atomic t;
@@ -649,7 +597,7 @@ int cmd_grade(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	ex_set set;
-	if ((rc = load_exercises("grade", &o, &set)) != CLI_OK)
+	if ((rc = cli_load_exercises("grade", o.dir, &set, false)) != CLI_OK)
 		return rc;
 	const ex_exercise **ex = NULL;
 	size_t nex = 0;
@@ -687,10 +635,15 @@ int cmd_grade(int argc, char **argv)
 	}
 	char err[512];
 	st = class_grade(&g, err, sizeof err);
-	if (st != MP_OK) {
-		cli_error("grade", "%s", err);
-		rc = st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
+	if (st == MP_ENOMEM) {
+		cli_error("grade", "out of memory");
+		rc = CLI_ENV;
 		goto done;
+	}
+	if (st != MP_OK) {
+		/* reported; those fields say why, and everything else is graded */
+		cli_error("grade", "%s", err);
+		input_problem = true;
 	}
 	file_atomic ga = { 0 }, sa = { 0 };
 	FILE *gfp, *sfp = NULL;

@@ -65,6 +65,13 @@ const char *drift_dist_name(drift_dist d);
 /* MP_EINVAL when name is not constant, uniform or normal. */
 mp_status drift_dist_parse(const char *name, drift_dist *d);
 
+/* Parses a start value in the project's number syntax (fmt_parse_number),
+ * finite: *x0 to the nearest binary64, and starts[v] rounded once, exactly,
+ * from the typed value into each variant's format (fp64's start is *x0).
+ * MP_EPARSE / MP_EINVAL with the reason in err. */
+mp_status drift_parse_start(const char *text, double *x0, double starts[DRIFT_VARIANT_COUNT], char *err,
+                            size_t errlen);
+
 /* Allocates a simulation at step 0. MP_EINVAL for zero elements or a
  * non-finite parameter, MP_ENOMEM when the arrays do not fit; on
  * DRIFT_DEVICE_CUDA, MP_EUNSUPPORTED or MP_EIO when the GPU is missing or

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "util/csvread.h"
+#include "util/text.h"
 
 static mp_status diag(ex_diags *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -39,23 +40,12 @@ bool class_id_valid(const char *id)
 	return true;
 }
 
-/* Trims blanks in place (spreadsheets pad cells). */
-static char *trim(char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-		s[--n] = '\0';
-	return s;
-}
-
 /* The column of a header called one of names (case-insensitive), or -1. */
 static int column(const csvr_row *row, const char *const *names)
 {
 	for (size_t i = 0; i < row->count; i++)
 		for (const char *const *n = names; *n; n++)
-			if (strcasecmp(trim(row->fields[i]), *n) == 0)
+			if (strcasecmp(text_trim(row->fields[i]), *n) == 0)
 				return (int)i;
 	return -1;
 }
@@ -105,7 +95,7 @@ static int roster_row(void *ud, const csvr_row *row)
 		rs->st = diag(rs->diags, "%s:%ld: no student_id in this row", rs->path, row->line);
 		return rs->st != MP_OK;
 	}
-	char *id = trim(row->fields[rs->col_id]);
+	char *id = text_trim(row->fields[rs->col_id]);
 	if (!class_id_valid(id)) {
 		rs->st = diag(rs->diags,
 		              "%s:%ld: student id '%s' is not usable (1 to %d letters, digits, '.', '_', '@', '-'; not "
@@ -129,7 +119,7 @@ static int roster_row(void *ud, const csvr_row *row)
 	memset(s, 0, sizeof *s);
 	snprintf(s->id, sizeof s->id, "%s", id);
 	s->line = row->line;
-	const char *name = rs->col_name >= 0 && (size_t)rs->col_name < row->count ? trim(row->fields[rs->col_name]) : "";
+	const char *name = rs->col_name >= 0 && (size_t)rs->col_name < row->count ? text_trim(row->fields[rs->col_name]) : "";
 	if (!(s->name = strdup(name))) {
 		rs->st = MP_ENOMEM;
 		return 1;
@@ -290,7 +280,7 @@ static int sub_row(void *ud, const csvr_row *row)
 			              row->count, ss->col[k] + 1);
 			return ss->st != MP_OK;
 		}
-		cell[k] = trim(row->fields[ss->col[k]]);
+		cell[k] = text_trim(row->fields[ss->col[k]]);
 	}
 	if (!cell[3][0])
 		return 0;   /* a field left blank in the template: no answer */
@@ -354,6 +344,7 @@ mp_status class_grading_add(class_grading *g, const char *path, ex_diags *diags)
 
 mp_status class_grade(class_grading *g, char *err, size_t errlen)
 {
+	mp_status result = MP_OK;
 	for (size_t s = 0; s < g->roster->count; s++) {
 		for (size_t e = 0; e < g->nex; e++) {
 			const ex_exercise *ex = g->ex[e];
@@ -362,10 +353,25 @@ mp_status class_grade(class_grading *g, char *err, size_t errlen)
 			ex_solution sol;
 			char why[256];
 			mp_status st = ex_solve(ex, &v, &sol, why, sizeof why);
-			if (st != MP_OK) {
-				snprintf(err, errlen, "exercise %s for student %s: %s", ex->id, g->roster->students[s].id,
-				         st == MP_ENOMEM ? "out of memory" : why);
+			if (st == MP_ENOMEM)
 				return st;
+			if (st != MP_OK) {
+				/* this student's variant does not solve: say so in every field, grade the rest */
+				if (result == MP_OK)
+					snprintf(err, errlen, "exercise %s for student %s: %s", ex->id, g->roster->students[s].id,
+					         why);
+				result = st;
+				for (size_t f = 0; f < ex->nfields; f++) {
+					size_t k = class_slot(g, s, e, f);
+					char fb[400];
+					snprintf(fb, sizeof fb, "%s: not graded: this student's variant cannot be solved (%s)",
+					         ex->fields[f].name, why);
+					free(g->feedback[k]);
+					g->verdict[k] = EX_MALFORMED;
+					if (!(g->feedback[k] = strdup(fb)))
+						return MP_ENOMEM;
+				}
+				continue;
 			}
 			for (size_t f = 0; f < ex->nfields; f++) {
 				size_t k = class_slot(g, s, e, f);
@@ -386,5 +392,5 @@ mp_status class_grade(class_grading *g, char *err, size_t errlen)
 			ex_solution_free(&sol);
 		}
 	}
-	return MP_OK;
+	return result;
 }

@@ -59,8 +59,10 @@ void class_grading_free(class_grading *g);
  * file:line (the later answer counts). Return values as class_roster_load. */
 mp_status class_grading_add(class_grading *g, const char *path, ex_diags *diags);
 
-/* Checks every answer against the student's variant. MP_EINVAL (message in
- * err) when an exercise cannot be solved for a student's variant. */
+/* Checks every answer against the student's variant. When an exercise
+ * cannot be solved for some student's variant, that student's fields say so
+ * (verdict EX_MALFORMED), the rest is graded, and the result is MP_EINVAL
+ * with the first such problem in err. MP_ENOMEM. */
 mp_status class_grade(class_grading *g, char *err, size_t errlen);
 
 static inline size_t class_slot(const class_grading *g, size_t s, size_t e, size_t f)

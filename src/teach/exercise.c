@@ -18,6 +18,7 @@
 #include "util/file.h"
 #include "util/numtext.h"
 #include "util/rng.h"
+#include "util/text.h"
 
 #define EX_FILE_MAX (1u << 20)
 #define EX_LINE_MAX 4096
@@ -129,16 +130,6 @@ static const ex_param *param_find(const ex_exercise *ex, const char *name)
 }
 
 /* ---- small text helpers -------------------------------------------------- */
-
-static char *trim(char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-		s[--n] = '\0';
-	return s;
-}
 
 /* Names: letters, digits, '_', '.', '-'; starting with a letter or digit. */
 static bool valid_name(const char *s, size_t max)
@@ -375,8 +366,8 @@ static bool split_named(char *s, char **name, char **rest)
 	if (!sep)
 		return false;
 	*sep = '\0';
-	*name = trim(s);
-	*rest = trim(sep + 1);
+	*name = text_trim(s);
+	*rest = text_trim(sep + 1);
 	return true;
 }
 
@@ -597,7 +588,7 @@ static void parse_line(load_ctx *c, ex_exercise *ex, char *s, char ***last_text)
 			char *label = strstr(rest, " -- ");
 			if (label) {
 				*label = '\0';
-				if (!(f->label = strdup(trim(label + 4))))
+				if (!(f->label = strdup(text_trim(label + 4))))
 					c->st = MP_ENOMEM;
 			}
 			parse_field_spec(c, f, rest);
@@ -683,7 +674,7 @@ mp_status ex_load_text(ex_set *set, const char *name, const char *text, size_t l
 			continue;
 		}
 		bool cont = line[0] == ' ' || line[0] == '\t';
-		char *s = trim(line);
+		char *s = text_trim(line);
 		if (!*s || s[0] == '#') {
 			if (!cont)
 				last_text = NULL;
@@ -719,7 +710,7 @@ mp_status ex_load_text(ex_set *set, const char *name, const char *text, size_t l
 				continue;
 			}
 			*close = '\0';
-			char *id = trim(s + 1);
+			char *id = text_trim(s + 1);
 			if (!valid_name(id, EX_NAME_MAX)) {
 				bad(&c, "'%s' is not a valid exercise id (letters, digits, '.', '-', '_'; at most %d)", id,
 				    EX_NAME_MAX - 1);
@@ -1076,7 +1067,7 @@ mp_status ex_parse_number(const char *text, double *out, char *unit, size_t unit
 		return MP_EPARSE;
 	}
 	snprintf(buf, sizeof buf, "%s", text);
-	char *s = trim(buf);
+	char *s = text_trim(buf);
 	if (unitlen)
 		unit[0] = '\0';
 	size_t n = strlen(s);
@@ -1089,7 +1080,7 @@ mp_status ex_parse_number(const char *text, double *out, char *unit, size_t unit
 			if (strncmp(s, "0x", 2) == 0 && ul == 1)
 				continue;
 			s[n - ul] = '\0';
-			s = trim(s);
+			s = text_trim(s);
 			if (unitlen)
 				snprintf(unit, unitlen, "%s", units[i].unit);
 			break;
@@ -1166,7 +1157,7 @@ static void canon_choice(const char *in, char *out, size_t n)
 {
 	char buf[EX_NAME_MAX * 2];
 	snprintf(buf, sizeof buf, "%s", in);
-	char *s = trim(buf);
+	char *s = text_trim(buf);
 	for (char *p = s; *p; p++)
 		*p = (char)tolower((unsigned char)*p);
 	/* "yes.", "No!", "'fp32'": sentence punctuation and quotes are not part of the word */
@@ -1175,7 +1166,7 @@ static void canon_choice(const char *in, char *out, size_t n)
 		s[--len] = '\0';
 	if (len >= 2 && strchr("\"'`", s[0]) && s[len - 1] == s[0]) {
 		s[len - 1] = '\0';
-		s = trim(s + 1);
+		s = text_trim(s + 1);
 	}
 	static const char *yes[] = { "y", "true", "1", "yes" }, *no[] = { "n", "false", "0", "no" };
 	for (size_t i = 0; i < 4; i++) {

@@ -16,44 +16,7 @@
 #include "fmt/round.h"
 #include "teach/exercise.h"
 #include "util/numtext.h"
-
-/* ---- a growing text for the worked solution ------------------------------ */
-
-typedef struct {
-	char *buf;
-	size_t len, cap;
-	bool oom;
-} text;
-
-static void tf(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void tf(text *t, const char *fmt, ...)
-{
-	if (t->oom)
-		return;
-	for (;;) {
-		va_list ap;
-		va_start(ap, fmt);
-		int n = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return;
-		if (t->buf && t->len + (size_t)n < t->cap) {
-			t->len += (size_t)n;
-			return;
-		}
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		while (cap < t->len + (size_t)n + 1)
-			cap *= 2;
-		char *g = realloc(t->buf, cap);
-		if (!g) {
-			t->oom = true;
-			return;
-		}
-		t->buf = g;
-		t->cap = cap;
-	}
-}
+#include "util/strbuf.h"
 
 /* ---- helpers to fill a solution -------------------------------------------- */
 
@@ -61,7 +24,7 @@ typedef struct {
 	const ex_exercise *ex;
 	const ex_variant *v;
 	ex_solution *sol;
-	text w;
+	strbuf w;
 	char *err;
 	size_t errlen;
 } solve_ctx;
@@ -182,9 +145,7 @@ static bool param_double(solve_ctx *c, const char *name, double *out)
 	fmt_num_init(&x);
 	bool ok = param_exact(c, name, &x);
 	if (ok) {
-		*out = fmt_num_to_double(&x);
-		if (x.neg)
-			*out = -fabs(*out);
+		*out = fmt_num_to_double(&x);   /* signed */
 		if (!isfinite(*out))
 			ok = fail(c, "parameter %s is out of range", name);
 	}
@@ -274,7 +235,7 @@ static bool solve_underflow(solve_ctx *c)
 	if (!param_double(c, "G", &G))
 		return false;
 	G = fabs(G);
-	tf(&c->w, "A normal number has a leading 1 bit; the smallest one is 2^emin with emin = 1 - bias.\n"
+	strbuf_printf(&c->w, "A normal number has a leading 1 bit; the smallest one is 2^emin with emin = 1 - bias.\n"
 	          "Below it, subnormals keep shrinking down to 2^(emin - fraction bits); under RNE a value\n"
 	          "becomes 0 when it is at most half of that smallest subnormal.\n\n");
 	for (fmt_id id = 0; id < FMT_COUNT; id++) {
@@ -329,7 +290,7 @@ static bool solve_underflow(solve_ctx *c)
 			}
 		}
 		if (used)
-			tf(&c->w, "%-9s bias %3d: min normal 2^%d = %s; min subnormal 2^%d = %s; G = %s %s\n", f->name,
+			strbuf_printf(&c->w, "%-9s bias %3d: min normal 2^%d = %s; min subnormal 2^%d = %s; G = %s %s\n", f->name,
 			   f->bias, fmt_emin(f), g(fmt_min_normal(f)), fmt_emin(f) - f->frac_bits,
 			   g(fmt_min_subnormal(f)), g(G),
 			   rne_flushes(f, G) ? "rounds to 0: it is flushed"
@@ -339,16 +300,16 @@ static bool solve_underflow(solve_ctx *c)
 	/* the conclusion must match this student's G: not every listed G flushes in fp16 */
 	const fmt_info *h = fmt_get(FMT_FP16);
 	if (rne_flushes(h, G))
-		tf(&c->w, "\nfp16 has 5 exponent bits and cannot reach below about 6e-8, so a gradient of %s vanishes\n"
+		strbuf_printf(&c->w, "\nfp16 has 5 exponent bits and cannot reach below about 6e-8, so a gradient of %s vanishes\n"
 		          "unless the loss is scaled up first; bf16 keeps fp32's 8 exponent bits and reaches 1e-38.\n",
 		   g(G));
 	else if (G < fmt_min_normal(h))
-		tf(&c->w, "\nA gradient of %s survives in fp16 only as a subnormal, with %d significant bits instead of 11;\n"
+		strbuf_printf(&c->w, "\nA gradient of %s survives in fp16 only as a subnormal, with %d significant bits instead of 11;\n"
 		          "gradients a little smaller (at most 2^-25, about 3e-8) vanish. Scaling the loss up moves them\n"
 		          "into fp16's normal range; bf16 keeps fp32's 8 exponent bits and reaches 1e-38.\n",
 		   g(G), floor_log2(G) - (fmt_emin(h) - h->frac_bits) + 1);
 	else
-		tf(&c->w, "\nA gradient of %s is a normal fp16 number, but gradients below 2^-14 lose precision in fp16\n"
+		strbuf_printf(&c->w, "\nA gradient of %s is a normal fp16 number, but gradients below 2^-14 lose precision in fp16\n"
 		          "and those at most 2^-25 (about 3e-8) vanish unless the loss is scaled up first; bf16 keeps\n"
 		          "fp32's 8 exponent bits and reaches 1e-38.\n",
 		   g(G));
@@ -378,7 +339,7 @@ static bool solve_loss_scale(solve_ctx *c)
 	                                   "is S, not 0.");
 	mistake_num(c, "scaled_grad", gr, "That is the gradient before scaling.");
 	mistake_num(c, "scaled_grad", gr / S, "The scale multiplies the gradient; it does not divide it.");
-	tf(&c->w,
+	strbuf_printf(&c->w,
 	   "Let L be the loss and L' = S * L the scaled loss. S is a constant, so dL'/dL = S.\n"
 	   "For any weight w, by the chain rule\n"
 	   "  dL'/dw = dL'/dL * dL/dw = S * dL/dw,\n"
@@ -420,27 +381,33 @@ static bool solve_memory(solve_ctx *c)
 	set_num(c, "total_gib", r.total_bytes / 1073741824.0);
 	set_num(c, "rule_gb", 20 * P / 1e9);
 	double acc = r.bytes_per_param[BUDGET_GRAD_ACCUM];
+	double master = r.bytes_per_param[BUDGET_MASTER], moment = r.bytes_per_param[BUDGET_OPTIMIZER] / 2;
+	if (acc == master && acc == moment)
+		/* all three omissions give the same count: name them all */
+		mistake_num(c, "bytes_per_param", bpp - acc,
+		            "4 bytes short: did you leave out the fp32 gradient accumulator (gradients are summed in fp32 "
+		            "across micro-batches), the fp32 master weights, or one of Adam's two fp32 moments?");
 	mistake_num(c, "bytes_per_param", bpp - acc,
 	            "You left out the fp32 gradient accumulator (4 bytes): gradients are summed in fp32 across "
 	            "micro-batches before the update.");
-	mistake_num(c, "bytes_per_param", bpp - r.bytes_per_param[BUDGET_MASTER],
+	mistake_num(c, "bytes_per_param", bpp - master,
 	            "You left out the fp32 master weights (4 bytes) that the optimiser updates.");
-	mistake_num(c, "bytes_per_param", bpp - r.bytes_per_param[BUDGET_OPTIMIZER] / 2,
+	mistake_num(c, "bytes_per_param", bpp - moment,
 	            "Adam keeps two fp32 states per parameter (m and v): 8 bytes, not 4.");
 	mistake_num(c, "bytes_per_param", 2, "2 bytes is only the bf16 weight copy; count every tensor kept per "
 	                                     "parameter during training.");
 	mistake_num(c, "total_gb", (bpp - acc) * P / 1e9,
 	            "That total leaves out the fp32 gradient accumulator (4 bytes per parameter).");
 	mistake_num(c, "total_gb", 2 * P / 1e9, "That is only the bf16 weights; training keeps much more.");
-	tf(&c->w, "bf16 mixed precision with Adam keeps, per parameter:\n");
+	strbuf_printf(&c->w, "bf16 mixed precision with Adam keeps, per parameter:\n");
 	for (budget_component k = 0; k < BUDGET_ACTIVATIONS; k++)
 		if (r.bytes_per_param[k] > 0)
-			tf(&c->w, "  %-15s %g bytes\n", budget_component_name(k), r.bytes_per_param[k]);
-	tf(&c->w, "  %-15s %g bytes per parameter\n\n", "total", bpp);
-	tf(&c->w, "For P = %s parameters: %g x %s = %s bytes = %s GB (10^9 bytes) = %s GiB (2^30 bytes).\n",
+			strbuf_printf(&c->w, "  %-15s %g bytes\n", budget_component_name(k), r.bytes_per_param[k]);
+	strbuf_printf(&c->w, "  %-15s %g bytes per parameter\n\n", "total", bpp);
+	strbuf_printf(&c->w, "For P = %s parameters: %g x %s = %s bytes = %s GB (10^9 bytes) = %s GiB (2^30 bytes).\n",
 	   g(P), bpp, g(P), g(r.total_bytes), g(r.total_bytes / 1e9),
 	   g(r.total_bytes / 1073741824.0));
-	tf(&c->w, "The rule of thumb of 20 GB per billion parameters gives %s GB: the same count.\n"
+	strbuf_printf(&c->w, "The rule of thumb of 20 GB per billion parameters gives %s GB: the same count.\n"
 	          "Activations come on top and depend on the batch and sequence length.\n",
 	   g(20 * P / 1e9));
 	return true;
@@ -473,15 +440,15 @@ static bool solve_zero(solve_ctx *c)
 	mistake_num(c, "gpu_gb", me->total_bytes / gpus / 1e9,
 	            "Stage %d does not shard everything: only stage 3 divides every component by the GPU count.",
 	            (int)stage);
-	tf(&c->w, "ZeRO stage 1 shards the optimiser state (with the fp32 master weights), stage 2 also the\n"
+	strbuf_printf(&c->w, "ZeRO stage 1 shards the optimiser state (with the fp32 master weights), stage 2 also the\n"
 	          "gradients, stage 3 also the weights; what is sharded is divided by G = %g GPUs.\n\n",
 	   gpus);
-	tf(&c->w, "%-15s %10s %10s\n", "component", "bytes/par", "per GPU");
+	strbuf_printf(&c->w, "%-15s %10s %10s\n", "component", "bytes/par", "per GPU");
 	for (budget_component k = 0; k < BUDGET_ACTIVATIONS; k++)
 		if (me->bytes_per_param[k] > 0)
-			tf(&c->w, "%-15s %10g %10.4g\n", budget_component_name(k), me->bytes_per_param[k],
+			strbuf_printf(&c->w, "%-15s %10g %10.4g\n", budget_component_name(k), me->bytes_per_param[k],
 			   me->gpu_bytes[k] / P);
-	tf(&c->w, "\nPer GPU: %s bytes per parameter x %s = %s GB (unsharded: %s GB).\n", g(me->gpu_total_bytes / P),
+	strbuf_printf(&c->w, "\nPer GPU: %s bytes per parameter x %s = %s GB (unsharded: %s GB).\n", g(me->gpu_total_bytes / P),
 	   g(P), g(me->gpu_total_bytes / 1e9), g(me->total_bytes / 1e9));
 	return true;
 }
@@ -544,9 +511,9 @@ static uint32_t explain_round(solve_ctx *c, const fmt_info *f, const fmt_num *x,
 	fmt_round_ctl ctl = { .mode = FMT_RNE };
 	uint32_t bits = fmt_round_num(f, &ctl, x, NULL);
 	*ok = true;
-	tf(&c->w, "%s (1 sign, %d exponent, %d fraction bits; bias %d)\n", f->name, f->exp_bits, f->frac_bits, f->bias);
+	strbuf_printf(&c->w, "%s (1 sign, %d exponent, %d fraction bits; bias %d)\n", f->name, f->exp_bits, f->frac_bits, f->bias);
 	if (mpq_sgn(x->mag) == 0) {
-		tf(&c->w, "  zero is exact: 0x%0*x\n", fmt_hex_digits(f), (unsigned)bits);
+		strbuf_printf(&c->w, "  zero is exact: 0x%0*x\n", fmt_hex_digits(f), (unsigned)bits);
 		steps->zero = true;
 		return bits;
 	}
@@ -614,33 +581,33 @@ static uint32_t explain_round(solve_ctx *c, const fmt_info *f, const fmt_num *x,
 	steps->sticky = sticky;
 	if (e > fmt_emax(f)) {
 		steps->overflow = true;
-		tf(&c->w, "  %s is at least 2^%d, beyond the largest exponent 2^%d: it overflows\n", dec, e, fmt_emax(f));
-		tf(&c->w, "  result: 0x%0*x (%s)\n", fmt_hex_digits(f), (unsigned)bits,
+		strbuf_printf(&c->w, "  %s is at least 2^%d, beyond the largest exponent 2^%d: it overflows\n", dec, e, fmt_emax(f));
+		strbuf_printf(&c->w, "  result: 0x%0*x (%s)\n", fmt_hex_digits(f), (unsigned)bits,
 		   fmt_has_inf(f) ? "inf" : "NaN: this format has no inf");
 		mpz_clears(sig, rem, NULL);
 		mpq_clears(q, p2, NULL);
 		return bits;
 	}
 	if (sub)
-		tf(&c->w, "  %s = 0.xxx x 2^%d: below 2^%d, the smallest normal, so it is subnormal\n"
+		strbuf_printf(&c->w, "  %s = 0.xxx x 2^%d: below 2^%d, the smallest normal, so it is subnormal\n"
 		          "  exponent field: 0 (subnormal, scale 2^%d)\n",
 		   dec, e, fmt_emin(f), fmt_emin(f));
 	else
-		tf(&c->w, "  %s lies in [2^%d, 2^%d), so it is 1.xxx x 2^%d\n  exponent field: %d + %d = %d = %s\n", dec, e,
+		strbuf_printf(&c->w, "  %s lies in [2^%d, 2^%d), so it is 1.xxx x 2^%d\n  exponent field: %d + %d = %d = %s\n", dec, e,
 		   e + 1, e, e, f->bias, e + f->bias, binary(e + f->bias, f->exp_bits));
-	tf(&c->w, "  significand kept (%d bits): %s | guard %d, round %d, sticky %d\n", f->frac_bits + 1, sigbits, guard,
+	strbuf_printf(&c->w, "  significand kept (%d bits): %s | guard %d, round %d, sticky %d\n", f->frac_bits + 1, sigbits, guard,
 	   roundb, sticky);
 	int lsb = mpz_tstbit(sig, 0);
 	bool up = guard && (roundb || sticky || lsb);
 	steps->up = up;
 	if (!guard && !roundb && !sticky)
-		tf(&c->w, "  decision: guard, round and sticky all 0: V is exact in %s, nothing to round\n", f->name);
+		strbuf_printf(&c->w, "  decision: guard, round and sticky all 0: V is exact in %s, nothing to round\n", f->name);
 	else if (!guard)
-		tf(&c->w, "  decision: guard bit 0, the rest is below half an ulp: round down (keep the bits)\n");
+		strbuf_printf(&c->w, "  decision: guard bit 0, the rest is below half an ulp: round down (keep the bits)\n");
 	else if (roundb || sticky)
-		tf(&c->w, "  decision: guard 1 and round/sticky not both 0: more than half an ulp: round up\n");
+		strbuf_printf(&c->w, "  decision: guard 1 and round/sticky not both 0: more than half an ulp: round up\n");
 	else
-		tf(&c->w, "  decision: exactly half an ulp, a tie: to even, the last kept bit is %d: round %s\n", lsb,
+		strbuf_printf(&c->w, "  decision: exactly half an ulp, a tie: to even, the last kept bit is %d: round %s\n", lsb,
 		   up ? "up" : "down");
 	/* cross-check the explanation against the engine */
 	if (up)
@@ -655,7 +622,7 @@ static uint32_t explain_round(solve_ctx *c, const fmt_info *f, const fmt_num *x,
 	fmt_decode(f, bits, &dd);
 	char val[64];
 	numtext_short(val, sizeof val, dd.value);
-	tf(&c->w, "  result: sign %d, exponent field %u, fraction field 0x%x = 0x%0*x = %s\n", dd.neg, dd.exp_field,
+	strbuf_printf(&c->w, "  result: sign %d, exponent field %u, fraction field 0x%x = 0x%0*x = %s\n", dd.neg, dd.exp_field,
 	   dd.frac_field, fmt_hex_digits(f), (unsigned)bits, val);
 	mpz_clears(sig, rem, NULL);
 	mpq_clears(q, p2, NULL);
@@ -689,7 +656,7 @@ static bool solve_hand_round(solve_ctx *c)
 	double rel[FMT_COUNT];
 	bool ok = true;
 	const char *vtext = ex_variant_get(c->ex, c->v, "V");
-	tf(&c->w, "Rounding V = %s to nearest, ties to even (RNE).\n\n", vtext);
+	strbuf_printf(&c->w, "Rounding V = %s to nearest, ties to even (RNE).\n\n", vtext);
 	for (fmt_id id = 0; id < FMT_COUNT && ok; id++) {
 		if (!want[id])
 			continue;
@@ -701,7 +668,7 @@ static bool solve_hand_round(solve_ctx *c)
 		fmt_error_text(&x, value, 6, at, rt, sizeof rt);
 		char vt[64];
 		numtext_short(vt, sizeof vt, value);
-		tf(&c->w, "  relative error: |%s - %s| / |%s| = %s\n\n", vt, vtext, vtext, rt);
+		strbuf_printf(&c->w, "  relative error: |%s - %s| / |%s| = %s\n\n", vt, vtext, vtext, rt);
 		const char *prefixes[2] = { f->name, id == FMT_E4M3 ? "e4m3" : id == FMT_E5M2 ? "e5m2" : NULL };
 		for (int pi = 0; pi < 2; pi++) {
 			if (!prefixes[pi])
@@ -755,7 +722,7 @@ static bool solve_hand_round(solve_ctx *c)
 		}
 		set_choice(c, "best", bs);
 		set_choice(c, "worst", ws);
-		tf(&c->w, "Smallest relative error: %s. Largest: %s.\n", bs, ws);
+		strbuf_printf(&c->w, "Smallest relative error: %s. Largest: %s.\n", bs, ws);
 		ex_mistake *m = mistake(c, "best", "Compare the relative errors, not the number of bits stored.");
 		if (m) {
 			m->value.type = EX_CHOICE;
@@ -777,10 +744,10 @@ static void explain_spacing(solve_ctx *c, const fmt_info *f, double x, double sp
 {
 	int e = floor_log2(x);
 	if (e < fmt_emin(f))
-		tf(&c->w, "|x| = %s is subnormal in %s: the spacing is fixed at 2^(%d - %d) = %s.\n", g(fabs(x)), f->name,
+		strbuf_printf(&c->w, "|x| = %s is subnormal in %s: the spacing is fixed at 2^(%d - %d) = %s.\n", g(fabs(x)), f->name,
 		   fmt_emin(f), f->frac_bits, g(sp));
 	else
-		tf(&c->w,
+		strbuf_printf(&c->w,
 		   "%s keeps %d fraction bits. |x| = %s lies in [2^%d, 2^%d) = [%s, %s), where neighbours are\n"
 		   "2^(%d - %d) = %s apart.\n",
 		   f->name, f->frac_bits, g(fabs(x)), e, e + 1, g(ldexp(1, e)), g(ldexp(1, e + 1)), e,
@@ -802,11 +769,11 @@ static double explain_vanish(solve_ctx *c, const fmt_info *f, double x, double s
 	double xs = stored_value(f, x);
 	double sv = spacing_at(f, xs) / 2;
 	if (sv != sp / 2)
-		tf(&c->w, "Stored in %s, x becomes %s, a power of two: the gap above it is %s, so an update smaller than\n"
+		strbuf_printf(&c->w, "Stored in %s, x becomes %s, a power of two: the gap above it is %s, so an update smaller than\n"
 		          "%s is rounded away under round-to-nearest.\n",
 		   f->name, g(xs), g(2 * sv), g(sv));
 	else
-		tf(&c->w, "An update smaller than half the spacing, %s, is rounded away under round-to-nearest.\n", g(sv));
+		strbuf_printf(&c->w, "An update smaller than half the spacing, %s, is rounded away under round-to-nearest.\n", g(sv));
 	return sv;
 }
 
@@ -867,7 +834,7 @@ static bool solve_update_vanish(solve_ctx *c)
 	            "Use the unit roundoff 2^-%d (half of epsilon 2^-%d), as the question says.", p, p - 1);
 	explain_spacing(c, f, w, sp);
 	explain_vanish(c, f, w, sp);
-	tf(&c->w,
+	strbuf_printf(&c->w,
 	   "\nWithout fp32 master weights every small update below %s is lost outright. Even updates that\n"
 	   "survive are rounded: after T steps the rounding errors (each up to 2^-%d relative, the unit\n"
 	   "roundoff) add up to roughly sqrt(T) x 2^-%d when they are independent, and reach the size of w\n"
@@ -908,19 +875,19 @@ static bool solve_overflow(solve_ctx *c)
 	mistake_num(c, "max", ldexp(2, fmt_emax(f)), "That would need an all-ones fraction with one more bit; the "
 	                                             "largest significand is 2 - 2^-%d.",
 	            f->frac_bits);
-	tf(&c->w, "%s: %d exponent bits (bias %d), %d fraction bits.\n", f->name, f->exp_bits, f->bias, f->frac_bits);
-	tf(&c->w, "Largest exponent %d; largest significand %s: max = %s.\n", fmt_emax(f),
+	strbuf_printf(&c->w, "%s: %d exponent bits (bias %d), %d fraction bits.\n", f->name, f->exp_bits, f->bias, f->frac_bits);
+	strbuf_printf(&c->w, "Largest exponent %d; largest significand %s: max = %s.\n", fmt_emax(f),
 	   g(mx / ldexp(1, fmt_emax(f))), g(mx));
 	if (tie_up)
-		tf(&c->w, "Spacing at the top: 2^(%d - %d) = %s. Under RNE a value rounds to %s once it reaches\n"
+		strbuf_printf(&c->w, "Spacing at the top: 2^(%d - %d) = %s. Under RNE a value rounds to %s once it reaches\n"
 		          "max + spacing/2 = %s (the tie goes to even, away from max, whose last bit is 1).\n",
 		   fmt_emax(f), f->frac_bits, g(ulp), beyond, g(mx + ulp / 2));
 	else
-		tf(&c->w, "Spacing at the top: 2^(%d - %d) = %s. Under RNE a value rounds to %s once it exceeds\n"
+		strbuf_printf(&c->w, "Spacing at the top: 2^(%d - %d) = %s. Under RNE a value rounds to %s once it exceeds\n"
 		          "max + spacing/2 = %s. That value itself is a tie and goes to even, which is max (its last\n"
 		          "bit is 0), so %s still rounds to %s; anything above it does not.\n",
 		   fmt_emax(f), f->frac_bits, g(ulp), beyond, g(mx + ulp / 2), g(mx + ulp / 2), g(mx));
-	tf(&c->w, "min normal 2^%d = %s, min subnormal 2^%d = %s, epsilon 2^-%d = %s.\n", fmt_emin(f),
+	strbuf_printf(&c->w, "min normal 2^%d = %s, min subnormal 2^%d = %s, epsilon 2^-%d = %s.\n", fmt_emin(f),
 	   g(fmt_min_normal(f)), fmt_emin(f) - f->frac_bits, g(fmt_min_subnormal(f)), f->frac_bits,
 	   g(fmt_epsilon(f)));
 	return true;
@@ -952,11 +919,11 @@ static bool solve_scale_choice(solve_ctx *c)
 	set_choice(c, "fits", kmin <= kmax ? "yes" : "no");
 	mistake_num(c, "max_scale", 2 * smax, "With that scale gmax x S exceeds fp16's largest value 65504.");
 	mistake_num(c, "min_scale", smin / 2, "With that scale gmin x S is still below fp16's smallest normal 2^-14.");
-	tf(&c->w, "Largest power of two S with gmax x S <= 65504: S = 2^%d = %s (gmax x S = %s).\n", kmax, g(smax),
+	strbuf_printf(&c->w, "Largest power of two S with gmax x S <= 65504: S = 2^%d = %s (gmax x S = %s).\n", kmax, g(smax),
 	   g(gmax * smax));
-	tf(&c->w, "Smallest power of two S with gmin x S >= 2^-14: S = 2^%d = %s (gmin x S = %s).\n", kmin, g(smin),
+	strbuf_printf(&c->w, "Smallest power of two S with gmin x S >= 2^-14: S = 2^%d = %s (gmin x S = %s).\n", kmin, g(smin),
 	   g(gmin * smin));
-	tf(&c->w, "%s\n", kmin <= kmax ? "Both fit: any S between them keeps the whole range normal in fp16."
+	strbuf_printf(&c->w, "%s\n", kmin <= kmax ? "Both fit: any S between them keeps the whole range normal in fp16."
 	                               : "They do not fit together: the range of gradients is wider than fp16's "
 	                                 "normal range; some underflow or overflow is unavoidable (bf16 avoids this).");
 	return true;
@@ -978,15 +945,7 @@ static bool solve_lost_updates(solve_ctx *c)
 	bool ok = param_exact(c, "x0", &x) && param_exact(c, "u", &u);
 	if (ok && fmt_num_to_double(&u) == 0)
 		ok = fail(c, "parameter u must not be 0");
-	double x0 = 0, uval = 0;
-	if (ok) {
-		x0 = fmt_num_to_double(&x);
-		uval = fmt_num_to_double(&u);
-		if (x.neg)
-			x0 = -x0;
-		if (u.neg)
-			uval = -uval;
-	}
+	double uval = ok ? fmt_num_to_double(&u) : 0;   /* signed */
 	fmt_round_ctl ctl = { .mode = FMT_RNE };
 	uint32_t bits = ok ? fmt_round_num(f, &ctl, &x, NULL) : 0;
 	if (ok && !isfinite(fmt_to_double(f, bits)))
@@ -1036,13 +995,13 @@ static bool solve_lost_updates(solve_ctx *c)
 	mistake_num(c, "lost", nd, "Not every update is lost: follow the value as it moves, the spacing changes "
 	                           "at powers of two.");
 	mistake_num(c, "lost", 0, "Updates smaller than half the spacing at the current value are rounded away.");
-	tf(&c->w, "x0 = %s is stored in %s as %s; each step adds u = %s and rounds to nearest.\n",
+	strbuf_printf(&c->w, "x0 = %s is stored in %s as %s; each step adds u = %s and rounds to nearest.\n",
 	   ex_variant_get(c->ex, c->v, "x0"), f->name, g(start), g(uval));
-	tf(&c->w, "At %s the spacing is %s, so an update of %s is %s.\n", g(start), g(spacing_at(f, start)),
+	strbuf_printf(&c->w, "At %s the spacing is %s, so an update of %s is %s.\n", g(start), g(spacing_at(f, start)),
 	   g(fabs(uval)), fabs(uval) < spacing_at(f, start) / 2 ? "rounded away" : "kept (rounded)");
 	if (lost && first_lost > 1)
-		tf(&c->w, "The value moves until the spacing grows; the first update lost is number %zu.\n", first_lost);
-	tf(&c->w, "After %zu updates: %zu lost, %zu kept; the value is %s (exact sum: %s).\n", n, lost, n - lost,
+		strbuf_printf(&c->w, "The value moves until the spacing grows; the first update lost is number %zu.\n", first_lost);
+	strbuf_printf(&c->w, "After %zu updates: %zu lost, %zu kept; the value is %s (exact sum: %s).\n", n, lost, n - lost,
 	   g(now), g(start + nd * uval));
 	return true;
 }
@@ -1088,13 +1047,13 @@ static bool solve_drift_retained(solve_ctx *c)
 		set_num(c, rows[i].field, d->retained);
 	}
 	mistake_num(c, "retained_rne", 1, "bf16 near x0 cannot represent a step of u: check the spacing at x0.");
-	tf(&c->w, "Run: mixprec drift --x0 %s --dist constant --mean %s --steps %.0f\n\n", ex_variant_get(c->ex, c->v, "x0"),
+	strbuf_printf(&c->w, "Run: mixprec drift --x0 %s --dist constant --mean %s --steps %.0f\n\n", ex_variant_get(c->ex, c->v, "x0"),
 	   ex_variant_get(c->ex, c->v, "u"), T);
-	tf(&c->w, "fp64 drifts by %s.\n", g(out[DRIFT_FP64].drift));
+	strbuf_printf(&c->w, "fp64 drifts by %s.\n", g(out[DRIFT_FP64].drift));
 	for (drift_variant v = DRIFT_FP32; v < DRIFT_VARIANT_COUNT; v++)
-		tf(&c->w, "  %-11s drift %-12s retained %s\n", drift_variant_name(v), g(out[v].drift),
+		strbuf_printf(&c->w, "  %-11s drift %-12s retained %s\n", drift_variant_name(v), g(out[v].drift),
 		   g(out[v].retained));
-	tf(&c->w, "\nbf16 spacing at %s is %s: an update of %s is %s every time (round-to-nearest makes\n"
+	strbuf_printf(&c->w, "\nbf16 spacing at %s is %s: an update of %s is %s every time (round-to-nearest makes\n"
 	          "the same decision at every step, so the error does not average out).\n",
 	   g(x0), g(spacing_at(fmt_get(FMT_BF16), x0)), g(fabs(u)),
 	   fabs(u) < spacing_at(fmt_get(FMT_BF16), x0) / 2 ? "rounded away" : "rounded");
@@ -1142,7 +1101,7 @@ static bool solve_round_steps(solve_ctx *c)
 		return fail(c, "parameter V must be finite and not zero");
 	}
 	bool done[FMT_COUNT] = { false }, ok = true;
-	tf(&c->w, "Rounding V = %s to nearest, ties to even (RNE), step by step.\n\n", ex_variant_get(c->ex, c->v, "V"));
+	strbuf_printf(&c->w, "Rounding V = %s to nearest, ties to even (RNE), step by step.\n\n", ex_variant_get(c->ex, c->v, "V"));
 	for (size_t i = 0; i < c->ex->nfields && ok; i++) {
 		fmt_id id;
 		const char *step;
@@ -1152,7 +1111,7 @@ static bool solve_round_steps(solve_ctx *c)
 		const fmt_info *f = fmt_get(id);
 		round_steps rs;
 		uint32_t bits = explain_round(c, f, &x, &ok, &rs);
-		tf(&c->w, "\n");
+		strbuf_printf(&c->w, "\n");
 		if (!ok)
 			break;
 		if (rs.overflow) {

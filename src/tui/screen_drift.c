@@ -118,33 +118,13 @@ static void stop_worker(drift_lab *d)
 static bool parse_real(tui_screen *s, int f, double *v, double *starts)
 {
 	drift_lab *d = s->priv;
-	fmt_num x;
-	fmt_num_init(&x);
-	char err[256];
-	bool ok = fmt_parse_number(&x, d->text[f].text, err, sizeof err) == MP_OK;
-	if (!ok)
+	double scratch[DRIFT_VARIANT_COUNT];
+	char err[300];
+	if (drift_parse_start(d->text[f].text, v, starts ? starts : scratch, err, sizeof err) != MP_OK) {
 		tui_message(s->app, true, "%s: %s", fields[f].label, err);
-	else if (x.kind != NUM_FINITE || !isfinite(fmt_num_to_double(&x))) {
-		tui_message(s->app, true, "%s: '%s' is not a finite number", fields[f].label, d->text[f].text);
-		ok = false;
+		return false;
 	}
-	if (ok) {
-		*v = fmt_num_to_double(&x);
-		if (starts) {
-			static const fmt_id fmts[DRIFT_VARIANT_COUNT] = {
-				[DRIFT_FP64] = FMT_FP32, [DRIFT_FP32] = FMT_FP32, [DRIFT_BF16_RNE] = FMT_BF16,
-				[DRIFT_BF16_SR] = FMT_BF16, [DRIFT_BF16_KAHAN] = FMT_BF16, [DRIFT_FP16_RNE] = FMT_FP16,
-			};
-			fmt_round_ctl ctl = { .mode = FMT_RNE };
-			for (int k = 0; k < DRIFT_VARIANT_COUNT; k++) {
-				const fmt_info *fi = fmt_get(fmts[k]);
-				starts[k] = fmt_to_double(fi, fmt_round_num(fi, &ctl, &x, NULL));
-			}
-			starts[DRIFT_FP64] = *v;
-		}
-	}
-	fmt_num_clear(&x);
-	return ok;
+	return true;
 }
 
 static bool parse_count(tui_screen *s, int f, size_t *v, size_t max)
