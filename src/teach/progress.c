@@ -19,7 +19,9 @@
 
 const char *progress_dir(void)
 {
-	static char path[PATH_MAX];
+	/* per thread: the TUI reads progress on its UI thread while its
+	 * recorder thread writes it */
+	static _Thread_local char path[PATH_MAX];
 	const char *d = getenv("MIXPREC_STATEDIR");
 	if (d && *d) {
 		snprintf(path, sizeof path, "%s", d);

@@ -17,6 +17,7 @@
 #include <wchar.h>
 
 #include "tui/app.h"
+#include "tui/progcache.h"
 #include "tui/screens.h"
 #include "tui/state.h"
 #include "tui/tui.h"
@@ -737,6 +738,11 @@ static bool any_busy(tui_app *app)
 static bool tick_all(tui_app *app)
 {
 	bool changed = false;
+	char note[512];
+	if (progcache_take_error(note, sizeof note)) {
+		tui_message(app, true, "progress not saved: %s", note);
+		changed = true;
+	}
 	for (int i = 0; i < app->depth; i++) {
 		tui_screen *s = &app->stack[i];
 		if (s->ops->tick && s->ops->tick(s))
@@ -887,6 +893,7 @@ static int run_script(tui_app *app, const char *path)
 					break;
 				}
 				dispatch(app, key);
+				progcache_flush();   /* what a key recorded is on disk before the next frame */
 				tick_all(app);
 				if (!app->quit)
 					draw_frame(app);
@@ -894,11 +901,13 @@ static int run_script(tui_app *app, const char *path)
 		} else if (!strcmp(cmd, "type")) {
 			for (; *p && !app->quit; p++) {
 				dispatch(app, (unsigned char)*p);
+				progcache_flush();
 				tick_all(app);
 				if (!app->quit)
 					draw_frame(app);
 			}
 		} else if (!strcmp(cmd, "dump")) {
+			progcache_flush();   /* a section that came on screen in the last frame */
 			draw_frame(app);
 			dump_screen(app, *p ? p : "screen");
 		} else if (!strcmp(cmd, "wait")) {
@@ -1079,6 +1088,7 @@ int tui_run(const tui_options *o)
 	while (app->depth)
 		pop(app);   /* the screens note where the user was */
 	tui_exercises_release();
+	progcache_release();   /* writes what is still queued */
 	if (app->body)
 		delwin(app->body);
 	endwin();

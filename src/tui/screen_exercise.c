@@ -12,6 +12,7 @@
 
 #include "teach/exercise.h"
 #include "teach/progress.h"
+#include "tui/progcache.h"
 #include "tui/screens.h"
 #include "util/file.h"
 
@@ -137,31 +138,14 @@ TUI_KEYMAP(exlist, EXLIST_KEYS);
 
 typedef struct {
 	int sel, top;
-	progress prog;
-	bool have_prog;
 	bool ready, reported;
 } exlist;
-
-static void reload_progress(exlist *l)
-{
-	char note[512];
-	if (l->have_prog)
-		progress_free(&l->prog);
-	l->have_prog = progress_load(&l->prog, note, sizeof note) == MP_OK;
-}
 
 static mp_status exlist_init(tui_screen *s, int argc, char **argv)
 {
 	(void)argc, (void)argv;
 	store_start(s);
 	return MP_OK;
-}
-
-static void exlist_done(tui_screen *s)
-{
-	exlist *l = s->priv;
-	if (l->have_prog)
-		progress_free(&l->prog);
 }
 
 static bool exlist_tick(tui_screen *s)
@@ -191,7 +175,7 @@ static void exlist_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		return;
 	}
 	const ex_set *set = &store.set;
-	reload_progress(l);   /* an exercise screen above may have changed it */
+	const progress *prog = progcache_get();   /* re-read only when the file changed */
 	tui_putf(w, 0, 1, cols - 2, ROLE_DIM, "%zu exercises, variant of %s%s (course seed %s)", set->count,
 	         student() ? "student " : "", student() ? student() : "the defaults", course_seed());
 	int visible = rows - 3;
@@ -203,7 +187,7 @@ static void exlist_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		const ex_exercise *ex = &set->items[l->top + i];
 		char item[PROGRESS_ITEM_MAX + 64];
 		progress_item(item, sizeof item, ex);
-		const progress_row *r = l->have_prog ? progress_get(&l->prog, item) : NULL;
+		const progress_row *r = progress_get(prog, item);
 		bool sel = l->top + i == l->sel;
 		int y = 2 + i;
 		tui_put(w, y, 1, 1, ROLE_SELECT, sel ? theme_glyph(GLYPH_ARROW) : " ");
@@ -255,7 +239,6 @@ const tui_screen_ops screen_exercises_ops = {
 	.handle = exlist_handle,
 	.tick = exlist_tick,
 	.busy = exlist_busy,
-	.done = exlist_done,
 };
 
 /* --- one exercise --- */
@@ -503,13 +486,13 @@ static void exview_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 static void record(tui_screen *s, long attempt)
 {
 	exview *e = s->priv;
-	char item[PROGRESS_ITEM_MAX + 64], note[512];
+	char item[PROGRESS_ITEM_MAX + 64];
 	progress_item(item, sizeof item, e->ex);
 	if (strlen(item) >= PROGRESS_ITEM_MAX)
 		return;
 	bool solved = correct_count(e) == e->ex->nfields;
-	if (progress_record(item, attempt, solved, e->hints_shown, note, sizeof note) != MP_OK)
-		tui_message(s->app, true, "progress not saved: %s", note);
+	/* written by the recorder thread; a failure shows in the status bar */
+	progcache_record(item, attempt, solved, e->hints_shown);
 }
 
 static void check_field(tui_screen *s)

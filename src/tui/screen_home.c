@@ -6,6 +6,7 @@
 
 #include "teach/lesson.h"
 #include "teach/progress.h"
+#include "tui/progcache.h"
 #include "tui/screens.h"
 #include "tui/state.h"
 
@@ -111,9 +112,7 @@ static void home_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 {
 	home *h = s->priv;
 	tui_state *st = tui_app_state(s->app);
-	progress prog;
-	char note[512];
-	bool have_prog = progress_load(&prog, note, sizeof note) == MP_OK;
+	const progress *prog = progcache_get();   /* re-read only when the file changed */
 	int y = 1;
 	const char *group = NULL;
 	for (int i = 0; i < h->n; i++)
@@ -134,7 +133,7 @@ static void home_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		char ptext[64] = "";
 		tui_role mrole = ROLE_NORMAL;
 		if (it->lesson[0]) {
-			int read = sections_read(have_prog ? &prog : NULL, it->lesson, it->sections);
+			int read = sections_read(prog, it->lesson, it->sections);
 			snprintf(mark, sizeof mark, "[%s]",
 			         read == 0 ? " " : read >= it->sections ? theme_glyph(GLYPH_CHECK) : theme_glyph(GLYPH_PARTIAL));
 			snprintf(ptext, sizeof ptext, "%d/%d sections read", read, it->sections);
@@ -150,8 +149,6 @@ static void home_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		}
 		y++;
 	}
-	if (have_prog)
-		progress_free(&prog);
 	/* the selected item's description and the resume point */
 	if (h->n) {
 		tui_put(w, rows - 3, 2, cols - 4, ROLE_DIM, h->items[h->sel].detail);

@@ -10,6 +10,7 @@
 
 #include "teach/lesson.h"
 #include "teach/progress.h"
+#include "tui/progcache.h"
 #include "tui/screens.h"
 #include "tui/state.h"
 
@@ -473,17 +474,13 @@ static mp_status lesson_init(tui_screen *s, int argc, char **argv)
 	for (size_t i = 0; i < r->doc.nblocks; i++)
 		r->nheadings += r->doc.blocks[i].kind == LB_HEADING;
 	/* the sections already recorded as read */
-	progress p;
-	char note[512];
-	if (progress_load(&p, note, sizeof note) == MP_OK) {
-		for (int i = 0; i < r->nheadings && i < 64; i++) {
-			char item[PROGRESS_ITEM_MAX];
-			snprintf(item, sizeof item, "lesson:%s#%d", r->name, i + 1);
-			const progress_row *row = progress_get(&p, item);
-			if (row && row->solved)
-				r->recorded |= 1ull << i;
-		}
-		progress_free(&p);
+	const progress *p = progcache_get();
+	for (int i = 0; i < r->nheadings && i < 64; i++) {
+		char item[PROGRESS_ITEM_MAX];
+		snprintf(item, sizeof item, "lesson:%s#%d", r->name, i + 1);
+		const progress_row *row = progress_get(p, item);
+		if (row && row->solved)
+			r->recorded |= 1ull << i;
 	}
 	tui_state *state = tui_app_state(s->app);
 	snprintf(state->last_lesson, sizeof state->last_lesson, "%s", r->name);
@@ -560,11 +557,10 @@ static void lesson_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 			tui_put(w, y, 1, 1, ROLE_SELECT, theme_glyph(GLYPH_ARROW));
 		if (l->heading >= 0 && l->heading < 64 && !(r->recorded & (1ull << l->heading))) {
 			/* a section on screen counts as read, recorded once */
-			char item[PROGRESS_ITEM_MAX], note[512];
+			char item[PROGRESS_ITEM_MAX];
 			snprintf(item, sizeof item, "lesson:%s#%d", r->name, l->heading + 1);
 			r->recorded |= 1ull << l->heading;
-			if (progress_record(item, 0, true, 0, note, sizeof note) != MP_OK)
-				tui_message(s->app, true, "progress not saved: %s", note);
+			progcache_record(item, 0, true, 0);   /* the recorder thread writes it */
 		}
 	}
 	if (ls)
