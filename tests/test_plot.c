@@ -434,6 +434,79 @@ START_TEST(markers)
 }
 END_TEST
 
+/* Marker labels go after the data, beside their line where no data dot is
+ * lit. The figure of the markers test (30x10, x 0..51 -> dot column x, cell
+ * x / 2 of 26; y 0..31 -> dot row 31 - y, cell row (31 - y) / 4 of 8):
+ * a line at y = 31 (dot row 0) from x = 0 to 41 lights cells 0..20 of row 0,
+ * each with its two top dots (0x01 | 0x08); a line at y = 12 (dot row 19,
+ * cell row 4, bottom dots 0x40 | 0x80) from x = 30 to 51 lights cells
+ * 15..25 of row 4. */
+START_TEST(marker_labels_avoid_data)
+{
+	double x0[2] = { 0, 41 }, y0[2] = { 31, 31 }, x1[2] = { 30, 51 }, y1[2] = { 12, 12 };
+	plot_series s[2] = { { .x = x0, .y = y0, .n = 2 }, { .x = x1, .y = y1, .n = 2 } };
+	plot_marker m[4] = {
+		/* x = 20: its line in cell 10; "min normal" would take cells 11..20
+		 * (right) or 0..9 (left) of row 0, both lit: it goes to row 1, right */
+		{ .vertical = true, .at = 20, .label = "min normal" },
+		/* x = 18: line in cell 9; row 0 is lit on both sides, row 1's right
+		 * (10..12) meets "min normal": row 1, left, cells 6..8 */
+		{ .vertical = true, .at = 18, .label = "max" },
+		/* y = 12: row 4; the right end (23..25) is lit, the left end free */
+		{ .vertical = false, .at = 12, .label = "ref" },
+		/* y = 8: dot row 23, cell row 5, nothing lit: the right end */
+		{ .vertical = false, .at = 8, .label = "low" },
+	};
+	plot_figure f = bare(s, 2, 0, 51, 0, 31);
+	f.markers = m;
+	f.nmarkers = 4;
+	ck_assert_int_eq(plot_render_text(&f, 30, 10, true, &canvas), MP_OK);
+	int a = canvas.area_col;
+	ck_assert_int_eq(canvas.area_cols, 26);
+	ck_assert_int_eq(canvas.area_rows, 8);
+	/* the data stays where it is */
+	for (int i = 0; i <= 20; i++) {
+		ck_assert_str_eq(at(0, a + i), braille(0x09));
+		ck_assert_int_eq(plot_canvas_at(&canvas, 0, a + i)->style, PLOT_STYLE_SERIES);
+	}
+	for (int i = 15; i <= 25; i++)
+		ck_assert_str_eq(at(4, a + i), braille(0xc0));
+	/* and every label is whole, in the marker style */
+	const char *mn = "min normal";
+	for (int i = 0; i < 10; i++) {
+		char ch[2] = { mn[i], 0 };
+		ck_assert_str_eq(at(1, a + 11 + i), ch);
+		ck_assert_int_eq(plot_canvas_at(&canvas, 1, a + 11 + i)->style, PLOT_STYLE_MARKER);
+	}
+	ck_assert_str_eq(at(1, a + 10), "\xe2\x94\x8a");   /* its line */
+	ck_assert_str_eq(at(1, a + 6), "m");
+	ck_assert_str_eq(at(1, a + 7), "a");
+	ck_assert_str_eq(at(1, a + 8), "x");
+	ck_assert_str_eq(at(4, a + 0), "r");
+	ck_assert_str_eq(at(4, a + 1), "e");
+	ck_assert_str_eq(at(4, a + 2), "f");
+	ck_assert_str_eq(at(4, a + 3), "\xe2\x94\x88");   /* the dotted line goes on */
+	ck_assert_str_eq(at(5, a + 23), "l");
+	ck_assert_str_eq(at(5, a + 25), "w");
+
+	/* no free place at all (columns fill the data area): the label covers
+	 * the data on the top row, right of its line, still whole */
+	double xc[26], yc[26];
+	for (int i = 0; i < 26; i++)
+		xc[i] = 2 * i, yc[i] = 31;
+	plot_series full = { .x = xc, .y = yc, .n = 26, .draw = PLOT_DRAW_COLUMNS };
+	plot_figure g = bare(&full, 1, 0, 51, 0, 31);
+	g.markers = m;
+	g.nmarkers = 1;
+	ck_assert_int_eq(plot_render_text(&g, 30, 10, true, &canvas), MP_OK);
+	for (int i = 0; i < 10; i++) {
+		char ch[2] = { mn[i], 0 };
+		ck_assert_str_eq(at(0, a + 11 + i), ch);
+	}
+	ck_assert_str_ne(at(1, a + 11), " ");   /* the columns are there below */
+}
+END_TEST
+
 /* --- bars --- */
 
 START_TEST(bars)
@@ -776,6 +849,10 @@ START_TEST(svg_export)
 	plot_series s[2];
 	plot_figure f = image_figure(s, x, y);
 	f.nseries = 2;
+	/* a marker whose label the series would cover if drawn after it */
+	plot_marker mk = { .vertical = true, .at = 1, .label = "min normal" };
+	f.markers = &mk;
+	f.nmarkers = 1;
 	char path[] = "/tmp/mixprec-plot-XXXXXX";
 	int fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
@@ -801,6 +878,11 @@ START_TEST(svg_export)
 	ck_assert(strstr(buf, ">loss</text>"));
 	ck_assert(strstr(buf, "fill=\"#1f77b4\""));     /* series 0's columns */
 	ck_assert(strstr(buf, "stroke=\"#ff7f0e\""));   /* series 1's line */
+	/* the marker's label comes after (so over) both series */
+	const char *label = strstr(buf, ">min normal</text>");
+	ck_assert_ptr_nonnull(label);
+	ck_assert(strstr(buf, "fill=\"#1f77b4\"") < label);
+	ck_assert(strstr(buf, "stroke=\"#ff7f0e\"") < label);
 	ck_assert(!strcmp(buf + len - 7, "</svg>\n"));
 	free(buf);
 	ck_assert_int_eq(plot_write_svg(&f, "/nonexistent-dir/x.svg", 640, 480, err, sizeof err), MP_EIO);
@@ -886,6 +968,7 @@ static Suite *plot_suite(void)
 	tcase_add_test(tc, log_scale);
 	tcase_add_test(tc, legend_title_labels);
 	tcase_add_test(tc, markers);
+	tcase_add_test(tc, marker_labels_avoid_data);
 	tcase_add_test(tc, bars);
 	tcase_add_test(tc, sizes_and_reuse);
 	tcase_add_test(tc, print);

@@ -682,6 +682,72 @@ static void xlabel_row(plot_canvas *c, const plot_figure *f, int row, bool utf8)
 
 /* --- xy figures --- */
 
+/* True when the label cells [col, col + len) of data-area row r hold no
+ * data dot and no earlier label (c->dots is 0 there; a placed label sets 0xff). */
+static bool label_fits(const dotgrid *g, int r, int col, int len)
+{
+	if (r < 0 || r >= g->h || col < 0 || col + len > g->w)
+		return false;
+	for (int i = col; i < col + len; i++)
+		if (g->c->dots[(size_t)r * (size_t)g->w + (size_t)i])
+			return false;
+	return true;
+}
+
+/* The markers' labels, after the data so that they stay readable: each goes
+ * beside its line on the first row (from the top for a vertical line, the
+ * line's own row and then its neighbours for a horizontal one) where no data
+ * dot is lit and no other label lies, to the right of a vertical line or
+ * else to its left, at the right end of a horizontal one or else its left
+ * end. Where every place is taken it goes where it always would (the top row,
+ * the right end) and covers the data there. */
+static void marker_labels(const plot_figure *f, const dotgrid *g, plot_canvas *c, int top, int area_col, bool utf8)
+{
+	int w = g->w, h = g->h;
+	for (size_t m = 0; m < f->nmarkers; m++) {
+		const plot_marker *mk = &f->markers[m];
+		if (!mk->label || !*mk->label)
+			continue;
+		int len = text_width(mk->label);
+		if (len > w)
+			len = w;
+		int row = -1, col = 0, fallback_row, fallback_col;
+		if (mk->vertical) {
+			double t = plot_axis_t(g->x, mk->at);
+			int cc = t >= g->x->lo && t <= g->x->hi ? (int)lround(dot_x(g, t)) / g->dx : -1;
+			if (cc < 0 || cc >= w)
+				continue;
+			int right = cc + 1, left = cc - len;
+			fallback_row = 0;
+			fallback_col = right + len <= w ? right : left >= 0 ? left : 0;
+			for (int r = 0; r < h && row < 0; r++) {
+				if (label_fits(g, r, right, len))
+					row = r, col = right;
+				else if (label_fits(g, r, left, len))
+					row = r, col = left;
+			}
+		} else {
+			double t = plot_axis_t(g->y, mk->at);
+			int rr = t >= g->y->lo && t <= g->y->hi ? (int)lround(dot_y(g, t)) / g->dy : -1;
+			if (rr < 0 || rr >= h)
+				continue;
+			fallback_row = rr;
+			fallback_col = w - len;
+			static const int near[] = { 0, -1, 1 };
+			for (int k = 0; k < 3 && row < 0; k++) {
+				if (label_fits(g, rr + near[k], w - len, len))
+					row = rr + near[k], col = w - len;
+				else if (label_fits(g, rr + near[k], 0, len))
+					row = rr + near[k], col = 0;
+			}
+		}
+		if (row < 0)
+			row = fallback_row, col = fallback_col;
+		put_text(c, top + row, area_col + col, mk->label, len, PLOT_STYLE_MARKER, utf8);
+		memset(c->dots + (size_t)row * (size_t)w + (size_t)col, 0xff, (size_t)len);
+	}
+}
+
 static mp_status render_xy(const plot_figure *f, plot_canvas *c, bool utf8)
 {
 	int cols = c->cols, rows = c->rows;
@@ -752,14 +818,6 @@ static mp_status render_xy(const plot_figure *f, plot_canvas *c, bool utf8)
 				continue;
 			for (int r = 0; r < h; r++)
 				put_char(c, top + r, area_col + cc, sym(utf8, "\xe2\x94\x8a", ":"), PLOT_STYLE_MARKER);
-			if (mk->label) {
-				int len = text_width(mk->label), start = area_col + cc + 1;
-				if (start + len > area_col + w)
-					start = area_col + cc - len;
-				if (start < area_col)
-					start = area_col;
-				put_text(c, top, start, mk->label, area_col + w - start, PLOT_STYLE_MARKER, utf8);
-			}
 		} else {
 			double t = plot_axis_t(&y, mk->at);
 			int r = t >= y.lo && t <= y.hi ? (int)lround(dot_y(&g, t)) / dots_y : -1;
@@ -767,11 +825,6 @@ static mp_status render_xy(const plot_figure *f, plot_canvas *c, bool utf8)
 				continue;
 			for (int i = 0; i < w; i++)
 				put_char(c, top + r, area_col + i, sym(utf8, "\xe2\x94\x88", "."), PLOT_STYLE_MARKER);
-			if (mk->label) {
-				int len = text_width(mk->label);
-				int start = len < w ? area_col + w - len : area_col;
-				put_text(c, top + r, start, mk->label, w, PLOT_STYLE_MARKER, utf8);
-			}
 		}
 	}
 
@@ -797,6 +850,7 @@ static mp_status render_xy(const plot_figure *f, plot_canvas *c, bool utf8)
 			put_char(c, top + r, area_col + i, ch, series_style(k));
 		}
 	}
+	marker_labels(f, &g, c, top, area_col, utf8);
 
 	if (has_xlabel)
 		xlabel_row(c, f, top + h + 2, utf8);

@@ -47,7 +47,9 @@ typedef struct {
 typedef struct {
 	bool vertical;       /* true: x = at; false: y = at */
 	double at;
-	const char *label;   /* drawn beside the line, may be NULL */
+	const char *label;   /* drawn beside the line after the data, in text on
+	                        the first row where no data is lit (see
+	                        plot_render_text), may be NULL */
 } plot_marker;
 
 typedef struct {
@@ -121,7 +123,12 @@ enum { PLOT_MIN_COLS = 20, PLOT_MIN_ROWS = 6 };
  * (2 x 4 dots per cell: left column bits 0x01 0x02 0x04 0x40 from the top,
  * right column 0x08 0x10 0x20 0x80) and box-drawing axes; without it,
  * one mark per cell ('*', '+', 'o', 'x', '#', '@', '%', '&' for series
- * 0..7 in turn) and '|' '-' '+' axes.
+ * 0..7 in turn) and '|' '-' '+' axes. Marker labels come after the data:
+ * a vertical line's label on the topmost row where the cells right of the
+ * line (else left of it) hold no data and no other label, a horizontal
+ * line's at the right end (else the left end) of its row, else of the row
+ * above or below; with no such place, on the top row or the line's row,
+ * over the data.
  *
  * Mapping, so a caller (or a test) can tell which dot a point lights: with
  * a data area of W x H cells, DX = 2W (utf8) or W dots across and DY = 4H

@@ -365,16 +365,11 @@ static void draw_xy(painter *p, const plot_figure *f, const frame *fr, plot_axis
 			p->move(p, px, fr->t);
 			p->line(p, px, fr->t + fr->h);
 			p->stroke(p);
-			if (mk->label)
-				p->text(p, px + fs * 0.3, fr->t + fs * 1.1, mk->label, fs * 0.85, false, ANCHOR_START, false);
 		} else {
 			double py = map_y(fr, y, t);
 			p->move(p, fr->l, py);
 			p->line(p, fr->l + fr->w, py);
 			p->stroke(p);
-			if (mk->label)
-				p->text(p, fr->l + fr->w - fs * 0.3, py - fs * 0.3, mk->label, fs * 0.85, false, ANCHOR_END,
-					false);
 		}
 	}
 	/* series */
@@ -426,6 +421,21 @@ static void draw_xy(painter *p, const plot_figure *f, const frame *fr, plot_axis
 		}
 		if (open)
 			p->stroke(p);
+	}
+	/* the markers' labels last, so that no series covers them */
+	p->color(p, grey);
+	for (size_t m = 0; m < f->nmarkers; m++) {
+		const plot_marker *mk = &f->markers[m];
+		const plot_axis *a = mk->vertical ? x : y;
+		double t = plot_axis_t(a, mk->at);
+		if (!mk->label || !isfinite(t) || t < a->lo || t > a->hi)
+			continue;
+		if (mk->vertical)
+			p->text(p, map_x(fr, x, t) + fs * 0.3, fr->t + fs * 1.1, mk->label, fs * 0.85, false, ANCHOR_START,
+			        false);
+		else
+			p->text(p, fr->l + fr->w - fs * 0.3, map_y(fr, y, t) - fs * 0.3, mk->label, fs * 0.85, false,
+			        ANCHOR_END, false);
 	}
 	p->unclip(p);
 }
