@@ -297,6 +297,9 @@ wait
 dump s1
 keys + + + + + + + + + + + + + + + +
 dump s65536
+keys i i s
+wait
+dump trace24
 keys d
 wait
 keys d
@@ -311,6 +314,32 @@ if [ -n "$u1" ] && [ -n "$u16" ] && awk -v a="$u1" -v b="$u16" 'BEGIN { exit !(b
 	ok "scale: the underflow share falls from $u1% (S=1) to $u16% (S=2^16)"
 else
 	bad "scale: the underflow share does not grow with S" "S=1: '$u1', S=2^16: '$u16'"
+fi
+
+# The dynamic scaler started at 2^24 (i twice, then s): fp16's max is 65504
+# < 2^16, so every gradient above 2^16 / 2^24 = 2^-8 overflows when scaled,
+# and s1 shows gradients of 2^-8 and more: the first step must be skipped.
+# Each skip halves S and growth needs 2000 clean steps, so after K skips in
+# 20 steps the last S is 2^(24 - K); the trace plot marks K steps with '+'
+# (series 1 in ASCII, drawn over the S line), one per step: 20 steps over
+# more than 20 cells never share a cell.
+has scale trace24 'dynamic loss scale S per fp16-mixed step, from 2\^24' "the scaler's trace is a plot, from S = 2^24"
+has scale trace24 '\+ skipped step' "the trace's legend names the skipped-step marks"
+tr=$(screen "$tmp/scale.out" trace24 | sed -n 's/.*dynamic scaler: S 2^24 -> 2^\([0-9]*\) over 20 steps, \([0-9]*\) skipped.*/\1 \2/p')
+marks=$(screen "$tmp/scale.out" trace24 | awk '
+	/dynamic loss scale S per fp16-mixed step/ { on = 1; next }
+	on && /^ *[0-9.e-]*[|+]/ {
+		sub(/^ *[0-9.e-]*[|+]/, "")
+		if ($0 ~ /^[-+]*$/) next   # the x axis
+		n += gsub(/\+/, "")
+	}
+	END { print n + 0 }')
+set -- $tr
+if [ $# -eq 2 ] && [ "$2" -ge 1 ] && [ "$1" -eq $((24 - $2)) ] && [ "$marks" -eq "$2" ]; then
+	ok "scale: $2 skipped steps from 2^24 end at 2^$1 = 2^(24 - $2), and the plot marks $marks"
+else
+	bad "scale: the dynamic scaler's trace" "summary '$tr', marks $marks" \
+		"$(screen "$tmp/scale.out" trace24 | tail -n 9)"
 fi
 
 # --- Exercises: wrong, then right ---

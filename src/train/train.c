@@ -161,6 +161,8 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	if (t->wq)
 		working_weights(t, 0, P);
 	scaler_init(&t->scaler, p->scaling, p->static_scale);
+	if (p->scaling == SCALER_DYNAMIC && cfg->init_scale > 0)
+		t->scaler.scale = cfg->init_scale;
 	*out = t;
 	return MP_OK;
 }

@@ -24,6 +24,7 @@ typedef struct {
 	float resid_offset;
 	int resid_offset_channels;
 	int threads;               /* 1: the two batch halves one after the other; 2: in parallel */
+	double init_scale;         /* a dynamic loss scaler's first S; 0: 2^16 as PyTorch's GradScaler */
 } train_config;
 
 /* The defaults: the default model, B = 16, t = 128, lr 1e-3, betas 0.9 and

@@ -2,7 +2,8 @@
  * the tiny GPT in a worker thread) as a histogram of powers of two against
  * fp16's smallest subnormal, smallest normal and largest value; S changes in
  * powers of two and the shares that underflow or overflow follow, counted
- * as `mixprec gradhist --scale S` counts them; the dynamic scaler's trace. */
+ * as `mixprec gradhist --scale S` counts them; the dynamic scaler's trace
+ * (S per step, skipped steps marked) as a plot beside or under it. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ void openblas_set_num_threads(int num_threads);
 	X(SC_ONE, "1", "S = 1 (no scaling)", '1')                                  \
 	X(SC_RUN, "s", "train again (new gradients)", 's')                         \
 	X(SC_SHAPE, "z", "model size for the next run: tiny or the default", 'z')                \
+	X(SC_INIT, "i", "the dynamic scaler's first S for the next run: 2^16, 2^20, 2^24", 'i')  \
 	X(SC_DERIVE, "d", "the derivation as fill-in steps (exercise 7.4b)", 'd')
 TUI_KEYMAP(scale, SCALE_KEYS);
 
@@ -40,10 +42,12 @@ typedef struct {
 	size_t ngrads;
 	char err[256];
 	bool tiny_run;
+	int init_log2_run;          /* the dynamic scaler starts at 2^this */
 	/* the UI's */
 	pthread_t thread;
 	bool joinable;
 	bool tiny;
+	int init_log2;              /* for the next run */
 	int log2s;                  /* S = 2^log2s */
 	bool ui_running;
 	size_t ui_steps;
@@ -55,6 +59,10 @@ typedef struct {
 	size_t count[NBUCKETS], nonzero, zero;
 	int lo, hi;
 	plot_canvas canvas;
+	/* the dynamic scaler's trace as a figure: step numbers, S, and S again
+	 * where a step was skipped (NAN elsewhere) */
+	double trace_x[RUN_STEPS], trace_skip[RUN_STEPS];
+	plot_canvas trace_canvas;
 } scale_lab;
 
 static void *worker(void *arg)
@@ -62,6 +70,7 @@ static void *worker(void *arg)
 	scale_lab *l = arg;
 	train_config cfg = train_config_default();
 	cfg.eval_every = 0;
+	cfg.init_scale = ldexp(1.0, l->init_log2_run);
 	if (l->tiny_run) {
 		cfg.model.L = 1;
 		cfg.model.C = 32;
@@ -139,6 +148,7 @@ static void start(tui_screen *s)
 	l->done_steps = 0;
 	l->err[0] = '\0';
 	l->tiny_run = l->tiny;
+	l->init_log2_run = l->init_log2;
 	openblas_set_num_threads(1);
 	if (tui_thread_start(&l->thread, worker, l) != 0) {
 		l->running = false;
@@ -183,7 +193,11 @@ static mp_status scale_init(tui_screen *s, int argc, char **argv)
 	scale_lab *l = s->priv;
 	pthread_mutex_init(&l->mu, NULL);
 	plot_canvas_init(&l->canvas);
+	plot_canvas_init(&l->trace_canvas);
+	for (int i = 0; i < RUN_STEPS; i++)
+		l->trace_x[i] = i + 1;
 	l->tiny = true;
+	l->init_log2 = 16;
 	for (int i = 1; i + 1 < argc; i++) {
 		if (!strcmp(argv[i], "--scale")) {
 			double v = atof(argv[++i]);
@@ -205,6 +219,7 @@ static void scale_done(tui_screen *s)
 	free(l->grads);
 	free(l->ui_grads);
 	plot_canvas_free(&l->canvas);
+	plot_canvas_free(&l->trace_canvas);
 	pthread_mutex_destroy(&l->mu);
 }
 
@@ -249,16 +264,56 @@ static bool scale_busy(tui_screen *s)
 	return r;
 }
 
+/* "2^k" for a power of two (a dynamic scaler's S always is), else %g. */
+static void pow2_text(char *buf, size_t n, double v)
+{
+	int e;
+	if (v > 0 && frexp(v, &e) == 0.5)
+		snprintf(buf, n, "2^%d", e - 1);
+	else
+		snprintf(buf, n, "%.6g", v);
+}
+
+/* The dynamic scaler's trace: S per step on a log axis, the skipped steps
+ * (an inf or NaN in the scaled gradients: S halves) marked on it. */
+static void draw_trace(scale_lab *l, WINDOW *w, int y, int x, int rows, int cols)
+{
+	for (size_t i = 0; i < RUN_STEPS; i++)
+		l->trace_skip[i] = i < l->ui_steps && l->ui_skipped[i] ? l->ui_scale[i] : NAN;
+	plot_series series[2] = {
+		{ .name = "S", .x = l->trace_x, .y = l->ui_scale, .n = l->ui_steps, .draw = PLOT_DRAW_LINE },
+		{ .name = "skipped step", .x = l->trace_x, .y = l->trace_skip, .n = l->ui_steps,
+		  .draw = PLOT_DRAW_POINTS },
+	};
+	plot_figure fig;
+	plot_figure_init(&fig);
+	char title[96];
+	snprintf(title, sizeof title, "dynamic loss scale S per fp16-mixed step, from 2^%d", l->init_log2_run);
+	fig.title = title;
+	fig.series = series;
+	fig.nseries = 2;
+	fig.logy = true;
+	fig.fix_x = true;
+	fig.xmin = 1;
+	fig.xmax = RUN_STEPS;
+	if (!l->ui_steps) {
+		tui_put(w, y, x + 1, cols - 2, ROLE_DIM, "(the dynamic scaler's trace fills in as the steps run)");
+		return;
+	}
+	plotview_draw(w, y, x, rows, cols, &fig, &l->trace_canvas);
+}
+
 static void scale_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 {
 	scale_lab *l = s->priv;
 	const fmt_info *h = fmt_get(FMT_FP16);
 	double S = ldexp(1.0, l->log2s);
 	tui_putf(w, 0, 1, cols - 2, ROLE_STRONG, "loss scale S = 2^%d = %.10g", l->log2s, S);
-	tui_put(w, 0, 40, cols - 41, ROLE_DIM, "(+ doubles, - halves; d: the derivation)");
+	tui_put(w, 0, 40, cols - 41, ROLE_DIM, "(+ doubles, - halves, d: derivation)");
 	if (l->ui_running) {
 		tui_putf(w, 1, 1, cols - 2, ROLE_EMPH, "training fp16-mixed (%s shape): step %zu of %d", l->tiny ? "tiny" : "default",
 		         l->ui_steps, RUN_STEPS);
+		draw_trace(l, w, 3, 0, rows - 3, cols);
 		return;
 	}
 	if (!l->ui_n) {
@@ -292,9 +347,11 @@ static void scale_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	size_t used = 0, skipped = 0;
 	for (size_t i = 0; i < l->ui_steps; i++)
 		skipped += l->ui_skipped[i];
-	used += (size_t)snprintf(trace, sizeof trace, "dynamic scaler: S %.6g -> %.6g over %zu steps, %zu skipped",
-	                         l->ui_steps ? l->ui_scale[0] : 0.0, l->ui_steps ? l->ui_scale[l->ui_steps - 1] : 0.0,
-	                         l->ui_steps, skipped);
+	char first[32], last[32];
+	pow2_text(first, sizeof first, l->ui_steps ? l->ui_scale[0] : 0.0);
+	pow2_text(last, sizeof last, l->ui_steps ? l->ui_scale[l->ui_steps - 1] : 0.0);
+	used += (size_t)snprintf(trace, sizeof trace, "dynamic scaler: S %s -> %s over %zu steps, %zu skipped", first,
+	                         last, l->ui_steps, skipped);
 	for (size_t i = 0, shown = 0; i < l->ui_steps && used + 8 < sizeof trace && shown < 8; i++)
 		if (l->ui_skipped[i]) {
 			used += (size_t)snprintf(trace + used, sizeof trace - used, "%s%zu", shown ? "," : " (steps ", i + 1);
@@ -335,7 +392,18 @@ static void scale_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 			fig.ymax = l->share[k - KMIN];
 	if (!(fig.ymax > 0))
 		fig.ymax = 1;
-	plotview_draw(w, 5, 0, rows - 5, cols, &fig, &l->canvas);
+	/* the histogram and the trace: side by side when there is room, else
+	 * the trace under the histogram in a third of the rows */
+	int top = 5, avail = rows - top;
+	if (cols >= 120) {
+		int hw = cols * 3 / 5;
+		plotview_draw(w, top, 0, avail, hw, &fig, &l->canvas);
+		draw_trace(l, w, top, hw + 1, avail, cols - hw - 1);
+	} else {
+		int tr = avail / 3 > PLOT_MIN_ROWS + 1 ? avail / 3 : PLOT_MIN_ROWS + 1;
+		plotview_draw(w, top, 0, avail - tr, cols, &fig, &l->canvas);
+		draw_trace(l, w, top + avail - tr, 0, tr, cols);
+	}
 }
 
 static int scale_handle(tui_screen *s, int action, int key)
@@ -355,6 +423,11 @@ static int scale_handle(tui_screen *s, int action, int key)
 	case SC_RUN: start(s); return TUI_HANDLED;
 	case SC_DERIVE:
 		tui_exercise_open(s, "7.4b");
+		return TUI_HANDLED;
+	case SC_INIT:
+		l->init_log2 = l->init_log2 >= 24 ? 16 : l->init_log2 + 4;
+		tui_message(s->app, false, "the next run (s) starts the dynamic scaler at S = 2^%d%s", l->init_log2,
+		            l->init_log2 == 16 ? " (PyTorch's default)" : "");
 		return TUI_HANDLED;
 	case SC_SHAPE:
 		l->tiny = !l->tiny;
