@@ -342,6 +342,21 @@ else
 		"$(screen "$tmp/scale.out" trace24 | tail -n 9)"
 fi
 
+# --- Exercises at 80x24: a field label too long for its row ---
+# 7.4b's longest field name is unscaled_flushes (16): answers from column
+# 3 + 16 + 1 = 20, 22 wide, labels from 20 + 22 + 1 = 43 with 80 - 43 - 1 = 36
+# columns: "step 2: what every gradient is multiplied by" (44) keeps 35 and an
+# ellipsis ("~" in ASCII); the current field's label follows in full.
+script cut --start exercises <<'EOF'
+wait
+keys Down Down Down Enter
+wait
+keys j
+dump factor
+EOF
+has cut factor '^ > factor +\.{22} step 2: what every gradient is mult~$' "a label cut short at 80 columns ends in an ellipsis"
+has cut factor '^   step 2: what every gradient is multiplied by$' "the current field's label is shown in full"
+
 # --- Exercises: wrong, then right ---
 # 7.4d for the default variant V = 0.1: fp16 0.1 is 0x2e66 (see the Bit
 # explorer above); 0x2e67 is its upper neighbour, which the engine recognises
@@ -374,7 +389,12 @@ has exercise ex-hint 'Hint 1 of 3: Write 0\.1 as 1\.f x 2\^e' "h shows the first
 # 0.1 to fp16 (derived in tests/cli.sh too): 0.1 = 1.6 * 2^-4, e = -4, field
 # -4 + 15 = 11; 1.6 = 1.1001100110|011...b: guard 0, round 1, sticky 1, so
 # no rounding up; 0 01011 1001100110 = 0x2e66. Only the first step is shown
-# at first; a wrong step keeps the next one hidden.
+# at first; a wrong step keeps the next one hidden. Field names are up to 14
+# wide (fp16_exp_field): answers from 3 + 14 + 1 = 18, 22 wide, a verdict from
+# 41 (12 columns), labels from 53 with 80 - 53 - 1 = 26 columns: a longer label
+# keeps 25 and ends in "~" (the ASCII ellipsis), and the current field's label
+# follows in full under the fields ("the exponent field, e + 15, as a number",
+# "the fp16 bit pattern of 0.1").
 script handround --start handround <<'EOF'
 dump hr-start
 type -4

@@ -248,6 +248,19 @@ int tui_put(WINDOW *w, int y, int x, int maxw, tui_role role, const char *text)
 	return used;
 }
 
+int tui_put_fit(WINDOW *w, int y, int x, int maxw, tui_role role, const char *text)
+{
+	int H, W;
+	getmaxyx(w, H, W);
+	(void)H;
+	if (maxw < 0 || x + maxw > W)
+		maxw = W - x;
+	if (maxw <= 0 || tui_width(text) <= maxw)
+		return tui_put(w, y, x, maxw, role, text);
+	int used = tui_put(w, y, x, maxw - 1, role, text);
+	return used + tui_put(w, y, x + used, 1, role, theme_glyph(GLYPH_ELLIPSIS));
+}
+
 int tui_putf(WINDOW *w, int y, int x, int maxw, tui_role role, const char *fmt, ...)
 {
 	char buf[1024];

@@ -106,6 +106,8 @@ int tui_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* Writes text at (y, x) in role, at most maxw columns; returns columns used. */
 int tui_put(WINDOW *w, int y, int x, int maxw, tui_role role, const char *text);
+/* As tui_put, but text that does not fit ends in an ellipsis. */
+int tui_put_fit(WINDOW *w, int y, int x, int maxw, tui_role role, const char *text);
 int tui_putf(WINDOW *w, int y, int x, int maxw, tui_role role, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 /* Display width of a UTF-8 string. */

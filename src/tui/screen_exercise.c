@@ -196,7 +196,7 @@ static void exlist_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		tui_putf(w, y, 3, 3, r && r->solved ? ROLE_GOOD : ROLE_NORMAL, "[%s]",
 		         !r ? " " : r->solved ? theme_glyph(GLYPH_CHECK) : theme_glyph(GLYPH_PARTIAL));
 		tui_put(w, y, 7, 11, sel ? ROLE_SELECT : ROLE_STRONG, ex->id);
-		tui_put(w, y, 19, cols - 20, sel ? ROLE_SELECT : ROLE_NORMAL, ex->title ? ex->title : "");
+		tui_put_fit(w, y, 19, cols - 20, sel ? ROLE_SELECT : ROLE_NORMAL, ex->title ? ex->title : "");
 	}
 	tui_putf(w, rows - 1, 1, cols - 2, ROLE_DIM, "[%s] solved  [%s] attempted   MIXPREC_STUDENT picks a student's variant",
 	         theme_glyph(GLYPH_CHECK), theme_glyph(GLYPH_PARTIAL));
@@ -438,6 +438,7 @@ static void exview_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	}
 	namew = namew > 22 ? 22 : namew;
 	int ansx = 3 + namew + 1, answ = 22;
+	const char *cut = NULL;
 	for (size_t i = 0; i < nshow && y < rows - 3; i++) {
 		bool cur = (int)i == e->field;
 		tui_put(w, y, 1, 1, ROLE_SELECT, cur ? theme_glyph(GLYPH_ARROW) : " ");
@@ -457,9 +458,15 @@ static void exview_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 			         e->verdict[i] == EX_CORRECT ? theme_glyph(GLYPH_CHECK) : "x", v);
 			vx += 12;
 		}
-		tui_put(w, y, vx, cols - vx - 1, ROLE_DIM, e->labels[i] ? e->labels[i] : "");
+		const char *label = e->labels[i] ? e->labels[i] : "";
+		tui_put_fit(w, y, vx, cols - vx - 1, ROLE_DIM, label);
+		if (cur && tui_width(label) > cols - vx - 1)
+			cut = label;
 		y++;
 	}
+	/* the current field's label in full when its row cut it short */
+	if (cut && y + 1 < rows - 3)
+		y += 1 + tui_wrap(w, y + 1, 3, cols - 4, 2, ROLE_DIM, cut);
 	/* the current field's feedback */
 	if (e->field >= 0 && (size_t)e->field < ex->nfields && e->checked[e->field] && y < rows - 2) {
 		y++;
