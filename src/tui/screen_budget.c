@@ -294,8 +294,9 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++)
 		sum += r->gpu_bytes[c];
 	int bw = cols - 4;
-	tui_putf(w, y++, 1, cols - 2, ROLE_DIM, "one GPU: %.3f GB = %.3f GiB (ZeRO stage %d over %.0f GPUs)",
-	         r->gpu_total_bytes / 1e9, r->gpu_total_bytes / 1073741824.0, r->zero_stage, b->cfg.gpus);
+	tui_putf(w, y++, 1, cols - 2, ROLE_DIM, "one GPU: %.3f GB = %.3f GiB (ZeRO stage %d over %.0f GPU%s)",
+	         r->gpu_total_bytes / 1e9, r->gpu_total_bytes / 1073741824.0, r->zero_stage, b->cfg.gpus,
+	         b->cfg.gpus == 1 ? "" : "s");
 	double acc = 0;
 	int x0 = 0;
 	for (int c = 0; c < BUDGET_COMPONENT_COUNT && sum > 0; c++) {
