@@ -2,12 +2,12 @@
  * changes, and a recorder thread for the writes. */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include "tui/app.h"
 #include "tui/progcache.h"
 
 #define QUEUE_LEN 64
@@ -73,16 +73,13 @@ static void *recorder(void *arg)
 	return NULL;
 }
 
-/* With pc.mu held. The terminal's signals stay with the UI thread. */
+/* With pc.mu held. The terminal's signals stay with the UI thread (a crash
+ * in the recorder still reaches the handler that restores the terminal). */
 static bool start_recorder(void)
 {
 	if (pc.running)
 		return true;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	int r = pthread_create(&pc.thread, NULL, recorder, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int r = tui_thread_start(&pc.thread, recorder, NULL);
 	pc.running = r == 0;
 	pc.stop = false;
 	return pc.running;

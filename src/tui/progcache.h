@@ -2,7 +2,7 @@
  * the file changes, and a recorder thread that does the locked, fsynced
  * writes (teach/progress.h) so that checking an answer or scrolling a lesson
  * never waits for the disk. Process-wide, like the exercise store: one TUI
- * runs per process. No curses here, so a unit test can drive it. */
+ * runs per process. It draws nothing, so a unit test can drive it. */
 #ifndef MIXPREC_TUI_PROGCACHE_H
 #define MIXPREC_TUI_PROGCACHE_H
 
