@@ -563,6 +563,9 @@ START_TEST(mistakes_are_explained)
 	assert_verdict(ex, &s, "total_gb", "112", EX_WRONG, "accumulator");
 	/* 140e9 / 2^30 = 130.385: GiB given where GB is asked */
 	assert_verdict(ex, &s, "total_gb", "130.4", EX_WRONG, "GiB");
+	/* the reverse: 140 (the GB figure) where GiB is asked; 140e9 / 2^30 = 130.385 */
+	assert_verdict(ex, &s, "total_gib", "140", EX_WRONG, "looks like GB");
+	assert_verdict(ex, &s, "total_gib", "130.4", EX_CORRECT, NULL);
 	ex_solution_free(&s);
 
 	ex = get("7.4d");
