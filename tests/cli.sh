@@ -1350,10 +1350,10 @@ echo "# exercise kind round-steps (the workbench's hand-rounding lab)"
 # the 10 kept fraction bits 1001100110, then guard 0, round 1, sticky 1
 # (0.1's binary expansion repeats 0011 forever): round down, 0 01011
 # 1001100110 = 0x2e66.
-run check round.1 fp16_exponent=-4 fp16_exp_field=11 fp16_guard=0 fp16_round=1 fp16_sticky=1 \
-	fp16_round_up=no fp16_bits=0x2e66
+run check round.1 fp16_exponent=-4 fp16_exp_field=11 fp16_fraction=1001100110 fp16_guard=0 fp16_round=1 \
+	fp16_sticky=1 fp16_round_up=no fp16_bits=0x2e66
 expect_rc "round-steps: 0.1 to fp16, every step right" 0
-out_has "round-steps: 0.1 to fp16 solved" "7 of 7 fields correct"
+out_has "round-steps: 0.1 to fp16 solved" "8 of 8 fields correct"
 # the biased field given as e is a recognised mistake
 run check round.1 fp16_exponent=11
 expect_rc "round-steps: the field given as e" 1

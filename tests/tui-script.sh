@@ -343,8 +343,9 @@ has exercise ex-hint 'Hint 1 of 3: Write 0\.1 as 1\.f x 2\^e' "h shows the first
 
 # --- the hand-rounding lab: one checked step at a time ---
 # 0.1 to fp16 (derived in tests/cli.sh too): 0.1 = 1.6 * 2^-4, e = -4, field
-# -4 + 15 = 11; 1.6 = 1.1001100110|011...b: guard 0, round 1, sticky 1, so
-# no rounding up; 0 01011 1001100110 = 0x2e66. Only the first step is shown
+# -4 + 15 = 11; 1.6 = 1.1001100110|011...b: the kept fraction 1001100110,
+# guard 0, round 1, sticky 1, so no rounding up; 0 01011 1001100110 = 0x2e66.
+# Only the first step is shown
 # at first; a wrong step keeps the next one hidden.
 script handround --start handround <<'EOF'
 dump hr-start
@@ -355,6 +356,8 @@ keys Enter
 dump hr-wrong
 keys e C-u
 type 11
+keys Enter
+type 1001100110
 keys Enter
 type 1
 keys Enter
