@@ -12,6 +12,7 @@ prompt: Round V = {V} to fp16 (1 sign, 5 exponent and 10 fraction bits, bias 15)
   hand with round-to-nearest-even, one step at a time.
 field fp16_exponent: number exact -- e, with 2^e <= {V} < 2^(e+1)
 field fp16_exp_field: number exact -- the exponent field, e + 15, as a number
+field fp16_fraction: bits 10 -- the 10 fraction bits kept, before rounding (binary)
 field fp16_guard: choice 0|1 -- the guard bit: the first bit after the 10 kept fraction bits
 field fp16_round: choice 0|1 -- the round bit: the bit after the guard bit
 field fp16_sticky: choice 0|1 -- the sticky bit: 1 when any later bit is 1
@@ -34,6 +35,7 @@ prompt: Round V = {V} to bf16 (1 sign, 8 exponent and 7 fraction bits, bias 127)
   hand with round-to-nearest-even, one step at a time.
 field bf16_exponent: number exact -- e, with 2^e <= {V} < 2^(e+1)
 field bf16_exp_field: number exact -- the exponent field, e + 127, as a number
+field bf16_fraction: bits 7 -- the 7 fraction bits kept, before rounding (binary)
 field bf16_guard: choice 0|1 -- the guard bit: the first bit after the 7 kept fraction bits
 field bf16_round: choice 0|1 -- the round bit: the bit after the guard bit
 field bf16_sticky: choice 0|1 -- the sticky bit: 1 when any later bit is 1

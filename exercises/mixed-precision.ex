@@ -62,10 +62,11 @@ prompt: A model has P = {P} parameters. It is trained in bf16 mixed precision wi
   Adam: fp32 master weights, a bf16 working copy of the weights, bf16 gradients,
   an fp32 gradient accumulator, and Adam's two fp32 moment estimates.
   Ignoring activations, how many bytes does training keep per parameter, and
-  how much memory in total, in GB (10^9 bytes)? Compare with the rule of thumb
-  of 20 GB per billion parameters.
+  how much memory in total, in GB (10^9 bytes) and in GiB (2^30 bytes)? Compare
+  with the rule of thumb of 20 GB per billion parameters.
 field bytes_per_param: number exact unit B -- bytes kept per parameter
 field total_gb: number rel 1e-2 unit GB -- total, in GB (10^9 bytes)
+field total_gib: number rel 1e-2 unit GiB -- the same total in GiB (2^30 bytes)
 hint: List every tensor kept per parameter and its element size: fp32 is 4 bytes,
   bf16 is 2 bytes.
 hint: master 4 + weights 2 + gradients 2 + accumulator 4 + Adam m 4 + Adam v 4.

@@ -984,9 +984,10 @@ run exercise show 7.4e --params
 out_has "exercise show --params: default" "w=600"
 
 # 7.4c by hand: 4 + 2 + 2 + 4 + 4 + 4 = 20 bytes; 20 x 7e9 = 140e9 bytes = 140 GB
-run check 7.4c bytes_per_param=20 total_gb=140
+# and 140e9 / 2^30 = 130.385 GiB
+run check 7.4c bytes_per_param=20 total_gb=140 total_gib=130.385
 expect_rc "check 7.4c right" 0
-out_has "check 7.4c right: solved" "2 of 2 fields correct"
+out_has "check 7.4c right: solved" "3 of 3 fields correct"
 run check 7.4c bytes_per_param=16 total_gb=140
 expect_rc "check 7.4c wrong" 1
 out_has "check 7.4c: forgot the accumulator" "accumulator"
@@ -1225,7 +1226,7 @@ err_has "grade: unknown student with file:line" "sub.csv:$(($(wc -l <"$tmp/sub.c
 err_has "grade: malformed row with file:line" "sub.csv:$(wc -l <"$tmp/sub.csv"):"
 nf=$(grep -c '^s1,' "$tmp/lab/answer-key.csv")   # one key row per field of the lab
 grep -q "^s1,Ada,total,1.000,$nf,$nf," "$tmp/grades.csv" && ok "grade: s1 all right" || bad "grade: s1 all right" "$(grep '^s1' "$tmp/grades.csv" | tail -1)"
-grep -q '^s3,Grace,7.4c,0.000,0,2,.*accumulator' "$tmp/grades.csv" && ok "grade: s3 7.4c wrong, explained" || bad "grade: s3 7.4c" "$(grep '^s3,Grace,7.4c' "$tmp/grades.csv")"
+grep -q '^s3,Grace,7.4c,0.333,1,3,.*accumulator' "$tmp/grades.csv" && ok "grade: s3 7.4c wrong, explained" || bad "grade: s3 7.4c" "$(grep '^s3,Grace,7.4c' "$tmp/grades.csv")"
 grep -q '^s2,"'"'"'=HYPERLINK(""http://evil"")",7.4a,' "$tmp/grades.csv" && ok "grade: formula-like name neutralised" || bad "grade: formula-like name neutralised" "$(grep '^s2' "$tmp/grades.csv" | head -1)"
 grep -q "^7.4c,total_gb,3,1,0.333,'@SUM(1),1$" "$tmp/summary.csv" && ok "grade summary: formula-like answer neutralised" || bad "grade summary: formula-like answer" "$(grep '^7.4c,total_gb' "$tmp/summary.csv")"
 grep -q "^7.4c,bytes_per_param,3,1,0.333,16,1$" "$tmp/summary.csv" && ok "grade summary: most common wrong answer" || bad "grade summary: most common wrong answer" "$(grep '^7.4c,bytes' "$tmp/summary.csv")"
@@ -1349,10 +1350,10 @@ echo "# exercise kind round-steps (the workbench's hand-rounding lab)"
 # the 10 kept fraction bits 1001100110, then guard 0, round 1, sticky 1
 # (0.1's binary expansion repeats 0011 forever): round down, 0 01011
 # 1001100110 = 0x2e66.
-run check round.1 fp16_exponent=-4 fp16_exp_field=11 fp16_guard=0 fp16_round=1 fp16_sticky=1 \
-	fp16_round_up=no fp16_bits=0x2e66
+run check round.1 fp16_exponent=-4 fp16_exp_field=11 fp16_fraction=1001100110 fp16_guard=0 fp16_round=1 \
+	fp16_sticky=1 fp16_round_up=no fp16_bits=0x2e66
 expect_rc "round-steps: 0.1 to fp16, every step right" 0
-out_has "round-steps: 0.1 to fp16 solved" "7 of 7 fields correct"
+out_has "round-steps: 0.1 to fp16 solved" "8 of 8 fields correct"
 # the biased field given as e is a recognised mistake
 run check round.1 fp16_exponent=11
 expect_rc "round-steps: the field given as e" 1

@@ -451,6 +451,46 @@ START_TEST(overflow_and_scale_by_hand)
 }
 END_TEST
 
+
+START_TEST(round_steps_by_hand)
+{
+	const ex_exercise *ex = get("round.1");
+	ex_solution s;
+	solve_with(ex, NULL, NULL, &s);   /* V = 0.1 = 1.6 x 2^-4; 0.6 = 0.1001100110|011... in binary */
+	ck_assert(num(ex, &s, "fp16_exponent") == -4);
+	ck_assert(num(ex, &s, "fp16_exp_field") == 11);
+	ck_assert_uint_eq(expect(ex, &s, "fp16_fraction")->bits, 0x266);   /* 10 0110 0110 */
+	assert_verdict(ex, &s, "fp16_fraction", "1001100110", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_fraction", "10 0110 0110", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_fraction", "100110011", EX_MALFORMED, "10");   /* 9 digits */
+	assert_verdict(ex, &s, "fp16_fraction", "1001100111", EX_WRONG, "bit 10");
+	ck_assert_str_eq(expect(ex, &s, "fp16_guard")->choice, "0");
+	ck_assert_str_eq(expect(ex, &s, "fp16_round")->choice, "1");
+	ck_assert_str_eq(expect(ex, &s, "fp16_sticky")->choice, "1");
+	ck_assert_str_eq(expect(ex, &s, "fp16_round_up")->choice, "no");
+	ck_assert_uint_eq(expect(ex, &s, "fp16_bits")->bits, 0x2e66);
+	ex_solution_free(&s);
+	/* V = 601.9 = 1.17558... x 2^9; 0.17558 x 128 = 22.47: kept 0010110, then .47:
+	 * guard 0, round 1 (0.94), sticky 1: round down to 600 = 0x4416 */
+	ex = get("round.2");
+	solve_with(ex, NULL, NULL, &s);
+	ck_assert(num(ex, &s, "bf16_exponent") == 9);
+	ck_assert(num(ex, &s, "bf16_exp_field") == 136);
+	ck_assert_uint_eq(expect(ex, &s, "bf16_fraction")->bits, 22);
+	assert_verdict(ex, &s, "bf16_fraction", "0010110", EX_CORRECT, NULL);
+	ck_assert_str_eq(expect(ex, &s, "bf16_round_up")->choice, "no");
+	ck_assert_uint_eq(expect(ex, &s, "bf16_bits")->bits, 0x4416);
+	ex_solution_free(&s);
+	/* V = 602.1: kept 0010110, rest .53: guard 1: round up to 0010111 = 604 = 0x4417;
+	 * 0010111 for the fraction step is the rounded one, explained */
+	solve_with(ex, "V", "602.1", &s);
+	ck_assert_str_eq(expect(ex, &s, "bf16_round_up")->choice, "yes");
+	ck_assert_uint_eq(expect(ex, &s, "bf16_bits")->bits, 0x4417);
+	assert_verdict(ex, &s, "bf16_fraction", "0010111", EX_WRONG, "after rounding");
+	ex_solution_free(&s);
+}
+END_TEST
+
 /* ---- answers --------------------------------------------------------------------- */
 
 START_TEST(answer_syntaxes)
@@ -563,6 +603,9 @@ START_TEST(mistakes_are_explained)
 	assert_verdict(ex, &s, "total_gb", "112", EX_WRONG, "accumulator");
 	/* 140e9 / 2^30 = 130.385: GiB given where GB is asked */
 	assert_verdict(ex, &s, "total_gb", "130.4", EX_WRONG, "GiB");
+	/* the reverse: 140 (the GB figure) where GiB is asked; 140e9 / 2^30 = 130.385 */
+	assert_verdict(ex, &s, "total_gib", "140", EX_WRONG, "looks like GB");
+	assert_verdict(ex, &s, "total_gib", "130.4", EX_CORRECT, NULL);
 	ex_solution_free(&s);
 
 	ex = get("7.4d");
@@ -738,6 +781,14 @@ START_TEST(load_errors_name_file_and_line)
 		{ "[a]\ntitle: T\ntitle: U\n", "t.ex:3: title given twice" },
 		{ "[a]\ntitle: T\nkind: spacing\nparam x: 1\nprompt: p\nfield spacing: bits fp99\n",
 		  "t.ex:6: field spacing: bits needs one format" },
+		{ "[a]\ntitle: T\nkind: round-steps\nparam V: 0.1\nprompt: p\nfield fp16_fraction: bits 33\n",
+		  "t.ex:6: field fp16_fraction: bits needs one format" },
+		{ "[a]\ntitle: T\nkind: round-steps\nparam V: 0.1\nprompt: p\nfield fp16_fraction: bits 9\n",
+		  "declare it as 'bits 10'" },
+		{ "[a]\ntitle: T\nkind: round-steps\nparam V: 0.1\nprompt: p\nfield fp16_fraction: bits fp16\n",
+		  "declare it as 'bits 10'" },
+		{ "[a]\ntitle: T\nkind: round-steps\nparam V: 0.1\nprompt: p\nfield fp16_bits: bits 16\n",
+		  "holds a format's bits" },
 	};
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 		/* each broken exercise next to a good one: the good one still loads */
@@ -968,6 +1019,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, update_vanish_and_spacing);
 	tcase_add_test(tc, drift_exercises_by_hand);
 	tcase_add_test(tc, overflow_and_scale_by_hand);
+	tcase_add_test(tc, round_steps_by_hand);
 	tcase_add_test(tc, answer_syntaxes);
 	tcase_add_test(tc, mistakes_are_explained);
 	tcase_add_test(tc, variants_are_deterministic_and_vary);

@@ -387,14 +387,15 @@ has exercise ex-hint 'Hint 1 of 3: Write 0\.1 as 1\.f x 2\^e' "h shows the first
 
 # --- the hand-rounding lab: one checked step at a time ---
 # 0.1 to fp16 (derived in tests/cli.sh too): 0.1 = 1.6 * 2^-4, e = -4, field
-# -4 + 15 = 11; 1.6 = 1.1001100110|011...b: guard 0, round 1, sticky 1, so
-# no rounding up; 0 01011 1001100110 = 0x2e66. Only the first step is shown
-# at first; a wrong step keeps the next one hidden. Field names are up to 14
-# wide (fp16_exp_field): answers from 3 + 14 + 1 = 18, 22 wide, a verdict from
-# 41 (12 columns), labels from 53 with 80 - 53 - 1 = 26 columns: a longer label
-# keeps 25 and ends in "~" (the ASCII ellipsis), and the current field's label
-# follows in full under the fields ("the exponent field, e + 15, as a number",
-# "the fp16 bit pattern of 0.1").
+# -4 + 15 = 11; 1.6 = 1.1001100110|011...b: the kept fraction 1001100110,
+# guard 0, round 1, sticky 1, so no rounding up; 0 01011 1001100110 = 0x2e66.
+# Only the first step is shown at first; a wrong step keeps the next one
+# hidden. Field names are up to 14 wide (fp16_exp_field): answers from
+# 3 + 14 + 1 = 18, 22 wide, a verdict from 41 (12 columns), labels from 53
+# with 80 - 53 - 1 = 26 columns: a longer label keeps 25 and ends in "~" (the
+# ASCII ellipsis), and the current field's label follows in full under the
+# fields ("the exponent field, e + 15, as a number", "the fp16 bit pattern of
+# 0.1").
 script handround --start handround <<'EOF'
 dump hr-start
 type -4
@@ -404,6 +405,8 @@ keys Enter
 dump hr-wrong
 keys e C-u
 type 11
+keys Enter
+type 1001100110
 keys Enter
 type 1
 keys Enter

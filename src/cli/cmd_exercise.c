@@ -169,7 +169,7 @@ static void record(const char *cmd, const ex_exercise *ex, const ex_opts *o, lon
 		fprintf(stderr, "mixprec %s: %s%s\n", cmd, st == MP_OK ? "note: " : "progress not saved: ", note);
 }
 
-static void print_fields(const ex_exercise *ex)
+static void print_fields(const ex_exercise *ex, const ex_variant *v)
 {
 	printf("\nAnswer with: mixprec check %s", ex->id);
 	for (size_t i = 0; i < ex->nfields; i++)
@@ -181,13 +181,23 @@ static void print_fields(const ex_exercise *ex)
 		if (f->type == EX_NUMBER)
 			snprintf(type, sizeof type, "number%s%s", f->unit[0] ? ", in " : "", f->unit);
 		else if (f->type == EX_BITS)
-			snprintf(type, sizeof type, "%s bits", fmt_get(f->format)->name);
+			if (f->width)
+				snprintf(type, sizeof type, "%d bits, in binary", f->width);
+			else
+				snprintf(type, sizeof type, "%s bits", fmt_get(f->format)->name);
 		else {
 			snprintf(type, sizeof type, "one of");
 			for (size_t k = 0; k < f->nchoices; k++)
 				snprintf(type + strlen(type), sizeof type - strlen(type), " %s", f->choices[k]);
 		}
-		printf("  %-18s %s%s(%s)\n", f->name, f->label ? f->label : "", f->label ? " " : "", type);
+		char *label = NULL;
+		if (f->label) {
+			ex_exercise tmp = *ex;   /* the label with the variant's values, as the prompt */
+			tmp.prompt = f->label;
+			label = ex_prompt(&tmp, v);
+		}
+		printf("  %-18s %s%s(%s)\n", f->name, label ? label : "", label ? " " : "", type);
+		free(label);
 	}
 }
 
@@ -210,7 +220,7 @@ static int do_show(const ex_exercise *ex, const ex_opts *o)
 		printf("(variant of student %s)\n", o->student);
 	printf("\n%s\n", prompt);
 	free(prompt);
-	print_fields(ex);
+	print_fields(ex, &v);
 	if (ex->nhints)
 		printf("\n%zu hint%s: mixprec exercise hint %s%s%s\n", ex->nhints, ex->nhints == 1 ? "" : "s", ex->id,
 		       o->student ? " --student " : "", o->student ? o->student : "");

@@ -242,7 +242,9 @@ static bool sheet_markdown(strbuf *b, const class_student *st, const ex_exercise
 			strbuf_printf(b, "| `%s` | ", fl->name);
 			for (const char *p = label ? label : ""; *p; p++)
 				strbuf_printf(b, *p == '|' ? "\\|" : "%c", *p);
-			if (fl->type == EX_BITS)
+			if (fl->type == EX_BITS && fl->width)
+				strbuf_printf(b, " (%d bits, in binary)", fl->width);
+			else if (fl->type == EX_BITS)
 				strbuf_printf(b, " (%s bits: 0x... or binary)", fmt_get(fl->format)->name);
 			if (fl->type == EX_CHOICE)
 				for (size_t k = 0; k < fl->nchoices; k++)

@@ -264,8 +264,15 @@ static void parse_field_spec(load_ctx *c, ex_field *f, char *spec)
 	} else if (strcmp(w[0], "bits") == 0) {
 		f->type = EX_BITS;
 		const fmt_info *fi = n == 2 ? fmt_find(w[1]) : NULL;
+		char *end = NULL;
+		long width = n == 2 && !fi ? strtol(w[1], &end, 10) : 0;
+		if (!fi && end && *end == '\0' && width >= 1 && width <= 32) {
+			f->format = FMT_FP32;   /* unused: a bare field */
+			f->width = (int)width;
+			return;
+		}
 		if (!fi) {
-			bad(c, "field %s: bits needs one format (%s)", f->name, fmt_known_names());
+			bad(c, "field %s: bits needs one format (%s) or a bit count from 1 to 32", f->name, fmt_known_names());
 			return;
 		}
 		f->format = fi->id;
@@ -1281,7 +1288,7 @@ ex_verdict ex_check(const ex_exercise *ex, const ex_solution *sol, size_t i, con
 	case EX_BITS: {
 		uint32_t b;
 		const fmt_info *fi = fmt_get(f->format);
-		if (ex_parse_bits(answer, fi->width, &b, err, sizeof err) != MP_OK) {
+		if (ex_parse_bits(answer, f->width ? f->width : fi->width, &b, err, sizeof err) != MP_OK) {
 			snprintf(fb, fblen, "%s: %s", f->name, err);
 			return EX_MALFORMED;
 		}
@@ -1295,6 +1302,17 @@ ex_verdict ex_check(const ex_exercise *ex, const ex_solution *sol, size_t i, con
 			return EX_WRONG;
 		}
 		uint32_t diff = b ^ e->bits;
+		if (f->width) {
+			int first = 0;
+			for (int k = f->width - 1; k >= 0; k--)
+				if (diff >> k & 1) {
+					first = f->width - k;
+					break;
+				}
+			snprintf(fb, fblen, "%s: wrong; bit %d (counting from the left) is the first that differs.", f->name,
+			         first);
+			return EX_WRONG;
+		}
 		const char *where = (diff & fmt_sign_mask(fi)) ? "the sign bit"
 		                    : (diff >> fi->frac_bits) ? "the exponent field"
 		                                              : "the fraction field";

@@ -44,6 +44,7 @@ typedef struct {
 	double tol_value;
 	char unit[8];                 /* EX_NUMBER: "GB", "GiB", "B" or "" (an answer may repeat it) */
 	fmt_id format;                /* EX_BITS: the format whose pattern is asked */
+	int width;                    /* EX_BITS: a bare field of this many bits ("bits 10"), 0: the format's */
 	char choices[EX_MAX_CHOICES][EX_NAME_MAX];  /* EX_CHOICE: the accepted words, lower case */
 	size_t nchoices;
 	char *label;                  /* what the field asks, one line */

@@ -65,6 +65,21 @@ static void set_bits(solve_ctx *c, const char *field, const fmt_info *f, uint32_
 	snprintf(e->text, sizeof e->text, "0x%0*x", fmt_hex_digits(f), (unsigned)bits);
 }
 
+/* A bare field of width bits (the kept fraction), shown in binary. */
+static void set_field_bits(solve_ctx *c, const char *field, int width, uint32_t bits)
+{
+	int i = fidx(c, field);
+	if (i < 0)
+		return;
+	ex_value *e = &c->sol->expect[i];
+	e->type = EX_BITS;
+	e->bits = bits;
+	int n = 0;
+	for (int k = width - 1; k >= 0 && n < (int)sizeof e->text - 1; k--)
+		e->text[n++] = (bits >> k) & 1 ? '1' : '0';
+	e->text[n] = '\0';
+}
+
 static void set_choice(solve_ctx *c, const char *field, const char *choice)
 {
 	int i = fidx(c, field);
@@ -495,6 +510,7 @@ typedef struct {
 	bool zero, overflow, subnormal;
 	int e;                 /* 2^e <= |x| < 2^(e+1) */
 	int exp_field;         /* the biased exponent field (0 when subnormal) */
+	uint32_t fraction;     /* the kept fraction bits, before rounding */
 	int guard, round, sticky;
 	bool up;               /* the decision: away from zero */
 } round_steps;
@@ -576,6 +592,7 @@ static uint32_t explain_round(solve_ctx *c, const fmt_info *f, const fmt_num *x,
 	steps->e = e;
 	steps->subnormal = sub;
 	steps->exp_field = sub ? 0 : e + f->bias;
+	steps->fraction = (uint32_t)mpz_get_ui(sig) & fmt_frac_mask(f);
 	steps->guard = guard;
 	steps->round = roundb;
 	steps->sticky = sticky;
@@ -1065,8 +1082,8 @@ static bool solve_drift_retained(solve_ctx *c)
 /* The format a step field names ("fp16_guard", "e4m3_exponent") and its step. */
 static bool step_field(const char *field, fmt_id *id, const char **step)
 {
-	static const char *const steps[] = { "_exponent", "_exp_field", "_guard", "_round", "_sticky", "_round_up",
-		                             "_bits" };
+	static const char *const steps[] = { "_exponent", "_exp_field", "_fraction", "_guard", "_round", "_sticky",
+		                             "_round_up", "_bits" };
 	for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
 		size_t fl = strlen(field), sl = strlen(steps[k]);
 		if (fl > sl && strcmp(field + fl - sl, steps[k]) == 0) {
@@ -1133,6 +1150,22 @@ static bool solve_round_steps(solve_ctx *c)
 			set_num(c, n, rs.exp_field);
 			if (!rs.subnormal)
 				mistake_num(c, n, rs.e, "That is e; the field stores e + bias.");
+			field_name(n, sizeof n, prefixes[pi], "_fraction");
+			set_field_bits(c, n, f->frac_bits, rs.fraction);
+			{
+				/* the fraction after rounding: a step too far */
+				uint32_t after = bits & fmt_frac_mask(f);
+				int k = fidx(c, n);
+				if (k >= 0 && after != rs.fraction && c->sol->nmistakes < EX_MAX_MISTAKES) {
+					ex_mistake *m = mistake(c, n, "Those are the fraction bits after rounding; this step asks for "
+					                              "the %d bits kept before the decision.",
+					                        f->frac_bits);
+					if (m) {
+						m->value.type = EX_BITS;
+						m->value.bits = after;
+					}
+				}
+			}
 			field_name(n, sizeof n, prefixes[pi], "_guard");
 			set_choice(c, n, rs.guard ? "1" : "0");
 			field_name(n, sizeof n, prefixes[pi], "_round");
@@ -1199,7 +1232,7 @@ static const struct {
 	    "retained_fp32 retained_rne retained_kahan retained_fp16 retained_sr", NULL },
 	  solve_drift_retained },
 	{ { "round-steps", "round a value by hand one step at a time: exponent, guard/round/sticky, decision, bits",
-	    "V", "*_exponent *_exp_field *_guard *_round *_sticky *_round_up *_bits", NULL },
+	    "V", "*_exponent *_exp_field *_fraction *_guard *_round *_sticky *_round_up *_bits", NULL },
 	  solve_round_steps },
 };
 
@@ -1265,6 +1298,17 @@ mp_status ex_solve(const ex_exercise *ex, const ex_variant *v, ex_solution *sol,
 			           (e->type == EX_BITS) != (ex->fields[i].type == EX_BITS)) {
 				snprintf(err, errlen, "field %s: kind %s answers it as %s", ex->fields[i].name, ex->kind->name,
 				         e->type == EX_NUMBER ? "a number" : e->type == EX_BITS ? "bits" : "a choice");
+				ok = false;
+			} else if (e->type == EX_BITS && ex->fields[i].width && strspn(e->text, "01") != strlen(e->text)) {
+				snprintf(err, errlen, "field %s holds a format's bits: declare it as 'bits FORMAT'", ex->fields[i].name);
+				ok = false;
+			} else if (e->type == EX_BITS && ex->fields[i].width && (int)strlen(e->text) != ex->fields[i].width) {
+				snprintf(err, errlen, "field %s holds %zu bits: declare it as 'bits %zu'", ex->fields[i].name,
+				         strlen(e->text), strlen(e->text));
+				ok = false;
+			} else if (e->type == EX_BITS && !ex->fields[i].width && strncmp(e->text, "0x", 2) != 0) {
+				snprintf(err, errlen, "field %s holds %zu bits: declare it as 'bits %zu'", ex->fields[i].name,
+				         strlen(e->text), strlen(e->text));
 				ok = false;
 			} else if (e->type == EX_BITS) {
 				fmt_id id;
