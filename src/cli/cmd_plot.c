@@ -39,7 +39,7 @@ static void plot_help(void)
 	       "                  --svg in pixels (default 960x600)\n"
 	       "  --ascii         ASCII characters even in a UTF-8 locale\n"
 	       "  --png FILE      write a PNG image instead (needs a build with cairo)\n"
-	       "  --svg FILE      write an SVG image instead (text stays text)\n"
+	       "  --svg FILE      write an SVG image instead (through cairo too)\n"
 	       "  -h, --help      this text\n\n"
 	       "Empty cells leave the point out (train's val_loss); any other cell that is not\n"
 	       "a number is an error naming FILE:LINE. Colour only on a terminal, and never\n"

@@ -1,7 +1,5 @@
-/* Figures as images: one layout drawn through a small painter interface with
- * two back ends, cairo (PNG) and a direct SVG writer, so that an SVG keeps
- * its title, labels and legend as real, searchable and editable <text>
- * (cairo's SVG surface turns text into glyph outlines). */
+/* Figures as images through cairo: one layout drawn through a small painter
+ * interface onto an image surface (PNG) or an SVG surface. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +10,7 @@
 
 #ifdef HAVE_CAIRO
 #include <cairo.h>
+#include <cairo-svg.h>
 #endif
 
 void plot_series_rgb(size_t k, uint8_t rgb[3])
@@ -52,134 +51,11 @@ struct painter {
 	void (*text)(painter *p, double x, double y, const char *s, double size, bool bold, anchor a, bool vertical);
 	double (*text_width)(painter *p, const char *s, double size, bool bold);
 	/* back-end state */
-	FILE *fp;                 /* svg */
-	uint8_t rgb[3];
-	double width;
-	bool dashed, in_path, clipped;
-	int clip_id;
+	bool clipped;
 #ifdef HAVE_CAIRO
 	cairo_t *cr;
 #endif
 };
-
-/* SVG back end */
-
-static void svg_color(painter *p, const uint8_t rgb[3])
-{
-	memcpy(p->rgb, rgb, 3);
-}
-
-static void svg_stroke_style(painter *p, double width, bool dashed)
-{
-	p->width = width;
-	p->dashed = dashed;
-}
-
-static void svg_move(painter *p, double x, double y)
-{
-	if (!p->in_path)
-		fputs("<path d=\"", p->fp);
-	p->in_path = true;
-	fprintf(p->fp, "M%.2f %.2f", x, y);
-}
-
-static void svg_line(painter *p, double x, double y)
-{
-	fprintf(p->fp, "L%.2f %.2f", x, y);
-}
-
-static void svg_stroke(painter *p)
-{
-	if (!p->in_path)
-		return;
-	fprintf(p->fp, "\" fill=\"none\" stroke=\"#%02x%02x%02x\" stroke-width=\"%.2f\" stroke-linejoin=\"round\"%s/>\n",
-		p->rgb[0], p->rgb[1], p->rgb[2], p->width, p->dashed ? " stroke-dasharray=\"4 3\"" : "");
-	p->in_path = false;
-}
-
-static void svg_rect(painter *p, double x, double y, double w, double h)
-{
-	fprintf(p->fp, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#%02x%02x%02x\"/>\n", x, y,
-		w, h, p->rgb[0], p->rgb[1], p->rgb[2]);
-}
-
-static void svg_circle(painter *p, double x, double y, double r)
-{
-	fprintf(p->fp, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"#%02x%02x%02x\"/>\n", x, y, r, p->rgb[0],
-		p->rgb[1], p->rgb[2]);
-}
-
-static void svg_clip(painter *p, double x, double y, double w, double h)
-{
-	p->clip_id++;
-	fprintf(p->fp,
-		"<clipPath id=\"c%d\"><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/></clipPath>\n"
-		"<g clip-path=\"url(#c%d)\">\n",
-		p->clip_id, x, y, w, h, p->clip_id);
-	p->clipped = true;
-}
-
-static void svg_unclip(painter *p)
-{
-	if (p->clipped)
-		fputs("</g>\n", p->fp);
-	p->clipped = false;
-}
-
-/* XML-escapes s; control characters and invalid UTF-8 become '?'. */
-static void svg_escape(FILE *fp, const char *s)
-{
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		switch (*c) {
-		case '<': fputs("&lt;", fp); break;
-		case '>': fputs("&gt;", fp); break;
-		case '&': fputs("&amp;", fp); break;
-		case '"': fputs("&quot;", fp); break;
-		default:
-			if (*c < 0x20 || *c == 0x7f) {
-				fputc('?', fp);
-			} else if (*c >= 0x80) {
-				/* copy a valid sequence whole */
-				int n = *c >= 0xf0 && *c < 0xf5 ? 4 : *c >= 0xe0 && *c < 0xf0 ? 3 : *c >= 0xc2 && *c < 0xe0 ? 2 : 0;
-				int i = 1;
-				while (n && i < n && (c[i] & 0xc0) == 0x80)
-					i++;
-				if (!n || i < n) {
-					fputc('?', fp);
-				} else {
-					fwrite(c, 1, (size_t)n, fp);
-					c += n - 1;
-				}
-			} else {
-				fputc(*c, fp);
-			}
-		}
-	}
-}
-
-static void svg_text(painter *p, double x, double y, const char *s, double size, bool bold, anchor a, bool vertical)
-{
-	static const char *anchors[] = { "start", "middle", "end" };
-	fprintf(p->fp, "<text x=\"%.2f\" y=\"%.2f\" font-family=\"sans-serif\" font-size=\"%.1f\"%s text-anchor=\"%s\""
-		" fill=\"#%02x%02x%02x\"",
-		x, y, size, bold ? " font-weight=\"bold\"" : "", anchors[a], p->rgb[0], p->rgb[1], p->rgb[2]);
-	if (vertical)
-		fprintf(p->fp, " transform=\"rotate(-90 %.2f %.2f)\"", x, y);
-	fputc('>', p->fp);
-	svg_escape(p->fp, s);
-	fputs("</text>\n", p->fp);
-}
-
-static double svg_text_width(painter *p, const char *s, double size, bool bold)
-{
-	(void)p;
-	size_t n = 0;
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-		n += (*c & 0xc0) != 0x80;
-	return (double)n * size * (bold ? 0.62 : 0.56);
-}
-
-/* cairo back end */
 
 #ifdef HAVE_CAIRO
 static void cr_color(painter *p, const uint8_t rgb[3])
@@ -265,7 +141,6 @@ static void cr_text(painter *p, double x, double y, const char *s, double size, 
 	cairo_show_text(p->cr, s);
 	cairo_restore(p->cr);
 }
-#endif
 
 /* --- the layout, shared by both back ends --- */
 
@@ -556,54 +431,15 @@ static mp_status check_args(const plot_figure *f, int width, int height, char *e
 	return MP_OK;
 }
 
-mp_status plot_write_svg(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
+/* Draws f onto a cairo surface and finishes it; for PNG writes the file. */
+static mp_status draw_to(cairo_surface_t *surface, const char *png_path, const plot_figure *f, int width,
+                         int height, const char *path, char *err, size_t errlen)
 {
-	mp_status st = check_args(f, width, height, err, errlen);
-	if (st != MP_OK)
-		return st;
-	FILE *fp = fopen(path, "w");
-	if (!fp) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return MP_EIO;
-	}
-	painter p = {
-		.color = svg_color, .stroke_style = svg_stroke_style, .move = svg_move, .line = svg_line,
-		.stroke = svg_stroke, .rect = svg_rect, .circle = svg_circle, .clip = svg_clip, .unclip = svg_unclip,
-		.text = svg_text, .text_width = svg_text_width, .fp = fp, .width = 1,
-	};
-	fprintf(fp,
-		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
-		width, height, width, height);
-	if (f->title && *f->title) {
-		fputs("<title>", fp);
-		svg_escape(fp, f->title);
-		fputs("</title>\n", fp);
-	}
-	draw_figure(&p, f, width, height);
-	fputs("</svg>\n", fp);
-	bool bad = ferror(fp) != 0;
-	int saved = errno;
-	if (fclose(fp) != 0 || bad) {
-		snprintf(err, errlen, "%s: %s", path, strerror(bad ? (saved ? saved : EIO) : errno));
-		return MP_EIO;
-	}
-	return MP_OK;
-}
-
-mp_status plot_write_png(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
-{
-#ifdef HAVE_CAIRO
-	mp_status st = check_args(f, width, height, err, errlen);
-	if (st != MP_OK)
-		return st;
-	cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
 	cairo_t *cr = cairo_create(surface);
 	if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
-		snprintf(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_status(cr)));
+		snprintf(err, errlen, "%s: %s", path, errno ? strerror(errno) : cairo_status_to_string(cairo_status(cr)));
 		cairo_destroy(cr);
-		cairo_surface_destroy(surface);
-		return MP_ENOMEM;
+		return MP_EIO;
 	}
 	painter p = {
 		.color = cr_color, .stroke_style = cr_stroke_style, .move = cr_move, .line = cr_line,
@@ -613,18 +449,69 @@ mp_status plot_write_png(const plot_figure *f, const char *path, int width, int 
 	draw_figure(&p, f, width, height);
 	cairo_surface_flush(surface);
 	cairo_status_t cs = cairo_status(cr);
+	cairo_destroy(cr);
 	if (cs == CAIRO_STATUS_SUCCESS) {
 		errno = 0;
-		cs = cairo_surface_write_to_png(surface, path);
+		if (png_path)
+			cs = cairo_surface_write_to_png(surface, png_path);
+		else {
+			cairo_surface_finish(surface);   /* writes the SVG out */
+			cs = cairo_surface_status(surface);
+		}
 	}
-	cairo_destroy(cr);
-	cairo_surface_destroy(surface);
 	if (cs != CAIRO_STATUS_SUCCESS) {
 		/* cairo reports a failed open as a write error; errno says why */
 		snprintf(err, errlen, "%s: %s", path, errno ? strerror(errno) : cairo_status_to_string(cs));
 		return MP_EIO;
 	}
 	return MP_OK;
+}
+#endif
+
+mp_status plot_write_svg(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
+{
+#ifdef HAVE_CAIRO
+	mp_status st = check_args(f, width, height, err, errlen);
+	if (st != MP_OK)
+		return st;
+	errno = 0;
+	cairo_surface_t *surface = cairo_svg_surface_create(path, width, height);
+	if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
+		snprintf(err, errlen, "%s: %s", path,
+		         errno ? strerror(errno) : cairo_status_to_string(cairo_surface_status(surface)));
+		cairo_surface_destroy(surface);
+		return MP_EIO;
+	}
+	/* pixels as the unit, so that --width/--height mean the same as for PNG */
+	cairo_svg_surface_set_document_unit(surface, CAIRO_SVG_UNIT_PX);
+	st = draw_to(surface, NULL, f, width, height, path, err, errlen);
+	cairo_surface_destroy(surface);
+	return st;
+#else
+	(void)f;
+	(void)width;
+	(void)height;
+	snprintf(err, errlen, "%s: SVG export needs cairo, and mixprec was built without cairo "
+		 "(install libcairo2-dev and run ./configure again)", path);
+	return MP_EUNSUPPORTED;
+#endif
+}
+
+mp_status plot_write_png(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
+{
+#ifdef HAVE_CAIRO
+	mp_status st = check_args(f, width, height, err, errlen);
+	if (st != MP_OK)
+		return st;
+	cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
+	if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
+		snprintf(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_surface_status(surface)));
+		cairo_surface_destroy(surface);
+		return MP_ENOMEM;
+	}
+	st = draw_to(surface, path, f, width, height, path, err, errlen);
+	cairo_surface_destroy(surface);
+	return st;
 #else
 	(void)f;
 	(void)width;
