@@ -673,6 +673,20 @@ START_TEST(variants_are_deterministic_and_vary)
 		if (varies)
 			ck_assert_msg(distinct > 30, "%s: only %zu of 60 students differ from alice", ex->id, distinct);
 	}
+	/* no seed given: $MIXPREC_COURSE_SEED, else "0" */
+	{
+		const ex_exercise *e74 = get("7.4e");
+		ex_variant a, b;
+		setenv("MIXPREC_COURSE_SEED", "course-a", 1);
+		ex_variant_make(e74, NULL, "s1", &a);
+		ex_variant_make(e74, "course-a", "s1", &b);
+		ck_assert_str_eq(a.values[0], b.values[0]);
+		unsetenv("MIXPREC_COURSE_SEED");
+		ex_variant_make(e74, NULL, "s1", &a);
+		ex_variant_make(e74, "0", "s1", &b);
+		ck_assert_str_eq(a.values[0], b.values[0]);
+		ck_assert_str_eq(ex_course_seed(NULL), "0");
+	}
 	/* a different course seed gives a different assignment */
 	const ex_exercise *ex = get("7.4e");
 	size_t same = 0;

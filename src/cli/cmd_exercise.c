@@ -77,9 +77,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, ex_opts *o, void (
 		{ 0 },
 	};
 	memset(o, 0, sizeof *o);
-	o->seed = getenv("MIXPREC_COURSE_SEED");
-	if (!o->seed || !*o->seed)
-		o->seed = "0";
+	o->seed = ex_course_seed(NULL);
 	cli_args args = { 0 };
 	char *value;
 	int c;
@@ -100,11 +98,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, ex_opts *o, void (
 			o->student = optarg;
 			break;
 		case OPT_SEED:
-			if (strlen(optarg) > 128) {
-				cli_error(cmd, "--course-seed: at most 128 characters");
+			if (!cli_parse_course_seed(cmd, optarg, &o->seed))
 				return CLI_USAGE;
-			}
-			o->seed = optarg;
 			break;
 		case OPT_PARAMS: o->params_only = true; break;
 		case OPT_DIR: o->dir = optarg; break;
@@ -119,6 +114,16 @@ static int parse_opts(const char *cmd, int argc, char **argv, ex_opts *o, void (
 		}
 	}
 	return CLI_OK;
+}
+
+bool cli_parse_course_seed(const char *cmd, const char *text, const char **seed)
+{
+	if (strlen(text) > 128) {
+		cli_error(cmd, "--course-seed: at most 128 characters");
+		return false;
+	}
+	*seed = text;
+	return true;
 }
 
 int cli_load_exercises(const char *cmd, const char *dir, ex_set *set, bool quiet)

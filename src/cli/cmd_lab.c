@@ -80,9 +80,7 @@ static int parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*hel
 		{ 0 },
 	};
 	memset(o, 0, sizeof *o);
-	o->seed = getenv("MIXPREC_COURSE_SEED");
-	if (!o->seed || !*o->seed)
-		o->seed = "0";
+	o->seed = ex_course_seed(NULL);
 	o->list = DEFAULT_SET;
 	cli_args args = { 0 };
 	char *value;
@@ -100,11 +98,8 @@ static int parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*hel
 		case OPT_OUT: o->out = optarg; break;
 		case OPT_SUMMARY: o->summary = optarg; break;
 		case OPT_SEED:
-			if (strlen(optarg) > 128) {
-				cli_error(cmd, "--course-seed: at most 128 characters");
+			if (!cli_parse_course_seed(cmd, optarg, &o->seed))
 				return CLI_USAGE;
-			}
-			o->seed = optarg;
 			break;
 		case OPT_LIST: o->list = optarg; break;
 		case OPT_DIR: o->dir = optarg; break;

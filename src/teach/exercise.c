@@ -28,14 +28,7 @@
 const char *ex_dir(void)
 {
 	static char path[4096];
-	const char *dir = getenv("MIXPREC_EXERCISEDIR");
-	if (dir && *dir)
-		return dir;
-	snprintf(path, sizeof path, "%s/exercises", MIXPREC_PKGDATADIR);
-	if (access(path, R_OK) == 0)
-		return path;
-	snprintf(path, sizeof path, "%s/exercises", MIXPREC_SRCDIR);
-	return path;
+	return file_data_path(path, sizeof path, "MIXPREC_EXERCISEDIR", NULL, "exercises", "exercises");
 }
 
 /* ---- diagnostics ---------------------------------------------------------- */
@@ -847,6 +840,14 @@ static void range_value(const ex_param *p, uint64_t h, char *out, size_t n)
 	range_text(p, x, out, n);
 }
 
+const char *ex_course_seed(const char *seed)
+{
+	if (seed)
+		return seed;
+	const char *env = getenv("MIXPREC_COURSE_SEED");
+	return env && *env ? env : "0";
+}
+
 void ex_variant_make(const ex_exercise *ex, const char *course_seed, const char *student, ex_variant *v)
 {
 	memset(v, 0, sizeof *v);
@@ -858,7 +859,7 @@ void ex_variant_make(const ex_exercise *ex, const char *course_seed, const char 
 			continue;
 		}
 		uint64_t h = 0xcbf29ce484222325ull;
-		h = fnv1a(h, course_seed ? course_seed : "0");
+		h = fnv1a(h, ex_course_seed(course_seed));
 		h = fnv1a(h, student);
 		h = fnv1a(h, ex->id);
 		h = rng_mix64(fnv1a(h, p->name));

@@ -119,8 +119,12 @@ typedef struct {
 	size_t count;
 } ex_variant;
 
+/* The course seed in force: seed when given, else $MIXPREC_COURSE_SEED
+ * when set, else "0". */
+const char *ex_course_seed(const char *seed);
+
 /* The variant for student (NULL or "": the defaults) under course_seed
- * (NULL: "0"). Deterministic: the same inputs give the same values on every
+ * (NULL: ex_course_seed(NULL)). Deterministic: the same inputs give the same values on every
  * machine, so the grader agrees with the sheet. */
 void ex_variant_make(const ex_exercise *ex, const char *course_seed, const char *student, ex_variant *v);
 /* The value of parameter name in v, or NULL. */

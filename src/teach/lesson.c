@@ -485,14 +485,7 @@ mp_status lesson_load(lesson_doc *doc, const char *path, char *err, size_t errle
 const char *lesson_dir(void)
 {
 	static char path[4096];
-	const char *dir = getenv("MIXPREC_LESSONDIR");
-	if (dir && *dir)
-		return dir;
-	snprintf(path, sizeof path, "%s/lessons", MIXPREC_PKGDATADIR);
-	if (access(path, R_OK) == 0)
-		return path;
-	snprintf(path, sizeof path, "%s/lessons", MIXPREC_SRCDIR);
-	return path;
+	return file_data_path(path, sizeof path, "MIXPREC_LESSONDIR", NULL, "lessons", "lessons");
 }
 
 static int cmp_names(const void *a, const void *b)

@@ -86,14 +86,5 @@ double corpus_unigram_entropy(const corpus *c)
 const char *corpus_default_path(void)
 {
 	static char path[4096];
-	const char *dir = getenv("MIXPREC_DATADIR");
-	if (dir && *dir) {
-		snprintf(path, sizeof path, "%s/corpus.txt", dir);
-		return path;
-	}
-	snprintf(path, sizeof path, "%s/corpus.txt", MIXPREC_PKGDATADIR);
-	if (access(path, R_OK) == 0)
-		return path;
-	snprintf(path, sizeof path, "%s/data/corpus.txt", MIXPREC_SRCDIR);
-	return path;
+	return file_data_path(path, sizeof path, "MIXPREC_DATADIR", "corpus.txt", "corpus.txt", "data/corpus.txt");
 }

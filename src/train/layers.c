@@ -88,38 +88,20 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
 	}
 }
 
+/* The portable backward over B*T rows, with the two row means (the only
+ * reductions) and their terms rounded to reduce (FMT_FP32: no rounding). */
+static void layernorm_backward_rows(float *dinp, float *dweight, float *dbias, const float *dout,
+                                    const float *inp, const float *weight, const float *mean,
+                                    const float *rstd, size_t BT, size_t C, fmt_id reduce);
+
 void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                         const float *inp, const float *weight, const float *mean,
                         const float *rstd, size_t B, size_t T, size_t C)
 {
-	if (have_avx512()) {
+	if (have_avx512())
 		layernorm_backward_avx512(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B * T, C);
-		return;
-	}
-	for (size_t bt = 0; bt < B * T; bt++) {
-		const float *d = dout + bt * C;  // (C)
-		const float *x = inp + bt * C;   // (C)
-		float *dx = dinp + bt * C;       // (C)
-		float m = mean[bt], s = rstd[bt];
-		/* With n = (x - m) s and g = weight * dout, the Jacobian of the
-		 * normalisation gives dx = s (g - mean(g) - n mean(g n)). */
-		float g_mean = 0.0f, gn_mean = 0.0f;
-		for (size_t c = 0; c < C; c++) {
-			float n = (x[c] - m) * s;
-			float g = weight[c] * d[c];
-			g_mean += g;
-			gn_mean += g * n;
-		}
-		g_mean /= (float)C;
-		gn_mean /= (float)C;
-		for (size_t c = 0; c < C; c++) {
-			float n = (x[c] - m) * s;
-			float g = weight[c] * d[c];
-			dbias[c] += d[c];
-			dweight[c] += n * d[c];
-			dx[c] += (g - g_mean - n * gn_mean) * s;
-		}
-	}
+	else
+		layernorm_backward_rows(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B * T, C, FMT_FP32);
 }
 
 /* --- sgemm accounting --- */
@@ -687,15 +669,23 @@ void layernorm_backward_q(float *dinp, float *dweight, float *dbias, const float
                           const float *inp, const float *weight, const float *mean,
                           const float *rstd, size_t B, size_t T, size_t C, fmt_id reduce)
 {
-	if (reduce == FMT_FP32) {
+	if (reduce == FMT_FP32)
 		layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B, T, C);
-		return;
-	}
-	for (size_t bt = 0; bt < B * T; bt++) {
+	else
+		layernorm_backward_rows(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B * T, C, reduce);
+}
+
+static void layernorm_backward_rows(float *dinp, float *dweight, float *dbias, const float *dout,
+                                    const float *inp, const float *weight, const float *mean,
+                                    const float *rstd, size_t BT, size_t C, fmt_id reduce)
+{
+	for (size_t bt = 0; bt < BT; bt++) {
 		const float *d = dout + bt * C;  // (C)
 		const float *x = inp + bt * C;   // (C)
 		float *dx = dinp + bt * C;       // (C)
 		float m = mean[bt], s = rstd[bt];
+		/* With n = (x - m) s and g = weight * dout, the Jacobian of the
+		 * normalisation gives dx = s (g - mean(g) - n mean(g n)). */
 		float g_mean = 0.0f, gn_mean = 0.0f;
 		for (size_t c = 0; c < C; c++) {
 			float n = q1((x[c] - m) * s, reduce);

@@ -170,3 +170,17 @@ void file_atomic_abort(file_atomic *a)
 	free(a->path);
 	memset(a, 0, sizeof *a);
 }
+
+const char *file_data_path(char *buf, size_t n, const char *env, const char *env_rel, const char *installed,
+                           const char *src_rel)
+{
+	const char *dir = getenv(env);
+	if (dir && *dir)
+		snprintf(buf, n, "%s%s%s", dir, env_rel ? "/" : "", env_rel ? env_rel : "");
+	else {
+		snprintf(buf, n, "%s/%s", MIXPREC_PKGDATADIR, installed);
+		if (access(buf, R_OK) != 0)
+			snprintf(buf, n, "%s/%s", MIXPREC_SRCDIR, src_rel);
+	}
+	return buf;
+}

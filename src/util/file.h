@@ -13,6 +13,13 @@
  * names the file and the reason and *buf is NULL. */
 mp_status file_read_all(const char *path, size_t max, char **buf, size_t *len, char *err, size_t errlen);
 
+/* Where a packaged data file or folder is: $env (with env_rel appended when
+ * not NULL) when that variable is set, else installed under the package data
+ * folder when it is readable there, else src_rel in the source tree (for
+ * running from a build folder). Writes the path into buf and returns it. */
+const char *file_data_path(char *buf, size_t n, const char *env, const char *env_rel, const char *installed,
+                           const char *src_rel);
+
 /* Writing a file atomically: into a temporary file next to it, then flushed
  * to disk and renamed over path, so a reader (or a crash, a kill or a full
  * disk) sees either the old file or the complete new one. A symbolic link
