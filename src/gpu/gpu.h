@@ -95,14 +95,20 @@ mp_status gpu_drift_advance(gpu_drift *s, uint64_t step0, size_t n);
 mp_status gpu_drift_read(gpu_drift *s, double *x64, float *const x[GPU_DRIFT_NF], float *comp,
                          uint64_t unchanged[GPU_DRIFT_NF + 1]);
 
-/* --- the training backend, in progress (gpu_gemm.cu) --- */
+/* --- products for the training backend (gpu_gemm.cu) --- */
 
-/* d_out (M,N) = d_a (M,K) @ d_b (N,K)^T + beta * d_out, row-major (a Linear
- * layer: inputs times weights transposed), accumulated and written in fp32
- * through cuBLAS. fmt is the compute format: FMT_FP32 (fp32 math, TF32 off),
- * FMT_TF32 (fp32 operands on TF32 tensor cores), FMT_BF16 or FMT_FP16
- * (operands are arrays of 16-bit patterns; tensor cores). MP_EUNSUPPORTED
- * for the fp8 formats. Programs calling it link cuBLAS. */
+/* Row-major C (M,N) = alpha op(A) op(B) + beta C, op transposing when ta
+ * (tb) is set, accumulated and written in fp32 through cuBLAS. fmt is the
+ * compute format: FMT_FP32 (fp32 math, TF32 off), FMT_TF32 (fp32 operands on
+ * TF32 tensor cores), FMT_BF16 or FMT_FP16 (operands are arrays of 16-bit
+ * patterns; tensor cores), FMT_E4M3 or FMT_E5M2 (fp8 values held as bf16
+ * patterns, which bf16 tensor cores multiply exactly). */
+mp_status gpu_gemm(fmt_id fmt, int ta, int tb, size_t M, size_t N, size_t K, float alpha, const void *A, size_t lda,
+                   const void *B, size_t ldb, float beta, float *C, size_t ldc);
+
+/* d_out (M,N) = d_a (M,K) @ d_b (N,K)^T + beta * d_out (a Linear layer:
+ * inputs times weights transposed): gpu_gemm for fp32, tf32, bf16 and fp16;
+ * MP_EUNSUPPORTED for the fp8 formats. */
 mp_status gpu_gemm_nt(fmt_id fmt, float *d_out, const void *d_a, const void *d_b, size_t M, size_t N, size_t K,
                       float beta);
 

@@ -1,6 +1,7 @@
 /* The device layer of a build without CUDA: nothing is ready, and every
  * operation says why. */
 #include "gpu/gpu.h"
+#include "gpu/gpu_train.h"
 
 static const char none[] = "built without CUDA";
 
@@ -110,3 +111,23 @@ mp_status gpu_gemm_nt(fmt_id fmt, float *d_out, const void *d_a, const void *d_b
 	(void)fmt, (void)d_out, (void)d_a, (void)d_b, (void)M, (void)N, (void)K, (void)beta;
 	return MP_EUNSUPPORTED;
 }
+
+mp_status gpu_gemm(fmt_id fmt, int ta, int tb, size_t M, size_t N, size_t K, float alpha, const void *A, size_t lda,
+                   const void *B, size_t ldb, float beta, float *C, size_t ldc)
+{
+	(void)fmt, (void)ta, (void)tb, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb;
+	(void)beta, (void)C, (void)ldc;
+	return MP_EUNSUPPORTED;
+}
+
+/* --- the training backend: nothing to create --- */
+
+static mp_status none_create(void **out, const train_config *cfg, const train_policy *p, const float *params,
+                             size_t P)
+{
+	(void)cfg, (void)p, (void)params, (void)P;
+	*out = NULL;
+	return MP_EUNSUPPORTED;
+}
+
+const gt_backend gt_backend_cuda = { .create = none_create };

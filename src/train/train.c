@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "fmt/bulk.h"
+#include "gpu/gpu_train.h"
 #include "train/train.h"
 
 struct trainer {
@@ -23,6 +24,8 @@ struct trainer {
 	loss_scaler scaler;
 	size_t step;
 	size_t adam_t;          /* updates taken (skipped steps do not count) */
+	const gt_backend *be;   /* the GPU trainer (cfg.device != CPU), or NULL */
+	void *dev;              /* its state; half[0] then holds host copies only */
 };
 
 train_config train_config_default(void)
@@ -111,6 +114,31 @@ static void working_weights(trainer *t, size_t lo, size_t hi)
 	}
 }
 
+/* The GPU trainer: half[0] is a host model of batch (1,1) whose params
+ * are the initial weights (and later the copies trainer_model reads back). */
+static mp_status create_device(trainer *t)
+{
+	const train_config *cfg = &t->cfg;
+	const train_policy *p = &t->pol;
+	t->be = cfg->device == TRAIN_DEVICE_CUDA ? &gt_backend_cuda : &gt_backend_host;
+	t->hB[0] = cfg->B;
+	t->hB[1] = 0;
+	if (cfg->t == 0 || cfg->t > cfg->model.T)
+		return MP_EINVAL;
+	mp_status st = gpt_init(&t->half[0], cfg->model, 1, 1, cfg->seed);
+	if (st != MP_OK)
+		return st;
+	size_t P = t->half[0].num_params;
+	t->raw_grads = calloc(P, sizeof(float));
+	t->inputs = calloc(cfg->B * cfg->t, sizeof(int));
+	t->targets = calloc(cfg->B * cfg->t, sizeof(int));
+	if (!t->raw_grads || !t->inputs || !t->targets)
+		return MP_ENOMEM;
+	if (!p->master_fp32)
+		round_array(p->weight_fmt, FMT_RNE, 0, 0, t->half[0].params_memory, P);
+	return t->be->create(&t->dev, cfg, p, t->half[0].params_memory, P);
+}
+
 mp_status trainer_create(trainer **out, const train_config *cfg, const train_policy *p, const corpus *c)
 {
 	*out = NULL;
@@ -123,6 +151,18 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	if (cfg->B == 0) {
 		free(t);
 		return MP_EINVAL;
+	}
+	scaler_init(&t->scaler, p->scaling, p->static_scale);
+	if (p->scaling == SCALER_DYNAMIC && cfg->init_scale > 0)
+		t->scaler.scale = cfg->init_scale;
+	if (cfg->device != TRAIN_DEVICE_CPU) {
+		mp_status st = create_device(t);
+		if (st != MP_OK) {
+			trainer_free(t);
+			return st;
+		}
+		*out = t;
+		return MP_OK;
 	}
 	t->hB[0] = (cfg->B + 1) / 2;
 	t->hB[1] = cfg->B / 2;
@@ -160,9 +200,6 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 		memcpy(t->half[1].params_memory, t->half[0].params_memory, P * sizeof(float));
 	if (t->wq)
 		working_weights(t, 0, P);
-	scaler_init(&t->scaler, p->scaling, p->static_scale);
-	if (p->scaling == SCALER_DYNAMIC && cfg->init_scale > 0)
-		t->scaler.scale = cfg->init_scale;
 	*out = t;
 	return MP_OK;
 }
@@ -171,6 +208,8 @@ void trainer_free(trainer *t)
 {
 	if (!t)
 		return;
+	if (t->be && t->dev)
+		t->be->free(t->dev);
 	gpt_free(&t->half[0]);
 	gpt_free(&t->half[1]);
 	free(t->comp);
@@ -203,6 +242,13 @@ double trainer_eval(trainer *t)
 	size_t nb = t->cfg.eval_batches ? t->cfg.eval_batches : 1;
 	for (size_t b = 0; b < nb; b++) {
 		corpus_batch(t->data, true, t->cfg.seed, b, t->cfg.B, t->cfg.t, t->inputs, t->targets);
+		if (t->be) {
+			double loss, se, ee;
+			if (t->be->forward(t->dev, t->inputs, t->targets, t->step, &loss, &se, &ee) != MP_OK)
+				return NAN;
+			sum += loss;
+			continue;
+		}
 		if (halves(t, HALF_EVAL) != MP_OK)
 			return NAN;
 		sum += halves_loss(t);
@@ -445,24 +491,43 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	s->loss_scale = t->scaler.scale;
 
 	corpus_batch(t->data, false, cfg->seed, t->step, cfg->B, cfg->t, t->inputs, t->targets);
-	mp_status st = halves(t, HALF_TRAIN);
-	if (st != MP_OK)
-		return st;
-	s->loss = halves_loss(t);
-	double se = 0, ee = 0;
-	int nh = t->hB[1] ? 2 : 1;
-	for (int h = 0; h < nh; h++) {
-		se += t->half[h].resid_dot_se;
-		ee += t->half[h].resid_dot_ee;
-	}
-	s->resid_lost_frac = ee == 0 ? 0 : 1 - se / ee;
+	span_task k[2];
+	size_t nonzero, flushed;
+	bool found_inf;
+	double norm2;
+	if (t->be) {
+		double loss, se, ee;
+		mp_status st = t->be->forward(t->dev, t->inputs, t->targets, t->step, &loss, &se, &ee);
+		if (st == MP_OK)
+			st = t->be->backward(t->dev, (float)t->scaler.scale);
+		if (st == MP_OK)
+			st = t->be->grads(t->dev, 1.0 / t->scaler.scale, &nonzero, &flushed, &found_inf, &norm2);
+		if (st != MP_OK)
+			return st;
+		s->loss = loss;
+		s->resid_lost_frac = ee == 0 ? 0 : 1 - se / ee;
+	} else {
+		mp_status st = halves(t, HALF_TRAIN);
+		if (st != MP_OK)
+			return st;
+		s->loss = halves_loss(t);
+		double se = 0, ee = 0;
+		int nh = t->hB[1] ? 2 : 1;
+		for (int h = 0; h < nh; h++) {
+			se += t->half[h].resid_dot_se;
+			ee += t->half[h].resid_dot_ee;
+		}
+		s->resid_lost_frac = ee == 0 ? 0 : 1 - se / ee;
 
-	size_t mid = P / 2 / 16 * 16;   /* 64-byte aligned spans */
-	span_task k[2] = { { .t = t, .lo = 0, .hi = mid }, { .t = t, .lo = mid, .hi = P } };
-	spans_run(t, k, span_grads);
-	size_t nonzero = k[0].nonzero + k[1].nonzero, flushed = k[0].flushed + k[1].flushed;
-	bool found_inf = k[0].found_inf || k[1].found_inf;
-	double norm2 = k[0].norm2 + k[1].norm2;
+		size_t mid = P / 2 / 16 * 16;   /* 64-byte aligned spans */
+		k[0] = (span_task){ .t = t, .lo = 0, .hi = mid };
+		k[1] = (span_task){ .t = t, .lo = mid, .hi = P };
+		spans_run(t, k, span_grads);
+		nonzero = k[0].nonzero + k[1].nonzero;
+		flushed = k[0].flushed + k[1].flushed;
+		found_inf = k[0].found_inf || k[1].found_inf;
+		norm2 = k[0].norm2 + k[1].norm2;
+	}
 	s->underflow_frac = nonzero ? (double)flushed / (double)nonzero : 0;
 	s->grad_norm = sqrt(norm2);
 	bool apply = scaler_update(&t->scaler, found_inf || !isfinite(norm2));
@@ -478,15 +543,24 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	double clip = cfg->grad_clip > 0 && s->grad_norm > cfg->grad_clip ? cfg->grad_clip / s->grad_norm : 1.0;
 
 	t->adam_t++;
-	for (int i = 0; i < 2; i++) {
-		k[i].clip = clip;
-		k[i].c1 = 1.0 - pow(cfg->beta1, (double)t->adam_t);
-		k[i].c2 = 1.0 - pow(cfg->beta2, (double)t->adam_t);
+	double c1 = 1.0 - pow(cfg->beta1, (double)t->adam_t), c2 = 1.0 - pow(cfg->beta2, (double)t->adam_t);
+	size_t nonzero_updates, lost;
+	if (t->be) {
+		mp_status st = t->be->update(t->dev, clip, c1, c2, t->adam_t, &nonzero_updates, &lost);
+		if (st != MP_OK)
+			return st;
+	} else {
+		for (int i = 0; i < 2; i++) {
+			k[i].clip = clip;
+			k[i].c1 = c1;
+			k[i].c2 = c2;
+		}
+		spans_run(t, k, span_update);
+		if (k[0].st != MP_OK || k[1].st != MP_OK)
+			return k[0].st != MP_OK ? k[0].st : k[1].st;
+		nonzero_updates = k[0].nonzero_updates + k[1].nonzero_updates;
+		lost = k[0].lost + k[1].lost;
 	}
-	spans_run(t, k, span_update);
-	if (k[0].st != MP_OK || k[1].st != MP_OK)
-		return k[0].st != MP_OK ? k[0].st : k[1].st;
-	size_t nonzero_updates = k[0].nonzero_updates + k[1].nonzero_updates, lost = k[0].lost + k[1].lost;
 	s->lost_update_frac = nonzero_updates ? (double)lost / (double)nonzero_updates : 0;
 
 	if (cfg->eval_every && t->step % cfg->eval_every == 0)
@@ -502,12 +576,19 @@ const train_policy *trainer_policy(const trainer *t)
 
 const gpt_model *trainer_model(const trainer *t)
 {
+	if (t->be) {   /* copies back into the host model (a cache, hence the cast) */
+		gpt_model *m = (gpt_model *)&t->half[0];
+		if (t->be->read(t->dev, 0, m->params_memory) != MP_OK || t->be->read(t->dev, 1, m->grads_memory) != MP_OK)
+			gpt_zero_grad(m);
+	}
 	return &t->half[0];
 }
 
 const float *trainer_raw_grads(const trainer *t, size_t *n)
 {
 	*n = t->half[0].num_params;
+	if (t->be && t->be->read(t->dev, 2, t->raw_grads) != MP_OK)
+		memset(t->raw_grads, 0, *n * sizeof *t->raw_grads);
 	return t->raw_grads;
 }
 
@@ -522,6 +603,8 @@ train_memory trainer_memory(const trainer *t)
 	const train_policy *p = &t->pol;
 	size_t P = t->half[0].num_params;
 	gpt_memory gm = gpt_memory_bytes(&t->half[0]);
+	if (t->be)
+		gm.acts = t->be->acts_bytes(t->dev);
 	if (t->hB[1])
 		gm.acts += gpt_memory_bytes(&t->half[1]).acts;
 	train_memory m = {

@@ -12,6 +12,12 @@
 #include "train/policy.h"
 #include "util/status.h"
 
+typedef enum {
+	TRAIN_DEVICE_CPU,
+	TRAIN_DEVICE_CUDA,       /* the GPU (gpu/gpu_train.h); MP_EUNSUPPORTED without one */
+	TRAIN_DEVICE_EMULATED,   /* the GPU trainer's code run on the CPU, for tests */
+} train_device;
+
 typedef struct {
 	gpt_config model;
 	size_t B, t;               /* batch: B sequences of t tokens */
@@ -25,6 +31,7 @@ typedef struct {
 	int resid_offset_channels;
 	int threads;               /* 1: the two batch halves one after the other; 2: in parallel */
 	double init_scale;         /* a dynamic loss scaler's first S; 0: 2^16 as PyTorch's GradScaler */
+	train_device device;       /* where the passes and the optimiser run */
 } train_config;
 
 /* The defaults: the default model, B = 16, t = 128, lr 1e-3, betas 0.9 and
@@ -66,7 +73,11 @@ typedef struct trainer trainer;
 mp_status trainer_create(trainer **out, const train_config *cfg, const train_policy *p, const corpus *c);
 void trainer_free(trainer *t);
 
-/* One optimisation step (batch number = steps done so far); fills *s. */
+/* With --device cuda (cfg->device) the whole batch is one pass on the GPU,
+ * not two halves; threads is ignored. trainer_create then returns
+ * MP_EUNSUPPORTED when there is no usable GPU (gpu_last_error() says why).
+ *
+ * One optimisation step (batch number = steps done so far); fills *s. */
 mp_status trainer_step(trainer *t, train_stats *s);
 
 /* Mean held-out loss over cfg->eval_batches batches. */
@@ -74,7 +85,8 @@ double trainer_eval(trainer *t);
 
 const train_policy *trainer_policy(const trainer *t);
 /* The first half's model: its params are the weights, its grads the summed
- * gradients of the last step. */
+ * gradients of the last step. On a GPU both are copied back on each call
+ * (the model's activations are then not the run's). */
 const gpt_model *trainer_model(const trainer *t);
 train_memory trainer_memory(const trainer *t);
 

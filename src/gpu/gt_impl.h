@@ -1,0 +1,473 @@
+/* The GPU trainer's passes over the tiny GPT, written once for two backends:
+ * gpu_train.cu (device memory, CUDA kernels, cuBLAS) and tests/gt_host.c
+ * (host memory, the same kernel bodies in loops, sgemm), which lets the CPU
+ * test suite run this file end to end on machines without a GPU.
+ *
+ * The includer defines, before including this file:
+ *   gt_name                 the public name of function `name`
+ *   GT_LAUNCH(body, n, ...)     run gtk_<body>(i, ...) for i in [0, n)
+ *   be_alloc / be_free / be_put / be_get / be_zero / be_check / be_gemm /
+ *   be_operand_kind             (see their use below)
+ * Common subset of C11 and CUDA C++: casts from void *, no designated
+ * initialisers. */
+
+/* Partial sums of the reductions: enough threads to stream the parameters,
+ * few enough that copying them back costs microseconds. */
+enum { GT_NP = 16384 };
+
+struct gt_trainer {
+	train_config cfg;
+	train_policy pol;
+	size_t B, T, C, L, NH, V, P;
+	size_t sizes[GPT_NUM_PARAM_TENSORS];
+	size_t offs[GPT_NUM_PARAM_TENSORS];    /* element offset of each tensor */
+	float *w, *g, *raw, *m, *v, *comp;      /* (P) each; comp only for Kahan */
+	void *wop;                              /* (P) working GEMM copy, or NULL */
+	int *inputs, *targets;                  /* (B,T) */
+	void *acts;                             /* one allocation, views below */
+	size_t acts_bytes;
+	double *dexact;
+	float *encoded, *ln1, *ln1_mean, *ln1_rstd, *qkv, *atty, *preatt, *att, *attproj, *resid2, *ln2, *ln2_mean,
+	      *ln2_rstd, *fch, *fch_gelu, *fcproj, *resid3, *lnf, *lnf_mean, *lnf_rstd, *logits, *probs, *losses,
+	      *dresid, *dbuf_c, *dbuf_3c, *dbuf_4c, *dbuf_4c2, *dlogits, *dpreatt;
+	void *opa, *opb;                        /* activation operands (BT * max(4C, V)) */
+	unsigned long long *pu;                 /* (3, GT_NP) partial counts */
+	double *pd;                             /* (2, GT_NP) partial sums */
+	unsigned long long *hu;                 /* host copies of the partials */
+	double *hd;
+	float *hlosses;                         /* (B,T) host */
+	int kind;                               /* operand storage (GT_OP_*) */
+	size_t opbytes;                         /* bytes per operand element */
+	gt_q gm, rd, rq, gq, aq, oq, wq;        /* GEMM, reductions, residual, grads, accum, optim, weights */
+};
+typedef struct gt_trainer gt_trainer;
+
+static gt_q gt_q_of(fmt_id f, fmt_mode mode)
+{
+	gt_q q;
+	memset(&q, 0, sizeof q);
+	if (f == FMT_FP32)
+		return q;
+	fmt_bulk_opts o;
+	memset(&o, 0, sizeof o);
+	o.fmt = f;
+	o.mode = mode;
+	bulk_params_init(&q.p, &o);
+	q.on = 1;
+	return q;
+}
+
+static size_t gt_pad(size_t n)
+{
+	return (n + 63) / 64 * 64;   /* 256-byte aligned views */
+}
+
+/* Lays out the activation views from base (NULL: only counts bytes). */
+static size_t gt_point_acts(gt_trainer *s, char *base)
+{
+	size_t B = s->B, T = s->T, C = s->C, L = s->L, NH = s->NH, V = s->V, BT = B * T, BTC = BT * C;
+	size_t att = B * NH * T * T;
+	struct {
+		float **view;
+		size_t n;
+	} f[] = {
+		{ &s->encoded, BTC }, { &s->ln1, L * BTC }, { &s->ln1_mean, L * BT }, { &s->ln1_rstd, L * BT },
+		{ &s->qkv, L * 3 * BTC }, { &s->atty, L * BTC }, { &s->preatt, L * att }, { &s->att, L * att },
+		{ &s->attproj, L * BTC }, { &s->resid2, L * BTC }, { &s->ln2, L * BTC }, { &s->ln2_mean, L * BT },
+		{ &s->ln2_rstd, L * BT }, { &s->fch, L * 4 * BTC }, { &s->fch_gelu, L * 4 * BTC },
+		{ &s->fcproj, L * BTC }, { &s->resid3, L * BTC }, { &s->lnf, BTC }, { &s->lnf_mean, BT },
+		{ &s->lnf_rstd, BT }, { &s->logits, BT * V }, { &s->probs, BT * V }, { &s->losses, BT },
+		{ &s->dresid, BTC }, { &s->dbuf_c, BTC }, { &s->dbuf_3c, 3 * BTC }, { &s->dbuf_4c, 4 * BTC },
+		{ &s->dbuf_4c2, 4 * BTC }, { &s->dlogits, BT * V }, { &s->dpreatt, att },
+	};
+	size_t off = gt_pad(2 * BTC) * sizeof(float);   /* dexact (fp64) first */
+	if (base != NULL)
+		s->dexact = (double *)(void *)base;
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+		if (base != NULL)
+			*f[i].view = (float *)(void *)(base + off);
+		off += gt_pad(f[i].n) * sizeof(float);
+	}
+	size_t wide = BT * (V > 4 * C ? V : 4 * C);
+	if (s->pol.gemm_lowp) {
+		if (base != NULL) {
+			s->opa = base + off;
+			s->opb = base + off + gt_pad(wide) * s->opbytes;
+		}
+		off += 2 * gt_pad(wide) * s->opbytes;
+	}
+	return off;
+}
+
+#define GT_TRY(expr)                            \
+	do {                                    \
+		mp_status st_ = (expr);         \
+		if (st_ != MP_OK)               \
+			return st_;             \
+	} while (0)
+
+static void gt_free(gt_trainer *s)
+{
+	if (s == NULL)
+		return;
+	void *dev[] = { s->w, s->g, s->raw, s->m, s->v, s->comp, s->wop, s->inputs, s->targets, s->acts, s->pu, s->pd };
+	for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+		be_free(dev[i]);
+	free(s->hu);
+	free(s->hd);
+	free(s->hlosses);
+	free(s);
+}
+
+static mp_status gt_alloc_all(gt_trainer *s)
+{
+	size_t P = s->P, BT = s->B * s->T;
+	struct {
+		void **p;
+		size_t bytes;
+	} a[] = {
+		{ (void **)&s->w, P * sizeof(float) }, { (void **)&s->g, P * sizeof(float) },
+		{ (void **)&s->raw, P * sizeof(float) }, { (void **)&s->m, P * sizeof(float) },
+		{ (void **)&s->v, P * sizeof(float) }, { (void **)&s->inputs, BT * sizeof(int) },
+		{ (void **)&s->targets, BT * sizeof(int) }, { (void **)&s->pu, 3 * GT_NP * sizeof(unsigned long long) },
+		{ (void **)&s->pd, 2 * GT_NP * sizeof(double) }, { &s->acts, s->acts_bytes },
+	};
+	for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+		GT_TRY(be_alloc(a[i].p, a[i].bytes));
+	if (!s->pol.master_fp32 && s->pol.wupdate == WUPD_KAHAN)
+		GT_TRY(be_alloc((void **)&s->comp, P * sizeof(float)));
+	if (s->pol.gemm_lowp)
+		GT_TRY(be_alloc(&s->wop, P * s->opbytes));
+	s->hu = (unsigned long long *)malloc(3 * GT_NP * sizeof *s->hu);
+	s->hd = (double *)malloc(2 * GT_NP * sizeof *s->hd);
+	s->hlosses = (float *)malloc(BT * sizeof *s->hlosses);
+	return s->hu && s->hd && s->hlosses ? MP_OK : MP_ENOMEM;
+}
+
+static mp_status gt_create(gt_trainer **out, const train_config *cfg, const train_policy *p, const float *params,
+                        size_t P)
+{
+	*out = NULL;
+	gpt_config c = cfg->model;
+	if (cfg->B == 0 || cfg->t == 0 || cfg->t > c.T || c.C == 0 || c.NH == 0 || c.C % c.NH || c.L == 0 || c.V == 0)
+		return MP_EINVAL;
+	gt_trainer *s = (gt_trainer *)calloc(1, sizeof *s);
+	if (s == NULL)
+		return MP_ENOMEM;
+	s->cfg = *cfg;
+	s->pol = *p;
+	s->B = cfg->B;
+	s->T = cfg->t;
+	s->C = c.C;
+	s->L = c.L;
+	s->NH = c.NH;
+	s->V = c.V;
+	size_t C = c.C, L = c.L;
+	size_t sz[GPT_NUM_PARAM_TENSORS] = { c.V * C, c.T * C, L * C, L * C, L * 3 * C * C, L * 3 * C, L * C * C, L * C,
+	                                     L * C, L * C, L * 4 * C * C, L * 4 * C, L * C * 4 * C, L * C, C, C };
+	size_t n = 0;
+	for (size_t i = 0; i < GPT_NUM_PARAM_TENSORS; i++) {
+		s->sizes[i] = sz[i];
+		s->offs[i] = n;
+		n += sz[i];
+	}
+	s->P = n;
+	if (n != P) {
+		free(s);
+		return MP_EINVAL;
+	}
+	s->kind = p->gemm_lowp ? be_operand_kind(p->gemm_fmt) : GT_OP_F32;
+	s->opbytes = s->kind == GT_OP_F32 ? 4 : 2;
+	s->gm = gt_q_of(p->gemm_lowp ? p->gemm_fmt : FMT_FP32, FMT_RNE);
+	s->rd = gt_q_of(p->reduce_lowp ? p->reduce_fmt : FMT_FP32, FMT_RNE);
+	s->rq = gt_q_of(p->resid_lowp ? p->resid_fmt : FMT_FP32, p->resid_mode);
+	s->gq = gt_q_of(p->grad_fmt, FMT_RNE);
+	s->aq = gt_q_of(p->grad_accum_fmt, FMT_RNE);
+	s->oq = gt_q_of(p->optim_fmt, FMT_RNE);
+	s->wq = gt_q_of(p->master_fp32 ? FMT_FP32 : p->weight_fmt, p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE);
+	s->acts_bytes = gt_point_acts(s, NULL);
+	mp_status st = gt_alloc_all(s);
+	if (st == MP_OK) {
+		gt_point_acts(s, (char *)s->acts);
+		st = be_put(s->w, params, P * sizeof(float));
+	}
+	if (st == MP_OK && s->wop != NULL) {
+		GT_LAUNCH(operand, P, s->wop, s->kind, s->w, 0, s->gm);
+		st = be_check();
+	}
+	if (st != MP_OK) {
+		gt_free(s);
+		return st;
+	}
+	*out = s;
+	return MP_OK;
+}
+
+static size_t gt_acts_bytes(const gt_trainer *s)
+{
+	return s->acts_bytes;
+}
+
+/* Parameter tensor i of an array laid out as the parameters. */
+static float *gt_param(const gt_trainer *s, float *base, int i)
+{
+	return base + s->offs[i];
+}
+
+/* out (M,N) = inp (M,K) @ w (N,K)^T + bias: operands rounded to the GEMM
+ * format (the activation in place, as layers' emulation stores it), fp32
+ * accumulation, output rounded. w is a parameter; its operand is the working
+ * copy. */
+static mp_status gt_gemm_forward(gt_trainer *s, float *out, float *inp, const float *w, const float *bias,
+                                 size_t M, size_t K, size_t N)
+{
+	if (!s->pol.gemm_lowp) {
+		GT_TRY(be_gemm(FMT_FP32, 0, 1, M, N, K, 1.0f, inp, K, w, K, 0.0f, out, N));
+		if (bias != NULL)
+			GT_LAUNCH(bias_round, M * N, out, bias, N, s->gm);
+		return MP_OK;
+	}
+	const char *wop = (const char *)s->wop + (size_t)(w - s->w) * s->opbytes;
+	GT_LAUNCH(operand, M * K, s->opa, s->kind, inp, 1, s->gm);
+	GT_TRY(be_gemm(s->pol.gemm_fmt, 0, 1, M, N, K, 1.0f, s->opa, K, wop, K, 0.0f, out, N));
+	GT_LAUNCH(bias_round, M * N, out, bias, N, s->gm);
+	return MP_OK;
+}
+
+/* The backward products: dinp (M,K) = dout @ w (overwritten, rounded),
+ * dw (N,K) += dout^T @ inp (fp32), dbias += column sums of dout (fp32). */
+static mp_status gt_gemm_backward(gt_trainer *s, float *dinp, float *dw, float *dbias, float *dout,
+                                  float *inp, const float *w, size_t M, size_t K, size_t N)
+{
+	if (!s->pol.gemm_lowp) {
+		GT_TRY(be_gemm(FMT_FP32, 0, 0, M, K, N, 1.0f, dout, N, w, K, 0.0f, dinp, K));
+		GT_TRY(be_gemm(FMT_FP32, 1, 0, N, K, M, 1.0f, dout, N, inp, K, 1.0f, dw, K));
+	} else {
+		const char *wop = (const char *)s->wop + (size_t)(w - s->w) * s->opbytes;
+		GT_LAUNCH(operand, M * N, s->opa, s->kind, dout, 0, s->gm);
+		GT_LAUNCH(operand, M * K, s->opb, s->kind, inp, 0, s->gm);
+		GT_TRY(be_gemm(s->pol.gemm_fmt, 0, 0, M, K, N, 1.0f, s->opa, N, wop, K, 0.0f, dinp, K));
+		GT_LAUNCH(round, M * K, dinp, s->gm);
+		GT_TRY(be_gemm(s->pol.gemm_fmt, 1, 0, N, K, M, 1.0f, s->opa, N, s->opb, K, 1.0f, dw, K));
+	}
+	if (dbias != NULL)
+		GT_LAUNCH(bias_backward, N, dbias, dout, M, N);
+	return MP_OK;
+}
+
+/* SR stream index of residual write `site` (as model.c's resid_store). */
+static uint64_t gt_resid_index(const gt_trainer *s, uint64_t step, size_t site)
+{
+	uint64_t sites = 2 * (uint64_t)s->L + 1;
+	return (step * sites + site) * (uint64_t)(s->B * s->T * s->C);
+}
+
+static mp_status gt_forward(gt_trainer *s, const int *inputs, const int *targets, uint64_t step, double *loss,
+                         double *dot_se, double *dot_ee)
+{
+	size_t B = s->B, T = s->T, C = s->C, L = s->L, NH = s->NH, V = s->V, BT = B * T, BTC = BT * C;
+	size_t att = B * NH * T * T;
+	for (size_t i = 0; i < BT; i++)
+		if (inputs[i] < 0 || (size_t)inputs[i] >= V || (targets && (targets[i] < 0 || (size_t)targets[i] >= V)))
+			return MP_EINVAL;
+	GT_TRY(be_put(s->inputs, inputs, BT * sizeof(int)));
+	if (targets != NULL)
+		GT_TRY(be_put(s->targets, targets, BT * sizeof(int)));
+	uint64_t seed = s->cfg.seed ^ 0x5eedull;
+	size_t k = s->cfg.resid_offset_channels > 0 && (size_t)s->cfg.resid_offset_channels < C
+	           ? (size_t)s->cfg.resid_offset_channels : C;
+	GT_LAUNCH(encoder_forward, BTC, s->encoded, s->dexact, s->inputs, gt_param(s, s->w, 0), gt_param(s, s->w, 1),
+	          T, C, s->cfg.resid_offset, k, s->rq, seed, gt_resid_index(s, step, 0));
+	for (size_t l = 0; l < L; l++) {
+		const float *resid = l == 0 ? s->encoded : s->resid3 + (l - 1) * BTC;
+		float *ln1 = s->ln1 + l * BTC, *qkv = s->qkv + l * 3 * BTC, *atty = s->atty + l * BTC;
+		float *attproj = s->attproj + l * BTC, *resid2 = s->resid2 + l * BTC, *ln2 = s->ln2 + l * BTC;
+		float *fch = s->fch + l * 4 * BTC, *fch_gelu = s->fch_gelu + l * 4 * BTC, *fcproj = s->fcproj + l * BTC;
+		float *resid3 = s->resid3 + l * BTC;
+		GT_LAUNCH(layernorm_forward, BT, ln1, s->ln1_mean + l * BT, s->ln1_rstd + l * BT, resid,
+		          gt_param(s, s->w, 2) + l * C, gt_param(s, s->w, 3) + l * C, C, s->rd);
+		GT_TRY(gt_gemm_forward(s, qkv, ln1, gt_param(s, s->w, 4) + l * 3 * C * C, gt_param(s, s->w, 5) + l * 3 * C,
+		                       BT, C, 3 * C));
+		GT_LAUNCH(attention_forward, B * NH * T, atty, s->preatt + l * att, s->att + l * att, qkv, NH, T, C, s->gm,
+		          s->rd);
+		GT_TRY(gt_gemm_forward(s, attproj, atty, gt_param(s, s->w, 6) + l * C * C, gt_param(s, s->w, 7) + l * C, BT,
+		                       C, C));
+		GT_LAUNCH(residual_forward, BTC, resid2, s->dexact, resid, attproj, s->rq, seed,
+		          gt_resid_index(s, step, 1 + 2 * l));
+		GT_LAUNCH(layernorm_forward, BT, ln2, s->ln2_mean + l * BT, s->ln2_rstd + l * BT, resid2,
+		          gt_param(s, s->w, 8) + l * C, gt_param(s, s->w, 9) + l * C, C, s->rd);
+		GT_TRY(gt_gemm_forward(s, fch, ln2, gt_param(s, s->w, 10) + l * 4 * C * C,
+		                       gt_param(s, s->w, 11) + l * 4 * C, BT, C, 4 * C));
+		GT_LAUNCH(gelu_forward, 4 * BTC, fch_gelu, fch);
+		GT_TRY(gt_gemm_forward(s, fcproj, fch_gelu, gt_param(s, s->w, 12) + l * C * 4 * C,
+		                       gt_param(s, s->w, 13) + l * C, BT, 4 * C, C));
+		GT_LAUNCH(residual_forward, BTC, resid3, s->dexact, resid2, fcproj, s->rq, seed,
+		          gt_resid_index(s, step, 2 + 2 * l));
+	}
+	const float *last = s->resid3 + (L - 1) * BTC;
+	GT_LAUNCH(layernorm_forward, BT, s->lnf, s->lnf_mean, s->lnf_rstd, last, gt_param(s, s->w, 14),
+	          gt_param(s, s->w, 15), C, s->rd);
+	GT_TRY(gt_gemm_forward(s, s->logits, s->lnf, gt_param(s, s->w, 0), NULL, BT, C, V));
+	GT_LAUNCH(resid_dots, GT_NP, s->pd, s->pd + GT_NP, last, s->encoded, s->dexact, BTC, (size_t)GT_NP);
+	if (targets != NULL)
+		GT_LAUNCH(crossentropy_forward, BT, s->probs, s->losses, s->logits, s->targets, V, s->rd);
+	GT_TRY(be_check());
+	GT_TRY(be_get(s->hd, s->pd, 2 * GT_NP * sizeof(double)));
+	double se = 0.0, ee = 0.0;
+	for (size_t j = 0; j < GT_NP; j++) {
+		se += s->hd[j];
+		ee += s->hd[GT_NP + j];
+	}
+	*dot_se = se;
+	*dot_ee = ee;
+	*loss = NAN;
+	if (targets != NULL) {
+		GT_TRY(be_get(s->hlosses, s->losses, BT * sizeof(float)));
+		double total = 0.0;
+		for (size_t i = 0; i < BT; i++)
+			total += s->hlosses[i];
+		*loss = (float)(total / (double)BT);
+	}
+	return MP_OK;
+}
+
+static mp_status gt_backward(gt_trainer *s, float loss_scale)
+{
+	size_t B = s->B, T = s->T, C = s->C, L = s->L, NH = s->NH, V = s->V, BT = B * T, BTC = BT * C;
+	size_t att = B * NH * T * T;
+	float *w = s->w, *g = s->g;
+	GT_TRY(be_zero(g, s->P * sizeof(float)));
+	float dloss = loss_scale / (float)BT;
+	GT_LAUNCH(crossentropy_backward, BT * V, s->dlogits, s->probs, s->targets, dloss, V);
+	GT_TRY(gt_gemm_backward(s, s->dbuf_c, gt_param(s, g, 0), NULL, s->dlogits, s->lnf, gt_param(s, w, 0), BT, C, V));
+	const float *last = s->resid3 + (L - 1) * BTC;
+	GT_TRY(be_zero(s->dresid, BTC * sizeof(float)));
+	GT_LAUNCH(layernorm_backward_inp, BT, s->dresid, s->dbuf_c, last, gt_param(s, w, 14), s->lnf_mean, s->lnf_rstd,
+	          C, s->rd);
+	GT_LAUNCH(layernorm_backward_params, C, gt_param(s, g, 14), gt_param(s, g, 15), s->dbuf_c, last, s->lnf_mean,
+	          s->lnf_rstd, BT, C);
+	for (size_t l = L; l-- > 0;) {
+		const float *resid = l == 0 ? s->encoded : s->resid3 + (l - 1) * BTC;
+		float *ln1 = s->ln1 + l * BTC, *qkv = s->qkv + l * 3 * BTC, *atty = s->atty + l * BTC;
+		float *resid2 = s->resid2 + l * BTC, *ln2 = s->ln2 + l * BTC;
+		float *fch = s->fch + l * 4 * BTC, *fch_gelu = s->fch_gelu + l * 4 * BTC;
+		float *dgelu = s->dbuf_4c, *dfch = s->dbuf_4c2, *dln = s->dbuf_c, *dqkv = s->dbuf_3c;
+		GT_TRY(gt_gemm_backward(s, dgelu, gt_param(s, g, 12) + l * C * 4 * C, gt_param(s, g, 13) + l * C, s->dresid,
+		                        fch_gelu, gt_param(s, w, 12) + l * C * 4 * C, BT, 4 * C, C));
+		GT_TRY(be_zero(dfch, 4 * BTC * sizeof(float)));
+		GT_LAUNCH(gelu_backward, 4 * BTC, dfch, fch, dgelu);
+		GT_TRY(gt_gemm_backward(s, dln, gt_param(s, g, 10) + l * 4 * C * C, gt_param(s, g, 11) + l * 4 * C, dfch,
+		                        ln2, gt_param(s, w, 10) + l * 4 * C * C, BT, C, 4 * C));
+		GT_LAUNCH(layernorm_backward_inp, BT, s->dresid, dln, resid2, gt_param(s, w, 8) + l * C,
+		          s->ln2_mean + l * BT, s->ln2_rstd + l * BT, C, s->rd);
+		GT_LAUNCH(layernorm_backward_params, C, gt_param(s, g, 8) + l * C, gt_param(s, g, 9) + l * C, dln, resid2,
+		          s->ln2_mean + l * BT, s->ln2_rstd + l * BT, BT, C);
+		GT_TRY(gt_gemm_backward(s, dln, gt_param(s, g, 6) + l * C * C, gt_param(s, g, 7) + l * C, s->dresid, atty,
+		                        gt_param(s, w, 6) + l * C * C, BT, C, C));
+		GT_TRY(be_zero(dqkv, 3 * BTC * sizeof(float)));
+		GT_LAUNCH(attention_backward_q, B * NH * T, dqkv, s->dpreatt, dln, qkv, s->att + l * att, NH, T, C, s->gm,
+		          s->rd);
+		GT_LAUNCH(attention_backward_kv, B * NH * T, dqkv, s->dpreatt, dln, qkv, s->att + l * att, NH, T, C, s->gm);
+		GT_TRY(gt_gemm_backward(s, dln, gt_param(s, g, 4) + l * 3 * C * C, gt_param(s, g, 5) + l * 3 * C, dqkv, ln1,
+		                        gt_param(s, w, 4) + l * 3 * C * C, BT, C, 3 * C));
+		GT_LAUNCH(layernorm_backward_inp, BT, s->dresid, dln, resid, gt_param(s, w, 2) + l * C,
+		          s->ln1_mean + l * BT, s->ln1_rstd + l * BT, C, s->rd);
+		GT_LAUNCH(layernorm_backward_params, C, gt_param(s, g, 2) + l * C, gt_param(s, g, 3) + l * C, dln, resid,
+		          s->ln1_mean + l * BT, s->ln1_rstd + l * BT, BT, C);
+	}
+	GT_LAUNCH(encoder_backward_wte, V * C, gt_param(s, g, 0), s->dresid, s->inputs, BT, C);
+	GT_LAUNCH(encoder_backward_wpe, T * C, gt_param(s, g, 1), s->dresid, B, T, C);
+	return be_check();
+}
+
+static mp_status gt_grads(gt_trainer *s, double inv_scale, size_t *nonzero, size_t *flushed, bool *found_inf,
+                       double *norm2)
+{
+	GT_LAUNCH(grads, GT_NP, s->g, s->raw, s->pu, s->pu + GT_NP, s->pu + 2 * GT_NP, s->pd, s->P, (size_t)GT_NP, s->gq,
+	          s->aq, inv_scale);
+	GT_TRY(be_check());
+	GT_TRY(be_get(s->hu, s->pu, 3 * GT_NP * sizeof(unsigned long long)));
+	GT_TRY(be_get(s->hd, s->pd, GT_NP * sizeof(double)));
+	unsigned long long nz = 0, fl = 0, nf = 0;
+	double n2 = 0.0;
+	for (size_t j = 0; j < GT_NP; j++) {
+		nz += s->hu[j];
+		fl += s->hu[GT_NP + j];
+		nf += s->hu[2 * GT_NP + j];
+		n2 += s->hd[j];
+	}
+	*nonzero = (size_t)nz;
+	*flushed = (size_t)fl;
+	*found_inf = nf != 0;
+	*norm2 = n2;
+	return MP_OK;
+}
+
+static mp_status gt_update(gt_trainer *s, double clip, double c1, double c2, uint64_t adam_t, size_t *nonzero,
+                        size_t *lost)
+{
+	gt_adam a;
+	memset(&a, 0, sizeof a);
+	a.lr = s->cfg.lr;
+	a.beta1 = s->cfg.beta1;
+	a.beta2 = s->cfg.beta2;
+	a.eps = s->cfg.eps;
+	a.weight_decay = s->cfg.weight_decay;
+	a.clip = clip;
+	a.c1 = c1;
+	a.c2 = c2;
+	a.master_fp32 = s->pol.master_fp32;
+	a.kahan = !s->pol.master_fp32 && s->pol.wupdate == WUPD_KAHAN;
+	a.seed = s->cfg.seed ^ 0xada0ull;
+	a.index0 = adam_t * (uint64_t)s->P;
+	GT_LAUNCH(adamw, GT_NP, s->w, s->m, s->v, s->comp, s->g, s->pu, s->pu + GT_NP, s->wop, s->kind, s->wop != NULL,
+	          s->P, (size_t)GT_NP, a, s->oq, s->wq, s->gm);
+	GT_TRY(be_check());
+	GT_TRY(be_get(s->hu, s->pu, 2 * GT_NP * sizeof(unsigned long long)));
+	unsigned long long nz = 0, ls = 0;
+	for (size_t j = 0; j < GT_NP; j++) {
+		nz += s->hu[j];
+		ls += s->hu[GT_NP + j];
+	}
+	*nonzero = (size_t)nz;
+	*lost = (size_t)ls;
+	return MP_OK;
+}
+
+/* Copies one of the (P) arrays to the host: 0 weights, 1 gradients (after
+ * the last grads phase: rounded and unscaled), 2 raw gradients. */
+static mp_status gt_read(gt_trainer *s, int which, float *host)
+{
+	const float *src = which == 0 ? s->w : which == 1 ? s->g : s->raw;
+	return be_get(host, src, s->P * sizeof(float));
+}
+
+/* --- the table train.c calls through --- */
+
+static mp_status gt_create_v(void **out, const train_config *cfg, const train_policy *p, const float *params,
+                             size_t P)
+{
+	return gt_create((gt_trainer **)out, cfg, p, params, P);
+}
+static void gt_free_v(void *s) { gt_free((gt_trainer *)s); }
+static size_t gt_acts_bytes_v(const void *s) { return gt_acts_bytes((const gt_trainer *)s); }
+static mp_status gt_forward_v(void *s, const int *inputs, const int *targets, uint64_t step, double *loss,
+                              double *dot_se, double *dot_ee)
+{
+	return gt_forward((gt_trainer *)s, inputs, targets, step, loss, dot_se, dot_ee);
+}
+static mp_status gt_backward_v(void *s, float loss_scale) { return gt_backward((gt_trainer *)s, loss_scale); }
+static mp_status gt_grads_v(void *s, double inv_scale, size_t *nonzero, size_t *flushed, bool *found_inf,
+                            double *norm2)
+{
+	return gt_grads((gt_trainer *)s, inv_scale, nonzero, flushed, found_inf, norm2);
+}
+static mp_status gt_update_v(void *s, double clip, double c1, double c2, uint64_t adam_t, size_t *nonzero,
+                             size_t *lost)
+{
+	return gt_update((gt_trainer *)s, clip, c1, c2, adam_t, nonzero, lost);
+}
+static mp_status gt_read_v(void *s, int which, float *host) { return gt_read((gt_trainer *)s, which, host); }
+
+const gt_backend GT_BACKEND = { gt_create_v, gt_free_v, gt_acts_bytes_v, gt_forward_v, gt_backward_v,
+                                gt_grads_v, gt_update_v, gt_read_v };

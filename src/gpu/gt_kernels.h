@@ -1,0 +1,473 @@
+/* The GPU trainer's kernels, one output element (or row, or column) per
+ * call: gtk_NAME(i, ...) does the work of thread i. gpu_train.cu wraps each
+ * in a __global__ function; tests/gt_host.c runs the same bodies in a loop on
+ * the CPU, so every formula and index here is checked against the CPU
+ * trainer's layers.c on machines without a GPU (tests/test_gt_host.c).
+ *
+ * The formulas are layers.c's, with its emulation of low precision: gt_round
+ * rounds to a format (to nearest, ties to even) or passes fp32 through, so one
+ * body serves the plain fp32 kernels and their _q variants. Written in the
+ * common subset of C11 and CUDA C++. Conventions as in layers.h: outputs
+ * first, row-major, backward bodies accumulate (+=) where the CPU kernels do. */
+#ifndef MIXPREC_GPU_GT_KERNELS_H
+#define MIXPREC_GPU_GT_KERNELS_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fmt/bulk_impl.h"
+#include "util/hd.h"
+#include "util/rng.h"
+
+/* Rounding to one format: on = 0 is fp32 (no rounding). SR only where a body
+ * says so (the residual stream, the weight update). */
+typedef struct {
+	bulk_params p;
+	int on;
+} gt_q;
+
+static inline MP_HD float gt_round(const gt_q *q, float x)
+{
+	return q->on ? bulk_quantize1(&q->p, x, 0u) : x;
+}
+
+/* Rounding with element `index` of the SR stream of seed (RNE ignores both). */
+static inline MP_HD float gt_round_sr(const gt_q *q, float x, uint64_t seed, uint64_t index)
+{
+	if (!q->on)
+		return x;
+	return bulk_quantize1(&q->p, x, q->p.sr ? rng_bits(seed, index) : 0u);
+}
+
+/* GEMM operand storage: fp32 values (the fp32 and tf32 products, and every
+ * operand of the CPU emulation), 16-bit patterns of the format itself (bf16,
+ * fp16), or bf16 patterns of fp8 values (exact: bf16 holds every E4M3 and
+ * E5M2 value), which a bf16 tensor core multiplies exactly as an fp8 one. */
+enum { GT_OP_F32 = 0, GT_OP_NATIVE16 = 1, GT_OP_BF16 = 2 };
+
+static inline MP_HD void gt_store_operand(void *op, int kind, const gt_q *q, size_t i, float v)
+{
+	if (kind == GT_OP_F32)
+		((float *)op)[i] = v;
+	else if (kind == GT_OP_NATIVE16)
+		((uint16_t *)op)[i] = (uint16_t)bulk_encode1(&q->p, bulk_f2u(v), 0u);
+	else
+		((uint16_t *)op)[i] = (uint16_t)(bulk_f2u(v) >> 16);
+}
+
+/* --- embeddings --- */
+
+/* i over (B,T,C): the embeddings plus the lesson's offset on the first k
+ * channels, stored in the residual format (SR element index0 + i), and the
+ * fp64 sum of the blocks' outputs cleared. */
+static inline MP_HD void gtk_encoder_forward(size_t i, float *out, double *dexact, const int *inp,
+                                             const float *wte, const float *wpe, size_t T, size_t C,
+                                             float offset, size_t k, gt_q resid, uint64_t seed,
+                                             uint64_t index0)
+{
+	size_t bt = i / C, c = i % C, t = bt % T;
+	float x = wte[(size_t)inp[bt] * C + c] + wpe[t * C + c];
+	if (offset != 0.0f && c < k)
+		x += offset;
+	out[i] = gt_round_sr(&resid, x, seed, index0 + i);
+	dexact[i] = 0.0;
+}
+
+/* i over (T,C): dwpe[t,c] += dout[b,t,c] for b in order. */
+static inline MP_HD void gtk_encoder_backward_wpe(size_t i, float *dwpe, const float *dout, size_t B, size_t T,
+                                                  size_t C)
+{
+	float acc = dwpe[i];
+	for (size_t b = 0; b < B; b++)
+		acc += dout[b * T * C + i];
+	dwpe[i] = acc;
+}
+
+/* i over (V,C): dwte[v,c] += dout[bt,c] for every token bt that is v, in order. */
+static inline MP_HD void gtk_encoder_backward_wte(size_t i, float *dwte, const float *dout, const int *inp,
+                                                  size_t BT, size_t C)
+{
+	size_t v = i / C, c = i % C;
+	float acc = dwte[i];
+	for (size_t bt = 0; bt < BT; bt++)
+		if ((size_t)inp[bt] == v)
+			acc += dout[bt * C + c];
+	dwte[i] = acc;
+}
+
+/* --- residual stream --- */
+
+/* i over N: out = a + b stored in the residual format; dexact += b. */
+static inline MP_HD void gtk_residual_forward(size_t i, float *out, double *dexact, const float *a, const float *b,
+                                              gt_q resid, uint64_t seed, uint64_t index0)
+{
+	dexact[i] += (double)b[i];
+	out[i] = gt_round_sr(&resid, a[i] + b[i], seed, index0 + i);
+}
+
+/* j over NP partial sums (j, j + NP, ...): <last - first, dexact> and
+ * <dexact, dexact>, for resid_lost_frac. */
+static inline MP_HD void gtk_resid_dots(size_t j, double *num, double *den, const float *last, const float *first,
+                                        const double *dexact, size_t n, size_t NP)
+{
+	double a = 0.0, d = 0.0;
+	for (size_t i = j; i < n; i += NP) {
+		a += ((double)last[i] - (double)first[i]) * dexact[i];
+		d += dexact[i] * dexact[i];
+	}
+	num[j] = a;
+	den[j] = d;
+}
+
+/* --- layer normalisation (eps 1e-5, two passes) --- */
+
+/* row over B*T. */
+static inline MP_HD void gtk_layernorm_forward(size_t row, float *out, float *mean, float *rstd, const float *inp,
+                                               const float *weight, const float *bias, size_t C, gt_q r)
+{
+	const float *x = inp + row * C;
+	float *o = out + row * C;
+	float m = 0.0f;
+	for (size_t c = 0; c < C; c++)
+		m = gt_round(&r, m + x[c]);
+	m = gt_round(&r, m / (float)C);
+	float v = 0.0f;
+	for (size_t c = 0; c < C; c++) {
+		float d = gt_round(&r, x[c] - m);
+		v = gt_round(&r, v + gt_round(&r, d * d));
+	}
+	v = gt_round(&r, v / (float)C);
+	float s = gt_round(&r, 1.0f / sqrtf(gt_round(&r, v + 1e-5f)));
+	for (size_t c = 0; c < C; c++)
+		o[c] = gt_round(&r, gt_round(&r, x[c] - m) * s * weight[c] + bias[c]);
+	mean[row] = m;
+	rstd[row] = s;
+}
+
+/* row over B*T: dinp += s (g - mean(g) - n mean(g n)), g = weight dout. */
+static inline MP_HD void gtk_layernorm_backward_inp(size_t row, float *dinp, const float *dout, const float *inp,
+                                                    const float *weight, const float *mean, const float *rstd,
+                                                    size_t C, gt_q r)
+{
+	const float *d = dout + row * C, *x = inp + row * C;
+	float *dx = dinp + row * C;
+	float m = mean[row], s = rstd[row];
+	float g_mean = 0.0f, gn_mean = 0.0f;
+	for (size_t c = 0; c < C; c++) {
+		float n = gt_round(&r, (x[c] - m) * s);
+		float g = gt_round(&r, weight[c] * d[c]);
+		g_mean = gt_round(&r, g_mean + g);
+		gn_mean = gt_round(&r, gn_mean + gt_round(&r, g * n));
+	}
+	g_mean = gt_round(&r, g_mean / (float)C);
+	gn_mean = gt_round(&r, gn_mean / (float)C);
+	for (size_t c = 0; c < C; c++) {
+		float n = (x[c] - m) * s;
+		float g = weight[c] * d[c];
+		dx[c] += (g - g_mean - n * gn_mean) * s;
+	}
+}
+
+/* c over C: dweight[c] += n dout and dbias[c] += dout over the rows, in order. */
+static inline MP_HD void gtk_layernorm_backward_params(size_t c, float *dweight, float *dbias, const float *dout,
+                                                       const float *inp, const float *mean, const float *rstd,
+                                                       size_t BT, size_t C)
+{
+	float dw = dweight[c], db = dbias[c];
+	for (size_t row = 0; row < BT; row++) {
+		float d = dout[row * C + c];
+		float n = (inp[row * C + c] - mean[row]) * rstd[row];
+		db += d;
+		dw += n * d;
+	}
+	dweight[c] = dw;
+	dbias[c] = db;
+}
+
+/* --- matmul helpers (the products themselves are cuBLAS or sgemm) --- */
+
+/* i over N: x rounded in place (when inplace) and stored as a GEMM operand. */
+static inline MP_HD void gtk_operand(size_t i, void *op, int kind, float *x, int inplace, gt_q g)
+{
+	float v = gt_round(&g, x[i]);
+	if (inplace)
+		x[i] = v;
+	gt_store_operand(op, kind, &g, i, v);
+}
+
+/* i over (M,OC): out = (out + bias) rounded to the GEMM format; bias may be NULL. */
+static inline MP_HD void gtk_bias_round(size_t i, float *out, const float *bias, size_t OC, gt_q g)
+{
+	float v = out[i];
+	if (bias != NULL)
+		v = bias[i % OC] + v;
+	out[i] = gt_round(&g, v);
+}
+
+/* oc over OC: dbias[oc] += dout[row, oc] over the rows, in order. */
+static inline MP_HD void gtk_bias_backward(size_t oc, float *dbias, const float *dout, size_t M, size_t OC)
+{
+	float acc = dbias[oc];
+	for (size_t row = 0; row < M; row++)
+		acc += dout[row * OC + oc];
+	dbias[oc] = acc;
+}
+
+/* i over N: x rounded in place to the format (the GEMM's input gradient). */
+static inline MP_HD void gtk_round(size_t i, float *x, gt_q g)
+{
+	x[i] = gt_round(&g, x[i]);
+}
+
+/* --- causal self-attention: q, k, v side by side in (B,T,3C), head h in
+ * channels [h hs, (h+1) hs) of each. The products take operands rounded to
+ * the GEMM format (gm), accumulate in fp32 and round their outputs; the
+ * softmax sums are rounded to the reduction format (rd). --- */
+
+/* softmax of in[0..n) into out, as layers.c's softmax_row_q; returns the sum. */
+static inline MP_HD float gt_softmax(float *out, const float *in, size_t n, float *max_out, const gt_q *rd)
+{
+	float mx = -INFINITY;
+	for (size_t u = 0; u < n; u++)
+		mx = in[u] > mx ? in[u] : mx;
+	float sum = 0.0f;
+	for (size_t u = 0; u < n; u++) {
+		out[u] = gt_round(rd, expf(in[u] - mx));
+		sum = gt_round(rd, sum + out[u]);
+	}
+	float inv = gt_round(rd, 1.0f / sum);
+	for (size_t u = 0; u < n; u++)
+		out[u] = gt_round(rd, out[u] * inv);
+	*max_out = mx;
+	return sum;
+}
+
+/* r over (B,NH,T): one query row. preatt and att rows are (T), zero above
+ * the diagonal; att keeps the unrounded softmax for the backward pass. */
+static inline MP_HD void gtk_attention_forward(size_t r, float *out, float *preatt, float *att, const float *inp,
+                                               size_t NH, size_t T, size_t C, gt_q gm, gt_q rd)
+{
+	size_t t = r % T, bh = r / T, h = bh % NH, b = bh / NH;
+	size_t C3 = 3 * C, hs = C / NH;
+	float scale = 1.0f / sqrtf((float)hs);
+	const float *q = inp + (b * T + t) * C3 + h * hs;
+	const float *kbase = inp + b * T * C3 + C + h * hs;
+	const float *vbase = kbase + C;
+	float *pr = preatt + r * T, *ar = att + r * T;
+	for (size_t u = 0; u <= t; u++) {
+		const float *k = kbase + u * C3;
+		float s = 0.0f;
+		for (size_t j = 0; j < hs; j++)
+			s += gt_round(&gm, q[j]) * gt_round(&gm, k[j]);
+		pr[u] = gt_round(&gm, s * scale);
+	}
+	for (size_t u = t + 1; u < T; u++)
+		pr[u] = 0.0f;
+	float mx;
+	gt_softmax(ar, pr, t + 1, &mx, &rd);
+	for (size_t u = t + 1; u < T; u++)
+		ar[u] = 0.0f;
+	float *o = out + (b * T + t) * C + h * hs;
+	for (size_t j = 0; j < hs; j++) {
+		float s = 0.0f;
+		for (size_t u = 0; u <= t; u++)
+			s += gt_round(&gm, ar[u]) * gt_round(&gm, vbase[u * C3 + j]);
+		o[j] = gt_round(&gm, s);
+	}
+}
+
+/* r over (B,NH,T): datt = dout v^T for the row (rounded), the softmax
+ * Jacobian into dpreatt (rounded to the GEMM format), and dq += scale dpre k. */
+static inline MP_HD void gtk_attention_backward_q(size_t r, float *dinp, float *dpreatt, const float *dout,
+                                                  const float *inp, const float *att, size_t NH, size_t T,
+                                                  size_t C, gt_q gm, gt_q rd)
+{
+	size_t t = r % T, bh = r / T, h = bh % NH, b = bh / NH;
+	size_t C3 = 3 * C, hs = C / NH;
+	float scale = 1.0f / sqrtf((float)hs);
+	const float *d = dout + (b * T + t) * C + h * hs;
+	const float *kbase = inp + b * T * C3 + C + h * hs;
+	const float *vbase = kbase + C;
+	const float *ar = att + r * T;
+	float *dp = dpreatt + r * T;
+	/* datt[u] into dp first, then the Jacobian over it */
+	for (size_t u = 0; u <= t; u++) {
+		const float *v = vbase + u * C3;
+		float s = 0.0f;
+		for (size_t j = 0; j < hs; j++)
+			s += gt_round(&gm, d[j]) * gt_round(&gm, v[j]);
+		dp[u] = gt_round(&gm, s);
+	}
+	float dot = 0.0f;
+	for (size_t u = 0; u <= t; u++)
+		dot = gt_round(&rd, dot + gt_round(&rd, ar[u] * dp[u]));
+	for (size_t u = 0; u <= t; u++)
+		dp[u] = gt_round(&gm, ar[u] * (dp[u] - dot));
+	for (size_t u = t + 1; u < T; u++)
+		dp[u] = 0.0f;
+	float *dq = dinp + (b * T + t) * C3 + h * hs;
+	for (size_t j = 0; j < hs; j++) {
+		float s = 0.0f;
+		for (size_t u = 0; u <= t; u++)
+			s += dp[u] * gt_round(&gm, kbase[u * C3 + j]);
+		dq[j] += gt_round(&gm, s * scale);
+	}
+}
+
+/* r over (B,NH,T), a key position u: dv[u] += att[:,u]^T dout and
+ * dk[u] += scale dpre[:,u]^T q over the rows t >= u (run after
+ * gtk_attention_backward_q has filled dpreatt). */
+static inline MP_HD void gtk_attention_backward_kv(size_t r, float *dinp, const float *dpreatt, const float *dout,
+                                                   const float *inp, const float *att, size_t NH, size_t T,
+                                                   size_t C, gt_q gm)
+{
+	size_t u = r % T, bh = r / T, h = bh % NH, b = bh / NH;
+	size_t C3 = 3 * C, hs = C / NH;
+	float scale = 1.0f / sqrtf((float)hs);
+	const float *qbase = inp + b * T * C3 + h * hs;
+	const float *dbase = dout + b * T * C + h * hs;
+	const float *a = att + bh * T * T, *dp = dpreatt + bh * T * T;
+	float *dk = dinp + (b * T + u) * C3 + C + h * hs, *dv = dk + C;
+	for (size_t j = 0; j < hs; j++) {
+		float sv = 0.0f, sk = 0.0f;
+		for (size_t t = u; t < T; t++) {
+			sv += gt_round(&gm, a[t * T + u]) * gt_round(&gm, dbase[t * C + j]);
+			sk += dp[t * T + u] * gt_round(&gm, qbase[t * C3 + j]);
+		}
+		dv[j] += gt_round(&gm, sv);
+		dk[j] += gt_round(&gm, sk * scale);
+	}
+}
+
+/* --- GELU (tanh approximation, 1 + tanh through exp as layers.c) --- */
+
+#define GT_GELU_SCALE 0.7978845608028654f
+#define GT_GELU_CUBE 0.044715f
+
+static inline MP_HD void gtk_gelu_forward(size_t i, float *out, const float *inp)
+{
+	float x = inp[i];
+	float u = GT_GELU_SCALE * (x + GT_GELU_CUBE * x * x * x);
+	out[i] = 0.5f * x * (2.0f / (1.0f + expf(-2.0f * u)));
+}
+
+static inline MP_HD void gtk_gelu_backward(size_t i, float *dinp, const float *inp, const float *dout)
+{
+	float x = inp[i];
+	float u = GT_GELU_SCALE * (x + GT_GELU_CUBE * x * x * x);
+	float opt = 2.0f / (1.0f + expf(-2.0f * u));
+	float du = GT_GELU_SCALE * (1.0f + 3.0f * GT_GELU_CUBE * x * x);
+	float grad = 0.5f * opt + 0.5f * x * opt * (2.0f - opt) * du;
+	dinp[i] += grad * dout[i];
+}
+
+/* --- softmax + cross-entropy --- */
+
+/* row over B*T: probs and the token's loss (log-sum-exp form). */
+static inline MP_HD void gtk_crossentropy_forward(size_t row, float *probs, float *losses, const float *logits,
+                                                  const int *targets, size_t V, gt_q rd)
+{
+	const float *z = logits + row * V;
+	float mx;
+	float sum = gt_softmax(probs + row * V, z, V, &mx, &rd);
+	losses[row] = gt_round(&rd, gt_round(&rd, logf(sum)) + mx - z[targets[row]]);
+}
+
+/* i over (B,T,V): dlogits = dloss (probs - onehot(target)), overwritten. */
+static inline MP_HD void gtk_crossentropy_backward(size_t i, float *dlogits, const float *probs,
+                                                   const int *targets, float dloss, size_t V)
+{
+	float d = probs[i] * dloss;
+	if ((size_t)targets[i / V] == i % V)
+		d -= dloss;
+	dlogits[i] = d;
+}
+
+/* --- the optimiser (train.c's phases A and B for one element) --- */
+
+/* j over NP partials, elements j, j + NP, ...: the raw gradient kept for
+ * histograms, the gradient rounded to the gradient format (counting what
+ * flushes to zero and any inf/NaN), to the accumulation format, unscaled,
+ * and its squared norm. */
+static inline MP_HD MP_NO_CONTRACT void gtk_grads(size_t j, float *g, float *raw, unsigned long long *nonzero,
+                                                  unsigned long long *flushed, unsigned long long *nonfinite,
+                                                  double *norm2, size_t n, size_t NP, gt_q gq, gt_q aq,
+                                                  double inv_scale)
+{
+	unsigned long long nz = 0, fl = 0, nf = 0;
+	double s2 = 0.0;
+	for (size_t i = j; i < n; i += NP) {
+		float x = g[i];
+		raw[i] = x;
+		if (gq.on) {
+			float y = gt_round(&gq, x);
+			nz += x != 0.0f;
+			fl += x != 0.0f && y == 0.0f;
+			nf += !isfinite(y);
+			x = y;
+		}
+		x = gt_round(&aq, x);
+		x = (float)MP_DMUL((double)x, inv_scale);
+		g[i] = x;
+		s2 = MP_DADD(s2, MP_DMUL((double)x, (double)x));
+	}
+	nonzero[j] = nz;
+	flushed[j] = fl;
+	nonfinite[j] = nf;
+	norm2[j] = s2;
+}
+
+typedef struct {
+	double lr, beta1, beta2, eps, weight_decay;
+	double clip, c1, c2;     /* clip factor, bias corrections */
+	int master_fp32;
+	int kahan;
+	uint64_t seed, index0;   /* SR of the weight update: element i is index0 + i */
+} gt_adam;
+
+/* j over NP partials, elements j, j + NP, ...: AdamW with its moments in
+ * the optimiser format (oq), the weight updated in fp32 (master) or in its
+ * format (wq: RNE or SR, Kahan with comp), counting nonzero updates and those
+ * the stored weight lost; the GEMM's working copy refreshed (opq, kind). */
+static inline MP_HD MP_NO_CONTRACT void gtk_adamw(size_t j, float *w, float *m, float *v, float *comp,
+                                                  const float *g, unsigned long long *nonzero,
+                                                  unsigned long long *lost, void *op, int kind, int have_op,
+                                                  size_t n, size_t NP, gt_adam a, gt_q oq, gt_q wq, gt_q opq)
+{
+	unsigned long long nz = 0, ls = 0;
+	gt_q rne = wq;
+	rne.p.sr = 0;
+	for (size_t i = j; i < n; i += NP) {
+		double gi = (double)(float)MP_DMUL((double)g[i], a.clip);
+		float mi = (float)MP_DADD(MP_DMUL(a.beta1, (double)m[i]), MP_DMUL(1.0 - a.beta1, gi));
+		float vi = (float)MP_DADD(MP_DMUL(a.beta2, (double)v[i]), MP_DMUL(MP_DMUL(1.0 - a.beta2, gi), gi));
+		mi = gt_round(&oq, mi);
+		vi = gt_round(&oq, vi);
+		m[i] = mi;
+		v[i] = vi;
+		float old = w[i];
+		double mhat = MP_DDIV((double)mi, a.c1), vhat = MP_DDIV((double)vi, a.c2);
+		double step = MP_DADD(MP_DDIV(mhat, MP_DADD(MP_DSQRT(vhat), a.eps)), MP_DMUL(a.weight_decay, (double)old));
+		float upd = (float)MP_DMUL(-1.0, MP_DMUL(a.lr, step));
+		float nw;
+		if (a.master_fp32) {
+			nw = old + upd;
+		} else if (a.kahan) {
+			float y = upd - comp[i];
+			nw = gt_round_sr(&wq, old + y, a.seed, a.index0 + i);
+			comp[i] = gt_round(&rne, (nw - old) - y);
+		} else {
+			nw = gt_round_sr(&wq, old + upd, a.seed, a.index0 + i);
+		}
+		w[i] = nw;
+		nz += upd != 0.0f;
+		ls += upd != 0.0f && nw == old;
+		if (have_op)
+			gt_store_operand(op, kind, &opq, i, gt_round(&opq, nw));
+	}
+	nonzero[j] = nz;
+	lost[j] = ls;
+}
+
+#endif

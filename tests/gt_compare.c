@@ -1,0 +1,137 @@
+#include "gt_compare.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt/bulk.h"
+#include "gpu/gpu_train.h"
+
+gpt_config gtc_small_model(void)
+{
+	return (gpt_config){ .V = 128, .T = 16, .C = 32, .L = 2, .NH = 2 };
+}
+
+const char *gtc_tensor_name(int i)
+{
+	static const char *const names[GPT_NUM_PARAM_TENSORS] = {
+		"wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
+		"ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb", "lnfw", "lnfb",
+	};
+	return i >= 0 && i < GPT_NUM_PARAM_TENSORS ? names[i] : "?";
+}
+
+mp_status gtc_pass_compare(train_device dev, const char *policy, const train_config *cfg, const corpus *c,
+                           gtc_pass *out)
+{
+	memset(out, 0, sizeof *out);
+	train_policy p;
+	mp_status st = policy_from_name(policy, &p);
+	if (st != MP_OK)
+		return st;
+	size_t B = cfg->B, T = cfg->t;
+	gpt_model m;
+	st = gpt_init(&m, cfg->model, B, T, cfg->seed);
+	if (st != MP_OK)
+		return st;
+	int *in = malloc(B * T * sizeof *in), *tg = malloc(B * T * sizeof *tg);
+	float *gdev = malloc(m.num_params * sizeof *gdev);
+	const gt_backend *be = dev == TRAIN_DEVICE_CUDA ? &gt_backend_cuda : &gt_backend_host;
+	void *s = NULL;
+	if (!in || !tg || !gdev) {
+		st = MP_ENOMEM;
+		goto done;
+	}
+	corpus_batch(c, false, cfg->seed, 0, B, T, in, tg);
+	if (!p.master_fp32) {   /* as the trainer stores them */
+		fmt_bulk_opts o = { .fmt = p.weight_fmt, .mode = FMT_RNE };
+		fmt_bulk_quantize(FMT_SIMD_AUTO, &o, m.params_memory, m.num_params);
+	}
+	st = be->create(&s, cfg, &p, m.params_memory, m.num_params);
+	double se, ee;
+	/* unscaled: a scaled fp8 pass overflows, and scaling is the optimiser's business */
+	float scale = 1.0f;
+	if (st == MP_OK)
+		st = be->forward(s, in, tg, 0, &out->loss_dev, &se, &ee);
+	if (st == MP_OK)
+		st = be->backward(s, scale);
+	if (st == MP_OK)
+		st = be->read(s, 1, gdev);
+	if (st != MP_OK)
+		goto done;
+	gpt_numerics nx = { .gemm_lowp = p.gemm_lowp, .gemm_fmt = p.gemm_fmt, .reduce_lowp = p.reduce_lowp,
+	                    .reduce_fmt = p.reduce_fmt, .resid_lowp = p.resid_lowp, .resid_fmt = p.resid_fmt,
+	                    .resid_mode = p.resid_mode, .seed = cfg->seed ^ 0x5eedull, .step = 0,
+	                    .resid_offset = cfg->resid_offset, .resid_offset_channels = cfg->resid_offset_channels };
+	st = gpt_forward(&m, &nx, in, tg);
+	if (st == MP_OK) {
+		gpt_zero_grad(&m);
+		st = gpt_backward(&m, &nx, scale);
+	}
+	if (st != MP_OK)
+		goto done;
+	out->loss_cpu = m.mean_loss;
+	size_t off = 0;
+	out->worst = -1;
+	for (int i = 0; i < GPT_NUM_PARAM_TENSORS; i++) {
+		double d2 = 0, r2 = 0;
+		for (size_t j = off; j < off + m.param_sizes[i]; j++) {
+			double d = (double)gdev[j] - m.grads_memory[j];
+			d2 += d * d;
+			r2 += (double)m.grads_memory[j] * m.grads_memory[j];
+		}
+		out->rel[i] = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
+		if (!(out->rel[i] <= out->worst)) {   /* NaN counts as worst */
+			out->worst = out->rel[i];
+			out->worst_tensor = i;
+		}
+		off += m.param_sizes[i];
+	}
+done:
+	if (s)
+		be->free(s);
+	free(in);
+	free(tg);
+	free(gdev);
+	gpt_free(&m);
+	return st;
+}
+
+mp_status gtc_run_compare(train_device dev, const char *policy, const train_config *cfg, const corpus *c,
+                          size_t steps, gtc_run *out)
+{
+	memset(out, 0, sizeof *out);
+	train_policy p;
+	mp_status st = policy_from_name(policy, &p);
+	if (st != MP_OK)
+		return st;
+	train_config cc = *cfg, dc = *cfg;
+	cc.device = TRAIN_DEVICE_CPU;
+	dc.device = dev;
+	trainer *tc = NULL, *td = NULL;
+	st = trainer_create(&tc, &cc, &p, c);
+	if (st == MP_OK)
+		st = trainer_create(&td, &dc, &p, c);
+	for (size_t i = 0; st == MP_OK && i < steps; i++) {
+		train_stats a, b;
+		st = trainer_step(tc, &a);
+		if (st == MP_OK)
+			st = trainer_step(td, &b);
+		if (st != MP_OK)
+			break;
+		double d = fabs(a.loss - b.loss);
+		if (!(d <= out->max_diff))
+			out->max_diff = d;
+		d = fabs(a.lost_update_frac - b.lost_update_frac);
+		out->max_lost_diff = d > out->max_lost_diff ? d : out->max_lost_diff;
+		d = fabs(a.underflow_frac - b.underflow_frac);
+		out->max_underflow_diff = d > out->max_underflow_diff ? d : out->max_underflow_diff;
+		out->skipped_cpu += a.skipped;
+		out->skipped_dev += b.skipped;
+		out->last_cpu = a.loss;
+		out->last_dev = b.loss;
+	}
+	trainer_free(tc);
+	trainer_free(td);
+	return st;
+}
