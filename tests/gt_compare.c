@@ -14,11 +14,11 @@ gpt_config gtc_small_model(void)
 
 const char *gtc_tensor_name(int i)
 {
-	static const char *const names[GPT_NUM_PARAM_TENSORS] = {
+	static const char *const names[GTC_PARTS] = {
 		"wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
-		"ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb", "lnfw", "lnfb",
+		"ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb", "lnfw", "lnfb", "qkvw.q", "qkvw.k",
 	};
-	return i >= 0 && i < GPT_NUM_PARAM_TENSORS ? names[i] : "?";
+	return i >= 0 && i < GTC_PARTS ? names[i] : "?";
 }
 
 mp_status gtc_pass_compare(train_device dev, const char *policy, const train_config *cfg, const corpus *c,
@@ -71,21 +71,33 @@ mp_status gtc_pass_compare(train_device dev, const char *policy, const train_con
 	if (st != MP_OK)
 		goto done;
 	out->loss_cpu = m.mean_loss;
-	size_t off = 0;
-	out->worst = -1;
+	/* each part as index ranges [lo, lo + len) repeated every `stride`, `count` times */
+	size_t off[GPT_NUM_PARAM_TENSORS], o = 0;
 	for (int i = 0; i < GPT_NUM_PARAM_TENSORS; i++) {
-		double d2 = 0, r2 = 0;
-		for (size_t j = off; j < off + m.param_sizes[i]; j++) {
-			double d = (double)gdev[j] - m.grads_memory[j];
-			d2 += d * d;
-			r2 += (double)m.grads_memory[j] * m.grads_memory[j];
+		off[i] = o;
+		o += m.param_sizes[i];
+	}
+	size_t C = cfg->model.C, L = cfg->model.L;
+	out->worst = -1;
+	for (int i = 0; i < GTC_PARTS; i++) {
+		size_t lo, len, stride, count;
+		if (i < GPT_NUM_PARAM_TENSORS) {
+			lo = off[i], len = m.param_sizes[i], stride = len, count = 1;
+		} else {   /* rows [0, C) or [C, 2C) of each layer's (3C, C) block */
+			lo = off[4] + (size_t)(i - GPT_NUM_PARAM_TENSORS) * C * C, len = C * C, stride = 3 * C * C, count = L;
 		}
+		double d2 = 0, r2 = 0;
+		for (size_t k = 0; k < count; k++)
+			for (size_t j = lo + k * stride; j < lo + k * stride + len; j++) {
+				double d = (double)gdev[j] - m.grads_memory[j];
+				d2 += d * d;
+				r2 += (double)m.grads_memory[j] * m.grads_memory[j];
+			}
 		out->rel[i] = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
 		if (!(out->rel[i] <= out->worst)) {   /* NaN counts as worst */
 			out->worst = out->rel[i];
 			out->worst_tensor = i;
 		}
-		off += m.param_sizes[i];
 	}
 done:
 	if (s)
@@ -134,4 +146,28 @@ mp_status gtc_run_compare(train_device dev, const char *policy, const train_conf
 	trainer_free(tc);
 	trainer_free(td);
 	return st;
+}
+
+double gtc_tolerance(const char *policy)
+{
+	train_policy p;
+	if (policy_from_name(policy, &p) != MP_OK)
+		return 0;
+	int prec = 0;   /* the smallest precision in use; 0: none below fp32 */
+	fmt_id used[4];
+	int n = 0;
+	if (p.gemm_lowp)
+		used[n++] = p.gemm_fmt;
+	if (p.reduce_lowp)
+		used[n++] = p.reduce_fmt;
+	if (p.resid_lowp)
+		used[n++] = p.resid_fmt;
+	if (!p.master_fp32)
+		used[n++] = p.weight_fmt;
+	for (int i = 0; i < n; i++) {
+		int q = fmt_precision(fmt_get(used[i]));
+		if (used[i] != FMT_FP32 && (prec == 0 || q < prec))
+			prec = q;
+	}
+	return prec == 0 ? 1e-4 : 4.0 * ldexp(1.0, -prec);
 }

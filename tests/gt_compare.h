@@ -6,10 +6,15 @@
 
 #include "train/train.h"
 
+/* The parts compared: the 16 gradient tensors, then the query and key
+ * rows of qkvw on their own (at initialisation the attention scores are
+ * near 0 and their gradients small beside the value rows'). */
+enum { GTC_PARTS = GPT_NUM_PARAM_TENSORS + 2 };
+
 /* One forward and backward pass on one batch from the same weights. */
 typedef struct {
 	double loss_cpu, loss_dev;
-	double rel[GPT_NUM_PARAM_TENSORS];   /* |g_dev - g_cpu| / |g_cpu| per gradient tensor */
+	double rel[GTC_PARTS];               /* |g_dev - g_cpu| / |g_cpu| per part */
 	double worst;                        /* the largest rel */
 	int worst_tensor;
 } gtc_pass;
@@ -23,7 +28,7 @@ gpt_config gtc_small_model(void);
 mp_status gtc_pass_compare(train_device dev, const char *policy, const train_config *cfg, const corpus *c,
                            gtc_pass *out);
 
-/* Name of gradient tensor i, in gpt_params order. */
+/* Name of part i: the gradient tensors in gpt_params order, qkvw.q, qkvw.k. */
 const char *gtc_tensor_name(int i);
 
 /* steps of training on dev and on the CPU trainer: the largest difference
@@ -36,5 +41,12 @@ typedef struct {
 
 mp_status gtc_run_compare(train_device dev, const char *policy, const train_config *cfg, const corpus *c,
                           size_t steps, gtc_run *out);
+
+/* The tolerance of a pass comparison under policy p: 1e-4 relative when the
+ * pass runs in fp32 throughout (the issue's bound for the fp32 policy); else
+ * 4 units of the coarsest format the pass rounds to (2^-p each): a rounded
+ * intermediate may land on the other neighbour when the device sums in
+ * another order, and the flip carries through the layers below it. */
+double gtc_tolerance(const char *policy);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gt_compare.h"
 #include "train/train.h"
 #include "testutil.h"
 
@@ -340,6 +341,122 @@ START_TEST(reductions_low_train)
 }
 END_TEST
 
+/* --- the GPU trainer's code (gpu/gt_impl.h, gpu/gt_kernels.h), run on the
+ * CPU by its host backend: the same passes, kernel bodies and optimiser the
+ * device runs, with sgemm for cuBLAS. The oracle is the CPU trainer
+ * (layers.c, model.c, train.c), itself checked against finite differences
+ * and hand-derived values in test_layers and test_model. --- */
+
+static train_config gpu_small_config(void)
+{
+	train_config cfg = train_config_default();
+	cfg.model = gtc_small_model();
+	cfg.B = 4;
+	cfg.t = cfg.model.T;
+	cfg.eval_every = 0;
+	return cfg;
+}
+
+/* One forward and backward pass, every policy: the loss and each of the 16
+ * gradient tensors within gtc_tolerance of the CPU model's. */
+START_TEST(gpu_code_pass_matches_cpu)
+{
+	load_corpus();
+	train_config cfg = gpu_small_config();
+	for (size_t i = 0; i < policy_preset_count(); i++) {
+		const char *name = policy_preset(i)->name;
+		gtc_pass r;
+		ck_assert_int_eq(gtc_pass_compare(TRAIN_DEVICE_EMULATED, name, &cfg, &data, &r), MP_OK);
+		double tol = gtc_tolerance(name);
+		ck_assert_msg(fabs(r.loss_dev - r.loss_cpu) <= tol * fabs(r.loss_cpu), "%s: loss %.8f, CPU %.8f", name,
+		              r.loss_dev, r.loss_cpu);
+		ck_assert_msg(r.worst <= tol, "%s: gradient of %s off by %.3g relative (tolerance %.3g)", name,
+		              gtc_tensor_name(r.worst_tensor), r.worst, tol);
+	}
+	/* the offset of the drift lesson goes through the same pass */
+	cfg.resid_offset = 600.0f;
+	cfg.resid_offset_channels = 4;
+	gtc_pass r;
+	ck_assert_int_eq(gtc_pass_compare(TRAIN_DEVICE_EMULATED, "bf16-resid", &cfg, &data, &r), MP_OK);
+	ck_assert_msg(r.worst <= gtc_tolerance("bf16-resid"), "offset: %s off by %.3g", gtc_tensor_name(r.worst_tensor),
+	              r.worst);
+	corpus_free(&data);
+}
+END_TEST
+
+/* 200 fp32 steps: the one-pass loss curve tracks the CPU trainer's two
+ * halves (the same sums in another order: differences of float rounding,
+ * not of the model); low-precision policies for 40 steps within a looser
+ * bound (a flipped rounding changes the trajectory a little). */
+START_TEST(gpu_code_training_tracks_cpu)
+{
+	load_corpus();
+	train_config cfg = gpu_small_config();
+	gtc_run r;
+	ck_assert_int_eq(gtc_run_compare(TRAIN_DEVICE_EMULATED, "fp32", &cfg, &data, 200, &r), MP_OK);
+	ck_assert_msg(r.max_diff <= 1e-3, "fp32: losses differ by up to %.3g", r.max_diff);
+	ck_assert(r.last_cpu < 3.2);   /* it learned: ln 128 = 4.85 at the start */
+	ck_assert(r.skipped_cpu == 0 && r.skipped_dev == 0);
+	static const char *const low[] = { "bf16-mixed", "bf16-resid-sr", "bf16-pure", "bf16-pure-kahan",
+	                                   "fp16-mixed", "fp8-mixed" };
+	for (size_t i = 0; i < sizeof low / sizeof low[0]; i++) {
+		ck_assert_int_eq(gtc_run_compare(TRAIN_DEVICE_EMULATED, low[i], &cfg, &data, 40, &r), MP_OK);
+		ck_assert_msg(r.max_diff <= 0.02, "%s: losses differ by up to %.3g", low[i], r.max_diff);
+		ck_assert_msg(r.max_lost_diff <= 0.02 && r.max_underflow_diff <= 0.02, "%s: lost %.3g, underflow %.3g",
+		              low[i], r.max_lost_diff, r.max_underflow_diff);
+		ck_assert_msg(r.skipped_cpu <= r.skipped_dev + 1 && r.skipped_dev <= r.skipped_cpu + 1,
+		              "%s: skipped %zu on the CPU, %zu here", low[i], r.skipped_cpu, r.skipped_dev);
+	}
+	corpus_free(&data);
+}
+END_TEST
+
+/* The trainer API over the GPU code: weights and gradients read back, the
+ * raw gradients, memory, evaluation, and a bad shape refused. */
+START_TEST(gpu_code_trainer_api)
+{
+	load_corpus();
+	train_config cfg = gpu_small_config();
+	cfg.device = TRAIN_DEVICE_EMULATED;
+	cfg.eval_every = 2;
+	cfg.eval_batches = 2;
+	trainer *t;
+	train_stats s;
+	train_stats st2 = train_n(&cfg, "bf16-mixed", 2, &t);
+	ck_assert(!isnan(st2.val_loss) && st2.val_loss > 0);
+	const gpt_model *m = trainer_model(t);
+	size_t n;
+	const float *raw = trainer_raw_grads(t, &n);
+	ck_assert_uint_eq(n, m->num_params);
+	double g2 = 0, r2 = 0;
+	for (size_t i = 0; i < n; i++) {
+		g2 += (double)m->grads_memory[i] * m->grads_memory[i];
+		r2 += (double)raw[i] * raw[i];
+	}
+	/* the optimiser's gradient is the raw one unscaled (dynamic scale 2^16) */
+	ck_assert_msg(fabs(sqrt(r2) / st2.loss_scale - sqrt(g2)) <= 1e-3 * sqrt(g2), "raw %g, scale %g, grads %g",
+	              sqrt(r2), st2.loss_scale, sqrt(g2));
+	ck_assert(fabs(sqrt(g2) - st2.grad_norm) <= 1e-6 * st2.grad_norm);
+	train_memory mem = trainer_memory(t);
+	ck_assert(mem.activations > 0 && mem.master_weights == 4 * n && mem.working_weights == 2 * n);
+	ck_assert_int_eq(trainer_step(t, &s), MP_OK);
+	trainer_free(t);
+	train_policy p;
+	policy_from_name("fp32", &p);
+	cfg.t = cfg.model.T + 1;
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_EINVAL);
+	ck_assert(t == NULL);
+	cfg.t = cfg.model.T;
+	cfg.device = TRAIN_DEVICE_CUDA;   /* no GPU in this test: refused, nothing leaked */
+	mp_status st = trainer_create(&t, &cfg, &p, &data);
+	if (st == MP_OK)
+		trainer_free(t);
+	else
+		ck_assert(st == MP_EUNSUPPORTED && t == NULL);
+	corpus_free(&data);
+}
+END_TEST
+
 static Suite *train_suite(void)
 {
 	Suite *s = suite_create("train");
@@ -357,6 +474,12 @@ static Suite *train_suite(void)
 	tcase_add_test(tr, deterministic);
 	tcase_add_test(tr, reductions_low_train);
 	suite_add_tcase(s, tr);
+	TCase *gc = tcase_create("gpu_code");
+	tcase_set_timeout(gc, 600);
+	tcase_add_test(gc, gpu_code_pass_matches_cpu);
+	tcase_add_test(gc, gpu_code_training_tracks_cpu);
+	tcase_add_test(gc, gpu_code_trainer_api);
+	suite_add_tcase(s, gc);
 	return s;
 }
 

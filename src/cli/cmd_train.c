@@ -46,7 +46,9 @@ static void train_help(void)
 	       "  --resid-offset-channels K   only to the first K channels (an outlier channel)\n"
 	       "  --threads N        1 or 2: the two halves of each batch one after the other\n"
 	       "                     or in parallel (default 2; same results either way)\n"
-	       "  --device cpu|cuda  cuda: GPU training is not built yet (exits 3, naming why)\n"
+	       "  --device cpu|cuda  where to train (default cpu). cuda: the whole batch in one\n"
+	       "                     pass on the GPU, cuBLAS products on the tensor cores in the\n"
+	       "                     policy's GEMM format; exits 3, naming why, without a GPU\n"
 	       "Change parts of every listed policy:\n"
 	       "  --gemm F  --residual F[:rne|sr]  --weights fp32|F[:rne|sr|kahan]  --grads F\n"
 	       "  --grad-accum F  --optim-state F  --loss-scale none|dynamic|static:S\n"
@@ -182,16 +184,18 @@ static int common_option(const char *cmd, train_setup *su, int c)
 		su->cfg.threads = (int)v;
 		return 1;
 	case OPT_DEVICE:
-		if (!strcmp(optarg, "cpu"))
+		if (!strcmp(optarg, "cpu")) {
+			su->cfg.device = TRAIN_DEVICE_CPU;
 			return 1;
+		}
 		if (!strcmp(optarg, "cuda")) {
 			const char *why;
-			if (!gpu_ready(&why, NULL))
+			if (!gpu_ready(&why, NULL)) {
 				cli_error(cmd, "--device cuda: %s", why);
-			else
-				cli_error(cmd, "--device cuda: training on the GPU is not built yet (drift, round and "
-				          "bench run there)");
-			return -3;
+				return -3;
+			}
+			su->cfg.device = TRAIN_DEVICE_CUDA;
+			return 1;
 		}
 		cli_error(cmd, "--device: unknown device '%s' (known: cpu, cuda)", optarg);
 		return -1;
@@ -340,7 +344,10 @@ int cmd_train(int argc, char **argv)
 	int rc = CLI_OK;
 	for (size_t i = 0; i < np && rc == CLI_OK; i++) {
 		mp_status st = trainer_create(&tr[i], &su.cfg, &pols[i], &data);
-		if (st != MP_OK) {
+		if (st != MP_OK && su.cfg.device == TRAIN_DEVICE_CUDA && st != MP_EINVAL) {
+			cli_error("train", "--device cuda: cannot set up policy %s: %s", pols[i].name, gpu_last_error());
+			rc = CLI_ENV;
+		} else if (st != MP_OK) {
 			cli_error("train", "cannot set up policy %s: %s", pols[i].name, status_text(st));
 			rc = st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
 		}
@@ -374,7 +381,8 @@ int cmd_train(int argc, char **argv)
 		for (size_t i = 0; i < np && rc == CLI_OK; i++) {
 			mp_status st = trainer_step(tr[i], &last[i]);
 			if (st != MP_OK) {
-				cli_error("train", "policy %s, step %zu: %s", pols[i].name, step, status_text(st));
+				cli_error("train", "policy %s, step %zu: %s", pols[i].name, step,
+				          su.cfg.device == TRAIN_DEVICE_CUDA ? gpu_last_error() : status_text(st));
 				rc = CLI_ENV;
 				break;
 			}
@@ -406,8 +414,11 @@ int cmd_train(int argc, char **argv)
 	if (interrupted)
 		cli_error("train", "interrupted after %zu steps; the CSV has every finished step", done);
 	if (rc == CLI_OK && done > 0 && fp != stdout) {
-		printf("train: %zu steps, batch %zu x %zu, %zu layers, %zu heads, %zu channels, %zu parameters\n\n",
-		       done, su.cfg.B, su.cfg.t, su.cfg.model.L, su.cfg.model.NH, su.cfg.model.C,
+		gpu_info gi = { .name = "" };
+		if (su.cfg.device == TRAIN_DEVICE_CUDA)
+			gpu_ready(NULL, &gi);
+		printf("train: %zu steps%s%s, batch %zu x %zu, %zu layers, %zu heads, %zu channels, %zu parameters\n\n",
+		       done, gi.name[0] ? " on " : "", gi.name, su.cfg.B, su.cfg.t, su.cfg.model.L, su.cfg.model.NH, su.cfg.model.C,
 		       trainer_model(tr[0])->num_params);
 		printf("%-18s %9s %9s %9s %8s %9s %9s %9s\n", "policy", "loss", "val_loss", "ms/step", "skipped",
 		       "underflow", "lost_upd", "resid_lost");
@@ -514,7 +525,8 @@ int cmd_gradhist(int argc, char **argv)
 	mp_status st = trainer_create(&tr, &su.cfg, &pol[0], &data);
 	if (st != MP_OK) {
 		corpus_free(&data);
-		cli_error("gradhist", "cannot set up: %s", status_text(st));
+		cli_error("gradhist", "cannot set up: %s",
+		          su.cfg.device == TRAIN_DEVICE_CUDA && st != MP_EINVAL ? gpu_last_error() : status_text(st));
 		return CLI_ENV;
 	}
 	train_stats s;
@@ -523,7 +535,8 @@ int cmd_gradhist(int argc, char **argv)
 	if (st != MP_OK) {
 		trainer_free(tr);
 		corpus_free(&data);
-		cli_error("gradhist", "training failed: %s", status_text(st));
+		cli_error("gradhist", "training failed: %s",
+		          su.cfg.device == TRAIN_DEVICE_CUDA ? gpu_last_error() : status_text(st));
 		return CLI_ENV;
 	}
 	size_t n;
