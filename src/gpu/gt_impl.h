@@ -14,6 +14,8 @@
 /* Partial sums of the reductions: enough threads to stream the parameters,
  * few enough that copying them back costs microseconds. */
 enum { GT_NP = 16384 };
+/* Row chunks of the column sums (bias and LayerNorm parameter gradients). */
+enum { GT_ROW_CHUNKS = 32 };
 
 struct gt_trainer {
 	train_config cfg;
@@ -30,6 +32,8 @@ struct gt_trainer {
 	float *encoded, *ln1, *ln1_mean, *ln1_rstd, *qkv, *atty, *preatt, *att, *attproj, *resid2, *ln2, *ln2_mean,
 	      *ln2_rstd, *fch, *fch_gelu, *fcproj, *resid3, *lnf, *lnf_mean, *lnf_rstd, *logits, *probs, *losses,
 	      *dresid, *dbuf_c, *dbuf_3c, *dbuf_4c, *dbuf_4c2, *dlogits, *dpreatt;
+	float *part;                            /* (2, GT_ROW_CHUNKS, max(4C, V)) column-sum chunks */
+	float *qkv_r, *dout_r, *att_r;          /* attention operands rounded once (low-precision GEMM only) */
 	void *opa, *opb;                        /* activation operands (BT * max(4C, V)) */
 	unsigned long long *pu;                 /* (3, GT_NP) partial counts */
 	double *pd;                             /* (2, GT_NP) partial sums */
@@ -79,6 +83,9 @@ static size_t gt_point_acts(gt_trainer *s, char *base)
 		{ &s->lnf_rstd, BT }, { &s->logits, BT * V }, { &s->probs, BT * V }, { &s->losses, BT },
 		{ &s->dresid, BTC }, { &s->dbuf_c, BTC }, { &s->dbuf_3c, 3 * BTC }, { &s->dbuf_4c, 4 * BTC },
 		{ &s->dbuf_4c2, 4 * BTC }, { &s->dlogits, BT * V }, { &s->dpreatt, att },
+		{ &s->part, 2 * GT_ROW_CHUNKS * (V > 4 * C ? V : 4 * C) },
+		{ &s->qkv_r, s->pol.gemm_lowp ? 3 * BTC : 0 }, { &s->dout_r, s->pol.gemm_lowp ? BTC : 0 },
+		{ &s->att_r, s->pol.gemm_lowp ? att : 0 },
 	};
 	size_t off = gt_pad(2 * BTC) * sizeof(float);   /* dexact (fp64) first */
 	if (base != NULL)
@@ -250,9 +257,22 @@ static mp_status gt_gemm_backward(gt_trainer *s, float *dinp, float *dw, float *
 		GT_LAUNCH(round, M * K, dinp, s->gm);
 		GT_TRY(be_gemm(s->pol.gemm_fmt, 1, 0, N, K, M, 1.0f, s->opa, N, s->opb, K, 1.0f, dw, K));
 	}
-	if (dbias != NULL)
-		GT_LAUNCH(bias_backward, N, dbias, dout, M, N);
+	if (dbias != NULL) {
+		size_t rows_per = (M + GT_ROW_CHUNKS - 1) / GT_ROW_CHUNKS;
+		GT_LAUNCH(bias_partial, GT_ROW_CHUNKS * N, s->part, dout, M, N, rows_per);
+		GT_LAUNCH(colsum_finish, N, dbias, s->part, N, (size_t)GT_ROW_CHUNKS);
+	}
 	return MP_OK;
+}
+
+/* dweight += sum of n dout and dbias += sum of dout over the rows. */
+static void gt_layernorm_params(gt_trainer *s, float *dweight, float *dbias, const float *dout, const float *inp,
+                                const float *mean, const float *rstd)
+{
+	size_t BT = s->B * s->T, C = s->C, n = GT_ROW_CHUNKS * C, rows_per = (BT + GT_ROW_CHUNKS - 1) / GT_ROW_CHUNKS;
+	GT_LAUNCH(layernorm_params_partial, n, s->part, s->part + n, dout, inp, mean, rstd, BT, C, rows_per);
+	GT_LAUNCH(colsum_finish, C, dweight, s->part, C, (size_t)GT_ROW_CHUNKS);
+	GT_LAUNCH(colsum_finish, C, dbias, s->part + n, C, (size_t)GT_ROW_CHUNKS);
 }
 
 /* SR stream index of residual write `site` (as model.c's resid_store). */
@@ -288,7 +308,15 @@ static mp_status gt_forward(gt_trainer *s, const int *inputs, const int *targets
 		          gt_param(s, s->w, 2) + l * C, gt_param(s, s->w, 3) + l * C, C, s->rd);
 		GT_TRY(gt_gemm_forward(s, qkv, ln1, gt_param(s, s->w, 4) + l * 3 * C * C, gt_param(s, s->w, 5) + l * 3 * C,
 		                       BT, C, 3 * C));
-		GT_LAUNCH(attention_forward, B * NH * T, atty, s->preatt + l * att, s->att + l * att, qkv, NH, T, C, s->gm,
+		float *latt = s->att + l * att;
+		const float *qkv_r = qkv;
+		float *att_r = latt;
+		if (s->pol.gemm_lowp) {
+			GT_LAUNCH(operand, 3 * BTC, s->qkv_r, (int)GT_OP_F32, qkv, 0, s->gm);
+			qkv_r = s->qkv_r;
+			att_r = s->att_r;
+		}
+		GT_LAUNCH(attention_forward, B * NH * T, atty, s->preatt + l * att, latt, att_r, qkv_r, NH, T, C, s->gm,
 		          s->rd);
 		GT_TRY(gt_gemm_forward(s, attproj, atty, gt_param(s, s->w, 6) + l * C * C, gt_param(s, s->w, 7) + l * C, BT,
 		                       C, C));
@@ -344,8 +372,7 @@ static mp_status gt_backward(gt_trainer *s, float loss_scale)
 	GT_TRY(be_zero(s->dresid, BTC * sizeof(float)));
 	GT_LAUNCH(layernorm_backward_inp, BT, s->dresid, s->dbuf_c, last, gt_param(s, w, 14), s->lnf_mean, s->lnf_rstd,
 	          C, s->rd);
-	GT_LAUNCH(layernorm_backward_params, C, gt_param(s, g, 14), gt_param(s, g, 15), s->dbuf_c, last, s->lnf_mean,
-	          s->lnf_rstd, BT, C);
+	gt_layernorm_params(s, gt_param(s, g, 14), gt_param(s, g, 15), s->dbuf_c, last, s->lnf_mean, s->lnf_rstd);
 	for (size_t l = L; l-- > 0;) {
 		const float *resid = l == 0 ? s->encoded : s->resid3 + (l - 1) * BTC;
 		float *ln1 = s->ln1 + l * BTC, *qkv = s->qkv + l * 3 * BTC, *atty = s->atty + l * BTC;
@@ -360,20 +387,28 @@ static mp_status gt_backward(gt_trainer *s, float loss_scale)
 		                        ln2, gt_param(s, w, 10) + l * 4 * C * C, BT, C, 4 * C));
 		GT_LAUNCH(layernorm_backward_inp, BT, s->dresid, dln, resid2, gt_param(s, w, 8) + l * C,
 		          s->ln2_mean + l * BT, s->ln2_rstd + l * BT, C, s->rd);
-		GT_LAUNCH(layernorm_backward_params, C, gt_param(s, g, 8) + l * C, gt_param(s, g, 9) + l * C, dln, resid2,
-		          s->ln2_mean + l * BT, s->ln2_rstd + l * BT, BT, C);
+		gt_layernorm_params(s, gt_param(s, g, 8) + l * C, gt_param(s, g, 9) + l * C, dln, resid2,
+		                    s->ln2_mean + l * BT, s->ln2_rstd + l * BT);
 		GT_TRY(gt_gemm_backward(s, dln, gt_param(s, g, 6) + l * C * C, gt_param(s, g, 7) + l * C, s->dresid, atty,
 		                        gt_param(s, w, 6) + l * C * C, BT, C, C));
 		GT_TRY(be_zero(dqkv, 3 * BTC * sizeof(float)));
-		GT_LAUNCH(attention_backward_q, B * NH * T, dqkv, s->dpreatt, dln, qkv, s->att + l * att, NH, T, C, s->gm,
-		          s->rd);
-		GT_LAUNCH(attention_backward_kv, B * NH * T, dqkv, s->dpreatt, dln, qkv, s->att + l * att, NH, T, C, s->gm);
+		const float *latt = s->att + l * att, *qkv_r = qkv, *dout_r = dln, *att_r = latt;
+		if (s->pol.gemm_lowp) {
+			GT_LAUNCH(operand, 3 * BTC, s->qkv_r, (int)GT_OP_F32, qkv, 0, s->gm);
+			GT_LAUNCH(operand, BTC, s->dout_r, (int)GT_OP_F32, dln, 0, s->gm);
+			GT_LAUNCH(operand, att, s->att_r, (int)GT_OP_F32, (float *)latt, 0, s->gm);
+			qkv_r = s->qkv_r;
+			dout_r = s->dout_r;
+			att_r = s->att_r;
+		}
+		GT_LAUNCH(attention_backward_q, B * NH * T, dqkv, s->dpreatt, dout_r, qkv_r, latt, NH, T, C, s->gm, s->rd);
+		GT_LAUNCH(attention_backward_kv, B * NH * T, dqkv, s->dpreatt, dout_r, qkv_r, att_r, NH, T, C, s->gm);
 		GT_TRY(gt_gemm_backward(s, dln, gt_param(s, g, 4) + l * 3 * C * C, gt_param(s, g, 5) + l * 3 * C, dqkv, ln1,
 		                        gt_param(s, w, 4) + l * 3 * C * C, BT, C, 3 * C));
 		GT_LAUNCH(layernorm_backward_inp, BT, s->dresid, dln, resid, gt_param(s, w, 2) + l * C,
 		          s->ln1_mean + l * BT, s->ln1_rstd + l * BT, C, s->rd);
-		GT_LAUNCH(layernorm_backward_params, C, gt_param(s, g, 2) + l * C, gt_param(s, g, 3) + l * C, dln, resid,
-		          s->ln1_mean + l * BT, s->ln1_rstd + l * BT, BT, C);
+		gt_layernorm_params(s, gt_param(s, g, 2) + l * C, gt_param(s, g, 3) + l * C, dln, resid,
+		                    s->ln1_mean + l * BT, s->ln1_rstd + l * BT);
 	}
 	GT_LAUNCH(encoder_backward_wte, V * C, gt_param(s, g, 0), s->dresid, s->inputs, BT, C);
 	GT_LAUNCH(encoder_backward_wpe, T * C, gt_param(s, g, 1), s->dresid, B, T, C);

@@ -169,20 +169,35 @@ static inline MP_HD void gtk_layernorm_backward_inp(size_t row, float *dinp, con
 	}
 }
 
-/* c over C: dweight[c] += n dout and dbias[c] += dout over the rows, in order. */
-static inline MP_HD void gtk_layernorm_backward_params(size_t c, float *dweight, float *dbias, const float *dout,
-                                                       const float *inp, const float *mean, const float *rstd,
-                                                       size_t BT, size_t C)
+/* Column sums over many rows run in two steps, so that every thread has a
+ * short loop: step 1 sums chunk r of the rows for each column (i over
+ * (R, N): rows [r rows_per, (r+1) rows_per)), step 2 adds the R chunk sums
+ * of each column, in order, to the gradient (gtk_colsum_finish). */
+
+/* i over (R,C): chunk sums of n dout (for dweight) and dout (for dbias). */
+static inline MP_HD void gtk_layernorm_params_partial(size_t i, float *part_w, float *part_b, const float *dout,
+                                                      const float *inp, const float *mean, const float *rstd,
+                                                      size_t BT, size_t C, size_t rows_per)
 {
-	float dw = dweight[c], db = dbias[c];
-	for (size_t row = 0; row < BT; row++) {
+	size_t r = i / C, c = i % C, lo = r * rows_per, hi = lo + rows_per < BT ? lo + rows_per : BT;
+	float dw = 0.0f, db = 0.0f;
+	for (size_t row = lo; row < hi; row++) {
 		float d = dout[row * C + c];
 		float n = (inp[row * C + c] - mean[row]) * rstd[row];
 		db += d;
 		dw += n * d;
 	}
-	dweight[c] = dw;
-	dbias[c] = db;
+	part_w[i] = dw;
+	part_b[i] = db;
+}
+
+/* c over N: dst[c] += the R chunk sums of column c, in chunk order. */
+static inline MP_HD void gtk_colsum_finish(size_t c, float *dst, const float *part, size_t N, size_t R)
+{
+	float acc = 0.0f;
+	for (size_t r = 0; r < R; r++)
+		acc += part[r * N + c];
+	dst[c] += acc;
 }
 
 /* --- matmul helpers (the products themselves are cuBLAS or sgemm) --- */
@@ -205,13 +220,15 @@ static inline MP_HD void gtk_bias_round(size_t i, float *out, const float *bias,
 	out[i] = gt_round(&g, v);
 }
 
-/* oc over OC: dbias[oc] += dout[row, oc] over the rows, in order. */
-static inline MP_HD void gtk_bias_backward(size_t oc, float *dbias, const float *dout, size_t M, size_t OC)
+/* i over (R,OC): chunk sums of dout's columns (the bias gradient's step 1). */
+static inline MP_HD void gtk_bias_partial(size_t i, float *part, const float *dout, size_t M, size_t OC,
+                                          size_t rows_per)
 {
-	float acc = dbias[oc];
-	for (size_t row = 0; row < M; row++)
+	size_t r = i / OC, oc = i % OC, lo = r * rows_per, hi = lo + rows_per < M ? lo + rows_per : M;
+	float acc = 0.0f;
+	for (size_t row = lo; row < hi; row++)
 		acc += dout[row * OC + oc];
-	dbias[oc] = acc;
+	part[i] = acc;
 }
 
 /* i over N: x rounded in place to the format (the GEMM's input gradient). */
@@ -223,7 +240,10 @@ static inline MP_HD void gtk_round(size_t i, float *x, gt_q g)
 /* --- causal self-attention: q, k, v side by side in (B,T,3C), head h in
  * channels [h hs, (h+1) hs) of each. The products take operands rounded to
  * the GEMM format (gm), accumulate in fp32 and round their outputs; the
- * softmax sums are rounded to the reduction format (rd). --- */
+ * softmax sums are rounded to the reduction format (rd). Operands come
+ * already rounded (inp_r, dout_r, att_r: gtk_operand copies made once per
+ * layer, or the fp32 arrays themselves when gm is fp32), so no product
+ * rounds the same element again for every row that reads it. --- */
 
 /* softmax of in[0..n) into out, as layers.c's softmax_row_q; returns the sum. */
 static inline MP_HD float gt_softmax(float *out, const float *in, size_t n, float *max_out, const gt_q *rd)
@@ -244,22 +264,24 @@ static inline MP_HD float gt_softmax(float *out, const float *in, size_t n, floa
 }
 
 /* r over (B,NH,T): one query row. preatt and att rows are (T), zero above
- * the diagonal; att keeps the unrounded softmax for the backward pass. */
-static inline MP_HD void gtk_attention_forward(size_t r, float *out, float *preatt, float *att, const float *inp,
-                                               size_t NH, size_t T, size_t C, gt_q gm, gt_q rd)
+ * the diagonal; att keeps the unrounded softmax for the backward pass and
+ * att_r (which may be att when gm is fp32) the operand of att V. */
+static inline MP_HD void gtk_attention_forward(size_t r, float *out, float *preatt, float *att, float *att_r,
+                                               const float *inp_r, size_t NH, size_t T, size_t C, gt_q gm,
+                                               gt_q rd)
 {
 	size_t t = r % T, bh = r / T, h = bh % NH, b = bh / NH;
 	size_t C3 = 3 * C, hs = C / NH;
 	float scale = 1.0f / sqrtf((float)hs);
-	const float *q = inp + (b * T + t) * C3 + h * hs;
-	const float *kbase = inp + b * T * C3 + C + h * hs;
+	const float *q = inp_r + (b * T + t) * C3 + h * hs;
+	const float *kbase = inp_r + b * T * C3 + C + h * hs;
 	const float *vbase = kbase + C;
-	float *pr = preatt + r * T, *ar = att + r * T;
+	float *pr = preatt + r * T, *ar = att + r * T, *arr = att_r + r * T;
 	for (size_t u = 0; u <= t; u++) {
 		const float *k = kbase + u * C3;
 		float s = 0.0f;
 		for (size_t j = 0; j < hs; j++)
-			s += gt_round(&gm, q[j]) * gt_round(&gm, k[j]);
+			s += q[j] * k[j];
 		pr[u] = gt_round(&gm, s * scale);
 	}
 	for (size_t u = t + 1; u < T; u++)
@@ -268,26 +290,29 @@ static inline MP_HD void gtk_attention_forward(size_t r, float *out, float *prea
 	gt_softmax(ar, pr, t + 1, &mx, &rd);
 	for (size_t u = t + 1; u < T; u++)
 		ar[u] = 0.0f;
+	for (size_t u = 0; u <= t; u++)
+		arr[u] = gt_round(&gm, ar[u]);
 	float *o = out + (b * T + t) * C + h * hs;
 	for (size_t j = 0; j < hs; j++) {
 		float s = 0.0f;
 		for (size_t u = 0; u <= t; u++)
-			s += gt_round(&gm, ar[u]) * gt_round(&gm, vbase[u * C3 + j]);
+			s += arr[u] * vbase[u * C3 + j];
 		o[j] = gt_round(&gm, s);
 	}
 }
 
 /* r over (B,NH,T): datt = dout v^T for the row (rounded), the softmax
- * Jacobian into dpreatt (rounded to the GEMM format), and dq += scale dpre k. */
-static inline MP_HD void gtk_attention_backward_q(size_t r, float *dinp, float *dpreatt, const float *dout,
-                                                  const float *inp, const float *att, size_t NH, size_t T,
+ * Jacobian from the unrounded att into dpreatt (rounded to the GEMM
+ * format), and dq += scale dpre k. */
+static inline MP_HD void gtk_attention_backward_q(size_t r, float *dinp, float *dpreatt, const float *dout_r,
+                                                  const float *inp_r, const float *att, size_t NH, size_t T,
                                                   size_t C, gt_q gm, gt_q rd)
 {
 	size_t t = r % T, bh = r / T, h = bh % NH, b = bh / NH;
 	size_t C3 = 3 * C, hs = C / NH;
 	float scale = 1.0f / sqrtf((float)hs);
-	const float *d = dout + (b * T + t) * C + h * hs;
-	const float *kbase = inp + b * T * C3 + C + h * hs;
+	const float *d = dout_r + (b * T + t) * C + h * hs;
+	const float *kbase = inp_r + b * T * C3 + C + h * hs;
 	const float *vbase = kbase + C;
 	const float *ar = att + r * T;
 	float *dp = dpreatt + r * T;
@@ -296,7 +321,7 @@ static inline MP_HD void gtk_attention_backward_q(size_t r, float *dinp, float *
 		const float *v = vbase + u * C3;
 		float s = 0.0f;
 		for (size_t j = 0; j < hs; j++)
-			s += gt_round(&gm, d[j]) * gt_round(&gm, v[j]);
+			s += d[j] * v[j];
 		dp[u] = gt_round(&gm, s);
 	}
 	float dot = 0.0f;
@@ -310,30 +335,30 @@ static inline MP_HD void gtk_attention_backward_q(size_t r, float *dinp, float *
 	for (size_t j = 0; j < hs; j++) {
 		float s = 0.0f;
 		for (size_t u = 0; u <= t; u++)
-			s += dp[u] * gt_round(&gm, kbase[u * C3 + j]);
+			s += dp[u] * kbase[u * C3 + j];
 		dq[j] += gt_round(&gm, s * scale);
 	}
 }
 
-/* r over (B,NH,T), a key position u: dv[u] += att[:,u]^T dout and
+/* r over (B,NH,T), a key position u: dv[u] += att_r[:,u]^T dout and
  * dk[u] += scale dpre[:,u]^T q over the rows t >= u (run after
  * gtk_attention_backward_q has filled dpreatt). */
-static inline MP_HD void gtk_attention_backward_kv(size_t r, float *dinp, const float *dpreatt, const float *dout,
-                                                   const float *inp, const float *att, size_t NH, size_t T,
+static inline MP_HD void gtk_attention_backward_kv(size_t r, float *dinp, const float *dpreatt, const float *dout_r,
+                                                   const float *inp_r, const float *att_r, size_t NH, size_t T,
                                                    size_t C, gt_q gm)
 {
 	size_t u = r % T, bh = r / T, h = bh % NH, b = bh / NH;
 	size_t C3 = 3 * C, hs = C / NH;
 	float scale = 1.0f / sqrtf((float)hs);
-	const float *qbase = inp + b * T * C3 + h * hs;
-	const float *dbase = dout + b * T * C + h * hs;
-	const float *a = att + bh * T * T, *dp = dpreatt + bh * T * T;
+	const float *qbase = inp_r + b * T * C3 + h * hs;
+	const float *dbase = dout_r + b * T * C + h * hs;
+	const float *a = att_r + bh * T * T, *dp = dpreatt + bh * T * T;
 	float *dk = dinp + (b * T + u) * C3 + C + h * hs, *dv = dk + C;
 	for (size_t j = 0; j < hs; j++) {
 		float sv = 0.0f, sk = 0.0f;
 		for (size_t t = u; t < T; t++) {
-			sv += gt_round(&gm, a[t * T + u]) * gt_round(&gm, dbase[t * C + j]);
-			sk += dp[t * T + u] * gt_round(&gm, qbase[t * C3 + j]);
+			sv += a[t * T + u] * dbase[t * C + j];
+			sk += dp[t * T + u] * qbase[t * C3 + j];
 		}
 		dv[j] += gt_round(&gm, sv);
 		dk[j] += gt_round(&gm, sk * scale);
