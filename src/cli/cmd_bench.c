@@ -12,6 +12,7 @@
 #include "drift/drift.h"
 #include "train/layers.h"
 #include "train/train.h"
+#include "train/train_bench.h"
 #include "util/blas.h"
 #include "fmt/bulk.h"
 #include "gpu/gpu.h"
@@ -598,94 +599,54 @@ static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv
 	return rc;
 }
 
-/* ms per step of policy p on dev after two warm-up steps; < 0 on failure. */
-static double train_ms(const train_config *cfg, const char *policy, const corpus *data, size_t steps)
+/* The GPU step against the CPU step (train/train_bench.c). */
+typedef struct {
+	bool csv;
+	csvw w;
+} train_cuda_out;
+
+static void train_cuda_row(void *ctx, const train_bench_row *r)
 {
-	train_policy p;
-	policy_from_name(policy, &p);
-	trainer *t;
-	if (trainer_create(&t, cfg, &p, data) != MP_OK)
-		return -1;
-	train_stats s;
-	mp_status st = MP_OK;
-	for (int i = 0; i < 2 && st == MP_OK; i++)
-		st = trainer_step(t, &s);
-	double t0 = now();
-	for (size_t i = 0; i < steps && st == MP_OK; i++)
-		st = trainer_step(t, &s);
-	double el = now() - t0;
-	trainer_free(t);
-	return st == MP_OK ? 1e3 * el / (double)steps : -1;
+	train_cuda_out *o = ctx;
+	if (o->csv) {
+		csvw_field(&o->w, r->device);
+		csvw_field(&o->w, r->shape);
+		csvw_field(&o->w, r->policy);
+		csvw_fieldf(&o->w, "%.3f", r->ms);
+		csvw_fieldf(&o->w, "%.2f", r->ratio);
+		csvw_end_row(&o->w);
+	} else {
+		printf("%-6s %-24s %-12s %10.2f %8.2fx\n", r->device, r->shape, r->policy, r->ms, r->ratio);
+	}
+	fflush(stdout);
 }
 
-/* The GPU step against the CPU step at the default shape, and against the
- * GPU's own fp32 step at a shape where the tensor cores matter. */
 static int bench_train_cuda(const gpu_info *info, unsigned reps, bool csv)
 {
-	train_config small = train_config_default(), large = small;
-	small.eval_every = large.eval_every = 0;
-	large.model = (gpt_config){ .V = 128, .T = 256, .C = 1024, .L = 4, .NH = 16 };
-	large.t = 256;
-	large.B = 16;
 	corpus data;
 	char err[512];
-	if (corpus_load(&data, corpus_default_path(), large.t, err, sizeof err) != MP_OK) {
+	if (corpus_load(&data, corpus_default_path(), train_bench_cuda_context(), err, sizeof err) != MP_OK) {
 		cli_error("bench", "train: %s", err);
 		return CLI_ENV;
 	}
-	static const char *const policies[] = { "fp32", "bf16-mixed" };
-	size_t steps = 4 * (size_t)reps;
-	csvw w;
+	train_cuda_out o = { .csv = csv };
 	if (csv) {
-		csvw_init(&w, stdout);
-		csvw_header(&w, "device,shape,policy,ms_per_step,ratio");
+		csvw_init(&o.w, stdout);
+		csvw_header(&o.w, "device,shape,policy,ms_per_step,ratio");
 	} else {
-		printf("bench train --device cuda: %s; %zu timed steps after 2 warm-up steps\n"
+		printf("bench train --device cuda: %s; %u CPU and %u GPU timed steps after 2 warm-up steps\n"
 		       "ratio: CPU ms / GPU ms at the default shape; GPU fp32 ms / this policy's GPU ms at the\n"
-		       "large one\n\n%-6s %-34s %-12s %10s %9s\n", info->name, steps, "device", "shape", "policy",
-		       "ms/step", "ratio");
+		       "large one\n\n%-6s %-24s %-12s %10s %9s\n", info->name, reps, 4 * reps, "device", "shape",
+		       "policy", "ms/step", "ratio");
 	}
 	openblas_set_num_threads(1);
-	int rc = CLI_OK;
-	const train_config *shapes[2] = { &small, &large };
-	for (int si = 0; si < 2 && rc == CLI_OK; si++) {
-		train_config cfg = *shapes[si];
-		char shape[96];
-		snprintf(shape, sizeof shape, "L%zu H%zu C%zu B%zu T%zu", cfg.model.L, cfg.model.NH, cfg.model.C, cfg.B,
-		         cfg.t);
-		double base[2] = { 0, 0 };
-		for (int dev = si == 0 ? 0 : 1; dev < 2 && rc == CLI_OK; dev++) {
-			cfg.device = dev ? TRAIN_DEVICE_CUDA : TRAIN_DEVICE_CPU;
-			for (size_t k = 0; k < sizeof policies / sizeof policies[0]; k++) {
-				double ms = train_ms(&cfg, policies[k], &data, dev ? steps : (size_t)reps);
-				if (ms < 0) {
-					cli_error("bench", "train: %s on %s failed: %s", policies[k], dev ? "cuda" : "cpu",
-					          dev ? gpu_last_error() : "see the CPU bench");
-					rc = CLI_ENV;
-					break;
-				}
-				double ratio = si == 0 ? (dev ? base[k] / ms : 1.0) : (k == 0 ? 1.0 : base[0] / ms);
-				if (si == 0 && !dev)
-					base[k] = ms;
-				if (si == 1 && k == 0)
-					base[0] = ms;
-				if (csv) {
-					csvw_field(&w, dev ? "cuda" : "cpu");
-					csvw_field(&w, shape);
-					csvw_field(&w, policies[k]);
-					csvw_fieldf(&w, "%.3f", ms);
-					csvw_fieldf(&w, "%.2f", ratio);
-					csvw_end_row(&w);
-				} else {
-					printf("%-6s %-34s %-12s %10.2f %8.2fx\n", dev ? "cuda" : "cpu", shape, policies[k], ms,
-					       ratio);
-				}
-				fflush(stdout);
-			}
-		}
-	}
+	mp_status st = train_bench_cuda(&data, reps, train_cuda_row, &o, err, sizeof err);
 	corpus_free(&data);
-	return rc;
+	if (st != MP_OK) {
+		cli_error("bench", "train --device cuda: %s (%s)", err, gpu_last_error());
+		return CLI_ENV;
+	}
+	return CLI_OK;
 }
 
 /* --- tui --- */

@@ -16,7 +16,12 @@
 #               the GPU test (tests/gpu/test_gpu.c) and benchmark
 #               (tests/gpu/bench_gpu.c) straight from the sources they need
 #               (fmt/, drift/, gpu/, util/status.c; none of them needs a
-#               library beyond libc, pthreads and the CUDA runtime).
+#               library beyond libc, pthreads and the CUDA runtime), and,
+#               when an OpenBLAS is found (BLAS_DIR, else the folder
+#               .device-carry/openblas that tests/gpu/carry-openblas.sh
+#               fills on a Debian machine, else the system's), the GPU
+#               trainer's checks and benchmark (tests/gpu/train_gpu.c, with
+#               train/ and the CPU trainer it is compared with).
 #
 # Settings: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc),
 # CUDA_ARCH (default: Hopper, sm_90 + compute_90 PTX), BENCH_MIB (2048),
@@ -72,6 +77,36 @@ step() {
 	return $rc
 }
 
+# --- an OpenBLAS for the CPU trainer (the GPU trainer's oracle) ---
+blas_cflags="" blas_libs=""
+find_blas() {
+	for d in ${BLAS_DIR:-} "$src/.device-carry/openblas"; do
+		if [ -f "$d/include/cblas.h" ] && [ -f "$d/lib/libopenblas.so.0" ]; then
+			blas_cflags="-I$d/include"
+			blas_libs="-L$d/lib -Wl,--disable-new-dtags,-rpath,$d/lib -l:libopenblas.so.0"
+			export LD_LIBRARY_PATH="$d/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+			blas_where=$d
+			return 0
+		fi
+	done
+	if command -v pkg-config > /dev/null 2>&1 && pkg-config --exists openblas 2> /dev/null; then
+		blas_cflags=$(pkg-config --cflags openblas)
+		blas_libs=$(pkg-config --libs openblas)
+		blas_where="pkg-config openblas"
+		return 0
+	fi
+	return 1
+}
+blas_where=none
+find_blas
+# Debian's OpenBLAS 0.3.21 does not know recent CPUs and falls back to SSE3
+# kernels: name a core it knows, so the CPU side of the speed comparison is fair
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+	if grep -qw avx512f /proc/cpuinfo 2> /dev/null; then export OPENBLAS_CORETYPE=SkylakeX
+	elif grep -qw avx2 /proc/cpuinfo 2> /dev/null; then export OPENBLAS_CORETYPE=Haswell; fi
+fi
+export MIXPREC_DATADIR="$src/data"
+
 note "# mixprec device check"
 note ""
 note "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -85,6 +120,7 @@ else
 fi
 note "- nvcc: $("$NVCC" --version 2>/dev/null | tail -1 || echo "not found at $NVCC")"
 note "- CUDA_ARCH: $CUDA_ARCH; toolkit libraries: $cuda_lib"
+note "- OpenBLAS for the CPU trainer: $blas_where (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset})"
 
 have_full_deps() {
 	command -v autoreconf > /dev/null 2>&1 && command -v pkg-config > /dev/null 2>&1 &&
@@ -126,6 +162,31 @@ build_standalone() (
 	done
 	mkdir -p "$work/tests/gpu"
 	cp "$b/test_gpu" "$b/bench_gpu" "$work/tests/gpu/"
+	if [ "$blas_where" = none ]; then
+		echo "no OpenBLAS (BLAS_DIR, .device-carry/openblas or pkg-config): train_gpu not built"
+		return 0
+	fi
+	echo "OpenBLAS: $blas_where"
+	defs="-DMIXPREC_PKGDATADIR=\"$src/data\" -DMIXPREC_SRCDIR=\"$src\""
+	for f in util/file train/layers train/model train/policy train/scaler train/data train/train \
+	         train/train_bench gpu/gt_host; do
+		echo "CC $f.c"
+		# shellcheck disable=SC2086
+		"$CC" $cflags $blas_cflags $defs -c "$src/src/$f.c" -o "$b/t_$(echo "$f" | tr / _).o" || return 2
+	done
+	echo "NVCC gpu/gpu_train.cu"
+	# shellcheck disable=SC2086
+	"$NVCC" -O3 -std=c++17 --fmad=false $CUDA_ARCH -I"$src/src" -c "$src/src/gpu/gpu_train.cu" \
+		-o "$b/t_gpu_train.o" || return 2
+	for f in gt_compare gpu/train_gpu; do
+		echo "CC tests/$f.c"
+		# shellcheck disable=SC2086
+		"$CC" $cflags -I"$src/tests" $blas_cflags -c "$src/tests/$f.c" -o "$b/x_$(echo "$f" | tr / _).o" || return 2
+	done
+	# shellcheck disable=SC2086
+	"$CC" -pthread -o "$work/tests/gpu/train_gpu" "$b"/x_*.o "$b"/t_*.o "$b"/util_*.o "$b"/fmt_*.o "$b"/drift_*.o \
+		"$b"/gpu_*.o $blas_libs -L"$cuda_lib" -Wl,-rpath,"$cuda_lib" -lcublas -lcudart_static -ldl -lrt \
+		-lstdc++ -lm || return 2
 )
 
 # --- full: the whole program with --enable-cuda=yes ---
@@ -150,8 +211,7 @@ else
 fi
 
 # --- tests ---
-step "GPU vs CPU: rounding + drift" test_gpu.log \
-	env TESTBIN="$testbin" MIXPREC_GPU_EXHAUSTIVE=0 sh "$src/tests/gpu/gpu.sh"
+step "GPU vs CPU: rounding + drift" test_gpu.log env MIXPREC_GPU_EXHAUSTIVE=0 "$testbin/gpu/test_gpu"
 rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 77 ] && status=1
 gpu_usable=yes
@@ -160,10 +220,20 @@ if [ "$gpu_usable" = yes ]; then
 	grep -c '^ok' "$out/test_gpu.log" | sed 's/^/  checks passed: /'
 	grep '^not ok' "$out/test_gpu.log" | head -20
 fi
+have_train=no
+[ -x "$testbin/gpu/train_gpu" ] && have_train=yes
+if [ "$have_train" = yes ]; then
+	step "GPU trainer vs CPU trainer" train_gpu.log "$testbin/gpu/train_gpu"
+	rc=$?
+	[ $rc -ne 0 ] && [ $rc -ne 77 ] && status=1
+	grep '^not ok' "$out/train_gpu.log" | head -20
+else
+	note "| GPU trainer vs CPU trainer | not built (no OpenBLAS; see tests/gpu/README.md) | - | build.log |"
+fi
 
 if [ "$gpu_usable" = yes ] && [ "$EXHAUSTIVE" = 1 ]; then
 	step "GPU vs CPU: + all 2^32 fp32 inputs" test_gpu_exhaustive.log \
-		env TESTBIN="$testbin" MIXPREC_GPU_EXHAUSTIVE=1 sh "$src/tests/gpu/gpu.sh" || status=1
+		env MIXPREC_GPU_EXHAUSTIVE=1 "$testbin/gpu/test_gpu" || status=1
 fi
 
 # --- benchmarks ---
@@ -190,6 +260,13 @@ if [ "$gpu_usable" = yes ]; then
 			--mode sr --seed 4 --csv --device cuda || status=1
 		step "CLI: round CSVs identical" round-cmp.log cmp "$out/round-cpu.csv" "$out/round-cuda.csv" || status=1
 	fi
+	if [ "$have_train" = yes ]; then
+		step "train_gpu bench: GPU step vs CPU step" bench-train.log "$testbin/gpu/train_gpu" bench 3 || status=1
+	fi
+	if [ "$mode" = full ]; then
+		step "CLI: train --device cuda (3 policies)" train-cuda.log "$m" train --device cuda --steps 100 \
+			--policy fp32,bf16-mixed,bf16-pure --csv "$out/train-cuda.csv" || status=1
+	fi
 	note ""
 	note "## benchmarks"
 	note ""
@@ -199,6 +276,20 @@ if [ "$gpu_usable" = yes ]; then
 	awk -F'|' '/x \|$/ && $2 !~ /copy|simulation/ {
 		gsub(/[ x]/, "", $(NF-1)); if ($(NF-1) + 0 < 0.70) { print "  below 0.70x:" $2 $(NF-1); low++ } }
 		END { if (!low) print "  every kernel at or above 0.70x" }' "$out/bench.log" | tee -a "$summary"
+	if [ "$have_train" = yes ]; then
+		note ""
+		note "## training"
+		note ""
+		grep '^|' "$out/bench-train.log" >> "$summary" 2> /dev/null
+		note ""
+		note "Speed targets: bf16-mixed at the default shape >= 10x the CPU step; at the large shape"
+		note "faster than the GPU's fp32 step."
+		awk -F'|' '$2 ~ /cuda/ && $4 ~ /bf16-mixed/ {
+			r = $6; gsub(/[ x]/, "", r); big = $3 ~ /C1024/
+			ok = big ? r + 0 > 1 : r + 0 >= 10
+			printf "  %s at%s: %sx %s\n", "bf16-mixed", $3, r, ok ? "(met)" : "(NOT met)" }' \
+			"$out/bench-train.log" | tee -a "$summary"
+	fi
 fi
 
 note ""

@@ -1,0 +1,141 @@
+/* The GPU trainer against the CPU trainer on a real device (the same checks
+ * test_train runs on the GPU trainer's code emulated on the CPU), and its
+ * speed. Plain C with TAP output; exits 77 (skip) without a usable GPU.
+ *
+ *   train_gpu            the checks
+ *   train_gpu bench [R]  ms per step on both devices (train/train_bench.c)
+ *                        as a Markdown table, R CPU steps (default 5)
+ *
+ * The CPU trainer is the oracle: layers.c and model.c are checked against
+ * finite differences and hand-derived values by test_layers and test_model.
+ * Tolerances (gtc_tolerance): 1e-4 relative for the fp32 policy; four units
+ * of the coarsest format in use otherwise (a rounded intermediate may land
+ * on its other neighbour when cuBLAS sums in another order). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+#include "gt_compare.h"
+#include "train/policy.h"
+#include "train/train_bench.h"
+
+void openblas_set_num_threads(int num_threads);
+
+static int ntests, nfailed;
+
+static void report(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("%sok %d - ", ok ? "" : "not ", ++ntests);
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	fflush(stdout);
+	if (!ok)
+		nfailed++;
+}
+
+/* Every policy, one pass: the loss and each gradient part. */
+static void passes(const char *label, const train_config *cfg, const corpus *c)
+{
+	for (size_t i = 0; i < policy_preset_count(); i++) {
+		const char *name = policy_preset(i)->name;
+		gtc_pass r;
+		mp_status st = gtc_pass_compare(TRAIN_DEVICE_CUDA, name, cfg, c, &r);
+		if (st != MP_OK) {
+			report(false, "%s %s: pass failed: %s (%s)", label, name, mp_status_message(st), gpu_last_error());
+			continue;
+		}
+		double tol = gtc_tolerance(name);
+		bool loss_ok = fabs(r.loss_dev - r.loss_cpu) <= tol * fabs(r.loss_cpu);
+		report(loss_ok && r.worst <= tol,
+		       "%s %s: loss %.6f (CPU %.6f), worst gradient %s off by %.3g (tolerance %.3g)", label, name,
+		       r.loss_dev, r.loss_cpu, gtc_tensor_name(r.worst_tensor), r.worst, tol);
+	}
+}
+
+static void run(const char *name, const train_config *cfg, const corpus *c, size_t steps, double max_diff,
+                double last_diff)
+{
+	gtc_run r;
+	mp_status st = gtc_run_compare(TRAIN_DEVICE_CUDA, name, cfg, c, steps, &r);
+	if (st != MP_OK) {
+		report(false, "%s, %zu steps: failed: %s (%s)", name, steps, mp_status_message(st), gpu_last_error());
+		return;
+	}
+	bool skips_ok = r.skipped_cpu <= r.skipped_dev + 1 && r.skipped_dev <= r.skipped_cpu + 1;
+	report(r.max_diff <= max_diff && fabs(r.last_dev - r.last_cpu) <= last_diff && skips_ok,
+	       "%s, %zu steps: loss curves within %.3g (bound %.3g); last %.4f vs CPU %.4f (bound %.3g); "
+	       "lost-update and underflow fractions within %.3g and %.3g; skipped %zu vs %zu",
+	       name, steps, r.max_diff, max_diff, r.last_dev, r.last_cpu, last_diff, r.max_lost_diff,
+	       r.max_underflow_diff, r.skipped_dev, r.skipped_cpu);
+}
+
+static void bench_row(void *ctx, const train_bench_row *r)
+{
+	(void)ctx;
+	printf("| %s | %s | %s | %.2f | %.2fx |\n", r->device, r->shape, r->policy, r->ms, r->ratio);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	const char *why;
+	gpu_info info;
+	if (!gpu_ready(&why, &info)) {
+		printf("1..0 # SKIP no usable GPU: %s\n", why);
+		return 77;
+	}
+	openblas_set_num_threads(1);
+	bool bench = argc > 1 && !strcmp(argv[1], "bench");
+	corpus c;
+	char err[512];
+	size_t t = bench ? train_bench_cuda_context() : 128;
+	if (corpus_load(&c, corpus_default_path(), t, err, sizeof err) != MP_OK) {
+		printf("Bail out! %s\n", err);
+		return 1;
+	}
+	if (bench) {
+		unsigned reps = argc > 2 ? (unsigned)atoi(argv[2]) : 5;
+		printf("GPU: %s (sm_%d%d)\n\n| device | shape | policy | ms/step | ratio |\n|---|---|---|---|---|\n",
+		       info.name, info.cc_major, info.cc_minor);
+		mp_status st = train_bench_cuda(&c, reps ? reps : 5, bench_row, NULL, err, sizeof err);
+		corpus_free(&c);
+		if (st != MP_OK)
+			printf("Bail out! %s (%s)\n", err, gpu_last_error());
+		printf("\nratio: CPU ms / GPU ms at the default shape (target >= 10x for bf16-mixed); "
+		       "GPU fp32 ms / GPU ms at the large shape (target > 1x for bf16-mixed)\n");
+		return st == MP_OK ? 0 : 1;
+	}
+	printf("# %s (sm_%d%d)\n", info.name, info.cc_major, info.cc_minor);
+	train_config small = train_config_default();
+	small.model = gtc_small_model();
+	small.B = 4;
+	small.t = small.model.T;
+	small.eval_every = 0;
+	passes("small", &small, &c);
+	train_config def = train_config_default();
+	def.eval_every = 0;
+	passes("default", &def, &c);
+	small.resid_offset = 600.0f;
+	small.resid_offset_channels = 4;
+	passes("offset 600", &small, &c);
+	small.resid_offset = 0.0f;
+	/* 200 fp32 steps at the default shape: the same sums in another order
+	 * (cuBLAS, one pass against the CPU's two halves), so float-rounding
+	 * differences that training carries along, a few thousandths of a nat */
+	run("fp32", &def, &c, 200, 0.02, 0.01);
+	static const char *const low[] = { "bf16-mixed", "bf16-resid", "bf16-resid-sr", "bf16-pure", "bf16-pure-sr",
+	                                   "bf16-pure-kahan", "fp16-mixed", "fp16-noscale", "fp8-mixed" };
+	for (size_t i = 0; i < sizeof low / sizeof low[0]; i++)
+		run(low[i], &small, &c, 40, 0.05, 0.05);
+	corpus_free(&c);
+	printf("1..%d\n", ntests);
+	return nfailed ? 1 : 0;
+}
