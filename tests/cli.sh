@@ -1313,7 +1313,8 @@ echo "# --device cuda"
 gpu_reasons="built without CUDA|no CUDA driver|no CUDA device|older than|cannot run this build"
 "$MIXPREC" drift --device cuda --steps 1 --elements 1 >/dev/null 2>&1
 if [ $? -ne 0 ]; then
-	for cmd in "drift --steps 10" "round 0.5 --to bf16" "bench round --mib 1 --reps 1" "train $tiny"; do
+	for cmd in "drift --steps 10" "round 0.5 --to bf16" "bench round --mib 1 --reps 1" "train $tiny" \
+		"gradhist $tiny --steps 1" "bench train --reps 1"; do
 		# shellcheck disable=SC2086
 		run $cmd --device cuda
 		expect_rc "$cmd --device cuda without a GPU" 3
@@ -1340,6 +1341,17 @@ else
 	# 0.1 is not an fp32 value: the GPU kernels round fp32 arrays
 	run round 0.1 --device cuda
 	usage_error "round 0.1 --device cuda" "not an fp32 value"
+	# training: the same columns, a loss that falls (tests/gpu/train_gpu
+	# compares the numbers with the CPU's)
+	run train $tiny --steps 30 --policy fp32,bf16-mixed --csv - --device cuda
+	expect_rc "train --device cuda" 0
+	if head -1 "$tmp/out" | grep -qx 'step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,resid_lost_frac,ms' &&
+		[ "$(grep -c ',bf16-mixed,' "$tmp/out")" -eq 30 ] &&
+		awk -F, 'NR == 2 { first = $3 } $1 == 29 && $2 == "fp32" { last = $3 } END { exit !(last < first - 0.3) }' "$tmp/out"; then
+		ok "train --device cuda: 30 rows per policy, the train CSV's columns, fp32's loss falls"
+	else
+		bad "train --device cuda: CSV" "$(head -3 "$tmp/out")"
+	fi
 fi
 run round 0.5 --device cuda --mode rtz
 usage_error "round --device cuda --mode rtz" "rne or sr"
