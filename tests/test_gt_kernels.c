@@ -320,8 +320,17 @@ static void check_layernorm(fmt_id reduce)
 	layernorm_backward_q(rdi, rdw, rdb, dout, inp, w, rmean, rrstd, 1, LR, C, reduce);
 	for (size_t row = 0; row < LR; row++)
 		gtk_layernorm_backward_inp(row, gdi, dout, inp, w, rmean, rrstd, C, r);
-	for (size_t c = 0; c < C; c++)
-		gtk_layernorm_backward_params(c, gdw, gdb, dout, inp, rmean, rrstd, LR, C);
+	/* the parameter gradients in 5 row chunks (the last one short), then
+	 * the chunk sums in order: the device's two steps */
+	enum { R = 5 };
+	size_t rows_per = (LR + R - 1) / R;
+	float part[2 * R * C];
+	for (size_t i = 0; i < R * C; i++)
+		gtk_layernorm_params_partial(i, part, part + R * C, dout, inp, rmean, rrstd, LR, C, rows_per);
+	for (size_t c = 0; c < C; c++) {
+		gtk_colsum_finish(c, gdw, part, C, R);
+		gtk_colsum_finish(c, gdb, part + R * C, C, R);
+	}
 	/* compare the increments (the buffers started at dinp0 etc.) */
 	for (size_t i = 0; i < LR * C; i++) {
 		rdi[i] -= dinp0[i];
@@ -373,8 +382,12 @@ static void check_attention(fmt_id gemm, fmt_id reduce, size_t Cx, size_t NHx)
 	for (size_t i = 0; i < NT; i++)
 		gpre[i] = gatt[i] = 7.0f;
 	attention_forward_q(rout, rpre, ratt, scratch, inp, B, T, Cx, NHx, f);
+	/* the operands rounded once, as gt_impl.h does (gtk_operand, fp32 storage) */
+	float *inp_r = xcalloc(BT * CC3, sizeof *inp_r), *gatt_r = xcalloc(NT, sizeof *gatt_r);
+	for (size_t i = 0; i < BT * CC3; i++)
+		gtk_operand(i, inp_r, GT_OP_F32, inp, 0, gm);
 	for (size_t r = 0; r < B * NHx * T; r++)
-		gtk_attention_forward(r, gout, gpre, gatt, inp, NHx, T, Cx, gm, rd);
+		gtk_attention_forward(r, gout, gpre, gatt, gatt_r, inp_r, NHx, T, Cx, gm, rd);
 	snprintf(what, sizeof what, "attention_forward %s out", tag);
 	expect_close(what, gout, rout, BT * Cx, tol);
 	snprintf(what, sizeof what, "attention_forward %s preatt", tag);
@@ -392,10 +405,15 @@ static void check_attention(fmt_id gemm, fmt_id reduce, size_t Cx, size_t NHx)
 	float *rdpre = xcalloc(T * T, sizeof *rdpre), *datt = xcalloc(T * T, sizeof *datt);
 	float *gdpre = xcalloc(NT, sizeof *gdpre);
 	attention_backward_q(rdi, rdpre, datt, scratch, dout, inp, ratt, B, T, Cx, NHx, f);
+	float *dout_r = xcalloc(BT * Cx, sizeof *dout_r), *ratt_r = xcalloc(NT, sizeof *ratt_r);
+	for (size_t i = 0; i < BT * Cx; i++)
+		gtk_operand(i, dout_r, GT_OP_F32, dout, 0, gm);
+	for (size_t i = 0; i < NT; i++)
+		gtk_operand(i, ratt_r, GT_OP_F32, ratt, 0, gm);
 	for (size_t r = 0; r < B * NHx * T; r++)
-		gtk_attention_backward_q(r, gdi, gdpre, dout, inp, ratt, NHx, T, Cx, gm, rd);
+		gtk_attention_backward_q(r, gdi, gdpre, dout_r, inp_r, ratt, NHx, T, Cx, gm, rd);
 	for (size_t r = 0; r < B * NHx * T; r++)
-		gtk_attention_backward_kv(r, gdi, gdpre, dout, inp, ratt, NHx, T, Cx, gm);
+		gtk_attention_backward_kv(r, gdi, gdpre, dout_r, inp_r, ratt_r, NHx, T, Cx, gm);
 	for (size_t i = 0; i < BT * CC3; i++) {
 		rdi[i] -= dinp0[i];
 		gdi[i] -= dinp0[i];
@@ -432,6 +450,10 @@ static void check_attention(fmt_id gemm, fmt_id reduce, size_t Cx, size_t NHx)
 	free(rdpre);
 	free(datt);
 	free(gdpre);
+	free(inp_r);
+	free(gatt_r);
+	free(dout_r);
+	free(ratt_r);
 }
 
 START_TEST(test_attention)
@@ -573,16 +595,22 @@ START_TEST(test_bias)
 	quantize(ref, BT * OC, FMT_BF16, FMT_RNE, 0, 0);
 	expect_bits("bias_round bf16 no bias", got, ref, BT * OC);
 
-	/* backward: dbias += column sums in row order, as matmul_backward's
-	 * saxpy per row (alpha 1 adds exactly as +): bit for bit */
+	/* backward: dbias += column sums, in 3 row chunks (the last one short)
+	 * and then the chunk sums in order, as the device does; matmul_backward
+	 * adds row by row, so the sums differ by float rounding only */
 	float dout[BT * OC], db0[OC];
 	fill(dout, BT * OC, 1.0, &st);
 	fill(db0, OC, 0.5, &st);
 	float *rdb = fdup(db0, OC), *gdb = fdup(db0, OC);
 	matmul_backward(NULL, NULL, rdb, dout, inp, w, B, T, IC, OC);
+	enum { R = 3 };
+	float part[R * OC];
+	size_t rows_per = (BT + R - 1) / R;
+	for (size_t i = 0; i < R * OC; i++)
+		gtk_bias_partial(i, part, dout, BT, OC, rows_per);
 	for (size_t oc = 0; oc < OC; oc++)
-		gtk_bias_backward(oc, gdb, dout, BT, OC);
-	expect_bits("bias_backward dbias", gdb, rdb, OC);
+		gtk_colsum_finish(oc, gdb, part, OC, R);
+	expect_close("bias_backward dbias", gdb, rdb, OC, FP32_TOL);
 	free(rdb);
 	free(gdb);
 }

@@ -1,8 +1,10 @@
 /* The GPU trainer's kernels, one output element (or row, or column) per
  * call: gtk_NAME(i, ...) does the work of thread i. gpu_train.cu wraps each
- * in a __global__ function; tests/gt_host.c runs the same bodies in a loop on
- * the CPU, so every formula and index here is checked against the CPU
- * trainer's layers.c on machines without a GPU (tests/test_gt_host.c).
+ * in a __global__ function; src/gpu/gt_host.c runs the same bodies in a loop
+ * on the CPU, so every formula and index here is checked against the CPU
+ * trainer on machines without a GPU: body by body against layers.c and
+ * train.c (tests/test_gt_kernels.c), and as a whole trainer (test_train
+ * through tests/gt_compare.c).
  *
  * The formulas are layers.c's, with its emulation of low precision: gt_round
  * rounds to a format (to nearest, ties to even) or passes fp32 through, so one
