@@ -1,33 +1,76 @@
 /* The GPU trainer's products through cuBLAS, with real tensor-core math for
  * the low-precision compute formats (bf16/fp16 operands, fp32 accumulation;
  * TF32 only when asked). */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+/* set by configure; a build without it (tests/gpu/device-check.sh's
+ * standalone one passes them) looks cuBLAS up by its plain name */
+#ifndef MIXPREC_CUBLAS_FILE
+#define MIXPREC_CUBLAS_FILE "libcublas.so"
+#endif
+#ifndef MIXPREC_CUBLAS_SONAME
+#define MIXPREC_CUBLAS_SONAME "libcublas.so"
+#endif
 
 extern "C" {
 #include "gpu/gpu.h"
 #include "gpu/gpu_internal.h"
 }
 
+/* cuBLAS is loaded on first use: linked, it would cost every command of
+ * the program 0.15 s and 200 MB before main. */
+static struct {
+	decltype(&cublasCreate_v2) create;
+	decltype(&cublasSetStream_v2) set_stream;
+	cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *,
+	                          const void *, cudaDataType, int, const void *, cudaDataType, int, const void *, void *,
+	                          cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+	decltype(&cublasGetStatusString) status_string;
+} cb;
 static cublasHandle_t handle;
 static cublasStatus_t handle_status = CUBLAS_STATUS_NOT_INITIALIZED;
+static char load_error[384];
 
 static void handle_create(void)
 {
-	handle_status = cublasCreate(&handle);
+	void *lib = dlopen(MIXPREC_CUBLAS_FILE, RTLD_NOW | RTLD_LOCAL);
+	if (lib == NULL)
+		lib = dlopen(MIXPREC_CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (lib == NULL) {
+		const char *why = dlerror();
+		snprintf(load_error, sizeof load_error, "cuBLAS cannot be loaded (%s): %s", MIXPREC_CUBLAS_FILE,
+		         why ? why : "unknown error");
+		return;
+	}
+	cb.create = (decltype(cb.create))dlsym(lib, "cublasCreate_v2");
+	cb.set_stream = (decltype(cb.set_stream))dlsym(lib, "cublasSetStream_v2");
+	cb.gemm_ex = (decltype(cb.gemm_ex))dlsym(lib, "cublasGemmEx");
+	cb.status_string = (decltype(cb.status_string))dlsym(lib, "cublasGetStatusString");
+	if (!cb.create || !cb.set_stream || !cb.gemm_ex || !cb.status_string) {
+		snprintf(load_error, sizeof load_error, "%s lacks a cuBLAS function this build calls", MIXPREC_CUBLAS_FILE);
+		cb.create = NULL;
+		return;
+	}
+	handle_status = cb.create(&handle);
 	if (handle_status == CUBLAS_STATUS_SUCCESS)
-		handle_status = cublasSetStream(handle, 0);
+		handle_status = cb.set_stream(handle, 0);
 }
 
 static mp_status cublas_status(cublasStatus_t s, const char *what)
 {
 	if (s == CUBLAS_STATUS_SUCCESS)
 		return MP_OK;
-	gpu_set_error("%s: %s", what, cublasGetStatusString(s));
+	gpu_set_error("%s: %s", what, cb.status_string(s));
 	return s == CUBLAS_STATUS_ALLOC_FAILED ? MP_ENOMEM : MP_EIO;
 }
 
@@ -56,6 +99,10 @@ extern "C" mp_status gpu_gemm(fmt_id fmt, int ta, int tb, size_t M, size_t N, si
 	}
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, handle_create);
+	if (cb.create == NULL) {
+		gpu_set_error("%s", load_error);
+		return MP_EIO;
+	}
 	st = cublas_status(handle_status, "cublasCreate");
 	if (st != MP_OK)
 		return st;
@@ -63,7 +110,7 @@ extern "C" mp_status gpu_gemm(fmt_id fmt, int ta, int tb, size_t M, size_t N, si
 	 * op(B)^T op(A)^T, and a row-major array read as column-major is its
 	 * transpose: B's memory goes first, with B's flag, then A's. */
 	cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-	return cublas_status(cublasGemmEx(handle, opb, opa, (int)N, (int)M, (int)K, &alpha, B, ab, (int)ldb, A, ab,
+	return cublas_status(cb.gemm_ex(handle, opb, opa, (int)N, (int)M, (int)K, &alpha, B, ab, (int)ldb, A, ab,
 	                                  (int)lda, &beta, C, CUDA_R_32F, (int)ldc, compute, CUBLAS_GEMM_DEFAULT),
 	                     "cublasGemmEx");
 }

@@ -147,17 +147,21 @@ build_standalone() (
 		echo "CC $f.c"
 		"$CC" $cflags -c "$src/src/$f.c" -o "$b/$(echo "$f" | tr / _).o" || return 2
 	done
+	# cuBLAS is loaded on first use (dlopen): its file and soname
+	cublas_file=$(readlink -f "$cuda_lib/libcublas.so" 2> /dev/null || echo "$cuda_lib/libcublas.so")
+	cublas_soname=$(objdump -p "$cublas_file" 2> /dev/null | sed -n 's/^ *SONAME *//p')
 	for f in gpu/gpu gpu/gpu_drift gpu/gpu_gemm; do
 		echo "NVCC $f.cu"
 		# shellcheck disable=SC2086
-		"$NVCC" -O3 -std=c++17 --fmad=false $CUDA_ARCH -I"$src/src" -c "$src/src/$f.cu" \
-			-o "$b/$(echo "$f" | tr / _).o" || return 2
+		"$NVCC" -O3 -std=c++17 --fmad=false $CUDA_ARCH -I"$src/src" -I"$CUDA_HOME/include" \
+			-DMIXPREC_CUBLAS_FILE="\"$cublas_file\"" -DMIXPREC_CUBLAS_SONAME="\"${cublas_soname:-libcublas.so}\"" \
+			-c "$src/src/$f.cu" -o "$b/$(echo "$f" | tr / _).o" || return 2
 	done
 	for t in test_gpu bench_gpu; do
 		echo "CC tests/gpu/$t.c"
 		"$CC" $cflags -c "$src/tests/gpu/$t.c" -o "$b/$t.o" || return 2
 		"$CC" -pthread -o "$b/$t" "$b/$t.o" "$b"/util_*.o "$b"/fmt_*.o "$b"/drift_*.o "$b"/gpu_*.o \
-			-L"$cuda_lib" -Wl,-rpath,"$cuda_lib" -lcublas -lcudart_static -ldl -lrt -lstdc++ -lm \
+			-L"$cuda_lib" -lcudart_static -ldl -lrt -lstdc++ -lm \
 			|| return 2
 	done
 	mkdir -p "$work/tests/gpu"
@@ -185,7 +189,7 @@ build_standalone() (
 	done
 	# shellcheck disable=SC2086
 	"$CC" -pthread -o "$work/tests/gpu/train_gpu" "$b"/x_*.o "$b"/t_*.o "$b"/util_*.o "$b"/fmt_*.o "$b"/drift_*.o \
-		"$b"/gpu_*.o $blas_libs -L"$cuda_lib" -Wl,-rpath,"$cuda_lib" -lcublas -lcudart_static -ldl -lrt \
+		"$b"/gpu_*.o $blas_libs -L"$cuda_lib" -lcudart_static -ldl -lrt \
 		-lstdc++ -lm || return 2
 )
 
