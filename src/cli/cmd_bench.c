@@ -51,9 +51,10 @@ static void bench_help(void)
 	       "                 state (88 bytes) through memory once per step. CSV:\n"
 	       "                 device,kernel,seconds,gb_per_s,ratio_to_copy (round);\n"
 	       "                 device,variant,seconds,updates_per_s,bound_per_s,ratio (drift).\n"
-	       "                 train: ms per step on the GPU for fp32 and bf16-mixed, at the\n"
-	       "                 default shape against the CPU's step (ratio = CPU ms / GPU ms)\n"
-	       "                 and at L4 H16 C1024 B16 T256 against the GPU's fp32 step; CSV\n"
+	       "                 train (also part of all): ms per step on the GPU for fp32\n"
+	       "                 and bf16-mixed, at the default shape against the CPU's step\n"
+	       "                 (ratio = CPU ms / GPU ms) and at L4 H16 C1024 B16 T256\n"
+	       "                 against the GPU's fp32 step; CSV\n"
 	       "                 device,shape,policy,ms_per_step,ratio\n"
 	       "  -h, --help     this text\n\n"
 	       "MIXPREC_SIMD=portable|avx2 caps the SIMD path. Timings vary with the machine's\n"
@@ -215,6 +216,13 @@ static int bench_cuda(const char *what, size_t mib, unsigned reps, bool csv)
 	if (st != MP_OK) {
 		cli_error("bench", "--device cuda: %s", gpu_last_error());
 		return CLI_ENV;
+	}
+	if (all) {
+		if (!csv)
+			printf("\n");
+		int rc = bench_train_cuda(&info, reps, csv);
+		if (rc != CLI_OK)
+			return rc;
 	}
 	return cli_flush_stdout("bench") ? CLI_OK : CLI_ENV;
 }
