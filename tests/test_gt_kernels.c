@@ -255,8 +255,19 @@ START_TEST(test_encoder_backward)
 	float *rte = fdup(dwte0, V * C), *rpe = fdup(dwpe0, T * C);
 	float *gte = fdup(dwte0, V * C), *gpe = fdup(dwpe0, T * C);
 	encoder_backward(rte, rpe, dout, tok, B, T, C);
+	/* each token's positions in order, as gt_impl.h's counting sort lists
+	 * them (built here by scanning once per token) */
+	int off[V + 1], pos[BT], np = 0;
+	for (size_t v = 0; v < V; v++) {
+		off[v] = np;
+		for (size_t bt = 0; bt < BT; bt++)
+			if ((size_t)tok[bt] == v)
+				pos[np++] = (int)bt;
+	}
+	off[V] = np;
+	ck_assert_int_eq(np, BT);
 	for (size_t i = 0; i < V * C; i++)
-		gtk_encoder_backward_wte(i, gte, dout, tok, BT, C);
+		gtk_encoder_backward_wte(i, gte, dout, off, pos, C);
 	for (size_t i = 0; i < T * C; i++)
 		gtk_encoder_backward_wpe(i, gpe, dout, B, T, C);
 	expect_bits("encoder_backward dwte", gte, rte, V * C);

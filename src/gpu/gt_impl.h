@@ -26,6 +26,8 @@ struct gt_trainer {
 	float *w, *g, *raw, *m, *v, *comp;      /* (P) each; comp only for Kahan */
 	void *wop;                              /* (P) working GEMM copy, or NULL */
 	int *inputs, *targets;                  /* (B,T) */
+	int *tok_off, *tok_pos;                 /* (V+1), (B,T): positions of each token, in order */
+	int *htok;                              /* host: the same two arrays, side by side */
 	void *acts;                             /* one allocation, views below */
 	size_t acts_bytes;
 	double *dexact;
@@ -117,11 +119,13 @@ static void gt_free(gt_trainer *s)
 {
 	if (s == NULL)
 		return;
-	void *dev[] = { s->w, s->g, s->raw, s->m, s->v, s->comp, s->wop, s->inputs, s->targets, s->acts, s->pu, s->pd };
+	void *dev[] = { s->w, s->g, s->raw, s->m, s->v, s->comp, s->wop, s->inputs, s->targets, s->tok_off, s->acts,
+		        s->pu, s->pd };
 	for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
 		be_free(dev[i]);
 	free(s->hu);
 	free(s->hd);
+	free(s->htok);
 	free(s->hlosses);
 	free(s);
 }
@@ -136,7 +140,8 @@ static mp_status gt_alloc_all(gt_trainer *s)
 		{ (void **)&s->w, P * sizeof(float) }, { (void **)&s->g, P * sizeof(float) },
 		{ (void **)&s->raw, P * sizeof(float) }, { (void **)&s->m, P * sizeof(float) },
 		{ (void **)&s->v, P * sizeof(float) }, { (void **)&s->inputs, BT * sizeof(int) },
-		{ (void **)&s->targets, BT * sizeof(int) }, { (void **)&s->pu, 3 * GT_NP * sizeof(unsigned long long) },
+		{ (void **)&s->targets, BT * sizeof(int) }, { (void **)&s->tok_off, (s->V + 1 + BT) * sizeof(int) },
+		{ (void **)&s->pu, 3 * GT_NP * sizeof(unsigned long long) },
 		{ (void **)&s->pd, 2 * GT_NP * sizeof(double) }, { &s->acts, s->acts_bytes },
 	};
 	for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
@@ -148,7 +153,10 @@ static mp_status gt_alloc_all(gt_trainer *s)
 	s->hu = (unsigned long long *)malloc(3 * GT_NP * sizeof *s->hu);
 	s->hd = (double *)malloc(2 * GT_NP * sizeof *s->hd);
 	s->hlosses = (float *)malloc(BT * sizeof *s->hlosses);
-	return s->hu && s->hd && s->hlosses ? MP_OK : MP_ENOMEM;
+	s->htok = (int *)malloc((s->V + 1 + BT) * sizeof *s->htok);
+	if (s->tok_off != NULL)
+		s->tok_pos = s->tok_off + s->V + 1;
+	return s->hu && s->hd && s->hlosses && s->htok ? MP_OK : MP_ENOMEM;
 }
 
 static mp_status gt_create(gt_trainer **out, const train_config *cfg, const train_policy *p, const float *params,
@@ -291,6 +299,19 @@ static mp_status gt_forward(gt_trainer *s, const int *inputs, const int *targets
 		if (inputs[i] < 0 || (size_t)inputs[i] >= V || (targets && (targets[i] < 0 || (size_t)targets[i] >= V)))
 			return MP_EINVAL;
 	GT_TRY(be_put(s->inputs, inputs, BT * sizeof(int)));
+	/* the positions of each token, for the embedding's backward pass */
+	int *off = s->htok, *pos = s->htok + V + 1;
+	memset(off, 0, (V + 1) * sizeof *off);
+	for (size_t i = 0; i < BT; i++)
+		off[inputs[i] + 1]++;
+	for (size_t v = 0; v < V; v++)
+		off[v + 1] += off[v];
+	for (size_t i = 0; i < BT; i++)
+		pos[off[inputs[i]]++] = (int)i;
+	for (size_t v = V; v > 0; v--)   /* each off[v] now ends token v: shift back to starts */
+		off[v] = off[v - 1];
+	off[0] = 0;
+	GT_TRY(be_put(s->tok_off, s->htok, (V + 1 + BT) * sizeof(int)));
 	if (targets != NULL)
 		GT_TRY(be_put(s->targets, targets, BT * sizeof(int)));
 	uint64_t seed = s->cfg.seed ^ 0x5eedull;
@@ -410,7 +431,7 @@ static mp_status gt_backward(gt_trainer *s, float loss_scale)
 		gt_layernorm_params(s, gt_param(s, g, 2) + l * C, gt_param(s, g, 3) + l * C, dln, resid,
 		                    s->ln1_mean + l * BT, s->ln1_rstd + l * BT);
 	}
-	GT_LAUNCH(encoder_backward_wte, V * C, gt_param(s, g, 0), s->dresid, s->inputs, BT, C);
+	GT_LAUNCH(encoder_backward_wte, V * C, gt_param(s, g, 0), s->dresid, s->tok_off, s->tok_pos, C);
 	GT_LAUNCH(encoder_backward_wpe, T * C, gt_param(s, g, 1), s->dresid, B, T, C);
 	return be_check();
 }

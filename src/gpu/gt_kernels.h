@@ -86,15 +86,16 @@ static inline MP_HD void gtk_encoder_backward_wpe(size_t i, float *dwpe, const f
 	dwpe[i] = acc;
 }
 
-/* i over (V,C): dwte[v,c] += dout[bt,c] for every token bt that is v, in order. */
-static inline MP_HD void gtk_encoder_backward_wte(size_t i, float *dwte, const float *dout, const int *inp,
-                                                  size_t BT, size_t C)
+/* i over (V,C): dwte[v,c] += dout[bt,c] for every position bt whose token
+ * is v, in order: pos[off[v] .. off[v+1]) lists them (a counting sort of
+ * the inputs, made on the host), so each thread reads only its token's rows. */
+static inline MP_HD void gtk_encoder_backward_wte(size_t i, float *dwte, const float *dout, const int *off,
+                                                  const int *pos, size_t C)
 {
 	size_t v = i / C, c = i % C;
 	float acc = dwte[i];
-	for (size_t bt = 0; bt < BT; bt++)
-		if ((size_t)inp[bt] == v)
-			acc += dout[bt * C + c];
+	for (int k = off[v]; k < off[v + 1]; k++)
+		acc += dout[(size_t)pos[k] * C + c];
 	dwte[i] = acc;
 }
 
