@@ -131,3 +131,9 @@ static mp_status none_create(void **out, const train_config *cfg, const train_po
 }
 
 const gt_backend gt_backend_cuda = { .create = none_create };
+
+mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
+{
+	(void)emit, (void)ctx;
+	return MP_EUNSUPPORTED;
+}

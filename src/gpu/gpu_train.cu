@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,3 +128,309 @@ static mp_status be_gemm(fmt_id compute, int ta, int tb, size_t M, size_t N, siz
 }
 
 #include "gpu/gt_impl.h"
+
+/* --- every kernel body on the device against the same body on the host ---
+ *
+ * The host runs of these bodies are checked against the CPU trainer by
+ * tests/test_gt_kernels.c; running each on both sides over the same random
+ * inputs closes the chain kernel by kernel on a real GPU. */
+
+#include <type_traits>
+
+namespace {
+
+template <typename T>
+struct buf {
+	T *h = nullptr, *d = nullptr;
+	size_t n = 0;
+};
+
+struct kcheck {
+	gt_kernel_emit emit;
+	void *ctx;
+	mp_status st = MP_OK;
+	uint64_t seed = 12345;
+	void *host[256], *dev[256];
+	int nhost = 0, ndev = 0;
+};
+
+template <typename T>
+static buf<T> make(kcheck &k, size_t n, double scale)
+{
+	buf<T> b;
+	b.n = n;
+	if (k.nhost == 256 || k.ndev == 256) {
+		k.st = MP_ENOMEM;
+		return b;
+	}
+	b.h = (T *)calloc(n ? n : 1, sizeof(T));
+	if (b.h == NULL) {
+		k.st = MP_ENOMEM;
+		return b;
+	}
+	k.host[k.nhost++] = b.h;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t r = rng_bits(k.seed, i);
+		if (std::is_floating_point<T>::value)
+			b.h[i] = (T)(scale * ((double)r * 0x1p-31 - 1.0));
+		else
+			b.h[i] = (T)(r % (uint32_t)(scale > 0 ? scale : 1));
+	}
+	k.seed++;
+	void *d = NULL;
+	if (k.st == MP_OK)
+		k.st = gpu_alloc(&d, n ? n * sizeof(T) : 1);
+	if (k.st == MP_OK) {
+		b.d = (T *)d;
+		k.dev[k.ndev++] = d;
+		k.st = gpu_put(b.d, b.h, n * sizeof(T));
+	}
+	return b;
+}
+
+/* The device's copy of b against the host's: the largest difference over
+ * the largest magnitude (inf when a pattern differs where tol is 0). */
+template <typename T>
+static void compare(kcheck &k, const char *name, const buf<T> &b, double tol)
+{
+	if (k.st != MP_OK)
+		return;
+	T *got = (T *)malloc(b.n ? b.n * sizeof(T) : 1);
+	if (got == NULL) {
+		k.st = MP_ENOMEM;
+		return;
+	}
+	k.st = gpu_status_of(cudaDeviceSynchronize(), name);
+	if (k.st == MP_OK)
+		k.st = gpu_get(got, b.d, b.n * sizeof(T));
+	if (k.st == MP_OK) {
+		double big = 0, diff = 0;
+		bool same = memcmp(got, b.h, b.n * sizeof(T)) == 0;
+		for (size_t i = 0; i < b.n; i++) {
+			double a = (double)b.h[i], g = (double)got[i];
+			big = fabs(a) > big ? fabs(a) : big;
+			double d = fabs(g - a);
+			diff = d > diff || d != d ? d : diff;
+		}
+		double err = same ? 0.0 : tol == 0 ? INFINITY : big > 0 ? diff / big : diff;
+		k.emit(k.ctx, name, err, tol);
+	}
+	free(got);
+}
+
+template <bool D, typename T>
+static T *P(const buf<T> &b)
+{
+	return D ? b.d : b.h;
+}
+
+/* Runs body on both sides: on the host in a loop, on the device one thread
+ * per index (the arguments chosen by run(std::integral_constant<bool, D>)). */
+#define BOTH(body, n, ...)                                                      \
+	do {                                                                    \
+		auto run_ = [&](auto dev_) {                                    \
+			constexpr bool D = decltype(dev_)::value;               \
+			if constexpr (D)                                        \
+				gt_launch<gtb_##body>((size_t)(n), __VA_ARGS__); \
+			else                                                    \
+				for (size_t i_ = 0; i_ < (size_t)(n); i_++)     \
+					gtk_##body(i_, __VA_ARGS__);             \
+		};                                                              \
+		if (k.st == MP_OK) {                                            \
+			run_(std::false_type());                                \
+			run_(std::true_type());                                 \
+			k.st = be_check();                                      \
+		}                                                               \
+	} while (0)
+
+static gt_q q_of(fmt_id f, fmt_mode mode)
+{
+	return gt_q_of(f, mode);
+}
+
+} // namespace
+
+extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
+{
+	mp_status st = gpu_require();
+	if (st != MP_OK)
+		return st;
+	kcheck k;
+	k.emit = emit;
+	k.ctx = ctx;
+	const size_t B = 2, T = 33, C = 48, NH = 3, V = 50, BT = B * T, BTC = BT * C, NT = B * NH * T * T;
+	/* exact: the same operations on both sides; rel: expf/logf, whose
+	 * device and libm versions may differ in the last place; lowp: a value
+	 * rounded to bf16 after expf may then land on the other neighbour */
+	const double exact = 0, rel = 1e-5, lowp = 0x1p-7;
+	gt_q f32 = q_of(FMT_FP32, FMT_RNE), bf = q_of(FMT_BF16, FMT_RNE), bfsr = q_of(FMT_BF16, FMT_SR);
+	gt_q h16 = q_of(FMT_FP16, FMT_RNE);
+
+	/* embeddings and the residual stream */
+	auto tok = make<int>(k, BT, (double)V);
+	auto wte = make<float>(k, V * C, 0.5), wpe = make<float>(k, T * C, 0.5);
+	auto enc = make<float>(k, BTC, 1);
+	auto dex = make<double>(k, BTC, 1);
+	BOTH(encoder_forward, BTC, P<D>(enc), P<D>(dex), P<D>(tok), P<D>(wte), P<D>(wpe), T, C, 600.0f, (size_t)5, bfsr,
+	     (uint64_t)99, (uint64_t)0xfffffff0ull);
+	compare(k, "encoder_forward (bf16 SR, offset)", enc, exact);
+	auto off = make<int>(k, V + 1, 1), pos = make<int>(k, BT, 1);
+	if (k.st == MP_OK) {   /* token positions as gt_forward sorts them */
+		int np = 0;
+		for (size_t v = 0; v < V; v++) {
+			off.h[v] = np;
+			for (size_t bt = 0; bt < BT; bt++)
+				if ((size_t)tok.h[bt] == v)
+					pos.h[np++] = (int)bt;
+		}
+		off.h[V] = np;
+		k.st = gpu_put(off.d, off.h, (V + 1) * sizeof(int));
+		if (k.st == MP_OK)
+			k.st = gpu_put(pos.d, pos.h, BT * sizeof(int));
+	}
+	auto dout = make<float>(k, BTC, 1), dwte = make<float>(k, V * C, 1), dwpe = make<float>(k, T * C, 1);
+	BOTH(encoder_backward_wte, V * C, P<D>(dwte), P<D>(dout), P<D>(off), P<D>(pos), C);
+	compare(k, "encoder_backward_wte", dwte, exact);
+	BOTH(encoder_backward_wpe, T * C, P<D>(dwpe), P<D>(dout), B, T, C);
+	compare(k, "encoder_backward_wpe", dwpe, exact);
+	auto ra = make<float>(k, BTC, 600), rb = make<float>(k, BTC, 3), rout = make<float>(k, BTC, 1);
+	BOTH(residual_forward, BTC, P<D>(rout), P<D>(dex), P<D>(ra), P<D>(rb), bfsr, (uint64_t)7, (uint64_t)12345);
+	compare(k, "residual_forward (bf16 SR)", rout, exact);
+	compare(k, "residual_forward dexact", dex, exact);
+	auto num = make<double>(k, 64, 1), den = make<double>(k, 64, 1);
+	BOTH(resid_dots, 64, P<D>(num), P<D>(den), P<D>(rout), P<D>(ra), P<D>(dex), BTC, (size_t)64);
+	compare(k, "resid_dots num", num, exact);
+	compare(k, "resid_dots den", den, exact);
+
+	/* LayerNorm, fp32 and bf16 reductions */
+	auto x = make<float>(k, BTC, 2), lw = make<float>(k, C, 1), lb = make<float>(k, C, 1);
+	const gt_q reds[2] = { f32, bf };
+	const char *const rname[2] = { "fp32", "bf16" };
+	for (int ri = 0; ri < 2; ri++) {
+		char name[96];
+		auto lo = make<float>(k, BTC, 1), mean = make<float>(k, BT, 1), rstd = make<float>(k, BT, 1);
+		BOTH(layernorm_forward, BT, P<D>(lo), P<D>(mean), P<D>(rstd), P<D>(x), P<D>(lw), P<D>(lb), C, reds[ri]);
+		snprintf(name, sizeof name, "layernorm_forward (%s)", rname[ri]);
+		compare(k, name, lo, exact);
+		compare(k, name, rstd, exact);
+		auto dx = make<float>(k, BTC, 1);
+		BOTH(layernorm_backward_inp, BT, P<D>(dx), P<D>(dout), P<D>(x), P<D>(lw), P<D>(mean), P<D>(rstd), C,
+		     reds[ri]);
+		snprintf(name, sizeof name, "layernorm_backward_inp (%s)", rname[ri]);
+		compare(k, name, dx, exact);
+	}
+	const size_t R = 7, rows_per = (BT + R - 1) / R;
+	auto pw = make<float>(k, 2 * R * C, 1), dw = make<float>(k, C, 1);
+	auto mean = make<float>(k, BT, 0.1), rstd = make<float>(k, BT, 2);
+	BOTH(layernorm_params_partial, R * C, P<D>(pw), P<D>(pw) + R * C, P<D>(dout), P<D>(x), P<D>(mean), P<D>(rstd), BT,
+	     C, rows_per);
+	compare(k, "layernorm_params_partial", pw, exact);
+	BOTH(colsum_finish, C, P<D>(dw), P<D>(pw), C, R);
+	compare(k, "colsum_finish", dw, exact);
+
+	/* GEMM helpers */
+	auto op16 = make<uint16_t>(k, BTC, 1);
+	auto xin = make<float>(k, BTC, 3);
+	BOTH(operand, BTC, (void *)P<D>(op16), (int)GT_OP_NATIVE16, P<D>(xin), 1, h16);
+	compare(k, "operand (fp16 patterns, in place)", op16, exact);
+	compare(k, "operand: the rounded activation", xin, exact);
+	auto bout = make<float>(k, BT * V, 5), bias = make<float>(k, V, 1), bpart = make<float>(k, R * V, 1);
+	BOTH(bias_round, BT * V, P<D>(bout), P<D>(bias), V, bf);
+	compare(k, "bias_round (bf16)", bout, exact);
+	BOTH(bias_partial, R * V, P<D>(bpart), P<D>(bout), BT, V, (BT + R - 1) / R);
+	compare(k, "bias_partial", bpart, exact);
+	BOTH(round, BT * V, P<D>(bpart), bf);
+	compare(k, "round (bf16)", bpart, exact);
+
+	/* attention: fp32, and bf16 products with fp32 and bf16 softmax sums */
+	const gt_q gms[3] = { f32, bf, bf }, rds[3] = { f32, f32, bf };
+	const char *const aname[3] = { "fp32", "bf16 GEMM", "bf16 GEMM + sums" };
+	auto qkv = make<float>(k, 3 * BTC, 2), dattn = make<float>(k, BTC, 1);
+	for (int a = 0; a < 3; a++) {
+		char name[96];
+		auto qkv_r = make<float>(k, 3 * BTC, 1), dout_r = make<float>(k, BTC, 1);
+		BOTH(operand, 3 * BTC, (void *)P<D>(qkv_r), (int)GT_OP_F32, P<D>(qkv), 0, gms[a]);
+		BOTH(operand, BTC, (void *)P<D>(dout_r), (int)GT_OP_F32, P<D>(dattn), 0, gms[a]);
+		auto out = make<float>(k, BTC, 1), pre = make<float>(k, NT, 1), att = make<float>(k, NT, 1);
+		auto att_r = make<float>(k, NT, 1), dinp = make<float>(k, 3 * BTC, 1), dpre = make<float>(k, NT, 1);
+		BOTH(attention_forward, B * NH * T, P<D>(out), P<D>(pre), P<D>(att), P<D>(att_r), P<D>(qkv_r), NH, T, C,
+		     gms[a], rds[a]);
+		snprintf(name, sizeof name, "attention_forward (%s)", aname[a]);
+		compare(k, name, pre, exact);
+		compare(k, name, out, a == 0 ? rel : lowp);
+		compare(k, name, att, a == 2 ? lowp : rel);
+		/* the backward from the host's att on both sides */
+		if (k.st == MP_OK)
+			k.st = gpu_put(att.d, att.h, NT * sizeof(float));
+		BOTH(operand, NT, (void *)P<D>(att_r), (int)GT_OP_F32, P<D>(att), 0, gms[a]);
+		BOTH(attention_backward_q, B * NH * T, P<D>(dinp), P<D>(dpre), P<D>(dout_r), P<D>(qkv_r), P<D>(att), NH, T,
+		     C, gms[a], rds[a]);
+		snprintf(name, sizeof name, "attention_backward_q (%s)", aname[a]);
+		compare(k, name, dpre, exact);
+		if (k.st == MP_OK)
+			k.st = gpu_put(dpre.d, dpre.h, NT * sizeof(float));
+		BOTH(attention_backward_kv, B * NH * T, P<D>(dinp), P<D>(dpre), P<D>(dout_r), P<D>(qkv_r), P<D>(att_r), NH,
+		     T, C, gms[a]);
+		snprintf(name, sizeof name, "attention_backward q, k, v (%s)", aname[a]);
+		compare(k, name, dinp, exact);
+	}
+
+	/* pointwise and the loss */
+	auto g_in = make<float>(k, 4 * BTC, 4), g_out = make<float>(k, 4 * BTC, 1), g_din = make<float>(k, 4 * BTC, 1);
+	auto g_d = make<float>(k, 4 * BTC, 1);
+	BOTH(gelu_forward, 4 * BTC, P<D>(g_out), P<D>(g_in));
+	compare(k, "gelu_forward", g_out, rel);
+	BOTH(gelu_backward, 4 * BTC, P<D>(g_din), P<D>(g_in), P<D>(g_d));
+	compare(k, "gelu_backward", g_din, rel);
+	auto logits = make<float>(k, BT * V, 8), probs = make<float>(k, BT * V, 1), losses = make<float>(k, BT, 1);
+	auto tg = make<int>(k, BT, (double)V);
+	auto dlog = make<float>(k, BT * V, 1);
+	for (int ri = 0; ri < 2; ri++) {
+		char name[96];
+		BOTH(crossentropy_forward, BT, P<D>(probs), P<D>(losses), P<D>(logits), P<D>(tg), V, reds[ri]);
+		snprintf(name, sizeof name, "crossentropy_forward (%s)", rname[ri]);
+		compare(k, name, probs, ri ? lowp : rel);
+		compare(k, name, losses, ri ? lowp : rel);
+	}
+	if (k.st == MP_OK)
+		k.st = gpu_put(probs.d, probs.h, BT * V * sizeof(float));
+	BOTH(crossentropy_backward, BT * V, P<D>(dlog), P<D>(probs), P<D>(tg), 1.0f / 66.0f, V);
+	compare(k, "crossentropy_backward", dlog, exact);
+
+	/* the optimiser */
+	const size_t NPAR = 5000, NP = 96;
+	auto gg = make<float>(k, NPAR, 1e-4), raw = make<float>(k, NPAR, 1);
+	auto nz = make<unsigned long long>(k, NP, 1), fl = make<unsigned long long>(k, NP, 1);
+	auto nf = make<unsigned long long>(k, NP, 1);
+	auto n2 = make<double>(k, NP, 1);
+	BOTH(grads, NP, P<D>(gg), P<D>(raw), P<D>(nz), P<D>(fl), P<D>(nf), P<D>(n2), NPAR, NP, h16, bf, 1.0 / 1024);
+	compare(k, "grads (fp16, bf16 accumulation)", gg, exact);
+	compare(k, "grads: flushed counts", fl, exact);
+	compare(k, "grads: squared norm", n2, exact);
+	gt_adam ad;
+	memset(&ad, 0, sizeof ad);
+	ad.lr = 1e-3, ad.beta1 = 0.9, ad.beta2 = 0.95, ad.eps = 1e-8, ad.weight_decay = 0.1;
+	ad.clip = 0.5, ad.c1 = 0.19, ad.c2 = 0.0975, ad.kahan = 1, ad.seed = 3, ad.index0 = 4 * NPAR;
+	auto w = make<float>(k, NPAR, 1), m = make<float>(k, NPAR, 1e-3), v = make<float>(k, NPAR, 1e-6);
+	auto comp = make<float>(k, NPAR, 1e-4);
+	auto ls = make<unsigned long long>(k, NP, 1);
+	auto wop = make<uint16_t>(k, NPAR, 1);
+	BOTH(round, NPAR, P<D>(w), bf);
+	BOTH(round, NPAR, P<D>(comp), bf);
+	BOTH(adamw, NP, P<D>(w), P<D>(m), P<D>(v), P<D>(comp), P<D>(gg), P<D>(nz), P<D>(ls), (void *)P<D>(wop),
+	     (int)GT_OP_NATIVE16, 1, NPAR, NP, ad, f32, bf, bf);
+	compare(k, "adamw (bf16 weights, Kahan): weights", w, exact);
+	compare(k, "adamw: compensation", comp, exact);
+	compare(k, "adamw: lost updates", ls, exact);
+	compare(k, "adamw: bf16 working copy", wop, exact);
+	ad.kahan = 0;
+	BOTH(adamw, NP, P<D>(w), P<D>(m), P<D>(v), P<D>(comp), P<D>(gg), P<D>(nz), P<D>(ls), (void *)P<D>(wop),
+	     (int)GT_OP_NATIVE16, 1, NPAR, NP, ad, f32, bfsr, bf);
+	compare(k, "adamw (bf16 weights, SR): weights", w, exact);
+
+	for (int i = 0; i < k.nhost; i++)
+		free(k.host[i]);
+	for (int i = 0; i < k.ndev; i++)
+		gpu_free(k.dev[i]);
+	return k.st;
+}

@@ -58,6 +58,14 @@ typedef struct {
 extern const gt_backend gt_backend_cuda;
 extern const gt_backend gt_backend_host;
 
+/* Every kernel body run on the GPU and on the host (the same code) over
+ * random inputs at a small odd shape; emit gets each comparison: err is the
+ * largest difference over the largest magnitude (inf: patterns differ where
+ * tol is 0, i.e. where both sides must give the same bits), tol its bound
+ * (looser where expf/logf enter). MP_EUNSUPPORTED without a usable GPU. */
+typedef void (*gt_kernel_emit)(void *ctx, const char *kernel, double err, double tol);
+mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "gpu/gpu_train.h"
 #include "gt_compare.h"
 #include "train/policy.h"
 #include "train/train_bench.h"
@@ -39,6 +40,15 @@ static void report(bool ok, const char *fmt, ...)
 	fflush(stdout);
 	if (!ok)
 		nfailed++;
+}
+
+static void kernel_row(void *ctx, const char *kernel, double err, double tol)
+{
+	(void)ctx;
+	if (tol == 0)
+		report(err == 0, "kernel %s: the host's bits", kernel);
+	else
+		report(err <= tol, "kernel %s: within %.3g of the host (%.3g)", kernel, tol, err);
 }
 
 /* Every policy, one pass: the loss and each gradient part. */
@@ -114,6 +124,11 @@ int main(int argc, char **argv)
 		return st == MP_OK ? 0 : 1;
 	}
 	printf("# %s (sm_%d%d)\n", info.name, info.cc_major, info.cc_minor);
+	/* kernel by kernel: the device against the same body on the host
+	 * (whose runs test_gt_kernels checks against layers.c) */
+	mp_status kst = gpu_train_kernel_check(kernel_row, NULL);
+	if (kst != MP_OK)
+		report(false, "kernel checks stopped: %s (%s)", mp_status_message(kst), gpu_last_error());
 	train_config small = train_config_default();
 	small.model = gtc_small_model();
 	small.B = 4;
