@@ -447,6 +447,12 @@ START_TEST(gpu_code_trainer_api)
 	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_EINVAL);
 	ck_assert(t == NULL);
 	cfg.t = cfg.model.T;
+	/* a head of 256 channels: past the GPU kernels' 128 */
+	train_config wide = cfg;
+	wide.model.C = 256;
+	wide.model.NH = 1;
+	ck_assert_int_eq(trainer_create(&t, &wide, &p, &data), MP_EINVAL);
+	ck_assert(t == NULL);
 	cfg.device = TRAIN_DEVICE_CUDA;   /* no GPU in this test: refused, nothing leaked */
 	mp_status st = trainer_create(&t, &cfg, &p, &data);
 	if (st == MP_OK)

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_train.h"
 #include "fmt/decode.h"
 #include "train/train.h"
 #include "util/csvout.h"
@@ -217,6 +218,18 @@ static int common_option(const char *cmd, train_setup *su, int c)
 	}
 }
 
+/* The GPU kernels keep a head's row in a local array. */
+static bool device_shape_ok(const char *cmd, const train_setup *su)
+{
+	size_t hs = su->cfg.model.C / su->cfg.model.NH;
+	if (su->cfg.device == TRAIN_DEVICE_CUDA && hs > GPU_TRAIN_HEAD_MAX) {
+		cli_error(cmd, "--device cuda: a head of %zu channels (--channels / --heads) exceeds the GPU kernels' %d",
+		          hs, GPU_TRAIN_HEAD_MAX);
+		return false;
+	}
+	return true;
+}
+
 /* Resolves the policy list with the changes applied. */
 static bool build_policies(const char *cmd, const train_setup *su, train_policy *out, size_t max, size_t *n)
 {
@@ -331,7 +344,7 @@ int cmd_train(int argc, char **argv)
 	}
 	train_policy pols[16];
 	size_t np;
-	if (!build_policies("train", &su, pols, 16, &np))
+	if (!device_shape_ok("train", &su) || !build_policies("train", &su, pols, 16, &np))
 		return CLI_USAGE;
 	corpus data;
 	int lrc = load_data("train", &su, &data);
@@ -513,7 +526,7 @@ int cmd_gradhist(int argc, char **argv)
 	}
 	train_policy pol[1];
 	size_t np;
-	if (!build_policies("gradhist", &su, pol, 1, &np))
+	if (!device_shape_ok("gradhist", &su) || !build_policies("gradhist", &su, pol, 1, &np))
 		return CLI_USAGE;
 	corpus data;
 	int lrc = load_data("gradhist", &su, &data);

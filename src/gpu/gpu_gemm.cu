@@ -106,6 +106,10 @@ extern "C" mp_status gpu_gemm(fmt_id fmt, int ta, int tb, size_t M, size_t N, si
 	st = cublas_status(handle_status, "cublasCreate");
 	if (st != MP_OK)
 		return st;
+	/* a failed kernel before the product is named as such, not as cuBLAS's */
+	st = gpu_status_of(cudaPeekAtLastError(), "a kernel before cublasGemmEx");
+	if (st != MP_OK)
+		return st;
 	/* Row-major C (M,N) = op(A) op(B) is column-major C^T (N,M) =
 	 * op(B)^T op(A)^T, and a row-major array read as column-major is its
 	 * transpose: B's memory goes first, with B's flag, then A's. */

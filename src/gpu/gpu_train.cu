@@ -31,13 +31,13 @@ __global__ static void gt_run(size_t n, A... a)
 }
 
 /* Row kernels have few indices (one per token); small blocks spread them
- * over more multiprocessors. */
+ * over more multiprocessors (an H200 has 132: 4,096 rows make 128 blocks). */
 template <typename Body, typename... A>
 static void gt_launch(size_t n, A... a)
 {
 	if (n == 0)
 		return;
-	unsigned block = n >= ((size_t)1 << 16) ? 256 : 64;
+	unsigned block = n >= ((size_t)1 << 16) ? 256 : n >= ((size_t)1 << 14) ? 64 : 32;
 	size_t grid = (n + block - 1) / block;
 	gt_run<Body, A...><<<(unsigned)grid, block>>>(n, a...);
 }
@@ -55,6 +55,8 @@ GT_BODY(encoder_backward_wpe)
 GT_BODY(encoder_backward_wte)
 GT_BODY(residual_forward)
 GT_BODY(resid_dots)
+GT_BODY(fold_u64)
+GT_BODY(fold_f64)
 GT_BODY(layernorm_forward)
 GT_BODY(layernorm_backward_inp)
 GT_BODY(layernorm_params_partial)

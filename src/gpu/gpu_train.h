@@ -26,6 +26,10 @@
 extern "C" {
 #endif
 
+/* The largest head size (channels / heads) the GPU kernels take: they
+ * keep a head's row in a local array. create returns MP_EINVAL above it. */
+#define GPU_TRAIN_HEAD_MAX 128
+
 typedef struct {
 	/* The model of cfg->model for batches (cfg->B, cfg->t) under policy p,
 	 * starting from the P weights params (already in the policy's weight

@@ -11,9 +11,15 @@
  * Common subset of C11 and CUDA C++: casts from void *, no designated
  * initialisers. */
 
-/* Partial sums of the reductions: enough threads to stream the parameters,
- * few enough that copying them back costs microseconds. */
-enum { GT_NP = 16384 };
+#if GT_HS_MAX != GPU_TRAIN_HEAD_MAX
+#error "gt_kernels.h and gpu_train.h disagree on the largest head size"
+#endif
+
+/* Partial sums of the reductions: GT_NP threads stream the array (enough
+ * in flight to use the memory bandwidth), then GT_NF threads sum those
+ * partials, each a fixed stride of them, so that copying the sums back
+ * costs microseconds; the host adds the GT_NF in order. */
+enum { GT_NP = 262144, GT_NF = 1024 };
 /* Row chunks of the column sums (bias and LayerNorm parameter gradients). */
 enum { GT_ROW_CHUNKS = 32 };
 
@@ -37,8 +43,10 @@ struct gt_trainer {
 	float *part;                            /* (2, GT_ROW_CHUNKS, max(4C, V)) column-sum chunks */
 	float *qkv_r, *dout_r, *att_r;          /* attention operands rounded once (low-precision GEMM only) */
 	void *opa, *opb;                        /* activation operands (BT * max(4C, V)) */
-	unsigned long long *pu;                 /* (3, GT_NP) partial counts */
-	double *pd;                             /* (2, GT_NP) partial sums */
+	unsigned long long *pu;                 /* (3, GT_NP) partial counts, then (3, GT_NF) at the start */
+	double *pd;                             /* (2, GT_NP) partial sums, then (2, GT_NF) */
+	unsigned long long *fu;                 /* (3, GT_NF) */
+	double *fd;                             /* (2, GT_NF) */
 	unsigned long long *hu;                 /* host copies of the partials */
 	double *hd;
 	float *hlosses;                         /* (B,T) host */
@@ -120,7 +128,7 @@ static void gt_free(gt_trainer *s)
 	if (s == NULL)
 		return;
 	void *dev[] = { s->w, s->g, s->raw, s->m, s->v, s->comp, s->wop, s->inputs, s->targets, s->tok_off, s->acts,
-		        s->pu, s->pd };
+		        s->pu, s->pd, s->fu, s->fd };
 	for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
 		be_free(dev[i]);
 	free(s->hu);
@@ -142,7 +150,8 @@ static mp_status gt_alloc_all(gt_trainer *s)
 		{ (void **)&s->v, P * sizeof(float) }, { (void **)&s->inputs, BT * sizeof(int) },
 		{ (void **)&s->targets, BT * sizeof(int) }, { (void **)&s->tok_off, (s->V + 1 + BT) * sizeof(int) },
 		{ (void **)&s->pu, 3 * GT_NP * sizeof(unsigned long long) },
-		{ (void **)&s->pd, 2 * GT_NP * sizeof(double) }, { &s->acts, s->acts_bytes },
+		{ (void **)&s->pd, 2 * GT_NP * sizeof(double) }, { (void **)&s->fu, 3 * GT_NF * sizeof(unsigned long long) },
+		{ (void **)&s->fd, 2 * GT_NF * sizeof(double) }, { &s->acts, s->acts_bytes },
 	};
 	for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
 		GT_TRY(be_alloc(a[i].p, a[i].bytes));
@@ -150,8 +159,8 @@ static mp_status gt_alloc_all(gt_trainer *s)
 		GT_TRY(be_alloc((void **)&s->comp, P * sizeof(float)));
 	if (s->pol.gemm_lowp)
 		GT_TRY(be_alloc(&s->wop, P * s->opbytes));
-	s->hu = (unsigned long long *)malloc(3 * GT_NP * sizeof *s->hu);
-	s->hd = (double *)malloc(2 * GT_NP * sizeof *s->hd);
+	s->hu = (unsigned long long *)malloc(3 * GT_NF * sizeof *s->hu);
+	s->hd = (double *)malloc(2 * GT_NF * sizeof *s->hd);
 	s->hlosses = (float *)malloc(BT * sizeof *s->hlosses);
 	s->htok = (int *)malloc((s->V + 1 + BT) * sizeof *s->htok);
 	if (s->tok_off != NULL)
@@ -164,7 +173,8 @@ static mp_status gt_create(gt_trainer **out, const train_config *cfg, const trai
 {
 	*out = NULL;
 	gpt_config c = cfg->model;
-	if (cfg->B == 0 || cfg->t == 0 || cfg->t > c.T || c.C == 0 || c.NH == 0 || c.C % c.NH || c.L == 0 || c.V == 0)
+	if (cfg->B == 0 || cfg->t == 0 || cfg->t > c.T || c.C == 0 || c.NH == 0 || c.C % c.NH || c.L == 0 || c.V == 0 ||
+	    c.C / c.NH > GT_HS_MAX || c.V > INT32_MAX || cfg->B * cfg->t > INT32_MAX)
 		return MP_EINVAL;
 	gt_trainer *s = (gt_trainer *)calloc(1, sizeof *s);
 	if (s == NULL)
@@ -283,6 +293,22 @@ static void gt_layernorm_params(gt_trainer *s, float *dweight, float *dbias, con
 	GT_LAUNCH(colsum_finish, C, dbias, s->part + n, C, (size_t)GT_ROW_CHUNKS);
 }
 
+/* The k count arrays and kd sum arrays of GT_NP partials each, summed down
+ * to GT_NF each and copied to hu and hd. */
+static mp_status gt_partials(gt_trainer *s, int ku, int kd)
+{
+	for (int a = 0; a < ku; a++)
+		GT_LAUNCH(fold_u64, GT_NF, s->fu + a * GT_NF, s->pu + (size_t)a * GT_NP, (size_t)GT_NP, (size_t)GT_NF);
+	for (int a = 0; a < kd; a++)
+		GT_LAUNCH(fold_f64, GT_NF, s->fd + a * GT_NF, s->pd + (size_t)a * GT_NP, (size_t)GT_NP, (size_t)GT_NF);
+	GT_TRY(be_check());
+	if (ku)
+		GT_TRY(be_get(s->hu, s->fu, (size_t)ku * GT_NF * sizeof(unsigned long long)));
+	if (kd)
+		GT_TRY(be_get(s->hd, s->fd, (size_t)kd * GT_NF * sizeof(double)));
+	return MP_OK;
+}
+
 /* SR stream index of residual write `site` (as model.c's resid_store). */
 static uint64_t gt_resid_index(const gt_trainer *s, uint64_t step, size_t site)
 {
@@ -360,12 +386,11 @@ static mp_status gt_forward(gt_trainer *s, const int *inputs, const int *targets
 	GT_LAUNCH(resid_dots, GT_NP, s->pd, s->pd + GT_NP, last, s->encoded, s->dexact, BTC, (size_t)GT_NP);
 	if (targets != NULL)
 		GT_LAUNCH(crossentropy_forward, BT, s->probs, s->losses, s->logits, s->targets, V, s->rd);
-	GT_TRY(be_check());
-	GT_TRY(be_get(s->hd, s->pd, 2 * GT_NP * sizeof(double)));
+	GT_TRY(gt_partials(s, 0, 2));
 	double se = 0.0, ee = 0.0;
-	for (size_t j = 0; j < GT_NP; j++) {
+	for (size_t j = 0; j < GT_NF; j++) {
 		se += s->hd[j];
-		ee += s->hd[GT_NP + j];
+		ee += s->hd[GT_NF + j];
 	}
 	*dot_se = se;
 	*dot_ee = ee;
@@ -441,15 +466,13 @@ static mp_status gt_grads(gt_trainer *s, double inv_scale, size_t *nonzero, size
 {
 	GT_LAUNCH(grads, GT_NP, s->g, s->raw, s->pu, s->pu + GT_NP, s->pu + 2 * GT_NP, s->pd, s->P, (size_t)GT_NP, s->gq,
 	          s->aq, inv_scale);
-	GT_TRY(be_check());
-	GT_TRY(be_get(s->hu, s->pu, 3 * GT_NP * sizeof(unsigned long long)));
-	GT_TRY(be_get(s->hd, s->pd, GT_NP * sizeof(double)));
+	GT_TRY(gt_partials(s, 3, 1));
 	unsigned long long nz = 0, fl = 0, nf = 0;
 	double n2 = 0.0;
-	for (size_t j = 0; j < GT_NP; j++) {
+	for (size_t j = 0; j < GT_NF; j++) {
 		nz += s->hu[j];
-		fl += s->hu[GT_NP + j];
-		nf += s->hu[2 * GT_NP + j];
+		fl += s->hu[GT_NF + j];
+		nf += s->hu[2 * GT_NF + j];
 		n2 += s->hd[j];
 	}
 	*nonzero = (size_t)nz;
@@ -478,12 +501,11 @@ static mp_status gt_update(gt_trainer *s, double clip, double c1, double c2, uin
 	a.index0 = adam_t * (uint64_t)s->P;
 	GT_LAUNCH(adamw, GT_NP, s->w, s->m, s->v, s->comp, s->g, s->pu, s->pu + GT_NP, s->wop, s->kind, s->wop != NULL,
 	          s->P, (size_t)GT_NP, a, s->oq, s->wq, s->gm);
-	GT_TRY(be_check());
-	GT_TRY(be_get(s->hu, s->pu, 2 * GT_NP * sizeof(unsigned long long)));
+	GT_TRY(gt_partials(s, 2, 0));
 	unsigned long long nz = 0, ls = 0;
-	for (size_t j = 0; j < GT_NP; j++) {
+	for (size_t j = 0; j < GT_NF; j++) {
 		nz += s->hu[j];
-		ls += s->hu[GT_NP + j];
+		ls += s->hu[GT_NF + j];
 	}
 	*nonzero = (size_t)nz;
 	*lost = (size_t)ls;

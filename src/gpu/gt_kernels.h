@@ -123,6 +123,25 @@ static inline MP_HD void gtk_resid_dots(size_t j, double *num, double *den, cons
 	den[j] = d;
 }
 
+/* j over NF: out[j] = in[j] + in[j + NF] + ... (< NP), in that order: the
+ * second level of a fixed-order reduction. */
+static inline MP_HD void gtk_fold_u64(size_t j, unsigned long long *out, const unsigned long long *in, size_t NP,
+                                      size_t NF)
+{
+	unsigned long long a = 0;
+	for (size_t i = j; i < NP; i += NF)
+		a += in[i];
+	out[j] = a;
+}
+
+static inline MP_HD void gtk_fold_f64(size_t j, double *out, const double *in, size_t NP, size_t NF)
+{
+	double a = 0.0;
+	for (size_t i = j; i < NP; i += NF)
+		a += in[i];
+	out[j] = a;
+}
+
 /* --- layer normalisation (eps 1e-5, two passes) --- */
 
 /* row over B*T. */
@@ -266,6 +285,13 @@ static inline MP_HD float gt_softmax(float *out, const float *in, size_t n, floa
 	return sum;
 }
 
+/* The attention bodies keep a head's row of hs values in a local array
+ * (per-thread local memory on the device, interleaved across threads, so
+ * reading it is coalesced where the row itself is scattered); the GPU
+ * trainer refuses a head size above this. Every sum still runs over u (or
+ * t) in ascending order, as layers.c's. */
+#define GT_HS_MAX 128
+
 /* r over (B,NH,T): one query row. preatt and att rows are (T), zero above
  * the diagonal; att keeps the unrounded softmax for the backward pass and
  * att_r (which may be att when gm is fp32) the operand of att V. */
@@ -276,7 +302,12 @@ static inline MP_HD void gtk_attention_forward(size_t r, float *out, float *prea
 	size_t t = r % T, bh = r / T, h = bh % NH, b = bh / NH;
 	size_t C3 = 3 * C, hs = C / NH;
 	float scale = 1.0f / sqrtf((float)hs);
-	const float *q = inp_r + (b * T + t) * C3 + h * hs;
+	float q[GT_HS_MAX], acc[GT_HS_MAX];
+	const float *qg = inp_r + (b * T + t) * C3 + h * hs;
+	for (size_t j = 0; j < hs; j++) {
+		q[j] = qg[j];
+		acc[j] = 0.0f;
+	}
 	const float *kbase = inp_r + b * T * C3 + C + h * hs;
 	const float *vbase = kbase + C;
 	float *pr = preatt + r * T, *ar = att + r * T, *arr = att_r + r * T;
@@ -293,15 +324,16 @@ static inline MP_HD void gtk_attention_forward(size_t r, float *out, float *prea
 	gt_softmax(ar, pr, t + 1, &mx, &rd);
 	for (size_t u = t + 1; u < T; u++)
 		ar[u] = 0.0f;
-	for (size_t u = 0; u <= t; u++)
-		arr[u] = gt_round(&gm, ar[u]);
-	float *o = out + (b * T + t) * C + h * hs;
-	for (size_t j = 0; j < hs; j++) {
-		float s = 0.0f;
-		for (size_t u = 0; u <= t; u++)
-			s += arr[u] * vbase[u * C3 + j];
-		o[j] = gt_round(&gm, s);
+	for (size_t u = 0; u <= t; u++) {
+		float a = gt_round(&gm, ar[u]);
+		arr[u] = a;
+		const float *v = vbase + u * C3;
+		for (size_t j = 0; j < hs; j++)
+			acc[j] += a * v[j];
 	}
+	float *o = out + (b * T + t) * C + h * hs;
+	for (size_t j = 0; j < hs; j++)
+		o[j] = gt_round(&gm, acc[j]);
 }
 
 /* r over (B,NH,T): datt = dout v^T for the row (rounded), the softmax
@@ -314,7 +346,12 @@ static inline MP_HD void gtk_attention_backward_q(size_t r, float *dinp, float *
 	size_t t = r % T, bh = r / T, h = bh % NH, b = bh / NH;
 	size_t C3 = 3 * C, hs = C / NH;
 	float scale = 1.0f / sqrtf((float)hs);
-	const float *d = dout_r + (b * T + t) * C + h * hs;
+	float d[GT_HS_MAX], acc[GT_HS_MAX];
+	const float *dg = dout_r + (b * T + t) * C + h * hs;
+	for (size_t j = 0; j < hs; j++) {
+		d[j] = dg[j];
+		acc[j] = 0.0f;
+	}
 	const float *kbase = inp_r + b * T * C3 + C + h * hs;
 	const float *vbase = kbase + C;
 	const float *ar = att + r * T;
@@ -330,17 +367,18 @@ static inline MP_HD void gtk_attention_backward_q(size_t r, float *dinp, float *
 	float dot = 0.0f;
 	for (size_t u = 0; u <= t; u++)
 		dot = gt_round(&rd, dot + gt_round(&rd, ar[u] * dp[u]));
-	for (size_t u = 0; u <= t; u++)
-		dp[u] = gt_round(&gm, ar[u] * (dp[u] - dot));
+	for (size_t u = 0; u <= t; u++) {
+		float g = gt_round(&gm, ar[u] * (dp[u] - dot));
+		dp[u] = g;
+		const float *k = kbase + u * C3;
+		for (size_t j = 0; j < hs; j++)
+			acc[j] += g * k[j];
+	}
 	for (size_t u = t + 1; u < T; u++)
 		dp[u] = 0.0f;
 	float *dq = dinp + (b * T + t) * C3 + h * hs;
-	for (size_t j = 0; j < hs; j++) {
-		float s = 0.0f;
-		for (size_t u = 0; u <= t; u++)
-			s += dp[u] * kbase[u * C3 + j];
-		dq[j] += gt_round(&gm, s * scale);
-	}
+	for (size_t j = 0; j < hs; j++)
+		dq[j] += gt_round(&gm, acc[j] * scale);
 }
 
 /* r over (B,NH,T), a key position u: dv[u] += att_r[:,u]^T dout and
@@ -353,18 +391,24 @@ static inline MP_HD void gtk_attention_backward_kv(size_t r, float *dinp, const 
 	size_t u = r % T, bh = r / T, h = bh % NH, b = bh / NH;
 	size_t C3 = 3 * C, hs = C / NH;
 	float scale = 1.0f / sqrtf((float)hs);
+	float sv[GT_HS_MAX], sk[GT_HS_MAX];
+	for (size_t j = 0; j < hs; j++)
+		sv[j] = sk[j] = 0.0f;
 	const float *qbase = inp_r + b * T * C3 + h * hs;
 	const float *dbase = dout_r + b * T * C + h * hs;
 	const float *a = att_r + bh * T * T, *dp = dpreatt + bh * T * T;
+	for (size_t t = u; t < T; t++) {
+		float at = a[t * T + u], pt = dp[t * T + u];
+		const float *dr = dbase + t * C, *qr = qbase + t * C3;
+		for (size_t j = 0; j < hs; j++) {
+			sv[j] += at * dr[j];
+			sk[j] += pt * qr[j];
+		}
+	}
 	float *dk = dinp + (b * T + u) * C3 + C + h * hs, *dv = dk + C;
 	for (size_t j = 0; j < hs; j++) {
-		float sv = 0.0f, sk = 0.0f;
-		for (size_t t = u; t < T; t++) {
-			sv += a[t * T + u] * dbase[t * C + j];
-			sk += dp[t * T + u] * qbase[t * C3 + j];
-		}
-		dv[j] += gt_round(&gm, sv);
-		dk[j] += gt_round(&gm, sk * scale);
+		dv[j] += gt_round(&gm, sv[j]);
+		dk[j] += gt_round(&gm, sk[j] * scale);
 	}
 }
 

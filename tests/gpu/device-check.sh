@@ -153,7 +153,7 @@ build_standalone() (
 	for f in gpu/gpu gpu/gpu_drift gpu/gpu_gemm; do
 		echo "NVCC $f.cu"
 		# shellcheck disable=SC2086
-		"$NVCC" -O3 -std=c++17 --fmad=false $CUDA_ARCH -I"$src/src" -I"$CUDA_HOME/include" \
+		"$NVCC" -O3 -std=c++17 --fmad=false -Xcompiler -ffp-contract=off $CUDA_ARCH -I"$src/src" -I"$CUDA_HOME/include" \
 			-DMIXPREC_CUBLAS_FILE="\"$cublas_file\"" -DMIXPREC_CUBLAS_SONAME="\"${cublas_soname:-libcublas.so}\"" \
 			-c "$src/src/$f.cu" -o "$b/$(echo "$f" | tr / _).o" || return 2
 	done
@@ -180,7 +180,7 @@ build_standalone() (
 	done
 	echo "NVCC gpu/gpu_train.cu"
 	# shellcheck disable=SC2086
-	"$NVCC" -O3 -std=c++17 --fmad=false $CUDA_ARCH -I"$src/src" -c "$src/src/gpu/gpu_train.cu" \
+	"$NVCC" -O3 -std=c++17 --fmad=false -Xcompiler -ffp-contract=off $CUDA_ARCH -I"$src/src" -c "$src/src/gpu/gpu_train.cu" \
 		-o "$b/t_gpu_train.o" || return 2
 	for f in gt_compare gpu/train_gpu; do
 		echo "CC tests/$f.c"
