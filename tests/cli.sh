@@ -818,6 +818,17 @@ expect_rc "train --reductions low" 0
 out_lines "train --reductions low: 2 steps" 3
 run train $tiny --steps 2 --policy fp32 --reductions low
 usage_error "train --policy fp32 --reductions low" "--reductions"
+# long policy names (every change appends "+key=value") keep the table's columns aligned
+run train $tiny --steps 2 --policy fp32,bf16-mixed --gemm fp16 --loss-scale static:1024
+expect_rc "train with long policy names" 0
+if awk '/^memory/ { exit }
+	/^policy +loss/ { h = index($0, "loss") + 3; next }
+	/^(fp32|bf16-mixed)\+gemm=fp16\+loss-scale=static:1024 / { n++; if (match($0, /[0-9]\.[0-9][0-9][0-9][0-9] /) == 0 || RSTART + 5 != h) bad = 1 }
+	END { exit !(h && n == 2 && !bad) }' "$tmp/out"; then
+	ok "train: long policy names, the loss column under its header"
+else
+	bad "train: long policy names, the loss column under its header" "$(cat "$tmp/out")"
+fi
 run train $tiny --heads 3
 usage_error "train --heads 3 --channels 16" "--heads"
 run train $tiny --device cuda

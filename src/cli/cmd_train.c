@@ -433,23 +433,27 @@ int cmd_train(int argc, char **argv)
 		printf("train: %zu steps%s%s, batch %zu x %zu, %zu layers, %zu heads, %zu channels, %zu parameters\n\n",
 		       done, gi.name[0] ? " on " : "", gi.name, su.cfg.B, su.cfg.t, su.cfg.model.L, su.cfg.model.NH, su.cfg.model.C,
 		       trainer_model(tr[0])->num_params);
-		printf("%-18s %9s %9s %9s %8s %9s %9s %9s\n", "policy", "loss", "val_loss", "ms/step", "skipped",
+		/* the policy column as wide as its longest name ("+gemm=fp16" and the like make long ones) */
+		int pw = 18;
+		for (size_t i = 0; i < np; i++)
+			pw = strlen(pols[i].name) > (size_t)pw ? (int)strlen(pols[i].name) : pw;
+		printf("%-*s %9s %9s %9s %8s %9s %9s %9s\n", pw, "policy", "loss", "val_loss", "ms/step", "skipped",
 		       "underflow", "lost_upd", "resid_lost");
 		for (size_t i = 0; i < np; i++) {
 			char val[32] = "-";   /* no evaluation yet (see --eval-every) */
 			if (!isnan(last_val[i]))
 				snprintf(val, sizeof val, "%.4f", last_val[i]);
-			printf("%-18s %9.4f %9s %9.1f %8zu %9.3g %9.3g %9.3g\n", pols[i].name, last[i].loss, val,
+			printf("%-*s %9.4f %9s %9.1f %8zu %9.3g %9.3g %9.3g\n", pw, pols[i].name, last[i].loss, val,
 			       sum[i].ms / (double)done, skipped[i], last[i].underflow_frac, last[i].lost_update_frac,
 			       last[i].resid_lost_frac);
 		}
 		printf("\nmemory per policy (MB = 10^6 bytes; weights, gradients and Adam state at the width of\n"
 		       "their formats; activations as allocated here):\n");
-		printf("%-18s %8s %8s %8s %8s %8s %8s\n", "policy", "master", "working", "grads", "accum", "adam",
+		printf("%-*s %8s %8s %8s %8s %8s %8s\n", pw, "policy", "master", "working", "grads", "accum", "adam",
 		       "acts");
 		for (size_t i = 0; i < np; i++) {
 			train_memory m = trainer_memory(tr[i]);
-			printf("%-18s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", pols[i].name, m.master_weights / 1e6,
+			printf("%-*s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", pw, pols[i].name, m.master_weights / 1e6,
 			       m.working_weights / 1e6, m.gradients / 1e6, m.grad_accum / 1e6, m.optim_state / 1e6,
 			       m.activations / 1e6);
 		}
