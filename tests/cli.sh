@@ -1227,6 +1227,19 @@ for f in s1.md s1.txt s1-answers.csv s2.md s3-answers.csv answer-key.csv; do
 done
 grep -q '^s1,7.4c,total_gb,$' "$tmp/lab/s1-answers.csv" && ok "answer template row" || bad "answer template row" "$(head -3 "$tmp/lab/s1-answers.csv")"
 # the sheet shows the student's own parameters, as exercise show --params does
+# seeds go into Markdown code spans and a shell line on the sheets: a
+# backtick, a space, a newline or a leading '-' is refused, wherever from
+run lab new --roster "$tmp/roster.csv" --out "$tmp/lab-bad" --course-seed 'c`1'
+usage_error "lab new --course-seed with a backtick" "--course-seed" "'\`'"
+[ ! -e "$tmp/lab-bad" ] && ok "lab new with a bad seed: no folder" || bad "lab new with a bad seed: no folder"
+run exercise show 7.4c --student s3 --course-seed "c 1"
+usage_error "exercise show --course-seed with a space" "--course-seed"
+export MIXPREC_COURSE_SEED=-rf
+run exercise show 7.4c --student s3
+unset MIXPREC_COURSE_SEED
+usage_error "MIXPREC_COURSE_SEED starting with -" "MIXPREC_COURSE_SEED" "start with '-'"
+run exercise show 7.4c --student s3 --course-seed ML101-2026/fall:b+c@x.y=z, --params
+expect_rc "exercise show with every allowed seed character" 0
 run exercise show 7.4c --student s3 --course-seed c1 --params
 P=$(sed -n 's/^P=//p' "$tmp/out")
 grep -q "P = $P parameters" "$tmp/lab/s3.txt" && ok "sheet of s3 has its P=$P" || bad "sheet of s3 has its P=$P"

@@ -51,9 +51,12 @@ int cmd_tui(int argc, char **argv);
  * CLI_OK, or CLI_ENV when the folder cannot be read. */
 int cli_load_exercises(const char *cmd, const char *dir, ex_set *set, bool quiet);
 
-/* Checks a --course-seed value (at most 128 characters) into *seed; reports
+/* Checks a --course-seed value (see cli_course_seed_ok) into *seed; reports
  * a bad one naming the option and returns false. */
 bool cli_parse_course_seed(const char *cmd, const char *text, const char **seed);
+/* Checks a seed from where (an option or MIXPREC_COURSE_SEED); reports and
+ * returns false when it has a character sheets and shell lines cannot carry. */
+bool cli_course_seed_ok(const char *cmd, const char *where, const char *text);
 
 /* "mixprec CMD: message" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

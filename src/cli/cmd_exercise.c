@@ -1,4 +1,5 @@
 /* mixprec exercise list|show|hint|solve|kinds|lint, and mixprec check. */
+#include <ctype.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,15 +114,44 @@ static int parse_opts(const char *cmd, int argc, char **argv, ex_opts *o, void (
 			return CLI_USAGE;
 		}
 	}
+	if (o->seed == ex_course_seed(NULL) && !cli_course_seed_ok(cmd, "MIXPREC_COURSE_SEED", o->seed))
+		return CLI_USAGE;
 	return CLI_OK;
+}
+
+/* A course seed is written on sheets inside Markdown code spans and into a
+ * shell command for the students to copy: letters, digits and ._@:+=,/-
+ * only, not starting with '-', at most 128 characters. where names the
+ * source in the message. */
+bool cli_course_seed_ok(const char *cmd, const char *where, const char *text)
+{
+	size_t n = strlen(text);
+	if (n == 0 || n > 128) {
+		cli_error(cmd, "%s: give a seed of 1 to 128 characters", where);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)text[i];
+		if (!isalnum(c) && !strchr("._@:+=,/-", c)) {
+			if (isprint(c))
+				cli_error(cmd, "%s: '%c' is not allowed in a seed (letters, digits and ._@:+=,/- only)", where, c);
+			else
+				cli_error(cmd, "%s: byte 0x%02x is not allowed in a seed (letters, digits and ._@:+=,/- only)",
+				          where, c);
+			return false;
+		}
+	}
+	if (text[0] == '-') {
+		cli_error(cmd, "%s: a seed may not start with '-'", where);
+		return false;
+	}
+	return true;
 }
 
 bool cli_parse_course_seed(const char *cmd, const char *text, const char **seed)
 {
-	if (strlen(text) > 128) {
-		cli_error(cmd, "--course-seed: at most 128 characters");
+	if (!cli_course_seed_ok(cmd, "--course-seed", text))
 		return false;
-	}
 	*seed = text;
 	return true;
 }
