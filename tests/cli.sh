@@ -1257,8 +1257,8 @@ nf=$(grep -c '^s1,' "$tmp/lab/answer-key.csv")   # one key row per field of the 
 grep -q "^s1,Ada,total,1.000,$nf,$nf," "$tmp/grades.csv" && ok "grade: s1 all right" || bad "grade: s1 all right" "$(grep '^s1' "$tmp/grades.csv" | tail -1)"
 grep -q '^s3,Grace,7.4c,0.333,1,3,.*accumulator' "$tmp/grades.csv" && ok "grade: s3 7.4c wrong, explained" || bad "grade: s3 7.4c" "$(grep '^s3,Grace,7.4c' "$tmp/grades.csv")"
 grep -q '^s2,"'"'"'=HYPERLINK(""http://evil"")",7.4a,' "$tmp/grades.csv" && ok "grade: formula-like name neutralised" || bad "grade: formula-like name neutralised" "$(grep '^s2' "$tmp/grades.csv" | head -1)"
-grep -q "^7.4c,total_gb,3,1,0.333,'@SUM(1),1$" "$tmp/summary.csv" && ok "grade summary: formula-like answer neutralised" || bad "grade summary: formula-like answer" "$(grep '^7.4c,total_gb' "$tmp/summary.csv")"
-grep -q "^7.4c,bytes_per_param,3,1,0.333,16,1$" "$tmp/summary.csv" && ok "grade summary: most common wrong answer" || bad "grade summary: most common wrong answer" "$(grep '^7.4c,bytes' "$tmp/summary.csv")"
+grep -q "^7.4c,total_gb,3,1,0.333,'@SUM(1),1,,0$" "$tmp/summary.csv" && ok "grade summary: formula-like answer neutralised" || bad "grade summary: formula-like answer" "$(grep '^7.4c,total_gb' "$tmp/summary.csv")"
+grep -q "^7.4c,bytes_per_param,3,1,0.333,16,1,.*accumulator.*,1$" "$tmp/summary.csv" && ok "grade summary: most common wrong answer and mistake" || bad "grade summary: most common wrong answer" "$(grep '^7.4c,bytes' "$tmp/summary.csv")"
 out_has "grade: class table" "most common wrong answer"
 # s3 corrects the answer: gb computed by hand above
 sed -i -e "s/^s3,7.4c,total_gb,.*/s3,7.4c,total_gb,$gb/" -e 's/^s3,7.4c,bytes_per_param,.*/s3,7.4c,bytes_per_param,20/' -e '/^s9/d' -e '/1"2/d' "$tmp/sub.csv"
@@ -1266,6 +1266,25 @@ printf 'student_id\ns1\ns3\n' >"$tmp/roster2.csv"
 run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv" --course-seed c1
 expect_rc "grade: everyone right" 0
 grep -q "^s3,,total,1.000,$nf,$nf," "$tmp/out" && ok "grade to stdout: s3 all right with P=$P" || bad "grade to stdout: s3" "$(grep '^s3' "$tmp/out" | tail -2)"
+# one mistake in two variants: s1 and s3 both give twice 7.4e's spacing,
+# which by hand is 2^(floor(log2 w) - 7) for bf16's 8 significant bits:
+# two different answers, one mistake ("off by a factor of two")
+run exercise show 7.4e --student s1 --course-seed c1 --params
+w1=$(sed -n 's/^w=//p' "$tmp/out")
+run exercise show 7.4e --student s3 --course-seed c1 --params
+w3=$(sed -n 's/^w=//p' "$tmp/out")
+twice() { awk -v w="$1" 'BEGIN { e = int(log(w) / log(2)); printf "%.10g", 2 * 2^(e - 7) }'; }
+x1=$(twice "$w1")
+x3=$(twice "$w3")
+sed -e "s/^s1,7.4e,spacing,.*/s1,7.4e,spacing,$x1/" -e "s/^s3,7.4e,spacing,.*/s3,7.4e,spacing,$x3/" "$tmp/sub.csv" >"$tmp/sub-x2.csv"
+run grade --roster "$tmp/roster2.csv" "$tmp/sub-x2.csv" --course-seed c1 --summary "$tmp/summary-x2.csv"
+expect_rc "grade: two students, the same mistake" 1
+if [ "$x1" != "$x3" ] && grep -q "^7.4e,spacing,2,0,0.000,[0-9.e+-]*,1,\"spacing: wrong, off by a factor of two.\",2$" "$tmp/summary-x2.csv"; then
+	ok "grade summary: one mistake in two variants counted for both (answers $x1 and $x3)"
+else
+	bad "grade summary: one mistake in two variants" "w1=$w1 w3=$w3: $(grep '^7.4e,spacing' "$tmp/summary-x2.csv")"
+fi
+err_has "grade table: the mistake and how many made it" "2 made this mistake"
 run grade --roster "$tmp/roster2.csv" "$tmp/sub.csv"
 expect_rc "grade with another course seed: answers wrong" 1
 run grade --roster "$tmp/nonexistent.csv" "$tmp/sub.csv"

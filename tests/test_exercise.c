@@ -586,6 +586,43 @@ START_TEST(answer_syntaxes)
 }
 END_TEST
 
+/* A mistake keeps its tag across variants: the message carries each
+ * variant's numbers, the tag does not, so grading can count one mistake
+ * over a class whose numbers all differ. */
+START_TEST(mistake_tags_match_across_variants)
+{
+	const ex_exercise *ex = get("7.4e");
+	int f = ex_field_index(ex, "spacing"), fs = ex_field_index(ex, "steps");
+	ck_assert(f >= 0 && fs >= 0);
+	const char *tags[2], *sqrt_tags[2];
+	char msgs[2][512];
+	const double ws[2] = { 11.3125, 71 };
+	for (int k = 0; k < 2; k++) {
+		ex_solution s;
+		char w[32];
+		snprintf(w, sizeof w, "%.10g", ws[k]);
+		solve_with(ex, "w", w, &s);
+		/* twice the gap, by hand: bf16_gap (the next bf16 pattern up) */
+		char a[64];
+		snprintf(a, sizeof a, "%.10g", 2 * bf16_gap(ws[k]));
+		ck_assert_int_eq(ex_check_tagged(ex, &s, (size_t)f, a, msgs[k], sizeof msgs[k], &tags[k]), EX_WRONG);
+		/* sqrt(T) 2^-8 = 1 is T = 2^16; 2^8 forgets the square root */
+		char fb[512];
+		ck_assert_int_eq(ex_check_tagged(ex, &s, (size_t)fs, "256", fb, sizeof fb, &sqrt_tags[k]), EX_WRONG);
+		const char *none = "x";
+		ck_assert_int_eq(ex_check_tagged(ex, &s, (size_t)fs, "65536", fb, sizeof fb, &none), EX_CORRECT);
+		ck_assert(none == NULL);
+		ck_assert_int_eq(ex_check_tagged(ex, &s, (size_t)fs, "12345", fb, sizeof fb, &none), EX_WRONG);
+		ck_assert(none == NULL);   /* wrong, but no mistake recognised */
+		ck_assert_int_eq(ex_check_tagged(ex, &s, (size_t)fs, "many", fb, sizeof fb, &none), EX_MALFORMED);
+		ck_assert(none == NULL);
+		ex_solution_free(&s);
+	}
+	ck_assert(tags[0] != NULL && tags[0] == tags[1]);
+	ck_assert(sqrt_tags[0] != NULL && sqrt_tags[0] == sqrt_tags[1] && sqrt_tags[0] != tags[0]);
+}
+END_TEST
+
 START_TEST(mistakes_are_explained)
 {
 	const ex_exercise *ex = get("7.4a");
@@ -1036,6 +1073,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, round_steps_by_hand);
 	tcase_add_test(tc, answer_syntaxes);
 	tcase_add_test(tc, mistakes_are_explained);
+	tcase_add_test(tc, mistake_tags_match_across_variants);
 	tcase_add_test(tc, variants_are_deterministic_and_vary);
 	tcase_add_test(tc, prompt_substitutes_parameters);
 	tcase_add_test(tc, load_errors_name_file_and_line);

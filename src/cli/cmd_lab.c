@@ -43,7 +43,8 @@ static void grade_help(void)
 	       "                    [--summary FILE] [--course-seed S] [--exercises LIST]\n"
 	       "Grades every student of the roster on every exercise of the lab against\n"
 	       "their own variant: a score and feedback per student and exercise, and a\n"
-	       "class summary (success rate and most common wrong answer per field).\n"
+	       "class summary (success rate, most common wrong answer and most common mistake\n"
+	       "per field: one mistake in every variant, however the numbers differ).\n"
 	       "Malformed rows and unknown students are reported as file:line and the\n"
 	       "rest is still graded. Output cells that a spreadsheet would run as a\n"
 	       "formula are neutralised; files are written atomically.\n\n"
@@ -450,6 +451,32 @@ static const char *most_common_wrong(const class_grading *g, size_t e, size_t f,
 	return best;
 }
 
+/* The mistake most students made in field f of exercise e (grouped by its
+ * tag, the same for every variant); *example gets one such student's
+ * feedback, which shows the mistake with that student's numbers. */
+static const char *most_common_mistake(const class_grading *g, size_t e, size_t f, size_t *count,
+                                       const char **example)
+{
+	const char *best = NULL;
+	*count = 0;
+	*example = NULL;
+	for (size_t s = 0; s < g->roster->count; s++) {
+		size_t k = class_slot(g, s, e, f);
+		const char *tag = g->mistake[k];
+		if (tag == NULL)
+			continue;
+		size_t n = 0;
+		for (size_t t = 0; t < g->roster->count; t++)
+			n += g->mistake[class_slot(g, t, e, f)] == tag;
+		if (n > *count) {
+			*count = n;
+			best = tag;
+			*example = g->feedback[k];
+		}
+	}
+	return best;
+}
+
 static void write_grades(csvw *w, const class_grading *g, size_t *all_right)
 {
 	csvw_header(w, "student_id,name,exercise,score,correct,fields,feedback");
@@ -496,7 +523,8 @@ static void summarise(FILE *fp, csvw *sw, const class_grading *g)
 {
 	size_t n = g->roster->count;
 	if (sw)
-		csvw_header(sw, "exercise,field,students,correct,success_rate,common_wrong_answer,common_wrong_count");
+		csvw_header(sw, "exercise,field,students,correct,success_rate,common_wrong_answer,common_wrong_count,"
+		                "common_mistake,common_mistake_count");
 	fprintf(fp, "%-10s %-18s %9s %8s  %s\n", "exercise", "field", "correct", "success", "most common wrong answer");
 	for (size_t e = 0; e < g->nex; e++) {
 		const ex_exercise *ex = g->ex[e];
@@ -517,6 +545,8 @@ static void summarise(FILE *fp, csvw *sw, const class_grading *g)
 			csvw_fieldf(sw, "%.3f", n ? (double)solved / (double)n : 0.0);
 			csvw_field(sw, "");
 			csvw_field(sw, "");
+			csvw_field(sw, "");
+			csvw_field(sw, "");
 			csvw_end_row(sw);
 		}
 		for (size_t f = 0; f < ex->nfields; f++) {
@@ -534,6 +564,17 @@ static void summarise(FILE *fp, csvw *sw, const class_grading *g)
 			if (wrong)
 				fprintf(fp, " (%zu)", cnt);
 			fputc('\n', fp);
+			size_t mcnt;
+			const char *example;
+			const char *tag = most_common_mistake(g, e, f, &mcnt, &example);
+			if (tag) {
+				char ex_text[300];
+				snprintf(ex_text, sizeof ex_text, "%s", example ? example : tag);
+				for (char *p = ex_text; *p; p++)
+					if ((unsigned char)*p < 0x20)
+						*p = '?';
+				fprintf(fp, "%-10s %-18s %zu made this mistake, e.g. \"%s\"\n", "", "", mcnt, ex_text);
+			}
 			if (sw) {
 				csvw_field(sw, ex->id);
 				csvw_field(sw, ex->fields[f].name);
@@ -542,6 +583,8 @@ static void summarise(FILE *fp, csvw *sw, const class_grading *g)
 				csvw_fieldf(sw, "%.3f", n ? (double)right / (double)n : 0.0);
 				csvw_field(sw, wrong ? wrong : "");
 				csvw_fieldf(sw, "%zu", wrong ? cnt : 0);
+				csvw_field(sw, tag ? (example ? example : tag) : "");
+				csvw_fieldf(sw, "%zu", tag ? mcnt : 0);
 				csvw_end_row(sw);
 			}
 		}

@@ -216,7 +216,8 @@ mp_status class_grading_init(class_grading *g, const ex_exercise *const *ex, siz
 	g->where = calloc(n, sizeof *g->where);
 	g->feedback = calloc(n, sizeof *g->feedback);
 	g->verdict = calloc(n, sizeof *g->verdict);
-	if (!g->answer || !g->where || !g->feedback || !g->verdict) {
+	g->mistake = calloc(n, sizeof *g->mistake);
+	if (!g->answer || !g->where || !g->feedback || !g->verdict || !g->mistake) {
 		class_grading_free(g);
 		return MP_ENOMEM;
 	}
@@ -238,6 +239,7 @@ void class_grading_free(class_grading *g)
 	free(g->where);
 	free(g->feedback);
 	free(g->verdict);
+	free(g->mistake);
 	memset(g, 0, sizeof *g);
 }
 
@@ -378,11 +380,12 @@ mp_status class_grade(class_grading *g, char *err, size_t errlen)
 				char fb[1024];
 				free(g->feedback[k]);
 				g->feedback[k] = NULL;
+				g->mistake[k] = NULL;
 				if (!g->answer[k]) {
 					g->verdict[k] = EX_MALFORMED;
 					snprintf(fb, sizeof fb, "%s: no answer", ex->fields[f].name);
 				} else {
-					g->verdict[k] = ex_check(ex, &sol, f, g->answer[k], fb, sizeof fb);
+					g->verdict[k] = ex_check_tagged(ex, &sol, f, g->answer[k], fb, sizeof fb, &g->mistake[k]);
 				}
 				if (g->verdict[k] != EX_CORRECT && !(g->feedback[k] = strdup(fb))) {
 					ex_solution_free(&sol);

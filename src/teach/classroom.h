@@ -46,6 +46,7 @@ typedef struct {
 	char **where;                   /* "file:line" of each answer */
 	ex_verdict *verdict;            /* after class_grade */
 	char **feedback;                /* after class_grade: per field, NULL when correct */
+	const char **mistake;           /* after class_grade: the mistake's tag (ex_check_tagged), or NULL */
 	size_t files;
 } class_grading;
 

@@ -1232,6 +1232,16 @@ static const ex_mistake *find_mistake(const ex_solution *sol, size_t i, const ex
 ex_verdict ex_check(const ex_exercise *ex, const ex_solution *sol, size_t i, const char *answer, char *fb,
                     size_t fblen)
 {
+	return ex_check_tagged(ex, sol, i, answer, fb, fblen, NULL);
+}
+
+ex_verdict ex_check_tagged(const ex_exercise *ex, const ex_solution *sol, size_t i, const char *answer, char *fb,
+                           size_t fblen, const char **tag)
+{
+	const char *unused;
+	if (tag == NULL)
+		tag = &unused;
+	*tag = NULL;
 	const ex_field *f = &ex->fields[i];
 	const ex_value *e = &sol->expect[i];
 	char err[200], tol[64];
@@ -1267,21 +1277,22 @@ ex_verdict ex_check(const ex_exercise *ex, const ex_solution *sol, size_t i, con
 		const ex_mistake *m = find_mistake(sol, i, f, conv, 0, NULL);
 		if (m) {
 			snprintf(fb, fblen, "%s: wrong. %s", f->name, m->message);
+			*tag = m->tag;
 			return EX_WRONG;
 		}
 		/* mistakes every number field can show */
 		if (f->unit[0] && strcmp(f->unit, "GB") == 0 && number_matches(f, conv * 1.073741824, e->number))
 			snprintf(fb, fblen,
 			         "%s: wrong. That looks like GiB (2^30 bytes); the question asks for GB (10^9 bytes).",
-			         f->name);
+			         f->name), *tag = "GiB for GB";
 		else if (f->unit[0] && strcmp(f->unit, "GiB") == 0 && number_matches(f, conv / 1.073741824, e->number))
 			snprintf(fb, fblen,
 			         "%s: wrong. That looks like GB (10^9 bytes); the question asks for GiB (2^30 bytes).",
-			         f->name);
+			         f->name), *tag = "GB for GiB";
 		else if (e->number != 0 && number_matches(f, -conv, e->number))
-			snprintf(fb, fblen, "%s: wrong. Check the sign.", f->name);
+			snprintf(fb, fblen, "%s: wrong. Check the sign.", f->name), *tag = "sign";
 		else if (e->number != 0 && (number_matches(f, conv / 2, e->number) || number_matches(f, conv * 2, e->number)))
-			snprintf(fb, fblen, "%s: wrong, off by a factor of two.", f->name);
+			snprintf(fb, fblen, "%s: wrong, off by a factor of two.", f->name), *tag = "factor of two";
 		else
 			snprintf(fb, fblen, "%s: wrong (it must match %s).", f->name, tol_text(f, tol, sizeof tol));
 		return EX_WRONG;
@@ -1300,6 +1311,7 @@ ex_verdict ex_check(const ex_exercise *ex, const ex_solution *sol, size_t i, con
 		const ex_mistake *m = find_mistake(sol, i, f, 0, b, NULL);
 		if (m) {
 			snprintf(fb, fblen, "%s: wrong. %s", f->name, m->message);
+			*tag = m->tag;
 			return EX_WRONG;
 		}
 		uint32_t diff = b ^ e->bits;
@@ -1350,7 +1362,7 @@ ex_verdict ex_check(const ex_exercise *ex, const ex_solution *sol, size_t i, con
 		}
 		const ex_mistake *m = find_mistake(sol, i, f, 0, 0, c);
 		if (m)
-			snprintf(fb, fblen, "%s: wrong. %s", f->name, m->message);
+			snprintf(fb, fblen, "%s: wrong. %s", f->name, m->message), *tag = m->tag;
 		else
 			snprintf(fb, fblen, "%s: wrong.", f->name);
 		return EX_WRONG;

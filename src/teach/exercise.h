@@ -142,11 +142,14 @@ typedef struct {
 	char text[EX_VALUE_MAX];      /* how the solution shows it */
 } ex_value;
 
-/* A recognisable wrong answer and what to tell a student who gave it. */
+/* A recognisable wrong answer and what to tell a student who gave it. The
+ * tag names the mistake the same way for every variant (the message holds
+ * the variant's numbers), so a class's answers can be grouped by mistake. */
 typedef struct {
 	size_t field;
 	ex_value value;
 	char message[240];
+	const char *tag;              /* static storage */
 } ex_mistake;
 
 typedef struct {
@@ -172,6 +175,11 @@ typedef enum {
  * mistake it looks like, or what could not be read) into fb. */
 ex_verdict ex_check(const ex_exercise *ex, const ex_solution *sol, size_t i, const char *answer,
                     char *fb, size_t fblen);
+/* The same, with *tag (may be NULL) set for a wrong answer to the mistake
+ * recognised (ex_mistake.tag, or one of the mistakes every field can show),
+ * else NULL. */
+ex_verdict ex_check_tagged(const ex_exercise *ex, const ex_solution *sol, size_t i, const char *answer,
+                           char *fb, size_t fblen, const char **tag);
 
 /* The index of the field called name, or -1. */
 int ex_field_index(const ex_exercise *ex, const char *name);

@@ -101,6 +101,7 @@ static ex_mistake *mistake(solve_ctx *c, const char *field, const char *fmt, ...
 	ex_mistake *m = &c->sol->mistakes[c->sol->nmistakes++];
 	memset(m, 0, sizeof *m);
 	m->field = (size_t)i;
+	m->tag = fmt;   /* the same sentence for every variant, before its numbers go in */
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(m->message, sizeof m->message, fmt, ap);
@@ -123,6 +124,7 @@ static void mistake_num(solve_ctx *c, const char *field, double x, const char *f
 	m->field = (size_t)i;
 	m->value.type = EX_NUMBER;
 	m->value.number = x;
+	m->tag = fmt;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(m->message, sizeof m->message, fmt, ap);
