@@ -503,6 +503,19 @@ START_TEST(answer_syntaxes)
 	assert_verdict(ex, &s, "fp16_min_normal", "1/16384", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", " 0x1p-14 ", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", "6.2e-5", EX_WRONG, NULL);
+	/* a one-word answer with its reason: the word counts, the reason is
+	 * named as unchecked; without a separator it stays one (unknown) word */
+	{
+		char fb[1024];
+		ex_verdict plain_yes = check(ex, &s, "fp16_flushes", "yes", fb, sizeof fb);
+		ex_verdict plain_no = check(ex, &s, "fp16_flushes", "no", fb, sizeof fb);
+		ck_assert(plain_yes != plain_no && plain_yes != EX_MALFORMED && plain_no != EX_MALFORMED);
+		assert_verdict(ex, &s, "fp16_flushes", "Yes, it flushes to zero", plain_yes, "read as 'Yes'");
+		assert_verdict(ex, &s, "fp16_flushes", "no - subnormals keep it", plain_no, "not checked");
+		assert_verdict(ex, &s, "fp16_flushes", "no; too big to flush", plain_no, "read as 'no'");
+		assert_verdict(ex, &s, "fp16_flushes", "no idea", EX_MALFORMED, "not one of");
+		assert_verdict(ex, &s, "fp16_flushes", "maybe, not sure", EX_MALFORMED, "not one of");
+	}
 	/* the lesson's table gives three digits: 2^-14 = 6.10e-5, 2^-126 = 1.18e-38
 	 * (1.1755e-38, 0.4% off); a truncated 1.17e-38 is as good; two digits are not */
 	assert_verdict(ex, &s, "fp16_min_normal", "6.10e-5", EX_CORRECT, NULL);

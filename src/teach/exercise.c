@@ -1336,6 +1336,47 @@ ex_verdict ex_check_tagged(const ex_exercise *ex, const ex_solution *sol, size_t
 	case EX_CHOICE:
 	default: {
 		char c[EX_NAME_MAX * 2];
+		/* "yes, it flushes": a word and its reason after a comma, semicolon,
+		 * colon or " - "; the word is the answer when it is one of the
+		 * choices (the reason is not checked, and the feedback says so) */
+		char head[EX_NAME_MAX * 2];
+		const char *reason = NULL;
+		size_t cut = strcspn(answer, ",;:");
+		const char *dash = strstr(answer, " - ");
+		if (dash && (size_t)(dash - answer) < cut)
+			cut = (size_t)(dash - answer);
+		if (answer[cut] && cut < sizeof head) {
+			snprintf(head, sizeof head, "%.*s", (int)cut, answer);
+			canon_choice(head, c, sizeof c);
+			for (size_t k = 0; k < f->nchoices && !reason; k++) {
+				char w[EX_NAME_MAX * 2];
+				field_choice_canon(f->choices[k], w, sizeof w);
+				if (strcmp(w, c) == 0)
+					reason = answer + cut;
+			}
+			/* "no, yes" lists two choices: that is no answer with a reason */
+			if (reason) {
+				const char *tail = reason + strspn(reason, ",;: -");
+				char t[EX_NAME_MAX * 2];
+				if (strlen(tail) < sizeof t) {
+					canon_choice(tail, t, sizeof t);
+					for (size_t k = 0; k < f->nchoices && reason; k++) {
+						char w[EX_NAME_MAX * 2];
+						field_choice_canon(f->choices[k], w, sizeof w);
+						if (strcmp(w, t) == 0)
+							reason = NULL;
+					}
+				}
+			}
+			if (reason) {
+				ex_verdict v = ex_check_tagged(ex, sol, i, head, fb, fblen, tag);
+				size_t used = strlen(fb);
+				if (used + 1 < fblen)
+					snprintf(fb + used, fblen - used, " (read as '%s'; the reason after it is not checked)",
+					         text_trim(head));
+				return v;
+			}
+		}
 		if (strlen(answer) >= sizeof c) {
 			/* canon_choice would cut it, and the cut could read as a valid word */
 			snprintf(fb, fblen, "%s: too long for a one-word answer", f->name);
