@@ -85,21 +85,6 @@ static float *fdup(const float *x, size_t n)
 	return p;
 }
 
-/* A rounding as gt_impl.h's gt_q_of builds it (fp32: off). */
-static gt_q q_of(fmt_id f, fmt_mode mode)
-{
-	gt_q q;
-	memset(&q, 0, sizeof q);
-	if (f == FMT_FP32)
-		return q;
-	fmt_bulk_opts o;
-	memset(&o, 0, sizeof o);
-	o.fmt = f;
-	o.mode = mode;
-	bulk_params_init(&q.p, &o);
-	q.on = 1;
-	return q;
-}
 
 /* x rounded in place with fmt_bulk_quantize (fp32: untouched). */
 static void quantize(float *x, size_t n, fmt_id f, fmt_mode mode, uint64_t seed, uint64_t index0)
@@ -217,7 +202,7 @@ static void check_encoder_forward(fmt_id f, fmt_mode mode, float offset, size_t 
 		for (size_t c = 0; c < k; c++)
 			ref[bt * C + c] += offset;
 	quantize(ref, BT * C, f, mode, seed, index0);
-	gt_q q = q_of(f, mode);
+	gt_q q = gt_q_of(f, mode);
 	for (size_t i = 0; i < BT * C; i++)
 		gtk_encoder_forward(i, got, dexact, tok, wte, wpe, T, C, offset, k, q, seed, index0);
 	char what[64];
@@ -310,7 +295,7 @@ static void check_layernorm(fmt_id reduce)
 	fill(dw0, C, 0.5, &st);
 	fill(db0, C, 0.5, &st);
 	double tol = reduce == FMT_FP32 ? FP32_TOL : LOWP_TOL;
-	gt_q r = q_of(reduce, FMT_RNE);
+	gt_q r = gt_q_of(reduce, FMT_RNE);
 	const char *name = fmt_short(reduce);
 	char what[64];
 
@@ -381,7 +366,7 @@ static void check_attention(fmt_id gemm, fmt_id reduce, size_t Cx, size_t NHx)
 	fill(dout, BT * Cx, 1.0, &st);
 	fill(dinp0, BT * CC3, 0.5, &st);
 	kernel_fmts f = { .gemm = gemm, .reduce = reduce };
-	gt_q gm = q_of(gemm, FMT_RNE), rd = q_of(reduce, FMT_RNE);
+	gt_q gm = gt_q_of(gemm, FMT_RNE), rd = gt_q_of(reduce, FMT_RNE);
 	double tol = gemm == FMT_FP32 && reduce == FMT_FP32 ? FP32_TOL : LOWP_TOL;
 	char what[128], tag[48];
 	snprintf(tag, sizeof tag, "(%s,%s) hs %zu", fmt_short(gemm), fmt_short(reduce), Cx / NHx);
@@ -528,7 +513,7 @@ static void check_crossentropy_forward(fmt_id reduce)
 		tg[i] = (int)(i * 7 % V);
 	tg[CR - 1] = V - 1;
 	crossentropy_softmax_forward_q(rp, rl, logits, tg, 1, CR, V, reduce);
-	gt_q rd = q_of(reduce, FMT_RNE);
+	gt_q rd = gt_q_of(reduce, FMT_RNE);
 	for (size_t row = 0; row < CR; row++)
 		gtk_crossentropy_forward(row, gp, gl, logits, tg, V, rd);
 	double tol = reduce == FMT_FP32 ? FP32_TOL : LOWP_TOL;
@@ -578,7 +563,7 @@ START_TEST(test_bias)
 	matmul_forward(ref, inp, w, bias, B, T, IC, OC);
 	float got[BT * OC];
 	memcpy(got, prod, sizeof got);
-	gt_q off = q_of(FMT_FP32, FMT_RNE);
+	gt_q off = gt_q_of(FMT_FP32, FMT_RNE);
 	for (size_t i = 0; i < BT * OC; i++)
 		gtk_bias_round(i, got, bias, OC, off);
 	/* sgemm with beta 1 may fold the bias into its accumulation: fp32 tol */
@@ -592,7 +577,7 @@ START_TEST(test_bias)
 		gtk_bias_round(i, zgot, bias, OC, off);
 	expect_bits("bias_round zero weight", zgot, zref, BT * OC);
 	/* bf16: the CPU result rounded with fmt_bulk_quantize */
-	gt_q g16 = q_of(FMT_BF16, FMT_RNE);
+	gt_q g16 = gt_q_of(FMT_BF16, FMT_RNE);
 	memcpy(got, prod, sizeof got);
 	for (size_t i = 0; i < BT * OC; i++)
 		gtk_bias_round(i, got, bias, OC, g16);
@@ -647,7 +632,7 @@ static void check_residual(fmt_id f, fmt_mode mode)
 	}
 	const uint64_t seed = 0xabcdef12345ull, index0 = (1ull << 32) - 37;
 	quantize(ref, N, f, mode, seed, index0);
-	gt_q q = q_of(f, mode);
+	gt_q q = gt_q_of(f, mode);
 	for (size_t i = 0; i < N; i++)
 		gtk_residual_forward(i, got, dx, a, b, q, seed, index0);
 	char what[64];
@@ -748,7 +733,7 @@ static void check_grads(fmt_id gf, fmt_id af, double inv)
 	unsigned long long rnz[NPART], rfl[NPART], rnf[NPART], gnz[NPART], gfl[NPART], gnf[NPART];
 	double rn2[NPART], gn2[NPART];
 	grads_oracle(ref, rnz, rfl, rnf, rn2, gf, af, inv);
-	gt_q gq = q_of(gf, FMT_RNE), aq = q_of(af, FMT_RNE);
+	gt_q gq = gt_q_of(gf, FMT_RNE), aq = gt_q_of(af, FMT_RNE);
 	for (size_t j = 0; j < NPART; j++)
 		gtk_grads(j, got, raw, gnz, gfl, gnf, gn2, NG, NPART, gq, aq, inv);
 	char what[64];
@@ -871,9 +856,9 @@ static void check_adamw(upd_kind kind, fmt_id of, fmt_id wf, fmt_id opf, int opk
 	unsigned long long rnz[NPART], rls[NPART], gnz[NPART], gls[NPART];
 	adamw_oracle(rw, rm, rv, rc, g, rnz, rls, &a, of, wf, kind);
 
-	gt_q oq = q_of(of, FMT_RNE);
-	gt_q wq = q_of(kind == UPD_MASTER ? FMT_FP32 : wf, kind == UPD_SR || kind == UPD_KAHAN_SR ? FMT_SR : FMT_RNE);
-	gt_q opq = q_of(opf, FMT_RNE);
+	gt_q oq = gt_q_of(of, FMT_RNE);
+	gt_q wq = gt_q_of(kind == UPD_MASTER ? FMT_FP32 : wf, kind == UPD_SR || kind == UPD_KAHAN_SR ? FMT_SR : FMT_RNE);
+	gt_q opq = gt_q_of(opf, FMT_RNE);
 	float op32[NG];
 	uint16_t op16[NG];
 	void *op = opkind == GT_OP_F32 ? (void *)op32 : (void *)op16;

@@ -245,11 +245,6 @@ static T *P(const buf<T> &b)
 		}                                                               \
 	} while (0)
 
-static gt_q q_of(fmt_id f, fmt_mode mode)
-{
-	return gt_q_of(f, mode);
-}
-
 } // namespace
 
 extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
@@ -265,8 +260,8 @@ extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
 	 * device and libm versions may differ in the last place; lowp: a value
 	 * rounded to bf16 after expf may then land on the other neighbour */
 	const double exact = 0, rel = 1e-5, lowp = 0x1p-7;
-	gt_q f32 = q_of(FMT_FP32, FMT_RNE), bf = q_of(FMT_BF16, FMT_RNE), bfsr = q_of(FMT_BF16, FMT_SR);
-	gt_q h16 = q_of(FMT_FP16, FMT_RNE);
+	gt_q f32 = gt_q_of(FMT_FP32, FMT_RNE), bf = gt_q_of(FMT_BF16, FMT_RNE), bfsr = gt_q_of(FMT_BF16, FMT_SR);
+	gt_q h16 = gt_q_of(FMT_FP16, FMT_RNE);
 
 	/* embeddings and the residual stream */
 	auto tok = make<int>(k, BT, (double)V);

@@ -56,21 +56,6 @@ struct gt_trainer {
 };
 typedef struct gt_trainer gt_trainer;
 
-static gt_q gt_q_of(fmt_id f, fmt_mode mode)
-{
-	gt_q q;
-	memset(&q, 0, sizeof q);
-	if (f == FMT_FP32)
-		return q;
-	fmt_bulk_opts o;
-	memset(&o, 0, sizeof o);
-	o.fmt = f;
-	o.mode = mode;
-	bulk_params_init(&q.p, &o);
-	q.on = 1;
-	return q;
-}
-
 static size_t gt_pad(size_t n)
 {
 	return (n + 63) / 64 * 64;   /* 256-byte aligned views */

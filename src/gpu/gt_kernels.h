@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "fmt/bulk_impl.h"
 #include "util/hd.h"
@@ -28,6 +29,23 @@ typedef struct {
 	bulk_params p;
 	int on;
 } gt_q;
+
+/* The rounding to f in mode (fp32: off). Host only: bulk_params_init
+ * lives in fmt/bulk.c; the kernels take the result by value. */
+static inline gt_q gt_q_of(fmt_id f, fmt_mode mode)
+{
+	gt_q q;
+	memset(&q, 0, sizeof q);
+	if (f == FMT_FP32)
+		return q;
+	fmt_bulk_opts o;
+	memset(&o, 0, sizeof o);
+	o.fmt = f;
+	o.mode = mode;
+	bulk_params_init(&q.p, &o);
+	q.on = 1;
+	return q;
+}
 
 static inline MP_HD float gt_round(const gt_q *q, float x)
 {

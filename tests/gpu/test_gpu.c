@@ -28,23 +28,9 @@
 #include "fmt/bulk.h"
 #include "fmt/decode.h"
 #include "gpu/gpu.h"
+#include "tap.h"
 #include "util/rng.h"
 
-static int ntests, nfailed;
-
-static void report(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void report(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("%sok %d - ", ok ? "" : "not ", ++ntests);
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-	if (!ok)
-		nfailed++;
-}
 
 static void die(const char *what) __attribute__((noreturn));
 static void die(const char *what)

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "tap.h"
 #include "gpu/gpu_train.h"
 #include "gt_compare.h"
 #include "train/policy.h"
@@ -26,21 +27,6 @@
 
 void openblas_set_num_threads(int num_threads);
 
-static int ntests, nfailed;
-
-static void report(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void report(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("%sok %d - ", ok ? "" : "not ", ++ntests);
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-	if (!ok)
-		nfailed++;
-}
 
 static void kernel_row(void *ctx, const char *kernel, double err, double tol)
 {
