@@ -1227,17 +1227,22 @@ for f in s1.md s1.txt s1-answers.csv s2.md s3-answers.csv answer-key.csv; do
 done
 grep -q '^s1,7.4c,total_gb,$' "$tmp/lab/s1-answers.csv" && ok "answer template row" || bad "answer template row" "$(head -3 "$tmp/lab/s1-answers.csv")"
 # the sheet shows the student's own parameters, as exercise show --params does
-# seeds go into Markdown code spans and a shell line on the sheets: a
-# backtick, a space, a newline or a leading '-' is refused, wherever from
+# lab new prints the seed on the sheets, in Markdown code spans and a shell
+# line: a backtick, a space, a newline or a leading '-' is refused there,
+# from the option or the environment; check, show and grade take any seed
 run lab new --roster "$tmp/roster.csv" --out "$tmp/lab-bad" --course-seed 'c`1'
 usage_error "lab new --course-seed with a backtick" "--course-seed" "'\`'"
 [ ! -e "$tmp/lab-bad" ] && ok "lab new with a bad seed: no folder" || bad "lab new with a bad seed: no folder"
-run exercise show 7.4c --student s3 --course-seed "c 1"
-usage_error "exercise show --course-seed with a space" "--course-seed"
+run lab new --roster "$tmp/roster.csv" --out "$tmp/lab-bad" --course-seed "c 1"
+usage_error "lab new --course-seed with a space" "--course-seed"
 export MIXPREC_COURSE_SEED=-rf
-run exercise show 7.4c --student s3
+run lab new --roster "$tmp/roster.csv" --out "$tmp/lab-bad"
+usage_error "lab new, MIXPREC_COURSE_SEED starting with -" "MIXPREC_COURSE_SEED" "start with '-'"
+run exercise list
+expect_rc "exercise list ignores MIXPREC_COURSE_SEED=-rf" 0
 unset MIXPREC_COURSE_SEED
-usage_error "MIXPREC_COURSE_SEED starting with -" "MIXPREC_COURSE_SEED" "start with '-'"
+run exercise show 7.4c --student s3 --course-seed "Fall 2024" --params
+expect_rc "exercise show: a seed with a space (an existing course's)" 0
 run exercise show 7.4c --student s3 --course-seed ML101-2026/fall:b+c@x.y=z, --params
 expect_rc "exercise show with every allowed seed character" 0
 run exercise show 7.4c --student s3 --course-seed c1 --params

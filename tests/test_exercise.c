@@ -515,6 +515,21 @@ START_TEST(answer_syntaxes)
 		assert_verdict(ex, &s, "fp16_flushes", "no; too big to flush", plain_no, "read as 'no'");
 		assert_verdict(ex, &s, "fp16_flushes", "no idea", EX_MALFORMED, "not one of");
 		assert_verdict(ex, &s, "fp16_flushes", "maybe, not sure", EX_MALFORMED, "not one of");
+		/* two answers, however the second is dressed */
+		assert_verdict(ex, &s, "fp16_flushes", "no, yes", EX_MALFORMED, "two answers");
+		assert_verdict(ex, &s, "fp16_flushes", "no, yes, it flushes", EX_MALFORMED, "two answers");
+		assert_verdict(ex, &s, "fp16_flushes", "no; yes it does", EX_MALFORMED, "two answers");
+		assert_verdict(ex, &s, "fp16_flushes", "no: yes: no", EX_MALFORMED, "two answers");
+		char padded[400];
+		snprintf(padded, sizeof padded, "no, yes%300s", "");
+		assert_verdict(ex, &s, "fp16_flushes", padded, EX_MALFORMED, "two answers");
+		/* a separator with nothing after it: no reason to mention */
+		ck_assert(check(ex, &s, "fp16_flushes", "yes,", fb, sizeof fb) == plain_yes);
+		ck_assert_msg(strstr(fb, "not checked") == NULL, "%s", fb);
+		/* a long reason is fine */
+		char longer[600];
+		snprintf(longer, sizeof longer, "no: %0500d", 0);
+		assert_verdict(ex, &s, "fp16_flushes", longer, plain_no, "not checked");
 	}
 	/* the lesson's table gives three digits: 2^-14 = 6.10e-5, 2^-126 = 1.18e-38
 	 * (1.1755e-38, 0.4% off); a truncated 1.17e-38 is as good; two digits are not */

@@ -425,6 +425,9 @@ START_TEST(gpu_code_trainer_api)
 	train_stats st2 = train_n(&cfg, "bf16-mixed", 2, &t);
 	ck_assert(!isnan(st2.val_loss) && st2.val_loss > 0);
 	const gpt_model *m = trainer_model(t);
+	float w0 = m->params_memory[0];   /* the initial weight, until synced */
+	ck_assert_int_eq(trainer_sync(t), MP_OK);
+	ck_assert(m->params_memory[0] != w0);
 	size_t n;
 	const float *raw = trainer_raw_grads(t, &n);
 	ck_assert_uint_eq(n, m->num_params);

@@ -28,8 +28,9 @@ static void lab_help(void)
 	       "  --roster FILE       CSV with a student_id column (and optionally name)\n"
 	       "  --out DIR           where to write (created when missing)\n"
 	       "  --course-seed S     the course's seed (default: $MIXPREC_COURSE_SEED, else 0);\n"
-	       "                      give the same one to 'mixprec grade'; letters, digits\n"
-	       "                      and ._@:+=,/- only, not starting with -\n"
+	       "                      give the same one to 'mixprec grade'; the sheets print\n"
+	       "                      it, so letters, digits and ._@:+=,/- only, not\n"
+	       "                      starting with -\n"
 	       "  --exercises LIST    exercise ids, comma-separated, or 'all' (default %s)\n"
 	       "  --exercise-dir DIR  read the exercises from DIR\n"
 	       "  -h, --help          this text\n\n"
@@ -118,8 +119,6 @@ static int parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*hel
 		cli_error(cmd, "--roster FILE is required");
 		return CLI_USAGE;
 	}
-	if (o->seed == ex_course_seed(NULL) && !cli_course_seed_ok(cmd, "MIXPREC_COURSE_SEED", o->seed))
-		return CLI_USAGE;
 	return CLI_OK;
 }
 
@@ -423,6 +422,9 @@ int cmd_lab(int argc, char **argv)
 		cli_error("lab", "--summary belongs to 'mixprec grade'");
 		return CLI_USAGE;
 	}
+	/* the sheets print the seed in code spans and in a command to copy */
+	if (!cli_course_seed_ok("lab", o.seed == ex_course_seed(NULL) ? "MIXPREC_COURSE_SEED" : "--course-seed", o.seed))
+		return CLI_USAGE;
 	rc = lab_new(&o);
 	return cli_flush_stdout("lab") ? rc : CLI_ENV;
 }

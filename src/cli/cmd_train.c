@@ -556,6 +556,13 @@ int cmd_gradhist(int argc, char **argv)
 		          su.cfg.device == TRAIN_DEVICE_CUDA ? gpu_last_error() : status_text(st));
 		return CLI_ENV;
 	}
+	st = trainer_sync(tr);
+	if (st != MP_OK) {
+		trainer_free(tr);
+		corpus_free(&data);
+		cli_error("gradhist", "--device cuda: cannot read the gradients back: %s", gpu_last_error());
+		return CLI_ENV;
+	}
 	size_t n;
 	const float *g = trainer_raw_grads(tr, &n);
 	double used_scale = s.loss_scale;   /* the raw gradients carry the policy's own scale */

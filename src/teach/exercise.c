@@ -1229,6 +1229,26 @@ static const ex_mistake *find_mistake(const ex_solution *sol, size_t i, const ex
 	return NULL;
 }
 
+/* Length of s before its first separator of a reason: ',', ';', ':' or " - ". */
+static size_t sep_span(const char *s)
+{
+	size_t cut = strcspn(s, ",;:");
+	const char *dash = strstr(s, " - ");
+	return dash && (size_t)(dash - s) < cut ? (size_t)(dash - s) : cut;
+}
+
+/* Whether canonical word c is one of field f's choices. */
+static bool is_choice(const ex_field *f, const char *c)
+{
+	for (size_t k = 0; k < f->nchoices; k++) {
+		char w[EX_NAME_MAX * 2];
+		field_choice_canon(f->choices[k], w, sizeof w);
+		if (strcmp(w, c) == 0)
+			return true;
+	}
+	return false;
+}
+
 ex_verdict ex_check(const ex_exercise *ex, const ex_solution *sol, size_t i, const char *answer, char *fb,
                     size_t fblen)
 {
@@ -1338,40 +1358,31 @@ ex_verdict ex_check_tagged(const ex_exercise *ex, const ex_solution *sol, size_t
 		char c[EX_NAME_MAX * 2];
 		/* "yes, it flushes": a word and its reason after a comma, semicolon,
 		 * colon or " - "; the word is the answer when it is one of the
-		 * choices (the reason is not checked, and the feedback says so) */
+		 * choices (the reason is not checked, and the feedback says so).
+		 * A reason that starts with a choice word ("no, yes", "no; yes it
+		 * does") gives two answers: unreadable. */
 		char head[EX_NAME_MAX * 2];
-		const char *reason = NULL;
-		size_t cut = strcspn(answer, ",;:");
-		const char *dash = strstr(answer, " - ");
-		if (dash && (size_t)(dash - answer) < cut)
-			cut = (size_t)(dash - answer);
+		size_t cut = sep_span(answer);
 		if (answer[cut] && cut < sizeof head) {
 			snprintf(head, sizeof head, "%.*s", (int)cut, answer);
 			canon_choice(head, c, sizeof c);
-			for (size_t k = 0; k < f->nchoices && !reason; k++) {
-				char w[EX_NAME_MAX * 2];
-				field_choice_canon(f->choices[k], w, sizeof w);
-				if (strcmp(w, c) == 0)
-					reason = answer + cut;
-			}
-			/* "no, yes" lists two choices: that is no answer with a reason */
-			if (reason) {
-				const char *tail = reason + strspn(reason, ",;: -");
+			if (is_choice(f, c)) {
+				const char *tail = answer + cut + strspn(answer + cut, ",;: -\t");
+				size_t w = strcspn(tail, " \t");
+				w = w < sep_span(tail) ? w : sep_span(tail);
 				char t[EX_NAME_MAX * 2];
-				if (strlen(tail) < sizeof t) {
-					canon_choice(tail, t, sizeof t);
-					for (size_t k = 0; k < f->nchoices && reason; k++) {
-						char w[EX_NAME_MAX * 2];
-						field_choice_canon(f->choices[k], w, sizeof w);
-						if (strcmp(w, t) == 0)
-							reason = NULL;
+				if (w > 0 && w < sizeof t) {
+					snprintf(t, sizeof t, "%.*s", (int)w, tail);
+					canon_choice(t, t, sizeof t);
+					if (is_choice(f, t)) {
+						snprintf(fb, fblen, "%s: this reads as two answers ('%s' and '%.*s'); give one",
+						         f->name, text_trim(head), (int)w, tail);
+						return EX_MALFORMED;
 					}
 				}
-			}
-			if (reason) {
 				ex_verdict v = ex_check_tagged(ex, sol, i, head, fb, fblen, tag);
 				size_t used = strlen(fb);
-				if (used + 1 < fblen)
+				if (*tail && used + 1 < fblen)
 					snprintf(fb + used, fblen - used, " (read as '%s'; the reason after it is not checked)",
 					         text_trim(head));
 				return v;

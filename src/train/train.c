@@ -574,21 +574,27 @@ const train_policy *trainer_policy(const trainer *t)
 	return &t->pol;
 }
 
+mp_status trainer_sync(trainer *t)
+{
+	if (!t->be)
+		return MP_OK;
+	gpt_model *m = &t->half[0];
+	mp_status st = t->be->read(t->dev, 0, m->params_memory);
+	if (st == MP_OK)
+		st = t->be->read(t->dev, 1, m->grads_memory);
+	if (st == MP_OK)
+		st = t->be->read(t->dev, 2, t->raw_grads);
+	return st;
+}
+
 const gpt_model *trainer_model(const trainer *t)
 {
-	if (t->be) {   /* copies back into the host model (a cache, hence the cast) */
-		gpt_model *m = (gpt_model *)&t->half[0];
-		if (t->be->read(t->dev, 0, m->params_memory) != MP_OK || t->be->read(t->dev, 1, m->grads_memory) != MP_OK)
-			gpt_zero_grad(m);
-	}
 	return &t->half[0];
 }
 
 const float *trainer_raw_grads(const trainer *t, size_t *n)
 {
 	*n = t->half[0].num_params;
-	if (t->be && t->be->read(t->dev, 2, t->raw_grads) != MP_OK)
-		memset(t->raw_grads, 0, *n * sizeof *t->raw_grads);
 	return t->raw_grads;
 }
 
@@ -613,7 +619,8 @@ train_memory trainer_memory(const trainer *t)
 		                                   : width_bytes(p->weight_fmt) * P,
 		.gradients = width_bytes(p->grad_fmt) * P,
 		.grad_accum = p->grad_accum_fmt != p->grad_fmt ? width_bytes(p->grad_accum_fmt) * P : 0,
-		.optim_state = 2 * width_bytes(p->optim_fmt) * P + (t->comp ? width_bytes(p->weight_fmt) * P : 0),
+		.optim_state = 2 * width_bytes(p->optim_fmt) * P +
+		               (!p->master_fp32 && p->wupdate == WUPD_KAHAN ? width_bytes(p->weight_fmt) * P : 0),
 		.activations = gm.acts,   /* as allocated here (fp32, plus the emulation's scratch) */
 	};
 	return m;

@@ -84,15 +84,21 @@ mp_status trainer_step(trainer *t, train_stats *s);
 double trainer_eval(trainer *t);
 
 const train_policy *trainer_policy(const trainer *t);
+/* On a GPU: copies the weights, the gradients of the last step and their raw
+ * form back to the host, for trainer_model and trainer_raw_grads; MP_EIO
+ * (gpu_last_error() says why) when the device fails. Nothing to do (MP_OK)
+ * on the CPU. */
+mp_status trainer_sync(trainer *t);
+
 /* The first half's model: its params are the weights, its grads the summed
- * gradients of the last step. On a GPU both are copied back on each call
- * (the model's activations are then not the run's). */
+ * gradients of the last step. On a GPU, as of the last trainer_sync (the
+ * initial weights before one; the model's activations are not the run's). */
 const gpt_model *trainer_model(const trainer *t);
 train_memory trainer_memory(const trainer *t);
 
 /* The gradients of the last step as the backward pass produced them, before
  * rounding and unscaling (still multiplied by the loss scale), for
- * histograms; n gets the count. */
+ * histograms; n gets the count. On a GPU, as of the last trainer_sync. */
 const float *trainer_raw_grads(const trainer *t, size_t *n);
 
 #endif
