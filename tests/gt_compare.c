@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fmt/bulk.h"
@@ -49,8 +50,8 @@ mp_status gtc_pass_compare(train_device dev, const char *policy, const train_con
 	}
 	st = be->create(&s, cfg, &p, m.params_memory, m.num_params);
 	double se, ee;
-	/* unscaled: a scaled fp8 pass overflows, and scaling is the optimiser's business */
-	float scale = 1.0f;
+	float scale = p.scaling == SCALER_STATIC ? (float)p.static_scale : p.scaling == SCALER_DYNAMIC ? 1024.0f : 1.0f;
+	out->scale = scale;
 	if (st == MP_OK)
 		st = be->forward(s, in, tg, 0, &out->loss_dev, &se, &ee);
 	if (st == MP_OK)
@@ -77,7 +78,10 @@ mp_status gtc_pass_compare(train_device dev, const char *policy, const train_con
 		off[i] = o;
 		o += m.param_sizes[i];
 	}
-	size_t C = cfg->model.C, L = cfg->model.L;
+	size_t C = cfg->model.C, L = cfg->model.L, nz = 0;
+	for (size_t j = 0; j < m.num_params; j++)
+		nz += m.grads_memory[j] != 0;
+	out->nonzero = (double)nz / (double)m.num_params;
 	out->worst = -1;
 	for (int i = 0; i < GTC_PARTS; i++) {
 		size_t lo, len, stride, count;
@@ -138,6 +142,10 @@ mp_status gtc_run_compare(train_device dev, const char *policy, const train_conf
 		out->max_lost_diff = d > out->max_lost_diff ? d : out->max_lost_diff;
 		d = fabs(a.underflow_frac - b.underflow_frac);
 		out->max_underflow_diff = d > out->max_underflow_diff ? d : out->max_underflow_diff;
+		out->mean_lost += a.lost_update_frac / (double)steps;
+		out->mean_underflow += a.underflow_frac / (double)steps;
+		out->mean_lost_dev += b.lost_update_frac / (double)steps;
+		out->mean_underflow_dev += b.underflow_frac / (double)steps;
 		out->skipped_cpu += a.skipped;
 		out->skipped_dev += b.skipped;
 		out->last_cpu = a.loss;
@@ -170,4 +178,21 @@ double gtc_tolerance(const char *policy)
 			prec = q;
 	}
 	return prec == 0 ? 1e-4 : 4.0 * ldexp(1.0, -prec);
+}
+
+bool gtc_run_stats_ok(const gtc_run *r, char *why, size_t n)
+{
+	/* lost updates: the same weights and nearly the same updates, so within
+	 * a tenth of their rate (measured: a thirtieth) */
+	if (!(r->max_lost_diff <= 0.1 * r->mean_lost + 1e-4)) {
+		snprintf(why, n, "lost-update fractions differ by up to %.3g (mean %.3g)", r->max_lost_diff, r->mean_lost);
+		return false;
+	}
+	/* underflow: one pass flushes no more than two half-batches, and some */
+	if (!(r->mean_underflow_dev <= 1.1 * r->mean_underflow + 1e-4) ||
+	    (r->mean_underflow > 1e-3 && !(r->mean_underflow_dev > 0))) {
+		snprintf(why, n, "underflow %.3g here against %.3g on the CPU", r->mean_underflow_dev, r->mean_underflow);
+		return false;
+	}
+	return true;
 }

@@ -2,6 +2,7 @@
  * are derived in the comments; tolerances say why they are what they are. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gt_compare.h"
@@ -372,6 +373,9 @@ START_TEST(gpu_code_pass_matches_cpu)
 		              r.loss_dev, r.loss_cpu);
 		ck_assert_msg(r.worst <= tol, "%s: gradient of %s off by %.3g relative (tolerance %.3g)", name,
 		              gtc_tensor_name(r.worst_tensor), r.worst, tol);
+		/* not a comparison of zeros: most gradients are there to compare */
+		ck_assert_msg(r.nonzero >= 0.5, "%s: only %.3g of the gradients are nonzero at scale %g", name, r.nonzero,
+		              (double)r.scale);
 	}
 	/* the offset of the drift lesson goes through the same pass */
 	cfg.resid_offset = 600.0f;
@@ -397,16 +401,52 @@ START_TEST(gpu_code_training_tracks_cpu)
 	ck_assert_msg(r.max_diff <= 1e-3, "fp32: losses differ by up to %.3g", r.max_diff);
 	ck_assert(r.last_cpu < 3.2);   /* it learned: ln 128 = 4.85 at the start */
 	ck_assert(r.skipped_cpu == 0 && r.skipped_dev == 0);
-	static const char *const low[] = { "bf16-mixed", "bf16-resid-sr", "bf16-pure", "bf16-pure-kahan",
-	                                   "fp16-mixed", "fp8-mixed" };
-	for (size_t i = 0; i < sizeof low / sizeof low[0]; i++) {
-		ck_assert_int_eq(gtc_run_compare(TRAIN_DEVICE_EMULATED, low[i], &cfg, &data, 40, &r), MP_OK);
-		ck_assert_msg(r.max_diff <= 0.02, "%s: losses differ by up to %.3g", low[i], r.max_diff);
-		ck_assert_msg(r.max_lost_diff <= 0.02 && r.max_underflow_diff <= 0.02, "%s: lost %.3g, underflow %.3g",
-		              low[i], r.max_lost_diff, r.max_underflow_diff);
+	/* measured differences: at most 6e-4 nats for the bf16 and fp16
+	 * policies, 5e-3 for fp8 (E4M3's 3 fraction bits flip more often) */
+	for (size_t i = 0; i < policy_preset_count(); i++) {
+		const char *name = policy_preset(i)->name;
+		if (!strcmp(name, "fp32"))
+			continue;
+		ck_assert_int_eq(gtc_run_compare(TRAIN_DEVICE_EMULATED, name, &cfg, &data, 40, &r), MP_OK);
+		double bound = strstr(name, "fp8") ? 0.02 : 0.005;
+		ck_assert_msg(r.max_diff <= bound, "%s: losses differ by up to %.3g (bound %.3g)", name, r.max_diff, bound);
+		char why[160];
+		ck_assert_msg(gtc_run_stats_ok(&r, why, sizeof why), "%s: %s", name, why);
 		ck_assert_msg(r.skipped_cpu <= r.skipped_dev + 1 && r.skipped_dev <= r.skipped_cpu + 1,
-		              "%s: skipped %zu on the CPU, %zu here", low[i], r.skipped_cpu, r.skipped_dev);
+		              "%s: skipped %zu on the CPU, %zu here", name, r.skipped_cpu, r.skipped_dev);
 	}
+	/* the SR stream of the weight update: element i of update t is
+	 * adam_t P + i on both sides, so after one step of bf16-pure-sr most
+	 * moved weights are the same bits (the gradients differ in the last
+	 * places, which moves a few draws across a rounding boundary; measured
+	 * 90%; with the stream one update off, 61%) */
+	train_policy p;
+	ck_assert_int_eq(policy_from_name("bf16-pure-sr", &p), MP_OK);
+	train_config dc = cfg;
+	dc.device = TRAIN_DEVICE_EMULATED;
+	trainer *tc, *td;
+	ck_assert_int_eq(trainer_create(&tc, &cfg, &p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&td, &dc, &p, &data), MP_OK);
+	size_t P = trainer_model(tc)->num_params;
+	float *w0 = malloc(P * sizeof *w0);
+	ck_assert(w0 != NULL);
+	memcpy(w0, trainer_model(tc)->params_memory, P * sizeof *w0);
+	train_stats s;
+	ck_assert_int_eq(trainer_step(tc, &s), MP_OK);
+	ck_assert_int_eq(trainer_step(td, &s), MP_OK);
+	ck_assert_int_eq(trainer_sync(td), MP_OK);
+	const float *wc = trainer_model(tc)->params_memory, *wd = trainer_model(td)->params_memory;
+	size_t moved = 0, same = 0;
+	for (size_t i = 0; i < P; i++) {
+		bool m = wc[i] != w0[i];
+		moved += m;
+		same += m && memcmp(&wc[i], &wd[i], sizeof *wc) == 0;
+	}
+	ck_assert_msg(moved > P / 2 && same >= 0.8 * (double)moved, "bf16-pure-sr: %zu of %zu moved weights the same bits",
+	              same, moved);
+	free(w0);
+	trainer_free(tc);
+	trainer_free(td);
 	corpus_free(&data);
 }
 END_TEST

@@ -648,13 +648,17 @@ static int bench_train_cuda(const gpu_info *info, unsigned reps, bool csv)
 		       "policy", "ms/step", "ratio");
 	}
 	openblas_set_num_threads(1);
+	gpu_clear_error();
 	mp_status st = train_bench_cuda(&data, reps, train_cuda_row, &o, err, sizeof err);
 	corpus_free(&data);
 	if (st != MP_OK) {
-		cli_error("bench", "train --device cuda: %s (%s)", err, gpu_last_error());
+		if (gpu_failed())
+			cli_error("bench", "train --device cuda: %s (%s)", err, gpu_last_error());
+		else
+			cli_error("bench", "train --device cuda: %s", err);
 		return CLI_ENV;
 	}
-	return CLI_OK;
+	return cli_flush_stdout("bench") ? CLI_OK : CLI_ENV;
 }
 
 /* --- tui --- */

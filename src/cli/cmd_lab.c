@@ -572,8 +572,17 @@ static void summarise(FILE *fp, csvw *sw, const class_grading *g)
 			if (tag) {
 				char ex_text[300];
 				snprintf(ex_text, sizeof ex_text, "%s", example ? example : tag);
+				/* a cut inside a UTF-8 sequence: drop its leading bytes */
+				size_t len = strlen(ex_text);
+				if (len == sizeof ex_text - 1) {
+					size_t k = len;
+					while (k > 0 && ((unsigned char)ex_text[k - 1] & 0xc0) == 0x80)
+						k--;
+					if (k > 0 && ((unsigned char)ex_text[k - 1] & 0xc0) == 0xc0)
+						ex_text[k - 1] = '\0';
+				}
 				for (char *p = ex_text; *p; p++)
-					if ((unsigned char)*p < 0x20)
+					if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
 						*p = '?';
 				fprintf(fp, "%-10s %-18s %zu made this mistake, e.g. \"%s\"\n", "", "", mcnt, ex_text);
 			}

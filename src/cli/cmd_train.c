@@ -218,6 +218,14 @@ static int common_option(const char *cmd, train_setup *su, int c)
 	}
 }
 
+/* What went wrong in a trainer call that returned st: the GPU's own
+ * message when the device failed (cleared before each call), else the
+ * status's text (a bad token, host memory, ...). */
+static const char *why_failed(const train_setup *su, mp_status st)
+{
+	return su->cfg.device == TRAIN_DEVICE_CUDA && gpu_failed() ? gpu_last_error() : mp_status_message(st);
+}
+
 /* The GPU kernels keep a head's row in a local array. */
 static bool device_shape_ok(const char *cmd, const train_setup *su)
 {
@@ -356,9 +364,10 @@ int cmd_train(int argc, char **argv)
 	trainer *tr[16] = { 0 };
 	int rc = CLI_OK;
 	for (size_t i = 0; i < np && rc == CLI_OK; i++) {
+		gpu_clear_error();
 		mp_status st = trainer_create(&tr[i], &su.cfg, &pols[i], &data);
 		if (st != MP_OK && su.cfg.device == TRAIN_DEVICE_CUDA && st != MP_EINVAL) {
-			cli_error("train", "--device cuda: cannot set up policy %s: %s", pols[i].name, gpu_last_error());
+			cli_error("train", "--device cuda: cannot set up policy %s: %s", pols[i].name, why_failed(&su, st));
 			rc = CLI_ENV;
 		} else if (st != MP_OK) {
 			cli_error("train", "cannot set up policy %s: %s", pols[i].name, status_text(st));
@@ -392,10 +401,10 @@ int cmd_train(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (size_t step = 0; rc == CLI_OK && step < su.steps && !interrupted; step++) {
 		for (size_t i = 0; i < np && rc == CLI_OK; i++) {
+			gpu_clear_error();
 			mp_status st = trainer_step(tr[i], &last[i]);
 			if (st != MP_OK) {
-				cli_error("train", "policy %s, step %zu: %s", pols[i].name, step,
-				          su.cfg.device == TRAIN_DEVICE_CUDA ? gpu_last_error() : status_text(st));
+				cli_error("train", "policy %s, step %zu: %s", pols[i].name, step, why_failed(&su, st));
 				rc = CLI_ENV;
 				break;
 			}
@@ -539,11 +548,11 @@ int cmd_gradhist(int argc, char **argv)
 	/* the trainer parallelises over batch halves; BLAS stays single-threaded */
 	openblas_set_num_threads(1);
 	trainer *tr;
+	gpu_clear_error();
 	mp_status st = trainer_create(&tr, &su.cfg, &pol[0], &data);
 	if (st != MP_OK) {
 		corpus_free(&data);
-		cli_error("gradhist", "cannot set up: %s",
-		          su.cfg.device == TRAIN_DEVICE_CUDA && st != MP_EINVAL ? gpu_last_error() : status_text(st));
+		cli_error("gradhist", "cannot set up: %s", why_failed(&su, st));
 		return CLI_ENV;
 	}
 	train_stats s;
@@ -552,15 +561,14 @@ int cmd_gradhist(int argc, char **argv)
 	if (st != MP_OK) {
 		trainer_free(tr);
 		corpus_free(&data);
-		cli_error("gradhist", "training failed: %s",
-		          su.cfg.device == TRAIN_DEVICE_CUDA ? gpu_last_error() : status_text(st));
+		cli_error("gradhist", "training failed: %s", why_failed(&su, st));
 		return CLI_ENV;
 	}
 	st = trainer_sync(tr);
 	if (st != MP_OK) {
 		trainer_free(tr);
 		corpus_free(&data);
-		cli_error("gradhist", "--device cuda: cannot read the gradients back: %s", gpu_last_error());
+		cli_error("gradhist", "--device cuda: cannot read the gradients back: %s", why_failed(&su, st));
 		return CLI_ENV;
 	}
 	size_t n;

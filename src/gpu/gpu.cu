@@ -24,6 +24,16 @@ extern "C" {
 
 static thread_local char last_error[512];
 
+extern "C" void gpu_clear_error(void)
+{
+	last_error[0] = '\0';
+}
+
+extern "C" bool gpu_failed(void)
+{
+	return last_error[0] != '\0';
+}
+
 extern "C" const char *gpu_last_error(void)
 {
 	return last_error[0] ? last_error : "no error";

@@ -41,6 +41,10 @@ bool gpu_ready(const char **reason, gpu_info *info);
 
 /* The message of the last failure of a gpu_* call on this thread. */
 const char *gpu_last_error(void);
+/* Forgets the last failure (gpu_failed() is then false until the next). */
+void gpu_clear_error(void);
+/* Whether a gpu_* call on this thread failed since the last clear. */
+bool gpu_failed(void);
 
 /* --- memory --- */
 

@@ -18,6 +18,15 @@ const char *gpu_last_error(void)
 	return none;
 }
 
+void gpu_clear_error(void)
+{
+}
+
+bool gpu_failed(void)
+{
+	return false;
+}
+
 mp_status gpu_alloc(void **d_p, size_t bytes)
 {
 	(void)bytes;

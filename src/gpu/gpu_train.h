@@ -11,7 +11,9 @@
  * machines without a GPU.
  *
  * The whole batch is one pass (the CPU trainer splits it into two halves
- * for its two threads); the statistics are the CPU trainer's. */
+ * for its two threads); the statistics are the CPU trainer's, except that
+ * underflow_frac counts the flushes of one pass where the CPU rounds each
+ * half-batch's (smaller) gradients. */
 #ifndef MIXPREC_GPU_GPU_TRAIN_H
 #define MIXPREC_GPU_GPU_TRAIN_H
 

@@ -370,6 +370,7 @@ mp_status class_grade(class_grading *g, char *err, size_t errlen)
 					         ex->fields[f].name, why);
 					free(g->feedback[k]);
 					g->verdict[k] = EX_MALFORMED;
+					g->mistake[k] = NULL;
 					if (!(g->feedback[k] = strdup(fb)))
 						return MP_ENOMEM;
 				}

@@ -50,9 +50,10 @@ static void passes(const char *label, const train_config *cfg, const corpus *c)
 		}
 		double tol = gtc_tolerance(name);
 		bool loss_ok = fabs(r.loss_dev - r.loss_cpu) <= tol * fabs(r.loss_cpu);
-		report(loss_ok && r.worst <= tol,
-		       "%s %s: loss %.6f (CPU %.6f), worst gradient %s off by %.3g (tolerance %.3g)", label, name,
-		       r.loss_dev, r.loss_cpu, gtc_tensor_name(r.worst_tensor), r.worst, tol);
+		report(loss_ok && r.worst <= tol && r.nonzero >= 0.5,
+		       "%s %s: loss %.6f (CPU %.6f), worst gradient %s off by %.3g (tolerance %.3g); %.3g of the "
+		       "gradients nonzero at scale %g", label, name, r.loss_dev, r.loss_cpu,
+		       gtc_tensor_name(r.worst_tensor), r.worst, tol, r.nonzero, (double)r.scale);
 	}
 }
 
@@ -66,11 +67,13 @@ static void run(const char *name, const train_config *cfg, const corpus *c, size
 		return;
 	}
 	bool skips_ok = r.skipped_cpu <= r.skipped_dev + 1 && r.skipped_dev <= r.skipped_cpu + 1;
-	report(r.max_diff <= max_diff && fabs(r.last_dev - r.last_cpu) <= last_diff && skips_ok,
-	       "%s, %zu steps: loss curves within %.3g (bound %.3g); last %.4f vs CPU %.4f (bound %.3g); "
-	       "lost-update and underflow fractions within %.3g and %.3g; skipped %zu vs %zu",
-	       name, steps, r.max_diff, max_diff, r.last_dev, r.last_cpu, last_diff, r.max_lost_diff,
-	       r.max_underflow_diff, r.skipped_dev, r.skipped_cpu);
+	char why[160] = "statistics agree";
+	bool stats_ok = gtc_run_stats_ok(&r, why, sizeof why);
+	report(r.max_diff <= max_diff && fabs(r.last_dev - r.last_cpu) <= last_diff && skips_ok && stats_ok,
+	       "%s, %zu steps: loss curves within %.3g (bound %.3g); last %.4f vs CPU %.4f (bound %.3g); %s "
+	       "(lost-update %.3g vs %.3g, underflow %.3g vs %.3g); skipped %zu vs %zu",
+	       name, steps, r.max_diff, max_diff, r.last_dev, r.last_cpu, last_diff, why, r.mean_lost_dev,
+	       r.mean_lost, r.mean_underflow_dev, r.mean_underflow, r.skipped_dev, r.skipped_cpu);
 }
 
 static void bench_row(void *ctx, const train_bench_row *r)
@@ -134,8 +137,12 @@ int main(int argc, char **argv)
 	run("fp32", &def, &c, 200, 0.02, 0.01);
 	static const char *const low[] = { "bf16-mixed", "bf16-resid", "bf16-resid-sr", "bf16-pure", "bf16-pure-sr",
 	                                   "bf16-pure-kahan", "fp16-mixed", "fp16-noscale", "fp8-mixed" };
-	for (size_t i = 0; i < sizeof low / sizeof low[0]; i++)
-		run(low[i], &small, &c, 40, 0.05, 0.05);
+	/* emulated on the CPU these differ by at most 6e-4 nats (5e-3 for fp8);
+	 * cuBLAS sums in its own order, so a few times more */
+	for (size_t i = 0; i < sizeof low / sizeof low[0]; i++) {
+		double b = strstr(low[i], "fp8") ? 0.05 : 0.02;
+		run(low[i], &small, &c, 40, b, b);
+	}
 	corpus_free(&c);
 	printf("1..%d\n", ntests);
 	return nfailed ? 1 : 0;
