@@ -289,6 +289,22 @@ else
 	bad "train.csv was written"
 fi
 
+# g trains the next run on the GPU: without one it stays on the CPU and the
+# message names why (with one, the shape line says GPU)
+script traingpu --start train <<'EOF2'
+dump before
+keys g
+dump after
+EOF2
+has traingpu before 'CPU tiny: 1 layer' "the shape line names the CPU"
+if "$MIXPREC" drift --device cuda --steps 1 --elements 1 >/dev/null 2>&1; then
+	has traingpu after 'GPU tiny: 1 layer' "g: the next run on the GPU"
+else
+	has traingpu after 'no GPU to train on: (built without CUDA|no CUDA driver|no CUDA device|.*older than|.*cannot run)' \
+		"g without a GPU: says why"
+	has traingpu after 'CPU tiny: 1 layer' "g without a GPU: still the CPU"
+fi
+
 # --- Loss-scaling lab ---
 # Multiplying by S = 2^16 moves every gradient 16 binades up: the share that
 # underflows to 0 in fp16 can only shrink, and the markers follow.

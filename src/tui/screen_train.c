@@ -10,6 +10,7 @@
 
 #include "train/data.h"
 #include "train/policy.h"
+#include "gpu/gpu.h"
 #include "train/train.h"
 #include "tui/plotview.h"
 #include "tui/screens.h"
@@ -26,6 +27,7 @@ void openblas_set_num_threads(int num_threads);
 	X(TR_STOP, "x", "stop", 'x')                                                            \
 	X(TR_METRIC, "m Tab", "plot: loss, resid_lost_frac, lost_update_frac", 'm', '\t')       \
 	X(TR_SHAPE, "z", "model size: tiny (seconds) or the default (a minute)", 'z')           \
+	X(TR_DEVICE, "g", "train on the GPU (CUDA) or the CPU", 'g')                             \
 	X(TR_STEPS, "n", "edit the number of steps", 'n')                                       \
 	X(TR_PATH, "f", "edit the CSV file name", 'f')                                          \
 	X(TR_EXPORT, "e", "export every step so far as CSV (the train --csv columns)", 'e')
@@ -54,6 +56,7 @@ typedef struct {
 	int cursor;
 	int metric;
 	bool tiny;
+	bool gpu;           /* the next run trains on the GPU */
 	tui_field steps_f, path_f;
 	int editing;                /* 0, 'n' or 'f' */
 	train_stats *ui_hist;
@@ -82,9 +85,11 @@ static void *worker(void *arg)
 	bool have_data = st == MP_OK;
 	set_phase(t, "setting up the trainers");
 	for (size_t i = 0; i < t->np && st == MP_OK; i++) {
+		gpu_clear_error();
 		st = trainer_create(&tr[i], &t->cfg, &t->pols[i], &data);
 		if (st != MP_OK)
-			snprintf(err, sizeof err, "policy %s: %s", t->pols[i].name, mp_status_message(st));
+			snprintf(err, sizeof err, "policy %s: %s", t->pols[i].name,
+			         gpu_failed() ? gpu_last_error() : mp_status_message(st));
 	}
 	if (st == MP_OK)
 		set_phase(t, "training");
@@ -93,7 +98,8 @@ static void *worker(void *arg)
 			train_stats s;
 			st = trainer_step(tr[i], &s);
 			if (st != MP_OK) {
-				snprintf(err, sizeof err, "policy %s, step %zu: %s", t->pols[i].name, step, mp_status_message(st));
+				snprintf(err, sizeof err, "policy %s, step %zu: %s", t->pols[i].name, step,
+				         gpu_failed() ? gpu_last_error() : mp_status_message(st));
 				break;
 			}
 			pthread_mutex_lock(&t->mu);
@@ -181,6 +187,7 @@ static void start(tui_screen *s)
 	free_run(t);
 	t->steps = (size_t)steps;
 	t->cfg = shape_config(t->tiny);
+	t->cfg.device = t->gpu ? TRAIN_DEVICE_CUDA : TRAIN_DEVICE_CPU;
 	t->hist = calloc(t->steps * t->np, sizeof *t->hist);
 	t->ui_hist = calloc(t->steps * t->np, sizeof *t->ui_hist);
 	t->px = calloc(t->steps, sizeof *t->px);
@@ -311,8 +318,8 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		field_draw(w, y, 1 + x, 8, &t->steps_f, true);
 	else
 		tui_putf(w, y, 1 + x, 8, ROLE_NORMAL, "[%s]", t->steps_f.text);
-	tui_putf(w, y, 16, 40, ROLE_DIM, "shape %s: %zu layer%s, %zu ch, batch %zux%zu", t->tiny ? "tiny" : "default",
-	         c.model.L, c.model.L == 1 ? "" : "s", c.model.C, c.B, c.t);
+	tui_putf(w, y, 16, 40, ROLE_DIM, "%s %s: %zu layer%s, %zu ch, batch %zux%zu", t->gpu ? "GPU" : "CPU",
+	         t->tiny ? "tiny" : "default", c.model.L, c.model.L == 1 ? "" : "s", c.model.C, c.B, c.t);
 	x = tui_put(w, y, 57, 4, ROLE_DIM, "csv ");
 	if (t->editing == 'f')
 		field_draw(w, y, 57 + x, cols - 58 - x, &t->path_f, true);
@@ -457,6 +464,16 @@ static int train_handle(tui_screen *s, int action, int key)
 		train_tick(s);
 		return TUI_HANDLED;
 	case TR_METRIC: t->metric = (t->metric + 1) % METRIC_COUNT; return TUI_HANDLED;
+	case TR_DEVICE: {
+		const char *why;
+		if (!t->gpu && !gpu_ready(&why, NULL)) {
+			tui_message(s->app, true, "no GPU to train on: %s", why);
+			return TUI_HANDLED;
+		}
+		t->gpu = !t->gpu;
+		tui_message(s->app, false, "the next run trains on the %s (s starts it)", t->gpu ? "GPU" : "CPU");
+		return TUI_HANDLED;
+	}
 	case TR_SHAPE:
 		t->tiny = !t->tiny;
 		tui_message(s->app, false, "the next run uses the %s shape (s starts it)", t->tiny ? "tiny" : "default");
