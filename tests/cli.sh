@@ -844,6 +844,12 @@ err_has "train --data too short: names the file" "short.txt"
 run train --help
 expect_rc "train --help" 0
 out_has "train --help: --resid-offset" "--resid-offset"
+# every preset listed, and every line within 80 columns
+for p in $("$MIXPREC" train --policy nosuch 2>&1 | sed -n 's/.*(known: \(.*\)).*/\1/p' | tr -d ','); do
+	grep -q -- "$p" "$tmp/out" || bad "train --help lists $p"
+done
+awk 'length > 80 { bad = 1 } END { exit bad }' "$tmp/out" && ok "train --help: within 80 columns" ||
+	bad "train --help: within 80 columns" "$(awk 'length > 80' "$tmp/out")"
 run gradhist $tiny --steps 2 --scale 1024 --csv
 expect_rc "gradhist --csv" 0
 out_line "gradhist --csv: header" "log2_lo,log2_hi,count,share,fp16_at_scale"

@@ -27,15 +27,31 @@ static void on_sigint(int sig)
 static void train_help(void)
 {
 	train_config d = train_config_default();
+	/* the preset names wrapped under the option, within 80 columns */
+	char preset_lines[1024] = "", line[128] = "";
+	char names[512];
+	snprintf(names, sizeof names, "%s", policy_preset_names());
+	char *save = NULL;
+	for (char *tok = strtok_r(names, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		if (line[0] && strlen(line) + strlen(tok) + 2 > 58) {
+			snprintf(preset_lines + strlen(preset_lines), sizeof preset_lines - strlen(preset_lines),
+			         "                     %s,\n", line);
+			line[0] = '\0';
+		}
+		snprintf(line + strlen(line), sizeof line - strlen(line), "%s%s", line[0] ? ", " : "", tok);
+	}
+	snprintf(preset_lines + strlen(preset_lines), sizeof preset_lines - strlen(preset_lines),
+	         "                     %s\n", line);
 	printf("Usage: mixprec train [--policy P,...] [--steps N] [--csv FILE] [options]\n"
-	       "Trains the tiny GPT (pre-LayerNorm, character level) on the CPU under one or\n"
-	       "more precision policies side by side, from the same initial weights and on\n"
-	       "the same batches, and reports per step what each policy loses.\n\n"
-	       "  --policy P,...     presets (default fp32): %s\n"
+	       "Trains the tiny GPT (pre-LayerNorm, character level) on the CPU (or the GPU:\n"
+	       "--device cuda) under one or more precision policies side by side, from the\n"
+	       "same initial weights and on the same batches, and reports per step what\n"
+	       "each policy loses.\n\n"
+	       "  --policy P,...     presets (default fp32):\n%s"
 	       "  --steps N          optimisation steps (default 200)\n"
 	       "  --csv FILE         per-step CSV (FILE may be -): step,policy,loss,val_loss,\n"
-	       "                     grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,\n"
-	       "                     resid_lost_frac,ms\n"
+	       "                     grad_norm,loss_scale,skipped,underflow_frac,\n"
+	       "                     lost_update_frac,resid_lost_frac,ms\n"
 	       "  --data FILE        training text (default: the bundled corpus); the last tenth\n"
 	       "                     is held out\n"
 	       "  --lr X             AdamW learning rate (default %g)\n"
@@ -54,9 +70,10 @@ static void train_help(void)
 	       "  --gemm F  --residual F[:rne|sr]  --weights fp32|F[:rne|sr|kahan]  --grads F\n"
 	       "  --grad-accum F  --optim-state F  --loss-scale none|dynamic|static:S\n"
 	       "  --reductions fp32|low|F   softmax, LayerNorm and cross-entropy sums in fp32\n"
-	       "                     (default) or, to show the pitfall, in F (low: the GEMM format)\n\n"
+	       "                     (default) or, to show the pitfall, in F (low: the GEMM\n"
+	       "                     format)\n\n"
 	       "Ctrl-C stops after the current step and keeps what was written.\n",
-	       policy_preset_names(), d.lr, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
+	       preset_lines, d.lr, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every);
 }
 
