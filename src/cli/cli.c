@@ -13,7 +13,7 @@ static const cli_command commands[] = {
 	{ .name = "formats", .run = cmd_formats, .summary = "the table of number formats" },
 	{ .name = "bits",    .run = cmd_bits,    .summary = "bit layout, class, value, spacing and neighbours of values" },
 	{ .name = "round",   .run = cmd_round,   .summary = "round values exactly into formats, in any rounding mode" },
-	{ .name = "drift",   .run = cmd_drift,   .summary = "residual-drift simulation: small updates to a large value in fp32, bf16, fp16" },
+	{ .name = "drift",   .run = cmd_drift,   .summary = "residual drift: small updates to a large value in fp32, bf16, fp16" },
 	{ .name = "train",   .run = cmd_train,   .summary = "train the tiny GPT under precision policies side by side" },
 	{ .name = "gradhist", .run = cmd_gradhist, .summary = "gradient magnitudes against fp16/bf16 limits at a loss scale" },
 	{ .name = "exercise", .run = cmd_exercise, .summary = "list exercises, show a student's variant, hints, worked solutions" },
@@ -176,4 +176,24 @@ bool cli_flush_stdout(const char *cmd)
 		return false;
 	}
 	return true;
+}
+
+void cli_wrap_list(char *buf, size_t n, const char *list, int indent, int width)
+{
+	char words[1024], line[256] = "";
+	snprintf(words, sizeof words, "%s", list);
+	size_t used = 0;
+	buf[0] = '\0';
+	char *save = NULL;
+	for (char *tok = strtok_r(words, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		/* the word, ", " before it and the comma after it must fit */
+		if (line[0] && indent + strlen(line) + strlen(tok) + 3 > (size_t)width) {
+			used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%*s%s,\n", indent, "", line);
+			line[0] = '\0';
+		}
+		snprintf(line + strlen(line), sizeof line - strlen(line), "%s%s", line[0] ? ", " : "", tok);
+		if (used >= n)
+			return;
+	}
+	snprintf(buf + used, used < n ? n - used : 0, "%*s%s\n", indent, "", line);
 }

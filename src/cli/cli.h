@@ -82,4 +82,8 @@ bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned 
 /* Flushes stdout; on a write error reports it and returns false. */
 bool cli_flush_stdout(const char *cmd);
 
+/* A ", "-separated list as lines of at most width columns, each indented by
+ * indent spaces and ending in '\n' (for --help texts within 80 columns). */
+void cli_wrap_list(char *buf, size_t n, const char *list, int indent, int width);
+
 #endif

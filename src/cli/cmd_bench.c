@@ -21,8 +21,8 @@
 
 static void bench_help(void)
 {
-	printf("Usage: mixprec bench [round|drift|train|all] [--threads N,...] [--mib N] [--reps N] [--csv]\n"
-	       "                     [--device cpu|cuda]\n"
+	printf("Usage: mixprec bench [round|drift|train|tui|all] [--threads N,...] [--mib N]\n"
+	       "                     [--reps N] [--csv] [--device cpu|cuda]\n"
 	       "Measures kernels on arrays larger than the caches, against a memcpy of the\n"
 	       "same size measured in the same run.\n\n"
 	       "  round          bulk rounding kernels: each one's memory traffic rate, (bytes\n"
@@ -40,10 +40,12 @@ static void bench_help(void)
 	       "  --threads N,.. thread counts to measure (default 1,2)\n"
 	       "  --mib N        size of the fp32 input array in MiB (default 512)\n"
 	       "  --reps N       repetitions per kernel; the best is kept (default 3)\n"
-	       "  --csv          CSV: threads,kernel,path,seconds,gb_per_s,ratio_to_memcpy (round);\n"
-	       "                 threads,variant,seconds,updates_per_s,bound_per_s,ratio (drift);\n"
-	       "                 threads,policy,ms_per_step,sgemm_share,gflops,sgemm_gflops (train);\n"
-	       "                 measure,size,ms,budget_ms (tui)\n"
+	       "  --csv          CSV, by measurement:\n"
+	       "                 round: threads,kernel,path,seconds,gb_per_s,ratio_to_memcpy\n"
+	       "                 drift: threads,variant,seconds,updates_per_s,bound_per_s,ratio\n"
+	       "                 train: threads,policy,ms_per_step,sgemm_share,gflops,\n"
+	       "                 sgemm_gflops\n"
+	       "                 tui: measure,size,ms,budget_ms\n"
 	       "  --device D     cpu (default) or cuda: round and drift on the GPU against a\n"
 	       "                 device-to-device cudaMemcpy of the same size (default --mib\n"
 	       "                 2048); drift adds the whole simulation (all variants, state in\n"

@@ -16,12 +16,14 @@ static void bits_help(void)
 	       "       mixprec bits --raw PATTERN [--raw PATTERN...] --format F [--csv]\n"
 	       "Shows how a value is stored: sign, exponent and fraction fields, class,\n"
 	       "decoded value, the spacing (ulp) there and the neighbouring values.\n\n"
-	       "  --format F,...  formats (default: all); known: %s\n"
+	       "  --format F,...  formats (default: all); known:\n"
+	       "                  %s\n"
 	       "  --mode M        rounding of VALUE into the format (default rne)\n"
 	       "  --raw PATTERN   decode a bit pattern instead: hex (0x7c00), binary\n"
 	       "                  (0b0111110000000000) or binary grouped with spaces\n"
-	       "  --csv           CSV: input,format,bits,sign,exponent_field,fraction_field,class,\n"
-	       "                  value,exponent,ulp,prev_bits,prev,next_bits,next\n"
+	       "  --csv           CSV: input,format,bits,sign,exponent_field,\n"
+	       "                  fraction_field,class,value,exponent,ulp,prev_bits,prev,\n"
+	       "                  next_bits,next\n"
 	       "  -h, --help      this text\n",
 	       fmt_known_names());
 }

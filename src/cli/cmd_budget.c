@@ -10,9 +10,12 @@
 
 static void budget_help(void)
 {
+	char recipes[512];
+	cli_wrap_list(recipes, sizeof recipes, budget_recipe_known(), 20, 80);
 	printf("Usage: mixprec budget --params N [--recipe R] [--optimizer O] [--convention C]\n"
 	       "                      [--zero S --gpus G] [--preset M] [--layers L --hidden H\n"
-	       "                      --heads A --seq S] [--micro-batch B] [--recompute R] [--csv]\n"
+	       "                      --heads A --seq S] [--micro-batch B] [--recompute R]\n"
+	       "                      [--csv]\n"
 	       "Training memory per parameter and in total, per component (master weights,\n"
 	       "working weights, gradients, fp32 gradient accumulator, optimiser state and,\n"
 	       "with a model shape, activations), and each GPU's share under ZeRO.\n\n"
@@ -20,32 +23,36 @@ static void budget_help(void)
 	       "                    B or G, T); overrides a preset's count\n"
 	       "  --preset M        a named model: %s\n"
 	       "                    (parameter count and shape, micro-batch 1)\n"
-	       "  --recipe R        %s\n"
-	       "                    (default bf16-mixed: fp32 master 4 + bf16 copy 2 + bf16 gradient 2\n"
-	       "                    + fp32 accumulator 4 + Adam 8 = 20 bytes per parameter)\n"
+	       "  --recipe R        one of:\n%s"
+	       "                    (default bf16-mixed: fp32 master 4 + bf16 copy 2 + bf16\n"
+	       "                    gradient 2 + fp32 accumulator 4 + Adam 8 = 20 bytes per\n"
+	       "                    parameter)\n"
 	       "  --optimizer O     %s (default adam)\n"
 	       "                    state per parameter: adam/adamw 2 elements (fp32: 8 bytes),\n"
 	       "                    sgd none, sgd-momentum 1, adam8bit 2 bytes\n"
 	       "  --convention C    %s (default mixprec)\n"
-	       "                    how another tool would count: eleuther = Transformer Math 101\n"
-	       "                    (no fp32 accumulator), deepspeed = its ZeRO-2 estimate,\n"
+	       "                    how another tool would count: eleuther = Transformer Math\n"
+	       "                    101 (no fp32 accumulator), deepspeed = its ZeRO-2 estimate,\n"
 	       "                    accelerate = the largest single stage instead of the sum\n"
 	       "  --zero S          ZeRO stage 0-3: 1 shards the optimiser state (with the fp32\n"
-	       "                    master), 2 also the gradients, 3 also the weights (default 0)\n"
+	       "                    master), 2 also the gradients, 3 also the weights (default\n"
+	       "                    0)\n"
 	       "  --gpus G          data-parallel GPUs (default 1); adds per-GPU columns\n"
 	       "  --layers L --hidden H --heads A --seq S\n"
 	       "                    a GPT shape, for activation memory (Korthikanti et al. 2022:\n"
-	       "                    s*b*h*(34 + 5*a*s/h) bytes per layer with 16-bit activations)\n"
+	       "                    s*b*h*(34 + 5*a*s/h) bytes per layer with 16-bit\n"
+	       "                    activations)\n"
 	       "  --micro-batch B   sequences per GPU per step (default 1)\n"
 	       "  --recompute R     %s (default none): selective keeps\n"
 	       "                    34*s*b*h per layer, full only the layer input 2*s*b*h\n"
-	       "  --csv             CSV: component,bytes_per_param,bytes,gb,gib, a total row last;\n"
+	       "  --csv             CSV: component,bytes_per_param,bytes,gb,gib, a total row\n"
+	       "                    last;\n"
 	       "                    with --gpus or --zero the values are one GPU's share\n"
 	       "  -h, --help        this text\n\n"
 	       "GB = 10^9 bytes, GiB = 2^30 bytes. bytes/param of activations (and of the total)\n"
 	       "is bytes divided by the parameter count. Every number accepts the full number\n"
 	       "syntax (2^10, 3*2^20, ...).\n",
-	       budget_preset_known(), budget_recipe_known(), budget_optimizer_known(), budget_convention_known(),
+	       budget_preset_known(), recipes, budget_optimizer_known(), budget_convention_known(),
 	       budget_recompute_known());
 }
 

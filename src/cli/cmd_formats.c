@@ -13,7 +13,8 @@ static void formats_help(void)
 	       "normal and subnormal values, machine epsilon (spacing at 1), decimal digits\n"
 	       "(precision x log10 2) and whether the format has infinities.\n\n"
 	       "  --csv     CSV: name,bits,exponent_bits,fraction_bits,bias,max,min_normal,\n"
-	       "            min_subnormal,epsilon,decimal_digits,has_inf (numbers read back exactly)\n"
+	       "            min_subnormal,epsilon,decimal_digits,has_inf (numbers read back\n"
+	       "            exactly)\n"
 	       "  -h, --help  this text\n");
 }
 

@@ -21,7 +21,8 @@
 
 static void lab_help(void)
 {
-	printf("Usage: mixprec lab new --roster ROSTER.csv --out DIR [--course-seed S] [--exercises LIST]\n"
+	printf("Usage: mixprec lab new --roster ROSTER.csv --out DIR [--course-seed S]\n"
+	       "                       [--exercises LIST]\n"
 	       "Writes, for every student of the roster, a sheet with their own variant of\n"
 	       "each exercise (DIR/ID.md and DIR/ID.txt) and an answer template\n"
 	       "(DIR/ID-answers.csv), plus the instructor's key (DIR/answer-key.csv).\n\n"
@@ -31,7 +32,8 @@ static void lab_help(void)
 	       "                      give the same one to 'mixprec grade'; the sheets print\n"
 	       "                      it, so letters, digits and ._@:+=,/- only, not\n"
 	       "                      starting with -\n"
-	       "  --exercises LIST    exercise ids, comma-separated, or 'all' (default %s)\n"
+	       "  --exercises LIST    exercise ids, comma-separated, or 'all' (default\n"
+	       "                      %s)\n"
 	       "  --exercise-dir DIR  read the exercises from DIR\n"
 	       "  -h, --help          this text\n\n"
 	       "File formats: README.md, section \"Classroom labs\"; examples in data/.\n",
@@ -53,7 +55,8 @@ static void grade_help(void)
 	       "  --out FILE          grades CSV (default: standard output)\n"
 	       "  --summary FILE      the class summary as CSV too\n"
 	       "  --course-seed S     the seed the sheets were made with\n"
-	       "  --exercises LIST    exercise ids, comma-separated, or 'all' (default %s)\n"
+	       "  --exercises LIST    exercise ids, comma-separated, or 'all' (default\n"
+	       "                      %s)\n"
 	       "  --exercise-dir DIR  read the exercises from DIR\n"
 	       "  -h, --help          this text\n\n"
 	       "Grades: student_id,name,exercise,score,correct,fields,feedback (and a\n"

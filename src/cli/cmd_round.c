@@ -15,15 +15,18 @@
 
 static void round_help(void)
 {
-	printf("Usage: mixprec round [VALUE...] [--to F,...] [--mode M] [--seed N] [--saturate] [--csv]\n"
-	       "                     [--device cpu|cuda]\n"
+	printf("Usage: mixprec round [VALUE...] [--to F,...] [--mode M] [--seed N]\n"
+	       "                     [--saturate] [--csv] [--device cpu|cuda]\n"
 	       "Rounds each VALUE, or each line of standard input when no VALUE is given,\n"
 	       "from its exact value into every format of --to, and shows the bits, the\n"
 	       "value, and the absolute and relative error.\n\n"
-	       "  --to F,...    formats (default fp32,fp16,bf16); known: %s\n"
-	       "                (aliases: float32/single, float16/half, bfloat16, e4m3, e5m2, ...)\n"
+	       "  --to F,...    formats (default fp32,fp16,bf16); known:\n"
+	       "                %s\n"
+	       "                (aliases: float32/single, float16/half, bfloat16, e4m3,\n"
+	       "                e5m2, ...)\n"
 	       "  --mode M      rne (default; nearest, ties to even), rna (ties away), rtz,\n"
-	       "                up, down, sr (stochastic: up with probability = fraction of the gap)\n"
+	       "                up, down, sr (stochastic: up with probability = the fraction\n"
+	       "                of the gap)\n"
 	       "  --seed N      seed for sr (default 0); value number i (from 0) uses the\n"
 	       "                random bits of element i of the stream, so runs are reproducible\n"
 	       "  --saturate    overflow and infinities give the largest finite value instead\n"

@@ -27,21 +27,8 @@ static void on_sigint(int sig)
 static void train_help(void)
 {
 	train_config d = train_config_default();
-	/* the preset names wrapped under the option, within 80 columns */
-	char preset_lines[1024] = "", line[128] = "";
-	char names[512];
-	snprintf(names, sizeof names, "%s", policy_preset_names());
-	char *save = NULL;
-	for (char *tok = strtok_r(names, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-		if (line[0] && strlen(line) + strlen(tok) + 2 > 58) {
-			snprintf(preset_lines + strlen(preset_lines), sizeof preset_lines - strlen(preset_lines),
-			         "                     %s,\n", line);
-			line[0] = '\0';
-		}
-		snprintf(line + strlen(line), sizeof line - strlen(line), "%s%s", line[0] ? ", " : "", tok);
-	}
-	snprintf(preset_lines + strlen(preset_lines), sizeof preset_lines - strlen(preset_lines),
-	         "                     %s\n", line);
+	char preset_lines[1024];
+	cli_wrap_list(preset_lines, sizeof preset_lines, policy_preset_names(), 21, 80);
 	printf("Usage: mixprec train [--policy P,...] [--steps N] [--csv FILE] [options]\n"
 	       "Trains the tiny GPT (pre-LayerNorm, character level) on the CPU (or the GPU:\n"
 	       "--device cuda) under one or more precision policies side by side, from the\n"
@@ -500,7 +487,8 @@ int cmd_train(int argc, char **argv)
 
 static void gradhist_help(void)
 {
-	printf("Usage: mixprec gradhist [--steps N] [--scale S] [--policy P] [--csv] [train options]\n"
+	printf("Usage: mixprec gradhist [--steps N] [--scale S] [--policy P] [--csv]\n"
+	       "                        [train options]\n"
 	       "Trains a few steps (default 20) and shows the magnitudes of the last step's\n"
 	       "gradients as a histogram of powers of two, with fp16's and bf16's smallest\n"
 	       "subnormal, smallest normal and largest values marked, and the share of\n"
