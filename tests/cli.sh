@@ -848,11 +848,12 @@ out_has "train --help: --resid-offset" "--resid-offset"
 for p in $("$MIXPREC" train --policy nosuch 2>&1 | sed -n 's/.*(known: \(.*\)).*/\1/p' | tr -d ','); do
 	grep -q -- "$p" "$tmp/out" || bad "train --help lists $p"
 done
-# every command's help (the list from mixprec --help) fits an 80-column terminal
+# every command's help (the list from mixprec --help) fits an 80-column terminal;
+# a line that is only a path (where the lessons are: it depends on the build) may not
 for c in "" $("$MIXPREC" --help | awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } /^$/ { on = 0 }'); do
 	# shellcheck disable=SC2086
 	"$MIXPREC" $c --help >"$tmp/help" 2>&1
-	if awk 'length > 80 { bad = 1 } END { exit bad }' "$tmp/help"; then
+	if awk 'length > 80 && !/^ *\/[^ ]*$/ { bad = 1 } END { exit bad }' "$tmp/help"; then
 		ok "mixprec $c --help: within 80 columns"
 	else
 		bad "mixprec $c --help: within 80 columns" "$(awk 'length > 80' "$tmp/help")"

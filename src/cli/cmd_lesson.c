@@ -16,8 +16,8 @@ static void lesson_help(void)
 	       "lists the mixprec commands it suggests running, one per line.\n\n"
 	       "  --width N   wrap at N columns (default: the terminal's width, else 80)\n"
 	       "  -h, --help  this text\n\n"
-	       "Lessons are Markdown files in %s\n"
-	       "(MIXPREC_LESSONDIR points elsewhere).\n",
+	       "Lessons are Markdown files in (MIXPREC_LESSONDIR points elsewhere):\n"
+	       "  %s\n",
 	       lesson_dir());
 }
 
