@@ -9,37 +9,14 @@
 # comment next to it) or computed here with awk from the format definitions;
 # none is copied from the program's output.
 
-MIXPREC=${MIXPREC:-./mixprec}
-if [ ! -x "$MIXPREC" ]; then
-	echo "SKIP: $MIXPREC is not an executable (build it first)"
-	exit 77
-fi
+. "${srcdir:-.}/tests/harness.sh"
+need_mixprec
 
 LC_ALL=C
 NO_COLOR=1
 export LC_ALL NO_COLOR
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mixprec-cli.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' 0
-trap 'exit 1' 1 2 15
-
-pass=0
-fail=0
-
-ok() {
-	pass=$((pass + 1))
-	echo "ok   $1"
-}
-
-# bad NAME [DETAIL...]
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL $1"
-	shift
-	for line in "$@"; do
-		echo "     $line"
-	done
-}
+make_tmp cli
 
 # run ARG...: runs the program with stdin from /dev/null; sets $rc, $tmp/out, $tmp/err.
 run() {
@@ -1471,6 +1448,4 @@ else
 fi
 
 # ---------------------------------------------------------------------------
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ] || exit 1
-exit 0
+finish

@@ -11,12 +11,9 @@
 #
 # Run by Automake's plain test-driver: exit 0 pass, 1 fail, 77 skip.
 
-MIXPREC=${MIXPREC:-./mixprec}
 srcdir=${srcdir:-.}
-if [ ! -x "$MIXPREC" ]; then
-	echo "SKIP: $MIXPREC is not an executable (build it first)"
-	exit 77
-fi
+. "$srcdir/tests/harness.sh"
+need_mixprec
 expdir=$srcdir/tests/tui
 
 # The ASCII fallback and the monochrome scheme: what the dumps are written in.
@@ -24,26 +21,9 @@ LC_ALL=C
 NO_COLOR=1
 export LC_ALL NO_COLOR
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mixprec-tui.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' 0
-trap 'exit 1' 1 2 15
+make_tmp tui
 XDG_STATE_HOME=$tmp/state
 export XDG_STATE_HOME
-
-pass=0
-fail=0
-ok() {
-	pass=$((pass + 1))
-	echo "ok   $1"
-}
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL $1"
-	shift
-	for line in "$@"; do
-		echo "     $line"
-	done
-}
 
 # script NAME [OPTIONS...] < KEYS: runs a key script; dumps in $tmp/NAME.out
 script() {
@@ -542,5 +522,4 @@ else
 		"$(diff "$tmp/readme-keys" "$tmp/keys" | head -n 8)"
 fi
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

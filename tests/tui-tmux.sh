@@ -8,36 +8,22 @@
 #
 # Kills only its own server. Exit 0 pass, 1 fail, 77 skip (no tmux).
 
-MIXPREC=${MIXPREC:-./mixprec}
+. "${srcdir:-.}/tests/harness.sh"
 if ! command -v tmux >/dev/null 2>&1; then
 	echo "SKIP: tmux is not installed (./run installs it)"
 	exit 77
 fi
-if [ ! -x "$MIXPREC" ]; then
-	echo "SKIP: $MIXPREC is not an executable (build it first)"
-	exit 77
-fi
+need_mixprec
 case $MIXPREC in /*) ;; *) MIXPREC=$(pwd)/$MIXPREC ;; esac
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mixprec-tmux.XXXXXX") || exit 99
 sock=mixprec-test-$$
 tm() { tmux -L "$sock" -f /dev/null "$@"; }
-trap 'tm kill-server >/dev/null 2>&1; sleep 0.2; rm -rf "$tmp"' 0
-trap 'exit 1' 1 2 15
-
-pass=0
-fail=0
-ok() {
-	pass=$((pass + 1))
-	echo "ok   $1"
+cleanup_more() {
+	tm kill-server >/dev/null 2>&1
+	sleep 0.2
 }
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL $1"
-	shift
-	for line in "$@"; do
-		echo "     $line"
-	done
+make_tmp tmux
+bad_more() {
 	echo "     screen:"
 	tm capture-pane -p -t t 2>/dev/null | sed 's/^/     | /'
 }
@@ -268,5 +254,4 @@ for size in 80x24 132x43; do
 	check '^EXIT=2$' "TERM=dumb: exit 2"
 done
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

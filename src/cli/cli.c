@@ -100,6 +100,15 @@ static bool is_negative_number(const char *s)
 	return !strncasecmp(s + 1, "inf", 3) || !strncasecmp(s + 1, "nan", 3);
 }
 
+int cli_option_error(const char *cmd, int c, char **argv)
+{
+	if (c == ':')
+		cli_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+	else
+		cli_error(cmd, "unknown option '%s' (see 'mixprec %s --help')", argv[optind - 1], cmd);
+	return CLI_USAGE;
+}
+
 int cli_getopt(cli_args *a, int argc, char **argv, const struct option *opts, char **value)
 {
 	if (!a->started) {

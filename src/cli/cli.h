@@ -74,6 +74,10 @@ typedef struct {
 } cli_args;
 int cli_getopt(cli_args *a, int argc, char **argv, const struct option *opts, char **value);
 
+/* Reports the option cli_getopt just rejected (c ':' for a missing value,
+ * anything else for an unknown option) and returns CLI_USAGE. */
+int cli_option_error(const char *cmd, int c, char **argv);
+
 /* Parses --to/--format lists, naming the option in the error. */
 bool cli_parse_formats(const char *cmd, const char *opt, const char *list, fmt_id *ids, size_t *count);
 bool cli_parse_mode(const char *cmd, const char *text, fmt_mode *mode);

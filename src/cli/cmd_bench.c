@@ -269,11 +269,8 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case 'h': bench_help(); return cli_flush_stdout("bench") ? CLI_OK : CLI_ENV;
 		case ':':
-			cli_error("bench", "option '%s' needs a value", argv[optind - 1]);
-			return CLI_USAGE;
 		default:
-			cli_error("bench", "unknown option '%s' (see 'mixprec bench --help')", argv[optind - 1]);
-			return CLI_USAGE;
+			return cli_option_error("bench", c, argv);
 		}
 	}
 	const char *what = optind < argc ? argv[optind] : "round";

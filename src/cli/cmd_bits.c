@@ -231,11 +231,8 @@ int cmd_bits(int argc, char **argv)
 		case 'c': csv = true; break;
 		case 'h': bits_help(); return cli_flush_stdout("bits") ? CLI_OK : CLI_ENV;
 		case ':':
-			cli_error("bits", "option '%s' needs a value", argv[optind - 1]);
-			return CLI_USAGE;
 		default:
-			cli_error("bits", "unknown option '%s' (see 'mixprec bits --help')", argv[optind - 1]);
-			return CLI_USAGE;
+			return cli_option_error("bits", c, argv);
 		}
 	}
 	if (!have_formats) {

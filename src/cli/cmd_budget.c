@@ -317,11 +317,8 @@ int cmd_budget(int argc, char **argv)
 		case 'c': csv = true; break;
 		case 'h': budget_help(); return cli_flush_stdout("budget") ? CLI_OK : CLI_ENV;
 		case ':':
-			cli_error("budget", "option '%s' needs a value", argv[optind - 1]);
-			return CLI_USAGE;
 		default:
-			cli_error("budget", "unknown option '%s' (see 'mixprec budget --help')", argv[optind - 1]);
-			return CLI_USAGE;
+			return cli_option_error("budget", c, argv);
 		}
 	}
 	if (params > 0)

@@ -274,11 +274,8 @@ int cmd_drift(int argc, char **argv)
 			break;
 		case 'h': drift_help(); return cli_flush_stdout("drift") ? CLI_OK : CLI_ENV;
 		case ':':
-			cli_error("drift", "option '%s' needs a value", argv[optind - 1]);
-			return CLI_USAGE;
 		default:
-			cli_error("drift", "unknown option '%s' (see 'mixprec drift --help')", argv[optind - 1]);
-			return CLI_USAGE;
+			return cli_option_error("drift", c, argv);
 		}
 	}
 	double xs[64], xstarts[64][DRIFT_VARIANT_COUNT];

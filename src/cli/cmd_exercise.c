@@ -106,11 +106,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, ex_opts *o, void (
 		case OPT_NOPROG: o->no_progress = true; break;
 		case 'h': help(); return cli_flush_stdout(cmd) ? -1 : CLI_ENV;
 		case ':':
-			cli_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-			return CLI_USAGE;
 		default:
-			cli_error(cmd, "unknown option '%s' (see 'mixprec %s --help')", argv[optind - 1], cmd);
-			return CLI_USAGE;
+			return cli_option_error(cmd, c, argv);
 		}
 	}
 	return CLI_OK;

@@ -40,8 +40,7 @@ int cmd_formats(int argc, char **argv)
 		case 'c': csv = true; break;
 		case 'h': formats_help(); return cli_flush_stdout("formats") ? CLI_OK : CLI_ENV;
 		default:
-			cli_error("formats", "unknown option '%s' (see 'mixprec formats --help')", argv[optind - 1]);
-			return CLI_USAGE;
+			return cli_option_error("formats", c, argv);
 		}
 	}
 	if (optind < argc) {

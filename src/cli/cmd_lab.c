@@ -111,11 +111,8 @@ static int parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*hel
 		case OPT_DIR: o->dir = optarg; break;
 		case 'h': help(); return cli_flush_stdout(cmd) ? -1 : CLI_ENV;
 		case ':':
-			cli_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-			return CLI_USAGE;
 		default:
-			cli_error(cmd, "unknown option '%s' (see 'mixprec %s --help')", argv[optind - 1], cmd);
-			return CLI_USAGE;
+			return cli_option_error(cmd, c, argv);
 		}
 	}
 	if (!o->roster) {

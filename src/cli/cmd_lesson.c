@@ -76,11 +76,8 @@ int cmd_lesson(int argc, char **argv)
 			break;
 		case 'h': lesson_help(); return cli_flush_stdout("lesson") ? CLI_OK : CLI_ENV;
 		case ':':
-			cli_error("lesson", "option '%s' needs a value", argv[optind - 1]);
-			return CLI_USAGE;
 		default:
-			cli_error("lesson", "unknown option '%s' (see 'mixprec lesson --help')", argv[optind - 1]);
-			return CLI_USAGE;
+			return cli_option_error("lesson", c, argv);
 		}
 	}
 	const char *verb = nwords ? words[0] : "list";

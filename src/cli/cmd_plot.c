@@ -117,11 +117,8 @@ int cmd_plot(int argc, char **argv)
 			plot_help();
 			return cli_flush_stdout("plot") ? CLI_OK : CLI_ENV;
 		case ':':
-			cli_error("plot", "%s needs a value", argv[optind - 1]);
-			return CLI_USAGE;
 		default:
-			cli_error("plot", "unknown option '%s' (see 'mixprec plot --help')", argv[optind - 1]);
-			return CLI_USAGE;
+			return cli_option_error("plot", c, argv);
 		}
 	}
 	if (!file) {

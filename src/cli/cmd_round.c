@@ -200,12 +200,8 @@ int cmd_round(int argc, char **argv)
 			free(values);
 			return cli_flush_stdout("round") ? CLI_OK : CLI_ENV;
 		case ':':
-			cli_error("round", "option '%s' needs a value", argv[optind - 1]);
-			rc = CLI_USAGE;
-			break;
 		default:
-			cli_error("round", "unknown option '%s' (see 'mixprec round --help')", argv[optind - 1]);
-			rc = CLI_USAGE;
+			rc = cli_option_error("round", c, argv);
 			break;
 		}
 	}

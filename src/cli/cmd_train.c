@@ -342,13 +342,8 @@ int cmd_train(int argc, char **argv)
 			return CLI_ENV;
 		if (r < 0)
 			return CLI_USAGE;
-		if (r == 0) {
-			if (c == ':')
-				cli_error("train", "option '%s' needs a value", argv[optind - 1]);
-			else
-				cli_error("train", "unknown option '%s' (see 'mixprec train --help')", argv[optind - 1]);
-			return CLI_USAGE;
-		}
+		if (r == 0)
+			return cli_option_error("train", c, argv);
 	}
 	if (su.cfg.model.C % su.cfg.model.NH) {
 		cli_error("train", "--heads: %zu does not divide --channels %zu", su.cfg.model.NH, su.cfg.model.C);
@@ -534,13 +529,10 @@ int cmd_gradhist(int argc, char **argv)
 		int r = common_option("gradhist", &su, c);
 		if (r == -3)
 			return CLI_ENV;
-		if (r <= 0) {
-			if (r == 0 && c == ':')
-				cli_error("gradhist", "option '%s' needs a value", argv[optind - 1]);
-			else if (r == 0)
-				cli_error("gradhist", "unknown option '%s' (see 'mixprec gradhist --help')", argv[optind - 1]);
+		if (r < 0)
 			return CLI_USAGE;
-		}
+		if (r == 0)
+			return cli_option_error("gradhist", c, argv);
 	}
 	train_policy pol[1];
 	size_t np;

@@ -63,11 +63,8 @@ int cmd_tui(int argc, char **argv)
 			cli_error("tui", "unexpected argument '%s' (see 'mixprec tui --help')", value);
 			return CLI_USAGE;
 		case ':':
-			cli_error("tui", "option '%s' needs a value", argv[optind - 1]);
-			return CLI_USAGE;
 		default:
-			cli_error("tui", "unknown option '%s' (see 'mixprec tui --help')", argv[optind - 1]);
-			return CLI_USAGE;
+			return cli_option_error("tui", c, argv);
 		}
 	}
 	if (o.dump_path && !o.keys_path) {

@@ -1,0 +1,49 @@
+# Shared by the shell tests (sourced): the verdict functions, the check that
+# the program exists, a private temporary folder and the final tally.
+# Run by Automake's plain test-driver: exit 0 pass, 1 fail, 77 skip.
+
+pass=0
+fail=0
+
+ok() {
+	pass=$((pass + 1))
+	echo "ok   $1"
+}
+
+# bad NAME [DETAIL...]; then bad_more, which a test may define (the tmux
+# test shows the screen)
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL $1"
+	shift
+	for line in "$@"; do
+		echo "     $line"
+	done
+	bad_more
+}
+bad_more() { :; }
+
+# need_mixprec: skips the test when $MIXPREC (default ./mixprec) is not built.
+need_mixprec() {
+	MIXPREC=${MIXPREC:-./mixprec}
+	if [ ! -x "$MIXPREC" ]; then
+		echo "SKIP: $MIXPREC is not an executable (build it first)"
+		exit 77
+	fi
+}
+
+# make_tmp NAME: $tmp, a fresh folder removed on exit (after cleanup_more,
+# which a test may define).
+cleanup_more() { :; }
+make_tmp() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/mixprec-$1.XXXXXX") || exit 99
+	trap 'cleanup_more; rm -rf "$tmp"' 0
+	trap 'exit 1' 1 2 15
+}
+
+# finish: the tally, and the exit status that is the verdict.
+finish() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ] || exit 1
+	exit 0
+}
