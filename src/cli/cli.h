@@ -53,12 +53,9 @@ int cli_load_exercises(const char *cmd, const char *dir, ex_set *set, bool quiet
 
 /* Checks a --course-seed value (1 to 128 characters) into *seed; reports
  * a bad one naming the option and returns false. lab new also checks its
- * characters (cli_course_seed_ok): it prints the seed on the sheets. */
+ * characters: it prints the seed on the sheets. */
 bool cli_parse_course_seed(const char *cmd, const char *text, const char **seed);
-/* Checks a seed from where (an option or MIXPREC_COURSE_SEED); reports and
- * returns false when it has a character the sheets' code spans and shell
- * lines cannot carry. */
-bool cli_course_seed_ok(const char *cmd, const char *where, const char *text);
+
 
 /* "mixprec CMD: message" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

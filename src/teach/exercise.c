@@ -1394,14 +1394,7 @@ ex_verdict ex_check_tagged(const ex_exercise *ex, const ex_solution *sol, size_t
 			return EX_MALFORMED;
 		}
 		canon_choice(answer, c, sizeof c);
-		bool known = false;
-		for (size_t k = 0; k < f->nchoices; k++) {
-			char w[EX_NAME_MAX * 2];
-			field_choice_canon(f->choices[k], w, sizeof w);
-			if (strcmp(w, c) == 0)
-				known = true;
-		}
-		if (!known) {
+		if (!is_choice(f, c)) {
 			char list[EX_MAX_CHOICES * EX_NAME_MAX] = "";
 			for (size_t k = 0; k < f->nchoices; k++)
 				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "", f->choices[k]);
