@@ -1,10 +1,10 @@
 /* The GPU trainer's passes over the tiny GPT, written once for two backends:
- * gpu_train.cu (device memory, CUDA kernels, cuBLAS) and tests/gt_host.c
+ * gpu_train.cu (device memory, CUDA kernels, cuBLAS) and src/gpu/gt_host.c
  * (host memory, the same kernel bodies in loops, sgemm), which lets the CPU
  * test suite run this file end to end on machines without a GPU.
  *
  * The includer defines, before including this file:
- *   gt_name                 the public name of function `name`
+ *   GT_BACKEND                  the name of the gt_backend table defined here
  *   GT_LAUNCH(body, n, ...)     run gtk_<body>(i, ...) for i in [0, n)
  *   be_alloc / be_free / be_put / be_get / be_zero / be_check / be_gemm /
  *   be_operand_kind             (see their use below)
@@ -27,7 +27,6 @@ struct gt_trainer {
 	train_config cfg;
 	train_policy pol;
 	size_t B, T, C, L, NH, V, P;
-	size_t sizes[GPT_NUM_PARAM_TENSORS];
 	size_t offs[GPT_NUM_PARAM_TENSORS];    /* element offset of each tensor */
 	float *w, *g, *raw, *m, *v, *comp;      /* (P) each; comp only for Kahan */
 	void *wop;                              /* (P) working GEMM copy, or NULL */
@@ -43,10 +42,10 @@ struct gt_trainer {
 	float *part;                            /* (2, GT_ROW_CHUNKS, max(4C, V)) column-sum chunks */
 	float *qkv_r, *dout_r, *att_r;          /* attention operands rounded once (low-precision GEMM only) */
 	void *opa, *opb;                        /* activation operands (BT * max(4C, V)) */
-	unsigned long long *pu;                 /* (3, GT_NP) partial counts, then (3, GT_NF) at the start */
-	double *pd;                             /* (2, GT_NP) partial sums, then (2, GT_NF) */
-	unsigned long long *fu;                 /* (3, GT_NF) */
-	double *fd;                             /* (2, GT_NF) */
+	unsigned long long *pu;                 /* (3, GT_NP) partial counts */
+	double *pd;                             /* (2, GT_NP) partial sums */
+	unsigned long long *fu;                 /* (3, GT_NF) the counts folded */
+	double *fd;                             /* (2, GT_NF) the sums folded */
 	unsigned long long *hu;                 /* host copies of the partials */
 	double *hd;
 	float *hlosses;                         /* (B,T) host */
@@ -172,12 +171,10 @@ static mp_status gt_create(gt_trainer **out, const train_config *cfg, const trai
 	s->L = c.L;
 	s->NH = c.NH;
 	s->V = c.V;
-	size_t C = c.C, L = c.L;
-	size_t sz[GPT_NUM_PARAM_TENSORS] = { c.V * C, c.T * C, L * C, L * C, L * 3 * C * C, L * 3 * C, L * C * C, L * C,
-	                                     L * C, L * C, L * 4 * C * C, L * 4 * C, L * C * 4 * C, L * C, C, C };
+	size_t sz[GPT_NUM_PARAM_TENSORS];
+	gpt_param_sizes(sz, c);
 	size_t n = 0;
 	for (size_t i = 0; i < GPT_NUM_PARAM_TENSORS; i++) {
-		s->sizes[i] = sz[i];
 		s->offs[i] = n;
 		n += sz[i];
 	}

@@ -24,8 +24,7 @@ gpt_config gpt_config_default(void)
 
 /* --- parameters --- */
 
-/* Element counts of the 16 parameter tensors, in gpt_params order. */
-static void param_sizes(size_t sizes[GPT_NUM_PARAM_TENSORS], gpt_config c)
+void gpt_param_sizes(size_t sizes[GPT_NUM_PARAM_TENSORS], gpt_config c)
 {
 	size_t V = c.V, T = c.T, C = c.C, L = c.L;
 	size_t s[GPT_NUM_PARAM_TENSORS] = {
@@ -41,7 +40,7 @@ static void param_sizes(size_t sizes[GPT_NUM_PARAM_TENSORS], gpt_config c)
 	memcpy(sizes, s, sizeof s);
 }
 
-/* Points the views of p into mem, laid out in the order of param_sizes. */
+/* Points the views of p into mem, laid out in the order of gpt_param_sizes. */
 static void point_params(gpt_params *p, float *mem, const size_t sizes[GPT_NUM_PARAM_TENSORS])
 {
 	float **views[GPT_NUM_PARAM_TENSORS] = {
@@ -185,7 +184,7 @@ mp_status gpt_init(gpt_model *model, gpt_config config, size_t B, size_t t, uint
 	model->B = B;
 	model->t = t;
 
-	param_sizes(model->param_sizes, config);
+	gpt_param_sizes(model->param_sizes, config);
 	size_t n = 0;
 	for (size_t i = 0; i < GPT_NUM_PARAM_TENSORS; i++)
 		n += model->param_sizes[i];

@@ -29,6 +29,10 @@ gpt_config gpt_config_default(void);
 
 #define GPT_NUM_PARAM_TENSORS 16
 
+/* Element counts of the 16 parameter tensors of config c, in gpt_params
+ * order (the order of the parameter buffer). */
+void gpt_param_sizes(size_t sizes[GPT_NUM_PARAM_TENSORS], gpt_config c);
+
 /* Views of one parameter (or gradient) buffer, in storage order. */
 typedef struct {
 	float *wte;       // (V,C)
