@@ -171,9 +171,39 @@ static void record(const char *cmd, const ex_exercise *ex, const ex_opts *o, lon
 		fprintf(stderr, "mixprec %s: %s%s\n", cmd, st == MP_OK ? "note: " : "progress not saved: ", note);
 }
 
-static void print_fields(const ex_exercise *ex, const ex_variant *v)
+/* word quoted for a POSIX shell when it holds anything but safe characters. */
+static void print_shell_word(const char *word)
+{
+	if (*word && strspn(word, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789@%+=:,./_-") ==
+	                 strlen(word)) {
+		printf("%s", word);
+		return;
+	}
+	putchar('\'');
+	for (const char *p = word; *p; p++)
+		if (*p == '\'')
+			printf("'\\''");
+		else
+			putchar(*p);
+	putchar('\'');
+}
+
+/* " --student ID --course-seed SEED" when a student's variant is shown, so
+ * that a printed command, pasted, checks that same variant. */
+static void print_variant_args(const ex_opts *o)
+{
+	if (!o->student)
+		return;
+	printf(" --student ");
+	print_shell_word(o->student);
+	printf(" --course-seed ");
+	print_shell_word(o->seed);
+}
+
+static void print_fields(const ex_exercise *ex, const ex_variant *v, const ex_opts *o)
 {
 	printf("\nAnswer with: mixprec check %s", ex->id);
+	print_variant_args(o);
 	for (size_t i = 0; i < ex->nfields; i++)
 		printf(" %s=...", ex->fields[i].name);
 	printf("\n");
@@ -222,10 +252,12 @@ static int do_show(const ex_exercise *ex, const ex_opts *o)
 		printf("(variant of student %s)\n", o->student);
 	printf("\n%s\n", prompt);
 	free(prompt);
-	print_fields(ex, &v);
-	if (ex->nhints)
-		printf("\n%zu hint%s: mixprec exercise hint %s%s%s\n", ex->nhints, ex->nhints == 1 ? "" : "s", ex->id,
-		       o->student ? " --student " : "", o->student ? o->student : "");
+	print_fields(ex, &v, o);
+	if (ex->nhints) {
+		printf("\n%zu hint%s: mixprec exercise hint %s", ex->nhints, ex->nhints == 1 ? "" : "s", ex->id);
+		print_variant_args(o);
+		printf("\n");
+	}
 	return CLI_OK;
 }
 
@@ -398,7 +430,7 @@ int cmd_exercise(int argc, char **argv)
 }
 
 /* One FIELD=ANSWER: checks it and prints the verdict line. */
-static ex_verdict check_one(const ex_exercise *ex, const ex_solution *sol, const char *arg, bool *seen)
+static ex_verdict check_one(const ex_exercise *ex, const ex_solution *sol, const char *arg, bool *seen, bool *tried)
 {
 	const char *eq = strchr(arg, '=');
 	char name[EX_NAME_MAX];
@@ -423,6 +455,7 @@ static ex_verdict check_one(const ex_exercise *ex, const ex_solution *sol, const
 		return EX_MALFORMED;
 	}
 	char fb[1024];
+	tried[i] = true;
 	ex_verdict v = ex_check(ex, sol, (size_t)i, eq + 1, fb, sizeof fb);
 	if (v == EX_CORRECT)
 		seen[i] = true;
@@ -462,11 +495,11 @@ int cmd_check(int argc, char **argv)
 		ex_set_free(&set);
 		return st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
 	}
-	bool seen[EX_MAX_FIELDS] = { false };
+	bool seen[EX_MAX_FIELDS] = { false }, tried[EX_MAX_FIELDS] = { false };
 	size_t given = 0, wrong = 0, malformed = 0;
 	if (o.nwords > 1) {
 		for (size_t k = 1; k < o.nwords; k++) {
-			ex_verdict r = check_one(ex, &sol, o.words[k], seen);
+			ex_verdict r = check_one(ex, &sol, o.words[k], seen, tried);
 			given++;
 			wrong += r == EX_WRONG;
 			malformed += r == EX_MALFORMED;
@@ -496,7 +529,7 @@ int cmd_check(int argc, char **argv)
 				s++;
 			if (!*s || *s == '#')
 				continue;
-			ex_verdict r = check_one(ex, &sol, s, seen);
+			ex_verdict r = check_one(ex, &sol, s, seen, tried);
 			given++;
 			wrong += r == EX_WRONG;
 			malformed += r == EX_MALFORMED;
@@ -509,12 +542,24 @@ int cmd_check(int argc, char **argv)
 		cli_error("check", "no answers given (FIELD=ANSWER)");
 		rc = CLI_USAGE;
 	} else {
-		printf("%zu of %zu fields correct", solved, ex->nfields);
-		if (solved == ex->nfields)
-			printf(": exercise %s solved. See the worked solution: mixprec exercise solve %s%s%s\n", ex->id, ex->id,
-			       o.student ? " --student " : "", o.student ? o.student : "");
-		else
+		size_t answered = 0;
+		for (size_t i = 0; i < ex->nfields; i++)
+			answered += tried[i];
+		if (solved == ex->nfields) {
+			printf("%zu of %zu fields correct: exercise %s solved. See the worked solution: mixprec exercise solve %s",
+			       solved, ex->nfields, ex->id, ex->id);
+			print_variant_args(&o);
+			printf("\n");
+		} else {
+			printf("%zu of %zu answer%s correct", solved, answered, answered == 1 ? "" : "s");
+			if (answered < ex->nfields) {
+				printf("; not answered:");
+				for (size_t i = 0; i < ex->nfields; i++)
+					if (!tried[i])
+						printf(" %s", ex->fields[i].name);
+			}
 			printf(".\n");
+		}
 		rc = malformed ? CLI_USAGE : wrong ? CLI_WRONG : CLI_OK;
 		record("check", ex, &o, 1, solved == ex->nfields, 0);
 	}

@@ -1349,7 +1349,7 @@ ex_verdict ex_check_tagged(const ex_exercise *ex, const ex_solution *sol, size_t
 		const char *where = (diff & fmt_sign_mask(fi)) ? "the sign bit"
 		                    : (diff >> fi->frac_bits) ? "the exponent field"
 		                                              : "the fraction field";
-		snprintf(fb, fblen, "%s: wrong; %s differs (%s is 0x%0*x, which is %.9g).", f->name, where, answer,
+		snprintf(fb, fblen, "%s: wrong; %s differs (your pattern 0x%0*x decodes to %.9g).", f->name, where,
 		         fmt_hex_digits(fi), (unsigned)b, fmt_to_double(fi, b));
 		return EX_WRONG;
 	}

@@ -131,6 +131,38 @@ static void mistake_num(solve_ctx *c, const char *field, double x, const char *f
 	va_end(ap);
 }
 
+/* Whether x is within 1e-9 relative of field's expected number: a mistake
+ * too close to the answer would shadow it. */
+static bool number_close(solve_ctx *c, const char *field, double x)
+{
+	int i = fidx(c, field);
+	if (i < 0)
+		return true;
+	double e = c->sol->expect[i].number;
+	return fabs(x - e) <= 1e-9 * fabs(e);
+}
+
+/* A wrong choice word for field and what to tell a student who picks it. */
+static void mistake_choice(solve_ctx *c, const char *field, const char *word, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void mistake_choice(solve_ctx *c, const char *field, const char *word, const char *fmt, ...)
+{
+	int i = fidx(c, field);
+	if (i < 0 || strcmp(c->sol->expect[i].choice, word) == 0 || c->sol->nmistakes == EX_MAX_MISTAKES)
+		return;
+	ex_mistake *m = &c->sol->mistakes[c->sol->nmistakes++];
+	memset(m, 0, sizeof *m);
+	m->field = (size_t)i;
+	m->value.type = EX_CHOICE;
+	snprintf(m->value.choice, sizeof m->value.choice, "%s", word);
+	m->tag = fmt;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m->message, sizeof m->message, fmt, ap);
+	va_end(ap);
+}
+
 static bool fail(solve_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static bool fail(solve_ctx *c, const char *fmt, ...)
@@ -246,6 +278,14 @@ static double spacing_at(const fmt_info *f, double x)
 
 /* ---- kind: underflow (7.4a) ------------------------------------------------ */
 
+/* Whether the exercise asks "does G survive" (parameter q = survive) rather
+ * than "does G vanish". */
+static bool survive_asked(solve_ctx *c)
+{
+	const char *q = ex_variant_get(c->ex, c->v, "q");
+	return q && strcmp(q, "survive") == 0;
+}
+
 static bool solve_underflow(solve_ctx *c)
 {
 	double G;
@@ -271,21 +311,35 @@ static bool solve_underflow(solve_ctx *c)
 			if (k == 0) {
 				set_num(c, name, fmt_min_normal(f));
 				mistake_num(c, name, fmt_min_subnormal(f),
-				            "That is the smallest subnormal of %s; the smallest normal is 2^%d (emin = 1 - bias = %d).",
-				            f->name, fmt_emin(f), fmt_emin(f));
+				            "%s = 2^%d is the smallest subnormal of %s: the answer if subnormals counted as "
+				            "normal. The smallest normal is 2^%d (emin = 1 - bias = %d).",
+				            g(fmt_min_subnormal(f)), fmt_emin(f) - f->frac_bits, f->name, fmt_emin(f),
+				            fmt_emin(f));
+				mistake_num(c, name, fmt_max(f),
+				            "%s is the largest finite %s value: the other end of the range. The smallest "
+				            "positive normal is 2^%d.",
+				            g(fmt_max(f)), f->name, fmt_emin(f));
+				mistake_num(c, name, fmt_epsilon(f),
+				            "%s = 2^-%d is the epsilon of %s (the gap from 1 to the next value), which depends "
+				            "on the fraction bits; the smallest normal depends on the exponent bits: 2^%d.",
+				            g(fmt_epsilon(f)), f->frac_bits, f->name, fmt_emin(f));
 				for (fmt_id o = 0; o < FMT_COUNT; o++)
 					if (o != id && fmt_min_normal(fmt_get(o)) != fmt_min_normal(f))
 						mistake_num(c, name, fmt_min_normal(fmt_get(o)),
-						            "That is the smallest normal of %s, not of %s.", fmt_get(o)->name,
-						            f->name);
+						            "%s is the smallest normal of %s, not of %s (bias %d gives 2^%d).",
+						            g(fmt_min_normal(fmt_get(o))), fmt_get(o)->name, f->name, f->bias,
+						            fmt_emin(f));
 			} else if (k == 1) {
 				set_num(c, name, fmt_min_subnormal(f));
 				mistake_num(c, name, fmt_min_normal(f),
 				            "That is the smallest normal of %s; subnormals go %d binades lower.", f->name,
 				            f->frac_bits);
 			} else {
+				/* the question is asked either way round ("does G vanish", "does
+				 * G survive") so that the answer differs between students */
 				bool fl = rne_flushes(f, G);
-				set_choice(c, name, fl ? "yes" : "no");
+				bool yes = survive_asked(c) ? !fl : fl;
+				set_choice(c, name, yes ? "yes" : "no");
 				ex_mistake *m;
 				if (fl)
 					m = mistake(c, name,
@@ -302,18 +356,24 @@ static bool solve_underflow(solve_ctx *c)
 					            f->name);
 				if (m) {
 					m->value.type = EX_CHOICE;
-					snprintf(m->value.choice, sizeof m->value.choice, "%s", fl ? "no" : "yes");
+					snprintf(m->value.choice, sizeof m->value.choice, "%s", yes ? "no" : "yes");
 				}
 			}
 		}
 		if (used)
-			strbuf_printf(&c->w, "%-9s bias %3d: min normal 2^%d = %s; min subnormal 2^%d = %s; G = %s %s\n", f->name,
-			   f->bias, fmt_emin(f), g(fmt_min_normal(f)), fmt_emin(f) - f->frac_bits,
-			   g(fmt_min_subnormal(f)), g(G),
-			   rne_flushes(f, G) ? "rounds to 0: it is flushed"
-			   : G < fmt_min_normal(f) ? "survives as a subnormal (with reduced precision)"
-			                           : "is a normal number");
+			strbuf_printf(&c->w, "%-9s bias %3d: emin = 1 - %d = %d, min normal 2^%d = %s; min subnormal 2^(%d - %d) = "
+			              "2^%d = %s,\n          half of it %s; G = %s %s\n",
+			   f->name, f->bias, f->bias, fmt_emin(f), fmt_emin(f), g(fmt_min_normal(f)), fmt_emin(f),
+			   f->frac_bits, fmt_emin(f) - f->frac_bits, g(fmt_min_subnormal(f)), g(fmt_min_subnormal(f) / 2),
+			   g(G),
+			   rne_flushes(f, G) ? "is at most that: it rounds to 0 (flushed)"
+			   : G < fmt_min_normal(f) ? "is above it but below the min normal: a subnormal (reduced precision)"
+			                           : "is at least the min normal: a normal number");
 	}
+	if (survive_asked(c))
+		strbuf_printf(&c->w, "\nThe question asks whether G survives (stays nonzero): the answer is yes where it is not flushed.\n");
+	else
+		strbuf_printf(&c->w, "\nThe question asks whether G vanishes (becomes 0): the answer is yes where it is flushed.\n");
 	/* the conclusion must match this student's G: not every listed G flushes in fp16 */
 	const fmt_info *h = fmt_get(FMT_FP16);
 	if (rne_flushes(h, G))
@@ -335,6 +395,27 @@ static bool solve_underflow(solve_ctx *c)
 
 /* ---- kind: loss-scale (7.4b) ------------------------------------------------ */
 
+/* What fp16 makes of x: 0, a subnormal with fewer bits (and its error), or a
+ * normal number. */
+static void explain_fp16_fate(solve_ctx *c, const char *what, double x)
+{
+	const fmt_info *h = fmt_get(FMT_FP16);
+	double ax = fabs(x);
+	if (rne_flushes(h, ax)) {
+		strbuf_printf(&c->w, "  %s = %s is at most 2^-25: it flushes to 0.\n", what, g(x));
+		return;
+	}
+	fmt_round_ctl ctl = { .mode = FMT_RNE };
+	double r = fmt_to_double(h, fmt_round_double(h, &ctl, ax, NULL));
+	if (ax < fmt_min_normal(h))
+		strbuf_printf(&c->w, "  %s = %s is below 2^-14: it survives only as a subnormal, %s, with %d significant\n"
+		              "    bits instead of 11 (relative error %s).\n",
+		   what, g(x), g(r), floor_log2(r) - (fmt_emin(h) - h->frac_bits) + 1, g(fabs(r - ax) / ax));
+	else
+		strbuf_printf(&c->w, "  %s = %s is a normal fp16 number (stored as %s, relative error %s).\n", what, g(x), g(r),
+		   g(fabs(r - ax) / ax));
+}
+
 static bool solve_loss_scale(solve_ctx *c)
 {
 	double S, gr;
@@ -345,17 +426,33 @@ static bool solve_loss_scale(solve_ctx *c)
 	set_num(c, "factor", S);
 	set_num(c, "unscale", 1 / S);
 	set_num(c, "scaled_grad", gr * S);
-	set_choice(c, "unscaled_flushes", rne_flushes(h, gr) ? "yes" : "no");
-	set_choice(c, "scaled_flushes", rne_flushes(h, gr * S) ? "yes" : "no");
-	mistake_num(c, "factor", 1 / S, "Scaling the loss multiplies every gradient by S; dividing by S is the "
-	                                "unscaling done before the optimiser step.");
-	mistake_num(c, "factor", 1, "The derivative of S*L is S times the derivative of L: the gradients change.");
-	mistake_num(c, "unscale", S, "Unscaling undoes the scale: multiply by 1/S.");
-	mistake_num(c, "dscaled_dloss", 1, "S is a constant factor: the derivative of S*L with respect to L is S.");
-	mistake_num(c, "dscaled_dloss", 0, "S is constant, but it multiplies L: the derivative of S*L with respect to L "
-	                                   "is S, not 0.");
-	mistake_num(c, "scaled_grad", gr, "That is the gradient before scaling.");
-	mistake_num(c, "scaled_grad", gr / S, "The scale multiplies the gradient; it does not divide it.");
+	bool fu = rne_flushes(h, gr), fs = rne_flushes(h, gr * S);
+	set_choice(c, "unscaled_flushes", fu ? "yes" : "no");
+	set_choice(c, "scaled_flushes", fs ? "yes" : "no");
+	mistake_choice(c, "unscaled_flushes", fu ? "no" : "yes",
+	               fu ? "%s is at most 2^-25 (about 2.98e-8), half of fp16's smallest subnormal: it rounds to 0."
+	                  : "%s is above 2^-25 (about 2.98e-8), half of fp16's smallest subnormal: it survives, as a "
+	                    "subnormal or a normal number.",
+	               g(gr));
+	mistake_choice(c, "scaled_flushes", fs ? "no" : "yes",
+	               fs ? "g x S = %s is still at most 2^-25 (about 2.98e-8): this scale is too small to save it."
+	                  : "g x S = %s is above 2^-25 (about 2.98e-8): the scale lifts it out of the flush zone.",
+	               g(gr * S));
+	mistake_num(c, "factor", 1 / S, "%s = 1/S is what you get by dividing by S: that is the unscaling done "
+	                                "before the optimiser step. Scaling the loss multiplies every gradient by S.",
+	            g(1 / S));
+	mistake_num(c, "factor", 1, "1 would mean scaling leaves the gradients alone; but the derivative of S*L is S "
+	                            "times the derivative of L: the gradients change.");
+	mistake_num(c, "unscale", S, "%s = S would scale a second time; unscaling undoes the scale: multiply by 1/S.",
+	            g(S));
+	mistake_num(c, "dscaled_dloss", 1, "1 is dL/dL; S is a constant factor: the derivative of S*L with respect "
+	                                   "to L is S.");
+	mistake_num(c, "dscaled_dloss", 0, "0 is the derivative of a constant alone; S multiplies L: the derivative "
+	                                   "of S*L with respect to L is S, not 0.");
+	mistake_num(c, "scaled_grad", gr, "%s is the gradient before scaling.", g(gr));
+	mistake_num(c, "scaled_grad", gr / S, "%s = g / S is what dividing by S gives; the scale multiplies the "
+	                                      "gradient: g x S.",
+	            g(gr / S));
 	strbuf_printf(&c->w,
 	   "Let L be the loss and L' = S * L the scaled loss. S is a constant, so dL'/dL = S.\n"
 	   "For any weight w, by the chain rule\n"
@@ -364,10 +461,11 @@ static bool solve_loss_scale(solve_ctx *c)
 	   "incoming gradient by a local derivative that does not depend on S. So every gradient is\n"
 	   "multiplied by S = %s (factor), and the optimiser must multiply by 1/S = %s (unscale)\n"
 	   "before the update, which leaves the update unchanged.\n\n"
-	   "A gradient g = %s %s in fp16 (min subnormal 2^-24 = 5.96e-08); scaled it is\n"
-	   "g * S = %s, which %s.\n",
-	   pow2_text(S), g(1 / S), g(gr), rne_flushes(h, gr) ? "flushes to 0" : "survives",
-	   g(gr * S), rne_flushes(h, gr * S) ? "still flushes to 0" : "fp16 can hold");
+	   "fp16's smallest normal is 2^-14 = 6.10e-05, its smallest subnormal 2^-24 = 5.96e-08, and\n"
+	   "round-to-nearest gives 0 at or below half of that, 2^-25 = 2.98e-08.\n",
+	   pow2_text(S), g(1 / S));
+	explain_fp16_fate(c, "unscaled: g", gr);
+	explain_fp16_fate(c, "scaled: g x S", gr * S);
 	return true;
 }
 
@@ -415,18 +513,33 @@ static bool solve_memory(solve_ctx *c)
 	                                     "parameter during training.");
 	mistake_num(c, "total_gb", (bpp - acc) * P / 1e9,
 	            "That total leaves out the fp32 gradient accumulator (4 bytes per parameter).");
-	mistake_num(c, "total_gb", 2 * P / 1e9, "That is only the bf16 weights; training keeps much more.");
-	strbuf_printf(&c->w, "bf16 mixed precision with Adam keeps, per parameter:\n");
+	mistake_num(c, "total_gb", 2 * P / 1e9, "%s GB is only the bf16 weights (2 bytes per parameter); training "
+	                                        "keeps much more.",
+	            g(2 * P / 1e9));
+	mistake_num(c, "total_gb", r.total_bytes, "%s is the total in bytes; the question asks for GB: divide by 10^9.",
+	            g(r.total_bytes));
+	mistake_num(c, "total_gib", r.total_bytes, "%s is the total in bytes; the question asks for GiB: divide by "
+	                                           "2^30 = 1073741824.",
+	            g(r.total_bytes));
+	mistake_num(c, "total_gb", r.total_bytes / 1073741824.0,
+	            "%s looks like GiB, the total / 2^30; the question asks for GB: bytes / 10^9 = %s.",
+	            g(r.total_bytes / 1073741824.0), g(r.total_bytes / 1e9));
+	mistake_num(c, "total_gib", r.total_bytes / 1e9,
+	            "%s looks like GB, the total / 10^9; the question asks for GiB: bytes / 2^30 = %s.",
+	            g(r.total_bytes / 1e9), g(r.total_bytes / 1073741824.0));
+	strbuf_printf(&c->w, "Step 1: bf16 mixed precision with Adam keeps, per parameter:\n");
 	for (budget_component k = 0; k < BUDGET_ACTIVATIONS; k++)
 		if (r.bytes_per_param[k] > 0)
 			strbuf_printf(&c->w, "  %-15s %g bytes\n", budget_component_name(k), r.bytes_per_param[k]);
 	strbuf_printf(&c->w, "  %-15s %g bytes per parameter\n\n", "total", bpp);
-	strbuf_printf(&c->w, "For P = %s parameters: %g x %s = %s bytes = %s GB (10^9 bytes) = %s GiB (2^30 bytes).\n",
-	   g(P), bpp, g(P), g(r.total_bytes), g(r.total_bytes / 1e9),
-	   g(r.total_bytes / 1073741824.0));
-	strbuf_printf(&c->w, "The rule of thumb of 20 GB per billion parameters gives %s GB: the same count.\n"
+	strbuf_printf(&c->w, "Step 2: for P = %s parameters, %g x %s = %s bytes.\n", g(P), bpp, g(P), g(r.total_bytes));
+	strbuf_printf(&c->w, "Step 3: in GB (10^9 bytes): %s / 10^9 = %s GB.\n", g(r.total_bytes), g(r.total_bytes / 1e9));
+	strbuf_printf(&c->w, "Step 4: in GiB (2^30 = 1073741824 bytes): %s / 2^30 = %s GiB (a GiB is 7.4%% larger than\n"
+	              "  a GB, so the GiB figure is smaller).\n",
+	   g(r.total_bytes), g(r.total_bytes / 1073741824.0));
+	strbuf_printf(&c->w, "Step 5: the rule of thumb of 20 GB per billion parameters gives %s / 10^9 x 20 = %s GB: %s.\n"
 	          "Activations come on top and depend on the batch and sequence length.\n",
-	   g(20 * P / 1e9));
+	   g(P), g(20 * P / 1e9), bpp == 20 ? "the same count (20 bytes per parameter)" : "a different count");
 	return true;
 }
 
@@ -590,7 +703,7 @@ static uint32_t explain_round(solve_ctx *c, const fmt_info *f, const fmt_num *x,
 	}
 	sigbits[nb] = '\0';
 	char dec[64];
-	numtext_short(dec, sizeof dec, d);
+	short_text(dec, sizeof dec, d);
 	steps->e = e;
 	steps->subnormal = sub;
 	steps->exp_field = sub ? 0 : e + f->bias;
@@ -640,7 +753,7 @@ static uint32_t explain_round(solve_ctx *c, const fmt_info *f, const fmt_num *x,
 	fmt_decoded dd;
 	fmt_decode(f, bits, &dd);
 	char val[64];
-	numtext_short(val, sizeof val, dd.value);
+	short_text(val, sizeof val, dd.value);
 	strbuf_printf(&c->w, "  result: sign %d, exponent field %u, fraction field 0x%x = 0x%0*x = %s\n", dd.neg, dd.exp_field,
 	   dd.frac_field, fmt_hex_digits(f), (unsigned)bits, val);
 	mpz_clears(sig, rem, NULL);
@@ -659,6 +772,12 @@ static bool solve_hand_round(solve_ctx *c)
 	if (!isfinite(fmt_num_to_double(&x)) || (mpq_sgn(x.mag) && fmt_num_to_double(&x) == 0)) {
 		fmt_num_clear(&x);
 		return fail(c, "parameter V must lie within binary64's range");
+	}
+	if (mpq_sgn(x.mag) == 0) {
+		/* -0 and 0: the relative error |rounded - V| / |V| is 0/0 */
+		fmt_num_clear(&x);
+		return fail(c, "parameter V = %s is zero: its relative error is 0/0, undefined",
+		            ex_variant_get(c->ex, c->v, "V"));
 	}
 	/* the formats named by fields; fp16, bf16, fp32 when none */
 	bool want[FMT_COUNT] = { false };
@@ -682,11 +801,16 @@ static bool solve_hand_round(solve_ctx *c)
 		const fmt_info *f = fmt_get(id);
 		uint32_t bits = explain_round(c, f, &x, &ok, NULL);
 		double value = fmt_to_double(f, bits), abs_err;
+		if (ok && !isfinite(value)) {
+			fmt_num_clear(&x);
+			return fail(c, "V = %s overflows %s (its relative error would be infinite): choose a value in its range",
+			            vtext, f->name);
+		}
 		fmt_error_of(&x, value, &abs_err, &rel[id]);
 		char rt[64], at[64];
 		fmt_error_text(&x, value, 6, at, rt, sizeof rt);
 		char vt[64];
-		numtext_short(vt, sizeof vt, value);
+		short_text(vt, sizeof vt, value);
 		strbuf_printf(&c->w, "  relative error: |%s - %s| / |%s| = %s\n\n", vt, vtext, vtext, rt);
 		const char *prefixes[2] = { f->name, id == FMT_E4M3 ? "e4m3" : id == FMT_E5M2 ? "e5m2" : NULL };
 		for (int pi = 0; pi < 2; pi++) {
@@ -699,6 +823,18 @@ static bool solve_hand_round(solve_ctx *c)
 			set_bits(c, fb, f, bits);
 			set_num(c, fv, value);
 			set_num(c, fr, rel[id]);
+			/* the bound mistaken for the error: u = 2^-p, and epsilon = 2u */
+			int p = fmt_precision(f);
+			if (!number_close(c, fr, ldexp(1, -p)))
+				mistake_num(c, fr, ldexp(1, -p),
+				            "%s = 2^-%d is the unit roundoff of %s: the largest relative error round-to-nearest "
+				            "can make, not the error for this V. Compute |rounded - V| / |V|.",
+				            g(ldexp(1, -p)), p, f->name);
+			if (!number_close(c, fr, ldexp(1, 1 - p)))
+				mistake_num(c, fr, ldexp(1, 1 - p),
+				            "%s = 2^-%d is the epsilon of %s (the spacing at 1), a bound, not the error for "
+				            "this V. Compute |rounded - V| / |V|.",
+				            g(ldexp(1, 1 - p)), p - 1, f->name);
 			/* the other neighbour: what rounding the wrong way gives */
 			/* (none when V is exact: no bits beyond the kept ones, no direction to get wrong) */
 			uint32_t other;
@@ -710,17 +846,41 @@ static bool solve_hand_round(solve_ctx *c)
 				double ov = fmt_to_double(f, other), oabs, orel;
 				fmt_error_of(&x, ov, &oabs, &orel);
 				ex_mistake *m = mistake(c, fb,
-				                        "0x%0*x is the other neighbour of V: the bits beyond the kept ones "
-				                        "decide the direction (see the guard, round and sticky bits).",
-				                        fmt_hex_digits(f), (unsigned)other);
+				                        "0x%0*x (%s) is the other neighbour of V, what rounding the other way "
+				                        "gives: the bits beyond the kept ones decide the direction (see the guard, "
+				                        "round and sticky bits).",
+				                        fmt_hex_digits(f), (unsigned)other, g(ov));
 				if (m) {
 					m->value.type = EX_BITS;
 					m->value.bits = other;
 				}
-				mistake_num(c, fv, ov, "That is the other neighbour of V; check the rounding direction.");
-				mistake_num(c, fr, orel, "That is the error of the other neighbour; check the rounding direction.");
+				mistake_num(c, fv, ov, "%s is the other neighbour of V, what rounding the other way gives; check "
+				                       "the rounding direction.",
+				            g(ov));
+				mistake_num(c, fr, orel, "%s is the error of the other neighbour (%s), what rounding the other way "
+				                         "gives; check the rounding direction.",
+				            g(orel), g(ov));
 			}
-			mistake_num(c, fr, abs_err, "That is the absolute error; divide it by |V|.");
+			mistake_num(c, fr, abs_err, "%s is the absolute error |rounded - V|; divide it by |V|.", g(abs_err));
+			/* the pattern of another format of the same width */
+			for (fmt_id o = 0; o < FMT_COUNT; o++) {
+				const fmt_info *of = fmt_get(o);
+				if (o == id || of->width != f->width)
+					continue;
+				fmt_round_ctl octl = { .mode = FMT_RNE };
+				uint32_t ob = fmt_round_num(of, &octl, &x, NULL);
+				if (ob == bits)
+					continue;
+				ex_mistake *wm = mistake(c, fb,
+				                         "That is the %s pattern of V (%d exponent bits, bias %d); %s has %d "
+				                         "exponent and %d fraction bits, bias %d.",
+				                         of->name, of->exp_bits, of->bias, f->name, f->exp_bits, f->frac_bits,
+				                         f->bias);
+				if (wm) {
+					wm->value.type = EX_BITS;
+					wm->value.bits = ob;
+				}
+			}
 		}
 	}
 	if (ok) {
@@ -739,6 +899,13 @@ static bool solve_hand_round(solve_ctx *c)
 			if (rel[id] == worst && strlen(ws) + strlen(fmt_get(id)->name) + 2 < sizeof ws)
 				snprintf(ws + strlen(ws), sizeof ws - strlen(ws), "%s%s", ws[0] ? "|" : "", fmt_get(id)->name);
 		}
+		for (fmt_id id = 0; id < FMT_COUNT; id++)
+			if (want[id] && rel[id] == best && rel[id] == worst && fidx(c, "best") >= 0 && fidx(c, "worst") >= 0) {
+				fmt_num_clear(&x);
+				return fail(c, "V = %s: every format keeps it equally well, so %s is both best and worst; "
+				               "choose a value the formats round differently",
+				            vtext, fmt_get(id)->name);
+			}
 		set_choice(c, "best", bs);
 		set_choice(c, "worst", ws);
 		strbuf_printf(&c->w, "Smallest relative error: %s. Largest: %s.\n", bs, ws);
@@ -1170,10 +1337,24 @@ static bool solve_round_steps(solve_ctx *c)
 			}
 			field_name(n, sizeof n, prefixes[pi], "_guard");
 			set_choice(c, n, rs.guard ? "1" : "0");
+			mistake_choice(c, n, rs.guard ? "0" : "1",
+			               "The guard bit is the first bit after the %d kept fraction bits: write V / 2^e in "
+			               "binary to %d places after the point and read place %d (place %d when the bit "
+			               "before the point is counted).",
+			               f->frac_bits, f->frac_bits + 1, f->frac_bits + 1, f->frac_bits + 2);
 			field_name(n, sizeof n, prefixes[pi], "_round");
 			set_choice(c, n, rs.round ? "1" : "0");
+			mistake_choice(c, n, rs.round ? "0" : "1",
+			               "The round bit is the one right after the guard bit: place %d after the binary point "
+			               "of V / 2^e.",
+			               f->frac_bits + 2);
 			field_name(n, sizeof n, prefixes[pi], "_sticky");
 			set_choice(c, n, rs.sticky ? "1" : "0");
+			mistake_choice(c, n, rs.sticky ? "0" : "1",
+			               rs.sticky ? "Sticky is 1 when any bit after the round bit is 1, however far down: "
+			                           "the remainder after the round bit is not zero here."
+			                         : "Sticky is 0 when every bit after the round bit is 0: here the remainder "
+			                           "after the round bit is exactly zero.");
 			field_name(n, sizeof n, prefixes[pi], "_round_up");
 			set_choice(c, n, rs.up ? "yes" : "no");
 			if (rs.guard && !rs.round && !rs.sticky) {
@@ -1184,8 +1365,28 @@ static bool solve_round_steps(solve_ctx *c)
 					snprintf(m->value.choice, sizeof m->value.choice, "%s", rs.up ? "no" : "yes");
 				}
 			}
+			mistake_choice(c, n, rs.up ? "no" : "yes",
+			               "Apply the rule to your guard, round and sticky bits: round up exactly when guard is "
+			               "1 and round or sticky is 1 (more than half an ulp), or on a tie (guard 1, the rest 0) "
+			               "when the last kept bit is 1; otherwise keep the bits (round down).");
 			field_name(n, sizeof n, prefixes[pi], "_bits");
 			set_bits(c, n, f, bits);
+			{
+				/* the other neighbour: the truncated pattern one ulp up or down */
+				bool exact = !rs.guard && !rs.round && !rs.sticky;
+				uint32_t other = rs.up ? bits - 1 : bits + 1;
+				double ov = fmt_to_double(f, other);
+				if (!exact && !rs.zero && isfinite(ov)) {
+					ex_mistake *m = mistake(c, n,
+					                        "0x%0*x (%s) is the other neighbour of V, what rounding %s gives: "
+					                        "check the decision against the guard, round and sticky bits.",
+					                        fmt_hex_digits(f), (unsigned)other, g(ov), rs.up ? "down" : "up");
+					if (m) {
+						m->value.type = EX_BITS;
+						m->value.bits = other;
+					}
+				}
+			}
 		}
 	}
 	fmt_num_clear(&x);
