@@ -15,8 +15,10 @@ field e5m2_bits: bits fp8-e5m2 -- the fp8-e5m2 pattern of {V}
 field e4m3_rel_error: number rel 2e-2 -- relative error in fp8-e4m3
 field e5m2_rel_error: number rel 2e-2 -- relative error in fp8-e5m2
 field best: choice fp8-e4m3|fp8-e5m2 -- the format with the smaller error
-hint: Same steps as exercise 7.4d with 3 (e4m3) or 2 (e5m2) fraction bits.
-hint: Check with: mixprec bits {V} --format e4m3,e5m2
+hint: Find the exponent of {V} first: is it within each format's normal range?
+hint: Same steps as exercise 7.4d with 3 (e4m3, bias 7) or 2 (e5m2, bias 15) fraction bits:
+  guard bit, sticky bits, round to nearest, ties to even.
+hint: Compare the two relative errors |rounded - V| / |V|. Check with: mixprec bits {V} --format e4m3,e5m2
 
 [ulp.1]
 title: The spacing of fp16 at a value
@@ -29,8 +31,10 @@ prompt: What is the spacing (ulp) of fp16 at x = {x}? Careful below 2^-14, where
   fp16 is subnormal and the spacing stops shrinking.
 field spacing: number rel 1e-6 -- the gap between fp16 neighbours at {x}
 field vanish_below: number rel 1e-6 -- updates smaller than this leave {x} unchanged
-hint: fp16 keeps 10 fraction bits: within [2^e, 2^(e+1)) neighbours are 2^(e-10) apart.
-hint: For subnormals e is fixed at -14: the spacing is 2^-24.
+hint: Between two powers of two, fp16 values are evenly spaced. Which powers enclose {x}?
+hint: fp16 keeps 10 fraction bits: within [2^e, 2^(e+1)) neighbours are 2^(e-10) apart;
+  for subnormals e is fixed at -14, so the spacing is 2^-24.
+hint: An update vanishes below half the spacing. Check with: mixprec bits {x} --format fp16 (the ulp column)
 
 [overflow.1]
 title: Where fp16 overflows
@@ -41,8 +45,12 @@ prompt: What is the largest finite fp16 value, and from which magnitude does a v
   round to infinity under round-to-nearest-even?
 field max: number rel 1e-9 -- largest finite fp16 value
 field overflow_at: number rel 1e-9 -- the smallest magnitude that rounds to inf
+hint: The all-ones exponent field is kept for inf and NaN. Which exponent and which
+  significand are left for the largest finite value?
 hint: The largest exponent is 15 (field 11110); the largest significand is 2 - 2^-10.
-hint: The spacing at the top is 2^(15-10) = 32; rounding to nearest passes max until half of it.
+  Rounding to nearest goes to max until a value is more than half a spacing above it.
+hint: max = (2 - 2^-10) x 2^15 = 65504; the spacing at the top is 2^(15-10) = 32, so values
+  from 65504 + 16 = 65520 on round to inf (65520 is a tie and goes to even). Check: mixprec round 65519 65520 --to fp16
 
 [overflow.2]
 title: The range of fp8-e4m3
@@ -56,9 +64,13 @@ prompt: fp8-e4m3 (the "fn" variant) has no infinity: only S.1111.111 is NaN, so 
 field max: number rel 1e-9 -- largest finite value
 field min_normal: number rel 1e-9 -- smallest positive normal value
 field overflow_at: number rel 1e-9 -- the magnitude above which values become NaN
+hint: Unlike fp16, the top exponent field still holds finite values: only one pattern is NaN.
+  Which significand is the largest one left?
 hint: With the exponent field 1111 (exponent 8), the fraction 111 is NaN, so the largest
-  significand is 1.110 in binary.
-hint: The spacing at the top is 2^(8-3) = 32.
+  significand is 1.110 in binary; the smallest normal has exponent 1 - 7.
+hint: max = 1.75 x 2^8 = 448; the spacing at the top is 2^(8-3) = 32, so values above
+  448 + 16 = 464 become NaN (464 itself is a tie and goes to even, back to 448); min normal 2^-6.
+  Check: mixprec formats
 
 [scale.1]
 title: Choosing a loss scale
@@ -75,8 +87,11 @@ prompt: The gradients of a model range from {gmin} to {gmax} in magnitude. They 
 field max_scale: number rel 1e-9 -- largest power of two keeping gmax finite
 field min_scale: number rel 1e-9 -- smallest power of two lifting gmin to a normal
 field fits: choice yes|no -- is min_scale <= max_scale?
-hint: max_scale = 2^floor(log2(65504 / gmax)).
-hint: min_scale = 2^ceil(log2(2^-14 / gmin)).
+hint: Write each condition as an inequality in S: gmax x S <= 65504 and gmin x S >= 2^-14.
+hint: S is a power of two: max_scale = 2^floor(log2(65504 / gmax)) and
+  min_scale = 2^ceil(log2(2^-14 / gmin)).
+hint: One S does both exactly when min_scale <= max_scale, that is when gmax / gmin is at
+  most about 65504 / 2^-14 = 1.07e9 (up to the rounding to powers of two).
 
 [zero.1]
 title: Memory per GPU under ZeRO

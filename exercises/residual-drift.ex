@@ -33,10 +33,14 @@ hint: Round-to-nearest moves to the next value only past half the spacing.
 title: How many updates are lost
 kind: lost-updates
 lesson: residual-drift
+# every x0 lies in [256, 512), where the bf16 spacing is 2, close enough below 512 that
+# 100 updates reach it; every u lies between 1 and 2, more than half the spacing below 512
+# and less than half the spacing (4) above it: the value moves at first and then stops,
+# so no variant loses every update or none
 param x0: 500
-vary x0: list 500 490 480 250 240 1000 1020 120
+vary x0: list 500 490 480 460 440 420 400 360
 param u: 1.5
-vary u: list 1.5 1.25 1.75 0.75 3 2.5
+vary u: list 1.5 1.25 1.75 1.125 1.375 1.625
 param n: 100
 param format: bf16
 prompt: A value starts at x0 = {x0} in bf16 and receives n = {n} updates, each +{u}.
@@ -45,8 +49,11 @@ prompt: A value starts at x0 = {x0} in bf16 and receives n = {n} updates, each +
 field lost: number exact -- updates that left the value unchanged
 field final: number exact -- the value after {n} updates
 hint: Follow the value: while the spacing is small enough, each update moves it (rounded).
-hint: The spacing doubles at every power of two. Once the update is below half the
-  spacing, every further update is lost.
+  By how much does one update move it?
+hint: Below 512 the bf16 spacing is 2: x + {u} rounds to x + 2. The spacing doubles at
+  every power of two; once the update is below half the spacing, every further update is lost.
+hint: Count the updates needed to reach 512 from {x0} in steps of 2; every update after that
+  is lost (at 512 the spacing is 4 and {u} is below 2). Check by simulating in code.
 
 [drift.4]
 title: Predict, then run mixprec drift
@@ -63,5 +70,9 @@ prompt: Predict the share of the drift that bf16 with round-to-nearest keeps whe
   and read the retained column.
 field retained_rne: number abs 0.01 -- share retained by bf16-rne
 field retained_fp32: number abs 0.01 -- share retained by fp32
-hint: Compare {u} with half the bf16 spacing at {x0}.
-hint: fp32 has 24 significant bits: the spacing near {x0} is tiny compared with {u}.
+hint: Compare {u} with half the bf16 spacing at {x0}. Does the value move at all, and does
+  it keep moving as it grows?
+hint: The bf16 spacing doubles at every power of two: once it exceeds 2 x {u}, every update
+  is rounded away. fp32 has 24 significant bits: the spacing near {x0} is tiny compared with {u}.
+hint: retained = (final - x0) / (T x u). Run the command in the question and read the
+  retained column of bf16-rne and fp32.

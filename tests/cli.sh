@@ -984,13 +984,13 @@ w=$(sed -n 's/^w=//p' "$tmp/out")
 run exercise show 7.4e --student s042 --params
 out_has "exercise show --params: deterministic" "w=$w"
 run exercise show 7.4e --params
-out_has "exercise show --params: default" "w=600"
+out_has "exercise show --params: default" "w=0.5"
 
 # 7.4c by hand: 4 + 2 + 2 + 4 + 4 + 4 = 20 bytes; 20 x 7e9 = 140e9 bytes = 140 GB
 # and 140e9 / 2^30 = 130.385 GiB
 run check 7.4c bytes_per_param=20 total_gb=140 total_gib=130.385
 expect_rc "check 7.4c right" 0
-out_has "check 7.4c right: solved" "3 of 3 fields correct"
+out_has "check 7.4c right: solved" "3 of 3 answers correct"
 run check 7.4c bytes_per_param=16 total_gb=140
 expect_rc "check 7.4c wrong" 1
 out_has "check 7.4c: forgot the accumulator" "accumulator"
@@ -1410,7 +1410,7 @@ echo "# exercise kind round-steps (the workbench's hand-rounding lab)"
 run check round.1 fp16_exponent=-4 fp16_exp_field=11 fp16_fraction=1001100110 fp16_guard=0 fp16_round=1 \
 	fp16_sticky=1 fp16_round_up=no fp16_bits=0x2e66
 expect_rc "round-steps: 0.1 to fp16, every step right" 0
-out_has "round-steps: 0.1 to fp16 solved" "8 of 8 fields correct"
+out_has "round-steps: 0.1 to fp16 solved" "8 of 8 answers correct"
 # the biased field given as e is a recognised mistake
 run check round.1 fp16_exponent=11
 expect_rc "round-steps: the field given as e" 1

@@ -228,7 +228,8 @@ static void print_fields(const ex_exercise *ex, const ex_variant *v, const ex_op
 			tmp.prompt = f->label;
 			label = ex_prompt(&tmp, v);
 		}
-		printf("  %-18s %s%s(%s)\n", f->name, label ? label : "", label ? " " : "", type);
+		printf("  %-18s %s%s(%s%s)\n", f->name, label ? label : "", label ? " " : "", type,
+		       f->optional ? "; optional" : "");
 		free(label);
 	}
 }
@@ -535,9 +536,12 @@ int cmd_check(int argc, char **argv)
 			malformed += r == EX_MALFORMED;
 		}
 	}
-	size_t solved = 0;
-	for (size_t i = 0; i < ex->nfields; i++)
+	size_t solved = 0, required = 0, required_solved = 0;
+	for (size_t i = 0; i < ex->nfields; i++) {
 		solved += seen[i];
+		required += !ex->fields[i].optional;
+		required_solved += seen[i] && !ex->fields[i].optional;
+	}
 	if (given == 0) {
 		cli_error("check", "no answers given (FIELD=ANSWER)");
 		rc = CLI_USAGE;
@@ -545,9 +549,10 @@ int cmd_check(int argc, char **argv)
 		size_t answered = 0;
 		for (size_t i = 0; i < ex->nfields; i++)
 			answered += tried[i];
-		if (solved == ex->nfields) {
-			printf("%zu of %zu fields correct: exercise %s solved. See the worked solution: mixprec exercise solve %s",
-			       solved, ex->nfields, ex->id, ex->id);
+		bool done = required_solved == required;
+		if (done) {
+			printf("%zu of %zu answer%s correct: exercise %s solved. See the worked solution: mixprec exercise solve %s",
+			       solved, answered, answered == 1 ? "" : "s", ex->id, ex->id);
 			print_variant_args(&o);
 			printf("\n");
 		} else {
@@ -556,12 +561,12 @@ int cmd_check(int argc, char **argv)
 				printf("; not answered:");
 				for (size_t i = 0; i < ex->nfields; i++)
 					if (!tried[i])
-						printf(" %s", ex->fields[i].name);
+						printf(" %s%s", ex->fields[i].name, ex->fields[i].optional ? " (optional)" : "");
 			}
 			printf(".\n");
 		}
 		rc = malformed ? CLI_USAGE : wrong ? CLI_WRONG : CLI_OK;
-		record("check", ex, &o, 1, solved == ex->nfields, 0);
+		record("check", ex, &o, 1, done, 0);
 	}
 	ex_solution_free(&sol);
 	ex_set_free(&set);

@@ -205,8 +205,15 @@ static void bad(load_ctx *c, const char *fmt, ...)
  * "choice a|b|c". */
 static void parse_field_spec(load_ctx *c, ex_field *f, char *spec)
 {
-	char *w[8];
-	size_t n = split_words(spec, w, 8);
+	char *words[9];
+	size_t n = split_words(spec, words, 9);
+	char **w = words;
+	if (n > 0 && strcmp(w[0], "optional") == 0) {
+		/* answered or not, it does not decide whether the exercise is solved */
+		f->optional = true;
+		w++;
+		n--;
+	}
 	if (n == 0 || n > 8) {
 		bad(c, "field %s: expected a type (number, bits FORMAT, choice a|b)", f->name);
 		return;

@@ -48,6 +48,7 @@ typedef struct {
 	char choices[EX_MAX_CHOICES][EX_NAME_MAX];  /* EX_CHOICE: the accepted words, lower case */
 	size_t nchoices;
 	char *label;                  /* what the field asks, one line */
+	bool optional;                /* "optional": not needed to solve the exercise */
 } ex_field;
 
 typedef enum {

@@ -1204,7 +1204,12 @@ static bool solve_drift_retained(solve_ctx *c)
 	if (u == 0)
 		return fail(c, "parameter u must not be 0");
 	drift_params p = drift_defaults();
-	p.elements = 16;
+	/* With constant updates every value of a round-to-nearest variant takes
+	 * the same path, so one value gives what the command's 1,000 give;
+	 * stochastic rounding differs per value, so it is simulated (only when
+	 * asked) exactly as the command does: 1,000 values, the same seed. */
+	bool want_sr = fidx(c, "retained_sr") >= 0;
+	p.elements = want_sr ? drift_defaults().elements : 1;
 	p.steps = (size_t)T;
 	p.x0 = x0;
 	p.dist = DRIFT_DIST_CONSTANT;
@@ -1228,6 +1233,8 @@ static bool solve_drift_retained(solve_ctx *c)
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		const drift_state *d = &out[rows[i].v];
+		if (rows[i].v == DRIFT_BF16_SR && !want_sr)
+			continue;
 		if (fidx(c, rows[i].field) >= 0 && !isfinite(d->retained))
 			return fail(c, "the %s drift is undefined for these parameters", drift_variant_name(rows[i].v));
 		set_num(c, rows[i].field, d->retained);
@@ -1237,12 +1244,129 @@ static bool solve_drift_retained(solve_ctx *c)
 	   ex_variant_get(c->ex, c->v, "u"), T);
 	strbuf_printf(&c->w, "fp64 drifts by %s.\n", g(out[DRIFT_FP64].drift));
 	for (drift_variant v = DRIFT_FP32; v < DRIFT_VARIANT_COUNT; v++)
-		strbuf_printf(&c->w, "  %-11s drift %-12s retained %s\n", drift_variant_name(v), g(out[v].drift),
-		   g(out[v].retained));
-	strbuf_printf(&c->w, "\nbf16 spacing at %s is %s: an update of %s is %s every time (round-to-nearest makes\n"
-	          "the same decision at every step, so the error does not average out).\n",
-	   g(x0), g(spacing_at(fmt_get(FMT_BF16), x0)), g(fabs(u)),
-	   fabs(u) < spacing_at(fmt_get(FMT_BF16), x0) / 2 ? "rounded away" : "rounded");
+		if (v != DRIFT_BF16_SR || want_sr)
+			strbuf_printf(&c->w, "  %-11s drift %-12s retained %s\n", drift_variant_name(v), g(out[v].drift),
+			   g(out[v].retained));
+	if (!want_sr)
+		strbuf_printf(&c->w, "  (bf16-sr rounds at random: the command's 1,000 values show its retained share)\n");
+	const fmt_info *bf = fmt_get(FMT_BF16);
+	double stop = x0 + out[DRIFT_BF16_RNE].drift;
+	if (out[DRIFT_BF16_RNE].drift == 0)
+		strbuf_printf(&c->w, "\nbf16 spacing at %s is %s: an update of %s is not above half of it and is rounded away\n"
+		              "every time (round-to-nearest makes the same decision at every step, so nothing averages out).\n",
+		   g(x0), g(spacing_at(bf, x0)), g(fabs(u)));
+	else
+		strbuf_printf(&c->w, "\nbf16 spacing at %s is %s: an update of %s moves the value (rounded) at first, but the\n"
+		              "spacing doubles at every power of two; at %s it is %s, more than twice the update, and from\n"
+		              "there on every update is rounded away.\n",
+		   g(x0), g(spacing_at(bf, x0)), g(fabs(u)), g(stop), g(spacing_at(bf, stop)));
+	return true;
+}
+
+/* ---- kind: ema-stall (7.4f): Adam's v stored in 16 bits ------------------------ */
+
+/* One run of v <- round_F(fl32(fl32(b*v) + fl32(c*1))) from v = 0 with g^2 = 1:
+ * the value where v stops changing and the number of steps that changed it.
+ * mode is RNE for the exercise (RTZ shows the "whole spacing" mistake).
+ * Returns false when v has not stopped within the cap. */
+static bool ema_stall(const fmt_info *f, fmt_mode mode, float b, float cc, float *stall, size_t *steps)
+{
+	fmt_round_ctl ctl = { .mode = mode };
+	float v = 0;
+	for (size_t k = 0; k < 10000000; k++) {
+		/* volatile: each operation rounds to fp32 on its own, no fused multiply-add */
+		volatile float bv = b * v;
+		volatile float sum = bv + cc;
+		float nv = (float)fmt_to_double(f, fmt_round_double(f, &ctl, (double)sum, NULL));
+		if (nv == v) {
+			*stall = v;
+			*steps = k;
+			return true;
+		}
+		v = nv;
+	}
+	return false;
+}
+
+static bool solve_ema_stall(solve_ctx *c)
+{
+	fmt_num beta;
+	fmt_num_init(&beta);
+	bool ok = param_exact(c, "beta2", &beta);
+	double bd = ok ? fmt_num_to_double(&beta) : 0;
+	const fmt_info *f32 = fmt_get(FMT_FP32);
+	fmt_round_ctl rne = { .mode = FMT_RNE };
+	float b = ok ? (float)fmt_to_double(f32, fmt_round_num(f32, &rne, &beta, NULL)) : 0;
+	fmt_num_clear(&beta);
+	if (!ok)
+		return false;
+	if (!(bd > 0.5 && bd < 1) || b >= 1)
+		return fail(c, "parameter beta2 must lie in (0.5, 1) and below 1 in fp32");
+	const fmt_info *f = param_format(c, "format", FMT_BF16);
+	if (!f)
+		return false;
+	if (f->width > 16)
+		return fail(c, "parameter format must be a 16-bit or smaller format, not %s", f->name);
+	volatile float one = 1.0f;
+	float cc = one - b;   /* exact: b lies in [1/2, 1] (Sterbenz) */
+	float stall;
+	size_t steps;
+	if (!ema_stall(f, FMT_RNE, b, cc, &stall, &steps))
+		return fail(c, "v does not stop changing in %s for beta2 = %s", f->name, g(bd));
+	set_num(c, "stall_value", stall);
+	set_num(c, "steps", (double)steps);
+	mistake_num(c, "stall_value", 1, "1 is where v converges in exact arithmetic (the fixed point of v = b v + c "
+	                                 "is c / (1 - b) = 1); in %s the increments are rounded away long before.",
+	            f->name);
+	fmt_id other_id = f->id == FMT_BF16 ? FMT_FP16 : FMT_BF16;
+	float ostall, tstall;
+	size_t osteps, tsteps;
+	if (ema_stall(fmt_get(other_id), FMT_RNE, b, cc, &ostall, &osteps))
+		mistake_num(c, "stall_value", ostall, "%s is where v stops in %s (%d fraction bits); %s has %d fraction "
+		                                      "bits, so its spacing, and the stall, differ.",
+		            g(ostall), fmt_get(other_id)->name, fmt_get(other_id)->frac_bits, f->name, f->frac_bits);
+	if (ema_stall(f, FMT_RTZ, b, cc, &tstall, &tsteps))
+		mistake_num(c, "stall_value", tstall, "%s is where v would stop if an increment needed a whole spacing to "
+		                                      "count (rounding toward zero); round-to-nearest moves v once the "
+		                                      "increment passes half the spacing.",
+		            g(tstall));
+	mistake_num(c, "steps", (double)steps + 1, "%zu counts the step that left v unchanged; count the steps that "
+	                                           "changed it.",
+	            steps + 1);
+	/* the worked solution: the constants, the path through the binades, the stop */
+	strbuf_printf(&c->w, "b = fl32(beta2) = fl32(%s) = %.9g; c = fl32(1 - b) = %.9g (exact: b is within a factor\n"
+	              "of two of 1). With g^2 = 1 each step is v <- round_%s(fl32(fl32(b v) + c)).\n\n",
+	   ex_variant_get(c->ex, c->v, "beta2"), (double)b, (double)cc, f->name);
+	strbuf_printf(&c->w, "In exact arithmetic v = 1 - b^k approaches 1. Each step adds c (1 - v): the increment\n"
+	              "shrinks as v grows, while the spacing of %s grows with v (it doubles at every power of two).\n"
+	              "Round-to-nearest keeps v unchanged once the increment is at most half the spacing at v.\n\n",
+	   f->name);
+	strbuf_printf(&c->w, "%8s  %-12s %-12s %s\n", "step", "v", "spacing", "increment c(1 - v)");
+	{
+		fmt_round_ctl ctl = { .mode = FMT_RNE };
+		float v = 0;
+		int last_e = INT32_MIN;
+		for (size_t k = 1; k <= steps; k++) {
+			volatile float bv = b * v;
+			volatile float sum = bv + cc;
+			v = (float)fmt_to_double(f, fmt_round_double(f, &ctl, (double)sum, NULL));
+			int e = floor_log2(v);
+			if (e != last_e || k == steps) {
+				strbuf_printf(&c->w, "%8zu  %-12s %-12s %s\n", k, g(v), g(spacing_at(f, v)), g(cc * (1 - (double)v)));
+				last_e = e;
+			}
+		}
+	}
+	volatile float bv = b * stall;
+	volatile float sum = bv + cc;
+	double sp = spacing_at(f, stall);
+	strbuf_printf(&c->w, "\nAt v = %s the spacing of %s is %s, half of it %s. The next value would be\n"
+	              "fl32(b v) + c = %.9g, only %s above v: not more than half the spacing, so it rounds back to\n"
+	              "v. v stops at %s after %zu steps (stall_value = %s, steps = %zu).\n",
+	   g(stall), f->name, g(sp), g(sp / 2), (double)sum, g((double)sum - stall), g(stall), steps, g(stall), steps);
+	strbuf_printf(&c->w, "\nAdam divides by sqrt(v): sqrt(%s) = %s instead of 1, so its steps come out %s times too large.\n"
+	              "Keeping v in fp32 (or rounding stochastically) lets it reach 1.\n",
+	   g(stall), g(sqrt(stall)), g(1 / sqrt(stall)));
 	return true;
 }
 
@@ -1434,6 +1558,9 @@ static const struct {
 	{ { "drift-retained", "the share of the drift each variant of mixprec drift keeps", "x0 u T",
 	    "retained_fp32 retained_rne retained_kahan retained_fp16 retained_sr", NULL },
 	  solve_drift_retained },
+	{ { "ema-stall", "Adam's second moment v stored in a 16-bit format: where it stops growing", "beta2",
+	    "stall_value steps", NULL },
+	  solve_ema_stall },
 	{ { "round-steps", "round a value by hand one step at a time: exponent, guard/round/sticky, decision, bits",
 	    "V", "*_exponent *_exp_field *_fraction *_guard *_round *_sticky *_round_up *_bits", NULL },
 	  solve_round_steps },
