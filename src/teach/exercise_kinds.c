@@ -963,6 +963,23 @@ static double explain_vanish(solve_ctx *c, const fmt_info *f, double x, double s
 	return sv;
 }
 
+/* The spacing another format has at x, offered as the mistake of using the
+ * wrong format's fraction bits (fp16's 10 for bf16's 7, and so on). */
+static void mistake_other_spacing(solve_ctx *c, const char *field, const fmt_info *f, double x)
+{
+	static const fmt_id others[] = { FMT_FP16, FMT_BF16, FMT_FP32 };
+	for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+		const fmt_info *o = fmt_get(others[k]);
+		if (o->id == f->id || fabs(x) > fmt_max(o))
+			continue;
+		double so = spacing_at(o, x);
+		if (so != spacing_at(f, x))
+			mistake_num(c, field, so, "%s is the spacing of %s at %s (%d fraction bits); %s keeps %d fraction bits, "
+			                          "so its spacing there is 2^(e - %d).",
+			            g(so), o->name, g(fabs(x)), o->frac_bits, f->name, f->frac_bits, f->frac_bits);
+	}
+}
+
 static bool solve_spacing(solve_ctx *c)
 {
 	double x;
@@ -985,6 +1002,7 @@ static bool solve_spacing(solve_ctx *c)
 	            "The spacing is not |x| times epsilon: it is fixed within each binade [2^e, 2^(e+1)) at "
 	            "2^(e - %d), and jumps at powers of two.",
 	            f->frac_bits);
+	mistake_other_spacing(c, "spacing", f, x);
 	mistake_num(c, "vanish_below", 2 * sv,
 	            "An update rounds to the next value once it passes half the spacing; below that it vanishes.");
 	mistake_num(c, "vanish_below", fabs(x) * fmt_epsilon(f) / 2,
@@ -1013,7 +1031,10 @@ static bool solve_update_vanish(solve_ctx *c)
 	mistake_num(c, "spacing", fabs(w) * fmt_epsilon(f),
 	            "The spacing is not w times epsilon: it is 2^(e - %d) with e = floor(log2 w), fixed per binade.",
 	            f->frac_bits);
-	mistake_num(c, "vanish_below", sp, "An update survives once it passes half the spacing, not the whole of it.");
+	mistake_num(c, "vanish_below", sp, "%s is the whole spacing: an update survives once it passes half the "
+	                                   "spacing, not the whole of it.",
+	            g(sp));
+	mistake_other_spacing(c, "spacing", f, w);
 	mistake_num(c, "steps", ldexp(1, p), "sqrt(T) x 2^-%d = 1 gives sqrt(T) = 2^%d, so T = 2^%d: square it.", p, p,
 	            2 * p);
 	mistake_num(c, "steps", ldexp(1, 2 * (p - 1)),
