@@ -1,0 +1,83 @@
+#!/bin/sh
+# Every command mixprec prints for a student's variant checks that variant
+# when pasted (issue 13, "What a new user trips over" 1), and check counts the
+# answers given, not the fields (issue 11, error 10).
+#
+# The answers are computed here with awk from the exercise's definition
+# (20 bytes per parameter; GB = 10^9, GiB = 2^30 bytes), not copied from the
+# program's output.
+
+. "${srcdir:-.}/tests/harness.sh"
+need_mixprec
+
+LC_ALL=C
+NO_COLOR=1
+export LC_ALL NO_COLOR
+make_tmp excmd
+MIXPREC_STATEDIR=$tmp/state
+export MIXPREC_STATEDIR
+unset MIXPREC_COURSE_SEED MIXPREC_EXERCISEDIR
+
+# the 7.4c answers for P, by hand: 20 bytes per parameter
+answers() {
+	awk -v P="$1" 'BEGIN { printf "bytes_per_param=20 total_gb=%.6f total_gib=%.6f", 20 * P / 1e9, 20 * P / 2^30 }'
+}
+
+# paste_check STUDENT SEED (empty: the one in force): shows 7.4c for the variant, takes its printed
+# "Answer with:" command, fills in the answers and runs it.
+paste_check() {
+	if [ -n "$2" ]; then set -- "$1" --course-seed "$2"; else set -- "$1"; fi
+	"$MIXPREC" exercise show 7.4c --student "$@" >"$tmp/show" 2>&1
+	P=$("$MIXPREC" exercise show 7.4c --student "$@" --params | sed -n 's/^P=//p')
+	cmd=$(sed -n 's/^Answer with: //p' "$tmp/show")
+	for a in $(answers "$P"); do
+		cmd=$(printf '%s\n' "$cmd" | sed "s|${a%%=*}=\.\.\.|$a|")
+	done
+	# the printed command names mixprec; run the binary under test instead
+	cmd=$(printf '%s\n' "$cmd" | sed 's|^mixprec |"$MIXPREC" |')
+	eval "$cmd --no-progress" >"$tmp/out" 2>&1
+	rc=$?
+}
+
+paste_check alice fall26
+[ "$P" != 7e9 ] && ok "alice's P differs from the default ($P)" || bad "alice's P is the default: pick another id"
+case $cmd in
+*"--student alice --course-seed fall26"*) ok "Answer with: names the student and the course seed" ;;
+*) bad "Answer with: names the student and the course seed" "$cmd" ;;
+esac
+[ "$rc" -eq 0 ] && ok "the pasted command accepts the right answers" || bad "pasted command: exit $rc" "$cmd" "$(cat "$tmp/out")"
+grep -q "exercise 7.4c solved" "$tmp/out" && ok "the pasted command solves the exercise" || bad "pasted: solved" "$(cat "$tmp/out")"
+grep -q "mixprec exercise solve 7.4c --student alice --course-seed fall26" "$tmp/out" &&
+	ok "the solve command it prints names the variant" || bad "solve command names the variant" "$(cat "$tmp/out")"
+grep -q "mixprec exercise hint 7.4c --student alice --course-seed fall26" "$tmp/show" &&
+	ok "the hint command names the variant" || bad "hint command names the variant" "$(cat "$tmp/show")"
+
+# the same answers without the variant's options are the default's, and wrong
+"$MIXPREC" check 7.4c $(answers "$P") --no-progress >"$tmp/out" 2>&1
+[ $? -eq 1 ] && ok "without --student the default variant is checked" || bad "default variant" "$(cat "$tmp/out")"
+
+# an id that needs quoting, and the seed from the environment
+MIXPREC_COURSE_SEED=spring27 paste_check "o'brien x" ""
+case $cmd in
+*"--student 'o'\\''brien x' --course-seed spring27 "*) ok "an id with a quote and a blank is shell-quoted" ;;
+*) bad "shell-quoted id" "$cmd" ;;
+esac
+[ "$rc" -eq 0 ] && ok "the pasted command with a quoted id checks that variant" || bad "quoted id: exit $rc" "$cmd" "$(cat "$tmp/out")"
+"$MIXPREC" exercise show 7.4c --student bob >"$tmp/show" 2>&1 </dev/null
+MIXPREC_COURSE_SEED=spring27 "$MIXPREC" exercise show 7.4c --student bob >"$tmp/show2" 2>&1 </dev/null
+grep -q -- "--course-seed 0 " "$tmp/show" && grep -q -- "--course-seed spring27 " "$tmp/show2" &&
+	ok "the seed in force is printed, from the option or the environment" ||
+	bad "seed in force printed" "$(grep Answer "$tmp/show" "$tmp/show2")"
+
+# one field submitted: one answer counted, the rest listed as not answered
+"$MIXPREC" check 7.4d fp16_bits=0x2e66 --no-progress >"$tmp/out" 2>&1
+grep -q "^1 of 1 answer correct; not answered: bf16_bits" "$tmp/out" && ok "one field: 1 of 1 answer correct" ||
+	bad "one field counted" "$(cat "$tmp/out")"
+grep -q "of 8 fields" "$tmp/out" && bad "one field: no 'of 8 fields'" "$(cat "$tmp/out")" || ok "one field: no count of all fields"
+# 7.4f's steps is optional: stall_value alone solves it (bf16, beta2 0.999: 0.25, derived in
+# tests/test_exercise_premise.c)
+"$MIXPREC" check 7.4f stall_value=0.25 --no-progress >"$tmp/out" 2>&1
+[ $? -eq 0 ] && grep -q "exercise 7.4f solved" "$tmp/out" && ok "7.4f: the optional steps field is not needed" ||
+	bad "7.4f optional steps" "$(cat "$tmp/out")"
+
+finish
