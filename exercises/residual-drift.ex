@@ -50,10 +50,12 @@ field lost: number exact -- updates that left the value unchanged
 field final: number exact -- the value after {n} updates
 hint: Follow the value: while the spacing is small enough, each update moves it (rounded).
   By how much does one update move it?
-hint: Below 512 the bf16 spacing is 2: x + {u} rounds to x + 2. The spacing doubles at
-  every power of two; once the update is below half the spacing, every further update is lost.
-hint: Count the updates needed to reach 512 from {x0} in steps of 2; every update after that
-  is lost (at 512 the spacing is 4 and {u} is below 2). Check by simulating in code.
+hint: Between 256 and the next power of two the bf16 spacing is 2: x + {u} rounds to x + 2.
+  The spacing doubles at every power of two; once the update is below half the spacing,
+  every further update is lost.
+hint: Count the updates needed to reach the next power of two from {x0} in steps of 2; every
+  update after that is lost (there the spacing is 4 and {u} is below 2). Check by simulating
+  in code.
 
 [drift.4]
 title: Predict, then run mixprec drift

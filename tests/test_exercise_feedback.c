@@ -194,6 +194,45 @@ START_TEST(worked_solutions_say_what_happens)
 }
 END_TEST
 
+/* ---- hints go from a nudge to a strong hint ----------------------------------------- */
+
+/* No hint but the last names a command (which would print the answer) or
+ * holds an expected answer's text, for the defaults and a few variants. */
+START_TEST(only_the_last_hint_gives_it_away)
+{
+	static const char *students[] = { NULL, "s1", "s2", "s3", "s4", "s5" };
+	for (size_t e = 0; e < shipped.count; e++) {
+		const ex_exercise *ex = &shipped.items[e];
+		for (size_t st = 0; st < sizeof students / sizeof students[0]; st++) {
+			ex_variant v;
+			ex_variant_make(ex, "hints", students[st], &v);
+			ex_solution sol;
+			char err[256];
+			ck_assert_int_eq(ex_solve(ex, &v, &sol, err, sizeof err), MP_OK);
+			for (size_t h = 0; h + 1 < ex->nhints; h++) {
+				ex_exercise tmp = *ex;
+				tmp.prompt = ex->hints[h];
+				char *text = ex_prompt(&tmp, &v);
+				ck_assert(text != NULL);
+				ck_assert_msg(strstr(text, "mixprec ") == NULL, "%s hint %zu names a command: %s", ex->id, h + 1,
+				              text);
+				for (size_t i = 0; i < ex->nfields; i++) {
+					const char *a = sol.expect[i].text;
+					/* numbers of three or more characters (a lone "0", "yes" or a bit are not answers
+					 * a hint can give away by accident) */
+					if (sol.expect[i].type == EX_NUMBER && strlen(a) >= 3)
+						ck_assert_msg(strstr(text, a) == NULL, "%s hint %zu states %s=%s: %s", ex->id, h + 1,
+						              ex->fields[i].name, a, text);
+				}
+				free(text);
+			}
+			ex_solution_free(&sol);
+		}
+		ck_assert_msg(ex->nhints >= 2, "%s: a nudge and a strong hint at least", ex->id);
+	}
+}
+END_TEST
+
 /* ---- lint refuses variants that break the exercise -------------------------------- */
 
 static size_t lint(const char *values, ex_diags *d)
@@ -251,6 +290,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, rounding_misconceptions);
 	tcase_add_test(tc, worked_solutions_say_what_happens);
 	tcase_add_test(tc, lint_refuses_broken_variants);
+	tcase_add_test(tc, only_the_last_hint_gives_it_away);
 	suite_add_tcase(s, tc);
 	return s;
 }
