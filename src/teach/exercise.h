@@ -186,12 +186,13 @@ ex_verdict ex_check_tagged(const ex_exercise *ex, const ex_solution *sol, size_t
 int ex_field_index(const ex_exercise *ex, const char *name);
 
 /* The compiled kinds, for `exercise kinds` and messages. */
+struct solve_ctx;
 typedef struct ex_kind {
 	const char *name;
 	const char *summary;
 	const char *params;   /* the parameters it requires, space-separated */
 	const char *fields;   /* the fields it can check, space-separated */
-	mp_status (*solve)(const ex_exercise *ex, const ex_variant *v, ex_solution *sol, char *err, size_t errlen);
+	bool (*solve)(struct solve_ctx *c);   /* fills the solution (teach/exercise_solve.h) */
 } ex_kind;
 
 const ex_kind *ex_kind_find(const char *name);

@@ -1,0 +1,126 @@
+/* Exercise kinds about training memory: bytes per parameter in bf16 mixed
+ * precision with Adam (7.4c) and per GPU under ZeRO, from budget/. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "budget/budget.h"
+#include "teach/exercise.h"
+#include "teach/exercise_solve.h"
+#include "util/strbuf.h"
+
+/* ---- kind: memory (7.4c) and zero ------------------------------------------- */
+
+static bool budget_of(solve_ctx *c, double P, int stage, double gpus, budget_result *r)
+{
+	budget_config cfg = budget_defaults();
+	cfg.params = P;
+	cfg.zero_stage = stage;
+	cfg.gpus = gpus;
+	if (budget_compute(r, &cfg) != MP_OK)
+		return exs_fail(c, "no memory budget for %g parameters, ZeRO %d on %g GPUs", P, stage, gpus);
+	return true;
+}
+
+bool exs_solve_memory(solve_ctx *c)
+{
+	double P;
+	if (!exs_param_positive(c, "P", &P))
+		return false;
+	budget_result r;
+	if (!budget_of(c, P, 0, 1, &r))
+		return false;
+	double bpp = r.total_bytes_per_param;
+	exs_set_num(c, "bytes_per_param", bpp);
+	exs_set_num(c, "total_gb", r.total_bytes / 1e9);
+	exs_set_num(c, "total_gib", r.total_bytes / 1073741824.0);
+	exs_set_num(c, "rule_gb", 20 * P / 1e9);
+	double acc = r.bytes_per_param[BUDGET_GRAD_ACCUM];
+	double master = r.bytes_per_param[BUDGET_MASTER], moment = r.bytes_per_param[BUDGET_OPTIMIZER] / 2;
+	if (acc == master && acc == moment)
+		/* all three omissions give the same count: name them all */
+		exs_mistake_num(c, "bytes_per_param", bpp - acc,
+		            "4 bytes short: did you leave out the fp32 gradient accumulator (gradients are summed in fp32 "
+		            "across micro-batches), the fp32 master weights, or one of Adam's two fp32 moments?");
+	exs_mistake_num(c, "bytes_per_param", bpp - acc,
+	            "You left out the fp32 gradient accumulator (4 bytes): gradients are summed in fp32 across "
+	            "micro-batches before the update.");
+	exs_mistake_num(c, "bytes_per_param", bpp - master,
+	            "You left out the fp32 master weights (4 bytes) that the optimiser updates.");
+	exs_mistake_num(c, "bytes_per_param", bpp - moment,
+	            "Adam keeps two fp32 states per parameter (m and v): 8 bytes, not 4.");
+	exs_mistake_num(c, "bytes_per_param", 2, "2 bytes is only the bf16 weight copy; count every tensor kept per "
+	                                     "parameter during training.");
+	exs_mistake_num(c, "total_gb", (bpp - acc) * P / 1e9,
+	            "That total leaves out the fp32 gradient accumulator (4 bytes per parameter).");
+	exs_mistake_num(c, "total_gb", 2 * P / 1e9, "%s GB is only the bf16 weights (2 bytes per parameter); training "
+	                                        "keeps much more.",
+	            exs_g(2 * P / 1e9));
+	exs_mistake_num(c, "total_gb", r.total_bytes, "%s is the total in bytes; the question asks for GB: divide by 10^9.",
+	            exs_g(r.total_bytes));
+	exs_mistake_num(c, "total_gib", r.total_bytes, "%s is the total in bytes; the question asks for GiB: divide by "
+	                                           "2^30 = 1073741824.",
+	            exs_g(r.total_bytes));
+	exs_mistake_num(c, "total_gb", r.total_bytes / 1073741824.0,
+	            "%s looks like GiB, the total / 2^30; the question asks for GB: bytes / 10^9 = %s.",
+	            exs_g(r.total_bytes / 1073741824.0), exs_g(r.total_bytes / 1e9));
+	exs_mistake_num(c, "total_gib", r.total_bytes / 1e9,
+	            "%s looks like GB, the total / 10^9; the question asks for GiB: bytes / 2^30 = %s.",
+	            exs_g(r.total_bytes / 1e9), exs_g(r.total_bytes / 1073741824.0));
+	strbuf_printf(&c->w, "Step 1: bf16 mixed precision with Adam keeps, per parameter:\n");
+	for (budget_component k = 0; k < BUDGET_ACTIVATIONS; k++)
+		if (r.bytes_per_param[k] > 0)
+			strbuf_printf(&c->w, "  %-15s %g bytes\n", budget_component_name(k), r.bytes_per_param[k]);
+	strbuf_printf(&c->w, "  %-15s %g bytes per parameter\n\n", "total", bpp);
+	strbuf_printf(&c->w, "Step 2: for P = %s parameters, %g x %s = %s bytes.\n", exs_g(P), bpp, exs_g(P), exs_g(r.total_bytes));
+	strbuf_printf(&c->w, "Step 3: in GB (10^9 bytes): %s / 10^9 = %s GB.\n", exs_g(r.total_bytes), exs_g(r.total_bytes / 1e9));
+	strbuf_printf(&c->w, "Step 4: in GiB (2^30 = 1073741824 bytes): %s / 2^30 = %s GiB (a GiB is 7.4%% larger than\n"
+	              "  a GB, so the GiB figure is smaller).\n",
+	   exs_g(r.total_bytes), exs_g(r.total_bytes / 1073741824.0));
+	strbuf_printf(&c->w, "Step 5: the rule of thumb of 20 GB per billion parameters gives %s / 10^9 x 20 = %s GB: %s.\n"
+	          "Activations come on top and depend on the batch and sequence length.\n",
+	   exs_g(P), exs_g(20 * P / 1e9), bpp == 20 ? "the same count (20 bytes per parameter)" : "a different count");
+	return true;
+}
+
+bool exs_solve_zero(solve_ctx *c)
+{
+	double P, gpus, stage;
+	if (!exs_param_positive(c, "P", &P) || !exs_param_positive(c, "gpus", &gpus) || !exs_param_double(c, "stage", &stage))
+		return false;
+	if (stage != 0 && stage != 1 && stage != 2 && stage != 3)
+		return exs_fail(c, "parameter stage must be 0, 1, 2 or 3");
+	if (gpus != floor(gpus) || gpus > 1e6)
+		return exs_fail(c, "parameter gpus must be a whole number");
+	budget_result r[4];
+	for (int s = 0; s < 4; s++)
+		if (!budget_of(c, P, s, gpus, &r[s]))
+			return false;
+	const budget_result *me = &r[(int)stage];
+	exs_set_num(c, "gpu_gb", me->gpu_total_bytes / 1e9);
+	exs_set_num(c, "total_gb", me->total_bytes / 1e9);
+	exs_set_num(c, "gpu_bytes_per_param", me->gpu_total_bytes / P);
+	for (int s = 0; s < 4; s++)
+		if (s != (int)stage) {
+			exs_mistake_num(c, "gpu_gb", r[s].gpu_total_bytes / 1e9, "That is the per-GPU figure of ZeRO stage %d, not %d.",
+			            s, (int)stage);
+			exs_mistake_num(c, "gpu_bytes_per_param", r[s].gpu_total_bytes / P,
+			            "That is the per-GPU figure of ZeRO stage %d, not %d.", s, (int)stage);
+		}
+	exs_mistake_num(c, "gpu_gb", me->total_bytes / gpus / 1e9,
+	            "Stage %d does not shard everything: only stage 3 divides every component by the GPU count.",
+	            (int)stage);
+	strbuf_printf(&c->w, "ZeRO stage 1 shards the optimiser state (with the fp32 master weights), stage 2 also the\n"
+	          "gradients, stage 3 also the weights; what is sharded is divided by G = %g GPUs.\n\n",
+	   gpus);
+	strbuf_printf(&c->w, "%-15s %10s %10s\n", "component", "bytes/par", "per GPU");
+	for (budget_component k = 0; k < BUDGET_ACTIVATIONS; k++)
+		if (me->bytes_per_param[k] > 0)
+			strbuf_printf(&c->w, "%-15s %10g %10.4g\n", budget_component_name(k), me->bytes_per_param[k],
+			   me->gpu_bytes[k] / P);
+	strbuf_printf(&c->w, "\nPer GPU: %s bytes per parameter x %s = %s GB (unsharded: %s GB).\n", exs_g(me->gpu_total_bytes / P),
+	   exs_g(P), exs_g(me->gpu_total_bytes / 1e9), exs_g(me->total_bytes / 1e9));
+	return true;
+}
+
