@@ -61,6 +61,10 @@ double exs_spacing_at(const fmt_info *f, double x);
 bool exs_field_format(const char *field, fmt_id *id);
 void exs_field_name(char *out, size_t n, const char *prefix, const char *suffix);
 
+/* A range parameter's value text for x in [lo, hi]: rounded to its digits
+ * and its format (exercise.c; the loader checks both ends with it). */
+void exs_range_text(const ex_param *p, double x, char *out, size_t n);
+
 /* The kinds: each fills c->sol and c->w, or returns false with c->err set. */
 bool exs_solve_underflow(solve_ctx *c);
 bool exs_solve_loss_scale(solve_ctx *c);
