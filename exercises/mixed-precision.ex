@@ -106,7 +106,7 @@ field bf16_rel_error: number rel 2e-2 -- relative error in bf16
 field fp32_rel_error: number rel 2e-2 -- relative error in fp32
 field best: choice fp16|bf16|fp32 -- the format with the smallest relative error
 field worst: choice fp16|bf16|fp32 -- the format with the largest relative error
-hint: Start with the exponent: between which two powers of two does {V} lie? Is that
+hint: Start with the exponent of {V}: between which two powers of two does it lie? Is that
   power of two within each format's normal range?
 hint: Write {V} as 1.f x 2^e with 2^e <= V < 2^(e+1); the exponent field is e + bias
   (fp16: 15, bf16 and fp32: 127). Below fp16's 2^-14 the value is subnormal: e stays

@@ -379,7 +379,7 @@ has exercise ex-wrong '^ > fp16_bits +0x2e67\.* x wrong ' "0x2e67: wrong"
 has exercise ex-wrong 'other neighbour' "... and the feedback names the mistake (the other neighbour)"
 has exercise ex-right '^   fp16_bits +0x2e66\.* \* right ' "0x2e66: right"
 has exercise ex-right '^ > bf16_bits ' "the cursor moves on to the next field"
-has exercise ex-hint 'Hint 1 of 3: Write 0\.1 as 1\.f x 2\^e' "h shows the first hint, with V filled in"
+has exercise ex-hint 'Hint 1 of 3: Start with the exponent of 0\.1: between' "h shows the first hint, with V filled in"
 
 # --- the hand-rounding lab: one checked step at a time ---
 # 0.1 to fp16 (derived in tests/cli.sh too): 0.1 = 1.6 * 2^-4, e = -4, field
