@@ -63,13 +63,6 @@ static void solve_with(const ex_exercise *ex, const char *param, const char *val
 	ck_assert_msg(ex_solve(ex, &v, sol, err, sizeof err) == MP_OK, "%s: %s", ex->id, err);
 }
 
-static const ex_value *expect(const ex_exercise *ex, const ex_solution *sol, const char *field)
-{
-	int i = ex_field_index(ex, field);
-	ck_assert_msg(i >= 0, "%s has no field %s", ex->id, field);
-	return &sol->expect[i];
-}
-
 static ex_verdict check(const ex_exercise *ex, const ex_solution *sol, const char *field, const char *answer,
                         char *fb, size_t n)
 {
