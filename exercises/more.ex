@@ -6,7 +6,7 @@ title: Round a value to both fp8 formats
 kind: hand-round
 lesson: mixed-precision
 param V: 0.7
-vary V: list 0.7 5.5 13 300 0.2 2.7 3.3
+vary V: list 0.7 5.5 13 300 0.2 2.7 3.3 0.003 0.0007
 prompt: Round V = {V} to fp8-e4m3 (4 exponent bits, 3 fraction bits, bias 7) and to
   fp8-e5m2 (5 exponent bits, 2 fraction bits, bias 15) with round-to-nearest-even.
   Give each bit pattern and relative error. Which keeps {V} better?
