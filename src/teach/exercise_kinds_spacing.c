@@ -394,7 +394,8 @@ bool exs_solve_ema_stall(solve_ctx *c)
 	              "v. v stops at %s after %zu steps (stall_value = %s, steps = %zu).\n",
 	   exs_g(stall), f->name, exs_g(sp), exs_g(sp / 2), (double)sum, exs_g((double)sum - stall), exs_g(stall), steps, exs_g(stall), steps);
 	strbuf_printf(&c->w, "\nAdam divides by sqrt(v): sqrt(%s) = %s instead of 1, so its steps come out %s times too large.\n"
-	              "Keeping v in fp32 (or rounding stochastically) lets it reach 1.\n",
+	              "Keeping v in fp32 lets it come within about 2^-25 / c of 1; stochastic rounding, unbiased, lets it\n"
+	              "approach 1 on average.\n",
 	   exs_g(stall), exs_g(sqrt(stall)), exs_g(1 / sqrt(stall)));
 	return true;
 }
