@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/meter.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_train.h"
 #include "fmt/decode.h"
@@ -41,13 +43,21 @@ static void train_help(void)
 	       "                     lost_update_frac,resid_lost_frac,ms\n"
 	       "  --data FILE        training text (default: the bundled corpus); the last tenth\n"
 	       "                     is held out\n"
-	       "  --lr X             AdamW learning rate (default %g)\n"
+	       "  --lr X             AdamW learning rate (default %g; the peak under a schedule)\n"
+	       "  --lr-schedule constant|cosine   the lr of each update (default constant):\n"
+	       "                     cosine decays from --lr to --lr-min along half a cosine,\n"
+	       "                     reaching it at the last step, as pretraining runs do\n"
+	       "  --warmup N         the first N updates ramp the lr up linearly: lr*n/N\n"
+	       "                     (default 0; at most --steps)\n"
+	       "  --lr-min X         cosine's final lr (default 0; at most --lr)\n"
 	       "  --seed N           weights and batches (default %llu)\n"
 	       "  --batch B, --context T, --layers L, --heads H, --channels C\n"
 	       "                     shape (defaults %zu, %zu, %zu, %zu, %zu)\n"
 	       "  --eval-every N     held-out loss every N steps (default %zu; 0 = never)\n"
-	       "  --resid-offset V   add V to the residual stream after the embeddings\n"
-	       "  --resid-offset-channels K   only to the first K channels (an outlier channel)\n"
+	       "  --resid-offset V   add V to the residual stream after the embeddings (it\n"
+	       "                     must fit in fp32 and in each policy's residual format)\n"
+	       "  --resid-offset-channels K   only to the first K channels (an outlier channel;\n"
+	       "                     K at most --channels)\n"
 	       "  --threads N        1 or 2: the two halves of each batch one after the other\n"
 	       "                     or in parallel (default 2; same results either way)\n"
 	       "  --device cpu|cuda  where to train (default cpu). cuda: the whole batch in one\n"
@@ -55,11 +65,16 @@ static void train_help(void)
 	       "                     policy's GEMM format; exits 3, naming why, without a GPU\n"
 	       "Change parts of every listed policy:\n"
 	       "  --gemm F  --residual F[:rne|sr]  --weights fp32|F[:rne|sr|kahan]  --grads F\n"
-	       "  --grad-accum F  --optim-state F  --loss-scale none|dynamic|static:S\n"
+	       "  --grad-accum F  --optim-state F[:rne|sr]  --loss-scale none|dynamic|static:S\n"
+	       "                     (--optim-state bf16:sr rounds Adam's m and v stochastically)\n"
 	       "  --reductions fp32|low|F   softmax, LayerNorm and cross-entropy sums in fp32\n"
 	       "                     (default) or, to show the pitfall, in F (low: the GEMM\n"
 	       "                     format)\n\n"
-	       "Ctrl-C stops after the current step and keeps what was written.\n",
+	       "Progress goes to stderr: on a terminal one line rewritten each step, else a\n"
+	       "line every --progress-every S seconds (default 5; 0: every step).\n"
+	       "A loss that turns inf or NaN stops the run with exit status 2 (the CSV keeps\n"
+	       "every step up to it). Ctrl-C stops after the current step and keeps what was\n"
+	       "written.\n",
 	       preset_lines, d.lr, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every);
 }
@@ -99,6 +114,8 @@ typedef struct {
 	const char *policies;
 	const char *data;
 	size_t steps;
+	bool lr_min_set;
+	double progress_every;     /* train: seconds between progress lines off a terminal */
 	policy_change changes[16];
 	size_t nchanges;
 } train_setup;
@@ -107,6 +124,7 @@ enum {
 	OPT_BATCH = 256, OPT_CONTEXT, OPT_LAYERS, OPT_HEADS, OPT_CHANNELS, OPT_EVAL, OPT_OFFSET,
 	OPT_OFFSET_CH, OPT_THREADS, OPT_DEVICE, OPT_GEMM, OPT_RESID, OPT_WEIGHTS, OPT_GRADS, OPT_ACCUM,
 	OPT_OPTIM, OPT_SCALE, OPT_REDUCE, OPT_LR, OPT_SEED, OPT_DATA, OPT_STEPS, OPT_POLICY, OPT_CSV, OPT_HSCALE,
+	OPT_SCHED, OPT_WARMUP, OPT_LRMIN, OPT_PROGRESS,
 };
 
 #define COMMON_OPTIONS                                                       \
@@ -114,6 +132,9 @@ enum {
 	{ "steps", required_argument, NULL, OPT_STEPS },                     \
 	{ "data", required_argument, NULL, OPT_DATA },                       \
 	{ "lr", required_argument, NULL, OPT_LR },                           \
+	{ "lr-schedule", required_argument, NULL, OPT_SCHED },               \
+	{ "warmup", required_argument, NULL, OPT_WARMUP },                   \
+	{ "lr-min", required_argument, NULL, OPT_LRMIN },                    \
 	{ "seed", required_argument, NULL, OPT_SEED },                       \
 	{ "batch", required_argument, NULL, OPT_BATCH },                     \
 	{ "context", required_argument, NULL, OPT_CONTEXT },                 \
@@ -154,6 +175,27 @@ static int common_option(const char *cmd, train_setup *su, int c)
 		}
 		su->cfg.lr = d;
 		return 1;
+	case OPT_SCHED:
+		if (lr_kind_parse(optarg, &su->cfg.sched.kind) != MP_OK) {
+			cli_error(cmd, "--lr-schedule: unknown schedule '%s' (known: constant, cosine)", optarg);
+			return -1;
+		}
+		return 1;
+	case OPT_WARMUP:
+		if (!cli_parse_u64(cmd, "--warmup", optarg, &u))
+			return -1;
+		su->cfg.sched.warmup = (size_t)u;
+		return 1;
+	case OPT_LRMIN:
+		if (!parse_real(cmd, "--lr-min", optarg, &d))
+			return -1;
+		if (d < 0) {
+			cli_error(cmd, "--lr-min: must not be negative (got %s)", optarg);
+			return -1;
+		}
+		su->cfg.sched.lr_min = d;
+		su->lr_min_set = true;
+		return 1;
 	case OPT_SEED:
 		if (!cli_parse_u64(cmd, "--seed", optarg, &u))
 			return -1;
@@ -176,6 +218,11 @@ static int common_option(const char *cmd, train_setup *su, int c)
 	case OPT_OFFSET:
 		if (!parse_real(cmd, "--resid-offset", optarg, &d))
 			return -1;
+		if (fabs(d) > FLT_MAX) {
+			cli_error(cmd, "--resid-offset: %s is beyond fp32's largest value %g, where the residual stream "
+			          "is added up", optarg, (double)FLT_MAX);
+			return -1;
+		}
 		su->cfg.resid_offset = (float)d;
 		return 1;
 	case OPT_OFFSET_CH:
@@ -238,6 +285,49 @@ static bool device_shape_ok(const char *cmd, const train_setup *su)
 		cli_error(cmd, "--device cuda: a head of %zu channels (--channels / --heads) exceeds the GPU kernels' %d",
 		          hs, GPU_TRAIN_HEAD_MAX);
 		return false;
+	}
+	return true;
+}
+
+/* The options that only make sense together, checked once all are read:
+ * the schedule against --steps and --lr, the offset's channels against
+ * --channels. Sets the schedule's length. */
+static bool options_agree(const char *cmd, train_setup *su)
+{
+	lr_schedule *sc = &su->cfg.sched;
+	if (su->lr_min_set && sc->kind != LR_COSINE) {
+		cli_error(cmd, "--lr-min: only a cosine schedule has a final lr (add --lr-schedule cosine)");
+		return false;
+	}
+	if (sc->lr_min > su->cfg.lr) {
+		cli_error(cmd, "--lr-min: %g is above --lr %g", sc->lr_min, su->cfg.lr);
+		return false;
+	}
+	if (sc->warmup > su->steps) {
+		cli_error(cmd, "--warmup: %zu updates is more than --steps %zu", sc->warmup, su->steps);
+		return false;
+	}
+	sc->total = su->steps;
+	size_t k = (size_t)su->cfg.resid_offset_channels;
+	if (k > su->cfg.model.C) {
+		cli_error(cmd, "--resid-offset-channels: %zu is more than the model's %zu channels (--channels)", k,
+		          su->cfg.model.C);
+		return false;
+	}
+	return true;
+}
+
+/* The offset must survive being stored in each policy's residual format. */
+static bool offset_fits(const char *cmd, const train_setup *su, const train_policy *pols, size_t np)
+{
+	double v = fabs((double)su->cfg.resid_offset);
+	for (size_t i = 0; i < np; i++) {
+		const fmt_info *f = fmt_get(pols[i].resid_fmt);
+		if (pols[i].resid_lowp && v > fmt_max(f)) {
+			cli_error(cmd, "--resid-offset: %g does not fit in policy %s's residual stream (%s, largest %g)",
+			          (double)su->cfg.resid_offset, pols[i].name, f->name, fmt_max(f));
+			return false;
+		}
 	}
 	return true;
 }
@@ -316,11 +406,63 @@ static const char *status_text(mp_status st)
 	return mp_status_message(st);
 }
 
-int cmd_train(int argc, char **argv)
+/* The table after a run: per policy the last loss, the last held-out loss,
+ * time per step and the last statistics, then the memory of each. */
+static void print_summary(const train_setup *su, const train_policy *pols, size_t np, trainer *const *tr,
+                          const train_stats *last, const double *last_val, const double *ms,
+                          const size_t *skipped, size_t done)
 {
-	static const struct option opts[] = { COMMON_OPTIONS, { "csv", required_argument, NULL, OPT_CSV }, { 0 } };
-	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 200 };
-	const char *csv_path = NULL;
+	gpu_info gi = { .name = "" };
+	if (su->cfg.device == TRAIN_DEVICE_CUDA)
+		gpu_ready(NULL, &gi);
+	printf("train: %zu steps%s%s, batch %zu x %zu, %zu layers, %zu heads, %zu channels, %zu parameters\n\n",
+	       done, gi.name[0] ? " on " : "", gi.name, su->cfg.B, su->cfg.t, su->cfg.model.L, su->cfg.model.NH,
+	       su->cfg.model.C, trainer_model(tr[0])->num_params);
+	/* the policy column as wide as its longest name ("+gemm=fp16" and the like make long ones) */
+	int pw = 18;
+	for (size_t i = 0; i < np; i++)
+		pw = strlen(pols[i].name) > (size_t)pw ? (int)strlen(pols[i].name) : pw;
+	printf("%-*s %9s %9s %9s %8s %9s %9s %9s\n", pw, "policy", "loss", "val_loss", "ms/step", "skipped",
+	       "underflow", "lost_upd", "resid_lost");
+	for (size_t i = 0; i < np; i++) {
+		char val[32] = "-";   /* no evaluation yet (see --eval-every) */
+		if (!isnan(last_val[i]))
+			snprintf(val, sizeof val, "%.4f", last_val[i]);
+		printf("%-*s %9.4f %9s %9.1f %8zu %9.3g %9.3g %9.3g\n", pw, pols[i].name, last[i].loss, val,
+		       ms[i] / (double)done, skipped[i], last[i].underflow_frac, last[i].lost_update_frac,
+		       last[i].resid_lost_frac);
+	}
+	printf("\nmemory per policy (MB = 10^6 bytes; weights, gradients and Adam state at the width of\n"
+	       "their formats; activations as allocated here):\n");
+	printf("%-*s %8s %8s %8s %8s %8s %8s\n", pw, "policy", "master", "working", "grads", "accum", "adam", "acts");
+	for (size_t i = 0; i < np; i++) {
+		train_memory m = trainer_memory(tr[i]);
+		printf("%-*s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", pw, pols[i].name, m.master_weights / 1e6,
+		       m.working_weights / 1e6, m.gradients / 1e6, m.grad_accum / 1e6, m.optim_state / 1e6,
+		       m.activations / 1e6);
+	}
+}
+
+/* One progress line for step `done` of the run started at t0: rewritten in
+ * place on a terminal, a whole line elsewhere. */
+static void print_progress(const run_meter *pm, const train_setup *su, const train_policy *pol,
+                           const train_stats *s, size_t done, double t0)
+{
+	double el = meter_now() - t0, left = el / (double)done * (double)(su->steps - done);
+	if (pm->tty)
+		fprintf(stderr, "\rtrain: step %zu/%zu, loss %.4f (%s), %.0f s left   ", done, su->steps, s->loss,
+		        pol->name, left);
+	else
+		fprintf(stderr, "train: step %zu/%zu, loss %.4f (%s), %.0f s elapsed, %.0f s left\n", done, su->steps,
+		        s->loss, pol->name, el, left);
+}
+
+/* Parses train's arguments into *su and *csv_path; returns -1 to go on,
+ * else the exit status (after --help, or for a bad option). */
+static int train_parse(int argc, char **argv, train_setup *su, const char **csv_path)
+{
+	static const struct option opts[] = { COMMON_OPTIONS, { "csv", required_argument, NULL, OPT_CSV },
+		                              { "progress-every", required_argument, NULL, OPT_PROGRESS }, { 0 } };
 	cli_args args = { 0 };
 	char *value;
 	int c;
@@ -330,14 +472,23 @@ int cmd_train(int argc, char **argv)
 			return cli_flush_stdout("train") ? CLI_OK : CLI_ENV;
 		}
 		if (c == OPT_CSV) {
-			csv_path = optarg;
+			*csv_path = optarg;
+			continue;
+		}
+		if (c == OPT_PROGRESS) {
+			if (!parse_real("train", "--progress-every", optarg, &su->progress_every))
+				return CLI_USAGE;
+			if (su->progress_every < 0) {
+				cli_error("train", "--progress-every: must not be negative (got %s)", optarg);
+				return CLI_USAGE;
+			}
 			continue;
 		}
 		if (c == CLI_ARG_VALUE) {
 			cli_error("train", "unexpected argument '%s' (see 'mixprec train --help')", value);
 			return CLI_USAGE;
 		}
-		int r = common_option("train", &su, c);
+		int r = common_option("train", su, c);
 		if (r == -3)
 			return CLI_ENV;
 		if (r < 0)
@@ -345,13 +496,38 @@ int cmd_train(int argc, char **argv)
 		if (r == 0)
 			return cli_option_error("train", c, argv);
 	}
-	if (su.cfg.model.C % su.cfg.model.NH) {
-		cli_error("train", "--heads: %zu does not divide --channels %zu", su.cfg.model.NH, su.cfg.model.C);
+	if (su->cfg.model.C % su->cfg.model.NH) {
+		cli_error("train", "--heads: %zu does not divide --channels %zu", su->cfg.model.NH, su->cfg.model.C);
 		return CLI_USAGE;
 	}
+	return options_agree("train", su) && device_shape_ok("train", su) ? -1 : CLI_USAGE;
+}
+
+/* Opens the CSV (FILE or - for stdout) and writes its header; CLI_ENV
+ * when it cannot be opened. */
+static int open_csv(const char *path, FILE **fp, csvw *w)
+{
+	*fp = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	if (!*fp) {
+		cli_error("train", "--csv: cannot write '%s': %s", path, strerror(errno));
+		return CLI_ENV;
+	}
+	csvw_init(w, *fp);
+	csvw_header(w, "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,"
+	               "lost_update_frac,resid_lost_frac,ms");
+	return CLI_OK;
+}
+
+int cmd_train(int argc, char **argv)
+{
+	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 200, .progress_every = 5 };
+	const char *csv_path = NULL;
+	int rc = train_parse(argc, argv, &su, &csv_path);
+	if (rc >= 0)
+		return rc;
 	train_policy pols[16];
 	size_t np;
-	if (!device_shape_ok("train", &su) || !build_policies("train", &su, pols, 16, &np))
+	if (!build_policies("train", &su, pols, 16, &np) || !offset_fits("train", &su, pols, np))
 		return CLI_USAGE;
 	corpus data;
 	int lrc = load_data("train", &su, &data);
@@ -361,7 +537,7 @@ int cmd_train(int argc, char **argv)
 	openblas_set_num_threads(1);
 
 	trainer *tr[16] = { 0 };
-	int rc = CLI_OK;
+	rc = CLI_OK;
 	for (size_t i = 0; i < np && rc == CLI_OK; i++) {
 		gpu_clear_error();
 		mp_status st = trainer_create(&tr[i], &su.cfg, &pols[i], &data);
@@ -375,29 +551,19 @@ int cmd_train(int argc, char **argv)
 	}
 	FILE *fp = NULL;
 	csvw w;
-	if (rc == CLI_OK && csv_path) {
-		fp = strcmp(csv_path, "-") ? fopen(csv_path, "w") : stdout;
-		if (!fp) {
-			cli_error("train", "--csv: cannot write '%s': %s", csv_path, strerror(errno));
-			rc = CLI_ENV;
-		} else {
-			csvw_init(&w, fp);
-			csvw_header(&w, "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,"
-			                "lost_update_frac,resid_lost_frac,ms");
-		}
-	}
+	if (rc == CLI_OK && csv_path)
+		rc = open_csv(csv_path, &fp, &w);
 	struct sigaction sa = { .sa_handler = on_sigint }, old;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old);
-	bool progress = isatty(STDERR_FILENO);
-	train_stats last[16], sum[16];
-	memset(sum, 0, sizeof sum);
-	double last_val[16];
+	run_meter pm;
+	double t0 = meter_now();
+	meter_init(&pm, isatty(STDERR_FILENO), su.progress_every, t0);
+	train_stats last[16];
+	double last_val[16], ms[16] = { 0 };
 	for (size_t i = 0; i < 16; i++)
 		last_val[i] = NAN;
 	size_t skipped[16] = { 0 }, done = 0;
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (size_t step = 0; rc == CLI_OK && step < su.steps && !interrupted; step++) {
 		for (size_t i = 0; i < np && rc == CLI_OK; i++) {
 			gpu_clear_error();
@@ -407,7 +573,7 @@ int cmd_train(int argc, char **argv)
 				rc = CLI_ENV;
 				break;
 			}
-			sum[i].ms += last[i].ms;
+			ms[i] += last[i].ms;
 			skipped[i] += last[i].skipped;
 			if (!isnan(last[i].val_loss))
 				last_val[i] = last[i].val_loss;
@@ -419,53 +585,23 @@ int cmd_train(int argc, char **argv)
 					break;
 				}
 			}
+			if (!isfinite(last[i].loss)) {
+				cli_error("train", "policy %s, step %zu: the loss is %g; the run diverged and stops here "
+				          "(a smaller --lr or --resid-offset may help)", pols[i].name, step, last[i].loss);
+				rc = CLI_USAGE;
+			}
 		}
 		done = step + 1;
-		if (progress && rc == CLI_OK) {
-			struct timespec t;
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			double el = (double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec);
-			fprintf(stderr, "\rtrain: step %zu/%zu, loss %.4f (%s), %.0f s left   ", done, su.steps,
-			        last[0].loss, pols[0].name, el / (double)done * (double)(su.steps - done));
-		}
+		if (rc == CLI_OK && meter_due(&pm, meter_now()))
+			print_progress(&pm, &su, &pols[0], &last[0], done, t0);
 	}
-	if (progress)
+	if (pm.tty)
 		fprintf(stderr, "\r%70s\r", "");
 	sigaction(SIGINT, &old, NULL);
 	if (interrupted)
 		cli_error("train", "interrupted after %zu steps; the CSV has every finished step", done);
-	if (rc == CLI_OK && done > 0 && fp != stdout) {
-		gpu_info gi = { .name = "" };
-		if (su.cfg.device == TRAIN_DEVICE_CUDA)
-			gpu_ready(NULL, &gi);
-		printf("train: %zu steps%s%s, batch %zu x %zu, %zu layers, %zu heads, %zu channels, %zu parameters\n\n",
-		       done, gi.name[0] ? " on " : "", gi.name, su.cfg.B, su.cfg.t, su.cfg.model.L, su.cfg.model.NH, su.cfg.model.C,
-		       trainer_model(tr[0])->num_params);
-		/* the policy column as wide as its longest name ("+gemm=fp16" and the like make long ones) */
-		int pw = 18;
-		for (size_t i = 0; i < np; i++)
-			pw = strlen(pols[i].name) > (size_t)pw ? (int)strlen(pols[i].name) : pw;
-		printf("%-*s %9s %9s %9s %8s %9s %9s %9s\n", pw, "policy", "loss", "val_loss", "ms/step", "skipped",
-		       "underflow", "lost_upd", "resid_lost");
-		for (size_t i = 0; i < np; i++) {
-			char val[32] = "-";   /* no evaluation yet (see --eval-every) */
-			if (!isnan(last_val[i]))
-				snprintf(val, sizeof val, "%.4f", last_val[i]);
-			printf("%-*s %9.4f %9s %9.1f %8zu %9.3g %9.3g %9.3g\n", pw, pols[i].name, last[i].loss, val,
-			       sum[i].ms / (double)done, skipped[i], last[i].underflow_frac, last[i].lost_update_frac,
-			       last[i].resid_lost_frac);
-		}
-		printf("\nmemory per policy (MB = 10^6 bytes; weights, gradients and Adam state at the width of\n"
-		       "their formats; activations as allocated here):\n");
-		printf("%-*s %8s %8s %8s %8s %8s %8s\n", pw, "policy", "master", "working", "grads", "accum", "adam",
-		       "acts");
-		for (size_t i = 0; i < np; i++) {
-			train_memory m = trainer_memory(tr[i]);
-			printf("%-*s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", pw, pols[i].name, m.master_weights / 1e6,
-			       m.working_weights / 1e6, m.gradients / 1e6, m.grad_accum / 1e6, m.optim_state / 1e6,
-			       m.activations / 1e6);
-		}
-	}
+	if (rc == CLI_OK && done > 0 && fp != stdout)
+		print_summary(&su, pols, np, tr, last, last_val, ms, skipped, done);
 	if (fp && fp != stdout && fclose(fp) != 0) {
 		cli_error("train", "--csv: writing '%s' failed: %s", csv_path, strerror(errno));
 		rc = CLI_ENV;
@@ -536,7 +672,8 @@ int cmd_gradhist(int argc, char **argv)
 	}
 	train_policy pol[1];
 	size_t np;
-	if (!device_shape_ok("gradhist", &su) || !build_policies("gradhist", &su, pol, 1, &np))
+	if (!options_agree("gradhist", &su) || !device_shape_ok("gradhist", &su) ||
+	    !build_policies("gradhist", &su, pol, 1, &np) || !offset_fits("gradhist", &su, pol, np))
 		return CLI_USAGE;
 	corpus data;
 	int lrc = load_data("gradhist", &su, &data);

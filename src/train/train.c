@@ -257,9 +257,9 @@ double trainer_eval(trainer *t)
 }
 
 /* The change AdamW makes to a weight w, from the bias-corrected moments. */
-static float adamw_update(const train_config *cfg, double mhat, double vhat, float w)
+static float adamw_update(const train_config *cfg, double lr, double mhat, double vhat, float w)
 {
-	return (float)-(cfg->lr * (mhat / (sqrt(vhat) + cfg->eps) + cfg->weight_decay * w));
+	return (float)-(lr * (mhat / (sqrt(vhat) + cfg->eps) + cfg->weight_decay * w));
 }
 
 static double now_ms(void)
@@ -275,7 +275,7 @@ static double now_ms(void)
 typedef struct {
 	trainer *t;
 	size_t lo, hi;                 /* parameters [lo, hi) */
-	double clip, c1, c2;           /* phase B: clip factor, Adam bias corrections */
+	double clip, c1, c2, lr;       /* phase B: clip factor, Adam bias corrections, this update's lr */
 	size_t nonzero, flushed;       /* phase A: gradient underflow */
 	bool found_inf;
 	double norm2;                  /* phase A: squared norm of the unscaled gradient */
@@ -365,9 +365,9 @@ T512 static size_t adam_moments_avx512(float *m, float *v, const float *g, size_
 }
 
 T512 static size_t adamw_apply_avx512(float *w, const float *m, const float *v, size_t n, const train_config *cfg,
-                                      double c1, double c2, size_t *nonzero, size_t *lost)
+                                      double rate, double c1, double c2, size_t *nonzero, size_t *lost)
 {
-	__m512d vc1 = _mm512_set1_pd(c1), vc2 = _mm512_set1_pd(c2), lr = _mm512_set1_pd(cfg->lr);
+	__m512d vc1 = _mm512_set1_pd(c1), vc2 = _mm512_set1_pd(c2), lr = _mm512_set1_pd(rate);
 	__m512d eps = _mm512_set1_pd(cfg->eps), wd = _mm512_set1_pd(cfg->weight_decay), neg = _mm512_set1_pd(-1.0);
 	size_t nz = 0, ls = 0, i = 0;
 	for (; i + 8 <= n; i += 8) {
@@ -400,13 +400,13 @@ static size_t adam_moments_simd(float *m, float *v, const float *g, size_t n, do
 }
 
 static size_t adamw_apply_simd(float *w, const float *m, const float *v, size_t n, const train_config *cfg,
-                               double c1, double c2, size_t *nonzero, size_t *lost)
+                               double lr, double c1, double c2, size_t *nonzero, size_t *lost)
 {
 #if defined(__x86_64__)
 	if (adam_have_avx512())
-		return adamw_apply_avx512(w, m, v, n, cfg, c1, c2, nonzero, lost);
+		return adamw_apply_avx512(w, m, v, n, cfg, lr, c1, c2, nonzero, lost);
 #endif
-	(void)w; (void)m; (void)v; (void)n; (void)cfg; (void)c1; (void)c2; (void)nonzero; (void)lost;
+	(void)w; (void)m; (void)v; (void)n; (void)cfg; (void)lr; (void)c1; (void)c2; (void)nonzero; (void)lost;
 	return 0;
 }
 
@@ -429,14 +429,16 @@ static void *span_update(void *arg)
 		m[i] = (float)(b1 * m[i] + (1 - b1) * gi);
 		v[i] = (float)(b2 * v[i] + (1 - b2) * (double)gi * gi);
 	}
-	round_array(p->optim_fmt, FMT_RNE, 0, 0, m, n);
-	round_array(p->optim_fmt, FMT_RNE, 0, 0, v, n);
+	/* element i of the moments' SR streams is parameter i of this update */
+	uint64_t at = (uint64_t)t->adam_t * t->half[0].num_params + lo;
+	round_array(p->optim_fmt, p->optim_mode, cfg->seed ^ 0xada1ull, at, m, n);
+	round_array(p->optim_fmt, p->optim_mode, cfg->seed ^ 0xada2ull, at, v, n);
 	size_t nonzero_updates = 0, lost = 0;
 	if (p->master_fp32) {
 		/* update, apply and count in one pass */
-		i0 = adamw_apply_simd(w, m, v, n, cfg, c1, c2, &nonzero_updates, &lost);
+		i0 = adamw_apply_simd(w, m, v, n, cfg, k->lr, c1, c2, &nonzero_updates, &lost);
 		for (size_t i = i0; i < n; i++) {
-			float upd = adamw_update(cfg, m[i] / c1, v[i] / c2, w[i]), old = w[i];
+			float upd = adamw_update(cfg, k->lr, m[i] / c1, v[i] / c2, w[i]), old = w[i];
 			w[i] = old + upd;
 			nonzero_updates += upd != 0;
 			lost += upd != 0 && w[i] == old;
@@ -444,7 +446,7 @@ static void *span_update(void *arg)
 	} else {
 		float *update = t->update + lo, *before = t->before + lo;
 		for (size_t i = 0; i < n; i++)
-			update[i] = adamw_update(cfg, m[i] / c1, v[i] / c2, w[i]);
+			update[i] = adamw_update(cfg, k->lr, m[i] / c1, v[i] / c2, w[i]);
 		memcpy(before, w, n * sizeof *w);
 		/* element i of the SR stream is parameter i, whatever the span */
 		fmt_bulk_opts o = { .fmt = p->weight_fmt, .mode = p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE,
@@ -554,6 +556,7 @@ mp_status trainer_step(trainer *t, train_stats *s)
 			k[i].clip = clip;
 			k[i].c1 = c1;
 			k[i].c2 = c2;
+			k[i].lr = lr_schedule_at(&cfg->sched, cfg->lr, t->adam_t);
 		}
 		spans_run(t, k, span_update);
 		if (k[0].st != MP_OK || k[1].st != MP_OK)
