@@ -1502,6 +1502,10 @@ run train $tiny --steps 3 --progress-every 1e6
 err_empty "train --progress-every 1e6"
 run train $tiny --steps 3 --progress-every -1
 usage_error "train --progress-every -1" "--progress-every"
+run train $tiny --steps 2 --beta2 1
+usage_error "train --beta2 1" "--beta2" "[0, 1)"
+run train $tiny --steps 2 --beta2 0.999 --beta1 0.8
+expect_rc "train --beta1 0.8 --beta2 0.999" 0
 run train --help
 out_has "train --help: --lr-schedule" "--lr-schedule constant|cosine"
 out_has "train --help: --progress-every" "--progress-every"

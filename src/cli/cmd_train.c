@@ -1,5 +1,4 @@
 #include <errno.h>
-#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -10,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/meter.h"
+#include "cli/train_opts.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_train.h"
 #include "fmt/decode.h"
@@ -50,6 +50,7 @@ static void train_help(void)
 	       "  --warmup N         the first N updates ramp the lr up linearly: lr*n/N\n"
 	       "                     (default 0; at most --steps)\n"
 	       "  --lr-min X         cosine's final lr (default 0; at most --lr)\n"
+	       "  --beta1 B, --beta2 B   Adam's moment decays (defaults %g, %g)\n"
 	       "  --seed N           weights and batches (default %llu)\n"
 	       "  --batch B, --context T, --layers L, --heads H, --channels C\n"
 	       "                     shape (defaults %zu, %zu, %zu, %zu, %zu)\n"
@@ -75,311 +76,8 @@ static void train_help(void)
 	       "A loss that turns inf or NaN stops the run with exit status 2 (the CSV keeps\n"
 	       "every step up to it). Ctrl-C stops after the current step and keeps what was\n"
 	       "written.\n",
-	       preset_lines, d.lr, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
+	       preset_lines, d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every);
-}
-
-static bool parse_pos(const char *cmd, const char *opt, const char *text, size_t *v, size_t max)
-{
-	unsigned long long x;
-	if (!cli_parse_u64(cmd, opt, text, &x))
-		return false;
-	if (x < 1 || x > max) {
-		cli_error(cmd, "%s: %llu is out of range (1..%zu)", opt, x, max);
-		return false;
-	}
-	*v = (size_t)x;
-	return true;
-}
-
-static bool parse_real(const char *cmd, const char *opt, const char *text, double *v)
-{
-	char *end;
-	errno = 0;
-	*v = strtod(text, &end);
-	if (!*text || *end || errno || !isfinite(*v)) {
-		cli_error(cmd, "%s: '%s' is not a finite number", opt, text);
-		return false;
-	}
-	return true;
-}
-
-typedef struct {
-	const char *key, *value;
-} policy_change;
-
-/* Options shared by train and gradhist. */
-typedef struct {
-	train_config cfg;
-	const char *policies;
-	const char *data;
-	size_t steps;
-	bool lr_min_set;
-	double progress_every;     /* train: seconds between progress lines off a terminal */
-	policy_change changes[16];
-	size_t nchanges;
-} train_setup;
-
-enum {
-	OPT_BATCH = 256, OPT_CONTEXT, OPT_LAYERS, OPT_HEADS, OPT_CHANNELS, OPT_EVAL, OPT_OFFSET,
-	OPT_OFFSET_CH, OPT_THREADS, OPT_DEVICE, OPT_GEMM, OPT_RESID, OPT_WEIGHTS, OPT_GRADS, OPT_ACCUM,
-	OPT_OPTIM, OPT_SCALE, OPT_REDUCE, OPT_LR, OPT_SEED, OPT_DATA, OPT_STEPS, OPT_POLICY, OPT_CSV, OPT_HSCALE,
-	OPT_SCHED, OPT_WARMUP, OPT_LRMIN, OPT_PROGRESS,
-};
-
-#define COMMON_OPTIONS                                                       \
-	{ "policy", required_argument, NULL, OPT_POLICY },                   \
-	{ "steps", required_argument, NULL, OPT_STEPS },                     \
-	{ "data", required_argument, NULL, OPT_DATA },                       \
-	{ "lr", required_argument, NULL, OPT_LR },                           \
-	{ "lr-schedule", required_argument, NULL, OPT_SCHED },               \
-	{ "warmup", required_argument, NULL, OPT_WARMUP },                   \
-	{ "lr-min", required_argument, NULL, OPT_LRMIN },                    \
-	{ "seed", required_argument, NULL, OPT_SEED },                       \
-	{ "batch", required_argument, NULL, OPT_BATCH },                     \
-	{ "context", required_argument, NULL, OPT_CONTEXT },                 \
-	{ "layers", required_argument, NULL, OPT_LAYERS },                   \
-	{ "heads", required_argument, NULL, OPT_HEADS },                     \
-	{ "channels", required_argument, NULL, OPT_CHANNELS },               \
-	{ "eval-every", required_argument, NULL, OPT_EVAL },                 \
-	{ "resid-offset", required_argument, NULL, OPT_OFFSET },             \
-	{ "resid-offset-channels", required_argument, NULL, OPT_OFFSET_CH }, \
-	{ "threads", required_argument, NULL, OPT_THREADS },                 \
-	{ "device", required_argument, NULL, OPT_DEVICE },                   \
-	{ "gemm", required_argument, NULL, OPT_GEMM },                       \
-	{ "residual", required_argument, NULL, OPT_RESID },                  \
-	{ "weights", required_argument, NULL, OPT_WEIGHTS },                 \
-	{ "grads", required_argument, NULL, OPT_GRADS },                     \
-	{ "grad-accum", required_argument, NULL, OPT_ACCUM },                \
-	{ "optim-state", required_argument, NULL, OPT_OPTIM },               \
-	{ "loss-scale", required_argument, NULL, OPT_SCALE },                \
-	{ "reductions", required_argument, NULL, OPT_REDUCE },               \
-	{ "help", no_argument, NULL, 'h' }
-
-/* Handles one common option; returns 1 handled, 0 not common, -1 error. */
-static int common_option(const char *cmd, train_setup *su, int c)
-{
-	double d;
-	size_t v;
-	unsigned long long u;
-	switch (c) {
-	case OPT_POLICY: su->policies = optarg; return 1;
-	case OPT_DATA: su->data = optarg; return 1;
-	case OPT_STEPS: return parse_pos(cmd, "--steps", optarg, &su->steps, 100000000) ? 1 : -1;
-	case OPT_LR:
-		if (!parse_real(cmd, "--lr", optarg, &d))
-			return -1;
-		if (d <= 0) {
-			cli_error(cmd, "--lr: must be a positive number (got %s)", optarg);
-			return -1;
-		}
-		su->cfg.lr = d;
-		return 1;
-	case OPT_SCHED:
-		if (lr_kind_parse(optarg, &su->cfg.sched.kind) != MP_OK) {
-			cli_error(cmd, "--lr-schedule: unknown schedule '%s' (known: constant, cosine)", optarg);
-			return -1;
-		}
-		return 1;
-	case OPT_WARMUP:
-		if (!cli_parse_u64(cmd, "--warmup", optarg, &u))
-			return -1;
-		su->cfg.sched.warmup = (size_t)u;
-		return 1;
-	case OPT_LRMIN:
-		if (!parse_real(cmd, "--lr-min", optarg, &d))
-			return -1;
-		if (d < 0) {
-			cli_error(cmd, "--lr-min: must not be negative (got %s)", optarg);
-			return -1;
-		}
-		su->cfg.sched.lr_min = d;
-		su->lr_min_set = true;
-		return 1;
-	case OPT_SEED:
-		if (!cli_parse_u64(cmd, "--seed", optarg, &u))
-			return -1;
-		su->cfg.seed = u;
-		return 1;
-	case OPT_BATCH: return parse_pos(cmd, "--batch", optarg, &su->cfg.B, 4096) ? 1 : -1;
-	case OPT_CONTEXT:
-		if (!parse_pos(cmd, "--context", optarg, &v, 4096))
-			return -1;
-		su->cfg.t = su->cfg.model.T = v;
-		return 1;
-	case OPT_LAYERS: return parse_pos(cmd, "--layers", optarg, &su->cfg.model.L, 64) ? 1 : -1;
-	case OPT_HEADS: return parse_pos(cmd, "--heads", optarg, &su->cfg.model.NH, 64) ? 1 : -1;
-	case OPT_CHANNELS: return parse_pos(cmd, "--channels", optarg, &su->cfg.model.C, 4096) ? 1 : -1;
-	case OPT_EVAL:
-		if (!cli_parse_u64(cmd, "--eval-every", optarg, &u))
-			return -1;
-		su->cfg.eval_every = (size_t)u;
-		return 1;
-	case OPT_OFFSET:
-		if (!parse_real(cmd, "--resid-offset", optarg, &d))
-			return -1;
-		if (fabs(d) > FLT_MAX) {
-			cli_error(cmd, "--resid-offset: %s is beyond fp32's largest value %g, where the residual stream "
-			          "is added up", optarg, (double)FLT_MAX);
-			return -1;
-		}
-		su->cfg.resid_offset = (float)d;
-		return 1;
-	case OPT_OFFSET_CH:
-		if (!parse_pos(cmd, "--resid-offset-channels", optarg, &v, 4096))
-			return -1;
-		su->cfg.resid_offset_channels = (int)v;
-		return 1;
-	case OPT_THREADS:
-		if (!parse_pos(cmd, "--threads", optarg, &v, 2))
-			return -1;
-		su->cfg.threads = (int)v;
-		return 1;
-	case OPT_DEVICE:
-		if (!strcmp(optarg, "cpu")) {
-			su->cfg.device = TRAIN_DEVICE_CPU;
-			return 1;
-		}
-		if (!strcmp(optarg, "cuda")) {
-			const char *why;
-			if (!gpu_ready(&why, NULL)) {
-				cli_error(cmd, "--device cuda: %s", why);
-				return -3;
-			}
-			su->cfg.device = TRAIN_DEVICE_CUDA;
-			return 1;
-		}
-		cli_error(cmd, "--device: unknown device '%s' (known: cpu, cuda)", optarg);
-		return -1;
-	case OPT_GEMM: case OPT_RESID: case OPT_WEIGHTS: case OPT_GRADS: case OPT_ACCUM: case OPT_OPTIM:
-	case OPT_SCALE: case OPT_REDUCE: {
-		static const char *const keys[] = { [OPT_GEMM - OPT_GEMM] = "gemm", [OPT_RESID - OPT_GEMM] = "residual",
-			[OPT_WEIGHTS - OPT_GEMM] = "weights", [OPT_GRADS - OPT_GEMM] = "grads",
-			[OPT_ACCUM - OPT_GEMM] = "grad-accum", [OPT_OPTIM - OPT_GEMM] = "optim-state",
-			[OPT_SCALE - OPT_GEMM] = "loss-scale", [OPT_REDUCE - OPT_GEMM] = "reductions" };
-		if (su->nchanges == sizeof su->changes / sizeof su->changes[0]) {
-			cli_error(cmd, "too many policy changes");
-			return -1;
-		}
-		su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_GEMM], optarg };
-		return 1;
-	}
-	default:
-		return 0;
-	}
-}
-
-/* What went wrong in a trainer call that returned st: the GPU's own
- * message when the device failed (cleared before each call), else the
- * status's text (a bad token, host memory, ...). */
-static const char *why_failed(const train_setup *su, mp_status st)
-{
-	return su->cfg.device == TRAIN_DEVICE_CUDA && gpu_failed() ? gpu_last_error() : mp_status_message(st);
-}
-
-/* The GPU kernels keep a head's row in a local array. */
-static bool device_shape_ok(const char *cmd, const train_setup *su)
-{
-	size_t hs = su->cfg.model.C / su->cfg.model.NH;
-	if (su->cfg.device == TRAIN_DEVICE_CUDA && hs > GPU_TRAIN_HEAD_MAX) {
-		cli_error(cmd, "--device cuda: a head of %zu channels (--channels / --heads) exceeds the GPU kernels' %d",
-		          hs, GPU_TRAIN_HEAD_MAX);
-		return false;
-	}
-	return true;
-}
-
-/* The options that only make sense together, checked once all are read:
- * the schedule against --steps and --lr, the offset's channels against
- * --channels. Sets the schedule's length. */
-static bool options_agree(const char *cmd, train_setup *su)
-{
-	lr_schedule *sc = &su->cfg.sched;
-	if (su->lr_min_set && sc->kind != LR_COSINE) {
-		cli_error(cmd, "--lr-min: only a cosine schedule has a final lr (add --lr-schedule cosine)");
-		return false;
-	}
-	if (sc->lr_min > su->cfg.lr) {
-		cli_error(cmd, "--lr-min: %g is above --lr %g", sc->lr_min, su->cfg.lr);
-		return false;
-	}
-	if (sc->warmup > su->steps) {
-		cli_error(cmd, "--warmup: %zu updates is more than --steps %zu", sc->warmup, su->steps);
-		return false;
-	}
-	sc->total = su->steps;
-	size_t k = (size_t)su->cfg.resid_offset_channels;
-	if (k > su->cfg.model.C) {
-		cli_error(cmd, "--resid-offset-channels: %zu is more than the model's %zu channels (--channels)", k,
-		          su->cfg.model.C);
-		return false;
-	}
-	return true;
-}
-
-/* The offset must survive being stored in each policy's residual format. */
-static bool offset_fits(const char *cmd, const train_setup *su, const train_policy *pols, size_t np)
-{
-	double v = fabs((double)su->cfg.resid_offset);
-	for (size_t i = 0; i < np; i++) {
-		const fmt_info *f = fmt_get(pols[i].resid_fmt);
-		if (pols[i].resid_lowp && v > fmt_max(f)) {
-			cli_error(cmd, "--resid-offset: %g does not fit in policy %s's residual stream (%s, largest %g)",
-			          (double)su->cfg.resid_offset, pols[i].name, f->name, fmt_max(f));
-			return false;
-		}
-	}
-	return true;
-}
-
-/* Resolves the policy list with the changes applied. */
-static bool build_policies(const char *cmd, const train_setup *su, train_policy *out, size_t max, size_t *n)
-{
-	char *copy = strdup(su->policies), *save = NULL;
-	*n = 0;
-	bool ok = copy != NULL;
-	for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && ok; tok = strtok_r(NULL, ",", &save)) {
-		if (*n == max) {
-			cli_error(cmd, "--policy: at most %zu policies", max);
-			ok = false;
-			break;
-		}
-		if (policy_from_name(tok, &out[*n]) != MP_OK) {
-			cli_error(cmd, "--policy: unknown policy '%s' (known: %s)", tok, policy_preset_names());
-			ok = false;
-			break;
-		}
-		for (size_t k = 0; k < su->nchanges && ok; k++) {
-			char err[256];
-			if (policy_set(&out[*n], su->changes[k].key, su->changes[k].value, err, sizeof err) != MP_OK) {
-				cli_error(cmd, "--%s: %s", su->changes[k].key, err);
-				ok = false;
-			}
-		}
-		(*n)++;
-	}
-	free(copy);
-	if (ok && *n == 0) {
-		cli_error(cmd, "--policy: no policy named");
-		ok = false;
-	}
-	return ok;
-}
-
-/* Loads the corpus; on failure reports it and returns the exit status (2 for
- * a file that is unusable as text, 3 when it cannot be read), else CLI_OK. */
-static int load_data(const char *cmd, const train_setup *su, corpus *c)
-{
-	char err[512];
-	const char *path = su->data ? su->data : corpus_default_path();
-	mp_status st = corpus_load(c, path, su->cfg.t, err, sizeof err);
-	if (st != MP_OK) {
-		cli_error(cmd, "--data: %s", st == MP_ENOMEM ? "out of memory" : err);
-		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
-	}
-	if (c->replaced)
-		fprintf(stderr, "mixprec %s: note: %zu non-ASCII bytes of %s read as '?'\n", cmd, c->replaced, path);
-	return CLI_OK;
 }
 
 static void csv_row(csvw *w, const char *policy, const train_stats *s)
@@ -476,7 +174,7 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 			continue;
 		}
 		if (c == OPT_PROGRESS) {
-			if (!parse_real("train", "--progress-every", optarg, &su->progress_every))
+			if (!train_opts_real("train", "--progress-every", optarg, &su->progress_every))
 				return CLI_USAGE;
 			if (su->progress_every < 0) {
 				cli_error("train", "--progress-every: must not be negative (got %s)", optarg);
@@ -488,7 +186,7 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 			cli_error("train", "unexpected argument '%s' (see 'mixprec train --help')", value);
 			return CLI_USAGE;
 		}
-		int r = common_option("train", su, c);
+		int r = train_opts_common("train", su, c);
 		if (r == -3)
 			return CLI_ENV;
 		if (r < 0)
@@ -500,7 +198,7 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 		cli_error("train", "--heads: %zu does not divide --channels %zu", su->cfg.model.NH, su->cfg.model.C);
 		return CLI_USAGE;
 	}
-	return options_agree("train", su) && device_shape_ok("train", su) ? -1 : CLI_USAGE;
+	return train_opts_agree("train", su) && train_opts_shape_ok("train", su) ? -1 : CLI_USAGE;
 }
 
 /* Opens the CSV (FILE or - for stdout) and writes its header; CLI_ENV
@@ -527,10 +225,10 @@ int cmd_train(int argc, char **argv)
 		return rc;
 	train_policy pols[16];
 	size_t np;
-	if (!build_policies("train", &su, pols, 16, &np) || !offset_fits("train", &su, pols, np))
+	if (!train_opts_policies("train", &su, pols, 16, &np) || !train_opts_offset_fits("train", &su, pols, np))
 		return CLI_USAGE;
 	corpus data;
-	int lrc = load_data("train", &su, &data);
+	int lrc = train_opts_load_data("train", &su, &data);
 	if (lrc != CLI_OK)
 		return lrc;
 	/* the trainer parallelises over batch halves; BLAS stays single-threaded */
@@ -542,7 +240,7 @@ int cmd_train(int argc, char **argv)
 		gpu_clear_error();
 		mp_status st = trainer_create(&tr[i], &su.cfg, &pols[i], &data);
 		if (st != MP_OK && su.cfg.device == TRAIN_DEVICE_CUDA && st != MP_EINVAL) {
-			cli_error("train", "--device cuda: cannot set up policy %s: %s", pols[i].name, why_failed(&su, st));
+			cli_error("train", "--device cuda: cannot set up policy %s: %s", pols[i].name, train_opts_why_failed(&su, st));
 			rc = CLI_ENV;
 		} else if (st != MP_OK) {
 			cli_error("train", "cannot set up policy %s: %s", pols[i].name, status_text(st));
@@ -569,7 +267,7 @@ int cmd_train(int argc, char **argv)
 			gpu_clear_error();
 			mp_status st = trainer_step(tr[i], &last[i]);
 			if (st != MP_OK) {
-				cli_error("train", "policy %s, step %zu: %s", pols[i].name, step, why_failed(&su, st));
+				cli_error("train", "policy %s, step %zu: %s", pols[i].name, step, train_opts_why_failed(&su, st));
 				rc = CLI_ENV;
 				break;
 			}
@@ -650,7 +348,7 @@ int cmd_gradhist(int argc, char **argv)
 			continue;
 		}
 		if (c == OPT_HSCALE) {
-			if (!parse_real("gradhist", "--scale", optarg, &scale))
+			if (!train_opts_real("gradhist", "--scale", optarg, &scale))
 				return CLI_USAGE;
 			if (scale <= 0) {
 				cli_error("gradhist", "--scale: must be a positive number (got %s)", optarg);
@@ -662,7 +360,7 @@ int cmd_gradhist(int argc, char **argv)
 			cli_error("gradhist", "unexpected argument '%s'", value);
 			return CLI_USAGE;
 		}
-		int r = common_option("gradhist", &su, c);
+		int r = train_opts_common("gradhist", &su, c);
 		if (r == -3)
 			return CLI_ENV;
 		if (r < 0)
@@ -672,11 +370,11 @@ int cmd_gradhist(int argc, char **argv)
 	}
 	train_policy pol[1];
 	size_t np;
-	if (!options_agree("gradhist", &su) || !device_shape_ok("gradhist", &su) ||
-	    !build_policies("gradhist", &su, pol, 1, &np) || !offset_fits("gradhist", &su, pol, np))
+	if (!train_opts_agree("gradhist", &su) || !train_opts_shape_ok("gradhist", &su) ||
+	    !train_opts_policies("gradhist", &su, pol, 1, &np) || !train_opts_offset_fits("gradhist", &su, pol, np))
 		return CLI_USAGE;
 	corpus data;
-	int lrc = load_data("gradhist", &su, &data);
+	int lrc = train_opts_load_data("gradhist", &su, &data);
 	if (lrc != CLI_OK)
 		return lrc;
 	/* the trainer parallelises over batch halves; BLAS stays single-threaded */
@@ -686,7 +384,7 @@ int cmd_gradhist(int argc, char **argv)
 	mp_status st = trainer_create(&tr, &su.cfg, &pol[0], &data);
 	if (st != MP_OK) {
 		corpus_free(&data);
-		cli_error("gradhist", "cannot set up: %s", why_failed(&su, st));
+		cli_error("gradhist", "cannot set up: %s", train_opts_why_failed(&su, st));
 		return CLI_ENV;
 	}
 	train_stats s;
@@ -695,14 +393,14 @@ int cmd_gradhist(int argc, char **argv)
 	if (st != MP_OK) {
 		trainer_free(tr);
 		corpus_free(&data);
-		cli_error("gradhist", "training failed: %s", why_failed(&su, st));
+		cli_error("gradhist", "training failed: %s", train_opts_why_failed(&su, st));
 		return CLI_ENV;
 	}
 	st = trainer_sync(tr);
 	if (st != MP_OK) {
 		trainer_free(tr);
 		corpus_free(&data);
-		cli_error("gradhist", "--device cuda: cannot read the gradients back: %s", why_failed(&su, st));
+		cli_error("gradhist", "--device cuda: cannot read the gradients back: %s", train_opts_why_failed(&su, st));
 		return CLI_ENV;
 	}
 	size_t n;
