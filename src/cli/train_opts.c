@@ -35,16 +35,13 @@ bool train_opts_real(const char *cmd, const char *opt, const char *text, double 
 	return true;
 }
 
-/* Handles one common option; returns 1 handled, 0 not common, -1 error. */
-int train_opts_common(const char *cmd, train_setup *su, int c)
+/* The optimiser's options: lr, its schedule, Adam's betas. Returns as
+ * train_opts_common does. */
+static int optim_option(const char *cmd, train_setup *su, int c)
 {
 	double d;
-	size_t v;
 	unsigned long long u;
 	switch (c) {
-	case OPT_POLICY: su->policies = optarg; return 1;
-	case OPT_DATA: su->data = optarg; return 1;
-	case OPT_STEPS: return parse_pos(cmd, "--steps", optarg, &su->steps, 100000000) ? 1 : -1;
 	case OPT_LR:
 		if (!train_opts_real(cmd, "--lr", optarg, &d))
 			return -1;
@@ -86,6 +83,21 @@ int train_opts_common(const char *cmd, train_setup *su, int c)
 		*(c == OPT_BETA1 ? &su->cfg.beta1 : &su->cfg.beta2) = d;
 		return 1;
 	}
+	default:
+		return 0;
+	}
+}
+
+/* Handles one common option; returns 1 handled, 0 not common, -1 error. */
+int train_opts_common(const char *cmd, train_setup *su, int c)
+{
+	double d;
+	size_t v;
+	unsigned long long u;
+	switch (c) {
+	case OPT_POLICY: su->policies = optarg; return 1;
+	case OPT_DATA: su->data = optarg; return 1;
+	case OPT_STEPS: return parse_pos(cmd, "--steps", optarg, &su->steps, 100000000) ? 1 : -1;
 	case OPT_SEED:
 		if (!cli_parse_u64(cmd, "--seed", optarg, &u))
 			return -1;
@@ -155,7 +167,7 @@ int train_opts_common(const char *cmd, train_setup *su, int c)
 		return 1;
 	}
 	default:
-		return 0;
+		return optim_option(cmd, su, c);
 	}
 }
 
