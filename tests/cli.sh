@@ -1506,6 +1506,10 @@ run train $tiny --steps 2 --beta2 1
 usage_error "train --beta2 1" "--beta2" "[0, 1)"
 run train $tiny --steps 2 --beta2 0.999 --beta1 0.8
 expect_rc "train --beta1 0.8 --beta2 0.999" 0
+run train $tiny --steps 3 --policy fp32 --optim-state bf16:sr
+out_has "train --optim-state bf16:sr: the v_ratio table" "v_ratio"
+run train $tiny --steps 3 --policy fp32
+out_lacks "train fp32 state: no v_ratio table" "v_ratio"
 run train --help
 out_has "train --help: --lr-schedule" "--lr-schedule constant|cosine"
 out_has "train --help: --progress-every" "--progress-every"

@@ -104,6 +104,29 @@ static const char *status_text(mp_status st)
 	return mp_status_message(st);
 }
 
+/* For policies with Adam's v in a narrow format: how far v as stored is
+ * from the same EMA in fp32 (a v that stopped moving, see drift --ema). */
+static void print_v_ratios(const train_policy *pols, size_t np, trainer *const *tr, int pw)
+{
+	bool any = false;
+	for (size_t i = 0; i < np; i++)
+		any |= pols[i].optim_fmt != FMT_FP32;
+	if (!any)
+		return;
+	printf("\nAdam's v as stored over the same EMA kept in fp32 (mean over the parameters, last\n"
+	       "update; 1: v is where it should be):\n");
+	printf("%-*s %9s\n", pw, "policy", "v_ratio");
+	for (size_t i = 0; i < np; i++) {
+		if (pols[i].optim_fmt == FMT_FP32)
+			continue;
+		double r = trainer_v_ratio(tr[i]);
+		char buf[32] = "-";   /* no update yet, or on the GPU */
+		if (!isnan(r))
+			snprintf(buf, sizeof buf, "%.4f", r);
+		printf("%-*s %9s\n", pw, pols[i].name, buf);
+	}
+}
+
 /* The table after a run: per policy the last loss, the last held-out loss,
  * time per step and the last statistics, then the memory of each. */
 static void print_summary(const train_setup *su, const train_policy *pols, size_t np, trainer *const *tr,
@@ -139,6 +162,7 @@ static void print_summary(const train_setup *su, const train_policy *pols, size_
 		       m.working_weights / 1e6, m.gradients / 1e6, m.grad_accum / 1e6, m.optim_state / 1e6,
 		       m.activations / 1e6);
 	}
+	print_v_ratios(pols, np, tr, pw);
 }
 
 /* One progress line for step `done` of the run started at t0: rewritten in

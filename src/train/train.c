@@ -6,6 +6,7 @@
 
 #include "fmt/bulk.h"
 #include "gpu/gpu_train.h"
+#include "train/optim.h"
 #include "train/train.h"
 
 struct trainer {
@@ -16,6 +17,8 @@ struct trainer {
 	size_t hB[2];           /* sequences per half (hB[1] may be 0 when B = 1) */
 	float *comp;            /* (P) Kahan compensation, or NULL */
 	float *m, *v;           /* (P) Adam moments */
+	float *vref;            /* (P) v in fp32 beside a low-precision v (train/optim.h), or NULL */
+	double v_ratio;         /* the last update's mean v / vref */
 	float *update;          /* (P) scratch: -lr * step */
 	float *before;          /* (P) scratch: the weights before the update */
 	float *raw_grads;       /* (P) gradients before rounding */
@@ -148,6 +151,7 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	t->cfg = *cfg;
 	t->pol = *p;
 	t->data = c;
+	t->v_ratio = NAN;
 	if (cfg->B == 0) {
 		free(t);
 		return MP_EINVAL;
@@ -189,6 +193,8 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 		ok = (t->comp = calloc(P, sizeof(float))) != NULL;
 	if (ok && p->gemm_lowp)
 		ok = (t->wq = malloc(P * sizeof(float))) != NULL;
+	if (ok && p->optim_fmt != FMT_FP32)
+		ok = (t->vref = calloc(P, sizeof(float))) != NULL;
 	if (!ok) {
 		trainer_free(t);
 		return MP_ENOMEM;
@@ -215,6 +221,7 @@ void trainer_free(trainer *t)
 	free(t->comp);
 	free(t->m);
 	free(t->v);
+	free(t->vref);
 	free(t->update);
 	free(t->before);
 	free(t->raw_grads);
@@ -280,6 +287,7 @@ typedef struct {
 	bool found_inf;
 	double norm2;                  /* phase A: squared norm of the unscaled gradient */
 	size_t nonzero_updates, lost;  /* phase B */
+	optim_vstat vstat;             /* phase B, with a low-precision v */
 	mp_status st;
 } span_task;
 
@@ -433,6 +441,8 @@ static void *span_update(void *arg)
 	uint64_t at = (uint64_t)t->adam_t * t->half[0].num_params + lo;
 	round_array(p->optim_fmt, p->optim_mode, cfg->seed ^ 0xada1ull, at, m, n);
 	round_array(p->optim_fmt, p->optim_mode, cfg->seed ^ 0xada2ull, at, v, n);
+	if (t->vref)
+		optim_vref_update(&k->vstat, t->vref + lo, v, g, n, clip, b2);
 	size_t nonzero_updates = 0, lost = 0;
 	if (p->master_fp32) {
 		/* update, apply and count in one pass */
@@ -563,6 +573,8 @@ mp_status trainer_step(trainer *t, train_stats *s)
 			return k[0].st != MP_OK ? k[0].st : k[1].st;
 		nonzero_updates = k[0].nonzero_updates + k[1].nonzero_updates;
 		lost = k[0].lost + k[1].lost;
+		optim_vstat vs = { k[0].vstat.ratio_sum + k[1].vstat.ratio_sum, k[0].vstat.count + k[1].vstat.count };
+		t->v_ratio = optim_vstat_mean(&vs);
 	}
 	s->lost_update_frac = nonzero_updates ? (double)lost / (double)nonzero_updates : 0;
 
@@ -588,6 +600,11 @@ mp_status trainer_sync(trainer *t)
 	if (st == MP_OK)
 		st = t->be->read(t->dev, 2, t->raw_grads);
 	return st;
+}
+
+double trainer_v_ratio(const trainer *t)
+{
+	return t->v_ratio;
 }
 
 const gpt_model *trainer_model(const trainer *t)

@@ -86,6 +86,13 @@ mp_status trainer_step(trainer *t, train_stats *s);
 double trainer_eval(trainer *t);
 
 const train_policy *trainer_policy(const trainer *t);
+
+/* With Adam's v in a low-precision format (optim_fmt not fp32): the mean
+ * over parameters of v as stored over the same EMA kept in fp32 (1: v is
+ * where it should be; a v that stopped moving drifts away from 1), after
+ * the last update. NaN for fp32 state, before the first update, and on a
+ * GPU (which keeps no reference). */
+double trainer_v_ratio(const trainer *t);
 /* On a GPU: copies the weights, the gradients of the last step and their raw
  * form back to the host, for trainer_model and trainer_raw_grads; MP_EIO
  * (gpu_last_error() says why) when the device fails. Nothing to do (MP_OK)
