@@ -1449,4 +1449,99 @@ else
 fi
 
 # ---------------------------------------------------------------------------
+echo "# train: lr schedule, optimiser state, offsets, progress; drift --ema"
+
+tiny="--layers 1 --channels 16 --heads 2 --batch 2 --context 16"
+# the default schedule is the plain lr: the same CSV as naming it (ms aside)
+run train $tiny --steps 4 --policy fp32 --csv -
+cut -d, -f1-10 "$tmp/out" >"$tmp/plain.csv"
+run train $tiny --steps 4 --policy fp32 --lr-schedule constant --warmup 0 --csv -
+cut -d, -f1-10 "$tmp/out" >"$tmp/named.csv"
+cmp -s "$tmp/plain.csv" "$tmp/named.csv" && ok "train: --lr-schedule constant --warmup 0 is the default" \
+	|| bad "train: --lr-schedule constant --warmup 0 is the default"
+run train $tiny --steps 4 --policy fp32 --lr-schedule cosine --warmup 2 --lr-min 1e-4 --csv -
+expect_rc "train --lr-schedule cosine" 0
+cut -d, -f1-10 "$tmp/out" >"$tmp/cos.csv"
+cmp -s "$tmp/plain.csv" "$tmp/cos.csv" && bad "train: cosine changes the run" || ok "train: cosine changes the run"
+run train $tiny --steps 4 --lr-schedule linear
+usage_error "train --lr-schedule linear" "--lr-schedule" "'linear'" "cosine"
+run train $tiny --steps 4 --warmup 5
+usage_error "train --warmup past --steps" "--warmup" "--steps 4"
+run train $tiny --steps 4 --lr-min 1e-4
+usage_error "train --lr-min without cosine" "--lr-min" "cosine"
+run train $tiny --steps 4 --lr 1e-3 --lr-schedule cosine --lr-min 1e-2
+usage_error "train --lr-min above --lr" "--lr-min" "--lr"
+run train $tiny --steps 2 --policy fp32 --optim-state bf16:sr --csv -
+expect_rc "train --optim-state bf16:sr" 0
+out_has "train --optim-state bf16:sr: named in the policy" "fp32+optim-state=bf16:sr"
+run train $tiny --steps 2 --optim-state fp16:rtz
+usage_error "train --optim-state fp16:rtz" "--optim-state" "rtz"
+run train $tiny --steps 2 --resid-offset 1e39
+usage_error "train --resid-offset 1e39 (beyond fp32)" "--resid-offset" "fp32"
+run train $tiny --steps 2 --policy bf16-mixed --residual fp16 --resid-offset 1e5
+usage_error "train --resid-offset 1e5 in an fp16 residual" "--resid-offset" "fp16" "65504"
+run train $tiny --steps 2 --resid-offset 600 --resid-offset-channels 1000
+usage_error "train --resid-offset-channels 1000 of 16" "--resid-offset-channels" "1000" "16"
+run gradhist $tiny --steps 2 --resid-offset-channels 17
+usage_error "gradhist --resid-offset-channels 17 of 16" "--resid-offset-channels"
+# fits in fp32, but the stream's sums overflow: the run stops, status 2, the CSV keeps step 0
+run train $tiny --steps 5 --resid-offset 3e38 --resid-offset-channels 2 --csv -
+expect_rc "train: a loss that turns NaN" 2
+err_has "train: a NaN loss is named" "diverged"
+out_lines "train: the CSV up to the step that diverged" 2
+# progress off a terminal: whole lines, one per step with --progress-every 0, none with a long interval
+run train $tiny --steps 3 --progress-every 0
+n=$(grep -c '^train: step [0-9]*/3, loss ' "$tmp/err")
+[ "$n" -eq 3 ] && ok "train --progress-every 0: a line per step on stderr" \
+	|| bad "train --progress-every 0: a line per step on stderr" "got $n: $(head -c 300 "$tmp/err")"
+if tr -d '\n' <"$tmp/err" | grep -q "$(printf '\r')"; then
+	bad "train progress off a terminal: no carriage returns"
+else
+	ok "train progress off a terminal: no carriage returns"
+fi
+run train $tiny --steps 3 --progress-every 1e6
+err_empty "train --progress-every 1e6"
+run train $tiny --steps 3 --progress-every -1
+usage_error "train --progress-every -1" "--progress-every"
+run train $tiny --steps 2 --beta2 1
+usage_error "train --beta2 1" "--beta2" "[0, 1)"
+run train $tiny --steps 2 --beta2 0.999 --beta1 0.8
+expect_rc "train --beta1 0.8 --beta2 0.999" 0
+run train $tiny --steps 3 --policy fp32 --optim-state bf16:sr
+out_has "train --optim-state bf16:sr: the v_ratio table" "v_ratio"
+run train $tiny --steps 3 --policy fp32
+out_lacks "train fp32 state: no v_ratio table" "v_ratio"
+run train --help
+out_has "train --help: --lr-schedule" "--lr-schedule constant|cosine"
+out_has "train --help: --progress-every" "--progress-every"
+
+# drift --ema: bf16, beta2 0.999 stops at 0.25 (at 0.25 an update adds
+# 0.001 * 0.75 = 0.00075 < 2^-10, half the bf16 spacing there)
+run drift --ema --beta2 0.999 --format bf16
+expect_rc "drift --ema" 0
+out_has "drift --ema: v stops at 0.25" "v stops at 0.25 after"
+out_has "drift --ema: half the spacing 2^-10" "(0.000976562)"
+run drift --ema --beta2 0.999 --format bf16 --csv -
+expect_rc "drift --ema --csv -" 0
+out_line "drift --ema --csv: header" "step,format,mode,v,v_fp32,v_fp64,unchanged_frac"
+last=$(tail -n 1 "$tmp/out")
+case "$last" in 20000,bf16,rne,0.25,*) ok "drift --ema --csv: 20000 steps, ends at 0.25" ;;
+	*) bad "drift --ema --csv: 20000 steps, ends at 0.25" "last row: $last" ;; esac
+run drift --ema --mode sr --elements 200 --csv -
+v=$(tail -n 1 "$tmp/out" | cut -d, -f4)
+awk -v v="$v" 'BEGIN { exit !(v > 0.98 && v < 1.02) }' && ok "drift --ema --mode sr: the mean reaches about 1 ($v)" \
+	|| bad "drift --ema --mode sr: the mean reaches about 1" "got $v"
+run drift --ema --beta2 1
+usage_error "drift --ema --beta2 1" "--beta2"
+run drift --ema --mode rtz
+usage_error "drift --ema --mode rtz" "--mode" "rne or sr"
+run drift --ema --format bf61
+usage_error "drift --ema --format bf61" "--format" "bf61"
+run drift --ema --help
+expect_rc "drift --ema --help" 0
+out_has "drift --ema --help: the recurrence" "round_F(fl32(fl32(b*v) + fl32(c*G)))"
+run drift --help
+out_has "drift --help: --ema" "--ema"
+
+# ---------------------------------------------------------------------------
 finish

@@ -35,6 +35,7 @@ int cmd_formats(int argc, char **argv);
 int cmd_bits(int argc, char **argv);
 int cmd_round(int argc, char **argv);
 int cmd_drift(int argc, char **argv);
+int cmd_drift_ema(int argc, char **argv);   /* drift --ema */
 int cmd_train(int argc, char **argv);
 int cmd_gradhist(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

@@ -42,6 +42,8 @@ static void drift_help(void)
 	       "                  (with --csv: x0,variant,start,drift,retained,unchanged_frac)\n"
 	       "  --device D      cpu (default) or cuda: the same results on the GPU, for\n"
 	       "                  large E x T (needs a build with CUDA and a GPU; else exit 3)\n"
+	       "  --ema           Adam's second moment in bf16 or fp16 instead: where it\n"
+	       "                  stops (see 'mixprec drift --ema --help')\n"
 	       "  -h, --help      this text\n\n"
 	       "drift = mean - start (start: x0 as the variant stores it); retained = drift /\n"
 	       "fp64's drift; unchanged = share of updates that left the value unchanged.\n"
@@ -216,6 +218,9 @@ int cmd_drift(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--ema"))
+			return cmd_drift_ema(argc, argv);
 	drift_params p = drift_defaults();
 	const char *csv_path = NULL, *sweep = NULL;
 	cli_args args = { 0 };

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/meter.h"
+#include "cli/train_opts.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_train.h"
 #include "fmt/decode.h"
@@ -41,13 +43,22 @@ static void train_help(void)
 	       "                     lost_update_frac,resid_lost_frac,ms\n"
 	       "  --data FILE        training text (default: the bundled corpus); the last tenth\n"
 	       "                     is held out\n"
-	       "  --lr X             AdamW learning rate (default %g)\n"
+	       "  --lr X             AdamW learning rate (default %g; a schedule's peak)\n"
+	       "  --lr-schedule constant|cosine   the lr of each update (default constant):\n"
+	       "                     cosine decays from --lr to --lr-min along half a cosine,\n"
+	       "                     reaching it at the last step, as pretraining runs do\n"
+	       "  --warmup N         the first N updates ramp the lr up linearly: lr*n/N\n"
+	       "                     (default 0; at most --steps)\n"
+	       "  --lr-min X         cosine's final lr (default 0; at most --lr)\n"
+	       "  --beta1 B, --beta2 B   Adam's moment decays (defaults %g, %g)\n"
 	       "  --seed N           weights and batches (default %llu)\n"
 	       "  --batch B, --context T, --layers L, --heads H, --channels C\n"
 	       "                     shape (defaults %zu, %zu, %zu, %zu, %zu)\n"
 	       "  --eval-every N     held-out loss every N steps (default %zu; 0 = never)\n"
-	       "  --resid-offset V   add V to the residual stream after the embeddings\n"
-	       "  --resid-offset-channels K   only to the first K channels (an outlier channel)\n"
+	       "  --resid-offset V   add V to the residual stream after the embeddings (it\n"
+	       "                     must fit in fp32 and in each policy's residual format)\n"
+	       "  --resid-offset-channels K   only to the first K channels (an outlier channel;\n"
+	       "                     K at most --channels)\n"
 	       "  --threads N        1 or 2: the two halves of each batch one after the other\n"
 	       "                     or in parallel (default 2; same results either way)\n"
 	       "  --device cpu|cuda  where to train (default cpu). cuda: the whole batch in one\n"
@@ -55,241 +66,18 @@ static void train_help(void)
 	       "                     policy's GEMM format; exits 3, naming why, without a GPU\n"
 	       "Change parts of every listed policy:\n"
 	       "  --gemm F  --residual F[:rne|sr]  --weights fp32|F[:rne|sr|kahan]  --grads F\n"
-	       "  --grad-accum F  --optim-state F  --loss-scale none|dynamic|static:S\n"
+	       "  --grad-accum F  --optim-state F[:rne|sr]  --loss-scale none|dynamic|static:S\n"
+	       "                     (--optim-state bf16:sr rounds Adam's m and v with sr)\n"
 	       "  --reductions fp32|low|F   softmax, LayerNorm and cross-entropy sums in fp32\n"
 	       "                     (default) or, to show the pitfall, in F (low: the GEMM\n"
 	       "                     format)\n\n"
-	       "Ctrl-C stops after the current step and keeps what was written.\n",
-	       preset_lines, d.lr, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
+	       "Progress goes to stderr: on a terminal one line rewritten each step, else a\n"
+	       "line every --progress-every S seconds (default 5; 0: every step).\n"
+	       "A loss that turns inf or NaN stops the run with exit status 2 (the CSV keeps\n"
+	       "every step up to it). Ctrl-C stops after the current step and keeps what was\n"
+	       "written.\n",
+	       preset_lines, d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every);
-}
-
-static bool parse_pos(const char *cmd, const char *opt, const char *text, size_t *v, size_t max)
-{
-	unsigned long long x;
-	if (!cli_parse_u64(cmd, opt, text, &x))
-		return false;
-	if (x < 1 || x > max) {
-		cli_error(cmd, "%s: %llu is out of range (1..%zu)", opt, x, max);
-		return false;
-	}
-	*v = (size_t)x;
-	return true;
-}
-
-static bool parse_real(const char *cmd, const char *opt, const char *text, double *v)
-{
-	char *end;
-	errno = 0;
-	*v = strtod(text, &end);
-	if (!*text || *end || errno || !isfinite(*v)) {
-		cli_error(cmd, "%s: '%s' is not a finite number", opt, text);
-		return false;
-	}
-	return true;
-}
-
-typedef struct {
-	const char *key, *value;
-} policy_change;
-
-/* Options shared by train and gradhist. */
-typedef struct {
-	train_config cfg;
-	const char *policies;
-	const char *data;
-	size_t steps;
-	policy_change changes[16];
-	size_t nchanges;
-} train_setup;
-
-enum {
-	OPT_BATCH = 256, OPT_CONTEXT, OPT_LAYERS, OPT_HEADS, OPT_CHANNELS, OPT_EVAL, OPT_OFFSET,
-	OPT_OFFSET_CH, OPT_THREADS, OPT_DEVICE, OPT_GEMM, OPT_RESID, OPT_WEIGHTS, OPT_GRADS, OPT_ACCUM,
-	OPT_OPTIM, OPT_SCALE, OPT_REDUCE, OPT_LR, OPT_SEED, OPT_DATA, OPT_STEPS, OPT_POLICY, OPT_CSV, OPT_HSCALE,
-};
-
-#define COMMON_OPTIONS                                                       \
-	{ "policy", required_argument, NULL, OPT_POLICY },                   \
-	{ "steps", required_argument, NULL, OPT_STEPS },                     \
-	{ "data", required_argument, NULL, OPT_DATA },                       \
-	{ "lr", required_argument, NULL, OPT_LR },                           \
-	{ "seed", required_argument, NULL, OPT_SEED },                       \
-	{ "batch", required_argument, NULL, OPT_BATCH },                     \
-	{ "context", required_argument, NULL, OPT_CONTEXT },                 \
-	{ "layers", required_argument, NULL, OPT_LAYERS },                   \
-	{ "heads", required_argument, NULL, OPT_HEADS },                     \
-	{ "channels", required_argument, NULL, OPT_CHANNELS },               \
-	{ "eval-every", required_argument, NULL, OPT_EVAL },                 \
-	{ "resid-offset", required_argument, NULL, OPT_OFFSET },             \
-	{ "resid-offset-channels", required_argument, NULL, OPT_OFFSET_CH }, \
-	{ "threads", required_argument, NULL, OPT_THREADS },                 \
-	{ "device", required_argument, NULL, OPT_DEVICE },                   \
-	{ "gemm", required_argument, NULL, OPT_GEMM },                       \
-	{ "residual", required_argument, NULL, OPT_RESID },                  \
-	{ "weights", required_argument, NULL, OPT_WEIGHTS },                 \
-	{ "grads", required_argument, NULL, OPT_GRADS },                     \
-	{ "grad-accum", required_argument, NULL, OPT_ACCUM },                \
-	{ "optim-state", required_argument, NULL, OPT_OPTIM },               \
-	{ "loss-scale", required_argument, NULL, OPT_SCALE },                \
-	{ "reductions", required_argument, NULL, OPT_REDUCE },               \
-	{ "help", no_argument, NULL, 'h' }
-
-/* Handles one common option; returns 1 handled, 0 not common, -1 error. */
-static int common_option(const char *cmd, train_setup *su, int c)
-{
-	double d;
-	size_t v;
-	unsigned long long u;
-	switch (c) {
-	case OPT_POLICY: su->policies = optarg; return 1;
-	case OPT_DATA: su->data = optarg; return 1;
-	case OPT_STEPS: return parse_pos(cmd, "--steps", optarg, &su->steps, 100000000) ? 1 : -1;
-	case OPT_LR:
-		if (!parse_real(cmd, "--lr", optarg, &d))
-			return -1;
-		if (d <= 0) {
-			cli_error(cmd, "--lr: must be a positive number (got %s)", optarg);
-			return -1;
-		}
-		su->cfg.lr = d;
-		return 1;
-	case OPT_SEED:
-		if (!cli_parse_u64(cmd, "--seed", optarg, &u))
-			return -1;
-		su->cfg.seed = u;
-		return 1;
-	case OPT_BATCH: return parse_pos(cmd, "--batch", optarg, &su->cfg.B, 4096) ? 1 : -1;
-	case OPT_CONTEXT:
-		if (!parse_pos(cmd, "--context", optarg, &v, 4096))
-			return -1;
-		su->cfg.t = su->cfg.model.T = v;
-		return 1;
-	case OPT_LAYERS: return parse_pos(cmd, "--layers", optarg, &su->cfg.model.L, 64) ? 1 : -1;
-	case OPT_HEADS: return parse_pos(cmd, "--heads", optarg, &su->cfg.model.NH, 64) ? 1 : -1;
-	case OPT_CHANNELS: return parse_pos(cmd, "--channels", optarg, &su->cfg.model.C, 4096) ? 1 : -1;
-	case OPT_EVAL:
-		if (!cli_parse_u64(cmd, "--eval-every", optarg, &u))
-			return -1;
-		su->cfg.eval_every = (size_t)u;
-		return 1;
-	case OPT_OFFSET:
-		if (!parse_real(cmd, "--resid-offset", optarg, &d))
-			return -1;
-		su->cfg.resid_offset = (float)d;
-		return 1;
-	case OPT_OFFSET_CH:
-		if (!parse_pos(cmd, "--resid-offset-channels", optarg, &v, 4096))
-			return -1;
-		su->cfg.resid_offset_channels = (int)v;
-		return 1;
-	case OPT_THREADS:
-		if (!parse_pos(cmd, "--threads", optarg, &v, 2))
-			return -1;
-		su->cfg.threads = (int)v;
-		return 1;
-	case OPT_DEVICE:
-		if (!strcmp(optarg, "cpu")) {
-			su->cfg.device = TRAIN_DEVICE_CPU;
-			return 1;
-		}
-		if (!strcmp(optarg, "cuda")) {
-			const char *why;
-			if (!gpu_ready(&why, NULL)) {
-				cli_error(cmd, "--device cuda: %s", why);
-				return -3;
-			}
-			su->cfg.device = TRAIN_DEVICE_CUDA;
-			return 1;
-		}
-		cli_error(cmd, "--device: unknown device '%s' (known: cpu, cuda)", optarg);
-		return -1;
-	case OPT_GEMM: case OPT_RESID: case OPT_WEIGHTS: case OPT_GRADS: case OPT_ACCUM: case OPT_OPTIM:
-	case OPT_SCALE: case OPT_REDUCE: {
-		static const char *const keys[] = { [OPT_GEMM - OPT_GEMM] = "gemm", [OPT_RESID - OPT_GEMM] = "residual",
-			[OPT_WEIGHTS - OPT_GEMM] = "weights", [OPT_GRADS - OPT_GEMM] = "grads",
-			[OPT_ACCUM - OPT_GEMM] = "grad-accum", [OPT_OPTIM - OPT_GEMM] = "optim-state",
-			[OPT_SCALE - OPT_GEMM] = "loss-scale", [OPT_REDUCE - OPT_GEMM] = "reductions" };
-		if (su->nchanges == sizeof su->changes / sizeof su->changes[0]) {
-			cli_error(cmd, "too many policy changes");
-			return -1;
-		}
-		su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_GEMM], optarg };
-		return 1;
-	}
-	default:
-		return 0;
-	}
-}
-
-/* What went wrong in a trainer call that returned st: the GPU's own
- * message when the device failed (cleared before each call), else the
- * status's text (a bad token, host memory, ...). */
-static const char *why_failed(const train_setup *su, mp_status st)
-{
-	return su->cfg.device == TRAIN_DEVICE_CUDA && gpu_failed() ? gpu_last_error() : mp_status_message(st);
-}
-
-/* The GPU kernels keep a head's row in a local array. */
-static bool device_shape_ok(const char *cmd, const train_setup *su)
-{
-	size_t hs = su->cfg.model.C / su->cfg.model.NH;
-	if (su->cfg.device == TRAIN_DEVICE_CUDA && hs > GPU_TRAIN_HEAD_MAX) {
-		cli_error(cmd, "--device cuda: a head of %zu channels (--channels / --heads) exceeds the GPU kernels' %d",
-		          hs, GPU_TRAIN_HEAD_MAX);
-		return false;
-	}
-	return true;
-}
-
-/* Resolves the policy list with the changes applied. */
-static bool build_policies(const char *cmd, const train_setup *su, train_policy *out, size_t max, size_t *n)
-{
-	char *copy = strdup(su->policies), *save = NULL;
-	*n = 0;
-	bool ok = copy != NULL;
-	for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && ok; tok = strtok_r(NULL, ",", &save)) {
-		if (*n == max) {
-			cli_error(cmd, "--policy: at most %zu policies", max);
-			ok = false;
-			break;
-		}
-		if (policy_from_name(tok, &out[*n]) != MP_OK) {
-			cli_error(cmd, "--policy: unknown policy '%s' (known: %s)", tok, policy_preset_names());
-			ok = false;
-			break;
-		}
-		for (size_t k = 0; k < su->nchanges && ok; k++) {
-			char err[256];
-			if (policy_set(&out[*n], su->changes[k].key, su->changes[k].value, err, sizeof err) != MP_OK) {
-				cli_error(cmd, "--%s: %s", su->changes[k].key, err);
-				ok = false;
-			}
-		}
-		(*n)++;
-	}
-	free(copy);
-	if (ok && *n == 0) {
-		cli_error(cmd, "--policy: no policy named");
-		ok = false;
-	}
-	return ok;
-}
-
-/* Loads the corpus; on failure reports it and returns the exit status (2 for
- * a file that is unusable as text, 3 when it cannot be read), else CLI_OK. */
-static int load_data(const char *cmd, const train_setup *su, corpus *c)
-{
-	char err[512];
-	const char *path = su->data ? su->data : corpus_default_path();
-	mp_status st = corpus_load(c, path, su->cfg.t, err, sizeof err);
-	if (st != MP_OK) {
-		cli_error(cmd, "--data: %s", st == MP_ENOMEM ? "out of memory" : err);
-		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
-	}
-	if (c->replaced)
-		fprintf(stderr, "mixprec %s: note: %zu non-ASCII bytes of %s read as '?'\n", cmd, c->replaced, path);
-	return CLI_OK;
 }
 
 static void csv_row(csvw *w, const char *policy, const train_stats *s)
@@ -316,11 +104,87 @@ static const char *status_text(mp_status st)
 	return mp_status_message(st);
 }
 
-int cmd_train(int argc, char **argv)
+/* For policies with Adam's v in a narrow format: how far v as stored is
+ * from the same EMA in fp32 (a v that stopped moving, see drift --ema). */
+static void print_v_ratios(const train_policy *pols, size_t np, trainer *const *tr, int pw)
 {
-	static const struct option opts[] = { COMMON_OPTIONS, { "csv", required_argument, NULL, OPT_CSV }, { 0 } };
-	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 200 };
-	const char *csv_path = NULL;
+	bool any = false;
+	for (size_t i = 0; i < np; i++)
+		any |= pols[i].optim_fmt != FMT_FP32;
+	if (!any)
+		return;
+	printf("\nAdam's v as stored over the same EMA kept in fp32 (mean over the parameters, last\n"
+	       "update; 1: v is where it should be):\n");
+	printf("%-*s %9s\n", pw, "policy", "v_ratio");
+	for (size_t i = 0; i < np; i++) {
+		if (pols[i].optim_fmt == FMT_FP32)
+			continue;
+		double r = trainer_v_ratio(tr[i]);
+		char buf[32] = "-";   /* no update yet, or on the GPU */
+		if (!isnan(r))
+			snprintf(buf, sizeof buf, "%.4f", r);
+		printf("%-*s %9s\n", pw, pols[i].name, buf);
+	}
+}
+
+/* The table after a run: per policy the last loss, the last held-out loss,
+ * time per step and the last statistics, then the memory of each. */
+static void print_summary(const train_setup *su, const train_policy *pols, size_t np, trainer *const *tr,
+                          const train_stats *last, const double *last_val, const double *ms,
+                          const size_t *skipped, size_t done)
+{
+	gpu_info gi = { .name = "" };
+	if (su->cfg.device == TRAIN_DEVICE_CUDA)
+		gpu_ready(NULL, &gi);
+	printf("train: %zu steps%s%s, batch %zu x %zu, %zu layers, %zu heads, %zu channels, %zu parameters\n\n",
+	       done, gi.name[0] ? " on " : "", gi.name, su->cfg.B, su->cfg.t, su->cfg.model.L, su->cfg.model.NH,
+	       su->cfg.model.C, trainer_model(tr[0])->num_params);
+	/* the policy column as wide as its longest name ("+gemm=fp16" and the like make long ones) */
+	int pw = 18;
+	for (size_t i = 0; i < np; i++)
+		pw = strlen(pols[i].name) > (size_t)pw ? (int)strlen(pols[i].name) : pw;
+	printf("%-*s %9s %9s %9s %8s %9s %9s %9s\n", pw, "policy", "loss", "val_loss", "ms/step", "skipped",
+	       "underflow", "lost_upd", "resid_lost");
+	for (size_t i = 0; i < np; i++) {
+		char val[32] = "-";   /* no evaluation yet (see --eval-every) */
+		if (!isnan(last_val[i]))
+			snprintf(val, sizeof val, "%.4f", last_val[i]);
+		printf("%-*s %9.4f %9s %9.1f %8zu %9.3g %9.3g %9.3g\n", pw, pols[i].name, last[i].loss, val,
+		       ms[i] / (double)done, skipped[i], last[i].underflow_frac, last[i].lost_update_frac,
+		       last[i].resid_lost_frac);
+	}
+	printf("\nmemory per policy (MB = 10^6 bytes; weights, gradients and Adam state at the width of\n"
+	       "their formats; activations as allocated here):\n");
+	printf("%-*s %8s %8s %8s %8s %8s %8s\n", pw, "policy", "master", "working", "grads", "accum", "adam", "acts");
+	for (size_t i = 0; i < np; i++) {
+		train_memory m = trainer_memory(tr[i]);
+		printf("%-*s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", pw, pols[i].name, m.master_weights / 1e6,
+		       m.working_weights / 1e6, m.gradients / 1e6, m.grad_accum / 1e6, m.optim_state / 1e6,
+		       m.activations / 1e6);
+	}
+	print_v_ratios(pols, np, tr, pw);
+}
+
+/* One progress line for step `done` of the run started at t0: rewritten in
+ * place on a terminal, a whole line elsewhere. */
+static void print_progress(const run_meter *pm, const train_setup *su, const train_policy *pol,
+                           const train_stats *s, size_t done, double t0)
+{
+	double el = meter_now() - t0, left = el / (double)done * (double)(su->steps - done);
+	if (pm->tty)
+		fprintf(stderr, "\rtrain: step %zu/%zu, loss %.4f (%s), %.0f s left   ", done, su->steps, s->loss,
+		        pol->name, left);
+	else
+		fprintf(stderr, "train: step %zu/%zu, loss %.4f (%s), %.0f s elapsed, %.0f s left\n", done, su->steps,
+		        s->loss, pol->name, el, left);
+}
+
+/* Parses train's arguments into *su and *csv_path; returns -1 to go on,
+ * else the exit status (after --help, or for a bad option). */
+static int train_parse(int argc, char **argv, train_setup *su, const char **csv_path)
+{
+	static const struct option opts[] = { COMMON_OPTIONS, { "csv", required_argument, NULL, OPT_CSV },
+		                              { "progress-every", required_argument, NULL, OPT_PROGRESS }, { 0 } };
 	cli_args args = { 0 };
 	char *value;
 	int c;
@@ -330,14 +194,23 @@ int cmd_train(int argc, char **argv)
 			return cli_flush_stdout("train") ? CLI_OK : CLI_ENV;
 		}
 		if (c == OPT_CSV) {
-			csv_path = optarg;
+			*csv_path = optarg;
+			continue;
+		}
+		if (c == OPT_PROGRESS) {
+			if (!train_opts_real("train", "--progress-every", optarg, &su->progress_every))
+				return CLI_USAGE;
+			if (su->progress_every < 0) {
+				cli_error("train", "--progress-every: must not be negative (got %s)", optarg);
+				return CLI_USAGE;
+			}
 			continue;
 		}
 		if (c == CLI_ARG_VALUE) {
 			cli_error("train", "unexpected argument '%s' (see 'mixprec train --help')", value);
 			return CLI_USAGE;
 		}
-		int r = common_option("train", &su, c);
+		int r = train_opts_common("train", su, c);
 		if (r == -3)
 			return CLI_ENV;
 		if (r < 0)
@@ -345,28 +218,53 @@ int cmd_train(int argc, char **argv)
 		if (r == 0)
 			return cli_option_error("train", c, argv);
 	}
-	if (su.cfg.model.C % su.cfg.model.NH) {
-		cli_error("train", "--heads: %zu does not divide --channels %zu", su.cfg.model.NH, su.cfg.model.C);
+	if (su->cfg.model.C % su->cfg.model.NH) {
+		cli_error("train", "--heads: %zu does not divide --channels %zu", su->cfg.model.NH, su->cfg.model.C);
 		return CLI_USAGE;
 	}
+	return train_opts_agree("train", su) && train_opts_shape_ok("train", su) ? -1 : CLI_USAGE;
+}
+
+/* Opens the CSV (FILE or - for stdout) and writes its header; CLI_ENV
+ * when it cannot be opened. */
+static int open_csv(const char *path, FILE **fp, csvw *w)
+{
+	*fp = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	if (!*fp) {
+		cli_error("train", "--csv: cannot write '%s': %s", path, strerror(errno));
+		return CLI_ENV;
+	}
+	csvw_init(w, *fp);
+	csvw_header(w, "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,"
+	               "lost_update_frac,resid_lost_frac,ms");
+	return CLI_OK;
+}
+
+int cmd_train(int argc, char **argv)
+{
+	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 200, .progress_every = 5 };
+	const char *csv_path = NULL;
+	int rc = train_parse(argc, argv, &su, &csv_path);
+	if (rc >= 0)
+		return rc;
 	train_policy pols[16];
 	size_t np;
-	if (!device_shape_ok("train", &su) || !build_policies("train", &su, pols, 16, &np))
+	if (!train_opts_policies("train", &su, pols, 16, &np) || !train_opts_offset_fits("train", &su, pols, np))
 		return CLI_USAGE;
 	corpus data;
-	int lrc = load_data("train", &su, &data);
+	int lrc = train_opts_load_data("train", &su, &data);
 	if (lrc != CLI_OK)
 		return lrc;
 	/* the trainer parallelises over batch halves; BLAS stays single-threaded */
 	openblas_set_num_threads(1);
 
 	trainer *tr[16] = { 0 };
-	int rc = CLI_OK;
+	rc = CLI_OK;
 	for (size_t i = 0; i < np && rc == CLI_OK; i++) {
 		gpu_clear_error();
 		mp_status st = trainer_create(&tr[i], &su.cfg, &pols[i], &data);
 		if (st != MP_OK && su.cfg.device == TRAIN_DEVICE_CUDA && st != MP_EINVAL) {
-			cli_error("train", "--device cuda: cannot set up policy %s: %s", pols[i].name, why_failed(&su, st));
+			cli_error("train", "--device cuda: cannot set up policy %s: %s", pols[i].name, train_opts_why_failed(&su, st));
 			rc = CLI_ENV;
 		} else if (st != MP_OK) {
 			cli_error("train", "cannot set up policy %s: %s", pols[i].name, status_text(st));
@@ -375,39 +273,29 @@ int cmd_train(int argc, char **argv)
 	}
 	FILE *fp = NULL;
 	csvw w;
-	if (rc == CLI_OK && csv_path) {
-		fp = strcmp(csv_path, "-") ? fopen(csv_path, "w") : stdout;
-		if (!fp) {
-			cli_error("train", "--csv: cannot write '%s': %s", csv_path, strerror(errno));
-			rc = CLI_ENV;
-		} else {
-			csvw_init(&w, fp);
-			csvw_header(&w, "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,"
-			                "lost_update_frac,resid_lost_frac,ms");
-		}
-	}
+	if (rc == CLI_OK && csv_path)
+		rc = open_csv(csv_path, &fp, &w);
 	struct sigaction sa = { .sa_handler = on_sigint }, old;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old);
-	bool progress = isatty(STDERR_FILENO);
-	train_stats last[16], sum[16];
-	memset(sum, 0, sizeof sum);
-	double last_val[16];
+	run_meter pm;
+	double t0 = meter_now();
+	meter_init(&pm, isatty(STDERR_FILENO), su.progress_every, t0);
+	train_stats last[16];
+	double last_val[16], ms[16] = { 0 };
 	for (size_t i = 0; i < 16; i++)
 		last_val[i] = NAN;
 	size_t skipped[16] = { 0 }, done = 0;
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (size_t step = 0; rc == CLI_OK && step < su.steps && !interrupted; step++) {
 		for (size_t i = 0; i < np && rc == CLI_OK; i++) {
 			gpu_clear_error();
 			mp_status st = trainer_step(tr[i], &last[i]);
 			if (st != MP_OK) {
-				cli_error("train", "policy %s, step %zu: %s", pols[i].name, step, why_failed(&su, st));
+				cli_error("train", "policy %s, step %zu: %s", pols[i].name, step, train_opts_why_failed(&su, st));
 				rc = CLI_ENV;
 				break;
 			}
-			sum[i].ms += last[i].ms;
+			ms[i] += last[i].ms;
 			skipped[i] += last[i].skipped;
 			if (!isnan(last[i].val_loss))
 				last_val[i] = last[i].val_loss;
@@ -419,53 +307,23 @@ int cmd_train(int argc, char **argv)
 					break;
 				}
 			}
+			if (!isfinite(last[i].loss)) {
+				cli_error("train", "policy %s, step %zu: the loss is %g; the run diverged and stops here "
+				          "(a smaller --lr or --resid-offset may help)", pols[i].name, step, last[i].loss);
+				rc = CLI_USAGE;
+			}
 		}
 		done = step + 1;
-		if (progress && rc == CLI_OK) {
-			struct timespec t;
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			double el = (double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec);
-			fprintf(stderr, "\rtrain: step %zu/%zu, loss %.4f (%s), %.0f s left   ", done, su.steps,
-			        last[0].loss, pols[0].name, el / (double)done * (double)(su.steps - done));
-		}
+		if (rc == CLI_OK && meter_due(&pm, meter_now()))
+			print_progress(&pm, &su, &pols[0], &last[0], done, t0);
 	}
-	if (progress)
+	if (pm.tty)
 		fprintf(stderr, "\r%70s\r", "");
 	sigaction(SIGINT, &old, NULL);
 	if (interrupted)
 		cli_error("train", "interrupted after %zu steps; the CSV has every finished step", done);
-	if (rc == CLI_OK && done > 0 && fp != stdout) {
-		gpu_info gi = { .name = "" };
-		if (su.cfg.device == TRAIN_DEVICE_CUDA)
-			gpu_ready(NULL, &gi);
-		printf("train: %zu steps%s%s, batch %zu x %zu, %zu layers, %zu heads, %zu channels, %zu parameters\n\n",
-		       done, gi.name[0] ? " on " : "", gi.name, su.cfg.B, su.cfg.t, su.cfg.model.L, su.cfg.model.NH, su.cfg.model.C,
-		       trainer_model(tr[0])->num_params);
-		/* the policy column as wide as its longest name ("+gemm=fp16" and the like make long ones) */
-		int pw = 18;
-		for (size_t i = 0; i < np; i++)
-			pw = strlen(pols[i].name) > (size_t)pw ? (int)strlen(pols[i].name) : pw;
-		printf("%-*s %9s %9s %9s %8s %9s %9s %9s\n", pw, "policy", "loss", "val_loss", "ms/step", "skipped",
-		       "underflow", "lost_upd", "resid_lost");
-		for (size_t i = 0; i < np; i++) {
-			char val[32] = "-";   /* no evaluation yet (see --eval-every) */
-			if (!isnan(last_val[i]))
-				snprintf(val, sizeof val, "%.4f", last_val[i]);
-			printf("%-*s %9.4f %9s %9.1f %8zu %9.3g %9.3g %9.3g\n", pw, pols[i].name, last[i].loss, val,
-			       sum[i].ms / (double)done, skipped[i], last[i].underflow_frac, last[i].lost_update_frac,
-			       last[i].resid_lost_frac);
-		}
-		printf("\nmemory per policy (MB = 10^6 bytes; weights, gradients and Adam state at the width of\n"
-		       "their formats; activations as allocated here):\n");
-		printf("%-*s %8s %8s %8s %8s %8s %8s\n", pw, "policy", "master", "working", "grads", "accum", "adam",
-		       "acts");
-		for (size_t i = 0; i < np; i++) {
-			train_memory m = trainer_memory(tr[i]);
-			printf("%-*s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", pw, pols[i].name, m.master_weights / 1e6,
-			       m.working_weights / 1e6, m.gradients / 1e6, m.grad_accum / 1e6, m.optim_state / 1e6,
-			       m.activations / 1e6);
-		}
-	}
+	if (rc == CLI_OK && done > 0 && fp != stdout)
+		print_summary(&su, pols, np, tr, last, last_val, ms, skipped, done);
 	if (fp && fp != stdout && fclose(fp) != 0) {
 		cli_error("train", "--csv: writing '%s' failed: %s", csv_path, strerror(errno));
 		rc = CLI_ENV;
@@ -514,7 +372,7 @@ int cmd_gradhist(int argc, char **argv)
 			continue;
 		}
 		if (c == OPT_HSCALE) {
-			if (!parse_real("gradhist", "--scale", optarg, &scale))
+			if (!train_opts_real("gradhist", "--scale", optarg, &scale))
 				return CLI_USAGE;
 			if (scale <= 0) {
 				cli_error("gradhist", "--scale: must be a positive number (got %s)", optarg);
@@ -526,7 +384,7 @@ int cmd_gradhist(int argc, char **argv)
 			cli_error("gradhist", "unexpected argument '%s'", value);
 			return CLI_USAGE;
 		}
-		int r = common_option("gradhist", &su, c);
+		int r = train_opts_common("gradhist", &su, c);
 		if (r == -3)
 			return CLI_ENV;
 		if (r < 0)
@@ -536,10 +394,11 @@ int cmd_gradhist(int argc, char **argv)
 	}
 	train_policy pol[1];
 	size_t np;
-	if (!device_shape_ok("gradhist", &su) || !build_policies("gradhist", &su, pol, 1, &np))
+	if (!train_opts_agree("gradhist", &su) || !train_opts_shape_ok("gradhist", &su) ||
+	    !train_opts_policies("gradhist", &su, pol, 1, &np) || !train_opts_offset_fits("gradhist", &su, pol, np))
 		return CLI_USAGE;
 	corpus data;
-	int lrc = load_data("gradhist", &su, &data);
+	int lrc = train_opts_load_data("gradhist", &su, &data);
 	if (lrc != CLI_OK)
 		return lrc;
 	/* the trainer parallelises over batch halves; BLAS stays single-threaded */
@@ -549,7 +408,7 @@ int cmd_gradhist(int argc, char **argv)
 	mp_status st = trainer_create(&tr, &su.cfg, &pol[0], &data);
 	if (st != MP_OK) {
 		corpus_free(&data);
-		cli_error("gradhist", "cannot set up: %s", why_failed(&su, st));
+		cli_error("gradhist", "cannot set up: %s", train_opts_why_failed(&su, st));
 		return CLI_ENV;
 	}
 	train_stats s;
@@ -558,14 +417,14 @@ int cmd_gradhist(int argc, char **argv)
 	if (st != MP_OK) {
 		trainer_free(tr);
 		corpus_free(&data);
-		cli_error("gradhist", "training failed: %s", why_failed(&su, st));
+		cli_error("gradhist", "training failed: %s", train_opts_why_failed(&su, st));
 		return CLI_ENV;
 	}
 	st = trainer_sync(tr);
 	if (st != MP_OK) {
 		trainer_free(tr);
 		corpus_free(&data);
-		cli_error("gradhist", "--device cuda: cannot read the gradients back: %s", why_failed(&su, st));
+		cli_error("gradhist", "--device cuda: cannot read the gradients back: %s", train_opts_why_failed(&su, st));
 		return CLI_ENV;
 	}
 	size_t n;

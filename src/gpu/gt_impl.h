@@ -190,7 +190,7 @@ static mp_status gt_create(gt_trainer **out, const train_config *cfg, const trai
 	s->rq = gt_q_of(p->resid_lowp ? p->resid_fmt : FMT_FP32, p->resid_mode);
 	s->gq = gt_q_of(p->grad_fmt, FMT_RNE);
 	s->aq = gt_q_of(p->grad_accum_fmt, FMT_RNE);
-	s->oq = gt_q_of(p->optim_fmt, FMT_RNE);
+	s->oq = gt_q_of(p->optim_fmt, p->optim_mode);
 	s->wq = gt_q_of(p->master_fp32 ? FMT_FP32 : p->weight_fmt, p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE);
 	s->acts_bytes = gt_point_acts(s, NULL);
 	mp_status st = gt_alloc_all(s);
@@ -469,7 +469,7 @@ static mp_status gt_update(gt_trainer *s, double clip, double c1, double c2, uin
 {
 	gt_adam a;
 	memset(&a, 0, sizeof a);
-	a.lr = s->cfg.lr;
+	a.lr = lr_schedule_at(&s->cfg.sched, s->cfg.lr, adam_t);
 	a.beta1 = s->cfg.beta1;
 	a.beta2 = s->cfg.beta2;
 	a.eps = s->cfg.eps;

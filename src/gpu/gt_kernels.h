@@ -513,7 +513,7 @@ typedef struct {
 	double clip, c1, c2;     /* clip factor, bias corrections */
 	int master_fp32;
 	int kahan;
-	uint64_t seed, index0;   /* SR of the weight update: element i is index0 + i */
+	uint64_t seed, index0;   /* SR of the weight update: element i is index0 + i; of m and v: seed ^ 1, ^ 2 */
 } gt_adam;
 
 /* j over NP partials, elements j, j + NP, ...: AdamW with its moments in
@@ -532,8 +532,8 @@ static inline MP_HD MP_NO_CONTRACT void gtk_adamw(size_t j, float *w, float *m, 
 		double gi = (double)(float)MP_DMUL((double)g[i], a.clip);
 		float mi = (float)MP_DADD(MP_DMUL(a.beta1, (double)m[i]), MP_DMUL(1.0 - a.beta1, gi));
 		float vi = (float)MP_DADD(MP_DMUL(a.beta2, (double)v[i]), MP_DMUL(MP_DMUL(1.0 - a.beta2, gi), gi));
-		mi = gt_round(&oq, mi);
-		vi = gt_round(&oq, vi);
+		mi = gt_round_sr(&oq, mi, a.seed ^ 1u, a.index0 + i);
+		vi = gt_round_sr(&oq, vi, a.seed ^ 2u, a.index0 + i);
 		m[i] = mi;
 		v[i] = vi;
 		float old = w[i];

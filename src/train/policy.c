@@ -15,7 +15,7 @@ static train_policy fp32_base(const char *name)
 		.gemm_lowp = false, .gemm_fmt = FMT_FP32, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
 		.resid_lowp = false, .resid_fmt = FMT_FP32,
 		.resid_mode = FMT_RNE, .master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
-		.grad_fmt = FMT_FP32, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32,
+		.grad_fmt = FMT_FP32, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
 		.scaling = SCALER_NONE, .static_scale = 1.0,
 	};
 	snprintf(p.name, sizeof p.name, "%s", name);
@@ -195,8 +195,19 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 		if (!plain_fmt(key, value, &p->grad_accum_fmt, err, errlen))
 			return MP_EINVAL;
 	} else if (!strcmp(key, "optim-state")) {
-		if (!plain_fmt(key, value, &p->optim_fmt, err, errlen))
+		if (!parse_fmt_mode(value, &f, &mode, err, errlen))
 			return MP_EINVAL;
+		fmt_mode m = FMT_RNE;
+		if (mode && (fmt_mode_parse(mode, &m) != MP_OK || (m != FMT_RNE && m != FMT_SR))) {
+			snprintf(err, errlen, "optimiser-state rounding '%s' is not rne or sr", mode);
+			return MP_EINVAL;
+		}
+		if (f == FMT_FP32 && mode) {
+			snprintf(err, errlen, "fp32 optimiser state takes no rounding mode (':%s')", mode);
+			return MP_EINVAL;
+		}
+		p->optim_fmt = f;
+		p->optim_mode = m;
 	} else if (!strcmp(key, "loss-scale")) {
 		if (!strcmp(value, "none")) {
 			p->scaling = SCALER_NONE;
@@ -240,10 +251,11 @@ void policy_describe(const train_policy *p, char *buf, size_t n)
 	else
 		snprintf(weights, sizeof weights, "%s weights (%s updates)", fmt_get(p->weight_fmt)->name,
 		         wnames[p->wupdate]);
-	snprintf(buf, n, "gemm %s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s, %s",
+	snprintf(buf, n, "gemm %s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s%s%s, %s",
 	         fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name,
 	         fmt_get(p->reduce_lowp ? p->reduce_fmt : FMT_FP32)->name,
 	         fmt_get(p->resid_lowp ? p->resid_fmt : FMT_FP32)->name,
 	         p->resid_lowp ? ":" : "", p->resid_lowp ? fmt_mode_name(p->resid_mode) : "", weights,
-	         fmt_get(p->grad_fmt)->name, fmt_get(p->grad_accum_fmt)->name, fmt_get(p->optim_fmt)->name, scale);
+	         fmt_get(p->grad_fmt)->name, fmt_get(p->grad_accum_fmt)->name, fmt_get(p->optim_fmt)->name,
+	         p->optim_mode == FMT_SR ? ":" : "", p->optim_mode == FMT_SR ? "sr" : "", scale);
 }

@@ -33,6 +33,7 @@ typedef struct {
 	fmt_id grad_fmt;           /* gradients as the backward pass produces them */
 	fmt_id grad_accum_fmt;     /* gradients as accumulated and handed to the optimiser */
 	fmt_id optim_fmt;          /* Adam's m and v */
+	fmt_mode optim_mode;       /* their rounding: FMT_RNE or FMT_SR */
 	scaler_kind scaling;
 	double static_scale;
 } train_policy;
@@ -49,7 +50,7 @@ mp_status policy_from_name(const char *name, train_policy *p);
 
 /* Changes one part of a policy, as the train command's options do:
  * gemm=F, reductions=fp32|low|F (low: the GEMM format), residual=F[:rne|sr], weights=fp32|F[:rne|sr|kahan], grads=F,
- * grad-accum=F, optim-state=F, loss-scale=none|dynamic|static:S.
+ * grad-accum=F, optim-state=F[:rne|sr], loss-scale=none|dynamic|static:S.
  * The name gets "+key=value" appended. On error returns MP_EINVAL and writes
  * what is wrong into err. */
 mp_status policy_set(train_policy *p, const char *key, const char *value, char *err, size_t errlen);

@@ -6,6 +6,7 @@
 
 #include "fmt/bulk.h"
 #include "gpu/gpu_train.h"
+#include "train/optim.h"
 #include "train/train.h"
 
 struct trainer {
@@ -16,6 +17,8 @@ struct trainer {
 	size_t hB[2];           /* sequences per half (hB[1] may be 0 when B = 1) */
 	float *comp;            /* (P) Kahan compensation, or NULL */
 	float *m, *v;           /* (P) Adam moments */
+	float *vref;            /* (P) v in fp32 beside a low-precision v (train/optim.h), or NULL */
+	double v_ratio;         /* the last update's mean v / vref */
 	float *update;          /* (P) scratch: -lr * step */
 	float *before;          /* (P) scratch: the weights before the update */
 	float *raw_grads;       /* (P) gradients before rounding */
@@ -148,6 +151,7 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	t->cfg = *cfg;
 	t->pol = *p;
 	t->data = c;
+	t->v_ratio = NAN;
 	if (cfg->B == 0) {
 		free(t);
 		return MP_EINVAL;
@@ -189,6 +193,8 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 		ok = (t->comp = calloc(P, sizeof(float))) != NULL;
 	if (ok && p->gemm_lowp)
 		ok = (t->wq = malloc(P * sizeof(float))) != NULL;
+	if (ok && p->optim_fmt != FMT_FP32)
+		ok = (t->vref = calloc(P, sizeof(float))) != NULL;
 	if (!ok) {
 		trainer_free(t);
 		return MP_ENOMEM;
@@ -215,6 +221,7 @@ void trainer_free(trainer *t)
 	free(t->comp);
 	free(t->m);
 	free(t->v);
+	free(t->vref);
 	free(t->update);
 	free(t->before);
 	free(t->raw_grads);
@@ -257,9 +264,9 @@ double trainer_eval(trainer *t)
 }
 
 /* The change AdamW makes to a weight w, from the bias-corrected moments. */
-static float adamw_update(const train_config *cfg, double mhat, double vhat, float w)
+static float adamw_update(const train_config *cfg, double lr, double mhat, double vhat, float w)
 {
-	return (float)-(cfg->lr * (mhat / (sqrt(vhat) + cfg->eps) + cfg->weight_decay * w));
+	return (float)-(lr * (mhat / (sqrt(vhat) + cfg->eps) + cfg->weight_decay * w));
 }
 
 static double now_ms(void)
@@ -275,11 +282,12 @@ static double now_ms(void)
 typedef struct {
 	trainer *t;
 	size_t lo, hi;                 /* parameters [lo, hi) */
-	double clip, c1, c2;           /* phase B: clip factor, Adam bias corrections */
+	double clip, c1, c2, lr;       /* phase B: clip factor, Adam bias corrections, this update's lr */
 	size_t nonzero, flushed;       /* phase A: gradient underflow */
 	bool found_inf;
 	double norm2;                  /* phase A: squared norm of the unscaled gradient */
 	size_t nonzero_updates, lost;  /* phase B */
+	optim_vstat vstat;             /* phase B, with a low-precision v */
 	mp_status st;
 } span_task;
 
@@ -365,9 +373,9 @@ T512 static size_t adam_moments_avx512(float *m, float *v, const float *g, size_
 }
 
 T512 static size_t adamw_apply_avx512(float *w, const float *m, const float *v, size_t n, const train_config *cfg,
-                                      double c1, double c2, size_t *nonzero, size_t *lost)
+                                      double rate, double c1, double c2, size_t *nonzero, size_t *lost)
 {
-	__m512d vc1 = _mm512_set1_pd(c1), vc2 = _mm512_set1_pd(c2), lr = _mm512_set1_pd(cfg->lr);
+	__m512d vc1 = _mm512_set1_pd(c1), vc2 = _mm512_set1_pd(c2), lr = _mm512_set1_pd(rate);
 	__m512d eps = _mm512_set1_pd(cfg->eps), wd = _mm512_set1_pd(cfg->weight_decay), neg = _mm512_set1_pd(-1.0);
 	size_t nz = 0, ls = 0, i = 0;
 	for (; i + 8 <= n; i += 8) {
@@ -400,13 +408,13 @@ static size_t adam_moments_simd(float *m, float *v, const float *g, size_t n, do
 }
 
 static size_t adamw_apply_simd(float *w, const float *m, const float *v, size_t n, const train_config *cfg,
-                               double c1, double c2, size_t *nonzero, size_t *lost)
+                               double lr, double c1, double c2, size_t *nonzero, size_t *lost)
 {
 #if defined(__x86_64__)
 	if (adam_have_avx512())
-		return adamw_apply_avx512(w, m, v, n, cfg, c1, c2, nonzero, lost);
+		return adamw_apply_avx512(w, m, v, n, cfg, lr, c1, c2, nonzero, lost);
 #endif
-	(void)w; (void)m; (void)v; (void)n; (void)cfg; (void)c1; (void)c2; (void)nonzero; (void)lost;
+	(void)w; (void)m; (void)v; (void)n; (void)cfg; (void)lr; (void)c1; (void)c2; (void)nonzero; (void)lost;
 	return 0;
 }
 
@@ -429,14 +437,18 @@ static void *span_update(void *arg)
 		m[i] = (float)(b1 * m[i] + (1 - b1) * gi);
 		v[i] = (float)(b2 * v[i] + (1 - b2) * (double)gi * gi);
 	}
-	round_array(p->optim_fmt, FMT_RNE, 0, 0, m, n);
-	round_array(p->optim_fmt, FMT_RNE, 0, 0, v, n);
+	/* element i of the moments' SR streams is parameter i of this update */
+	uint64_t at = (uint64_t)t->adam_t * t->half[0].num_params + lo;
+	round_array(p->optim_fmt, p->optim_mode, cfg->seed ^ 0xada1ull, at, m, n);
+	round_array(p->optim_fmt, p->optim_mode, cfg->seed ^ 0xada2ull, at, v, n);
+	if (t->vref)
+		optim_vref_update(&k->vstat, t->vref + lo, v, g, n, clip, b2);
 	size_t nonzero_updates = 0, lost = 0;
 	if (p->master_fp32) {
 		/* update, apply and count in one pass */
-		i0 = adamw_apply_simd(w, m, v, n, cfg, c1, c2, &nonzero_updates, &lost);
+		i0 = adamw_apply_simd(w, m, v, n, cfg, k->lr, c1, c2, &nonzero_updates, &lost);
 		for (size_t i = i0; i < n; i++) {
-			float upd = adamw_update(cfg, m[i] / c1, v[i] / c2, w[i]), old = w[i];
+			float upd = adamw_update(cfg, k->lr, m[i] / c1, v[i] / c2, w[i]), old = w[i];
 			w[i] = old + upd;
 			nonzero_updates += upd != 0;
 			lost += upd != 0 && w[i] == old;
@@ -444,7 +456,7 @@ static void *span_update(void *arg)
 	} else {
 		float *update = t->update + lo, *before = t->before + lo;
 		for (size_t i = 0; i < n; i++)
-			update[i] = adamw_update(cfg, m[i] / c1, v[i] / c2, w[i]);
+			update[i] = adamw_update(cfg, k->lr, m[i] / c1, v[i] / c2, w[i]);
 		memcpy(before, w, n * sizeof *w);
 		/* element i of the SR stream is parameter i, whatever the span */
 		fmt_bulk_opts o = { .fmt = p->weight_fmt, .mode = p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE,
@@ -554,12 +566,15 @@ mp_status trainer_step(trainer *t, train_stats *s)
 			k[i].clip = clip;
 			k[i].c1 = c1;
 			k[i].c2 = c2;
+			k[i].lr = lr_schedule_at(&cfg->sched, cfg->lr, t->adam_t);
 		}
 		spans_run(t, k, span_update);
 		if (k[0].st != MP_OK || k[1].st != MP_OK)
 			return k[0].st != MP_OK ? k[0].st : k[1].st;
 		nonzero_updates = k[0].nonzero_updates + k[1].nonzero_updates;
 		lost = k[0].lost + k[1].lost;
+		optim_vstat vs = { k[0].vstat.ratio_sum + k[1].vstat.ratio_sum, k[0].vstat.count + k[1].vstat.count };
+		t->v_ratio = optim_vstat_mean(&vs);
 	}
 	s->lost_update_frac = nonzero_updates ? (double)lost / (double)nonzero_updates : 0;
 
@@ -585,6 +600,11 @@ mp_status trainer_sync(trainer *t)
 	if (st == MP_OK)
 		st = t->be->read(t->dev, 2, t->raw_grads);
 	return st;
+}
+
+double trainer_v_ratio(const trainer *t)
+{
+	return t->v_ratio;
 }
 
 const gpt_model *trainer_model(const trainer *t)

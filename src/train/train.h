@@ -10,6 +10,7 @@
 #include "train/data.h"
 #include "train/model.h"
 #include "train/policy.h"
+#include "train/schedule.h"
 #include "util/status.h"
 
 typedef enum {
@@ -21,7 +22,8 @@ typedef enum {
 typedef struct {
 	gpt_config model;
 	size_t B, t;               /* batch: B sequences of t tokens */
-	double lr;                 /* AdamW */
+	double lr;                 /* AdamW (the peak rate under a schedule) */
+	lr_schedule sched;         /* the lr of each update; zero: lr throughout */
 	double beta1, beta2, eps, weight_decay;
 	double grad_clip;          /* global norm clip; 0 = off */
 	uint64_t seed;             /* weights and batches */
@@ -36,7 +38,7 @@ typedef struct {
 
 /* The defaults: the default model, B = 16, t = 128, lr 1e-3, betas 0.9 and
  * 0.95, eps 1e-8, weight decay 0, clip 1, eval every 100 steps on 4 batches,
- * 2 threads.
+ * 2 threads, a constant lr without warmup.
  *
  * A batch is always split into two halves, each with its own model copy and
  * activations, whose gradients are summed in a fixed order: the results are
@@ -84,6 +86,13 @@ mp_status trainer_step(trainer *t, train_stats *s);
 double trainer_eval(trainer *t);
 
 const train_policy *trainer_policy(const trainer *t);
+
+/* With Adam's v in a low-precision format (optim_fmt not fp32): the mean
+ * over parameters of v as stored over the same EMA kept in fp32 (1: v is
+ * where it should be; a v that stopped moving drifts away from 1), after
+ * the last update. NaN for fp32 state, before the first update, and on a
+ * GPU (which keeps no reference). */
+double trainer_v_ratio(const trainer *t);
 /* On a GPU: copies the weights, the gradients of the last step and their raw
  * form back to the host, for trainer_model and trainer_raw_grads; MP_EIO
  * (gpu_last_error() says why) when the device fails. Nothing to do (MP_OK)

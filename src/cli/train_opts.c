@@ -1,0 +1,285 @@
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/train_opts.h"
+#include "gpu/gpu.h"
+#include "gpu/gpu_train.h"
+
+static bool parse_pos(const char *cmd, const char *opt, const char *text, size_t *v, size_t max)
+{
+	unsigned long long x;
+	if (!cli_parse_u64(cmd, opt, text, &x))
+		return false;
+	if (x < 1 || x > max) {
+		cli_error(cmd, "%s: %llu is out of range (1..%zu)", opt, x, max);
+		return false;
+	}
+	*v = (size_t)x;
+	return true;
+}
+
+bool train_opts_real(const char *cmd, const char *opt, const char *text, double *v)
+{
+	char *end;
+	errno = 0;
+	*v = strtod(text, &end);
+	if (!*text || *end || errno || !isfinite(*v)) {
+		cli_error(cmd, "%s: '%s' is not a finite number", opt, text);
+		return false;
+	}
+	return true;
+}
+
+/* The optimiser's options: lr, its schedule, Adam's betas. Returns as
+ * train_opts_common does. */
+static int optim_option(const char *cmd, train_setup *su, int c)
+{
+	double d;
+	unsigned long long u;
+	switch (c) {
+	case OPT_LR:
+		if (!train_opts_real(cmd, "--lr", optarg, &d))
+			return -1;
+		if (d <= 0) {
+			cli_error(cmd, "--lr: must be a positive number (got %s)", optarg);
+			return -1;
+		}
+		su->cfg.lr = d;
+		return 1;
+	case OPT_SCHED:
+		if (lr_kind_parse(optarg, &su->cfg.sched.kind) != MP_OK) {
+			cli_error(cmd, "--lr-schedule: unknown schedule '%s' (known: constant, cosine)", optarg);
+			return -1;
+		}
+		return 1;
+	case OPT_WARMUP:
+		if (!cli_parse_u64(cmd, "--warmup", optarg, &u))
+			return -1;
+		su->cfg.sched.warmup = (size_t)u;
+		return 1;
+	case OPT_LRMIN:
+		if (!train_opts_real(cmd, "--lr-min", optarg, &d))
+			return -1;
+		if (d < 0) {
+			cli_error(cmd, "--lr-min: must not be negative (got %s)", optarg);
+			return -1;
+		}
+		su->cfg.sched.lr_min = d;
+		su->lr_min_set = true;
+		return 1;
+	case OPT_BETA1: case OPT_BETA2: {
+		const char *name = c == OPT_BETA1 ? "--beta1" : "--beta2";
+		if (!train_opts_real(cmd, name, optarg, &d))
+			return -1;
+		if (!(d >= 0 && d < 1)) {
+			cli_error(cmd, "%s: %s is not in [0, 1)", name, optarg);
+			return -1;
+		}
+		*(c == OPT_BETA1 ? &su->cfg.beta1 : &su->cfg.beta2) = d;
+		return 1;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Handles one common option; returns 1 handled, 0 not common, -1 error. */
+int train_opts_common(const char *cmd, train_setup *su, int c)
+{
+	double d;
+	size_t v;
+	unsigned long long u;
+	switch (c) {
+	case OPT_POLICY: su->policies = optarg; return 1;
+	case OPT_DATA: su->data = optarg; return 1;
+	case OPT_STEPS: return parse_pos(cmd, "--steps", optarg, &su->steps, 100000000) ? 1 : -1;
+	case OPT_SEED:
+		if (!cli_parse_u64(cmd, "--seed", optarg, &u))
+			return -1;
+		su->cfg.seed = u;
+		return 1;
+	case OPT_BATCH: return parse_pos(cmd, "--batch", optarg, &su->cfg.B, 4096) ? 1 : -1;
+	case OPT_CONTEXT:
+		if (!parse_pos(cmd, "--context", optarg, &v, 4096))
+			return -1;
+		su->cfg.t = su->cfg.model.T = v;
+		return 1;
+	case OPT_LAYERS: return parse_pos(cmd, "--layers", optarg, &su->cfg.model.L, 64) ? 1 : -1;
+	case OPT_HEADS: return parse_pos(cmd, "--heads", optarg, &su->cfg.model.NH, 64) ? 1 : -1;
+	case OPT_CHANNELS: return parse_pos(cmd, "--channels", optarg, &su->cfg.model.C, 4096) ? 1 : -1;
+	case OPT_EVAL:
+		if (!cli_parse_u64(cmd, "--eval-every", optarg, &u))
+			return -1;
+		su->cfg.eval_every = (size_t)u;
+		return 1;
+	case OPT_OFFSET:
+		if (!train_opts_real(cmd, "--resid-offset", optarg, &d))
+			return -1;
+		if (fabs(d) > FLT_MAX) {
+			cli_error(cmd, "--resid-offset: %s is beyond fp32's largest value %g, where the residual stream "
+			          "is added up", optarg, (double)FLT_MAX);
+			return -1;
+		}
+		su->cfg.resid_offset = (float)d;
+		return 1;
+	case OPT_OFFSET_CH:
+		if (!parse_pos(cmd, "--resid-offset-channels", optarg, &v, 4096))
+			return -1;
+		su->cfg.resid_offset_channels = (int)v;
+		return 1;
+	case OPT_THREADS:
+		if (!parse_pos(cmd, "--threads", optarg, &v, 2))
+			return -1;
+		su->cfg.threads = (int)v;
+		return 1;
+	case OPT_DEVICE:
+		if (!strcmp(optarg, "cpu")) {
+			su->cfg.device = TRAIN_DEVICE_CPU;
+			return 1;
+		}
+		if (!strcmp(optarg, "cuda")) {
+			const char *why;
+			if (!gpu_ready(&why, NULL)) {
+				cli_error(cmd, "--device cuda: %s", why);
+				return -3;
+			}
+			su->cfg.device = TRAIN_DEVICE_CUDA;
+			return 1;
+		}
+		cli_error(cmd, "--device: unknown device '%s' (known: cpu, cuda)", optarg);
+		return -1;
+	case OPT_GEMM: case OPT_RESID: case OPT_WEIGHTS: case OPT_GRADS: case OPT_ACCUM: case OPT_OPTIM:
+	case OPT_SCALE: case OPT_REDUCE: {
+		static const char *const keys[] = { [OPT_GEMM - OPT_GEMM] = "gemm", [OPT_RESID - OPT_GEMM] = "residual",
+			[OPT_WEIGHTS - OPT_GEMM] = "weights", [OPT_GRADS - OPT_GEMM] = "grads",
+			[OPT_ACCUM - OPT_GEMM] = "grad-accum", [OPT_OPTIM - OPT_GEMM] = "optim-state",
+			[OPT_SCALE - OPT_GEMM] = "loss-scale", [OPT_REDUCE - OPT_GEMM] = "reductions" };
+		if (su->nchanges == sizeof su->changes / sizeof su->changes[0]) {
+			cli_error(cmd, "too many policy changes");
+			return -1;
+		}
+		su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_GEMM], optarg };
+		return 1;
+	}
+	default:
+		return optim_option(cmd, su, c);
+	}
+}
+
+/* What went wrong in a trainer call that returned st: the GPU's own
+ * message when the device failed (cleared before each call), else the
+ * status's text (a bad token, host memory, ...). */
+const char *train_opts_why_failed(const train_setup *su, mp_status st)
+{
+	return su->cfg.device == TRAIN_DEVICE_CUDA && gpu_failed() ? gpu_last_error() : mp_status_message(st);
+}
+
+/* The GPU kernels keep a head's row in a local array. */
+bool train_opts_shape_ok(const char *cmd, const train_setup *su)
+{
+	size_t hs = su->cfg.model.C / su->cfg.model.NH;
+	if (su->cfg.device == TRAIN_DEVICE_CUDA && hs > GPU_TRAIN_HEAD_MAX) {
+		cli_error(cmd, "--device cuda: a head of %zu channels (--channels / --heads) exceeds the GPU kernels' %d",
+		          hs, GPU_TRAIN_HEAD_MAX);
+		return false;
+	}
+	return true;
+}
+
+/* The options that only make sense together, checked once all are read:
+ * the schedule against --steps and --lr, the offset's channels against
+ * --channels. Sets the schedule's length. */
+bool train_opts_agree(const char *cmd, train_setup *su)
+{
+	lr_schedule *sc = &su->cfg.sched;
+	if (su->lr_min_set && sc->kind != LR_COSINE) {
+		cli_error(cmd, "--lr-min: only a cosine schedule has a final lr (add --lr-schedule cosine)");
+		return false;
+	}
+	if (sc->lr_min > su->cfg.lr) {
+		cli_error(cmd, "--lr-min: %g is above --lr %g", sc->lr_min, su->cfg.lr);
+		return false;
+	}
+	if (sc->warmup > su->steps) {
+		cli_error(cmd, "--warmup: %zu updates is more than --steps %zu", sc->warmup, su->steps);
+		return false;
+	}
+	sc->total = su->steps;
+	size_t k = (size_t)su->cfg.resid_offset_channels;
+	if (k > su->cfg.model.C) {
+		cli_error(cmd, "--resid-offset-channels: %zu is more than the model's %zu channels (--channels)", k,
+		          su->cfg.model.C);
+		return false;
+	}
+	return true;
+}
+
+/* The offset must survive being stored in each policy's residual format. */
+bool train_opts_offset_fits(const char *cmd, const train_setup *su, const train_policy *pols, size_t np)
+{
+	double v = fabs((double)su->cfg.resid_offset);
+	for (size_t i = 0; i < np; i++) {
+		const fmt_info *f = fmt_get(pols[i].resid_fmt);
+		if (pols[i].resid_lowp && v > fmt_max(f)) {
+			cli_error(cmd, "--resid-offset: %g does not fit in policy %s's residual stream (%s, largest %g)",
+			          (double)su->cfg.resid_offset, pols[i].name, f->name, fmt_max(f));
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Resolves the policy list with the changes applied. */
+bool train_opts_policies(const char *cmd, const train_setup *su, train_policy *out, size_t max, size_t *n)
+{
+	char *copy = strdup(su->policies), *save = NULL;
+	*n = 0;
+	bool ok = copy != NULL;
+	for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && ok; tok = strtok_r(NULL, ",", &save)) {
+		if (*n == max) {
+			cli_error(cmd, "--policy: at most %zu policies", max);
+			ok = false;
+			break;
+		}
+		if (policy_from_name(tok, &out[*n]) != MP_OK) {
+			cli_error(cmd, "--policy: unknown policy '%s' (known: %s)", tok, policy_preset_names());
+			ok = false;
+			break;
+		}
+		for (size_t k = 0; k < su->nchanges && ok; k++) {
+			char err[256];
+			if (policy_set(&out[*n], su->changes[k].key, su->changes[k].value, err, sizeof err) != MP_OK) {
+				cli_error(cmd, "--%s: %s", su->changes[k].key, err);
+				ok = false;
+			}
+		}
+		(*n)++;
+	}
+	free(copy);
+	if (ok && *n == 0) {
+		cli_error(cmd, "--policy: no policy named");
+		ok = false;
+	}
+	return ok;
+}
+
+/* Loads the corpus; on failure reports it and returns the exit status (2 for
+ * a file that is unusable as text, 3 when it cannot be read), else CLI_OK. */
+int train_opts_load_data(const char *cmd, const train_setup *su, corpus *c)
+{
+	char err[512];
+	const char *path = su->data ? su->data : corpus_default_path();
+	mp_status st = corpus_load(c, path, su->cfg.t, err, sizeof err);
+	if (st != MP_OK) {
+		cli_error(cmd, "--data: %s", st == MP_ENOMEM ? "out of memory" : err);
+		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
+	}
+	if (c->replaced)
+		fprintf(stderr, "mixprec %s: note: %zu non-ASCII bytes of %s read as '?'\n", cmd, c->replaced, path);
+	return CLI_OK;
+}
