@@ -64,7 +64,9 @@ static void compute(budget_lab *b)
 {
 	b->ok = budget_compute(&b->res, &b->cfg) == MP_OK;
 	if (!b->ok)
-		snprintf(b->err, sizeof b->err, "this combination is not valid (deepspeed counts ZeRO 0 or 2 only)");
+		snprintf(b->err, sizeof b->err, "%s", b->cfg.convention == BUDGET_CONV_DEEPSPEED
+		         ? "deepspeed: DeepSpeed estimates ZeRO 2 and 3 only; ZeRO 3 needs a preset's shape"
+		         : "this combination is not valid");
 }
 
 /* The shape as its field shows it: "L h a s b" (layers, hidden, heads,
@@ -222,6 +224,10 @@ static mp_status budget_init(tui_screen *s, int argc, char **argv)
 			st = budget_recompute_from_name(v, &b->cfg.recompute);
 		} else if (!strcmp(o, "--zero")) {
 			b->cfg.zero_stage = atoi(v);
+		} else if (!strcmp(o, "--offload")) {
+			st = budget_offload_from_name(v, &b->cfg.offload);
+		} else if (!strcmp(o, "--largest-layer")) {
+			st = budget_parse_count(v, true, &b->cfg.largest_layer, NULL, 0);
 		} else if (!strcmp(o, "--gpus")) {
 			field_set(&b->gpus, v);
 			st = apply_text(s, F_GPUS) ? MP_OK : MP_EINVAL;
@@ -283,20 +289,31 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		if (c == BUDGET_ACTIVATIONS && !r->has_activations)
 			continue;
 		tui_put(w, y, 1, 1, theme_series(c), theme_utf8() ? theme_glyph(GLYPH_BLOCK) : seg_ascii[c]);
-		tui_putf(w, y++, 3, cols - 4, ROLE_NORMAL, "%-16s %11.2f %13.3f %13.3f %15.3f", budget_component_name(c),
-		         r->bytes_per_param[c], r->bytes[c] / 1e9, r->bytes[c] / 1073741824.0, r->gpu_bytes[c] / 1e9);
+		if (r->has_ds)   /* DeepSpeed gives no per-component split */
+			tui_putf(w, y++, 3, cols - 4, ROLE_NORMAL, "%-16s %11.2f %13.3f %13.3f %15s", budget_component_name(c),
+			         r->bytes_per_param[c], r->bytes[c] / 1e9, r->bytes[c] / 1073741824.0, "-");
+		else
+			tui_putf(w, y++, 3, cols - 4, ROLE_NORMAL, "%-16s %11.2f %13.3f %13.3f %15.3f",
+			         budget_component_name(c), r->bytes_per_param[c], r->bytes[c] / 1e9,
+			         r->bytes[c] / 1073741824.0, r->gpu_bytes[c] / 1e9);
 	}
 	tui_putf(w, y++, 1, cols - 2, ROLE_STRONG, "%-18s %11.2f %13.3f %13.3f %15.3f", r->total_is_max ? "total (max)" : "total",
 	         r->total_bytes_per_param, r->total_bytes / 1e9, r->total_bytes / 1073741824.0, r->gpu_total_bytes / 1e9);
 	/* one GPU's memory as a stacked bar, each component's share of the sum */
 	y++;
 	double sum = 0;
-	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++)
+	for (int c = 0; c < BUDGET_COMPONENT_COUNT && !r->has_ds; c++)
 		sum += r->gpu_bytes[c];
 	int bw = cols - 4;
 	tui_putf(w, y++, 1, cols - 2, ROLE_DIM, "one GPU: %.3f GB = %.3f GiB (ZeRO stage %d over %.0f GPU%s)",
 	         r->gpu_total_bytes / 1e9, r->gpu_total_bytes / 1073741824.0, r->zero_stage, b->cfg.gpus,
 	         b->cfg.gpus == 1 ? "" : "s");
+	if (r->has_ds) {
+		char opts[128];
+		budget_ds_options_text(opts, sizeof opts, &r->ds_cfg);
+		tui_putf(w, y, 1, cols - 2, ROLE_DIM, "CPU: %.3f GB (x1.5 buffer), DeepSpeed %s", r->ds.cpu_bytes / 1e9,
+		         opts);
+	}
 	double acc = 0;
 	int x0 = 0;
 	for (int c = 0; c < BUDGET_COMPONENT_COUNT && sum > 0; c++) {
