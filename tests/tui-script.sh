@@ -168,6 +168,36 @@ dump drift-constant
 EOF
 expect drift drift-constant
 
+# A value is checked as it is entered: 'abc' for std is refused at once (the
+# field stays open, the reason on the status line, wrapped rather than cut at
+# 80 columns: it ends in "inf or nan)"), as is a step count of 1e9999.
+# Leaving the lab (Esc) and opening it again from Home keeps what was typed
+# (std 0.25), for the rest of the session.
+script driftkeep <<'EOF'
+keys j j j j j Enter
+keys j j j j j j Enter C-u
+type abc
+keys Enter
+dump bad-std
+keys C-u
+type 0.25
+keys Enter k k k k k Enter C-u
+type 1e9999
+keys Enter
+dump bad-steps
+keys Esc Esc
+dump left
+keys Enter
+dump back
+EOF
+has driftkeep bad-std "^ std: 'abc': not a number" "std 'abc' is refused on Enter"
+has driftkeep bad-std 'inf or nan\)$' "... the whole message is shown, wrapped"
+has driftkeep bad-std '^ dist <[a-z]+> +mean \[0\.5\] +std abc' "... and the field stays open for editing"
+has driftkeep bad-steps "^ steps: '1e9999' is not a whole number in 1\.\.100000000" "steps 1e9999 is refused on Enter"
+has driftkeep left '^ mixprec \| Home ' "Esc Esc leaves the lab"
+has driftkeep back '^ dist <[a-z]+> +mean \[0\.5\] +std \[0\.25\]' "reopened, the lab keeps std 0.25"
+has driftkeep back '^ x0 \[600\] +steps \[10000\] ' "... and steps its valid 10000"
+
 # --- Lesson reader: search, a runnable claim opens its lab ---
 # The search puts the line with "zero 3" at the top, Tab selects that claim
 # (the position line's numbers follow the lesson's length, so only its form

@@ -452,7 +452,7 @@ static void exview_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		}
 		int vx = ansx + answ + 1;
 		if (e->checked[i]) {
-			const char *v = e->verdict[i] == EX_CORRECT ? "right" : e->verdict[i] == EX_WRONG ? "wrong" : "unreadable";
+			const char *v = e->verdict[i] == EX_CORRECT ? "right" : e->verdict[i] == EX_WRONG ? "wrong" : "malformed";
 			tui_putf(w, y, vx, 11, e->verdict[i] == EX_CORRECT ? ROLE_GOOD : ROLE_BAD, "%s %s",
 			         e->verdict[i] == EX_CORRECT ? theme_glyph(GLYPH_CHECK) : "x", v);
 			vx += 12;
