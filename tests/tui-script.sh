@@ -299,6 +299,56 @@ else
 	bad "train.csv was written"
 fi
 
+# A lesson's block opened in the Training lab runs exactly its command: the
+# block with --resid-offset (found in the lesson file, not typed here) is
+# searched for, selected with Tab and opened with Enter; the screen names the
+# options, the steps field takes the block's count, and one step run from
+# the lab and exported (e) gives the same records as the command itself with
+# --steps 1 (same seed: the same bits; only the ms column differs).
+blk=$(grep -m 1 '^mixprec train .*--resid-offset' "$srcdir/lessons/residual-drift.md")
+blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
+script trainblock <<EOF
+keys j Enter /
+type ${blk#mixprec train }
+keys Enter Tab Enter
+dump opened
+keys n C-u
+type 1
+keys Enter f C-u
+type $tmp/block.csv
+keys Enter s
+wait
+keys e
+dump ran
+EOF
+if screen "$tmp/trainblock.out" opened | sed 's/^ //' | tr '\n' ' ' | grep -qF "from the lesson: $blk "; then
+	ok "trainblock: the lab shows the block's command in full"
+else
+	bad "trainblock: the lab shows the block's command in full" "want: $blk"
+fi
+has trainblock opened "^ steps \\[$blk_steps\\] " "... and takes its --steps $blk_steps"
+has trainblock opened "^ CPU the lesson's options: " "... and its model, not the tiny one"
+# shellcheck disable=SC2086
+"$MIXPREC" ${blk#mixprec } --steps 1 --csv "$tmp/block-cli.csv" >/dev/null 2>&1
+if [ -s "$tmp/block.csv" ] && [ -s "$tmp/block-cli.csv" ] &&
+	cut -d, -f1-10 "$tmp/block.csv" >"$tmp/block.a" && cut -d, -f1-10 "$tmp/block-cli.csv" >"$tmp/block.b" &&
+	cmp -s "$tmp/block.a" "$tmp/block.b"; then
+	ok "trainblock: the lab's run equals 'mixprec train <the block's options> --steps 1'"
+else
+	bad "trainblock: the lab's run equals 'mixprec train <the block's options> --steps 1'" \
+		"$(diff "$tmp/block.a" "$tmp/block.b" 2>&1 | head -n 6)"
+fi
+
+# The model line has a row of its own, whole at 80 columns (it ran into the
+# csv field): the default model (train.h: 4 layers of 128 channels, 4 heads,
+# B = 16 sequences of t = 128, lr 1e-3), and the csv field beside the steps.
+script trainline --start train <<'EOF2'
+keys z
+dump default
+EOF2
+has trainline default '^ CPU default: 4 layers, 128 ch, 4 heads, batch 16x128, lr 0\.001$' "the default model's line is whole"
+has trainline default '^ steps \[50\] +csv mixprec-train\.csv$' "the csv field has its own place beside the steps"
+
 # g trains the next run on the GPU: without one it stays on the CPU and the
 # message names why (with one, the shape line says GPU)
 script traingpu --start train <<'EOF2'
