@@ -229,7 +229,12 @@ type none
 keys Enter
 dump budget-noshape
 EOF
-expect lesson lesson-zero3
+# (the lesson's prose around the block is not compared: lessons change)
+has lesson lesson-zero3 '^ > \$ mixprec budget --preset llama-7b --zero 3 --gpus 8$' "the search puts the block at the top, Tab selects it"
+has lesson lesson-zero3 '^ >   Tab selects, Enter opens it in the Memory budget lab$' "... and says what Enter does"
+# the reader's last row fits 80 columns: the position, then the key
+# reminders in their short form (the full form ran out at "n: next")
+has lesson lesson-zero3 '^ mixed-precision  section [0-9]+/[0-9]+  line [0-9]+/[0-9]+  [0-9]+%  Tab: claims  n: next$' "the status line fits, its reminders shortened"
 expect lesson budget-zero3
 # without a shape there are no activations: 20 bytes x 6.7e9 = 134 GB
 # (124.797 GiB), all of it sharded over 8 GPUs: 16.750 GB each
