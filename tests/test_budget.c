@@ -1,7 +1,12 @@
 /* The memory budget against the lesson's figures, recomputed by hand here. */
 #include <math.h>
+#include <string.h>
 
 #include "budget/budget.h"
+#include "budget/tinygpt.h"
+#include "train/data.h"
+#include "train/policy.h"
+#include "train/train.h"
 #include "testutil.h"
 
 static budget_result compute(const budget_config *c)
@@ -231,6 +236,59 @@ START_TEST(deepspeed_estimators)
 }
 END_TEST
 
+/* The tiny GPT's activations: the formula of budget/tinygpt.h by hand for
+ * mixprec train's default shape (V = C = t = 128, L = 4, NH = 4, B = 16 in
+ * two halves of 8, 1024 tokens each):
+ *   kept per token 4*(18*128 + 4 + 2*4*128) + 4*128 + 2*128 + 3 = 14099
+ *   floats, x 4 bytes x 1024 tokens = 57749504 per half;
+ *   scratch per token 13*128 + 128 + 512 = 2304 floats (2359296 a half),
+ *   once 2*128^2 + 512*128 + 5*128*32 + 128^2 = 135168: 4 * 2494464 =
+ *   9977856 per half;
+ *   total 2 * (57749504 + 9977856) = 135454720 bytes, the 135.45 MB the lab
+ *   shows for the trainer.
+ * Then against the trainer's own allocation, which pads each of its 35
+ * tensors per half to 64 bytes: within 2 * 35 * 60 bytes above. */
+START_TEST(tiny_gpt_activations)
+{
+	budget_tiny_acts a;
+	budget_tiny_gpt g = { .V = 128, .C = 128, .L = 4, .NH = 4, .B = 16, .t = 128 };
+	ck_assert_int_eq(budget_tiny_gpt_activations(&a, &g), MP_OK);
+	ck_assert(a.kept == 2 * 57749504.0 && a.scratch == 2 * 9977856.0 && a.total == 135454720.0);
+	g.NH = 3;
+	ck_assert_int_eq(budget_tiny_gpt_activations(&a, &g), MP_EINVAL);
+
+	/* the trainer: the default shape, and an odd batch (halves of 2 and 1) */
+	static const char line[] = "the quick brown fox jumps over the lazy dog, again and again and again. ";
+	static char text[64 * sizeof line];
+	for (size_t i = 0; i + sizeof line - 1 < sizeof text; i += sizeof line - 1)
+		memcpy(text + i, line, sizeof line - 1);
+	train_config cfgs[2] = { train_config_default(), train_config_default() };
+	cfgs[1].model.L = 2;
+	cfgs[1].model.C = 32;
+	cfgs[1].model.NH = 2;
+	cfgs[1].B = 3;
+	cfgs[1].t = 16;
+	for (int k = 0; k < 2; k++) {
+		const train_config *c = &cfgs[k];
+		corpus data;
+		char err[256];
+		ck_assert_int_eq(corpus_from_text(&data, text, strlen(text), c->t, err, sizeof err), MP_OK);
+		train_policy pol;
+		ck_assert_int_eq(policy_from_name("bf16-mixed", &pol), MP_OK);
+		trainer *t;
+		ck_assert_int_eq(trainer_create(&t, c, &pol, &data), MP_OK);
+		double alloc = (double)trainer_memory(t).activations;
+		trainer_free(t);
+		corpus_free(&data);
+		g = (budget_tiny_gpt){ .V = (double)c->model.V, .C = (double)c->model.C, .L = (double)c->model.L,
+			               .NH = (double)c->model.NH, .B = (double)c->B, .t = (double)c->t };
+		ck_assert_int_eq(budget_tiny_gpt_activations(&a, &g), MP_OK);
+		ck_assert_msg(alloc >= a.total && alloc - a.total <= 2 * 35 * 60, "shape %d: trainer %.0f, formula %.0f",
+		              k, alloc, a.total);
+	}
+}
+END_TEST
+
 START_TEST(zero_stages)
 {
 	budget_config c = with_params(8e9);
@@ -389,6 +447,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, recipes_and_optimizers);
 	tcase_add_test(tc, conventions);
 	tcase_add_test(tc, deepspeed_estimators);
+	tcase_add_test(tc, tiny_gpt_activations);
 	tcase_add_test(tc, zero_stages);
 	tcase_add_test(tc, activations_by_hand);
 	tcase_add_test(tc, parse_counts);

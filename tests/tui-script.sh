@@ -214,8 +214,9 @@ has driftkeep back '^ x0 \[600\] +steps \[10000\] ' "... and steps its valid 100
 # 2 * 128 * 128, per layer 4C + (3C*C + 3C) + (C*C + C) + (4C*C + 4C) +
 # (4C*C + C) = 198272, final LayerNorm 2C: 826112 parameters) under
 # bf16-mixed keeps 4, 2, 2, 4 and 8 bytes of each: 3.30, 1.65, 1.65, 3.30 and
-# 6.61 MB, as the formula says for 826112 parameters (its activations as
-# allocated are the trainer's own business: only their format is checked).
+# 6.61 MB, as the formula says for 826112 parameters; the activations as
+# allocated are only checked for their form here (their formula, 135.45 MB,
+# is checked against the allocation in test_budget.c).
 script lesson <<'EOF'
 keys Enter /
 type zero 3
@@ -239,6 +240,21 @@ expect lesson budget-zero3
 # without a shape there are no activations: 20 bytes x 6.7e9 = 134 GB
 # (124.797 GiB), all of it sharded over 8 GPUs: 16.750 GB each
 has lesson budget-noshape '^ total +20\.00 +134\.000 +124\.797 +16\.750$' "Shape 'none': 134 GB, 16.75 GB per GPU"
+
+# The fp32 recipe (Recipe, Left twice from bf16-mixed): one weight copy of
+# 826112 x 4 bytes = 3.30 MB, the weights the GEMMs read; trainer and formula
+# put it in the same column (working), with no master. Activations: the
+# formula of budget/tinygpt.h for the trainer's default shape is 135454720
+# bytes = 135.45 MB (derived by hand in test_budget.c, which also checks it
+# against the trainer's allocation), in both rows.
+script memfp32 --start budget <<'EOF'
+wait
+keys j j h h
+dump fp32
+EOF
+has memfp32 fp32 '^ Recipe +< fp32 >' "Left twice picks the fp32 recipe"
+has memfp32 fp32 '^ mixprec train, MB +0\.00 +3\.30 +3\.30 +0\.00 +6\.61 +135\.45$' "the trainer's fp32 copy in the working column"
+has memfp32 fp32 '^ formula, MB +0\.00 +3\.30 +3\.30 +0\.00 +6\.61 +135\.45$' "... where the formula has it, and the activation formula beside the allocation"
 
 # --- Progress and resume ---
 # Reading the first pages of a lesson marks its sections read; the state

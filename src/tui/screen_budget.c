@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "budget/budget.h"
+#include "budget/tinygpt.h"
 #include "train/data.h"
 #include "train/policy.h"
 #include "train/train.h"
@@ -49,6 +50,7 @@ typedef struct {
 	bool have[BUDGET_RECIPE_COUNT];
 	train_memory mem[BUDGET_RECIPE_COUNT];
 	size_t tparams;
+	double tacts;           /* the activation formula for the trainer's shape (budget/tinygpt.h) */
 	char terr[256];
 	budget_config cfg;
 	int preset;             /* index into presets; 0: custom (no shape) */
@@ -148,6 +150,10 @@ static void *memory_worker(void *arg)
 {
 	budget_lab *b = arg;
 	train_config cfg = train_config_default();
+	budget_tiny_acts acts;
+	budget_tiny_gpt shape = { .V = (double)cfg.model.V, .C = (double)cfg.model.C, .L = (double)cfg.model.L,
+		                  .NH = (double)cfg.model.NH, .B = (double)cfg.B, .t = (double)cfg.t };
+	double formula = budget_tiny_gpt_activations(&acts, &shape) == MP_OK ? acts.total : NAN;
 	corpus data;
 	char err[256] = "";
 	mp_status st = corpus_load(&data, corpus_default_path(), cfg.t, err, sizeof err);
@@ -174,6 +180,7 @@ static void *memory_worker(void *arg)
 		b->mem[r] = m;
 		b->have[r] = true;
 		b->tparams = n;
+		b->tacts = formula;
 		pthread_mutex_unlock(&b->mu);
 	}
 	if (err[0] == '\0' && st != MP_OK)
@@ -330,6 +337,7 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	bool have = b->have[b->cfg.recipe], running = b->running;
 	train_memory m = b->mem[b->cfg.recipe];
 	size_t n = b->tparams;
+	double tacts = b->tacts;
 	pthread_mutex_unlock(&b->mu);
 	/* the convention's note when it fits whole */
 	int note_rows = rows - y - 4;
@@ -349,14 +357,21 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		snprintf(who, sizeof who, "GPT, %zu params", n);
 		tui_putf(w, y, 1, cols - 2, ROLE_HEADING, "%-20s %7s %7s %7s %7s %7s %8s", who, "master", "working",
 		         "grads", "accum", "adam", "acts");
+		/* a recipe with one weight copy (fp32, bf16-pure) counts it as the
+		 * weights the GEMMs read; the trainer calls fp32's copy its master */
+		size_t master = m.master_weights, working = m.working_weights;
+		if (fok && f.bytes[BUDGET_MASTER] == 0 && working == 0) {
+			working = master;
+			master = 0;
+		}
 		tui_putf(w, y + 1, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8.2f", "mixprec train, MB",
-		         m.master_weights / 1e6, m.working_weights / 1e6, m.gradients / 1e6, m.grad_accum / 1e6,
-		         m.optim_state / 1e6, m.activations / 1e6);
+		         master / 1e6, working / 1e6, m.gradients / 1e6, m.grad_accum / 1e6, m.optim_state / 1e6,
+		         m.activations / 1e6);
 		if (fok)
-			tui_putf(w, y + 2, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8s",
+			tui_putf(w, y + 2, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8.2f",
 			         "formula, MB", f.bytes[BUDGET_MASTER] / 1e6, f.bytes[BUDGET_WEIGHTS] / 1e6,
 			         f.bytes[BUDGET_GRADS] / 1e6, f.bytes[BUDGET_GRAD_ACCUM] / 1e6, f.bytes[BUDGET_OPTIMIZER] / 1e6,
-			         "-");
+			         tacts / 1e6);
 	} else if (running) {
 		tui_put(w, y + 1, 1, cols - 2, ROLE_DIM, "setting up mixprec train's GPT to compare ...");
 	} else if (!recipe_policy[b->cfg.recipe]) {
