@@ -454,6 +454,75 @@ EOF
 has cut factor '^ > factor +\.{22} step 2: what every gradient is mult~$' "a label cut short at 80 columns ends in an ellipsis"
 has cut factor '^   step 2: what every gradient is multiplied by$' "the current field's label is shown in full"
 
+# greedy SCRIPT LABEL START WIDTH DESCRIPTION: from the first line matching
+# START to the next blank line, a paragraph is filled greedily at WIDTH
+# columns (from column 3): no line could have taken the next line's first
+# word, so no break comes from the source file's own line length.
+greedy() {
+	if screen "$tmp/$1.out" "$2" | awk -v start="$3" -v w="$4" '
+		!on && $0 ~ start { on = 1; match($0, /^ */); ind = RLENGTH }
+		on && (/^ *$/ || (match($0, /^ */) && RLENGTH != ind && n > 0 && RLENGTH < ind)) { exit }
+		on {
+			sub(/^ +/, ""); n++
+			if (n > 1) { split($0, f, " "); if (length(prev) + 1 + length(f[1]) <= w) { bad = 1; print prev " | " f[1] } }
+			prev = $0
+		}
+		END { exit bad || n < 2 }' >"$tmp/greedy"; then
+		ok "$1: $5"
+	else
+		bad "$1: $5" "$(cat "$tmp/greedy")"
+	fi
+}
+
+# --- Exercises at 80x24: every hint in reach, text filled to the width ---
+# 7.4d has three hints; with all three shown they no longer fit below its
+# eight fields: the page scrolls so that the newest is in view (h), K scrolls
+# back up to the prompt, and J past the end stops at the last page instead
+# of a blank one. Hints and the worked solution are filled to the screen's
+# width (76 columns from column 3; the solution's prose 77 from column 2),
+# not broken where the exercise file breaks them.
+script exscroll --start exercises <<'EOF'
+wait
+keys j j j j j Enter h h h
+dump hints
+keys K K K K K K
+dump top
+keys J J J J J J J J J J J J J J J J J J J J
+dump bottom
+keys w J J J J J J J J J J J J J J J J J J J J J J J J J J J J J J
+dump worked-end
+keys w K K K K K K K K k k k k k k k k
+keys Up Up Up Up Up Up Up Up
+EOF
+has exscroll hints '^   Hint 3 of 3: ' "h h h: the third hint is in view"
+has exscroll hints 'J/K scroll 100%$' "... the page says it scrolls, and is at its end"
+has exscroll top '^ 7\.4d  ' "K scrolls back to the top"
+has exscroll top '^   Hint 1 of 3: ' "... where the first hint is"
+has exscroll bottom '^   Hint 3 of 3: ' "J past the end stops at the last page"
+greedy exscroll hints '^   Hint 3 of 3: ' 76 "hint 3 is filled to the width, not the file's line breaks"
+greedy exscroll top '^   Hint 1 of 3: ' 76 "hint 1 likewise"
+n=$(screen "$tmp/exscroll.out" worked-end | sed '1d;$d' | sed '$d' | grep -c '[^ ]')
+if [ "$n" -ge 12 ]; then
+	ok "exscroll: J past the worked solution's end keeps its last page ($n lines)"
+else
+	bad "exscroll: J past the worked solution's end keeps its last page" "$n non-blank lines"
+fi
+has exscroll worked-end 'J/K scroll 100%$' "... at 100%"
+# 7.4a's solution opens with a paragraph of prose the engine wraps at its
+# own width: on screen it is refilled at 77 columns from column 2.
+script exflow --start exercises <<'EOF'
+wait
+keys j j Enter w
+dump worked
+keys w
+type zz
+keys Enter
+dump malformed
+EOF
+greedy exflow worked '^  [A-Z]' 77 "the worked solution's prose is filled to the width"
+# an answer that is not a number at all: the verdict fits its 11 columns
+has exflow malformed '^ > fp16_min_normal zz\.* x malformed ' "a malformed answer says so in full"
+
 # --- Exercises: wrong, then right ---
 # 7.4d for the default variant V = 0.1: fp16 0.1 is 0x2e66 (see the Bit
 # explorer above); 0x2e67 is its upper neighbour, which the engine recognises
@@ -480,6 +549,7 @@ has exercise ex-wrong '^ > fp16_bits +0x2e67\.* x wrong ' "0x2e67: wrong"
 has exercise ex-wrong 'other neighbour' "... and the feedback names the mistake (the other neighbour)"
 has exercise ex-right '^   fp16_bits +0x2e66\.* \* right ' "0x2e66: right"
 has exercise ex-right '^ > bf16_bits ' "the cursor moves on to the next field"
+has exercise ex-right '^ fp16_bits right; the cursor moved on to bf16_bits$' "... and the status line says so"
 has exercise ex-hint 'Hint 1 of 3: Write 0\.1 as 1\.f x 2\^e' "h shows the first hint, with V filled in"
 
 # --- the hand-rounding lab: one checked step at a time ---

@@ -179,7 +179,8 @@ int tui_wrap(WINDOW *w, int y, int x, int width, int maxrows, tui_role role, con
 			col += cw;
 			q += n;
 		}
-		const char *end = (*q && *q != '\n' && brk) ? brk : q;
+		/* a word that ends exactly at the width stays on this row */
+		const char *end = (*q && *q != '\n' && *q != ' ' && brk) ? brk : q;
 		if (end == p)
 			end = q > p ? q : p + 1;
 		char line[1024];
