@@ -634,7 +634,8 @@ else
 	ok "C locale: every dump is ASCII"
 fi
 if locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$'; then
-	LC_ALL=C.UTF-8 script utf8 --start drift <<'EOF'
+	# in colour (NO_COLOR empty): without colour the marks replace braille, below
+	NO_COLOR= LC_ALL=C.UTF-8 script utf8 --start drift <<'EOF'
 keys j Enter C-u
 type 200
 keys Enter s
@@ -650,6 +651,34 @@ EOF
 else
 	echo "skip UTF-8 locale check: no C.UTF-8 locale"
 fi
+
+# Without colour but in a UTF-8 locale the plot view still tells the six
+# variants apart: the legend shows each one's mark (the ASCII marks of the
+# plot module: * + o x # @ for series 1 to 6), not six identical line
+# swatches, and the data area uses those marks instead of braille dots
+# (U+2800..U+28FF: bytes e2 a0..a3).
+if locale -a 2>/dev/null | grep -qi '^c\.utf-\{0,1\}8$'; then
+	LC_ALL=C.UTF-8
+	export LC_ALL
+	script driftmono --start drift <<'EOF'
+keys j j j j Enter s
+wait
+dump mono
+EOF
+	LC_ALL=C
+	export LC_ALL
+	has driftmono mono '^\*\* fp64   \+\+ fp32   oo bf16-rne   xx bf16-sr   ## bf16-kahan   @@ fp16-rne$' \
+		"UTF-8, NO_COLOR: the legend shows each variant's mark"
+	if screen "$tmp/driftmono.out" mono | LC_ALL=C grep -q "$(printf '\342[\240-\243]')"; then
+		bad "driftmono: no braille dots without colour"
+	else
+		ok "driftmono: no braille dots without colour"
+	fi
+	has driftmono mono '[└]' "... while the axes stay box-drawing (UTF-8)"
+else
+	echo "skip driftmono: no C.UTF-8 locale"
+fi
+
 
 # --- errors ---
 printf 'keys j\nkeys Bogus\n' >"$tmp/bad.keys"

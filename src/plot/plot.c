@@ -127,8 +127,11 @@ static int put_text(plot_canvas *c, int row, int col, const char *s, int max, ui
 
 /* --- glyphs --- */
 
-static const char ascii_marks[] = "*+ox#@%&";
-static const char ascii_bars[] = "#=*+%@ox";
+/* One mark per series, distinct for the first NMARKS (the ten policies of
+ * the lesson fit): what tells the series apart without colour. */
+static const char ascii_marks[] = "*+ox#@%&$=?^";
+static const char ascii_bars[] = "#=*+%@ox$&?^";
+enum { NMARKS = sizeof ascii_marks - 1 };
 
 static uint8_t series_style(size_t k)
 {
@@ -254,6 +257,16 @@ static void draw_series(dotgrid *g, const plot_series *s, size_t k, double colw)
 
 /* --- layout helpers --- */
 
+/* Series must be told apart by mark, not colour: f->mono and more than one
+ * named series (a single one keeps braille's finer dots). */
+static bool apart(const plot_figure *f)
+{
+	size_t named = 0;
+	for (size_t k = 0; k < f->nseries; k++)
+		named += f->series[k].name && *f->series[k].name;
+	return f->mono && named > 1;
+}
+
 static const char *sym(bool utf8, const char *u, const char *a)
 {
 	return utf8 ? u : a;
@@ -282,19 +295,20 @@ static int legend(plot_canvas *c, const plot_figure *f, int row, int cols, bool 
 		any = true;
 		if (draw) {
 			uint8_t st = series_style(k);
-			char mark[2] = { ascii_marks[k % 8], '\0' };
+			char mark[2] = { ascii_marks[k % NMARKS], '\0' };
+			bool u = utf8 && !apart(f);   /* mono: the series' mark, not a colour swatch */
 			if (f->kind == PLOT_BARS) {
-				mark[0] = ascii_bars[k % 8];
-				put_char(c, row + rows, col, sym(utf8, "\xe2\x96\x88", mark), st);
-				put_char(c, row + rows, col + 1, sym(utf8, "\xe2\x96\x88", mark), st);
+				mark[0] = ascii_bars[k % NMARKS];
+				put_char(c, row + rows, col, sym(u, "\xe2\x96\x88", mark), st);
+				put_char(c, row + rows, col + 1, sym(u, "\xe2\x96\x88", mark), st);
 			} else if (f->series[k].draw == PLOT_DRAW_LINE) {
-				put_char(c, row + rows, col, sym(utf8, "\xe2\x94\x80", mark), st);
-				put_char(c, row + rows, col + 1, sym(utf8, "\xe2\x94\x80", mark), st);
+				put_char(c, row + rows, col, sym(u, "\xe2\x94\x80", mark), st);
+				put_char(c, row + rows, col + 1, sym(u, "\xe2\x94\x80", mark), st);
 			} else if (f->series[k].draw == PLOT_DRAW_POINTS) {
-				put_char(c, row + rows, col + 1, sym(utf8, "\xe2\x80\xa2", mark), st);
+				put_char(c, row + rows, col + 1, sym(u, "\xe2\x80\xa2", mark), st);
 			} else {
-				put_char(c, row + rows, col, sym(utf8, "\xe2\x96\x88", mark), st);
-				put_char(c, row + rows, col + 1, sym(utf8, "\xe2\x96\x88", mark), st);
+				put_char(c, row + rows, col, sym(u, "\xe2\x96\x88", mark), st);
+				put_char(c, row + rows, col + 1, sym(u, "\xe2\x96\x88", mark), st);
 			}
 			put_text(c, row + rows, col + 3, name, w - 3, PLOT_STYLE_LABEL, utf8);
 		}
@@ -419,6 +433,47 @@ static void marker_labels(const plot_figure *f, const dotgrid *g, plot_canvas *c
 	}
 }
 
+/* The cell of series s's last point inside the data area: false when none. */
+static bool last_cell(const dotgrid *g, const plot_series *s, int *row, int *col)
+{
+	for (size_t i = s->n; i-- > 0;) {
+		double tx = plot_axis_t(g->x, s->x ? s->x[i] : (double)i), ty = plot_axis_t(g->y, s->y[i]);
+		if (!isfinite(tx) || !isfinite(ty))
+			continue;
+		double qx = dot_x(g, tx), qy = dot_y(g, ty);
+		if (!(qx >= -0.5 && qx < g->DX - 0.5 && qy >= -0.5 && qy < g->DY - 0.5))
+			continue;
+		*col = (int)lround(qx) / g->dx;
+		*row = (int)lround(qy) / g->dy;
+		return true;
+	}
+	return false;
+}
+
+/* Without colour: each named line's name at its last point, right of it on
+ * its row or the nearest free one (else left of it), where no data or other
+ * label lies; a line with no such place keeps only its mark. */
+static void end_labels(const plot_figure *f, const dotgrid *g, plot_canvas *c, int top, int area_col, bool utf8)
+{
+	static const int near[] = { 0, -1, 1, -2, 2 };
+	for (size_t k = 0; k < f->nseries; k++) {
+		const plot_series *s = &f->series[k];
+		int r, cc;
+		if (!s->name || !*s->name || s->draw == PLOT_DRAW_COLUMNS || !last_cell(g, s, &r, &cc))
+			continue;
+		int len = text_width(s->name);
+		for (size_t n = 0; n < sizeof near / sizeof near[0]; n++) {
+			int rr = r + near[n];
+			int col = label_fits(g, rr, cc + 1, len) ? cc + 1 : label_fits(g, rr, cc - len, len) ? cc - len : -1;
+			if (col < 0)
+				continue;
+			put_text(c, top + rr, area_col + col, s->name, len, series_style(k), utf8);
+			memset(c->dots + (size_t)rr * (size_t)g->w + (size_t)col, 0xff, (size_t)len);
+			break;
+		}
+	}
+}
+
 static mp_status render_xy(const plot_figure *f, plot_canvas *c, bool utf8)
 {
 	int cols = c->cols, rows = c->rows;
@@ -434,7 +489,8 @@ static mp_status render_xy(const plot_figure *f, plot_canvas *c, bool utf8)
 	plot_axis x, y;
 	plot_ranges(f, &x, &y);
 	plot_ticks(&y, h / 3);
-	int dots_x = utf8 ? 2 : 1, dots_y = utf8 ? 4 : 1;
+	bool marks = !utf8 || apart(f);   /* one mark per cell, not braille */
+	int dots_x = marks ? 1 : 2, dots_y = marks ? 1 : 4;
 	int lw = max_label_width(&y);
 	if (lw > cols / 3)
 		lw = cols / 3;
@@ -512,16 +568,18 @@ static mp_status render_xy(const plot_figure *f, plot_canvas *c, bool utf8)
 				continue;
 			char ch[4];
 			size_t k = c->owner[idx];
-			if (utf8) {
+			if (!marks) {
 				braille(ch, bits);
 			} else {
-				ch[0] = ascii_marks[k % 8];
+				ch[0] = ascii_marks[k % NMARKS];
 				ch[1] = '\0';
 			}
 			put_char(c, top + r, area_col + i, ch, series_style(k));
 		}
 	}
 	marker_labels(f, &g, c, top, area_col, utf8);
+	if (apart(f))
+		end_labels(f, &g, c, top, area_col, utf8);
 
 	if (has_xlabel)
 		xlabel_row(c, f, top + h + 2, utf8);
@@ -592,8 +650,9 @@ static mp_status render_bars(const plot_figure *f, plot_canvas *c, bool utf8)
 		put_char(c, axis_row, area_col + i, sym(utf8, "\xe2\x94\x80", "-"), PLOT_STYLE_AXIS);
 	x_ticks(c, &x, axis_row, area_col, w, 1, utf8);
 
-	/* bars, in eighths of a cell with utf8 */
-	int sub = utf8 ? 8 : 1;
+	/* bars, in eighths of a cell with utf8 (whole cells of the series' mark in mono) */
+	bool marks = !utf8 || apart(f);
+	int sub = marks ? 1 : 8;
 	double span = (x.hi - x.lo), units = (double)w * sub;
 	double t0 = x.log ? x.lo : fmin(fmax(0, x.lo), x.hi);
 	long base = lround((t0 - x.lo) / span * units);
@@ -621,16 +680,16 @@ static mp_status render_bars(const plot_figure *f, plot_canvas *c, bool utf8)
 			if (b > (long)units)
 				b = (long)units;
 			uint8_t st = series_style((size_t)k);
-			char mark[2] = { ascii_bars[k % 8], '\0' };
+			char mark[2] = { ascii_bars[k % NMARKS], '\0' };
 			for (long u = a; u < b;) {
 				int cc = (int)(u / sub);
 				long in = b - u < sub - u % sub ? b - u : sub - u % sub;
-				if (utf8 && (u % sub != 0 || in < sub))
+				if (!marks && (u % sub != 0 || in < sub))
 					/* a partial cell: left-aligned eighth block */
 					put_char(c, row, area_col + cc,
 						 (const char[]){ (char)0xe2, (char)0x96, (char)(0x90 - in), 0 }, st);
 				else
-					put_char(c, row, area_col + cc, sym(utf8, "\xe2\x96\x88", mark), st);
+					put_char(c, row, area_col + cc, sym(!marks, "\xe2\x96\x88", mark), st);
 				u += in;
 			}
 			int vc = area_col + (int)((b + sub - 1) / sub) + 1;
