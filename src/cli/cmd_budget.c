@@ -265,32 +265,115 @@ static void print_table(const budget_config *cfg, const budget_result *r, bool p
 	print_wrapped(budget_convention_note(cfg->convention), 78);
 }
 
+/* A name looked up (st) for option opt: false after reporting an unknown one. */
+static bool named(const char *opt, const char *what, mp_status st, const char *known)
+{
+	if (st != MP_OK)
+		cli_error("budget", "%s: unknown %s '%s' (known: %s)", opt, what, optarg, known);
+	return st == MP_OK;
+}
+
+/* Explicit shape options override the preset's; without a preset all four
+ * are needed. False after reporting. */
+static bool resolve_shape(budget_shape *shape, const budget_shape *given, bool have_mb, bool have_rc)
+{
+	if (given->layers) shape->layers = given->layers;
+	if (given->hidden) shape->hidden = given->hidden;
+	if (given->heads) shape->heads = given->heads;
+	if (given->seq) shape->seq = given->seq;
+	if (given->vocab) shape->vocab = given->vocab;
+	shape->micro_batch = have_mb ? given->micro_batch : 1;
+	bool any = shape->layers || shape->hidden || shape->heads || shape->seq;
+	if (any && !(shape->layers && shape->hidden && shape->heads && shape->seq)) {
+		cli_error("budget", "a model shape needs%s%s%s%s (or --preset M)", shape->layers ? "" : " --layers",
+		          shape->hidden ? "" : " --hidden", shape->heads ? "" : " --heads", shape->seq ? "" : " --seq");
+		return false;
+	}
+	if (!any && (have_mb || have_rc)) {
+		cli_error("budget", "%s needs a model shape (--preset M, or --layers, --hidden, --heads, --seq)",
+		          have_mb ? "--micro-batch" : "--recompute");
+		return false;
+	}
+	return true;
+}
+
+/* An option only the deepspeed convention reads: 1 taken, 0 not one of
+ * them, -1 bad (reported); *name gets the option's name. */
+static int ds_option(int c, const char *arg, budget_config *cfg, const char **name)
+{
+	switch (c) {
+	case 'O':
+		*name = "--offload";
+		if (budget_offload_from_name(arg, &cfg->offload) != MP_OK) {
+			cli_error("budget", "--offload: unknown setting '%s' (known: %s)", arg, budget_offload_known());
+			return -1;
+		}
+		return 1;
+	case 'N':
+		*name = "--nodes";
+		return parse_count(*name, arg, true, &cfg->nodes) ? 1 : -1;
+	case 'Y':
+		*name = "--largest-layer";
+		return parse_count(*name, arg, true, &cfg->largest_layer) ? 1 : -1;
+	default:
+		return 0;
+	}
+}
+
+/* The deepspeed convention's own checks, or an option only it reads given
+ * to another; false after reporting. */
+static bool deepspeed_ok(const budget_config *cfg, bool have_zero, const char *ds_only)
+{
+	if (cfg->convention != BUDGET_CONV_DEEPSPEED) {
+		if (ds_only)
+			cli_error("budget", "%s: only the deepspeed convention reads it (--convention deepspeed)", ds_only);
+		return !ds_only;
+	}
+	if (have_zero && cfg->zero_stage != 2 && cfg->zero_stage != 3) {
+		cli_error("budget", "--zero %d: DeepSpeed estimates ZeRO-2 and ZeRO-3 only (use --zero 2 or 3, or "
+		          "another convention)", cfg->zero_stage);
+		return false;
+	}
+	if (fmod(cfg->gpus, cfg->nodes) != 0) {
+		cli_error("budget", "--nodes %.0f: does not divide --gpus %.0f", cfg->nodes, cfg->gpus);
+		return false;
+	}
+	if (cfg->zero_stage == 3 && !(cfg->largest_layer > 0) && budget_largest_layer_params(&cfg->shape) == 0) {
+		cli_error("budget", "--zero 3: DeepSpeed's ZeRO-3 estimate needs the largest layer's parameter "
+		          "count: give --largest-layer N, or a shape with its vocabulary (--preset M, or "
+		          "--layers ... --vocab V)");
+		return false;
+	}
+	return true;
+}
+
 /* --- the command --- */
+
+static const struct option opts[] = {
+	{ "params", required_argument, NULL, 'p' },
+	{ "preset", required_argument, NULL, 'P' },
+	{ "recipe", required_argument, NULL, 'r' },
+	{ "optimizer", required_argument, NULL, 'o' },
+	{ "convention", required_argument, NULL, 'C' },
+	{ "zero", required_argument, NULL, 'z' },
+	{ "gpus", required_argument, NULL, 'g' },
+	{ "layers", required_argument, NULL, 'L' },
+	{ "hidden", required_argument, NULL, 'H' },
+	{ "heads", required_argument, NULL, 'A' },
+	{ "seq", required_argument, NULL, 'S' },
+	{ "micro-batch", required_argument, NULL, 'b' },
+	{ "recompute", required_argument, NULL, 'R' },
+	{ "vocab", required_argument, NULL, 'V' },
+	{ "offload", required_argument, NULL, 'O' },
+	{ "nodes", required_argument, NULL, 'N' },
+	{ "largest-layer", required_argument, NULL, 'Y' },
+	{ "csv", no_argument, NULL, 'c' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
 
 int cmd_budget(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "params", required_argument, NULL, 'p' },
-		{ "preset", required_argument, NULL, 'P' },
-		{ "recipe", required_argument, NULL, 'r' },
-		{ "optimizer", required_argument, NULL, 'o' },
-		{ "convention", required_argument, NULL, 'C' },
-		{ "zero", required_argument, NULL, 'z' },
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "layers", required_argument, NULL, 'L' },
-		{ "hidden", required_argument, NULL, 'H' },
-		{ "heads", required_argument, NULL, 'A' },
-		{ "seq", required_argument, NULL, 'S' },
-		{ "micro-batch", required_argument, NULL, 'b' },
-		{ "recompute", required_argument, NULL, 'R' },
-		{ "vocab", required_argument, NULL, 'V' },
-		{ "offload", required_argument, NULL, 'O' },
-		{ "nodes", required_argument, NULL, 'N' },
-		{ "largest-layer", required_argument, NULL, 'Y' },
-		{ "csv", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	budget_config cfg = budget_defaults();
 	double params = 0;
 	budget_shape shape = { 0 }, given = { 0 };   /* given: explicit shape options */
@@ -301,6 +384,11 @@ int cmd_budget(int argc, char **argv)
 	char *value;
 	int c;
 	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
+		int ds = ds_option(c, optarg, &cfg, &ds_only);
+		if (ds < 0)
+			return CLI_USAGE;
+		if (ds > 0)
+			continue;
 		switch (c) {
 		case CLI_ARG_VALUE:
 			cli_error("budget", "unexpected argument '%s' (see 'mixprec budget --help')", value);
@@ -314,31 +402,23 @@ int cmd_budget(int argc, char **argv)
 			preset = optarg;
 			break;
 		case 'r':
-			if (budget_recipe_from_name(optarg, &cfg.recipe) != MP_OK) {
-				cli_error("budget", "--recipe: unknown recipe '%s' (known: %s)", optarg, budget_recipe_known());
+			if (!named("--recipe", "recipe", budget_recipe_from_name(optarg, &cfg.recipe), budget_recipe_known()))
 				return CLI_USAGE;
-			}
 			break;
 		case 'o':
-			if (budget_optimizer_from_name(optarg, &cfg.optimizer) != MP_OK) {
-				cli_error("budget", "--optimizer: unknown optimizer '%s' (known: %s)", optarg,
-				          budget_optimizer_known());
+			if (!named("--optimizer", "optimizer", budget_optimizer_from_name(optarg, &cfg.optimizer),
+			           budget_optimizer_known()))
 				return CLI_USAGE;
-			}
 			break;
 		case 'C':
-			if (budget_convention_from_name(optarg, &cfg.convention) != MP_OK) {
-				cli_error("budget", "--convention: unknown convention '%s' (known: %s)", optarg,
-				          budget_convention_known());
+			if (!named("--convention", "convention", budget_convention_from_name(optarg, &cfg.convention),
+			           budget_convention_known()))
 				return CLI_USAGE;
-			}
 			break;
 		case 'R':
-			if (budget_recompute_from_name(optarg, &cfg.recompute) != MP_OK) {
-				cli_error("budget", "--recompute: unknown mode '%s' (known: %s)", optarg,
-				          budget_recompute_known());
+			if (!named("--recompute", "mode", budget_recompute_from_name(optarg, &cfg.recompute),
+			           budget_recompute_known()))
 				return CLI_USAGE;
-			}
 			have_rc = true;
 			break;
 		case 'z':
@@ -361,23 +441,6 @@ int cmd_budget(int argc, char **argv)
 			have_mb = true;
 			break;
 		case 'V': if (!parse_count("--vocab", optarg, true, &given.vocab)) return CLI_USAGE; break;
-		case 'O':
-			if (budget_offload_from_name(optarg, &cfg.offload) != MP_OK) {
-				cli_error("budget", "--offload: unknown setting '%s' (known: %s)", optarg, budget_offload_known());
-				return CLI_USAGE;
-			}
-			ds_only = "--offload";
-			break;
-		case 'N':
-			if (!parse_count("--nodes", optarg, true, &cfg.nodes))
-				return CLI_USAGE;
-			ds_only = "--nodes";
-			break;
-		case 'Y':
-			if (!parse_count("--largest-layer", optarg, true, &cfg.largest_layer))
-				return CLI_USAGE;
-			ds_only = "--largest-layer";
-			break;
 		case 'c': csv = true; break;
 		case 'h': budget_help(); return cli_flush_stdout("budget") ? CLI_OK : CLI_ENV;
 		case ':':
@@ -392,45 +455,11 @@ int cmd_budget(int argc, char **argv)
 		return CLI_USAGE;
 	}
 
-	/* explicit shape options override the preset's; without a preset all four are needed */
-	if (given.layers) shape.layers = given.layers;
-	if (given.hidden) shape.hidden = given.hidden;
-	if (given.heads) shape.heads = given.heads;
-	if (given.seq) shape.seq = given.seq;
-	if (given.vocab) shape.vocab = given.vocab;
-	shape.micro_batch = have_mb ? given.micro_batch : 1;
-	bool any = shape.layers || shape.hidden || shape.heads || shape.seq;
-	if (any && !(shape.layers && shape.hidden && shape.heads && shape.seq)) {
-		cli_error("budget", "a model shape needs%s%s%s%s (or --preset M)", shape.layers ? "" : " --layers",
-		          shape.hidden ? "" : " --hidden", shape.heads ? "" : " --heads", shape.seq ? "" : " --seq");
+	if (!resolve_shape(&shape, &given, have_mb, have_rc))
 		return CLI_USAGE;
-	}
-	if (!any && (have_mb || have_rc)) {
-		cli_error("budget", "%s needs a model shape (--preset M, or --layers, --hidden, --heads, --seq)",
-		          have_mb ? "--micro-batch" : "--recompute");
-		return CLI_USAGE;
-	}
 	cfg.shape = shape;
-	if (cfg.convention == BUDGET_CONV_DEEPSPEED) {
-		if (have_zero && cfg.zero_stage != 2 && cfg.zero_stage != 3) {
-			cli_error("budget", "--zero %d: DeepSpeed estimates ZeRO-2 and ZeRO-3 only (use --zero 2 or 3, or "
-			          "another convention)", cfg.zero_stage);
-			return CLI_USAGE;
-		}
-		if (fmod(cfg.gpus, cfg.nodes) != 0) {
-			cli_error("budget", "--nodes %.0f: does not divide --gpus %.0f", cfg.nodes, cfg.gpus);
-			return CLI_USAGE;
-		}
-		if (cfg.zero_stage == 3 && !(cfg.largest_layer > 0) && budget_largest_layer_params(&shape) == 0) {
-			cli_error("budget", "--zero 3: DeepSpeed's ZeRO-3 estimate needs the largest layer's parameter "
-			          "count: give --largest-layer N, or a shape with its vocabulary (--preset M, or "
-			          "--layers ... --vocab V)");
-			return CLI_USAGE;
-		}
-	} else if (ds_only) {
-		cli_error("budget", "%s: only the deepspeed convention reads it (--convention deepspeed)", ds_only);
+	if (!deepspeed_ok(&cfg, have_zero, ds_only))
 		return CLI_USAGE;
-	}
 
 	budget_result r;
 	mp_status st = budget_compute(&r, &cfg);
