@@ -1,7 +1,12 @@
 /* The memory budget against the lesson's figures, recomputed by hand here. */
 #include <math.h>
+#include <string.h>
 
 #include "budget/budget.h"
+#include "budget/tinygpt.h"
+#include "train/data.h"
+#include "train/policy.h"
+#include "train/train.h"
 #include "testutil.h"
 
 static budget_result compute(const budget_config *c)
@@ -121,15 +126,23 @@ START_TEST(conventions)
 	ck_assert(r.total_bytes_per_param == 16 && r.total_bytes == 112e9);
 	ck_assert(r.bytes[BUDGET_GRAD_ACCUM] == 0);
 
-	/* DeepSpeed ZeRO-2: 2 kept + 18 sharded; one GPU: 20; 4 GPUs: 2 + 18/4 = 6.5 */
+	/* DeepSpeed ZeRO-2 without offload: 2P + int(18P/G); 4 GPUs, P = 1000:
+	 * 2000 + 4500 = 6500; its default cpu offload: 2P = 2000 */
 	c.convention = BUDGET_CONV_DEEPSPEED;
-	c.params = 1;
-	r = compute(&c);
-	ck_assert(r.zero_stage == 2 && r.total_bytes_per_param == 20 && r.gpu_total_bytes == 20);
+	c.params = 1000;
 	c.gpus = 4;
-	ck_assert(compute(&c).gpu_total_bytes == 6.5);
-	c.zero_stage = 3;
+	c.offload = BUDGET_OFFLOAD_NONE;
+	r = compute(&c);
+	ck_assert(r.zero_stage == 2 && r.has_ds && r.gpu_total_bytes == 6500);
+	ck_assert(r.total_bytes_per_param == 20);   /* the unsharded rows: mixprec's count */
+	c.offload = BUDGET_OFFLOAD_CPU;
+	ck_assert(compute(&c).gpu_total_bytes == 2000);
+	c.zero_stage = 1;   /* DeepSpeed has no ZeRO-1 estimator */
 	ck_assert_int_eq(budget_compute(&r, &c), MP_EINVAL);
+	c.zero_stage = 3;   /* no largest layer, no shape */
+	ck_assert_int_eq(budget_compute(&r, &c), MP_EINVAL);
+	c.largest_layer = 10;   /* cpu offload: only the gathered largest layer, 4 * 10 */
+	ck_assert(compute(&c).gpu_total_bytes == 40);
 
 	/* accelerate: the largest stage: weights 4 + 2 = 6, gradients 2 + 4 = 6,
 	 * Adam 8 -> 8 */
@@ -140,6 +153,139 @@ START_TEST(conventions)
 
 	for (int k = 0; k < BUDGET_CONV_COUNT; k++)
 		ck_assert(budget_convention_note((budget_convention)k)[0] != '\0');
+}
+END_TEST
+
+/* DeepSpeed's estimators, by hand from its source: deepspeed/runtime/zero/
+ * stage_1_and_2.py estimate_zero2_model_states_mem_needs as of commit
+ * 022f223697296f182f1b677d83d41a4abb062b0b (after PR #5099, April 2024:
+ * gpu 2P + int(18P/G) without offload, 2P with; cpu P*max(4G, 16)*1.5 with
+ * offload, P*4*gpus_per_node*1.5 without), and stage3.py
+ * estimate_zero3_model_states_mem_needs (commit 0003660dc804f11976ecbc725585d43774952fab:
+ * gpu 4*LL [+ int(2P/G) optimizer offload only | + int(18P/G) no offload];
+ * cpu P*18/nodes*1.5 | P*16/nodes*1.5 | LL*4*gpus_per_node*1.5 with zero_init).
+ * Before PR #5099 ZeRO-2 was 4P + 16P/G (7e9 on 8 GPUs: 42 GB, the figure
+ * issue 11 quotes); the code follows DeepSpeed as it is now. */
+START_TEST(deepspeed_estimators)
+{
+	budget_ds_config d = budget_ds_defaults();
+	budget_ds_result r;
+	ck_assert(d.offload == BUDGET_OFFLOAD_CPU && d.zero_init && d.additional_buffer_factor == 1.5);
+	/* ZeRO-2, 7e9 on one node of 8 GPUs */
+	d.total_params = 7e9;
+	d.gpus_per_node = 8;
+	d.offload = BUDGET_OFFLOAD_NONE;
+	ck_assert_int_eq(budget_ds_estimate(&r, &d), MP_OK);
+	ck_assert(r.gpu_bytes == 14e9 + 15.75e9);           /* 29.75 GB */
+	ck_assert(r.cpu_bytes == 7e9 * 4 * 8 * 1.5);        /* 336 GB */
+	d.offload = BUDGET_OFFLOAD_CPU;
+	ck_assert_int_eq(budget_ds_estimate(&r, &d), MP_OK);
+	ck_assert(r.gpu_bytes == 14e9 && r.cpu_bytes == 7e9 * 32 * 1.5);
+	d.gpus_per_node = 2;                                 /* max(4*2, 16) = 16 */
+	ck_assert_int_eq(budget_ds_estimate(&r, &d), MP_OK);
+	ck_assert(r.cpu_bytes == 168e9);
+	/* int() truncates: P = 1000 on 7 GPUs, 18000/7 = 2571.4 -> 2571 */
+	d.total_params = 1000;
+	d.gpus_per_node = 7;
+	d.offload = BUDGET_OFFLOAD_NONE;
+	ck_assert_int_eq(budget_ds_estimate(&r, &d), MP_OK);
+	ck_assert(r.gpu_bytes == 2000 + 2571 && r.cpu_bytes == 1000 * 4 * 7 * 1.5);
+
+	/* ZeRO-3, 7e9, largest layer 1e8, 2 nodes of 4 GPUs (8 in all, gpus_factor 0.5) */
+	d = budget_ds_defaults();
+	d.zero_stage = 3;
+	d.total_params = 7e9;
+	d.largest_layer_params = 1e8;
+	d.nodes = 2;
+	d.gpus_per_node = 4;
+	ck_assert_int_eq(budget_ds_estimate(&r, &d), MP_OK);
+	ck_assert(r.largest_layer_bytes == 4e8 && r.gpu_bytes == 4e8 && r.cpu_bytes == 94.5e9);
+	d.offload = BUDGET_OFFLOAD_OPTIMIZER;
+	ck_assert_int_eq(budget_ds_estimate(&r, &d), MP_OK);
+	ck_assert(r.gpu_bytes == 4e8 + 1.75e9 && r.cpu_bytes == 84e9);
+	d.offload = BUDGET_OFFLOAD_NONE;
+	ck_assert_int_eq(budget_ds_estimate(&r, &d), MP_OK);
+	ck_assert(r.gpu_bytes == 4e8 + 15.75e9 && r.cpu_bytes == 1e8 * 4 * 4 * 1.5);
+	d.offload = BUDGET_OFFLOAD_CPU;
+	d.zero_init = false;                                 /* max(4*4, 18*0.5) = 16 */
+	ck_assert_int_eq(budget_ds_estimate(&r, &d), MP_OK);
+	ck_assert(r.cpu_bytes == 7e9 * 16 * 1.5);
+	d.largest_layer_params = 0;
+	ck_assert_int_eq(budget_ds_estimate(&r, &d), MP_EINVAL);
+
+	/* the largest layer from a shape: GPT-2 small's token embedding 50257 * 768 */
+	double p;
+	budget_shape sh;
+	ck_assert_int_eq(budget_preset("gpt2-small", &p, &sh), MP_OK);
+	ck_assert(budget_largest_layer_params(&sh) == 38597376);
+	sh.vocab = 100;     /* then the MLP's first projection, 4*768*768 + 4*768 */
+	ck_assert(budget_largest_layer_params(&sh) == 2362368);
+	sh.vocab = 0;
+	ck_assert(budget_largest_layer_params(&sh) == 0);
+	/* through budget_compute: the preset's shape gives the largest layer */
+	budget_config c = with_params(p);
+	c.shape = sh;
+	c.shape.vocab = 50257;
+	c.convention = BUDGET_CONV_DEEPSPEED;
+	c.zero_stage = 3;
+	c.gpus = 8;
+	budget_result br = compute(&c);
+	ck_assert(br.gpu_total_bytes == 4.0 * 38597376);
+	c.nodes = 3;        /* 3 nodes cannot share 8 GPUs */
+	ck_assert_int_eq(budget_compute(&br, &c), MP_EINVAL);
+}
+END_TEST
+
+/* The tiny GPT's activations: the formula of budget/tinygpt.h by hand for
+ * mixprec train's default shape (V = C = t = 128, L = 4, NH = 4, B = 16 in
+ * two halves of 8, 1024 tokens each):
+ *   kept per token 4*(18*128 + 4 + 2*4*128) + 4*128 + 2*128 + 3 = 14099
+ *   floats, x 4 bytes x 1024 tokens = 57749504 per half;
+ *   scratch per token 13*128 + 128 + 512 = 2304 floats (2359296 a half),
+ *   once 2*128^2 + 512*128 + 5*128*32 + 128^2 = 135168: 4 * 2494464 =
+ *   9977856 per half;
+ *   total 2 * (57749504 + 9977856) = 135454720 bytes, the 135.45 MB the lab
+ *   shows for the trainer.
+ * Then against the trainer's own allocation, which pads each of its 35
+ * tensors per half to 64 bytes: within 2 * 35 * 60 bytes above. */
+START_TEST(tiny_gpt_activations)
+{
+	budget_tiny_acts a;
+	budget_tiny_gpt g = { .V = 128, .C = 128, .L = 4, .NH = 4, .B = 16, .t = 128 };
+	ck_assert_int_eq(budget_tiny_gpt_activations(&a, &g), MP_OK);
+	ck_assert(a.kept == 2 * 57749504.0 && a.scratch == 2 * 9977856.0 && a.total == 135454720.0);
+	g.NH = 3;
+	ck_assert_int_eq(budget_tiny_gpt_activations(&a, &g), MP_EINVAL);
+
+	/* the trainer: the default shape, and an odd batch (halves of 2 and 1) */
+	static const char line[] = "the quick brown fox jumps over the lazy dog, again and again and again. ";
+	static char text[64 * sizeof line];
+	for (size_t i = 0; i + sizeof line - 1 < sizeof text; i += sizeof line - 1)
+		memcpy(text + i, line, sizeof line - 1);
+	train_config cfgs[2] = { train_config_default(), train_config_default() };
+	cfgs[1].model.L = 2;
+	cfgs[1].model.C = 32;
+	cfgs[1].model.NH = 2;
+	cfgs[1].B = 3;
+	cfgs[1].t = 16;
+	for (int k = 0; k < 2; k++) {
+		const train_config *c = &cfgs[k];
+		corpus data;
+		char err[256];
+		ck_assert_int_eq(corpus_from_text(&data, text, strlen(text), c->t, err, sizeof err), MP_OK);
+		train_policy pol;
+		ck_assert_int_eq(policy_from_name("bf16-mixed", &pol), MP_OK);
+		trainer *t;
+		ck_assert_int_eq(trainer_create(&t, c, &pol, &data), MP_OK);
+		double alloc = (double)trainer_memory(t).activations;
+		trainer_free(t);
+		corpus_free(&data);
+		g = (budget_tiny_gpt){ .V = (double)c->model.V, .C = (double)c->model.C, .L = (double)c->model.L,
+			               .NH = (double)c->model.NH, .B = (double)c->B, .t = (double)c->t };
+		ck_assert_int_eq(budget_tiny_gpt_activations(&a, &g), MP_OK);
+		ck_assert_msg(alloc >= a.total && alloc - a.total <= 2 * 35 * 60, "shape %d: trainer %.0f, formula %.0f",
+		              k, alloc, a.total);
+	}
 }
 END_TEST
 
@@ -300,6 +446,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, fp32_weights);
 	tcase_add_test(tc, recipes_and_optimizers);
 	tcase_add_test(tc, conventions);
+	tcase_add_test(tc, deepspeed_estimators);
+	tcase_add_test(tc, tiny_gpt_activations);
 	tcase_add_test(tc, zero_stages);
 	tcase_add_test(tc, activations_by_hand);
 	tcase_add_test(tc, parse_counts);

@@ -168,6 +168,36 @@ dump drift-constant
 EOF
 expect drift drift-constant
 
+# A value is checked as it is entered: 'abc' for std is refused at once (the
+# field stays open, the reason on the status line, wrapped rather than cut at
+# 80 columns: it ends in "inf or nan)"), as is a step count of 1e9999.
+# Leaving the lab (Esc) and opening it again from Home keeps what was typed
+# (std 0.25), for the rest of the session.
+script driftkeep <<'EOF'
+keys j j j j j Enter
+keys j j j j j j Enter C-u
+type abc
+keys Enter
+dump bad-std
+keys C-u
+type 0.25
+keys Enter k k k k k Enter C-u
+type 1e9999
+keys Enter
+dump bad-steps
+keys Esc Esc
+dump left
+keys Enter
+dump back
+EOF
+has driftkeep bad-std "^ std: 'abc': not a number" "std 'abc' is refused on Enter"
+has driftkeep bad-std 'inf or nan\)$' "... the whole message is shown, wrapped"
+has driftkeep bad-std '^ dist <[a-z]+> +mean \[0\.5\] +std abc' "... and the field stays open for editing"
+has driftkeep bad-steps "^ steps: '1e9999' is not a whole number in 1\.\.100000000" "steps 1e9999 is refused on Enter"
+has driftkeep left '^ mixprec \| Home ' "Esc Esc leaves the lab"
+has driftkeep back '^ dist <[a-z]+> +mean \[0\.5\] +std \[0\.25\]' "reopened, the lab keeps std 0.25"
+has driftkeep back '^ x0 \[600\] +steps \[10000\] ' "... and steps its valid 10000"
+
 # --- Lesson reader: search, a runnable claim opens its lab ---
 # The search puts the line with "zero 3" at the top, Tab selects that claim
 # (the position line's numbers follow the lesson's length, so only its form
@@ -184,8 +214,9 @@ expect drift drift-constant
 # 2 * 128 * 128, per layer 4C + (3C*C + 3C) + (C*C + C) + (4C*C + 4C) +
 # (4C*C + C) = 198272, final LayerNorm 2C: 826112 parameters) under
 # bf16-mixed keeps 4, 2, 2, 4 and 8 bytes of each: 3.30, 1.65, 1.65, 3.30 and
-# 6.61 MB, as the formula says for 826112 parameters (its activations as
-# allocated are the trainer's own business: only their format is checked).
+# 6.61 MB, as the formula says for 826112 parameters; the activations as
+# allocated are only checked for their form here (their formula, 135.45 MB,
+# is checked against the allocation in test_budget.c).
 script lesson <<'EOF'
 keys Enter /
 type zero 3
@@ -199,11 +230,31 @@ type none
 keys Enter
 dump budget-noshape
 EOF
-expect lesson lesson-zero3
+# (the lesson's prose around the block is not compared: lessons change)
+has lesson lesson-zero3 '^ > \$ mixprec budget --preset llama-7b --zero 3 --gpus 8$' "the search puts the block at the top, Tab selects it"
+has lesson lesson-zero3 '^ >   Tab selects, Enter opens it in the Memory budget lab$' "... and says what Enter does"
+# the reader's last row fits 80 columns: the position, then the key
+# reminders in their short form (the full form ran out at "n: next")
+has lesson lesson-zero3 '^ mixed-precision  section [0-9]+/[0-9]+  line [0-9]+/[0-9]+  [0-9]+%  Tab: claims  n: next$' "the status line fits, its reminders shortened"
 expect lesson budget-zero3
 # without a shape there are no activations: 20 bytes x 6.7e9 = 134 GB
 # (124.797 GiB), all of it sharded over 8 GPUs: 16.750 GB each
 has lesson budget-noshape '^ total +20\.00 +134\.000 +124\.797 +16\.750$' "Shape 'none': 134 GB, 16.75 GB per GPU"
+
+# The fp32 recipe (Recipe, Left twice from bf16-mixed): one weight copy of
+# 826112 x 4 bytes = 3.30 MB, the weights the GEMMs read; trainer and formula
+# put it in the same column (working), with no master. Activations: the
+# formula of budget/tinygpt.h for the trainer's default shape is 135454720
+# bytes = 135.45 MB (derived by hand in test_budget.c, which also checks it
+# against the trainer's allocation), in both rows.
+script memfp32 --start budget <<'EOF'
+wait
+keys j j h h
+dump fp32
+EOF
+has memfp32 fp32 '^ Recipe +< fp32 >' "Left twice picks the fp32 recipe"
+has memfp32 fp32 '^ mixprec train, MB +0\.00 +3\.30 +3\.30 +0\.00 +6\.61 +135\.45$' "the trainer's fp32 copy in the working column"
+has memfp32 fp32 '^ formula, MB +0\.00 +3\.30 +3\.30 +0\.00 +6\.61 +135\.45$' "... where the formula has it, and the activation formula beside the allocation"
 
 # --- Progress and resume ---
 # Reading the first pages of a lesson marks its sections read; the state
@@ -268,6 +319,56 @@ if [ -f "$tmp/train.csv" ]; then
 else
 	bad "train.csv was written"
 fi
+
+# A lesson's block opened in the Training lab runs exactly its command: the
+# block with --resid-offset (found in the lesson file, not typed here) is
+# searched for, selected with Tab and opened with Enter; the screen names the
+# options, the steps field takes the block's count, and one step run from
+# the lab and exported (e) gives the same records as the command itself with
+# --steps 1 (same seed: the same bits; only the ms column differs).
+blk=$(grep -m 1 '^mixprec train .*--resid-offset' "$srcdir/lessons/residual-drift.md")
+blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
+script trainblock <<EOF
+keys j Enter /
+type ${blk#mixprec train }
+keys Enter Tab Enter
+dump opened
+keys n C-u
+type 1
+keys Enter f C-u
+type $tmp/block.csv
+keys Enter s
+wait
+keys e
+dump ran
+EOF
+if screen "$tmp/trainblock.out" opened | sed 's/^ //' | tr '\n' ' ' | grep -qF "from the lesson: $blk "; then
+	ok "trainblock: the lab shows the block's command in full"
+else
+	bad "trainblock: the lab shows the block's command in full" "want: $blk"
+fi
+has trainblock opened "^ steps \\[$blk_steps\\] " "... and takes its --steps $blk_steps"
+has trainblock opened "^ CPU the lesson's options: " "... and its model, not the tiny one"
+# shellcheck disable=SC2086
+"$MIXPREC" ${blk#mixprec } --steps 1 --csv "$tmp/block-cli.csv" >/dev/null 2>&1
+if [ -s "$tmp/block.csv" ] && [ -s "$tmp/block-cli.csv" ] &&
+	cut -d, -f1-10 "$tmp/block.csv" >"$tmp/block.a" && cut -d, -f1-10 "$tmp/block-cli.csv" >"$tmp/block.b" &&
+	cmp -s "$tmp/block.a" "$tmp/block.b"; then
+	ok "trainblock: the lab's run equals 'mixprec train <the block's options> --steps 1'"
+else
+	bad "trainblock: the lab's run equals 'mixprec train <the block's options> --steps 1'" \
+		"$(diff "$tmp/block.a" "$tmp/block.b" 2>&1 | head -n 6)"
+fi
+
+# The model line has a row of its own, whole at 80 columns (it ran into the
+# csv field): the default model (train.h: 4 layers of 128 channels, 4 heads,
+# B = 16 sequences of t = 128, lr 1e-3), and the csv field beside the steps.
+script trainline --start train <<'EOF2'
+keys z
+dump default
+EOF2
+has trainline default '^ CPU default: 4 layers, 128 ch, 4 heads, batch 16x128, lr 0\.001$' "the default model's line is whole"
+has trainline default '^ steps \[50\] +csv mixprec-train\.csv$' "the csv field has its own place beside the steps"
 
 # g trains the next run on the GPU: without one it stays on the CPU and the
 # message names why (with one, the shape line says GPU)
@@ -353,6 +454,75 @@ EOF
 has cut factor '^ > factor +\.{22} step 2: what every gradient is mult~$' "a label cut short at 80 columns ends in an ellipsis"
 has cut factor '^   step 2: what every gradient is multiplied by$' "the current field's label is shown in full"
 
+# greedy SCRIPT LABEL START WIDTH DESCRIPTION: from the first line matching
+# START to the next blank line, a paragraph is filled greedily at WIDTH
+# columns (from column 3): no line could have taken the next line's first
+# word, so no break comes from the source file's own line length.
+greedy() {
+	if screen "$tmp/$1.out" "$2" | awk -v start="$3" -v w="$4" '
+		!on && $0 ~ start { on = 1; match($0, /^ */); ind = RLENGTH }
+		on && (/^ *$/ || (match($0, /^ */) && RLENGTH != ind && n > 0 && RLENGTH < ind)) { exit }
+		on {
+			sub(/^ +/, ""); n++
+			if (n > 1) { split($0, f, " "); if (length(prev) + 1 + length(f[1]) <= w) { bad = 1; print prev " | " f[1] } }
+			prev = $0
+		}
+		END { exit bad || n < 2 }' >"$tmp/greedy"; then
+		ok "$1: $5"
+	else
+		bad "$1: $5" "$(cat "$tmp/greedy")"
+	fi
+}
+
+# --- Exercises at 80x24: every hint in reach, text filled to the width ---
+# 7.4d has three hints; with all three shown they no longer fit below its
+# eight fields: the page scrolls so that the newest is in view (h), K scrolls
+# back up to the prompt, and J past the end stops at the last page instead
+# of a blank one. Hints and the worked solution are filled to the screen's
+# width (76 columns from column 3; the solution's prose 77 from column 2),
+# not broken where the exercise file breaks them.
+script exscroll --start exercises <<'EOF'
+wait
+keys j j j j j Enter h h h
+dump hints
+keys K K K K K K
+dump top
+keys J J J J J J J J J J J J J J J J J J J J
+dump bottom
+keys w J J J J J J J J J J J J J J J J J J J J J J J J J J J J J J
+dump worked-end
+keys w K K K K K K K K k k k k k k k k
+keys Up Up Up Up Up Up Up Up
+EOF
+has exscroll hints '^   Hint 3 of 3: ' "h h h: the third hint is in view"
+has exscroll hints 'J/K scroll 100%$' "... the page says it scrolls, and is at its end"
+has exscroll top '^ 7\.4d  ' "K scrolls back to the top"
+has exscroll top '^   Hint 1 of 3: ' "... where the first hint is"
+has exscroll bottom '^   Hint 3 of 3: ' "J past the end stops at the last page"
+greedy exscroll hints '^   Hint 3 of 3: ' 76 "hint 3 is filled to the width, not the file's line breaks"
+greedy exscroll top '^   Hint 1 of 3: ' 76 "hint 1 likewise"
+n=$(screen "$tmp/exscroll.out" worked-end | sed '1d;$d' | sed '$d' | grep -c '[^ ]')
+if [ "$n" -ge 12 ]; then
+	ok "exscroll: J past the worked solution's end keeps its last page ($n lines)"
+else
+	bad "exscroll: J past the worked solution's end keeps its last page" "$n non-blank lines"
+fi
+has exscroll worked-end 'J/K scroll 100%$' "... at 100%"
+# 7.4a's solution opens with a paragraph of prose the engine wraps at its
+# own width: on screen it is refilled at 77 columns from column 2.
+script exflow --start exercises <<'EOF'
+wait
+keys j j Enter w
+dump worked
+keys w
+type zz
+keys Enter
+dump malformed
+EOF
+greedy exflow worked '^  [A-Z]' 77 "the worked solution's prose is filled to the width"
+# an answer that is not a number at all: the verdict fits its 11 columns
+has exflow malformed '^ > fp16_min_normal zz\.* x malformed ' "a malformed answer says so in full"
+
 # --- Exercises: wrong, then right ---
 # 7.4d for the default variant V = 0.1: fp16 0.1 is 0x2e66 (see the Bit
 # explorer above); 0x2e67 is its upper neighbour, which the engine recognises
@@ -379,6 +549,7 @@ has exercise ex-wrong '^ > fp16_bits +0x2e67\.* x wrong ' "0x2e67: wrong"
 has exercise ex-wrong 'other neighbour' "... and the feedback names the mistake (the other neighbour)"
 has exercise ex-right '^   fp16_bits +0x2e66\.* \* right ' "0x2e66: right"
 has exercise ex-right '^ > bf16_bits ' "the cursor moves on to the next field"
+has exercise ex-right '^ fp16_bits right; the cursor moved on to bf16_bits$' "... and the status line says so"
 has exercise ex-hint 'Hint 1 of 3: Start with the exponent of 0\.1: between' "h shows the first hint, with V filled in"
 
 # --- the hand-rounding lab: one checked step at a time ---
@@ -463,7 +634,8 @@ else
 	ok "C locale: every dump is ASCII"
 fi
 if locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$'; then
-	LC_ALL=C.UTF-8 script utf8 --start drift <<'EOF'
+	# in colour (NO_COLOR empty): without colour the marks replace braille, below
+	NO_COLOR= LC_ALL=C.UTF-8 script utf8 --start drift <<'EOF'
 keys j Enter C-u
 type 200
 keys Enter s
@@ -479,6 +651,34 @@ EOF
 else
 	echo "skip UTF-8 locale check: no C.UTF-8 locale"
 fi
+
+# Without colour but in a UTF-8 locale the plot view still tells the six
+# variants apart: the legend shows each one's mark (the ASCII marks of the
+# plot module: * + o x # @ for series 1 to 6), not six identical line
+# swatches, and the data area uses those marks instead of braille dots
+# (U+2800..U+28FF: bytes e2 a0..a3).
+if locale -a 2>/dev/null | grep -qi '^c\.utf-\{0,1\}8$'; then
+	LC_ALL=C.UTF-8
+	export LC_ALL
+	script driftmono --start drift <<'EOF'
+keys j j j j Enter s
+wait
+dump mono
+EOF
+	LC_ALL=C
+	export LC_ALL
+	has driftmono mono '^\*\* fp64   \+\+ fp32   oo bf16-rne   xx bf16-sr   ## bf16-kahan   @@ fp16-rne$' \
+		"UTF-8, NO_COLOR: the legend shows each variant's mark"
+	if screen "$tmp/driftmono.out" mono | LC_ALL=C grep -q "$(printf '\342[\240-\243]')"; then
+		bad "driftmono: no braille dots without colour"
+	else
+		ok "driftmono: no braille dots without colour"
+	fi
+	has driftmono mono '[└]' "... while the axes stay box-drawing (UTF-8)"
+else
+	echo "skip driftmono: no C.UTF-8 locale"
+fi
+
 
 # --- errors ---
 printf 'keys j\nkeys Bogus\n' >"$tmp/bad.keys"

@@ -71,9 +71,12 @@ static const char *const convention_notes[BUDGET_CONV_COUNT] = {
 		"Transformer Math 101 (EleutherAI) counts no separate fp32 gradient accumulator, so mixed "
 		"precision with Adam is 2 + 2 + 12 = 16 bytes per parameter, 4 fewer than mixprec's 20.",
 	[BUDGET_CONV_DEEPSPEED] =
-		"DeepSpeed's ZeRO-2 estimate keeps the 16-bit weights (2 bytes) on every GPU and shards the "
-		"other 18 (16-bit gradient 2, fp32 master 4, fp32 gradient 4, Adam 8): on one GPU that is "
-		"mixprec's 20 bytes, on G GPUs 2 + 18/G.",
+		"DeepSpeed's estimators (estimate_zero2/3_model_states_mem_needs) assume 16-bit weights with "
+		"fp32 Adam whatever the recipe. ZeRO-2 without offload keeps the 16-bit weights (2 bytes) on "
+		"every GPU and shards the other 18: 2P + 18P/G per GPU; with its default cpu offload 2P. "
+		"ZeRO-3 without offload: 4 bytes per largest-layer parameter + 18P/G; with cpu offload only "
+		"the largest layer. The CPU figure includes DeepSpeed's additional_buffer_factor 1.5. "
+		"(Before DeepSpeed PR #5099, April 2024, ZeRO-2 without offload was 4P + 16P/G.)",
 	[BUDGET_CONV_ACCELERATE] =
 		"HF accelerate's estimate reports the largest single stage (weights, gradients or optimiser "
 		"state) rather than their sum, so its figure (8 bytes for bf16-mixed + Adam) is a lower bound "
@@ -97,11 +100,11 @@ typedef struct {
 
 static const preset_info presets[] = {
 	{ .name = "gpt2-small", .params = 124e6,
-	  .shape = { .layers = 12, .hidden = 768, .heads = 12, .seq = 1024, .micro_batch = 1 } },
+	  .shape = { .layers = 12, .hidden = 768, .heads = 12, .seq = 1024, .micro_batch = 1, .vocab = 50257 } },
 	{ .name = "llama-7b", .params = 6.7e9,
-	  .shape = { .layers = 32, .hidden = 4096, .heads = 32, .seq = 2048, .micro_batch = 1 } },
+	  .shape = { .layers = 32, .hidden = 4096, .heads = 32, .seq = 2048, .micro_batch = 1, .vocab = 32000 } },
 	{ .name = "gpt3-175b", .params = 175e9,
-	  .shape = { .layers = 96, .hidden = 12288, .heads = 96, .seq = 2048, .micro_batch = 1 } },
+	  .shape = { .layers = 96, .hidden = 12288, .heads = 96, .seq = 2048, .micro_batch = 1, .vocab = 50257 } },
 };
 
 /* --- names --- */
@@ -306,6 +309,9 @@ budget_config budget_defaults(void)
 		.gpus = 1,
 		.shape = { 0 },
 		.recompute = BUDGET_RECOMPUTE_NONE,
+		.offload = BUDGET_OFFLOAD_CPU,
+		.nodes = 1,
+		.largest_layer = 0,
 	};
 }
 
@@ -319,7 +325,39 @@ static bool shape_valid(const budget_shape *s)
 	if (s->layers == 0 && s->hidden == 0 && s->heads == 0 && s->seq == 0)
 		return true;   /* no shape; micro_batch alone is harmless */
 	return whole_positive(s->layers) && whole_positive(s->hidden) && whole_positive(s->heads) &&
-	       whole_positive(s->seq) && whole_positive(s->micro_batch);
+	       whole_positive(s->seq) && whole_positive(s->micro_batch) && (s->vocab == 0 || whole_positive(s->vocab));
+}
+
+double budget_largest_layer_params(const budget_shape *s)
+{
+	if (!(s->vocab > 0 && s->hidden > 0))
+		return 0;
+	double h = s->hidden;
+	return fmax(fmax(s->vocab * h, s->seq * h), 4 * h * h + 4 * h);
+}
+
+/* DeepSpeed's own estimate into res (the deepspeed convention). */
+static mp_status deepspeed_estimate(budget_result *res, const budget_config *cfg)
+{
+	if (!whole_positive(cfg->nodes) || fmod(cfg->gpus, cfg->nodes) != 0)
+		return MP_EINVAL;
+	budget_ds_config d = budget_ds_defaults();
+	d.total_params = cfg->params;
+	d.nodes = cfg->nodes;
+	d.gpus_per_node = cfg->gpus / cfg->nodes;
+	d.zero_stage = cfg->zero_stage == 0 ? 2 : cfg->zero_stage;
+	d.offload = cfg->offload;
+	d.largest_layer_params = cfg->largest_layer > 0 ? cfg->largest_layer : budget_largest_layer_params(&cfg->shape);
+	mp_status st = budget_ds_estimate(&res->ds, &d);
+	if (st != MP_OK)
+		return st;
+	res->has_ds = true;
+	res->ds_cfg = d;
+	res->zero_stage = d.zero_stage;
+	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++)
+		res->gpu_bytes[c] = NAN;
+	res->gpu_total_bytes = res->ds.gpu_bytes;
+	return MP_OK;
 }
 
 mp_status budget_compute(budget_result *out, const budget_config *cfg)
@@ -329,7 +367,7 @@ mp_status budget_compute(budget_result *out, const budget_config *cfg)
 	    (unsigned)cfg->convention >= BUDGET_CONV_COUNT || (unsigned)cfg->recompute >= BUDGET_RECOMPUTE_COUNT ||
 	    cfg->zero_stage < 0 || cfg->zero_stage > 3 || !whole_positive(cfg->gpus) || !shape_valid(&cfg->shape))
 		return MP_EINVAL;
-	if (cfg->convention == BUDGET_CONV_DEEPSPEED && cfg->zero_stage != 0 && cfg->zero_stage != 2)
+	if (cfg->convention == BUDGET_CONV_DEEPSPEED && cfg->zero_stage == 1)
 		return MP_EINVAL;
 
 	const recipe_info *r = &recipes[cfg->recipe];
@@ -343,7 +381,6 @@ mp_status budget_compute(budget_result *out, const budget_config *cfg)
 	bpp[BUDGET_OPTIMIZER] = o->states * (o->fixed_bytes ? o->fixed_bytes : r->state);
 	switch (cfg->convention) {
 	case BUDGET_CONV_ELEUTHER: bpp[BUDGET_GRAD_ACCUM] = 0; break;
-	case BUDGET_CONV_DEEPSPEED: res.zero_stage = 2; break;
 	case BUDGET_CONV_ACCELERATE: res.total_is_max = true; break;
 	default: break;
 	}
@@ -389,6 +426,11 @@ mp_status budget_compute(budget_result *out, const budget_config *cfg)
 		}
 	}
 	res.total_bytes_per_param = res.total_bytes / p;
+	if (cfg->convention == BUDGET_CONV_DEEPSPEED) {
+		mp_status st = deepspeed_estimate(&res, cfg);
+		if (st != MP_OK)
+			return st;
+	}
 	*out = res;
 	return MP_OK;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "budget/deepspeed.h"
 #include "util/status.h"
 
 typedef enum {
@@ -40,7 +41,7 @@ typedef enum {
 typedef enum {
 	BUDGET_CONV_MIXPREC,    /* every copy that is resident at once (the lesson's 20 bytes) */
 	BUDGET_CONV_ELEUTHER,   /* Transformer Math 101: no fp32 gradient accumulator (16 bytes) */
-	BUDGET_CONV_DEEPSPEED,  /* DeepSpeed's ZeRO-2 estimate: 2 bytes kept + 18 sharded */
+	BUDGET_CONV_DEEPSPEED,  /* DeepSpeed's ZeRO-2/3 estimators (budget/deepspeed.h) */
 	BUDGET_CONV_ACCELERATE, /* HF accelerate: the largest single stage, not the sum */
 	BUDGET_CONV_COUNT
 } budget_convention;
@@ -62,6 +63,7 @@ typedef struct {
 	double heads;        /* a */
 	double seq;          /* s */
 	double micro_batch;  /* b, per GPU */
+	double vocab;        /* V; 0: unknown (only the largest layer needs it) */
 } budget_shape;
 
 typedef struct {
@@ -73,6 +75,10 @@ typedef struct {
 	double gpus;                    /* >= 1, an integer */
 	budget_shape shape;
 	budget_recompute recompute;
+	/* the deepspeed convention only */
+	budget_offload offload;         /* default BUDGET_OFFLOAD_CPU, as DeepSpeed's */
+	double nodes;                   /* >= 1, divides gpus (default 1) */
+	double largest_layer;           /* ZeRO-3: parameters of the largest layer; 0: from the shape */
 } budget_config;
 
 typedef struct {
@@ -88,6 +94,11 @@ typedef struct {
 	bool has_activations;
 	int zero_stage;                 /* the stage used (deepspeed forces 2) */
 	bool total_is_max;              /* accelerate: total = largest stage, not the sum */
+	/* deepspeed: DeepSpeed's own figures; gpu_total_bytes = ds.gpu_bytes and
+	 * gpu_bytes[] are not DeepSpeed's (it gives no breakdown): NAN */
+	bool has_ds;
+	budget_ds_config ds_cfg;
+	budget_ds_result ds;
 } budget_result;
 
 /* bf16-mixed, Adam, convention mixprec, ZeRO 0, one GPU, no shape, no recompute; params 0 (must be set). */
@@ -95,13 +106,22 @@ budget_config budget_defaults(void);
 
 /* Fills *out for cfg. MP_EINVAL for params not positive and finite, an
  * out-of-range enum, a ZeRO stage outside 0..3, gpus not a positive integer,
- * a partial or non-integer shape, or deepspeed with a ZeRO stage other than 0 or 2. */
+ * a partial or non-integer shape, or deepspeed with a ZeRO stage other than
+ * 0, 2 or 3 (0 means 2), nodes not dividing gpus, or ZeRO-3 without a largest
+ * layer (cfg->largest_layer, or a shape with a vocabulary). */
 mp_status budget_compute(budget_result *out, const budget_config *cfg);
 
 /* Activation bytes of one transformer layer (Korthikanti et al. 2022) with
  * activations of elem_bytes (2: the paper's 16-bit figures; 4: fp32, where
  * the 1-byte dropout masks stay 1 byte). */
 double budget_activation_layer_bytes(const budget_shape *s, budget_recompute rc, double elem_bytes);
+
+/* The parameter count of a GPT's largest single module, as DeepSpeed's
+ * model_to_params counts it (each module's own parameters, not its
+ * children's): the larger of the token embedding V*h, the position embedding
+ * s*h and the MLP's first projection 4h*h + 4h (GPT-2's layer set). 0 when
+ * the shape has no vocabulary. */
+double budget_largest_layer_params(const budget_shape *s);
 
 /* Names (as typed on the command line) and parsing; *_from_name returns MP_EINVAL for an unknown name. */
 const char *budget_recipe_name(budget_recipe r);

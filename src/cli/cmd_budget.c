@@ -15,6 +15,7 @@ static void budget_help(void)
 	printf("Usage: mixprec budget --params N [--recipe R] [--optimizer O] [--convention C]\n"
 	       "                      [--zero S --gpus G] [--preset M] [--layers L --hidden H\n"
 	       "                      --heads A --seq S] [--micro-batch B] [--recompute R]\n"
+	       "                      [--vocab V] [--offload O --nodes N --largest-layer N]\n"
 	       "                      [--csv]\n"
 	       "Training memory per parameter and in total, per component (master weights,\n"
 	       "working weights, gradients, fp32 gradient accumulator, optimiser state and,\n"
@@ -32,8 +33,16 @@ static void budget_help(void)
 	       "                    sgd none, sgd-momentum 1, adam8bit 2 bytes\n"
 	       "  --convention C    %s (default mixprec)\n"
 	       "                    how another tool would count: eleuther = Transformer Math\n"
-	       "                    101 (no fp32 accumulator), deepspeed = its ZeRO-2 estimate,\n"
+	       "                    101 (no fp32 accumulator), deepspeed = DeepSpeed's own\n"
+	       "                    estimate_zero2/3_model_states_mem_needs (--zero 2 or 3),\n"
 	       "                    accelerate = the largest single stage instead of the sum\n"
+	       "  --offload O       deepspeed only: %s (default cpu, as\n"
+	       "                    DeepSpeed's cpu_offload=True; ZeRO-3 cpu = offload_param\n"
+	       "                    and offload_optimizer, optimizer = offload_optimizer alone)\n"
+	       "  --nodes N         deepspeed only: nodes the GPUs are spread over (default 1);\n"
+	       "                    the CPU figure is per node\n"
+	       "  --largest-layer N deepspeed ZeRO-3: parameters of the largest layer (default:\n"
+	       "                    from the shape, max of V*h, s*h, 4h*h + 4h)\n"
 	       "  --zero S          ZeRO stage 0-3: 1 shards the optimiser state (with the fp32\n"
 	       "                    master), 2 also the gradients, 3 also the weights (default\n"
 	       "                    0)\n"
@@ -42,18 +51,20 @@ static void budget_help(void)
 	       "                    a GPT shape, for activation memory (Korthikanti et al. 2022:\n"
 	       "                    s*b*h*(34 + 5*a*s/h) bytes per layer with 16-bit\n"
 	       "                    activations)\n"
+	       "  --vocab V         vocabulary size of the shape (presets have theirs)\n"
 	       "  --micro-batch B   sequences per GPU per step (default 1)\n"
 	       "  --recompute R     %s (default none): selective keeps\n"
 	       "                    34*s*b*h per layer, full only the layer input 2*s*b*h\n"
 	       "  --csv             CSV: component,bytes_per_param,bytes,gb,gib, a total row\n"
 	       "                    last;\n"
-	       "                    with --gpus or --zero the values are one GPU's share\n"
+	       "                    with --gpus or --zero the values are one GPU's share;\n"
+	       "                    deepspeed: rows cpu (per node) and total (per GPU)\n"
 	       "  -h, --help        this text\n\n"
 	       "GB = 10^9 bytes, GiB = 2^30 bytes. bytes/param of activations (and of the total)\n"
 	       "is bytes divided by the parameter count. Every number accepts the full number\n"
 	       "syntax (2^10, 3*2^20, ...).\n",
 	       budget_preset_known(), recipes, budget_optimizer_known(), budget_convention_known(),
-	       budget_recompute_known());
+	       budget_offload_known(), budget_recompute_known());
 }
 
 /* --- parsing --- */
@@ -152,6 +163,11 @@ static void print_csv(const budget_config *cfg, const budget_result *r, bool per
 	csvw w;
 	csvw_init(&w, stdout);
 	csvw_header(&w, "component,bytes_per_param,bytes,gb,gib");
+	if (r->has_ds) {
+		csv_row(&w, "cpu", r->ds.cpu_bytes, cfg->params);
+		csv_row(&w, "total", r->ds.gpu_bytes, cfg->params);
+		return;
+	}
 	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++)
 		if (row_shown(r, c))
 			csv_row(&w, budget_component_name((budget_component)c), per_gpu ? r->gpu_bytes[c] : r->bytes[c],
@@ -188,6 +204,25 @@ static void print_wrapped(const char *text, size_t width)
 	}
 }
 
+/* DeepSpeed's figures as its estimate_*_all_cold prints them, in bytes, GB and GiB. */
+static void print_deepspeed(const budget_result *r)
+{
+	const budget_ds_config *d = &r->ds_cfg;
+	char opts[128], b[64];
+	budget_ds_options_text(opts, sizeof opts, d);
+	printf("DeepSpeed estimate_zero%d_model_states_mem_needs: %.0f node%s, %.0f GPU%s per node,\n  %s\n",
+	       d->zero_stage, d->nodes, d->nodes == 1 ? "" : "s", d->gpus_per_node, d->gpus_per_node == 1 ? "" : "s",
+	       opts);
+	if (d->zero_stage == 3)
+		printf("largest layer: %.0f parameters, %.0f bytes gathered (4 per parameter)\n", d->largest_layer_params,
+		       r->ds.largest_layer_bytes);
+	printf("  per GPU %16s bytes %10.3f GB %10.3f GiB\n", bytes_text(b, sizeof b, r->ds.gpu_bytes),
+	       r->ds.gpu_bytes / 1e9, r->ds.gpu_bytes / 1073741824.0);
+	printf("  per CPU %16s bytes %10.3f GB %10.3f GiB (per node, additional_buffer_factor %.3g)\n",
+	       bytes_text(b, sizeof b, r->ds.cpu_bytes), r->ds.cpu_bytes / 1e9, r->ds.cpu_bytes / 1073741824.0,
+	       d->additional_buffer_factor);
+}
+
 static void print_table(const budget_config *cfg, const budget_result *r, bool per_gpu, const char *preset)
 {
 	char pc[32];
@@ -195,9 +230,13 @@ static void print_table(const budget_config *cfg, const budget_result *r, bool p
 	printf("budget: %s%s%s parameters (%.0f), recipe %s, optimizer %s, convention %s\n", preset ? preset : "",
 	       preset ? ", " : "", pc, cfg->params, budget_recipe_name(cfg->recipe), budget_optimizer_name(cfg->optimizer),
 	       budget_convention_name(cfg->convention));
-	if (per_gpu)
+	if (r->has_ds) {
+		per_gpu = false;   /* DeepSpeed gives no per-component split */
+		print_deepspeed(r);
+	} else if (per_gpu) {
 		printf("ZeRO stage %d on %.0f GPU%s: the last two columns are one GPU's share\n", r->zero_stage,
 		       cfg->gpus, cfg->gpus == 1 ? "" : "s");
+	}
 	const budget_shape *s = &cfg->shape;
 	if (r->has_activations)
 		printf("activations: L=%.0f h=%.0f a=%.0f s=%.0f b=%.0f, recompute %s: %.0f bytes per layer\n",
@@ -213,6 +252,8 @@ static void print_table(const budget_config *cfg, const budget_result *r, bool p
 			          r->gpu_bytes[c]);
 	print_row(r->total_is_max ? "total (max stage)" : "total", r->total_bytes_per_param, r->total_bytes, per_gpu,
 	          r->gpu_total_bytes);
+	if (r->has_ds)
+		printf("(the rows: mixprec's count of one unsharded replica, for comparison)\n");
 	if (r->has_activations) {
 		double states = r->total_bytes - r->bytes[BUDGET_ACTIVATIONS];
 		printf("without activations: %.4g bytes/param, %.3f GB", states / cfg->params, states / 1e9);
@@ -224,37 +265,130 @@ static void print_table(const budget_config *cfg, const budget_result *r, bool p
 	print_wrapped(budget_convention_note(cfg->convention), 78);
 }
 
+/* A name looked up (st) for option opt: false after reporting an unknown one. */
+static bool named(const char *opt, const char *what, mp_status st, const char *known)
+{
+	if (st != MP_OK)
+		cli_error("budget", "%s: unknown %s '%s' (known: %s)", opt, what, optarg, known);
+	return st == MP_OK;
+}
+
+/* Explicit shape options override the preset's; without a preset all four
+ * are needed. False after reporting. */
+static bool resolve_shape(budget_shape *shape, const budget_shape *given, bool have_mb, bool have_rc)
+{
+	if (given->layers) shape->layers = given->layers;
+	if (given->hidden) shape->hidden = given->hidden;
+	if (given->heads) shape->heads = given->heads;
+	if (given->seq) shape->seq = given->seq;
+	if (given->vocab) shape->vocab = given->vocab;
+	shape->micro_batch = have_mb ? given->micro_batch : 1;
+	bool any = shape->layers || shape->hidden || shape->heads || shape->seq;
+	if (any && !(shape->layers && shape->hidden && shape->heads && shape->seq)) {
+		cli_error("budget", "a model shape needs%s%s%s%s (or --preset M)", shape->layers ? "" : " --layers",
+		          shape->hidden ? "" : " --hidden", shape->heads ? "" : " --heads", shape->seq ? "" : " --seq");
+		return false;
+	}
+	if (!any && (have_mb || have_rc)) {
+		cli_error("budget", "%s needs a model shape (--preset M, or --layers, --hidden, --heads, --seq)",
+		          have_mb ? "--micro-batch" : "--recompute");
+		return false;
+	}
+	return true;
+}
+
+/* An option only the deepspeed convention reads: 1 taken, 0 not one of
+ * them, -1 bad (reported); *name gets the option's name. */
+static int ds_option(int c, const char *arg, budget_config *cfg, const char **name)
+{
+	switch (c) {
+	case 'O':
+		*name = "--offload";
+		if (budget_offload_from_name(arg, &cfg->offload) != MP_OK) {
+			cli_error("budget", "--offload: unknown setting '%s' (known: %s)", arg, budget_offload_known());
+			return -1;
+		}
+		return 1;
+	case 'N':
+		*name = "--nodes";
+		return parse_count(*name, arg, true, &cfg->nodes) ? 1 : -1;
+	case 'Y':
+		*name = "--largest-layer";
+		return parse_count(*name, arg, true, &cfg->largest_layer) ? 1 : -1;
+	default:
+		return 0;
+	}
+}
+
+/* The deepspeed convention's own checks, or an option only it reads given
+ * to another; false after reporting. */
+static bool deepspeed_ok(const budget_config *cfg, bool have_zero, const char *ds_only)
+{
+	if (cfg->convention != BUDGET_CONV_DEEPSPEED) {
+		if (ds_only)
+			cli_error("budget", "%s: only the deepspeed convention reads it (--convention deepspeed)", ds_only);
+		return !ds_only;
+	}
+	if (have_zero && cfg->zero_stage != 2 && cfg->zero_stage != 3) {
+		cli_error("budget", "--zero %d: DeepSpeed estimates ZeRO-2 and ZeRO-3 only (use --zero 2 or 3, or "
+		          "another convention)", cfg->zero_stage);
+		return false;
+	}
+	if (fmod(cfg->gpus, cfg->nodes) != 0) {
+		cli_error("budget", "--nodes %.0f: does not divide --gpus %.0f", cfg->nodes, cfg->gpus);
+		return false;
+	}
+	if (cfg->zero_stage == 3 && !(cfg->largest_layer > 0) && budget_largest_layer_params(&cfg->shape) == 0) {
+		cli_error("budget", "--zero 3: DeepSpeed's ZeRO-3 estimate needs the largest layer's parameter "
+		          "count: give --largest-layer N, or a shape with its vocabulary (--preset M, or "
+		          "--layers ... --vocab V)");
+		return false;
+	}
+	return true;
+}
+
 /* --- the command --- */
+
+static const struct option opts[] = {
+	{ "params", required_argument, NULL, 'p' },
+	{ "preset", required_argument, NULL, 'P' },
+	{ "recipe", required_argument, NULL, 'r' },
+	{ "optimizer", required_argument, NULL, 'o' },
+	{ "convention", required_argument, NULL, 'C' },
+	{ "zero", required_argument, NULL, 'z' },
+	{ "gpus", required_argument, NULL, 'g' },
+	{ "layers", required_argument, NULL, 'L' },
+	{ "hidden", required_argument, NULL, 'H' },
+	{ "heads", required_argument, NULL, 'A' },
+	{ "seq", required_argument, NULL, 'S' },
+	{ "micro-batch", required_argument, NULL, 'b' },
+	{ "recompute", required_argument, NULL, 'R' },
+	{ "vocab", required_argument, NULL, 'V' },
+	{ "offload", required_argument, NULL, 'O' },
+	{ "nodes", required_argument, NULL, 'N' },
+	{ "largest-layer", required_argument, NULL, 'Y' },
+	{ "csv", no_argument, NULL, 'c' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
 
 int cmd_budget(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "params", required_argument, NULL, 'p' },
-		{ "preset", required_argument, NULL, 'P' },
-		{ "recipe", required_argument, NULL, 'r' },
-		{ "optimizer", required_argument, NULL, 'o' },
-		{ "convention", required_argument, NULL, 'C' },
-		{ "zero", required_argument, NULL, 'z' },
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "layers", required_argument, NULL, 'L' },
-		{ "hidden", required_argument, NULL, 'H' },
-		{ "heads", required_argument, NULL, 'A' },
-		{ "seq", required_argument, NULL, 'S' },
-		{ "micro-batch", required_argument, NULL, 'b' },
-		{ "recompute", required_argument, NULL, 'R' },
-		{ "csv", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	budget_config cfg = budget_defaults();
 	double params = 0;
 	budget_shape shape = { 0 }, given = { 0 };   /* given: explicit shape options */
 	const char *preset = NULL;
 	bool csv = false, have_gpus = false, have_zero = false, have_mb = false, have_rc = false;
+	const char *ds_only = NULL;   /* an option that only the deepspeed convention reads */
 	cli_args args = { 0 };
 	char *value;
 	int c;
 	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
+		int ds = ds_option(c, optarg, &cfg, &ds_only);
+		if (ds < 0)
+			return CLI_USAGE;
+		if (ds > 0)
+			continue;
 		switch (c) {
 		case CLI_ARG_VALUE:
 			cli_error("budget", "unexpected argument '%s' (see 'mixprec budget --help')", value);
@@ -268,31 +402,23 @@ int cmd_budget(int argc, char **argv)
 			preset = optarg;
 			break;
 		case 'r':
-			if (budget_recipe_from_name(optarg, &cfg.recipe) != MP_OK) {
-				cli_error("budget", "--recipe: unknown recipe '%s' (known: %s)", optarg, budget_recipe_known());
+			if (!named("--recipe", "recipe", budget_recipe_from_name(optarg, &cfg.recipe), budget_recipe_known()))
 				return CLI_USAGE;
-			}
 			break;
 		case 'o':
-			if (budget_optimizer_from_name(optarg, &cfg.optimizer) != MP_OK) {
-				cli_error("budget", "--optimizer: unknown optimizer '%s' (known: %s)", optarg,
-				          budget_optimizer_known());
+			if (!named("--optimizer", "optimizer", budget_optimizer_from_name(optarg, &cfg.optimizer),
+			           budget_optimizer_known()))
 				return CLI_USAGE;
-			}
 			break;
 		case 'C':
-			if (budget_convention_from_name(optarg, &cfg.convention) != MP_OK) {
-				cli_error("budget", "--convention: unknown convention '%s' (known: %s)", optarg,
-				          budget_convention_known());
+			if (!named("--convention", "convention", budget_convention_from_name(optarg, &cfg.convention),
+			           budget_convention_known()))
 				return CLI_USAGE;
-			}
 			break;
 		case 'R':
-			if (budget_recompute_from_name(optarg, &cfg.recompute) != MP_OK) {
-				cli_error("budget", "--recompute: unknown mode '%s' (known: %s)", optarg,
-				          budget_recompute_known());
+			if (!named("--recompute", "mode", budget_recompute_from_name(optarg, &cfg.recompute),
+			           budget_recompute_known()))
 				return CLI_USAGE;
-			}
 			have_rc = true;
 			break;
 		case 'z':
@@ -314,6 +440,7 @@ int cmd_budget(int argc, char **argv)
 				return CLI_USAGE;
 			have_mb = true;
 			break;
+		case 'V': if (!parse_count("--vocab", optarg, true, &given.vocab)) return CLI_USAGE; break;
 		case 'c': csv = true; break;
 		case 'h': budget_help(); return cli_flush_stdout("budget") ? CLI_OK : CLI_ENV;
 		case ':':
@@ -328,29 +455,11 @@ int cmd_budget(int argc, char **argv)
 		return CLI_USAGE;
 	}
 
-	/* explicit shape options override the preset's; without a preset all four are needed */
-	if (given.layers) shape.layers = given.layers;
-	if (given.hidden) shape.hidden = given.hidden;
-	if (given.heads) shape.heads = given.heads;
-	if (given.seq) shape.seq = given.seq;
-	shape.micro_batch = have_mb ? given.micro_batch : 1;
-	bool any = shape.layers || shape.hidden || shape.heads || shape.seq;
-	if (any && !(shape.layers && shape.hidden && shape.heads && shape.seq)) {
-		cli_error("budget", "a model shape needs%s%s%s%s (or --preset M)", shape.layers ? "" : " --layers",
-		          shape.hidden ? "" : " --hidden", shape.heads ? "" : " --heads", shape.seq ? "" : " --seq");
+	if (!resolve_shape(&shape, &given, have_mb, have_rc))
 		return CLI_USAGE;
-	}
-	if (!any && (have_mb || have_rc)) {
-		cli_error("budget", "%s needs a model shape (--preset M, or --layers, --hidden, --heads, --seq)",
-		          have_mb ? "--micro-batch" : "--recompute");
-		return CLI_USAGE;
-	}
 	cfg.shape = shape;
-	if (cfg.convention == BUDGET_CONV_DEEPSPEED && have_zero && cfg.zero_stage != 2) {
-		cli_error("budget", "--zero %d: the deepspeed convention is DeepSpeed's ZeRO-2 estimate (use --zero 2 "
-		          "or another convention)", cfg.zero_stage);
+	if (!deepspeed_ok(&cfg, have_zero, ds_only))
 		return CLI_USAGE;
-	}
 
 	budget_result r;
 	mp_status st = budget_compute(&r, &cfg);

@@ -192,6 +192,7 @@ int cmd_plot(int argc, char **argv)
 	bool utf8 = !ascii && locale_utf8();
 	plot_canvas cv;
 	plot_canvas_init(&cv);
+	p.fig.mono = !color;   /* no colour: marks and line-end labels tell the series apart */
 	st = plot_render_text(&p.fig, cols, rows, utf8, &cv);
 	if (st == MP_EINVAL) {
 		cli_error("plot", "%dx%d characters are too few for this plot (--width, --height)", cols, rows);

@@ -70,6 +70,11 @@ typedef struct {
 	size_t ncategories;
 	const plot_marker *markers;
 	size_t nmarkers;
+	/* No colour will tell the series apart (NO_COLOR, a pipe, a monochrome
+	 * terminal): with more than one named series each is drawn with its own
+	 * mark, one per cell, even with utf8; the legend shows the marks; lines
+	 * are labelled at their end. A single series keeps braille. */
+	bool mono;
 } plot_figure;
 
 /* Fills f with an empty PLOT_XY figure (everything zero/NULL). */
@@ -121,9 +126,14 @@ enum { PLOT_MIN_COLS = 20, PLOT_MIN_ROWS = 6 };
  * rows (bar charts: right under the axis, leaving any spare rows blank at
  * the bottom). With utf8 the data area uses braille cells
  * (2 x 4 dots per cell: left column bits 0x01 0x02 0x04 0x40 from the top,
- * right column 0x08 0x10 0x20 0x80) and box-drawing axes; without it,
- * one mark per cell ('*', '+', 'o', 'x', '#', '@', '%', '&' for series
- * 0..7 in turn) and '|' '-' '+' axes. Marker labels come after the data:
+ * right column 0x08 0x10 0x20 0x80) and box-drawing axes; without it (or
+ * with f->mono) one mark per cell ('*', '+', 'o', 'x', '#', '@', '%', '&',
+ * '$', '=', '?', '^' for series 0..11 in turn; bars '#', '=', '*', '+', '%',
+ * '@', 'o', 'x', '$', '&', '?', '^'), and without utf8 '|' '-' '+' axes.
+ * With f->mono (and two or more named series) each line's name is put at
+ * its last point where no data or other label lies (its row, else the
+ * nearest of two above and two below; right of the point, else left of it).
+ * Marker labels come after the data:
  * a vertical line's label on the topmost row where the cells right of the
  * line (else left of it) hold no data and no other label, a horizontal
  * line's at the right end (else the left end) of its row, else of the row

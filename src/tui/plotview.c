@@ -20,7 +20,10 @@ void plotview_draw(WINDOW *w, int y, int x, int rows, int cols, const plot_figur
 		tui_put(w, y, x, cols, ROLE_DIM, "(enlarge the terminal to see the plot)");
 		return;
 	}
-	mp_status st = plot_render_text(f, cols, rows, theme_utf8(), c);
+	/* a monochrome screen tells the series apart by their marks */
+	plot_figure fig = *f;
+	fig.mono = !theme_color();
+	mp_status st = plot_render_text(&fig, cols, rows, theme_utf8(), c);
 	if (st != MP_OK) {
 		tui_putf(w, y, x, cols, ROLE_BAD, "plot: %s", mp_status_message(st));
 		return;

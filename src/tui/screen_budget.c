@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "budget/budget.h"
+#include "budget/tinygpt.h"
 #include "train/data.h"
 #include "train/policy.h"
 #include "train/train.h"
@@ -49,6 +50,7 @@ typedef struct {
 	bool have[BUDGET_RECIPE_COUNT];
 	train_memory mem[BUDGET_RECIPE_COUNT];
 	size_t tparams;
+	double tacts;           /* the activation formula for the trainer's shape (budget/tinygpt.h) */
 	char terr[256];
 	budget_config cfg;
 	int preset;             /* index into presets; 0: custom (no shape) */
@@ -64,7 +66,9 @@ static void compute(budget_lab *b)
 {
 	b->ok = budget_compute(&b->res, &b->cfg) == MP_OK;
 	if (!b->ok)
-		snprintf(b->err, sizeof b->err, "this combination is not valid (deepspeed counts ZeRO 0 or 2 only)");
+		snprintf(b->err, sizeof b->err, "%s", b->cfg.convention == BUDGET_CONV_DEEPSPEED
+		         ? "deepspeed: DeepSpeed estimates ZeRO 2 and 3 only; ZeRO 3 needs a preset's shape"
+		         : "this combination is not valid");
 }
 
 /* The shape as its field shows it: "L h a s b" (layers, hidden, heads,
@@ -146,6 +150,10 @@ static void *memory_worker(void *arg)
 {
 	budget_lab *b = arg;
 	train_config cfg = train_config_default();
+	budget_tiny_acts acts;
+	budget_tiny_gpt shape = { .V = (double)cfg.model.V, .C = (double)cfg.model.C, .L = (double)cfg.model.L,
+		                  .NH = (double)cfg.model.NH, .B = (double)cfg.B, .t = (double)cfg.t };
+	double formula = budget_tiny_gpt_activations(&acts, &shape) == MP_OK ? acts.total : NAN;
 	corpus data;
 	char err[256] = "";
 	mp_status st = corpus_load(&data, corpus_default_path(), cfg.t, err, sizeof err);
@@ -172,6 +180,7 @@ static void *memory_worker(void *arg)
 		b->mem[r] = m;
 		b->have[r] = true;
 		b->tparams = n;
+		b->tacts = formula;
 		pthread_mutex_unlock(&b->mu);
 	}
 	if (err[0] == '\0' && st != MP_OK)
@@ -222,6 +231,10 @@ static mp_status budget_init(tui_screen *s, int argc, char **argv)
 			st = budget_recompute_from_name(v, &b->cfg.recompute);
 		} else if (!strcmp(o, "--zero")) {
 			b->cfg.zero_stage = atoi(v);
+		} else if (!strcmp(o, "--offload")) {
+			st = budget_offload_from_name(v, &b->cfg.offload);
+		} else if (!strcmp(o, "--largest-layer")) {
+			st = budget_parse_count(v, true, &b->cfg.largest_layer, NULL, 0);
 		} else if (!strcmp(o, "--gpus")) {
 			field_set(&b->gpus, v);
 			st = apply_text(s, F_GPUS) ? MP_OK : MP_EINVAL;
@@ -283,20 +296,31 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		if (c == BUDGET_ACTIVATIONS && !r->has_activations)
 			continue;
 		tui_put(w, y, 1, 1, theme_series(c), theme_utf8() ? theme_glyph(GLYPH_BLOCK) : seg_ascii[c]);
-		tui_putf(w, y++, 3, cols - 4, ROLE_NORMAL, "%-16s %11.2f %13.3f %13.3f %15.3f", budget_component_name(c),
-		         r->bytes_per_param[c], r->bytes[c] / 1e9, r->bytes[c] / 1073741824.0, r->gpu_bytes[c] / 1e9);
+		if (r->has_ds)   /* DeepSpeed gives no per-component split */
+			tui_putf(w, y++, 3, cols - 4, ROLE_NORMAL, "%-16s %11.2f %13.3f %13.3f %15s", budget_component_name(c),
+			         r->bytes_per_param[c], r->bytes[c] / 1e9, r->bytes[c] / 1073741824.0, "-");
+		else
+			tui_putf(w, y++, 3, cols - 4, ROLE_NORMAL, "%-16s %11.2f %13.3f %13.3f %15.3f",
+			         budget_component_name(c), r->bytes_per_param[c], r->bytes[c] / 1e9,
+			         r->bytes[c] / 1073741824.0, r->gpu_bytes[c] / 1e9);
 	}
 	tui_putf(w, y++, 1, cols - 2, ROLE_STRONG, "%-18s %11.2f %13.3f %13.3f %15.3f", r->total_is_max ? "total (max)" : "total",
 	         r->total_bytes_per_param, r->total_bytes / 1e9, r->total_bytes / 1073741824.0, r->gpu_total_bytes / 1e9);
 	/* one GPU's memory as a stacked bar, each component's share of the sum */
 	y++;
 	double sum = 0;
-	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++)
+	for (int c = 0; c < BUDGET_COMPONENT_COUNT && !r->has_ds; c++)
 		sum += r->gpu_bytes[c];
 	int bw = cols - 4;
 	tui_putf(w, y++, 1, cols - 2, ROLE_DIM, "one GPU: %.3f GB = %.3f GiB (ZeRO stage %d over %.0f GPU%s)",
 	         r->gpu_total_bytes / 1e9, r->gpu_total_bytes / 1073741824.0, r->zero_stage, b->cfg.gpus,
 	         b->cfg.gpus == 1 ? "" : "s");
+	if (r->has_ds) {
+		char opts[128];
+		budget_ds_options_text(opts, sizeof opts, &r->ds_cfg);
+		tui_putf(w, y, 1, cols - 2, ROLE_DIM, "CPU: %.3f GB (x1.5 buffer), DeepSpeed %s", r->ds.cpu_bytes / 1e9,
+		         opts);
+	}
 	double acc = 0;
 	int x0 = 0;
 	for (int c = 0; c < BUDGET_COMPONENT_COUNT && sum > 0; c++) {
@@ -313,6 +337,7 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	bool have = b->have[b->cfg.recipe], running = b->running;
 	train_memory m = b->mem[b->cfg.recipe];
 	size_t n = b->tparams;
+	double tacts = b->tacts;
 	pthread_mutex_unlock(&b->mu);
 	/* the convention's note when it fits whole */
 	int note_rows = rows - y - 4;
@@ -332,14 +357,21 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		snprintf(who, sizeof who, "GPT, %zu params", n);
 		tui_putf(w, y, 1, cols - 2, ROLE_HEADING, "%-20s %7s %7s %7s %7s %7s %8s", who, "master", "working",
 		         "grads", "accum", "adam", "acts");
+		/* a recipe with one weight copy (fp32, bf16-pure) counts it as the
+		 * weights the GEMMs read; the trainer calls fp32's copy its master */
+		size_t master = m.master_weights, working = m.working_weights;
+		if (fok && f.bytes[BUDGET_MASTER] == 0 && working == 0) {
+			working = master;
+			master = 0;
+		}
 		tui_putf(w, y + 1, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8.2f", "mixprec train, MB",
-		         m.master_weights / 1e6, m.working_weights / 1e6, m.gradients / 1e6, m.grad_accum / 1e6,
-		         m.optim_state / 1e6, m.activations / 1e6);
+		         master / 1e6, working / 1e6, m.gradients / 1e6, m.grad_accum / 1e6, m.optim_state / 1e6,
+		         m.activations / 1e6);
 		if (fok)
-			tui_putf(w, y + 2, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8s",
+			tui_putf(w, y + 2, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8.2f",
 			         "formula, MB", f.bytes[BUDGET_MASTER] / 1e6, f.bytes[BUDGET_WEIGHTS] / 1e6,
 			         f.bytes[BUDGET_GRADS] / 1e6, f.bytes[BUDGET_GRAD_ACCUM] / 1e6, f.bytes[BUDGET_OPTIMIZER] / 1e6,
-			         "-");
+			         tacts / 1e6);
 	} else if (running) {
 		tui_put(w, y + 1, 1, cols - 2, ROLE_DIM, "setting up mixprec train's GPT to compare ...");
 	} else if (!recipe_policy[b->cfg.recipe]) {

@@ -39,6 +39,15 @@ static const struct {
 
 enum { MAX_SAMPLES = 257 };
 
+/* The parameters as the lab last showed them, so that leaving the lab (Esc)
+ * and coming back keeps them for the rest of the session. Only the UI thread
+ * touches it. */
+static struct {
+	bool set;
+	char text[F_COUNT][256];
+	drift_dist dist;
+} remembered;
+
 typedef struct {
 	/* shared with the worker, under mu */
 	pthread_mutex_t mu;
@@ -141,6 +150,33 @@ static bool parse_count(tui_screen *s, int f, size_t *v, size_t max)
 	return true;
 }
 
+/* Checks one field's text as start() will read it; false with a message. */
+static bool field_valid(tui_screen *s, int f)
+{
+	double v;
+	size_t n;
+	switch (f) {
+	case F_X0: {
+		double starts[DRIFT_VARIANT_COUNT];
+		return parse_real(s, F_X0, &v, starts);
+	}
+	case F_STEPS: return parse_count(s, f, &n, 100000000);
+	case F_ELEMS: return parse_count(s, f, &n, 10000000);
+	case F_SEED: return parse_count(s, f, &n, (size_t)-1);
+	case F_MEAN:
+	case F_STD: return parse_real(s, f, &v, NULL);
+	default: return true;
+	}
+}
+
+static void remember(const drift_lab *d)
+{
+	for (int f = 0; f < F_COUNT; f++)
+		snprintf(remembered.text[f], sizeof remembered.text[f], "%s", d->text[f].text);
+	remembered.dist = d->dist;
+	remembered.set = true;
+}
+
 static void start(tui_screen *s)
 {
 	drift_lab *d = s->priv;
@@ -191,6 +227,12 @@ static mp_status drift_init(tui_screen *s, int argc, char **argv)
 	snprintf(t, sizeof t, "%.17g", p.std);
 	field_set(&d->text[F_STD], t);
 	d->dist = p.dist;
+	if (remembered.set && argc <= 1) {
+		for (int f = 0; f < F_COUNT; f++)
+			if (f != F_DIST)
+				field_set(&d->text[f], remembered.text[f]);
+		d->dist = remembered.dist;
+	}
 	bool given = false;
 	for (int i = 1; i < argc; i++) {
 		bool known = false;
@@ -220,6 +262,7 @@ static void drift_done(tui_screen *s)
 {
 	drift_lab *d = s->priv;
 	stop_worker(d);
+	remember(d);
 	plot_canvas_free(&d->canvas);
 	pthread_mutex_destroy(&d->mu);
 }
@@ -330,7 +373,11 @@ static int drift_handle(tui_screen *s, int action, int key)
 	drift_lab *d = s->priv;
 	if (d->editing) {
 		int r = field_key(&d->text[d->field], key);
-		if (r == FIELD_ENTER || r == FIELD_CANCEL)
+		/* a value is checked as it is entered: a bad one stays in the
+		 * field, being edited, with the reason on the status line */
+		if (r == FIELD_ENTER && field_valid(s, d->field))
+			d->editing = false;
+		else if (r == FIELD_CANCEL)
 			d->editing = false;
 		return TUI_HANDLED;
 	}

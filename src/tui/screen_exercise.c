@@ -249,8 +249,8 @@ const tui_screen_ops screen_exercises_ops = {
 	  TUI_ENTER_KEYS, 'e')                                                                       \
 	X(EX_HINT, "h", "the next hint", 'h')                                                       \
 	X(EX_WORKED, "w", "the worked solution (again: back to the answers)", 'w')                   \
-	X(EX_SCROLL_DOWN, "J PgDn", "scroll the worked solution", 'J', FK(KEY_NPAGE))                \
-	X(EX_SCROLL_UP, "K PgUp", "scroll the worked solution back", 'K', FK(KEY_PPAGE))
+	X(EX_SCROLL_DOWN, "J PgDn", "scroll down: hints below, the worked solution", 'J', FK(KEY_NPAGE)) \
+	X(EX_SCROLL_UP, "K PgUp", "scroll back up", 'K', FK(KEY_PPAGE))
 TUI_KEYMAP(exercise, EXERCISE_KEYS);
 
 typedef struct {
@@ -271,7 +271,11 @@ typedef struct {
 	bool editing;
 	int hints_shown;
 	bool worked;
-	int worked_top;
+	int worked_top;            /* rows scrolled: the worked solution */
+	int page_top;              /* ... and the answer page */
+	bool follow;               /* bring the current field into view at the next draw */
+	bool reveal_hint;          /* ... and the hint just shown */
+	char *worked_text;         /* the worked solution, its prose reflowed */
 	bool steps;                /* the hand-rounding lab: one field at a time */
 	bool solved_noted;
 } exview;
@@ -287,6 +291,35 @@ static void reflow(char *text)
 		if (!keep)
 			*p = ' ';
 	}
+}
+
+/* Two blanks in a row within the first n bytes: a column gap. */
+static bool has_gap(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++)
+		if (s[i] == ' ' && s[i + 1] == ' ')
+			return true;
+	return false;
+}
+
+/* The worked solution as the engine writes it: prose hard-wrapped to its own
+ * width, between aligned rows and indented steps. Joins a line with the next
+ * when both are prose (not indented, no column gaps) and the first is long
+ * enough to have been wrapped; keeps every other break. */
+static char *reflow_worked(const char *text)
+{
+	char *out = strdup(text ? text : "");
+	for (char *p = out ? strchr(out, '\n') : NULL; p; p = strchr(p + 1, '\n')) {
+		char *line = p;
+		while (line > out && line[-1] != '\n')
+			line--;
+		size_t len = (size_t)(p - line), next = strcspn(p + 1, "\n");
+		bool prose = len >= 50 && line[0] != ' ' && p[1] != ' ' && p[1] != '\n' && p[1] != '\0' &&
+		             !has_gap(line, len) && !has_gap(p + 1, next);
+		if (prose)
+			*p = ' ';
+	}
+	return out;
 }
 
 static char *subst(const ex_exercise *ex, const ex_variant *v, const char *text)
@@ -312,8 +345,11 @@ static mp_status exview_setup(tui_screen *s, const ex_exercise *ex)
 	reflow(e->prompt);
 	for (size_t i = 0; i < e->ex->nfields; i++)
 		e->labels[i] = subst(e->ex, &e->var, e->ex->fields[i].label ? e->ex->fields[i].label : "");
-	for (size_t i = 0; i < e->ex->nhints; i++)
+	for (size_t i = 0; i < e->ex->nhints; i++) {
 		e->hints[i] = subst(e->ex, &e->var, e->ex->hints[i]);
+		reflow(e->hints[i]);
+	}
+	e->worked_text = reflow_worked(e->sol.worked);
 	return MP_OK;
 }
 
@@ -368,6 +404,7 @@ static void exview_done(tui_screen *s)
 {
 	exview *e = s->priv;
 	free(e->prompt);
+	free(e->worked_text);
 	for (size_t i = 0; i < EX_MAX_FIELDS; i++)
 		free(e->labels[i]);
 	for (size_t i = 0; i < EX_MAX_HINTS; i++)
@@ -397,38 +434,38 @@ static size_t correct_count(const exview *e)
 	return n;
 }
 
-static void exview_draw(tui_screen *s, WINDOW *w, int rows, int cols)
+/* The page is drawn on a pad this tall and the visible part copied to the
+ * screen, so that every hint and the whole solution can be scrolled to. */
+enum { PAGE_ROWS = 400 };
+
+/* The worked solution, its lines wrapped, from row y; returns the rows used. */
+static int draw_worked(const exview *e, WINDOW *w, int y, int cols)
 {
-	exview *e = s->priv;
-	const ex_exercise *ex = e->ex;
-	int y = 0;
-	tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "%s  %s", ex->id, ex->title ? ex->title : "");
-	if (e->worked) {
-		/* the worked solution, its lines wrapped, scrolled */
-		const char *p = e->sol.worked ? e->sol.worked : "";
-		for (int skip = 0; skip < e->worked_top && *p; skip++) {
-			const char *nl = strchr(p, '\n');
-			p = nl ? nl + 1 : p + strlen(p);
-		}
-		y++;
-		while (*p && y < rows - 1) {
-			size_t n = strcspn(p, "\n");
-			char buf[1024];
-			snprintf(buf, sizeof buf, "%.*s", (int)(n < sizeof buf - 1 ? n : sizeof buf - 1), p);
-			int indent = (int)strspn(buf, " ");
-			int used = tui_wrap(w, y, 2 + indent, cols - 3 - indent, rows - 1 - y, ROLE_NORMAL, buf + indent);
-			y += used ? used : 1;
-			p += n;
-			if (*p == '\n')
-				p++;
-		}
-		tui_put(w, rows - 1, 1, cols - 2, ROLE_DIM, "worked solution: J/K scroll, w back to the answers");
-		return;
+	const char *p = e->worked_text ? e->worked_text : "";
+	int y0 = y;
+	while (*p && y < PAGE_ROWS) {
+		size_t n = strcspn(p, "\n");
+		char buf[1024];
+		snprintf(buf, sizeof buf, "%.*s", (int)(n < sizeof buf - 1 ? n : sizeof buf - 1), p);
+		int indent = (int)strspn(buf, " ");
+		int used = tui_wrap(w, y, 2 + indent, cols - 3 - indent, PAGE_ROWS - y, ROLE_NORMAL, buf + indent);
+		y += used ? used : 1;
+		p += n;
+		if (*p == '\n')
+			p++;
 	}
+	return y - y0;
+}
+
+/* The prompt, the fields, the feedback and the hints shown, from row y;
+ * returns the next free row and sets the current field's row and the last
+ * hint's last row (-1: none). */
+static int draw_answers(const exview *e, WINDOW *w, int y, int cols, int *field_y, int *hint_end)
+{
+	const ex_exercise *ex = e->ex;
+	int rows = PAGE_ROWS;
 	size_t nshow = shown_fields(e);
-	/* the prompt gets what the fields and the feedback leave */
-	int prompt_rows = rows - y - (int)nshow - 7;
-	y += tui_wrap(w, y, 1, cols - 2, prompt_rows < 6 ? 6 : prompt_rows, ROLE_NORMAL, e->prompt ? e->prompt : "");
+	y += tui_wrap(w, y, 1, cols - 2, rows, ROLE_NORMAL, e->prompt ? e->prompt : "");
 	y++;
 	int namew = 4;
 	for (size_t i = 0; i < ex->nfields; i++) {
@@ -438,8 +475,11 @@ static void exview_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	namew = namew > 22 ? 22 : namew;
 	int ansx = 3 + namew + 1, answ = 22;
 	const char *cut = NULL;
+	*field_y = y;
 	for (size_t i = 0; i < nshow && y < rows - 3; i++) {
 		bool cur = (int)i == e->field;
+		if (cur)
+			*field_y = y;
 		tui_put(w, y, 1, 1, ROLE_SELECT, cur ? theme_glyph(GLYPH_ARROW) : " ");
 		if (!cur)
 			tui_put(w, y, 1, 1, ROLE_NORMAL, " ");
@@ -452,7 +492,7 @@ static void exview_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		}
 		int vx = ansx + answ + 1;
 		if (e->checked[i]) {
-			const char *v = e->verdict[i] == EX_CORRECT ? "right" : e->verdict[i] == EX_WRONG ? "wrong" : "unreadable";
+			const char *v = e->verdict[i] == EX_CORRECT ? "right" : e->verdict[i] == EX_WRONG ? "wrong" : "malformed";
 			tui_putf(w, y, vx, 11, e->verdict[i] == EX_CORRECT ? ROLE_GOOD : ROLE_BAD, "%s %s",
 			         e->verdict[i] == EX_CORRECT ? theme_glyph(GLYPH_CHECK) : "x", v);
 			vx += 12;
@@ -479,14 +519,61 @@ static void exview_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		         ex->nfields);
 	}
 	/* hints shown so far */
+	*hint_end = -1;
 	for (int h = 0; h < e->hints_shown && y < rows - 1; h++) {
 		y++;
 		char buf[2048];
 		snprintf(buf, sizeof buf, "Hint %d of %zu: %s", h + 1, ex->nhints, e->hints[h] ? e->hints[h] : ex->hints[h]);
 		y += tui_wrap(w, y, 3, cols - 4, rows - 1 - y, ROLE_EMPH, buf);
+		*hint_end = y - 1;
 	}
-	tui_putf(w, rows - 1, 1, cols - 2, ROLE_DIM, "%zu of %zu right%s   h: hint (%d of %zu)   w: worked solution", ok,
-	         ex->nfields, e->steps ? ", one step at a time" : "", e->hints_shown, ex->nhints);
+	return y;
+}
+
+static void exview_draw(tui_screen *s, WINDOW *w, int rows, int cols)
+{
+	exview *e = s->priv;
+	const ex_exercise *ex = e->ex;
+	WINDOW *pad = newpad(PAGE_ROWS, cols);
+	if (!pad) {
+		tui_put(w, 0, 1, cols - 2, ROLE_BAD, "out of memory for the page");
+		return;
+	}
+	int y = 0, field_y = 0, hint_end = -1;
+	tui_putf(pad, y++, 1, cols - 2, ROLE_HEADING, "%s  %s", ex->id, ex->title ? ex->title : "");
+	if (e->worked)
+		y += 1 + draw_worked(e, pad, y + 1, cols);
+	else
+		y = draw_answers(e, pad, y, cols, &field_y, &hint_end);
+	/* what is in view: the last row is the page's status */
+	int view = rows - 1, max_top = y > view ? y - view : 0;
+	int *top = e->worked ? &e->worked_top : &e->page_top;
+	if (!e->worked && e->follow) {
+		/* keep the field being answered in view, and a new hint */
+		if (hint_end >= 0 && e->reveal_hint && hint_end >= *top + view)
+			*top = hint_end - view + 1;
+		if (field_y < *top || field_y >= *top + view)
+			*top = field_y - view / 3;
+		e->follow = e->reveal_hint = false;
+	}
+	*top = *top < 0 ? 0 : *top > max_top ? max_top : *top;
+	copywin(pad, w, *top, 0, 0, 0, view - 1 < PAGE_ROWS - 1 ? view - 1 : PAGE_ROWS - 1, cols - 1, FALSE);
+	delwin(pad);
+	/* the status; when the page scrolls, where it is (shortened to fit) */
+	char line[256], more[64] = "";
+	if (max_top > 0)
+		snprintf(more, sizeof more, "   J/K scroll %d%%", 100 * *top / max_top);
+	for (int shorter = 0; shorter < 2; shorter++) {
+		if (e->worked)
+			snprintf(line, sizeof line, "worked solution: w back to the answers%s", more);
+		else
+			snprintf(line, sizeof line, "%zu of %zu right%s   h: hint (%d of %zu)   w: %s%s", correct_count(e),
+			         ex->nfields, e->steps ? ", one step at a time" : "", e->hints_shown, ex->nhints,
+			         shorter ? "solution" : "worked solution", more);
+		if (tui_width(line) <= cols - 2)
+			break;
+	}
+	tui_put(w, rows - 1, 1, cols - 2, ROLE_DIM, line);
 }
 
 static void record(tui_screen *s, long attempt)
@@ -513,8 +600,13 @@ static void check_field(tui_screen *s)
 		for (size_t k = 1; k <= e->ex->nfields; k++) {
 			size_t j = (i + k) % e->ex->nfields;
 			if (!(e->checked[j] && e->verdict[j] == EX_CORRECT)) {
-				if (!e->steps || j == i + 1)
+				if (!e->steps || j == i + 1) {
+					/* said aloud, so that the next j is not a surprise */
 					e->field = (int)j;
+					e->follow = true;
+					tui_message(s->app, false, "%s right; the cursor moved on to %s", e->ex->fields[i].name,
+					            e->ex->fields[j].name);
+				}
 				break;
 			}
 		}
@@ -540,20 +632,24 @@ static int exview_handle(tui_screen *s, int action, int key)
 	case EX_UP:
 		if (!e->worked)
 			e->field = (e->field + nshow - 1) % nshow;
+		e->follow = true;
 		return TUI_HANDLED;
 	case EX_DOWN:
 		if (!e->worked)
 			e->field = (e->field + 1) % nshow;
+		e->follow = true;
 		return TUI_HANDLED;
 	case EX_EDIT:
 		if (e->worked)
 			return TUI_HANDLED;
 		e->editing = true;
+		e->follow = true;
 		field_begin(&e->answer[e->field]);
 		return TUI_HANDLED;
 	case EX_HINT:
 		if (e->hints_shown < (int)e->ex->nhints) {
 			e->hints_shown++;
+			e->follow = e->reveal_hint = true;
 			record(s, 0);
 		} else {
 			tui_message(s->app, false, "no more hints; w shows the worked solution");
@@ -568,14 +664,14 @@ static int exview_handle(tui_screen *s, int action, int key)
 			record(s, 0);
 		}
 		return TUI_HANDLED;
-	case EX_SCROLL_DOWN:
-		if (e->worked)
-			e->worked_top += 5;
+	case EX_SCROLL_DOWN:   /* the draw stops at the last page */
+		*(e->worked ? &e->worked_top : &e->page_top) += 5;
 		return TUI_HANDLED;
-	case EX_SCROLL_UP:
-		if (e->worked)
-			e->worked_top = e->worked_top > 5 ? e->worked_top - 5 : 0;
+	case EX_SCROLL_UP: {
+		int *top = e->worked ? &e->worked_top : &e->page_top;
+		*top = *top > 5 ? *top - 5 : 0;
 		return TUI_HANDLED;
+	}
 	}
 	/* typing an answer starts editing it */
 	if (action < 0 && !e->worked && key > 0x20 && key < 0x7f) {

@@ -576,9 +576,22 @@ static void lesson_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		if (r->lines[k].heading >= 0)
 			sec = r->lines[k].heading + 1;
 	int pct = r->nlines <= (size_t)r->page ? 100 : (int)(100.0 * r->top / ((double)r->nlines - r->page));
-	tui_putf(w, rows - 1, 0, cols, ROLE_DIM, " %s  section %d/%d  line %d/%zu  %d%%%s%s", r->name, sec,
-	         r->nheadings, r->top + 1, r->nlines, pct, r->nclaims ? "  Tab: runnable claims" : "",
-	         r->query[0] ? "  n: next match" : "");
+	/* the position always; the key reminders in full, shorter, or not at
+	 * all, whichever fits (a cut line ended in "n: next") */
+	char line[512];
+	int n = snprintf(line, sizeof line, " %s  section %d/%d  line %d/%zu  %d%%", r->name, sec, r->nheadings,
+	                 r->top + 1, r->nlines, pct);
+	static const char *const hints[][2] = { { "  Tab: runnable claims", "  n: next match" },
+		                                { "  Tab: claims", "  n: next" } };
+	for (size_t k = 0; n > 0 && (size_t)n < sizeof line && k < sizeof hints / sizeof hints[0]; k++) {
+		char more[64];
+		snprintf(more, sizeof more, "%s%s", r->nclaims ? hints[k][0] : "", r->query[0] ? hints[k][1] : "");
+		if (n + tui_width(more) <= cols) {
+			snprintf(line + n, sizeof line - (size_t)n, "%s", more);
+			break;
+		}
+	}
+	tui_put(w, rows - 1, 0, cols, ROLE_DIM, line);
 }
 
 static void find(tui_screen *s, int dir)

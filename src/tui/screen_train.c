@@ -14,6 +14,7 @@
 #include "train/train.h"
 #include "tui/plotview.h"
 #include "tui/screens.h"
+#include "tui/train_args.h"
 #include "util/csvout.h"
 
 void openblas_set_num_threads(int num_threads);
@@ -26,7 +27,7 @@ void openblas_set_num_threads(int num_threads);
 	X(TR_PAUSE, "p", "pause / resume", 'p')                                                 \
 	X(TR_STOP, "x", "stop", 'x')                                                            \
 	X(TR_METRIC, "m Tab", "plot: loss, resid_lost_frac, lost_update_frac", 'm', '\t')       \
-	X(TR_SHAPE, "z", "model size: tiny (seconds) or the default (a minute)", 'z')           \
+	X(TR_SHAPE, "z", "model: tiny (seconds), or the default or the lesson's options", 'z')   \
 	X(TR_DEVICE, "g", "train on the GPU (CUDA) or the CPU", 'g')                             \
 	X(TR_STEPS, "n", "edit the number of steps", 'n')                                       \
 	X(TR_PATH, "f", "edit the CSV file name", 'f')                                          \
@@ -49,6 +50,7 @@ typedef struct {
 	train_config cfg;
 	train_policy pols[MAXPOL];
 	size_t np, steps;
+	char data_path[256];
 	/* the UI's */
 	pthread_t thread;
 	bool joinable;
@@ -57,6 +59,8 @@ typedef struct {
 	int metric;
 	bool tiny;
 	bool gpu;           /* the next run trains on the GPU */
+	bool have_args;     /* opened with a command's options (a lesson's block) */
+	train_args args;    /* ... which the run takes exactly, unless z picks the tiny shape */
 	tui_field steps_f, path_f;
 	int editing;                /* 0, 'n' or 'f' */
 	train_stats *ui_hist;
@@ -81,7 +85,7 @@ static void *worker(void *arg)
 	char err[256];
 	trainer *tr[MAXPOL] = { 0 };
 	set_phase(t, "loading the corpus");
-	mp_status st = corpus_load(&data, corpus_default_path(), t->cfg.t, err, sizeof err);
+	mp_status st = corpus_load(&data, t->data_path, t->cfg.t, err, sizeof err);
 	bool have_data = st == MP_OK;
 	set_phase(t, "setting up the trainers");
 	for (size_t i = 0; i < t->np && st == MP_OK; i++) {
@@ -151,10 +155,11 @@ static void free_run(train_lab *t)
 	t->px = t->py = NULL;
 }
 
-/* The tiny shape trains a step in milliseconds: enough to watch the curves. */
-static train_config shape_config(bool tiny)
+/* The tiny shape trains a step in milliseconds: enough to watch the curves.
+ * Otherwise the default, or the options the lab was opened with. */
+static train_config shape_config(const train_lab *t, bool tiny)
 {
-	train_config c = train_config_default();
+	train_config c = t->have_args ? t->args.cfg : train_config_default();
 	if (tiny) {
 		c.model.L = 1;
 		c.model.C = 32;
@@ -184,9 +189,18 @@ static void start(tui_screen *s)
 		tui_message(s->app, true, "choose at least one policy (Space)");
 		return;
 	}
+	for (size_t i = 0; i < t->np && t->have_args && !t->tiny; i++) {
+		char err[256];
+		if (train_args_apply(&t->args, &t->pols[i], err, sizeof err) != MP_OK) {
+			tui_message(s->app, true, "policy %s: %s", t->pols[i].name, err);
+			return;
+		}
+	}
+	snprintf(t->data_path, sizeof t->data_path, "%s",
+	         t->have_args && t->args.data[0] ? t->args.data : corpus_default_path());
 	free_run(t);
 	t->steps = (size_t)steps;
-	t->cfg = shape_config(t->tiny);
+	t->cfg = shape_config(t, t->tiny);
 	t->cfg.device = t->gpu ? TRAIN_DEVICE_CUDA : TRAIN_DEVICE_CPU;
 	t->hist = calloc(t->steps * t->np, sizeof *t->hist);
 	t->ui_hist = calloc(t->steps * t->np, sizeof *t->ui_hist);
@@ -222,27 +236,30 @@ static mp_status train_init(tui_screen *s, int argc, char **argv)
 	field_set(&t->steps_f, "50");
 	field_set(&t->path_f, "mixprec-train.csv");
 	bool given = false;
-	for (int i = 1; i + 1 < argc; i++) {
-		if (!strcmp(argv[i], "--policy")) {
-			given = true;
-			char list[512];
-			snprintf(list, sizeof list, "%s", argv[++i]);
-			char *save = NULL;
-			for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				bool found = false;
-				for (size_t k = 0; k < policy_preset_count() && k < MAXPOL; k++)
-					if (!strcmp(policy_preset(k)->name, tok))
-						t->chosen[k] = found = true;
-				if (!found)
-					tui_message(s->app, true, "--policy: unknown policy '%s' (known: %s)", tok,
-					            policy_preset_names());
-			}
-		} else if (!strcmp(argv[i], "--steps")) {
-			field_set(&t->steps_f, argv[++i]);
-		} else {
-			tui_message(s->app, false, "%s: use the command for this option: mixprec train %s %s", argv[i],
-			            argv[i], argv[i + 1]);
-			i++;
+	char err[256];
+	if (argc > 1 && train_args_parse(&t->args, argc, argv, err, sizeof err) != MP_OK) {
+		tui_message(s->app, true, "%s; the lab's defaults instead", err);
+	} else if (argc > 1) {
+		/* the command's own run: its shape and options, its default steps */
+		t->have_args = true;
+		t->tiny = false;
+		t->gpu = t->args.cfg.device == TRAIN_DEVICE_CUDA;
+		char n[32];
+		snprintf(n, sizeof n, "%zu", t->args.steps);
+		field_set(&t->steps_f, n);
+		if (t->args.csv[0])
+			field_set(&t->path_f, t->args.csv);
+		char list[512];
+		snprintf(list, sizeof list, "%s", t->args.policies);
+		char *save = NULL;
+		for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			bool found = false;
+			for (size_t k = 0; k < policy_preset_count() && k < MAXPOL; k++)
+				if (!strcmp(policy_preset(k)->name, tok))
+					t->chosen[k] = found = given = true;
+			if (!found)
+				tui_message(s->app, true, "--policy: unknown policy '%s' (known: %s)", tok,
+				            policy_preset_names());
 		}
 	}
 	if (!given)
@@ -312,20 +329,28 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		tui_put(w, y, x, 25, cur ? ROLE_SELECT : t->chosen[i] ? ROLE_STRONG : ROLE_NORMAL, line);
 	}
 	int y = per_col;
-	train_config c = shape_config(t->tiny);
+	train_config c = shape_config(t, t->tiny);
 	int x = tui_put(w, y, 1, 6, ROLE_DIM, "steps ");
 	if (t->editing == 'n')
 		field_draw(w, y, 1 + x, 8, &t->steps_f, true);
 	else
 		tui_putf(w, y, 1 + x, 8, ROLE_NORMAL, "[%s]", t->steps_f.text);
-	tui_putf(w, y, 16, 40, ROLE_DIM, "%s %s: %zu layer%s, %zu ch, batch %zux%zu", t->gpu ? "GPU" : "CPU",
-	         t->tiny ? "tiny" : "default", c.model.L, c.model.L == 1 ? "" : "s", c.model.C, c.B, c.t);
-	x = tui_put(w, y, 57, 4, ROLE_DIM, "csv ");
+	x = tui_put(w, y, 17, 4, ROLE_DIM, "csv ");
 	if (t->editing == 'f')
-		field_draw(w, y, 57 + x, cols - 58 - x, &t->path_f, true);
+		field_draw(w, y, 17 + x, cols - 18 - x, &t->path_f, true);
 	else
-		tui_putf(w, y, 57 + x, cols - 58 - x, ROLE_NORMAL, "%s", t->path_f.text);
+		tui_putf(w, y, 17 + x, cols - 18 - x, ROLE_NORMAL, "%s", t->path_f.text);
 	y++;
+	/* the model the next run trains, on a line of its own */
+	const char *what = t->tiny ? "tiny" : t->have_args ? "the lesson's options" : "default";
+	tui_putf(w, y++, 1, cols - 2, ROLE_DIM, "%s %s: %zu layer%s, %zu ch, %zu heads, batch %zux%zu, lr %g",
+	         t->gpu ? "GPU" : "CPU", what, c.model.L, c.model.L == 1 ? "" : "s", c.model.C, c.model.NH, c.B, c.t,
+	         c.lr);
+	if (t->have_args && !t->tiny) {
+		char line[600];
+		snprintf(line, sizeof line, "from the lesson: mixprec train %s", t->args.text);
+		y += tui_wrap(w, y, 1, cols - 2, 2, ROLE_EMPH, line);
+	}
 	if (t->ui_running)
 		tui_putf(w, y, 1, cols - 2, ROLE_EMPH, "%s: step %zu of %zu%s", t->ui_phase, t->ui_done, t->steps,
 		         t->ui_paused ? "  PAUSED (p resumes)" : "  (p pauses, x stops)");
@@ -476,7 +501,8 @@ static int train_handle(tui_screen *s, int action, int key)
 	}
 	case TR_SHAPE:
 		t->tiny = !t->tiny;
-		tui_message(s->app, false, "the next run uses the %s shape (s starts it)", t->tiny ? "tiny" : "default");
+		tui_message(s->app, false, "the next run uses %s (s starts it)",
+		            t->tiny ? "the tiny shape" : t->have_args ? "the lesson's options" : "the default shape");
 		return TUI_HANDLED;
 	case TR_STEPS:
 	case TR_PATH:
