@@ -4,6 +4,7 @@
  * per field, progressive hints and the worked solution. The hand-rounding
  * lab is the same screen in step mode: one field at a time, the next shown
  * once the current one is right. */
+#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <mpfr.h>
@@ -283,11 +284,13 @@ typedef struct {
 /* text with {NAME} replaced by the variant's values (malloc'd, or NULL) */
 /* Exercise files break prompts into lines of their own width: join those
  * into paragraphs for the screen's width, keeping blank lines and lines that
- * start a step ("(1) ...") or a list item. */
+ * start a step ("(1) ...") or a list item ("- ..."); a line that merely
+ * begins with a parenthesis joins the one before. */
 static void reflow(char *text)
 {
 	for (char *p = text ? strchr(text, '\n') : NULL; p; p = strchr(p + 1, '\n')) {
-		bool keep = p == text || p[-1] == '\n' || p[1] == '\n' || p[1] == '(' || p[1] == '-' || p[1] == '\0';
+		bool step = p[1] == '(' && isdigit((unsigned char)p[2]), item = p[1] == '-' && p[2] == ' ';
+		bool keep = p == text || p[-1] == '\n' || p[1] == '\n' || step || item || p[1] == '\0';
 		if (!keep)
 			*p = ' ';
 	}
@@ -549,11 +552,14 @@ static void exview_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	int view = rows - 1, max_top = y > view ? y - view : 0;
 	int *top = e->worked ? &e->worked_top : &e->page_top;
 	if (!e->worked && e->follow) {
-		/* keep the field being answered in view, and a new hint */
-		if (hint_end >= 0 && e->reveal_hint && hint_end >= *top + view)
-			*top = hint_end - view + 1;
-		if (field_y < *top || field_y >= *top + view)
+		/* keep a new hint in view (it wins when it and the field being
+		 * answered do not fit together), else the field */
+		if (hint_end >= 0 && e->reveal_hint) {
+			if (hint_end >= *top + view)
+				*top = hint_end - view + 1;
+		} else if (field_y < *top || field_y >= *top + view) {
 			*top = field_y - view / 3;
+		}
 		e->follow = e->reveal_hint = false;
 	}
 	*top = *top < 0 ? 0 : *top > max_top ? max_top : *top;
