@@ -12,6 +12,11 @@
  *                (portable always) == a separately written binary64 reference:
  *                scale so that the last place is 1, nearbyint (ties to even),
  *                scale back, overflow above max, encode.
+ *   sr-reference fp16 (all inputs), bf16, fp8-e4m3, fp8-e5m2 (the subset of
+ *                the RNE check unless MIXPREC_EXHAUSTIVE_FP8_FULL=1) SR, the
+ *                fp8 formats also saturating, on every available path == a binary64 reference
+ *                of SR's definition: floor of the scaled value, up iff the
+ *                element's 32 random bits are below frac * 2^32.
  *
  * Usage: test_exhaustive NAME. Exit 0 when everything agrees, 1 on any
  * mismatch (the first few are printed), 77 (skip) when the CPU lacks the
@@ -38,260 +43,8 @@
 
 #include "fmt/bulk.h"
 #include "fmt/format.h"
-
-#define NTHREADS 2
-#define CHUNK_BITS 20
-#define CHUNK ((size_t)1 << CHUNK_BITS)
-#define NCHUNKS ((uint32_t)1 << (32 - CHUNK_BITS))
-#define MAX_ROWS 16
-#define MAX_REPORT 10
-
-/* --- small helpers --- */
-
-static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static bool is_nan32(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint32_t load_elem(const void *p, size_t size, size_t i)
-{
-	if (size == 1)
-		return ((const uint8_t *)p)[i];
-	if (size == 2)
-		return ((const uint16_t *)p)[i];
-	return ((const uint32_t *)p)[i];
-}
-
-/* --- rows of results (one per format x path) and mismatch reports --- */
-
-typedef struct {
-	char label[64];
-	int hexdigits;
-	atomic_uint_fast64_t checked, bad;
-} row;
-
-static row rows[MAX_ROWS];
-static int nrows;
-static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
-static int nreported;
-
-static int row_add(const char *fmtname, const char *pathname, int hexdigits)
-{
-	if (nrows >= MAX_ROWS) {
-		fprintf(stderr, "internal: too many rows\n");
-		exit(99);
-	}
-	row *r = &rows[nrows];
-	snprintf(r->label, sizeof r->label, "%s via %s", fmtname, pathname);
-	r->hexdigits = hexdigits;
-	atomic_init(&r->checked, 0);
-	atomic_init(&r->bad, 0);
-	return nrows++;
-}
-
-static void report(int rowi, uint32_t input, uint32_t expected, uint32_t got, const char *oracle)
-{
-	pthread_mutex_lock(&report_lock);
-	if (nreported < MAX_REPORT) {
-		int d = rows[rowi].hexdigits;
-		printf("MISMATCH %s: input fp32 0x%08" PRIx32 " (%a): expected 0x%0*" PRIx32
-		       " (%s), got 0x%0*" PRIx32 "\n",
-		       rows[rowi].label, input, (double)u2f(input), d, expected, oracle, d, got);
-		fflush(stdout);
-	}
-	nreported++;
-	pthread_mutex_unlock(&report_lock);
-}
-
-/* --- the worker framework --- */
-
-typedef struct {
-	float *in;
-	uint32_t *expect;
-	void *expect_n;        /* expect[] narrowed to the encoded element size */
-	float *in_sparse;      /* reference: the fp8 subset of the chunk */
-	void *out;
-	mpfr_t m8;             /* bf16-avx512: precision-8 MPFR value */
-	uint64_t local_checked[MAX_ROWS], local_bad[MAX_ROWS];
-} worker;
-
-typedef void (*chunk_fn)(worker *w, uint32_t base);
-
-static bool use_mpfr;   /* bf16-avx512: threads set up MPFR for bf16 */
-
-static chunk_fn the_chunk_fn;
-static atomic_uint next_chunk;
-
-/* Narrows w->expect to the encoded element size (into w->expect_n) so that a
- * path's output can be compared with memcmp. */
-static void narrow_expect(worker *w, size_t size, size_t n)
-{
-	if (size == 1) {
-		uint8_t *d = w->expect_n;
-		for (size_t i = 0; i < n; i++)
-			d[i] = (uint8_t)w->expect[i];
-	} else if (size == 2) {
-		uint16_t *d = w->expect_n;
-		for (size_t i = 0; i < n; i++)
-			d[i] = (uint16_t)w->expect[i];
-	} else {
-		memcpy(w->expect_n, w->expect, n * 4);
-	}
-}
-
-/* Which oracle gave the expected value for input u: NaNs are expected to
- * become the canonical NaN; in the bf16 test fp32 subnormals go to MPFR. */
-static const char *oracle_of(uint32_t u, const char *oracle)
-{
-	uint32_t a = u & 0x7fffffffu;
-	if (a > 0x7f800000u)
-		return "canonical NaN";
-	if (use_mpfr && a != 0 && a < 0x00800000u)
-		return "MPFR";
-	return oracle;
-}
-
-/* Compares out (encoded with elements of `size` bytes) against w->expect. */
-static void compare(worker *w, int rowi, size_t size, size_t n, const char *oracle)
-{
-	uint64_t bad = 0;
-	if (memcmp(w->out, w->expect_n, n * size) != 0) {
-		for (size_t i = 0; i < n; i++) {
-			uint32_t got = load_elem(w->out, size, i);
-			if (got != w->expect[i]) {
-				if (bad < 3)
-					report(rowi, f2u(w->in[i]), w->expect[i], got, oracle_of(f2u(w->in[i]), oracle));
-				bad++;
-			}
-		}
-	}
-	w->local_checked[rowi] += n;
-	w->local_bad[rowi] += bad;
-}
-
-/* Encodes w->in[0..n) to fmt (RNE, no saturation) on every available path
- * and compares with w->expect; path p uses row rowof[p] (-1: skipped). */
-static void check_all_paths(worker *w, fmt_id fmt, const int *rowof, size_t n, const char *oracle)
-{
-	fmt_bulk_opts o = { .fmt = fmt, .mode = FMT_RNE, .saturate = false, .seed = 0, .index0 = 0 };
-	size_t size = fmt_bulk_elem_size(fmt);
-	narrow_expect(w, size, n);
-	for (int p = 0; p < FMT_SIMD_COUNT; p++) {
-		if (rowof[p] < 0)
-			continue;
-		/* poison the first and last elements so that a skipped store shows */
-		memset(w->out, 0xa5, size);
-		memset((char *)w->out + (n - 1) * size, 0xa5, size);
-		mp_status st = fmt_bulk_encode((fmt_simd)p, &o, w->out, w->in, n);
-		if (st != MP_OK) {
-			pthread_mutex_lock(&report_lock);
-			printf("fmt_bulk_encode(%s, %s) returned status %d\n", fmt_simd_name((fmt_simd)p),
-			       fmt_get(fmt)->name, (int)st);
-			pthread_mutex_unlock(&report_lock);
-			w->local_bad[rowof[p]] += n;
-			w->local_checked[rowof[p]] += n;
-			continue;
-		}
-		compare(w, rowof[p], size, n, oracle);
-	}
-}
-
-static void *worker_main(void *arg)
-{
-	worker *w = arg;
-	if (use_mpfr) {
-		/* bf16's range in MPFR's convention (value = m * 2^e, 1/2 <= m < 1):
-		 * min subnormal 2^-133 = 0.5 * 2^-132, max < 2^128. */
-		mpfr_set_emin(-132);
-		mpfr_set_emax(128);
-		mpfr_init2(w->m8, 8);
-	}
-	for (;;) {
-		uint32_t c = atomic_fetch_add(&next_chunk, 1);
-		if (c >= NCHUNKS)
-			break;
-		the_chunk_fn(w, c << CHUNK_BITS);
-	}
-	if (use_mpfr) {
-		mpfr_clear(w->m8);
-		mpfr_free_cache();
-	}
-	return NULL;
-}
-
-/* Runs fn over all chunks with NTHREADS threads; prints the rows; returns
- * the exit status. */
-static int run_all(chunk_fn fn, const char *title)
-{
-	the_chunk_fn = fn;
-	atomic_init(&next_chunk, 0);
-	worker ws[NTHREADS];
-	pthread_t th[NTHREADS];
-	double t0 = now_s();
-	for (int t = 0; t < NTHREADS; t++) {
-		memset(&ws[t], 0, sizeof ws[t]);
-		ws[t].in = malloc(CHUNK * sizeof(float));
-		ws[t].expect = malloc(CHUNK * sizeof(uint32_t));
-		ws[t].out = malloc(CHUNK * sizeof(uint32_t));
-		ws[t].expect_n = malloc(CHUNK * sizeof(uint32_t));
-		ws[t].in_sparse = malloc(CHUNK * sizeof(float));
-		if (!ws[t].in || !ws[t].expect || !ws[t].out || !ws[t].expect_n ) {
-			fprintf(stderr, "out of memory\n");
-			return 99;
-		}
-		if (pthread_create(&th[t], NULL, worker_main, &ws[t]) != 0) {
-			fprintf(stderr, "pthread_create failed\n");
-			return 99;
-		}
-	}
-	for (int t = 0; t < NTHREADS; t++) {
-		pthread_join(th[t], NULL);
-		for (int r = 0; r < nrows; r++) {
-			atomic_fetch_add(&rows[r].checked, ws[t].local_checked[r]);
-			atomic_fetch_add(&rows[r].bad, ws[t].local_bad[r]);
-		}
-		free(ws[t].in);
-		free(ws[t].expect);
-		free(ws[t].out);
-		free(ws[t].expect_n);
-		free(ws[t].in_sparse);
-	}
-	double dt = now_s() - t0;
-	int status = 0;
-	printf("%s (%d threads, %.1f s)\n", title, NTHREADS, dt);
-	for (int r = 0; r < nrows; r++) {
-		uint64_t checked = atomic_load(&rows[r].checked), bad = atomic_load(&rows[r].bad);
-		printf("  %-36s %11" PRIu64 " checked, %" PRIu64 " mismatches\n", rows[r].label, checked, bad);
-		if (bad != 0 || checked == 0)
-			status = 1;
-	}
-	printf("%s\n", status == 0 ? "PASS" : "FAIL");
-	return status;
-}
-
-static void fill_chunk(float *in, uint32_t base)
-{
-	uint32_t *u = (uint32_t *)(void *)in;
-	for (size_t i = 0; i < CHUNK; i++)
-		u[i] = base + (uint32_t)i;
-}
-
-/* Rows for every available path of one format; rowof[p] = -1 where absent. */
-static void add_path_rows(const char *fmtname, int hexdigits, int *rowof)
-{
-	for (int p = 0; p < FMT_SIMD_COUNT; p++)
-		rowof[p] = fmt_simd_available((fmt_simd)p) ? row_add(fmtname, fmt_simd_name((fmt_simd)p), hexdigits)
-		                                           : -1;
-	for (int p = 0; p < FMT_SIMD_COUNT; p++)
-		if (rowof[p] < 0)
-			printf("note: path %s not available on this CPU: not checked\n", fmt_simd_name((fmt_simd)p));
-}
+#include "util/rng.h"
+#include "exhaustive_run.h"
 
 /* --- fp16 against F16C --- */
 
@@ -738,11 +491,100 @@ static int test_reference(void)
 	return run_all(reference_chunk, title);
 }
 
+/* --- stochastic rounding against the binary64 reference --- */
+
+/* SR of the fp32 pattern u with the random bits rbits, from the definition:
+ * y = |x| / (the format's last place at x) is exact in binary64; the result
+ * is floor(y) rounded up iff rbits < frac(y) 2^32, so up with probability
+ * frac(y) over the 32-bit draws (DESIGN.md's SR, drawn from the stream
+ * rng_bits(seed, index)). Beyond max: inf, NaN or (saturate) +-max. */
+static uint32_t ref_encode_sr(const reffmt *r, uint32_t u, uint32_t rbits, bool saturate)
+{
+	uint32_t sign = (u >> 31) ? r->sign : 0;
+	uint32_t a = u & 0x7fffffffu;
+	if (a > 0x7f800000u)
+		return r->nan;
+	uint32_t ovf = saturate ? (sign | ref_pack(r, r->max)) : r->has_inf ? (sign | r->inf) : r->nan;
+	if (a == 0x7f800000u)
+		return ovf;
+	uint32_t e32 = a >> 23;
+	double y = (double)u2f(a) * r->scale[e32], fl = floor(y);
+	double q = (fl + ((double)rbits < (y - fl) * 0x1p32 ? 1.0 : 0.0)) * r->unscale[e32];
+	return q > r->max ? ovf : (sign | ref_pack(r, q));
+}
+
+enum { SR_SEED = 0x5eed };
+static int sr_rows[NREFS][2][FMT_SIMD_COUNT];   /* [format][saturate][path] */
+
+static void sr_chunk(worker *w, uint32_t base)
+{
+	float *full = w->in, *sparse = w->in_sparse;
+	fill_chunk(full, base);
+	size_t nsparse = ref_fp8_sparse ? fill_sparse(sparse, base) : 0;
+	for (int f = 0; f < NREFS; f++) {
+		const reffmt *r = &refs[f];
+		bool fp8 = r->frac_bits <= 3, thin = ref_fp8_sparse && r->id != FMT_FP16;
+		size_t n = thin ? nsparse : CHUNK;
+		w->in = thin ? sparse : full;
+		const uint32_t *u = (const uint32_t *)(const void *)w->in;
+		for (int sat = 0; sat < 2; sat++) {
+			if (sat && !fp8)
+				continue;   /* saturating fp16 and bf16 take the kernels of the fp8 formats */
+			fmt_bulk_opts o = { .fmt = r->id, .mode = FMT_SR, .saturate = sat, .seed = SR_SEED,
+			                    .index0 = base };
+			for (size_t i = 0; i < n; i++)
+				w->expect[i] = ref_encode_sr(r, u[i], rng_bits(SR_SEED, (uint64_t)base + i), sat);
+			check_all_paths_opts(w, &o, sr_rows[f][sat], n, "binary64 SR reference");
+		}
+	}
+	w->in = full;
+}
+
+static int test_sr_reference(void)
+{
+	const char *full = getenv("MIXPREC_EXHAUSTIVE_FP8_FULL");
+	ref_fp8_sparse = !(full && *full && strcmp(full, "0") != 0);
+	/* The SR reference on values worked out by hand: 1 + 2^-12 in fp16 lies a
+	 * quarter of the way from 1 to 1 + 2^-10, so it rounds up iff the bits
+	 * are below 2^30; 2^-26 is a quarter of fp16's min subnormal 2^-24;
+	 * 65520 is half-way from max (65504) to 65536, which overflows. */
+	for (int f = 0; f < NREFS; f++)
+		ref_init(&refs[f]);
+	static const struct { uint32_t in, rbits, out; } hand[] = {
+		{ 0x3f800800u, 0x3fffffffu, 0x3c01 }, { 0x3f800800u, 0x40000000u, 0x3c00 },
+		{ 0x32800000u, 0x3fffffffu, 0x0001 }, { 0x32800000u, 0x40000000u, 0x0000 },
+		{ 0xb2800000u, 0u, 0x8001 }, { 0x477ff000u, 0u, 0x7c00 }, { 0x477fe000u, 0xffffffffu, 0x7bff },
+	};
+	for (size_t i = 0; i < sizeof hand / sizeof hand[0]; i++) {
+		uint32_t got = ref_encode_sr(&refs[0], hand[i].in, hand[i].rbits, false);
+		if (got != hand[i].out) {
+			printf("SR reference self-check failed: fp16(0x%08" PRIx32 ", bits 0x%08" PRIx32 ") = 0x%04" PRIx32
+			       ", expected 0x%04" PRIx32 "\n", hand[i].in, hand[i].rbits, got, hand[i].out);
+			return 1;
+		}
+	}
+	for (int f = 0; f < NREFS; f++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s sr", refs[f].name);
+		add_path_rows(name, refs[f].frac_bits <= 3 ? 2 : 4, sr_rows[f][0]);
+		if (refs[f].frac_bits <= 3) {
+			snprintf(name, sizeof name, "%s sr saturating", refs[f].name);
+			add_path_rows(name, 2, sr_rows[f][1]);
+		}
+	}
+	char title[256];
+	snprintf(title, sizeof title,
+	         "SR (seed %d) against the binary64 reference: fp16 on all 2^32 fp32 inputs, bf16 and fp8 on %s",
+	         SR_SEED, ref_fp8_sparse ? "the subset of the RNE check (MIXPREC_EXHAUSTIVE_FP8_FULL=1: all)"
+	                                 : "all 2^32 inputs");
+	return run_all(sr_chunk, title);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s fp16-f16c|bf16-avx512|reference\n", argv[0]);
+		fprintf(stderr, "usage: %s fp16-f16c|bf16-avx512|reference|sr-reference\n", argv[0]);
 		return 2;
 	}
 	if (strcmp(argv[1], "fp16-f16c") == 0)
@@ -751,6 +593,8 @@ int main(int argc, char **argv)
 		return test_bf16_avx512();
 	if (strcmp(argv[1], "reference") == 0)
 		return test_reference();
+	if (strcmp(argv[1], "sr-reference") == 0)
+		return test_sr_reference();
 	fprintf(stderr, "%s: unknown test '%s'\n", argv[0], argv[1]);
 	return 2;
 }

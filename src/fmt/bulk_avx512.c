@@ -9,15 +9,32 @@
 
 typedef struct {
 	__m512i shift, e32_min, rebias, sub_base, max_bits, ov_bits, nan_bits, sign_shift;
+	__m512i min_normal, half_m1, keep_shift;   /* encode_fast: a of the min normal, 2^(shift-1) - 1, 32 - shift */
+	__m512 sub_scale;                          /* encode_fast: 2^-m, m = log2 of the min subnormal */
 	__m512i k1, k2, lane;
 	__mmask16 ov_signed;
 	int sr, saturate;
 	fmt_id fmt;
 } vparams;
 
+/* 2^-m for the format's min subnormal 2^m, or 0 when 2^-m is no normal
+ * fp32 (bf16, tf32, fp32: encode_fast does not serve them). */
+static float sub_scale_of(const bulk_params *p)
+{
+	int m = (int)p->e32_min - 127 - p->frac_bits;
+	if (-m < -126 || -m > 127)
+		return 0.0f;
+	uint32_t b = (uint32_t)(127 - m) << 23;
+	return bulk_u2f(b);
+}
+
 T512 static inline __attribute__((always_inline)) vparams vparams_load(const bulk_params *p, rng_key k)
 {
 	vparams v = {
+		.min_normal = _mm512_set1_epi32((int)(p->e32_min << 23)),
+		.half_m1 = _mm512_set1_epi32((int)((1u << (p->shift - 1)) - 1u)),
+		.keep_shift = _mm512_set1_epi32((int)(32 - p->shift)),
+		.sub_scale = _mm512_set1_ps(sub_scale_of(p)),
 		.shift = _mm512_set1_epi32((int)p->shift),
 		.e32_min = _mm512_set1_epi32((int)p->e32_min),
 		.rebias = _mm512_set1_epi32((int)p->rebias),
@@ -103,6 +120,50 @@ T512 static inline __attribute__((always_inline)) __m512i encode_generic(const v
 	return _mm512_mask_mov_epi32(enc, nan, v->nan_bits);
 }
 
+/* bulk_encode1 in 16 lanes for the formats whose min subnormal 2^m has 2^-m
+ * in fp32's normal range (fp16 and the fp8 formats), in fewer operations:
+ * - a result in the normal range drops the same number of bits (shift) in
+ *   every binade, so the rounding is a carry into the kept bits: a + add,
+ *   add = 2^(shift-1) - 1 + lsb (RNE) or ~r >> (32 - shift) (SR: a carry out
+ *   of the discarded bits d iff d > r >> (32 - shift), that is r < d 2^(32-shift),
+ *   bulk_encode1's rule when nothing lies below the 32 bits);
+ * - a subnormal result lies on the fixed grid 2^m: y = |x| 2^-m is exact in
+ *   fp32, RNE is the nearest-even integer of y, and SR rounds floor(y) up iff
+ *   r < ceil(frac(y) 2^32), which is bulk_encode1's r < hi + below (frac(y)
+ *   and its scaling by 2^32 are exact).
+ * Overflow, sign and NaN as in encode_generic. */
+T512 static inline __attribute__((always_inline)) __m512i encode_fast(const vparams *v, bool sr, __m512i x, __m512i r)
+{
+	const __m512i one = _mm512_set1_epi32(1);
+	__m512i sign = _mm512_srlv_epi32(_mm512_and_si512(x, _mm512_set1_epi32((int)0x80000000u)),
+	                                 v->sign_shift);
+	__m512i a = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
+	__mmask16 nan = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(0x7f800000));
+	__mmask16 sub = _mm512_cmplt_epu32_mask(a, v->min_normal);
+	__m512i add = sr ? _mm512_srlv_epi32(_mm512_andnot_si512(r, _mm512_set1_epi32(-1)), v->keep_shift)
+	                 : _mm512_add_epi32(v->half_m1, _mm512_and_si512(_mm512_srlv_epi32(a, v->shift), one));
+	__m512i enc = _mm512_sub_epi32(_mm512_srlv_epi32(_mm512_add_epi32(a, add), v->shift), v->rebias);
+	{
+		__m512 y = _mm512_mul_ps(_mm512_castsi512_ps(a), v->sub_scale);
+		__m512i k;
+		if (sr) {
+			__m512 fl = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+			__m512 f32 = _mm512_mul_ps(_mm512_sub_ps(y, fl), _mm512_set1_ps(0x1p32f));
+			__m512i c = _mm512_cvt_roundps_epu32(f32, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+			k = _mm512_cvttps_epi32(fl);
+			k = _mm512_mask_add_epi32(k, _mm512_cmplt_epu32_mask(r, c), k, one);
+		} else {
+			k = _mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		}
+		enc = _mm512_mask_mov_epi32(enc, sub, k);
+	}
+	__mmask16 ov = _mm512_cmpgt_epu32_mask(enc, v->max_bits);
+	enc = _mm512_mask_mov_epi32(enc, ov, v->ov_bits);
+	__mmask16 keep_sign = (__mmask16)(~nan & ~(ov & ~v->ov_signed));
+	enc = _mm512_mask_or_epi32(enc, keep_sign, enc, sign);
+	return _mm512_mask_mov_epi32(enc, nan, v->nan_bits);
+}
+
 /* Kernel variants. Each is compiled into loops of its own (the kind is a
  * compile-time constant there), so nothing but the rounding runs per vector. */
 typedef enum {
@@ -110,6 +171,8 @@ typedef enum {
 	KIND_BF16_SR,    /* carry trick: the SR rule for 16 discarded bits */
 	KIND_FP16_RNE,   /* vcvtps2ph, NaNs made canonical */
 	KIND_FP32,       /* fp32 itself: only NaNs change (to the canonical NaN) */
+	KIND_FAST_RNE,   /* encode_fast: fp16 (saturating) and the fp8 formats */
+	KIND_FAST_SR,    /* encode_fast: fp16 and the fp8 formats */
 	KIND_GEN_RNE,    /* encode_generic, any format */
 	KIND_GEN_SR,
 } kernel_kind;
@@ -123,6 +186,8 @@ static kernel_kind kind_for(const bulk_params *p)
 		return KIND_FP16_RNE;
 	if (p->fmt == FMT_FP32 && !saturate)
 		return KIND_FP32;
+	if (p->fmt == FMT_FP16 || p->fmt == FMT_E4M3 || p->fmt == FMT_E5M2)
+		return p->sr ? KIND_FAST_SR : KIND_FAST_RNE;
 	return p->sr ? KIND_GEN_SR : KIND_GEN_RNE;
 }
 
@@ -165,6 +230,10 @@ T512 static inline __attribute__((always_inline)) __m512i encode16(const vparams
 		__mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, absmask), _mm512_set1_epi32(0x7f800000));
 		return _mm512_mask_mov_epi32(x, nan, _mm512_set1_epi32(0x7fc00000));
 	}
+	case KIND_FAST_RNE:
+		return encode_fast(v, false, x, _mm512_setzero_si512());
+	case KIND_FAST_SR:
+		return encode_fast(v, true, x, rand16(v, idx_lo));
 	case KIND_GEN_SR:
 		return encode_generic(v, x, rand16(v, idx_lo));
 	default:
@@ -319,6 +388,10 @@ ENCODE_VARIANT(encode_gen_rne_4, KIND_GEN_RNE, 4)
 ENCODE_VARIANT(encode_gen_sr_1, KIND_GEN_SR, 1)
 ENCODE_VARIANT(encode_gen_sr_2, KIND_GEN_SR, 2)
 ENCODE_VARIANT(encode_gen_sr_4, KIND_GEN_SR, 4)
+ENCODE_VARIANT(encode_fast_rne_1, KIND_FAST_RNE, 1)
+ENCODE_VARIANT(encode_fast_rne_2, KIND_FAST_RNE, 2)
+ENCODE_VARIANT(encode_fast_sr_1, KIND_FAST_SR, 1)
+ENCODE_VARIANT(encode_fast_sr_2, KIND_FAST_SR, 2)
 
 void bulk_avx512_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n)
 {
@@ -333,6 +406,12 @@ void bulk_avx512_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *
 		break;
 	case KIND_GEN_SR:
 		(size == 1 ? encode_gen_sr_1 : size == 2 ? encode_gen_sr_2 : encode_gen_sr_4)(p, k, idx_lo, out, in, n);
+		break;
+	case KIND_FAST_RNE:   /* fp16 and fp8: 2 or 1 bytes */
+		(size == 1 ? encode_fast_rne_1 : encode_fast_rne_2)(p, k, idx_lo, out, in, n);
+		break;
+	case KIND_FAST_SR:
+		(size == 1 ? encode_fast_sr_1 : encode_fast_sr_2)(p, k, idx_lo, out, in, n);
 		break;
 	}
 }
@@ -385,6 +464,8 @@ QUANTIZE_VARIANT(quantize_bf16_sr, KIND_BF16_SR)
 QUANTIZE_VARIANT(quantize_fp16_rne, KIND_FP16_RNE)
 QUANTIZE_VARIANT(quantize_gen_rne, KIND_GEN_RNE)
 QUANTIZE_VARIANT(quantize_gen_sr, KIND_GEN_SR)
+QUANTIZE_VARIANT(quantize_fast_rne, KIND_FAST_RNE)
+QUANTIZE_VARIANT(quantize_fast_sr, KIND_FAST_SR)
 
 void bulk_avx512_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n)
 {
@@ -395,6 +476,8 @@ void bulk_avx512_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, floa
 	case KIND_FP32:     /* fp32 is quantized in bulk.c; the generic formula is exact too */
 	case KIND_GEN_RNE:  quantize_gen_rne(p, k, idx_lo, x, n); break;
 	case KIND_GEN_SR:   quantize_gen_sr(p, k, idx_lo, x, n); break;
+	case KIND_FAST_RNE: quantize_fast_rne(p, k, idx_lo, x, n); break;
+	case KIND_FAST_SR:  quantize_fast_sr(p, k, idx_lo, x, n); break;
 	}
 }
 
@@ -417,7 +500,11 @@ T512 static inline __attribute__((always_inline)) size_t accumulate_all(const bu
 	bulk_params prne = *p;
 	prne.sr = 0;
 	vparams vr = vparams_load(&prne, k);
-	kernel_kind kr = kind == KIND_BF16_SR ? KIND_BF16_RNE : kind == KIND_GEN_SR ? KIND_GEN_RNE : kind;
+	kernel_kind kr = kind == KIND_BF16_SR   ? KIND_BF16_RNE
+	                 : kind == KIND_GEN_SR  ? KIND_GEN_RNE
+	                 : kind == KIND_FAST_SR ? (p->fmt == FMT_FP16 && p->ov_bits != p->max_bits ? KIND_FP16_RNE
+	                                                                                         : KIND_FAST_RNE)
+	                                        : kind;
 	size_t unchanged = 0;
 	for (size_t i = 0; i < n; i += 16) {
 		__mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
@@ -451,6 +538,8 @@ ACCUMULATE_VARIANT(accumulate_fp16_rne, KIND_FP16_RNE)
 ACCUMULATE_VARIANT(accumulate_fp32, KIND_FP32)
 ACCUMULATE_VARIANT(accumulate_gen_rne, KIND_GEN_RNE)
 ACCUMULATE_VARIANT(accumulate_gen_sr, KIND_GEN_SR)
+ACCUMULATE_VARIANT(accumulate_fast_rne, KIND_FAST_RNE)
+ACCUMULATE_VARIANT(accumulate_fast_sr, KIND_FAST_SR)
 
 size_t bulk_avx512_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
                               const float *u, size_t n)
@@ -461,6 +550,8 @@ size_t bulk_avx512_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, 
 	case KIND_FP16_RNE: return accumulate_fp16_rne(p, k, idx_lo, x, comp, u, n);
 	case KIND_FP32:     return accumulate_fp32(p, k, idx_lo, x, comp, u, n);
 	case KIND_GEN_RNE:  return accumulate_gen_rne(p, k, idx_lo, x, comp, u, n);
+	case KIND_FAST_RNE: return accumulate_fast_rne(p, k, idx_lo, x, comp, u, n);
+	case KIND_FAST_SR:  return accumulate_fast_sr(p, k, idx_lo, x, comp, u, n);
 	default:            return accumulate_gen_sr(p, k, idx_lo, x, comp, u, n);
 	}
 }
