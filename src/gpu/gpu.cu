@@ -108,6 +108,7 @@ static void detect(void)
 	in->memory = prop.totalGlobalMem;
 	in->driver_version = dv;
 	in->runtime_version = rv;
+	in->sms = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
 	/* does this build hold code (SASS or PTX) the device can run? */
 	cudaFuncAttributes fa;
 	e = cudaFuncGetAttributes(&fa, probe_kernel);
@@ -133,6 +134,12 @@ extern "C" bool gpu_ready(const char **reason, gpu_info *info)
 	if (info && ready_ok)
 		*info = ready_info;
 	return ready_ok;
+}
+
+extern "C" int gpu_sm_count(void)
+{
+	gpu_info in;
+	return gpu_ready(NULL, &in) ? in.sms : 1;
 }
 
 extern "C" mp_status gpu_require(void)
@@ -168,10 +175,9 @@ extern "C" mp_status gpu_alloc(void **d_p, size_t bytes)
 	return gpu_status_of(cudaMalloc(d_p, bytes ? bytes : 1), "cudaMalloc");
 }
 
-extern "C" void gpu_free(void *d_p)
+extern "C" mp_status gpu_free(void *d_p)
 {
-	if (d_p)
-		cudaFree(d_p);
+	return d_p ? gpu_status_of(cudaFree(d_p), "cudaFree") : MP_OK;
 }
 
 extern "C" mp_status gpu_put(void *d_dst, const void *src, size_t bytes)
@@ -202,10 +208,7 @@ enum { THREADS = 256, GROUP = 4 };
 
 static unsigned grid_for(size_t groups)
 {
-	static int sms;
-	if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess)
-		sms = 1;
-	size_t want = (groups + THREADS - 1) / THREADS, cap = (size_t)sms * 16;
+	size_t want = (groups + THREADS - 1) / THREADS, cap = (size_t)gpu_sm_count() * 16;
 	return (unsigned)(want < 1 ? 1 : want < cap ? want : cap);
 }
 
@@ -496,7 +499,9 @@ extern "C" mp_status gpu_bulk_accumulate(const fmt_bulk_opts *o, float *d_x, flo
 	st = gpu_counters(&d_count);
 	if (st != MP_OK)
 		return st;
-	cudaMemsetAsync(d_count, 0, sizeof *d_count, 0);
+	st = gpu_status_of(cudaMemsetAsync(d_count, 0, sizeof *d_count, 0), "cudaMemset");
+	if (st != MP_OK)
+		return st;
 	unsigned grid = grid_for(n);
 	bool sr = o->mode == FMT_SR;
 	if (d_comp && sr)

@@ -30,6 +30,7 @@ typedef struct {
 	size_t memory;              /* bytes of device memory */
 	int driver_version;         /* e.g. 13000 for 13.0 */
 	int runtime_version;
+	int sms;                    /* streaming multiprocessors (at least 1) */
 } gpu_info;
 
 /* True when a CUDA device can run this build's kernels (checked once, then
@@ -49,7 +50,9 @@ bool gpu_failed(void);
 /* --- memory --- */
 
 mp_status gpu_alloc(void **d_p, size_t bytes);
-void gpu_free(void *d_p);
+/* Frees d_p (NULL is fine); MP_OK, or the error cudaFree reports (often an
+ * earlier kernel's fault), recorded for gpu_last_error(). */
+mp_status gpu_free(void *d_p);
 mp_status gpu_put(void *d_dst, const void *src, size_t bytes);      /* host -> device */
 mp_status gpu_get(void *dst, const void *d_src, size_t bytes);      /* device -> host */
 mp_status gpu_copy(void *d_dst, const void *d_src, size_t bytes);   /* device -> device */

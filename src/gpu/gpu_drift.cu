@@ -120,9 +120,7 @@ __global__ static void drift_fill(double *x64, double v64, float *x0, float *x1,
 
 static unsigned drift_grid(size_t E)
 {
-	int sms = 1;
-	cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-	size_t want = (E + DRIFT_THREADS - 1) / DRIFT_THREADS, cap = (size_t)sms * 32;
+	size_t want = (E + DRIFT_THREADS - 1) / DRIFT_THREADS, cap = (size_t)gpu_sm_count() * 32;
 	return (unsigned)(want < 1 ? 1 : want < cap ? want : cap);
 }
 
@@ -130,11 +128,12 @@ extern "C" void gpu_drift_free(gpu_drift *s)
 {
 	if (!s)
 		return;
-	cudaFree(s->x64);
+	/* gpu_free records a failure (usually an earlier kernel's) for gpu_last_error */
+	gpu_free(s->x64);
 	for (int v = 0; v < GPU_DRIFT_NF; v++)
-		cudaFree(s->x[v]);
-	cudaFree(s->comp);
-	cudaFree(s->count);
+		gpu_free(s->x[v]);
+	gpu_free(s->comp);
+	gpu_free(s->count);
 	free(s);
 }
 

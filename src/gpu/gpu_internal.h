@@ -11,6 +11,9 @@ void gpu_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 mp_status gpu_status_of(int cuda_error, const char *what);
 /* MP_OK when gpu_ready(); else MP_EUNSUPPORTED with the reason recorded. */
 mp_status gpu_require(void);
+/* The device's multiprocessor count, read once at detection (1 without a
+ * usable device): launch shapes read it without a query or a race. */
+int gpu_sm_count(void);
 /* GPU_COUNTERS 64-bit device counters, allocated on first use and kept; the
  * caller zeroes the ones it uses. Not for concurrent kernels. */
 enum { GPU_COUNTERS = 8 };

@@ -34,9 +34,10 @@ mp_status gpu_alloc(void **d_p, size_t bytes)
 	return MP_EUNSUPPORTED;
 }
 
-void gpu_free(void *d_p)
+mp_status gpu_free(void *d_p)
 {
 	(void)d_p;
+	return MP_OK;
 }
 
 mp_status gpu_put(void *d_dst, const void *src, size_t bytes)

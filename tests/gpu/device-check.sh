@@ -1,7 +1,10 @@
 #!/bin/sh
 # Builds mixprec's CUDA code on a GPU machine, runs the GPU tests and the
-# GPU benchmarks, and writes a summary table and every log to $OUT (default:
-# ./device-check-out). Run from anywhere inside a checkout:
+# GPU benchmarks, and writes two files to $OUT (default: ./device-check-out):
+# summary.md, the table of every step, and logs.tar.gz, every step's log and
+# CSV (repacked after each step, so a run cut short still returns them: the
+# device tool brings back at most 8 files). Run from anywhere inside a
+# checkout:
 #
 #   tests/gpu/device-check.sh            # standalone or full, whichever works
 #   MODE=standalone tests/gpu/device-check.sh
@@ -26,7 +29,10 @@
 # Settings: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc),
 # CUDA_ARCH (default: Hopper, sm_90 + compute_90 PTX), BENCH_MIB (2048),
 # BENCH_REPS (5), EXHAUSTIVE (1: every fp32 input for bf16/fp16/e4m3; 0 to
-# skip), JOBS. Exit status: 0 when every step that ran passed (a skip
+# skip), JOBS, STEP_TIMEOUT (seconds one test or benchmark step may run,
+# default 240; a build step gets BUILD_TIMEOUT, default 420): a step past its
+# limit is killed and reported as TIMEOUT, so one hung kernel cannot use up
+# the machine's lease. Exit status: 0 when every step that ran passed (a skip
 # because no GPU is usable counts as passed; the summary says so), 1 when a
 # test failed, 2 when the build failed.
 set -u
@@ -37,7 +43,12 @@ out=${OUT:-$PWD/device-check-out}
 mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/mixprec-device-check.XXXXXX") || exit 2
-trap 'rm -rf "$work"' EXIT INT TERM
+logs=$work/logs
+mkdir -p "$logs" || exit 2
+# every log in one archive beside summary.md (the device tool returns 8 files)
+pack() { tar -C "$work" -czf "$out/logs.tar.gz.tmp" logs 2> /dev/null && mv -f "$out/logs.tar.gz.tmp" "$out/logs.tar.gz"; }
+trap 'pack; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
 
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 # the toolkit folder: above nvcc's real bin/ (nvcc may be a link in /usr/bin)
@@ -52,6 +63,9 @@ BENCH_MIB=${BENCH_MIB:-2048}
 BENCH_REPS=${BENCH_REPS:-5}
 EXHAUSTIVE=${EXHAUSTIVE:-1}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+STEP_TIMEOUT=${STEP_TIMEOUT:-240}
+BUILD_TIMEOUT=${BUILD_TIMEOUT:-420}
+if command -v timeout > /dev/null 2>&1; then have_timeout=yes; else have_timeout=no; fi
 
 summary=$out/summary.md
 status=0
@@ -59,21 +73,28 @@ status=0
 note() { printf '%s\n' "$*" >> "$summary"; printf '%s\n' "$*"; }
 now() { date +%s; }
 
-# step NAME LOG CMD...: runs CMD with output to $out/LOG, adds a table row
+# step NAME LOG CMD...: runs CMD with output to $logs/LOG under a time limit
+# (LIMIT, default STEP_TIMEOUT), adds a table row, repacks the logs
 step() {
 	name=$1 log=$2
 	shift 2
 	t0=$(now)
-	"$@" > "$out/$log" 2>&1
+	if [ "$have_timeout" = yes ]; then
+		timeout -k 10 "${LIMIT:-$STEP_TIMEOUT}" "$@" > "$logs/$log" 2>&1
+	else
+		"$@" > "$logs/$log" 2>&1
+	fi
 	rc=$?
 	t=$(( $(now) - t0 ))
 	case $rc in
 	0) res=pass ;;
-	77) res="skip ($(grep -m1 -o 'SKIP.*\|skipped.*' "$out/$log" | head -1))" ;;
+	77) res="skip ($(grep -m1 -o 'SKIP.*\|skipped.*' "$logs/$log" | head -1))" ;;
+	124|137) res="TIMEOUT (killed after ${LIMIT:-$STEP_TIMEOUT}s)" ;;
 	*) res="FAIL (exit $rc)" ;;
 	esac
 	printf '| %s | %s | %ss | %s |\n' "$name" "$res" "$t" "$log" >> "$summary"
 	printf '%-40s %s (%ss, %s)\n' "$name" "$res" "$t" "$log"
+	pack
 	return $rc
 }
 
@@ -110,10 +131,15 @@ export MIXPREC_DATADIR="$src/data"
 note "# mixprec device check"
 note ""
 note "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-note "- commit: $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$src" diff --quiet 2>/dev/null || echo ' (with local changes)')"
+if commit=$(git -C "$src" rev-parse --short HEAD 2> /dev/null); then
+	git -C "$src" diff --quiet HEAD 2> /dev/null || commit="$commit (with local changes)"
+else
+	commit="unknown (no git checkout here)"
+fi
+note "- commit: $commit"
 note "- host: $(uname -srm), $(nproc 2>/dev/null) CPUs"
 if command -v nvidia-smi > /dev/null 2>&1; then
-	nvidia-smi > "$out/nvidia-smi.log" 2>&1
+	nvidia-smi > "$logs/nvidia-smi.log" 2>&1
 	note "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
 else
 	note "- GPU: nvidia-smi not found"
@@ -137,79 +163,16 @@ note ""
 note "| step | result | time | log |"
 note "|---|---|---|---|"
 
-# --- standalone: the CUDA toolkit and a C compiler only ---
-build_standalone() (
-	b=$work/standalone
-	mkdir -p "$b" || return 2
-	cflags="-O2 -g -std=gnu11 -pthread -Wall -Wextra -I$src/src"
-	for f in util/status fmt/format fmt/round fmt/decode fmt/bulk fmt/bulk_avx2 fmt/bulk_avx512 drift/drift \
-	         gpu/gpu_bench; do
-		echo "CC $f.c"
-		"$CC" $cflags -c "$src/src/$f.c" -o "$b/$(echo "$f" | tr / _).o" || return 2
-	done
-	# cuBLAS is loaded on first use (dlopen): its file and soname
-	cublas_file=$(readlink -f "$cuda_lib/libcublas.so" 2> /dev/null || echo "$cuda_lib/libcublas.so")
-	cublas_soname=$(objdump -p "$cublas_file" 2> /dev/null | sed -n 's/^ *SONAME *//p')
-	for f in gpu/gpu gpu/gpu_drift gpu/gpu_gemm; do
-		echo "NVCC $f.cu"
-		# shellcheck disable=SC2086
-		"$NVCC" -O3 -std=c++17 --fmad=false -Xcompiler -ffp-contract=off $CUDA_ARCH -I"$src/src" -I"$CUDA_HOME/include" \
-			-DMIXPREC_CUBLAS_FILE="\"$cublas_file\"" -DMIXPREC_CUBLAS_SONAME="\"${cublas_soname:-libcublas.so}\"" \
-			-c "$src/src/$f.cu" -o "$b/$(echo "$f" | tr / _).o" || return 2
-	done
-	for t in test_gpu bench_gpu; do
-		echo "CC tests/gpu/$t.c"
-		"$CC" $cflags -c "$src/tests/gpu/$t.c" -o "$b/$t.o" || return 2
-		"$CC" -pthread -o "$b/$t" "$b/$t.o" "$b"/util_*.o "$b"/fmt_*.o "$b"/drift_*.o "$b"/gpu_*.o \
-			-L"$cuda_lib" -lcudart_static -ldl -lrt -lstdc++ -lm \
-			|| return 2
-	done
-	mkdir -p "$work/tests/gpu"
-	cp "$b/test_gpu" "$b/bench_gpu" "$work/tests/gpu/"
-	if [ "$blas_where" = none ]; then
-		echo "no OpenBLAS (BLAS_DIR, .device-carry/openblas or pkg-config): train_gpu not built"
-		return 0
-	fi
-	echo "OpenBLAS: $blas_where"
-	defs="-DMIXPREC_PKGDATADIR=\"$src/data\" -DMIXPREC_SRCDIR=\"$src\""
-	for f in util/file train/layers train/model train/policy train/scaler train/data train/train \
-	         train/train_bench gpu/gt_host; do
-		echo "CC $f.c"
-		# shellcheck disable=SC2086
-		"$CC" $cflags $blas_cflags $defs -c "$src/src/$f.c" -o "$b/t_$(echo "$f" | tr / _).o" || return 2
-	done
-	echo "NVCC gpu/gpu_train.cu"
-	# shellcheck disable=SC2086
-	"$NVCC" -O3 -std=c++17 --fmad=false -Xcompiler -ffp-contract=off $CUDA_ARCH -I"$src/src" -c "$src/src/gpu/gpu_train.cu" \
-		-o "$b/t_gpu_train.o" || return 2
-	for f in gt_compare gpu/train_gpu; do
-		echo "CC tests/$f.c"
-		# shellcheck disable=SC2086
-		"$CC" $cflags -I"$src/tests" $blas_cflags -c "$src/tests/$f.c" -o "$b/x_$(echo "$f" | tr / _).o" || return 2
-	done
-	# shellcheck disable=SC2086
-	"$CC" -pthread -o "$work/tests/gpu/train_gpu" "$b"/x_*.o "$b"/t_*.o "$b"/util_*.o "$b"/fmt_*.o "$b"/drift_*.o \
-		"$b"/gpu_*.o $blas_libs -L"$cuda_lib" -lcudart_static -ldl -lrt \
-		-lstdc++ -lm || return 2
-)
-
-# --- full: the whole program with --enable-cuda=yes ---
-build_full() (
-	b=$work/full
-	cp -R "$src" "$b" || exit 2
-	cd "$b" || exit 2
-	# a fresh tree: drop what an earlier build left (ignored files only)
-	git clean -fdXq 2> /dev/null
-	autoreconf -fi && ./configure --enable-cuda=yes NVCC="$NVCC" CUDA_ARCH="$CUDA_ARCH" &&
-		make -j"$JOBS" && make -j"$JOBS" check TESTS= || exit 2
-)
+# the builds run in a script of their own, so that timeout can stop them
+# with everything they started (make, nvcc)
+export src work CC NVCC CUDA_HOME CUDA_ARCH cuda_lib blas_where blas_cflags blas_libs JOBS LD_LIBRARY_PATH
 
 if [ "$mode" = full ]; then
-	step "build (full, --enable-cuda=yes)" build.log build_full || { note ""; note "build failed"; exit 2; }
+	LIMIT=$BUILD_TIMEOUT step "build (full, --enable-cuda=yes)" build.log sh "$here/device-build.sh" full || { note ""; note "build failed"; exit 2; }
 	bin=$work/full
 	testbin=$bin/tests
 else
-	step "build (standalone nvcc + $CC)" build.log build_standalone || { note ""; note "build failed"; exit 2; }
+	LIMIT=$BUILD_TIMEOUT step "build (standalone nvcc + $CC)" build.log sh "$here/device-build.sh" standalone || { note ""; note "build failed"; exit 2; }
 	bin=$work/standalone
 	testbin=$work/tests
 fi
@@ -221,22 +184,33 @@ rc=$?
 gpu_usable=yes
 [ $rc -eq 77 ] && gpu_usable=no
 if [ "$gpu_usable" = yes ]; then
-	grep -c '^ok' "$out/test_gpu.log" | sed 's/^/  checks passed: /'
-	grep '^not ok' "$out/test_gpu.log" | head -20
+	grep -c '^ok' "$logs/test_gpu.log" | sed 's/^/  checks passed: /'
+	grep '^not ok' "$logs/test_gpu.log" | head -20
 fi
 have_train=no
 [ -x "$testbin/gpu/train_gpu" ] && have_train=yes
+if [ "$have_train" = no ]; then
+	# said loudly, at the top of the output and in the summary: a run without
+	# the trainer's checks must not pass for a complete one
+	loud="NOT TESTED: the GPU trainer (train_gpu, train --device cuda): no OpenBLAS was found"
+	loud="$loud (BLAS_DIR, $src/.device-carry/openblas, pkg-config openblas)."
+	loud="$loud Run tests/gpu/carry-openblas.sh on a Debian machine and carry .device-carry (tests/gpu/README.md)."
+	echo "*** $loud" >&2
+	note ""
+	note "**$loud**"
+	note ""
+fi
 if [ "$have_train" = yes ]; then
 	step "GPU trainer vs CPU trainer" train_gpu.log "$testbin/gpu/train_gpu"
 	rc=$?
 	[ $rc -ne 0 ] && [ $rc -ne 77 ] && status=1
-	grep '^not ok' "$out/train_gpu.log" | head -20
+	grep '^not ok' "$logs/train_gpu.log" | head -20
 else
 	note "| GPU trainer vs CPU trainer | not built (no OpenBLAS; see tests/gpu/README.md) | - | build.log |"
 fi
 
 if [ "$gpu_usable" = yes ] && [ "$EXHAUSTIVE" = 1 ]; then
-	step "GPU vs CPU: + all 2^32 fp32 inputs" test_gpu_exhaustive.log \
+	LIMIT=${EXHAUSTIVE_TIMEOUT:-400} step "GPU vs CPU: + all 2^32 fp32 inputs" test_gpu_exhaustive.log \
 		env MIXPREC_GPU_EXHAUSTIVE=1 "$testbin/gpu/test_gpu" || status=1
 fi
 
@@ -249,10 +223,10 @@ if [ "$gpu_usable" = yes ]; then
 			--reps "$BENCH_REPS" || status=1
 		# the CLI on both devices gives the same CSV
 		step "CLI: drift cpu" drift-cpu.log "$m" drift --elements 200000 --steps 500 --seed 3 \
-			--csv "$out/drift-cpu.csv" || status=1
+			--csv "$logs/drift-cpu.csv" || status=1
 		step "CLI: drift --device cuda" drift-cuda.log "$m" drift --elements 200000 --steps 500 --seed 3 \
-			--csv "$out/drift-cuda.csv" --device cuda || status=1
-		step "CLI: drift CSVs identical" drift-cmp.log cmp "$out/drift-cpu.csv" "$out/drift-cuda.csv" || status=1
+			--csv "$logs/drift-cuda.csv" --device cuda || status=1
+		step "CLI: drift CSVs identical" drift-cmp.log cmp "$logs/drift-cpu.csv" "$logs/drift-cuda.csv" || status=1
 		step "CLI: drift 10^9 updates on cuda" drift-large.log "$m" drift --elements 1000000 --steps 1000 \
 			--device cuda || status=1
 		vals="1 0x1.921fb6p+1 65504 65520 448 464 -0x1p-149 inf -inf nan"
@@ -262,29 +236,29 @@ if [ "$gpu_usable" = yes ]; then
 		# shellcheck disable=SC2086
 		step "CLI: round --device cuda" round-cuda.csv "$m" round $vals --to fp16,bf16,fp8-e4m3,fp8-e5m2 \
 			--mode sr --seed 4 --csv --device cuda || status=1
-		step "CLI: round CSVs identical" round-cmp.log cmp "$out/round-cpu.csv" "$out/round-cuda.csv" || status=1
+		step "CLI: round CSVs identical" round-cmp.log cmp "$logs/round-cpu.csv" "$logs/round-cuda.csv" || status=1
 	fi
 	if [ "$have_train" = yes ]; then
 		step "train_gpu bench: GPU step vs CPU step" bench-train.log "$testbin/gpu/train_gpu" bench 3 || status=1
 	fi
 	if [ "$mode" = full ]; then
 		step "CLI: train --device cuda (3 policies)" train-cuda.log "$m" train --device cuda --steps 100 \
-			--policy fp32,bf16-mixed,bf16-pure --csv "$out/train-cuda.csv" || status=1
+			--policy fp32,bf16-mixed,bf16-pure --csv "$logs/train-cuda.csv" || status=1
 	fi
 	note ""
 	note "## benchmarks"
 	note ""
-	grep '^|' "$out/bench.log" >> "$summary" 2> /dev/null || cat "$out/bench.log" >> "$summary"
+	grep '^|' "$logs/bench.log" >> "$summary" 2> /dev/null || cat "$logs/bench.log" >> "$summary"
 	note ""
 	note "Speed target: rounding and drift kernels at >= 0.70x of the device-to-device copy."
 	awk -F'|' '/x \|$/ && $2 !~ /copy|simulation/ {
 		gsub(/[ x]/, "", $(NF-1)); if ($(NF-1) + 0 < 0.70) { print "  below 0.70x:" $2 $(NF-1); low++ } }
-		END { if (!low) print "  every kernel at or above 0.70x" }' "$out/bench.log" | tee -a "$summary"
+		END { if (!low) print "  every kernel at or above 0.70x" }' "$logs/bench.log" | tee -a "$summary"
 	if [ "$have_train" = yes ]; then
 		note ""
 		note "## training"
 		note ""
-		grep '^|' "$out/bench-train.log" >> "$summary" 2> /dev/null
+		grep '^|' "$logs/bench-train.log" >> "$summary" 2> /dev/null
 		note ""
 		note "Speed targets: bf16-mixed at the default shape >= 10x the CPU step; at the large shape"
 		note "faster than the GPU's fp32 step."
@@ -292,7 +266,7 @@ if [ "$gpu_usable" = yes ]; then
 			r = $6; gsub(/[ x]/, "", r); big = $3 ~ /C1024/
 			ok = big ? r + 0 > 1 : r + 0 >= 10
 			printf "  %s at%s: %sx %s\n", "bf16-mixed", $3, r, ok ? "(met)" : "(NOT met)" }' \
-			"$out/bench-train.log" | tee -a "$summary"
+			"$logs/bench-train.log" | tee -a "$summary"
 	fi
 fi
 
@@ -300,5 +274,11 @@ note ""
 if [ "$gpu_usable" = no ]; then
 	note "No usable GPU here: the build was checked and the GPU tests skipped (see test_gpu.log)."
 fi
-note "Overall: $([ $status -eq 0 ] && echo pass || echo FAIL)"
+if [ $status -ne 0 ]; then
+	note "Overall: FAIL"
+elif [ "$gpu_usable" = yes ] && [ "$have_train" = no ]; then
+	note "Overall: pass, but INCOMPLETE: the GPU trainer was not tested (see above)"
+else
+	note "Overall: pass"
+fi
 exit $status
