@@ -552,6 +552,19 @@ has exercise ex-right '^ > bf16_bits ' "the cursor moves on to the next field"
 has exercise ex-right '^ fp16_bits right; the cursor moved on to bf16_bits$' "... and the status line says so"
 has exercise ex-hint 'Hint 1 of 3: Start with the exponent of 0\.1: between' "h shows the first hint, with V filled in"
 
+# 7.4f's steps field is optional: the right stall value alone solves it
+# (bf16, beta2 = 0.999 by default: v stops at 0.25, derived in tests/test_optim.c).
+script optional --start exercises <<'EOF'
+wait
+keys j j j j j j j Enter
+dump ex-7.4f
+type 0.25
+keys Enter
+dump ex-solved
+EOF
+has optional ex-7.4f '^ 7\.4f  ' "the list opens exercise 7.4f"
+has optional ex-solved 'Solved: every required field right' "the stall value alone solves it: steps is optional"
+
 # --- the hand-rounding lab: one checked step at a time ---
 # 0.1 to fp16 (derived in tests/cli.sh too): 0.1 = 1.6 * 2^-4, e = -4, field
 # -4 + 15 = 11; 1.6 = 1.1001100110|011...b: the kept fraction 1001100110,

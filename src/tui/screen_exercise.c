@@ -437,6 +437,15 @@ static size_t correct_count(const exview *e)
 	return n;
 }
 
+/* Solved: every field that is not optional answered right. */
+static bool is_solved(const exview *e)
+{
+	for (size_t i = 0; i < e->ex->nfields; i++)
+		if (!e->ex->fields[i].optional && !(e->checked[i] && e->verdict[i] == EX_CORRECT))
+			return false;
+	return true;
+}
+
 /* The page is drawn on a pad this tall and the visible part copied to the
  * screen, so that every hint and the whole solution can be scrolled to. */
 enum { PAGE_ROWS = 400 };
@@ -515,11 +524,13 @@ static int draw_answers(const exview *e, WINDOW *w, int y, int cols, int *field_
 		y += tui_wrap(w, y, 3, cols - 4, 3, e->verdict[e->field] == EX_CORRECT ? ROLE_GOOD : ROLE_BAD,
 		              e->feedback[e->field]);
 	}
-	size_t ok = correct_count(e);
-	if (ok == ex->nfields && y < rows - 2) {
+	if (is_solved(e) && y < rows - 2) {
 		y++;
-		tui_putf(w, y++, 3, cols - 4, ROLE_GOOD, "Solved: all %zu fields right. w shows the worked solution.",
-		         ex->nfields);
+		if (correct_count(e) == ex->nfields)
+			tui_putf(w, y++, 3, cols - 4, ROLE_GOOD, "Solved: all %zu fields right. w shows the worked solution.",
+			         ex->nfields);
+		else
+			tui_put(w, y++, 3, cols - 4, ROLE_GOOD, "Solved: every required field right. w shows the worked solution.");
 	}
 	/* hints shown so far */
 	*hint_end = -1;
@@ -589,7 +600,7 @@ static void record(tui_screen *s, long attempt)
 	progress_item(item, sizeof item, e->ex);
 	if (strlen(item) >= PROGRESS_ITEM_MAX)
 		return;
-	bool solved = correct_count(e) == e->ex->nfields;
+	bool solved = is_solved(e);
 	/* written by the recorder thread; a failure shows in the status bar */
 	progcache_record(item, attempt, solved, e->hints_shown);
 }
@@ -664,7 +675,7 @@ static int exview_handle(tui_screen *s, int action, int key)
 	case EX_WORKED:
 		e->worked = !e->worked;
 		e->worked_top = 0;
-		if (e->worked && correct_count(e) < e->ex->nfields) {
+		if (e->worked && !is_solved(e)) {
 			/* seen before solving: counts as every hint taken */
 			e->hints_shown = (int)e->ex->nhints;
 			record(s, 0);
