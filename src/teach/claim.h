@@ -63,7 +63,7 @@ typedef struct {
 	bool ok;
 	double measured;             /* lhs on the first output */
 	double worst;                /* orderings: the smallest gap over the seeds */
-	double spread;               /* orderings: the larger seed spread of the two sides */
+	double spread;               /* orderings: max - min of the gap over the seeds */
 	size_t nseeds;               /* outputs the verdict covers */
 	char detail[256];            /* what was measured, or why it failed */
 } claim_verdict;
@@ -71,8 +71,9 @@ typedef struct {
 /* Checks c against outputs[0..n) (one per seed; figures look at outputs[0]
  * only). A figure holds when |lhs - rhs| <= tol. An ordering A > B by M
  * holds when A - B > M on every output (A < B: B - A > M; >=, <=: at least
- * M) and, when both sides read output and n >= 2, M is at least each
- * side's seed spread (max - min over the outputs). MP_EINVAL when a value
+ * M) and, when both sides read output and n >= 2, M is at least the
+ * seed-to-seed spread of the gap (max - min of A - B over the outputs: the
+ * seeds pair the runs, so the gap's own variation is the noise). MP_EINVAL when a value
  * is missing (v->detail says which); the verdict is then not ok. */
 mp_status claim_check(const claim *c, const char *const *outputs, size_t n, claim_verdict *v);
 

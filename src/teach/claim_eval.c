@@ -235,7 +235,7 @@ mp_status claim_check(const claim *c, const char *const *outputs, size_t n, clai
 	}
 	if (c->op == CLAIM_EQ)
 		return check_figure(c, outputs[0], v);
-	double r0 = 0, lmin = INFINITY, lmax = -INFINITY, rmin = INFINITY, rmax = -INFINITY, worst = INFINITY;
+	double r0 = 0, gmin = INFINITY, gmax = -INFINITY, worst = INFINITY;
 	size_t worst_at = 0;
 	for (size_t s = 0; s < n; s++) {
 		double l, r;
@@ -254,16 +254,14 @@ mp_status claim_check(const claim *c, const char *const *outputs, size_t n, clai
 			worst = gap;
 			worst_at = s;
 		}
-		lmin = fmin(lmin, l);
-		lmax = fmax(lmax, l);
-		rmin = fmin(rmin, r);
-		rmax = fmax(rmax, r);
+		gmin = fmin(gmin, gap);
+		gmax = fmax(gmax, gap);
 	}
 	bool strict = c->op == CLAIM_GT || c->op == CLAIM_LT;
 	v->worst = worst;
 	v->nseeds = n;
 	v->ok = strict ? worst > c->margin : worst >= c->margin;
-	v->spread = fmax(claim_expr_reads_output(c->lhs) ? lmax - lmin : 0, claim_expr_reads_output(c->rhs) ? rmax - rmin : 0);
+	v->spread = gmax - gmin;
 	int k;
 	if (n == 1 && c->margin == 0)
 		k = snprintf(v->detail, sizeof v->detail, "%.6g %s %.6g", v->measured, op_text(c->op), r0);
@@ -285,6 +283,15 @@ mp_status claim_check(const claim *c, const char *const *outputs, size_t n, clai
 bool claim_text_has_number(const char *text, double value, double tol)
 {
 	for (const char *p = text; *p; p++) {
+		/* 2^-7: a power of two as the lessons write them */
+		if (p[0] == '2' && p[1] == '^' && (p == text || !isalnum((unsigned char)p[-1]))) {
+			char *end;
+			long e = strtol(p + 2, &end, 10);
+			if (end != p + 2 && labs(e) < 1100 && fabs(ldexp(1.0, (int)e) - value) <= tol)
+				return true;
+			p = end > p + 2 ? end - 1 : p + 1;
+			continue;
+		}
 		if (!isdigit((unsigned char)*p) || (p > text && (isdigit((unsigned char)p[-1]) || p[-1] == '.' || p[-1] == ',')))
 			continue;
 		char buf[64];
@@ -310,7 +317,8 @@ bool claim_text_has_number(const char *text, double value, double tol)
 		double x = strtod(buf, NULL);
 		if (neg)
 			x = -x;
-		if (fabs(x - value) <= tol)
+		/* 3.2% states 3.2 or 0.032, whichever the claim measures */
+		if (fabs(x - value) <= tol || (*q == '%' && fabs(x / 100 - value) <= tol))
 			return true;
 	}
 	return false;

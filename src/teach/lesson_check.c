@@ -407,7 +407,7 @@ static bool judge(const lesson_doc *doc, size_t first, size_t last, const parsed
 		if (claim_eval(pc->c.rhs, outs[0], &r, err, sizeof err) == MP_OK) {
 			tol = pc->c.tol_rel ? pc->c.tol / 100 * fabs(r) : pc->c.tol;
 			for (size_t q = 0; q < pc->c.nquotes; q++)
-				if (!claim_text_has_number(pc->c.quotes[q], r, tol))
+				if (strpbrk(pc->c.quotes[q], "0123456789") && !claim_text_has_number(pc->c.quotes[q], r, tol))
 					return add_item(rep, LC_CLAIM, pc->line, false, what,
 					                "%s, but the quote \"%s\" states no figure within %.3g of %.6g", v.detail,
 					                pc->c.quotes[q], tol, r) != NULL;
