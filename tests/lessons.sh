@@ -18,7 +18,7 @@ else
 	bad "lesson check --seeds 5 exits $rc" "$(grep -v '^ok' "$tmp/out" | head -20)" "$(cat "$tmp/err")"
 fi
 n=$(grep -c '^ok ' "$tmp/out")
-[ "$n" -ge 100 ] && ok "lesson check: $n claims checked" || bad "lesson check: only $n claims" ""
+[ "$n" -ge 80 ] && ok "lesson check: $n claims checked" || bad "lesson check: only $n claims" ""
 
 # a wrong figure exits 1, a malformed claim 2, each naming file:line
 mkdir "$tmp/l"
@@ -37,12 +37,12 @@ GB[total] = 150 ± 1 "20 bytes"
 MD
 MIXPREC_LESSONDIR=$tmp/l "$MIXPREC" lesson check a >"$tmp/out" 2>&1
 rc=$?
-[ "$rc" -eq 1 ] && grep -q "^FAIL .*/a.md:11: 140 " "$tmp/out" && ok "lesson check: a wrong figure exits 1 with file:line and the value" \
+[ "$rc" -eq 1 ] && grep -q "^FAIL .*/a.md:10: 140 " "$tmp/out" && ok "lesson check: a wrong figure exits 1 with file:line and the value" \
 	|| bad "lesson check: wrong figure (exit $rc)" "$(cat "$tmp/out")"
 sed -i 's/^GB\[total\] = 150 ± 1/GB[total] = 150/' "$tmp/l/a.md"
 MIXPREC_LESSONDIR=$tmp/l "$MIXPREC" lesson check a >"$tmp/out" 2>&1
 rc=$?
-[ "$rc" -eq 2 ] && grep -q "^BAD .*/a.md:11: column .*tolerance" "$tmp/out" && ok "lesson check: a malformed claim exits 2 with file:line" \
+[ "$rc" -eq 2 ] && grep -q "^BAD .*/a.md:10: column .*tolerance" "$tmp/out" && ok "lesson check: a malformed claim exits 2 with file:line" \
 	|| bad "lesson check: malformed claim (exit $rc)" "$(cat "$tmp/out")"
 
 # lesson show and commands never pass a lesson's control bytes to the terminal
