@@ -397,7 +397,7 @@ static bool judge(const lesson_doc *doc, size_t first, size_t last, const parsed
 			return add_item(rep, LC_CLAIM, pc->line, false, what, "quote \"%s\" is not in this section's prose",
 			                pc->c.quotes[q]) != NULL;
 	claim_verdict v;
-	if (!outs)
+	if (!outs && !pc->c.cite)
 		return add_item(rep, LC_CLAIM, pc->line, false, what, "not checked: the command failed") != NULL;
 	claim_check(&pc->c, outs, pc->c.cite || !claim_per_seed(&pc->c) ? 1 : nouts, &v);
 	if (v.ok && pc->c.op == CLAIM_EQ && !pc->c.cite) {
@@ -563,16 +563,20 @@ static mp_status lint_section(const lesson_doc *doc, size_t first, size_t last, 
 	return MP_OK;
 }
 
-/* A claims block that follows no command may only cite sources. */
-static mp_status check_loose_claims(const lesson_block *cb, lesson_check_report *rep)
+/* A claims block that follows no command may only cite sources; their
+ * quotes must be in the section like any other. */
+static mp_status check_loose_claims(const lesson_doc *doc, size_t i, lesson_check_report *rep)
 {
 	parsed_claim *pc;
-	size_t n;
-	mp_status st = parse_claims(cb, rep, &pc, &n);
+	size_t n, first, last;
+	mp_status st = parse_claims(&doc->blocks[i], rep, &pc, &n);
+	section_of(doc, i, &first, &last);
 	for (size_t k = 0; k < n; k++) {
 		if (st == MP_OK && pc[k].ok && !pc[k].c.cite &&
 		    !add_item(rep, LC_MALFORMED, pc[k].line, false, "claims",
 		              "a claim must sit in a claims block right after its mixprec block (only 'cite' lines may stand alone)"))
+			st = MP_ENOMEM;
+		if (st == MP_OK && pc[k].ok && pc[k].c.cite && !judge(doc, first, last, &pc[k], NULL, 0, rep))
 			st = MP_ENOMEM;
 		claim_free(&pc[k].c);
 	}
@@ -589,7 +593,7 @@ mp_status lesson_check(const lesson_doc *doc, size_t seeds, lesson_runner run, v
 		if (is_code(b, "mixprec"))
 			st = check_block(doc, i, seeds, run, ctx, rep);
 		else if (is_code(b, "claims") && !(i > 0 && is_code(&doc->blocks[i - 1], "mixprec")))
-			st = check_loose_claims(b, rep);
+			st = check_loose_claims(doc, i, rep);
 	}
 	for (size_t i = 0, start = 0; st == MP_OK && i <= doc->nblocks; i++)
 		if (i == doc->nblocks || doc->blocks[i].kind == LB_HEADING) {
