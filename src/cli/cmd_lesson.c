@@ -258,6 +258,10 @@ int cmd_lesson(int argc, char **argv)
 		for (size_t i = 0; i < n; i++) {
 			lesson_doc doc;
 			if (rc == CLI_OK && load_named(names[i], &doc) == CLI_OK) {
+				/* a file name is not sanitised by the parser: no control bytes */
+				for (char *p = names[i]; *p; p++)
+					if ((unsigned char)*p < 0x20 || *p == 0x7f)
+						*p = '?';
 				printf("%-20s %s\n", names[i], doc.title);
 				lesson_free(&doc);
 			}
