@@ -173,6 +173,10 @@ static int check_lessons(const char *name, size_t seeds)
 	size_t claims = 0, failed = 0;
 	int rc = CLI_OK;
 	if (name) {
+		lesson_doc doc;
+		if ((rc = load_named(name, &doc)) != CLI_OK)
+			return rc;   /* named and reported: no summary of nothing */
+		lesson_free(&doc);
 		rc = check_one(name, seeds, &claims, &failed);
 	} else {
 		char **names;
