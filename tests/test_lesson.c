@@ -2,6 +2,7 @@
  * real lessons' figures recomputed from the format table and the budget
  * model, so the text cannot drift from the engine. */
 #include <ctype.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,9 +252,15 @@ START_TEST(prose_figures_match_engine)
 	ck_assert_msg(strstr(text, want), "lesson lacks '%s'", want);
 	snprintf(want, sizeof want, "%.0f bytes", r.total_bytes / cfg.params);
 	ck_assert_msg(strstr(text, want), "lesson lacks '%s'", want);
-	cfg.params = 6.7e9;
-	budget_compute(&r, &cfg);
-	snprintf(want, sizeof want, "%.0f GB", r.total_bytes / 1e9);
+	/* LLaMA-7B's exact count (its config: 32 layers of 4096, vocabulary
+	 * 32000, MLP 11008): 6,738,415,616 parameters, 134.8 GB at 20 bytes */
+	double llama = 32000.0 * 4096 * 2 + 32 * (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096) + 4096;
+	ck_assert(llama == 6738415616.0);
+	ck_assert_msg(strstr(text, "6,738,415,616"), "lesson lacks LLaMA-7B's parameter count");
+	snprintf(want, sizeof want, "%.1f GB", llama * 20 / 1e9);
+	ck_assert_msg(strstr(text, want), "lesson lacks '%s'", want);
+	/* GPT-2 small in bf16 mixed precision: 124M x 20 bytes */
+	snprintf(want, sizeof want, "%.2f GB", 124e6 * 20 / 1e9);
 	ck_assert_msg(strstr(text, want), "lesson lacks '%s'", want);
 	/* GPT-3's fp32 weights */
 	snprintf(want, sizeof want, "%.0f GB", 175e9 * fmt_get(FMT_FP32)->width / 8 / 1e9);
@@ -322,6 +329,109 @@ START_TEST(commands_exist)
 }
 END_TEST
 
+/* --- the mechanisms the lessons teach, with oracles written here --- */
+
+/* fp32 to bf16, round to nearest even, by bit manipulation (finite x). */
+static float bf16_rne(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	u &= 0xffff0000u;
+	memcpy(&x, &u, 4);
+	return x;
+}
+
+/* Adam's v in bf16 with beta2 = 0.999 and g^2 = 1 stalls at 0.25: the
+ * increment (1 - b)(1 - 0.25) = 0.00075 is below half the spacing 2^-10. */
+START_TEST(adam_v_stalls_in_bf16)
+{
+	volatile float b = 0.999f, one = 1.0f;
+	float c = one - b;   /* fl32(1 - b) */
+	float v = 0.0f;
+	int steps = 0;
+	for (; steps < 100000; steps++) {
+		float bv = b * v, cg = c * 1.0f;
+		float next = bf16_rne(bv + cg);
+		if (next == v)
+			break;
+		v = next;
+	}
+	ck_assert_msg(v == 0.25f, "v stalls at %.9g", v);
+	/* within a few hundred steps, as the lesson says (1 - 0.999^n = 0.25 at n = 288) */
+	ck_assert_msg(steps >= 100 && steps < 1000, "stalled after %d steps", steps);
+	ck_assert(0.001 * 0.75 < ldexp(1.0, -10));
+	/* the lesson's single step: 0.25075 rounds back to 0.25, 0.25098 would not */
+	ck_assert(bf16_rne(0.25075f) == 0.25f && bf16_rne(0.2510f) != 0.25f);
+	/* the library's bf16 agrees with this oracle on the stall value's neighbourhood */
+	const fmt_info *bf = fmt_get(FMT_BF16);
+	fmt_round_ctl ctl = { .mode = FMT_RNE };
+	for (float x = 0.24f; x < 0.26f; x += 0.0001f) {
+		fmt_decoded dec;
+		fmt_decode(bf, fmt_round_double(bf, &ctl, x, NULL), &dec);
+		ck_assert_msg(dec.value == bf16_rne(x), "%.9g", x);
+	}
+}
+END_TEST
+
+/* Stochastic rounding of 600.5 into bf16: 604 with probability 1/8, else
+ * 600; the error has mean 0 and standard deviation 4 sqrt(7/64) = 1.3229. */
+START_TEST(sr_error_of_600_5)
+{
+	double exact_sd = 4 * sqrt(7.0 / 64);
+	ck_assert(fabs(exact_sd - 1.3229) < 1e-4);
+	const fmt_info *bf = fmt_get(FMT_BF16);
+	double sum = 0, sum2 = 0;
+	size_t n = 200000, up = 0;
+	uint64_t state = 0x9e3779b97f4a7c15u;
+	for (size_t i = 0; i < n; i++) {
+		state = state * 6364136223846793005u + 1442695040888963407u;
+		fmt_round_ctl ctl = { .mode = FMT_SR, .rbits = (uint32_t)(state >> 32) };
+		fmt_decoded dec;
+		fmt_decode(bf, fmt_round_double(bf, &ctl, 600.5, NULL), &dec);
+		ck_assert(dec.value == 600 || dec.value == 604);
+		up += dec.value == 604;
+		double e = dec.value - 600.5;
+		sum += e;
+		sum2 += e * e;
+	}
+	double mean = sum / (double)n, sd = sqrt(sum2 / (double)n - mean * mean);
+	/* 5 standard errors: 4*sqrt(p(1-p)/n) for the share, sd/sqrt(n) for the mean */
+	ck_assert_msg(fabs((double)up / (double)n - 0.125) < 5 * sqrt(0.125 * 0.875 / (double)n), "up %zu", up);
+	ck_assert_msg(fabs(mean) < 5 * exact_sd / sqrt((double)n), "mean %g", mean);
+	ck_assert_msg(fabs(sd - exact_sd) < 0.01, "sd %g", sd);
+}
+END_TEST
+
+/* A lesson's control bytes never reach the terminal; block lines are the
+ * file's. */
+START_TEST(sanitised_and_located)
+{
+	static const char text[] = "# T\x1b[2J\n\nesc \x1b[31mred\x07 \xc2\x9b" "6n\n\n```mixprec\nmixprec bits 1\x1b]0;x\n```\n\n```claims\nx[y] = 1 +- 0\n```\n";
+	lesson_doc d;
+	ck_assert_int_eq(lesson_parse(&d, "s", text, strlen(text)), MP_OK);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	ck_assert(lesson_render_text(&d, 80, mem));
+	fclose(mem);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)buf[i];
+		ck_assert_msg(ch == '\n' || (ch >= 0x20 && ch != 0x7f), "byte 0x%02x at %zu", ch, i);
+		ck_assert_msg(!(ch == 0xc2 && (unsigned char)buf[i + 1] >= 0x80 && (unsigned char)buf[i + 1] <= 0x9f), "C1 at %zu", i);
+	}
+	ck_assert_msg(strstr(buf, "esc ?[31mred? ?6n") != NULL, "%s", buf);
+	/* claims blocks are for the checker, not the learner */
+	ck_assert_msg(strstr(buf, "x[y]") == NULL, "%s", buf);
+	free(buf);
+	ck_assert(d.blocks[0].kind == LB_HEADING && d.blocks[0].line == 1);
+	ck_assert(d.blocks[1].kind == LB_PARAGRAPH && d.blocks[1].line == 3);
+	ck_assert(d.blocks[2].kind == LB_CODE && d.blocks[2].line == 6);
+	ck_assert(d.blocks[3].kind == LB_CODE && d.blocks[3].line == 10 && !strcmp(d.blocks[3].info, "claims"));
+	lesson_free(&d);
+}
+END_TEST
+
 static Suite *lesson_suite(void)
 {
 	Suite *s = suite_create("lesson");
@@ -333,6 +443,9 @@ static Suite *lesson_suite(void)
 	tcase_add_test(tc, format_table_matches_engine);
 	tcase_add_test(tc, prose_figures_match_engine);
 	tcase_add_test(tc, commands_exist);
+	tcase_add_test(tc, adam_v_stalls_in_bf16);
+	tcase_add_test(tc, sr_error_of_600_5);
+	tcase_add_test(tc, sanitised_and_located);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -65,7 +65,27 @@ typedef struct {
 	lesson_block *row;
 	char **cells;
 	size_t ncells, cell_cap;
+	const char *src;        /* the text being parsed, for line numbers */
+	size_t src_len, line_off;
+	unsigned line_at;       /* line number (from 1) of src[line_off] */
 } builder;
+
+/* The source line of text at p, when p points into the parsed text
+ * (callbacks arrive in order, so counting on from the last one is linear). */
+static unsigned src_line(builder *b, const char *p)
+{
+	if (!b->src || p < b->src || p >= b->src + b->src_len)
+		return 0;
+	size_t off = (size_t)(p - b->src);
+	if (off < b->line_off) {
+		b->line_off = 0;
+		b->line_at = 1;
+	}
+	for (size_t i = b->line_off; i < off; i++)
+		b->line_at += b->src[i] == '\n';
+	b->line_off = off;
+	return b->line_at;
+}
 
 static lesson_block *new_block(builder *b, lesson_block_kind kind)
 {
@@ -377,6 +397,8 @@ static int on_text(MD_TEXTTYPE type, const MD_CHAR *text, MD_SIZE size, void *ud
 		open_block(b, b->list_depth ? LB_LIST_ITEM : LB_PARAGRAPH, b->list_depth);
 	if (!b->cur)
 		return -1;
+	if (!b->cur->line)
+		b->cur->line = src_line(b, text);
 	sb_add(&b->text, s, n);
 	if (b->cur->kind != LB_CODE)
 		add_span(b, s, n);
@@ -402,10 +424,49 @@ void lesson_free(lesson_doc *doc)
 	memset(doc, 0, sizeof *doc);
 }
 
+/* Makes text safe to print on a terminal, as grade does: C0 controls
+ * (but newline; a tab becomes a blank), DEL and C1 controls (U+0080-U+009F,
+ * which include the 8-bit CSI) become '?'. A lesson's ESC can then never
+ * move the cursor or recolour the learner's terminal. */
+static void sanitize(char *s, bool keep_newlines)
+{
+	if (!s)
+		return;
+	char *w = s;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '\n' && keep_newlines)
+			*w++ = '\n';
+		else if (*p == '\t')
+			*w++ = ' ';
+		else if (*p < 0x20 || *p == 0x7f)
+			*w++ = '?';
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			*w++ = '?';
+			p++;
+		} else
+			*w++ = (char)*p;
+	}
+	*w = '\0';
+}
+
+static void sanitize_doc(lesson_doc *doc)
+{
+	for (size_t i = 0; i < doc->nblocks; i++) {
+		lesson_block *blk = &doc->blocks[i];
+		sanitize(blk->text, true);
+		sanitize(blk->info, false);
+		for (size_t k = 0; k < blk->nspans; k++)
+			sanitize(blk->spans[k].text, true);
+		for (size_t k = 0; k < blk->ncells; k++)
+			sanitize(blk->cells[k], false);
+	}
+	sanitize(doc->title, false);
+}
+
 mp_status lesson_parse(lesson_doc *doc, const char *name, const char *text, size_t len)
 {
 	memset(doc, 0, sizeof *doc);
-	builder b = { .doc = doc };
+	builder b = { .doc = doc, .line_at = 1 };
 	MD_PARSER parser = {
 		.abi_version = 0,
 		.flags = MD_DIALECT_GITHUB | MD_FLAG_NOHTML,
@@ -425,6 +486,8 @@ mp_status lesson_parse(lesson_doc *doc, const char *name, const char *text, size
 	if (!padded)
 		return MP_ENOMEM;
 	memcpy(padded, text, len);
+	b.src = padded;
+	b.src_len = len;
 	int rc = md_parse(padded, (MD_SIZE)len, &parser, &b);
 	free(padded);
 	close_block(&b);
@@ -453,6 +516,7 @@ mp_status lesson_parse(lesson_doc *doc, const char *name, const char *text, size
 		lesson_free(doc);
 		return MP_ENOMEM;
 	}
+	sanitize_doc(doc);
 	return MP_OK;
 }
 
@@ -673,6 +737,9 @@ bool lesson_render_text(const lesson_doc *doc, size_t width, FILE *out)
 		}
 		case LB_CODE: {
 			bool cmd = blk->info && !strcmp(blk->info, "mixprec");
+			/* claims are for lesson check and the teacher, not the learner */
+			if (blk->info && !strcmp(blk->info, "claims"))
+				break;
 			const char *p = blk->text;
 			while (*p) {
 				const char *nl = strchr(p, '\n');

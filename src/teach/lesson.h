@@ -44,6 +44,7 @@ typedef struct {
 	char **cells;             /* table rows: the cells' plain text */
 	size_t ncells;
 	int table;                /* index of the table a row belongs to (0, 1, ...) */
+	unsigned line;            /* source line of the block's first text (code: first content line); 0 unknown */
 } lesson_block;
 
 typedef struct {

@@ -1,0 +1,605 @@
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "teach/lesson_check.h"
+
+/* --- the commands a lesson may run --- */
+
+/* Subcommands that only read and print, and the default of their --seed
+ * (-1: they take none that matters to the claims). */
+static const struct {
+	const char *name;
+	long long seed;
+} commands[] = {
+	{ .name = "formats", .seed = -1 },  { .name = "bits", .seed = -1 },
+	{ .name = "round", .seed = -1 },    { .name = "budget", .seed = -1 },
+	{ .name = "quantize", .seed = -1 }, { .name = "drift", .seed = 0 },
+	{ .name = "train", .seed = 1 },     { .name = "gradhist", .seed = 1 },
+};
+
+/* Options that write files (or read state) wherever they appear. */
+static const char *const writing_options[] = { "--tensor-stats", "--save", "--resume", "--out", "--png", "--svg",
+	                                       "--checkpoint", "--summary" };
+
+static void free_argv(char **argv, size_t argc)
+{
+	for (size_t i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+static int command_index(const char *name)
+{
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (!strcmp(commands[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* Whether argv[i] is a file-writing option (--csv FILE with FILE not -, or
+ * one of writing_options). */
+static bool writes_file(char **argv, size_t argc, size_t i)
+{
+	const char *a = argv[i];
+	for (size_t k = 0; k < sizeof writing_options / sizeof writing_options[0]; k++) {
+		size_t n = strlen(writing_options[k]);
+		if (!strncmp(a, writing_options[k], n) && (a[n] == '\0' || a[n] == '='))
+			return true;
+	}
+	if (!strncmp(a, "--csv=", 6))
+		return strcmp(a + 6, "-") != 0;
+	return !strcmp(a, "--csv") && i + 1 < argc && argv[i + 1][0] != '-';
+}
+
+mp_status lesson_command_argv(const char *line, char ***argv, size_t *argc, char *err, size_t errlen)
+{
+	*argv = NULL;
+	*argc = 0;
+	const char *bad = strpbrk(line, "|&;<>()$`\\\"'*?[]{}~#!");
+	if (bad) {
+		snprintf(err, errlen, "'%c': lesson commands are run without a shell, so no shell syntax", *bad);
+		return MP_EINVAL;
+	}
+	size_t cap = 0;
+	for (const char *p = line; *p;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		const char *w = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		if (*argc + 2 > cap) {
+			cap = cap ? 2 * cap : 16;
+			char **q = realloc(*argv, cap * sizeof *q);
+			if (!q) {
+				free_argv(*argv, *argc);
+				*argv = NULL;
+				*argc = 0;
+				return MP_ENOMEM;
+			}
+			*argv = q;
+		}
+		if (((*argv)[(*argc)++] = strndup(w, (size_t)(p - w))) == NULL) {
+			free_argv(*argv, *argc - 1);
+			*argv = NULL;
+			*argc = 0;
+			return MP_ENOMEM;
+		}
+		(*argv)[*argc] = NULL;
+	}
+	const char *why = NULL;
+	if (*argc < 2 || strcmp((*argv)[0], "mixprec"))
+		why = "a command is 'mixprec SUBCOMMAND ...'";
+	else if (command_index((*argv)[1]) < 0)
+		why = "only formats, bits, round, budget, quantize, drift, train and gradhist are run by lesson check";
+	for (size_t i = 2; !why && i < *argc; i++)
+		if (writes_file(*argv, *argc, i))
+			why = "an option that writes a file (lesson check only runs commands that print)";
+	if (why) {
+		snprintf(err, errlen, "%s", why);
+		free_argv(*argv, *argc);
+		*argv = NULL;
+		*argc = 0;
+		return MP_EINVAL;
+	}
+	return MP_OK;
+}
+
+bool lesson_command_seeded(char **argv, size_t argc, size_t k, char ***out, size_t *outc)
+{
+	*out = NULL;
+	*outc = 0;
+	int ci = argc >= 2 ? command_index(argv[1]) : -1;
+	if (ci < 0 || commands[ci].seed < 0)
+		return false;
+	char **v = calloc(argc + 3, sizeof *v);
+	if (!v)
+		return false;
+	long long seed = commands[ci].seed;
+	bool found = false;
+	size_t n = 0;
+	for (size_t i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		char buf[64];
+		if (!strcmp(a, "--seed") && i + 1 < argc) {
+			seed = strtoll(argv[i + 1], NULL, 10);
+			snprintf(buf, sizeof buf, "%lld", seed + (long long)k);
+			v[n++] = strdup(a);
+			v[n++] = strdup(buf);
+			i++;
+			found = true;
+		} else if (!strncmp(a, "--seed=", 7)) {
+			snprintf(buf, sizeof buf, "--seed=%lld", strtoll(a + 7, NULL, 10) + (long long)k);
+			v[n++] = strdup(buf);
+			found = true;
+		} else {
+			v[n++] = strdup(a);
+		}
+	}
+	if (!found) {
+		char buf[64];
+		snprintf(buf, sizeof buf, "%lld", seed + (long long)k);
+		v[n++] = strdup("--seed");
+		v[n++] = strdup(buf);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!v[i]) {
+			free_argv(v, n);
+			return false;
+		}
+	*out = v;
+	*outc = n;
+	return true;
+}
+
+/* --- the report --- */
+
+static lesson_check_item *add_item(lesson_check_report *rep, lesson_check_kind kind, unsigned line, bool ok,
+                                   const char *what, const char *fmt, ...)
+{
+	if (rep->n == rep->cap) {
+		size_t cap = rep->cap ? 2 * rep->cap : 32;
+		lesson_check_item *p = realloc(rep->items, cap * sizeof *p);
+		if (!p)
+			return NULL;
+		rep->items = p;
+		rep->cap = cap;
+	}
+	lesson_check_item *it = &rep->items[rep->n++];
+	memset(it, 0, sizeof *it);
+	it->kind = kind;
+	it->line = line;
+	it->ok = ok;
+	snprintf(it->what, sizeof it->what, "%s", what ? what : "");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(it->detail, sizeof it->detail, fmt, ap);
+	va_end(ap);
+	if (kind == LC_CLAIM)
+		rep->claims++;
+	if (kind == LC_MALFORMED)
+		rep->malformed++;
+	else if (!ok)
+		rep->failed++;
+	return it;
+}
+
+void lesson_check_report_free(lesson_check_report *rep)
+{
+	free(rep->items);
+	memset(rep, 0, sizeof *rep);
+}
+
+/* --- the prose around a block --- */
+
+static bool is_code(const lesson_block *b, const char *info)
+{
+	return b->kind == LB_CODE && b->info && !strcmp(b->info, info);
+}
+
+static bool is_prose(const lesson_block *b)
+{
+	return b->kind == LB_PARAGRAPH || b->kind == LB_LIST_ITEM || b->kind == LB_QUOTE || b->kind == LB_TABLE_ROW;
+}
+
+/* The section holding block i: [*first, *last) between headings. */
+static void section_of(const lesson_doc *doc, size_t i, size_t *first, size_t *last)
+{
+	size_t f = i;
+	while (f > 0 && doc->blocks[f - 1].kind != LB_HEADING)
+		f--;
+	size_t l = i + 1;
+	while (l < doc->nblocks && doc->blocks[l].kind != LB_HEADING)
+		l++;
+	*first = f;
+	*last = l;
+}
+
+/* Whether needle occurs in hay with every run of white space in either
+ * read as one blank (a quote may be wrapped differently from the file). */
+static bool contains_loose(const char *hay, const char *needle)
+{
+	for (const char *h = hay; *h; h++) {
+		const char *a = h, *b = needle;
+		while (*b) {
+			if (isspace((unsigned char)*b)) {
+				if (!isspace((unsigned char)*a))
+					break;
+				while (isspace((unsigned char)*a))
+					a++;
+				while (isspace((unsigned char)*b))
+					b++;
+				continue;
+			}
+			if (*a != *b)
+				break;
+			a++;
+			b++;
+		}
+		if (!*b)
+			return true;
+	}
+	return false;
+}
+
+/* Whether quote q is in the prose of section [first, last). */
+static bool quote_in_section(const lesson_doc *doc, size_t first, size_t last, const char *q)
+{
+	for (size_t k = first; k < last; k++)
+		if (is_prose(&doc->blocks[k]) && contains_loose(doc->blocks[k].text, q))
+			return true;
+	return false;
+}
+
+/* --- running one block --- */
+
+typedef struct {
+	claim c;
+	unsigned line;
+	const char *text;
+	size_t len;
+	bool ok;               /* parsed */
+} parsed_claim;
+
+/* Parses the claims block cb (NULL: none) into *pc. Malformed lines are
+ * reported and left out. */
+static mp_status parse_claims(const lesson_block *cb, lesson_check_report *rep, parsed_claim **pc, size_t *n)
+{
+	*pc = NULL;
+	*n = 0;
+	if (!cb)
+		return MP_OK;
+	size_t cap = 1;
+	for (const char *p = cb->text; *p; p++)
+		cap += *p == '\n';
+	*pc = calloc(cap, sizeof **pc);
+	if (!*pc)
+		return MP_ENOMEM;
+	unsigned line = cb->line;
+	for (const char *p = cb->text; *p; line++) {
+		size_t len = strcspn(p, "\n");
+		char *l = strndup(p, len);
+		if (!l)
+			return MP_ENOMEM;
+		const char *t = l;
+		while (*t == ' ' || *t == '\t')
+			t++;
+		if (*t && *t != '#') {
+			parsed_claim *c = &(*pc)[(*n)++];
+			char err[200];
+			c->line = line;
+			c->text = p;
+			c->len = len;
+			mp_status st = claim_parse(&c->c, t, err, sizeof err);
+			if (st == MP_ENOMEM) {
+				free(l);
+				return st;
+			}
+			c->ok = st == MP_OK;
+			if (!c->ok && !add_item(rep, LC_MALFORMED, line, false, t, "%s", err)) {
+				free(l);
+				return MP_ENOMEM;
+			}
+		}
+		free(l);
+		p += len;
+		if (*p)
+			p++;
+	}
+	return MP_OK;
+}
+
+/* Runs every command line of block b with seed offset k; *out is their
+ * outputs concatenated. Returns false (an item reported) when a command
+ * failed; MP_EIO from the runner is passed up in *st. */
+static bool run_block(const lesson_block *b, size_t k, lesson_runner run, void *ctx, lesson_check_report *rep,
+                      char **out, mp_status *st)
+{
+	*out = NULL;
+	*st = MP_OK;
+	size_t total = 0;
+	unsigned line = b->line;
+	for (const char *p = b->text; *p; line++) {
+		size_t len = strcspn(p, "\n");
+		char *l = strndup(p, len);
+		char **argv = NULL, **sv = NULL;
+		size_t argc = 0, svc = 0;
+		char err[200];
+		bool ok = l != NULL;
+		if (ok && *l) {
+			mp_status ps = lesson_command_argv(l, &argv, &argc, err, sizeof err);
+			if (ps != MP_OK) {
+				ok = false;
+				*st = ps == MP_ENOMEM ? ps : MP_OK;
+				if (ps != MP_ENOMEM && !add_item(rep, LC_MALFORMED, line, false, l, "%s", err))
+					*st = MP_ENOMEM;
+			} else {
+				if (k > 0 && lesson_command_seeded(argv, argc, k, &sv, &svc)) {
+					free_argv(argv, argc);
+					argv = sv;
+					argc = svc;
+				}
+				char *o = NULL;
+				int rc = 0;
+				*st = run(ctx, argv, &o, &rc);
+				rep->runs++;
+				if (*st != MP_OK || rc != 0) {
+					ok = false;
+					if (*st == MP_OK && !add_item(rep, LC_BLOCK, line, false, l, "exited %d%s", rc,
+					                              k ? " (with the seed shifted)" : ""))
+						*st = MP_ENOMEM;
+				} else {
+					size_t on = strlen(o);
+					char *grown = realloc(*out, total + on + 1);
+					if (!grown) {
+						ok = false;
+						*st = MP_ENOMEM;
+					} else {
+						memcpy(grown + total, o, on + 1);
+						*out = grown;
+						total += on;
+					}
+				}
+				free(o);
+			}
+		}
+		free_argv(argv, argc);
+		free(l);
+		if (!ok) {
+			free(*out);
+			*out = NULL;
+			return false;
+		}
+		p += len;
+		if (*p)
+			p++;
+	}
+	if (!*out && (*out = strdup("")) == NULL) {
+		*st = MP_ENOMEM;
+		return false;
+	}
+	return true;
+}
+
+/* Checks one parsed claim of the block at section [first, last). */
+static bool judge(const lesson_doc *doc, size_t first, size_t last, const parsed_claim *pc, const char *const *outs,
+                  size_t nouts, lesson_check_report *rep)
+{
+	char what[160];
+	snprintf(what, sizeof what, "%.*s", (int)(pc->len < 150 ? pc->len : 150), pc->text);
+	for (size_t q = 0; q < pc->c.nquotes; q++)
+		if (!quote_in_section(doc, first, last, pc->c.quotes[q]))
+			return add_item(rep, LC_CLAIM, pc->line, false, what, "quote \"%s\" is not in this section's prose",
+			                pc->c.quotes[q]) != NULL;
+	claim_verdict v;
+	if (!outs && !pc->c.cite)
+		return add_item(rep, LC_CLAIM, pc->line, false, what, "not checked: the command failed") != NULL;
+	claim_check(&pc->c, outs, pc->c.cite || !claim_per_seed(&pc->c) ? 1 : nouts, &v);
+	if (v.ok && pc->c.op == CLAIM_EQ && !pc->c.cite) {
+		/* the prose must state the figure the claim checks */
+		double r, tol;
+		char err[200];
+		if (claim_eval(pc->c.rhs, outs[0], &r, err, sizeof err) == MP_OK) {
+			tol = pc->c.tol_rel ? pc->c.tol / 100 * fabs(r) : pc->c.tol;
+			for (size_t q = 0; q < pc->c.nquotes; q++)
+				if (strpbrk(pc->c.quotes[q], "0123456789") && !claim_text_has_number(pc->c.quotes[q], r, tol))
+					return add_item(rep, LC_CLAIM, pc->line, false, what,
+					                "%s, but the quote \"%s\" states no figure within %.3g of %.6g", v.detail,
+					                pc->c.quotes[q], tol, r) != NULL;
+		}
+	}
+	return add_item(rep, LC_CLAIM, pc->line, v.ok, what, "%s", v.detail) != NULL;
+}
+
+static mp_status check_block(const lesson_doc *doc, size_t i, size_t seeds, lesson_runner run, void *ctx,
+                             lesson_check_report *rep)
+{
+	const lesson_block *b = &doc->blocks[i];
+	const lesson_block *cb = i + 1 < doc->nblocks && is_code(&doc->blocks[i + 1], "claims") ? &doc->blocks[i + 1] : NULL;
+	parsed_claim *pc;
+	size_t npc;
+	mp_status st = parse_claims(cb, rep, &pc, &npc);
+	bool per_seed = false;
+	for (size_t k = 0; k < npc; k++)
+		per_seed |= pc[k].ok && claim_per_seed(&pc[k].c);
+	size_t nruns = per_seed && seeds > 1 ? seeds : 1;
+	char **outs = st == MP_OK ? calloc(nruns, sizeof *outs) : NULL;
+	if (st == MP_OK && !outs)
+		st = MP_ENOMEM;
+	bool ran = st == MP_OK;
+	for (size_t k = 0; ran && k < nruns; k++) {
+		ran = run_block(b, k, run, ctx, rep, &outs[k], &st);
+		/* a command without --seed gives the same output every time */
+		if (ran && k == 0 && nruns > 1) {
+			char **argv, **sv;
+			size_t argc, svc;
+			char err[8];
+			char *l = strndup(b->text, strcspn(b->text, "\n"));
+			if (l && lesson_command_argv(l, &argv, &argc, err, sizeof err) == MP_OK) {
+				if (lesson_command_seeded(argv, argc, 1, &sv, &svc))
+					free_argv(sv, svc);
+				else
+					nruns = 1;
+				free_argv(argv, argc);
+			}
+			free(l);
+		}
+	}
+	size_t first, last;
+	section_of(doc, i, &first, &last);
+	for (size_t k = 0; st == MP_OK && k < npc; k++)
+		if (pc[k].ok && !judge(doc, first, last, &pc[k], ran ? (const char *const *)outs : NULL, nruns, rep))
+			st = MP_ENOMEM;
+	for (size_t k = 0; outs && k < nruns; k++)
+		free(outs[k]);
+	free(outs);
+	for (size_t k = 0; k < npc; k++)
+		claim_free(&pc[k].c);
+	free(pc);
+	return st;
+}
+
+/* --- figures in the prose that no claim backs --- */
+
+/* Whether word w (n bytes) appears in some claim quote or command of the
+ * section [first, last). */
+static bool figure_bound(const lesson_doc *doc, size_t first, size_t last, const char *w, size_t n)
+{
+	char fig[64];
+	snprintf(fig, sizeof fig, "%.*s", (int)(n < 63 ? n : 63), w);
+	for (size_t k = first; k < last; k++) {
+		const lesson_block *b = &doc->blocks[k];
+		if (is_code(b, "mixprec")) {
+			/* an input typed in the command is not a figure it produces */
+			for (const char *p = b->text; (p = strstr(p, fig)) != NULL; p++)
+				if ((p == b->text || p[-1] == ' ' || p[-1] == '=' || p[-1] == ',') &&
+				    (p[n] == '\0' || p[n] == ' ' || p[n] == '\n' || p[n] == ','))
+					return true;
+		} else if (is_code(b, "claims")) {
+			for (const char *p = b->text; *p;) {
+				size_t len = strcspn(p, "\n");
+				char *l = strndup(p, len);
+				claim c;
+				char err[8];
+				if (l && claim_parse(&c, l, err, sizeof err) == MP_OK) {
+					bool hit = false;
+					for (size_t q = 0; q < c.nquotes && !hit; q++)
+						hit = strstr(c.quotes[q], fig) != NULL;
+					claim_free(&c);
+					if (hit) {
+						free(l);
+						return true;
+					}
+				}
+				free(l);
+				p += len;
+				if (*p)
+					p++;
+			}
+		}
+	}
+	return false;
+}
+
+/* The figures of one prose text: numbers with a decimal point or a per cent
+ * sign (1.826, 0.017%, 31%, -3.2%), not parts of words or references
+ * (arXiv:1710.03740, v1.0, 2^-8). */
+static mp_status lint_text(const lesson_doc *doc, size_t first, size_t last, const lesson_block *b, const char *t,
+                           lesson_check_report *rep)
+{
+	for (const char *p = t; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			continue;
+		if (p > t && (isalnum((unsigned char)p[-1]) || strchr(":/._^,", p[-1]))) {
+			while (isalnum((unsigned char)p[1]) || p[1] == '.' || p[1] == ',')
+				p++;
+			continue;
+		}
+		const char *q = p;
+		bool point = false;
+		while (isdigit((unsigned char)*q) || ((*q == '.' || *q == ',') && isdigit((unsigned char)q[1]))) {
+			point |= *q == '.';
+			q++;
+		}
+		if ((*q == 'e' || *q == 'E') && (isdigit((unsigned char)q[1]) || (q[1] == '-' && isdigit((unsigned char)q[2])))) {
+			q += 2;
+			while (isdigit((unsigned char)*q))
+				q++;
+		}
+		bool percent = *q == '%';
+		q += percent;
+		bool word = isalpha((unsigned char)*q);   /* 7.4a: a name, not a figure */
+		if ((point || percent) && !word && !figure_bound(doc, first, last, p, (size_t)(q - p))) {
+			char fig[64];
+			snprintf(fig, sizeof fig, "%.*s", (int)(q - p < 63 ? q - p : 63), p);
+			if (!add_item(rep, LC_UNBOUND, b->line, false, fig,
+			              "a figure in the prose that no claim quotes (bind it with a claim, or 'cite' its source)"))
+				return MP_ENOMEM;
+		}
+		p = q - 1;
+	}
+	return MP_OK;
+}
+
+static mp_status lint_section(const lesson_doc *doc, size_t first, size_t last, lesson_check_report *rep)
+{
+	for (size_t k = first; k < last; k++) {
+		const lesson_block *b = &doc->blocks[k];
+		if (b->kind != LB_PARAGRAPH && b->kind != LB_LIST_ITEM && b->kind != LB_QUOTE)
+			continue;
+		for (size_t s = 0; s < b->nspans; s++) {
+			if (b->spans[s].style & LS_CODE)
+				continue;
+			mp_status st = lint_text(doc, first, last, b, b->spans[s].text, rep);
+			if (st != MP_OK)
+				return st;
+		}
+	}
+	return MP_OK;
+}
+
+/* A claims block that follows no command may only cite sources; their
+ * quotes must be in the section like any other. */
+static mp_status check_loose_claims(const lesson_doc *doc, size_t i, lesson_check_report *rep)
+{
+	parsed_claim *pc;
+	size_t n, first, last;
+	mp_status st = parse_claims(&doc->blocks[i], rep, &pc, &n);
+	section_of(doc, i, &first, &last);
+	for (size_t k = 0; k < n; k++) {
+		if (st == MP_OK && pc[k].ok && !pc[k].c.cite &&
+		    !add_item(rep, LC_MALFORMED, pc[k].line, false, "claims",
+		              "a claim must sit in a claims block right after its mixprec block (only 'cite' lines may stand alone)"))
+			st = MP_ENOMEM;
+		if (st == MP_OK && pc[k].ok && pc[k].c.cite && !judge(doc, first, last, &pc[k], NULL, 0, rep))
+			st = MP_ENOMEM;
+		claim_free(&pc[k].c);
+	}
+	free(pc);
+	return st;
+}
+
+mp_status lesson_check(const lesson_doc *doc, size_t seeds, lesson_runner run, void *ctx, lesson_check_report *rep)
+{
+	memset(rep, 0, sizeof *rep);
+	mp_status st = MP_OK;
+	for (size_t i = 0; st == MP_OK && i < doc->nblocks; i++) {
+		const lesson_block *b = &doc->blocks[i];
+		if (is_code(b, "mixprec"))
+			st = check_block(doc, i, seeds, run, ctx, rep);
+		else if (is_code(b, "claims") && !(i > 0 && is_code(&doc->blocks[i - 1], "mixprec")))
+			st = check_loose_claims(doc, i, rep);
+	}
+	for (size_t i = 0, start = 0; st == MP_OK && i <= doc->nblocks; i++)
+		if (i == doc->nblocks || doc->blocks[i].kind == LB_HEADING) {
+			if (i > start)
+				st = lint_section(doc, start, i, rep);
+			start = i + 1;
+		}
+	return st;
+}

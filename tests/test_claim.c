@@ -1,0 +1,358 @@
+/* Checked claims: the parser, the evaluator and lesson check, on outputs
+ * and lessons written here (the oracle is the value typed in each test). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "teach/claim.h"
+#include "teach/lesson_check.h"
+#include "testutil.h"
+
+/* A budget-like table (right-aligned numbers), a drift-like one with a
+ * two-word header, and a labelled line. */
+static const char out1[] =
+	"budget: 7B parameters\n"
+	"\n"
+	"component          bytes/param              bytes           GB          GiB\n"
+	"weights                      2        14000000000       14.000       13.039\n"
+	"optimizer_state              8        56000000000       56.000       52.154\n"
+	"total                       20       140000000000      140.000      130.385\n"
+	"\n"
+	"variant              start     final mean          drift   retained  unchanged\n"
+	"bf16-rne               600            600              0       0.0%     100.0%\n"
+	"bf16-sr                600       5596.448        4996.45      99.9%      95.9%\n"
+	"val                      -\n"
+	"at S = 1 in fp16: 0.11% flush to zero,\n"
+	"  30.73% are subnormal\n";
+
+static double eval_on(const char *expr, const char *out)
+{
+	claim c;
+	char line[256], err[200];
+	snprintf(line, sizeof line, "%s = 0 ± 1", expr);
+	ck_assert_msg(claim_parse(&c, line, err, sizeof err) == MP_OK, "%s: %s", line, err);
+	double v = NAN;
+	mp_status st = claim_eval(c.lhs, out, &v, err, sizeof err);
+	ck_assert_msg(st == MP_OK, "%s: %s", expr, err);
+	claim_free(&c);
+	return v;
+}
+
+START_TEST(values_from_output)
+{
+	ck_assert(eval_on("GB[weights]", out1) == 14.0);
+	ck_assert(eval_on("GiB[total]", out1) == 130.385);
+	ck_assert(eval_on("\"bytes/param\"[optimizer_state]", out1) == 8);
+	ck_assert(eval_on("\"final mean\"[bf16-sr]", out1) == 5596.448);
+	ck_assert(eval_on("retained[bf16-sr]", out1) == 99.9);   /* the % is dropped */
+	ck_assert(eval_on("start[bf16-rne]", out1) == 600);
+	/* a template matches across blanks and line breaks */
+	ck_assert(eval_on("text(\"at S = 1 in fp16: {}% flush\")", out1) == 0.11);
+	ck_assert(eval_on("text(\"flush to zero, {}% are\")", out1) == 30.73);
+	/* arithmetic, precedence, abs */
+	ck_assert(eval_on("GB[total] - GB[weights] * 2", out1) == 112.0);
+	ck_assert(eval_on("abs(GB[weights] - GB[total]) / 2", out1) == 63.0);
+	ck_assert(eval_on("-(1 + 2) * 3", out1) == -9.0);
+
+	/* what is not there is named */
+	claim c;
+	char err[200];
+	double v;
+	ck_assert_int_eq(claim_parse(&c, "GB[nothing] = 1 ± 0", err, sizeof err), MP_OK);
+	ck_assert_int_eq(claim_eval(c.lhs, out1, &v, err, sizeof err), MP_EINVAL);
+	ck_assert_msg(strstr(err, "no row 'nothing'"), "%s", err);
+	claim_free(&c);
+	ck_assert_int_eq(claim_parse(&c, "TB[total] = 1 ± 0", err, sizeof err), MP_OK);
+	ck_assert_int_eq(claim_eval(c.lhs, out1, &v, err, sizeof err), MP_EINVAL);
+	ck_assert_msg(strstr(err, "no column 'TB'"), "%s", err);
+	claim_free(&c);
+	ck_assert_int_eq(claim_parse(&c, "start[val] = 1 ± 0", err, sizeof err), MP_OK);
+	ck_assert_int_eq(claim_eval(c.lhs, out1, &v, err, sizeof err), MP_EINVAL);
+	ck_assert_msg(strstr(err, "'-', not a number"), "%s", err);
+	claim_free(&c);
+	ck_assert_int_eq(claim_parse(&c, "GB[total] / (GB[weights] - 14) = 1 ± 0", err, sizeof err), MP_OK);
+	ck_assert_int_eq(claim_eval(c.lhs, out1, &v, err, sizeof err), MP_EINVAL);
+	claim_free(&c);
+}
+END_TEST
+
+START_TEST(malformed_claims)
+{
+	static const struct {
+		const char *line, *msg;
+	} bad[] = {
+		{ "GB[total] = 140", "tolerance" },
+		{ "GB[total] 140", "expected =" },
+		{ "GB[total = 1 ± 0", "ROW]" },
+		{ "text(\"no hole\") = 1 ± 0", "exactly one {}" },
+		{ "text(\"{} {}\") = 1 ± 0", "exactly one {}" },
+		{ "GB[total] = 1 ± 0 \"open", "unterminated" },
+		{ "GB[total] = 1 ± 0 \"\"", "empty quote" },
+		{ "GB[total] > 1 by", "margin" },
+		{ "cite \"19.5\"", "source" },
+		{ "\"quoted\" = 1 ± 0", "[ROW]" },
+		{ "sqrt(GB[total]) = 1 ± 0", "expected" },
+		{ "", "expected" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		claim c;
+		char err[200];
+		ck_assert_msg(claim_parse(&c, bad[i].line, err, sizeof err) == MP_EPARSE, "accepted '%s'", bad[i].line);
+		ck_assert_msg(strstr(err, bad[i].msg) && strstr(err, "column "), "'%s': %s", bad[i].line, err);
+	}
+	claim c;
+	char err[200];
+	ck_assert_int_eq(claim_parse(&c, "GB[total] = 140 +- 1% \"140 GB\" \"x\" # note", err, sizeof err), MP_OK);
+	ck_assert(c.tol == 1 && c.tol_rel && c.nquotes == 2 && !strcmp(c.quotes[0], "140 GB"));
+	ck_assert(!claim_per_seed(&c) && !claim_is_comparison(&c));
+	claim_free(&c);
+	ck_assert_int_eq(claim_parse(&c, "loss[a] >= loss[b] by 0.02", err, sizeof err), MP_OK);
+	ck_assert(c.op == CLAIM_GE && c.margin == 0.02 && claim_per_seed(&c) && claim_is_comparison(&c));
+	claim_free(&c);
+	ck_assert_int_eq(claim_parse(&c, "abs(loss[a] - loss[b]) < 0.01", err, sizeof err), MP_OK);
+	ck_assert(claim_per_seed(&c) && !claim_is_comparison(&c));
+	claim_free(&c);
+}
+END_TEST
+
+static claim_verdict verdict(const char *line, const char *const *outs, size_t n)
+{
+	claim c;
+	char err[200];
+	ck_assert_msg(claim_parse(&c, line, err, sizeof err) == MP_OK, "%s: %s", line, err);
+	claim_verdict v;
+	claim_check(&c, outs, n, &v);
+	claim_free(&c);
+	return v;
+}
+
+START_TEST(figures_and_comparisons)
+{
+	const char *one[] = { out1 };
+	ck_assert(verdict("GB[total] = 140 ± 0", one, 1).ok);
+	ck_assert(!verdict("GB[total] = 139.9 ± 0.05", one, 1).ok);
+	ck_assert(verdict("GB[total] = 141 ± 1%", one, 1).ok);     /* 1.41 allowed */
+	ck_assert(!verdict("GB[total] = 145 ± 1%", one, 1).ok);
+	ck_assert(verdict("retained[bf16-sr] > retained[bf16-rne] by 90", one, 1).ok);
+	ck_assert(!verdict("retained[bf16-sr] > retained[bf16-rne] by 100", one, 1).ok);
+	ck_assert(!verdict("retained[bf16-sr] < retained[bf16-rne]", one, 1).ok);
+	ck_assert(verdict("GB[weights] <= 14", one, 1).ok);
+	ck_assert(!verdict("GB[weights] < 14", one, 1).ok);
+
+	/* three seeds: loss of a and b, a - b = 0.30, 0.32, 0.31 */
+	static const char s1[] = "policy    loss\na         2.50\nb         2.20\n",
+	                  s2[] = "policy    loss\na         2.72\nb         2.40\n",
+	                  s3[] = "policy    loss\na         2.41\nb         2.10\n";
+	const char *seeds[] = { s1, s2, s3 };
+	claim_verdict v = verdict("loss[a] > loss[b] by 0.25", seeds, 3);
+	ck_assert_msg(v.ok, "%s", v.detail);
+	ck_assert(fabs(v.worst - 0.30) < 1e-9 && fabs(v.spread - 0.02) < 1e-9 && v.nseeds == 3);
+	/* the margin must cover the gap's seed-to-seed spread (0.02) */
+	v = verdict("loss[a] > loss[b] by 0.01", seeds, 3);
+	ck_assert_msg(!v.ok && strstr(v.detail, "exceeds the margin"), "%s", v.detail);
+	/* one seed below the margin fails it */
+	ck_assert(!verdict("loss[a] > loss[b] by 0.305", seeds, 3).ok);
+	/* a bound on each seed needs no spread rule; the third seed breaks it */
+	ck_assert(verdict("loss[a] < 2.8", seeds, 3).ok);
+	ck_assert(!verdict("loss[a] > 2.45", seeds, 3).ok);
+	/* a figure looks at the command as written (the first output) only */
+	ck_assert(verdict("loss[a] = 2.50 ± 0", seeds, 3).ok);
+	/* cite holds without output */
+	ck_assert(verdict("cite \"19.5\" NVIDIA A100 datasheet", seeds, 0).ok);
+}
+END_TEST
+
+START_TEST(numbers_in_prose)
+{
+	ck_assert(claim_text_has_number("a count of 1,024 tokens", 1024, 0));
+	ck_assert(claim_text_has_number("about \xe2\x88\x92" "3.2% here", -3.2, 0.01));
+	ck_assert(claim_text_has_number("about \xe2\x88\x92" "3.2% here", -0.032, 0.0001));
+	ck_assert(claim_text_has_number("2^-24 = 5.96e-8", 5.96e-8, 1e-11));
+	ck_assert(claim_text_has_number("spacing 2^-10", 0.0009765625, 0));
+	ck_assert(!claim_text_has_number("0.017%", 0.02, 0.001));
+	ck_assert(!claim_text_has_number("no digits", 0, 0));
+}
+END_TEST
+
+/* --- lesson check on a lesson written here, with a fake runner --- */
+
+typedef struct {
+	size_t calls;
+	char last[256];
+} fake;
+
+/* train prints a loss table whose a-b gap is 0.3 + 0.01 * seed; budget a
+ * fixed table; anything else fails. */
+static mp_status fake_run(void *ctx, char *const *argv, char **out, int *rc)
+{
+	fake *f = ctx;
+	f->calls++;
+	f->last[0] = '\0';
+	long seed = 1;
+	for (size_t i = 0; argv[i]; i++) {
+		strncat(f->last, argv[i], sizeof f->last - strlen(f->last) - 2);
+		strcat(f->last, " ");
+		if (!strcmp(argv[i], "--seed") && argv[i + 1])
+			seed = atol(argv[i + 1]);
+	}
+	char buf[1024];
+	*rc = 0;
+	if (!strcmp(argv[1], "train"))
+		snprintf(buf, sizeof buf, "policy    loss\na         %.2f\nb         2.00\n", 2.30 + 0.01 * (double)seed);
+	else if (!strcmp(argv[1], "budget"))
+		snprintf(buf, sizeof buf, "%s", out1);
+	else {
+		buf[0] = '\0';
+		*rc = 2;
+	}
+	*out = strdup(buf);
+	return *out ? MP_OK : MP_ENOMEM;
+}
+
+static const char lesson_md[] =
+	"# L\n"                                                        /* 1 */
+	"\n"
+	"## Memory\n"                                                  /* 3 */
+	"\n"
+	"It takes 140 GB, and the weights 14.0 GB; 42.5% is wrong.\n" /* 5 */
+	"\n"
+	"```mixprec\n"
+	"mixprec budget --params 7e9\n"                                /* 8 */
+	"```\n"
+	"\n"
+	"```claims\n"
+	"GB[total] = 140 ± 0 \"140 GB\"\n"                             /* 12 */
+	"GB[weights] = 14 ± 0.5 \"the weights 14.0 GB\"\n"             /* 13 */
+	"GB[total] = 150 ± 1 \"140 GB\"\n"                             /* 14: wrong figure */
+	"GB[total] = 140 ± 0 \"not in the text\"\n"                   /* 15: quote missing */
+	"GB[total] = 140 ± 0 \"It takes 140 GB\" \"weights 14.0\"\n"   /* 16: quote states 14, not 140 */
+	"GB[total] = \n"                                               /* 17: malformed */
+	"```\n"
+	"\n"
+	"## Training\n"
+	"\n"
+	"The gap is 0.31 nats.\n"                                      /* 22 */
+	"\n"
+	"```mixprec\n"
+	"mixprec train --steps 5\n"                                    /* 25 */
+	"```\n"
+	"\n"
+	"```claims\n"
+	"loss[a] > loss[b] by 0.2 \"gap\"\n"                           /* 29 */
+	"loss[a] - loss[b] = 0.31 ± 0.001 \"0.31 nats\"\n"             /* 30 */
+	"```\n"
+	"\n"
+	"```mixprec\n"
+	"mixprec train --steps 5 --seed 7 | tee x\n"                   /* 34: shell syntax */
+	"```\n";
+
+static const lesson_check_item *item_at(const lesson_check_report *rep, unsigned line, size_t nth)
+{
+	for (size_t i = 0; i < rep->n; i++)
+		if (rep->items[i].line == line && nth-- == 0)
+			return &rep->items[i];
+	return NULL;
+}
+
+START_TEST(check_a_lesson)
+{
+	lesson_doc d;
+	ck_assert_int_eq(lesson_parse(&d, "l", lesson_md, strlen(lesson_md)), MP_OK);
+	fake f = { 0 };
+	lesson_check_report rep;
+	ck_assert_int_eq(lesson_check(&d, 3, fake_run, &f, &rep), MP_OK);
+	const lesson_check_item *it;
+	ck_assert((it = item_at(&rep, 12, 0)) && it->kind == LC_CLAIM && it->ok);
+	ck_assert((it = item_at(&rep, 13, 0)) && it->ok);
+	ck_assert_msg((it = item_at(&rep, 14, 0)) && !it->ok && strstr(it->detail, "140"), "%s", it ? it->detail : "");
+	ck_assert_msg((it = item_at(&rep, 15, 0)) && !it->ok && strstr(it->detail, "not in this section"), "%s",
+	              it ? it->detail : "");
+	ck_assert_msg((it = item_at(&rep, 16, 0)) && !it->ok && strstr(it->detail, "states no figure"), "%s",
+	              it ? it->detail : "");
+	ck_assert((it = item_at(&rep, 17, 0)) && it->kind == LC_MALFORMED);
+	/* seeds 1, 2, 3: gaps 0.31, 0.32, 0.33 (spread 0.02 under the margin 0.2) */
+	ck_assert_msg((it = item_at(&rep, 29, 0)) && it->ok && strstr(it->detail, "3 seeds"), "%s", it ? it->detail : "");
+	ck_assert((it = item_at(&rep, 30, 0)) && it->ok);
+	ck_assert((it = item_at(&rep, 34, 0)) && it->kind == LC_MALFORMED && strstr(it->detail, "shell"));
+	/* 42.5% has no claim; 140 and 14.0 and 0.31 are quoted */
+	ck_assert_msg((it = item_at(&rep, 5, 0)) && it->kind == LC_UNBOUND && !strcmp(it->what, "42.5%"), "%s",
+	              it ? it->what : "none");
+	ck_assert(item_at(&rep, 5, 1) == NULL && item_at(&rep, 22, 0) == NULL);
+	/* budget once (its claims are figures), train three times, the shell line never */
+	ck_assert_uint_eq(f.calls, 4);
+	ck_assert_msg(strstr(f.last, "--seed 3"), "%s", f.last);
+	ck_assert_uint_eq(rep.malformed, 2);
+	ck_assert_uint_eq(rep.failed, 4);
+	ck_assert_uint_eq(rep.claims, 7);
+	lesson_check_report_free(&rep);
+	lesson_free(&d);
+}
+END_TEST
+
+START_TEST(commands_run_safely)
+{
+	static const char *const refused[] = {
+		"mixprec train; rm -rf x", "mixprec train $(x)", "ls -l", "mixprec check 7.4a x=1",
+		"mixprec train --csv out.csv", "mixprec train --csv=out.csv", "mixprec plot x.csv --png y.png",
+		"mixprec", "mixprec train > x",
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		char **argv;
+		size_t argc;
+		char err[200];
+		ck_assert_msg(lesson_command_argv(refused[i], &argv, &argc, err, sizeof err) == MP_EINVAL, "ran '%s'",
+		              refused[i]);
+		ck_assert(argv == NULL && *err);
+	}
+	char **argv, **sv;
+	size_t argc, svc;
+	char err[200];
+	ck_assert_int_eq(lesson_command_argv("mixprec  train --csv - --seed 4 --steps 2", &argv, &argc, err, sizeof err),
+	                 MP_OK);
+	ck_assert_uint_eq(argc, 8);
+	ck_assert(lesson_command_seeded(argv, argc, 2, &sv, &svc));
+	ck_assert(svc == 8 && !strcmp(sv[5], "6"));
+	for (size_t i = 0; i < svc; i++)
+		free(sv[i]);
+	free(sv);
+	for (size_t i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+	/* drift's default seed is 0: shifting by 3 adds --seed 3 */
+	ck_assert_int_eq(lesson_command_argv("mixprec drift --x0 600", &argv, &argc, err, sizeof err), MP_OK);
+	ck_assert(lesson_command_seeded(argv, argc, 3, &sv, &svc));
+	ck_assert(svc == 6 && !strcmp(sv[4], "--seed") && !strcmp(sv[5], "3"));
+	for (size_t i = 0; i < svc; i++)
+		free(sv[i]);
+	free(sv);
+	for (size_t i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+	/* budget takes no seed: it runs once */
+	ck_assert_int_eq(lesson_command_argv("mixprec budget --params 7e9", &argv, &argc, err, sizeof err), MP_OK);
+	ck_assert(!lesson_command_seeded(argv, argc, 1, &sv, &svc));
+	for (size_t i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+}
+END_TEST
+
+static Suite *claim_suite(void)
+{
+	Suite *s = suite_create("claim");
+	TCase *tc = tcase_create("claim");
+	tcase_add_test(tc, values_from_output);
+	tcase_add_test(tc, malformed_claims);
+	tcase_add_test(tc, figures_and_comparisons);
+	tcase_add_test(tc, numbers_in_prose);
+	tcase_add_test(tc, check_a_lesson);
+	tcase_add_test(tc, commands_run_safely);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return testutil_run(claim_suite());
+}
