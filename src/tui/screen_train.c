@@ -349,7 +349,7 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	if (t->have_args && !t->tiny) {
 		char line[600];
 		snprintf(line, sizeof line, "from the lesson: mixprec train %s", t->args.text);
-		y += tui_wrap(w, y, 1, cols - 2, 2, ROLE_EMPH, line);
+		y += tui_wrap(w, y, 1, cols - 2, 4, ROLE_EMPH, line);   /* a lesson's block in full */
 	}
 	if (t->ui_running)
 		tui_putf(w, y, 1, cols - 2, ROLE_EMPH, "%s: step %zu of %zu%s", t->ui_phase, t->ui_done, t->steps,
