@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gt_compare.h"
+#include "gpu_compare.h"
 #include "train/train.h"
 #include "testutil.h"
 
@@ -342,7 +342,7 @@ START_TEST(reductions_low_train)
 }
 END_TEST
 
-/* --- the GPU trainer's code (gpu/gt_impl.h, gpu/gt_kernels.h), run on the
+/* --- the GPU trainer's code (gpu/gpu_trainer_impl.h, gpu/gpu_kernels.h), run on the
  * CPU by its host backend: the same passes, kernel bodies and optimiser the
  * device runs, with sgemm for cuBLAS. The oracle is the CPU trainer
  * (layers.c, model.c, train.c), itself checked against finite differences
@@ -351,7 +351,7 @@ END_TEST
 static train_config gpu_small_config(void)
 {
 	train_config cfg = train_config_default();
-	cfg.model = gtc_small_model();
+	cfg.model = gpu_compare_small_model();
 	cfg.B = 4;
 	cfg.t = cfg.model.T;
 	cfg.eval_every = 0;
@@ -359,20 +359,20 @@ static train_config gpu_small_config(void)
 }
 
 /* One forward and backward pass, every policy: the loss and each of the 16
- * gradient tensors within gtc_tolerance of the CPU model's. */
+ * gradient tensors within gpu_compare_tolerance of the CPU model's. */
 START_TEST(gpu_code_pass_matches_cpu)
 {
 	load_corpus();
 	train_config cfg = gpu_small_config();
 	for (size_t i = 0; i < policy_preset_count(); i++) {
 		const char *name = policy_preset(i)->name;
-		gtc_pass r;
-		ck_assert_int_eq(gtc_pass_compare(TRAIN_DEVICE_EMULATED, name, &cfg, &data, &r), MP_OK);
-		double tol = gtc_tolerance(name);
+		gpu_compare_pass r;
+		ck_assert_int_eq(gpu_compare_pass_compare(TRAIN_DEVICE_EMULATED, name, &cfg, &data, &r), MP_OK);
+		double tol = gpu_compare_tolerance(name);
 		ck_assert_msg(fabs(r.loss_dev - r.loss_cpu) <= tol * fabs(r.loss_cpu), "%s: loss %.8f, CPU %.8f", name,
 		              r.loss_dev, r.loss_cpu);
 		ck_assert_msg(r.worst <= tol, "%s: gradient of %s off by %.3g relative (tolerance %.3g)", name,
-		              gtc_tensor_name(r.worst_tensor), r.worst, tol);
+		              gpu_compare_tensor_name(r.worst_tensor), r.worst, tol);
 		/* not a comparison of zeros: most gradients are there to compare */
 		ck_assert_msg(r.nonzero >= 0.5, "%s: only %.3g of the gradients are nonzero at scale %g", name, r.nonzero,
 		              (double)r.scale);
@@ -380,9 +380,9 @@ START_TEST(gpu_code_pass_matches_cpu)
 	/* the offset of the drift lesson goes through the same pass */
 	cfg.resid_offset = 600.0f;
 	cfg.resid_offset_channels = 4;
-	gtc_pass r;
-	ck_assert_int_eq(gtc_pass_compare(TRAIN_DEVICE_EMULATED, "bf16-resid", &cfg, &data, &r), MP_OK);
-	ck_assert_msg(r.worst <= gtc_tolerance("bf16-resid"), "offset: %s off by %.3g", gtc_tensor_name(r.worst_tensor),
+	gpu_compare_pass r;
+	ck_assert_int_eq(gpu_compare_pass_compare(TRAIN_DEVICE_EMULATED, "bf16-resid", &cfg, &data, &r), MP_OK);
+	ck_assert_msg(r.worst <= gpu_compare_tolerance("bf16-resid"), "offset: %s off by %.3g", gpu_compare_tensor_name(r.worst_tensor),
 	              r.worst);
 	corpus_free(&data);
 }
@@ -396,8 +396,8 @@ START_TEST(gpu_code_training_tracks_cpu)
 {
 	load_corpus();
 	train_config cfg = gpu_small_config();
-	gtc_run r;
-	ck_assert_int_eq(gtc_run_compare(TRAIN_DEVICE_EMULATED, "fp32", &cfg, &data, 200, &r), MP_OK);
+	gpu_compare_run r;
+	ck_assert_int_eq(gpu_compare_run_compare(TRAIN_DEVICE_EMULATED, "fp32", &cfg, &data, 200, &r), MP_OK);
 	ck_assert_msg(r.max_diff <= 1e-3, "fp32: losses differ by up to %.3g", r.max_diff);
 	ck_assert(r.last_cpu < 3.2);   /* it learned: ln 128 = 4.85 at the start */
 	ck_assert(r.skipped_cpu == 0 && r.skipped_dev == 0);
@@ -407,11 +407,11 @@ START_TEST(gpu_code_training_tracks_cpu)
 		const char *name = policy_preset(i)->name;
 		if (!strcmp(name, "fp32"))
 			continue;
-		ck_assert_int_eq(gtc_run_compare(TRAIN_DEVICE_EMULATED, name, &cfg, &data, 40, &r), MP_OK);
+		ck_assert_int_eq(gpu_compare_run_compare(TRAIN_DEVICE_EMULATED, name, &cfg, &data, 40, &r), MP_OK);
 		double bound = strstr(name, "fp8") ? 0.02 : 0.005;
 		ck_assert_msg(r.max_diff <= bound, "%s: losses differ by up to %.3g (bound %.3g)", name, r.max_diff, bound);
 		char why[160];
-		ck_assert_msg(gtc_run_stats_ok(&r, why, sizeof why), "%s: %s", name, why);
+		ck_assert_msg(gpu_compare_run_stats_ok(&r, why, sizeof why), "%s: %s", name, why);
 		ck_assert_msg(r.skipped_cpu <= r.skipped_dev + 1 && r.skipped_dev <= r.skipped_cpu + 1,
 		              "%s: skipped %zu on the CPU, %zu here", name, r.skipped_cpu, r.skipped_dev);
 	}

@@ -9,7 +9,7 @@
 
 #include "cli/cli.h"
 #include "gpu/gpu.h"
-#include "gpu/gpu_train.h"
+#include "gpu/gpu_trainer.h"
 #include "fmt/decode.h"
 #include "train/train.h"
 #include "util/csvout.h"

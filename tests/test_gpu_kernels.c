@@ -1,4 +1,4 @@
-/* The GPU trainer's kernel bodies (src/gpu/gt_kernels.h), each run on the
+/* The GPU trainer's kernel bodies (src/gpu/gpu_kernels.h), each run on the
  * host over its whole index range, against the CPU trainer's kernels in
  * layers.c (and, for the optimiser, the formulas of train.c's span_grads and
  * span_update re-derived here with fmt_bulk_quantize / fmt_bulk_accumulate).
@@ -31,7 +31,7 @@
  *   bf16 ulps (2^-8 relative is bf16's unit roundoff), still far below the
  *   O(1) error of a real mistake; and at most one element in 8 may differ
  *   at all (see expect_close).
- * Observed (GTK_VERBOSE=1 prints the worst error of each comparison): on an
+ * Observed (GPU_KERNEL_VERBOSE=1 prints the worst error of each comparison): on an
  * AVX-512 machine every low-precision comparison is bit-identical; with
  * MIXPREC_SIMD=portable every comparison but the fp32 attention's (sgemm's
  * summation order) is. */
@@ -43,7 +43,7 @@
 #include <string.h>
 
 #include "fmt/bulk.h"
-#include "gpu/gt_kernels.h"
+#include "gpu/gpu_kernels.h"
 #include "testutil.h"
 #include "train/layers.h"
 #include "util/rng.h"
@@ -95,13 +95,13 @@ static void quantize(float *x, size_t n, fmt_id f, fmt_mode mode, uint64_t seed,
 	ck_assert_int_eq(fmt_bulk_quantize(FMT_SIMD_AUTO, &o, x, n), MP_OK);
 }
 
-/* GTK_VERBOSE=1 prints the worst error of every comparison (to size the
+/* GPU_KERNEL_VERBOSE=1 prints the worst error of every comparison (to size the
  * tolerances). */
 static int verbose(void)
 {
 	static int v = -1;
 	if (v < 0)
-		v = getenv("GTK_VERBOSE") != NULL;
+		v = getenv("GPU_KERNEL_VERBOSE") != NULL;
 	return v;
 }
 
@@ -202,9 +202,9 @@ static void check_encoder_forward(fmt_id f, fmt_mode mode, float offset, size_t 
 		for (size_t c = 0; c < k; c++)
 			ref[bt * C + c] += offset;
 	quantize(ref, BT * C, f, mode, seed, index0);
-	gt_q q = gt_q_of(f, mode);
+	gpu_kernel_q q = gpu_kernel_q_of(f, mode);
 	for (size_t i = 0; i < BT * C; i++)
-		gtk_encoder_forward(i, got, dexact, tok, wte, wpe, T, C, offset, k, q, seed, index0);
+		gpu_kernel_encoder_forward(i, got, dexact, tok, wte, wpe, T, C, offset, k, q, seed, index0);
 	char what[64];
 	snprintf(what, sizeof what, "encoder_forward %s%s off %g k %zu", fmt_short(f), mode == FMT_SR ? " SR" : "",
 	         (double)offset, k);
@@ -240,7 +240,7 @@ START_TEST(test_encoder_backward)
 	float *rte = fdup(dwte0, V * C), *rpe = fdup(dwpe0, T * C);
 	float *gte = fdup(dwte0, V * C), *gpe = fdup(dwpe0, T * C);
 	encoder_backward(rte, rpe, dout, tok, B, T, C);
-	/* each token's positions in order, as gt_impl.h's counting sort lists
+	/* each token's positions in order, as gpu_trainer_impl.h's counting sort lists
 	 * them (built here by scanning once per token) */
 	int off[V + 1], pos[BT], np = 0;
 	for (size_t v = 0; v < V; v++) {
@@ -252,9 +252,9 @@ START_TEST(test_encoder_backward)
 	off[V] = np;
 	ck_assert_int_eq(np, BT);
 	for (size_t i = 0; i < V * C; i++)
-		gtk_encoder_backward_wte(i, gte, dout, off, pos, C);
+		gpu_kernel_encoder_backward_wte(i, gte, dout, off, pos, C);
 	for (size_t i = 0; i < T * C; i++)
-		gtk_encoder_backward_wpe(i, gpe, dout, B, T, C);
+		gpu_kernel_encoder_backward_wpe(i, gpe, dout, B, T, C);
 	expect_bits("encoder_backward dwte", gte, rte, V * C);
 	expect_bits("encoder_backward dwpe", gpe, rpe, T * C);
 	free(rte);
@@ -295,14 +295,14 @@ static void check_layernorm(fmt_id reduce)
 	fill(dw0, C, 0.5, &st);
 	fill(db0, C, 0.5, &st);
 	double tol = reduce == FMT_FP32 ? FP32_TOL : LOWP_TOL;
-	gt_q r = gt_q_of(reduce, FMT_RNE);
+	gpu_kernel_q r = gpu_kernel_q_of(reduce, FMT_RNE);
 	const char *name = fmt_short(reduce);
 	char what[64];
 
 	float rout[LR * C], rmean[LR], rrstd[LR], gout[LR * C], gmean[LR], grstd[LR];
 	layernorm_forward_q(rout, rmean, rrstd, inp, w, bias, 1, LR, C, reduce);
 	for (size_t row = 0; row < LR; row++)
-		gtk_layernorm_forward(row, gout, gmean, grstd, inp, w, bias, C, r);
+		gpu_kernel_layernorm_forward(row, gout, gmean, grstd, inp, w, bias, C, r);
 	snprintf(what, sizeof what, "layernorm_forward %s out", name);
 	expect_close(what, gout, rout, LR * C, tol);
 	snprintf(what, sizeof what, "layernorm_forward %s mean", name);
@@ -315,17 +315,17 @@ static void check_layernorm(fmt_id reduce)
 	float *gdi = fdup(dinp0, LR * C), *gdw = fdup(dw0, C), *gdb = fdup(db0, C);
 	layernorm_backward_q(rdi, rdw, rdb, dout, inp, w, rmean, rrstd, 1, LR, C, reduce);
 	for (size_t row = 0; row < LR; row++)
-		gtk_layernorm_backward_inp(row, gdi, dout, inp, w, rmean, rrstd, C, r);
+		gpu_kernel_layernorm_backward_inp(row, gdi, dout, inp, w, rmean, rrstd, C, r);
 	/* the parameter gradients in 5 row chunks (the last one short), then
 	 * the chunk sums in order: the device's two steps */
 	enum { R = 5 };
 	size_t rows_per = (LR + R - 1) / R;
 	float part[2 * R * C];
 	for (size_t i = 0; i < R * C; i++)
-		gtk_layernorm_params_partial(i, part, part + R * C, dout, inp, rmean, rrstd, LR, C, rows_per);
+		gpu_kernel_layernorm_params_partial(i, part, part + R * C, dout, inp, rmean, rrstd, LR, C, rows_per);
 	for (size_t c = 0; c < C; c++) {
-		gtk_colsum_finish(c, gdw, part, C, R);
-		gtk_colsum_finish(c, gdb, part + R * C, C, R);
+		gpu_kernel_colsum_finish(c, gdw, part, C, R);
+		gpu_kernel_colsum_finish(c, gdb, part + R * C, C, R);
 	}
 	/* compare the increments (the buffers started at dinp0 etc.) */
 	for (size_t i = 0; i < LR * C; i++) {
@@ -366,7 +366,7 @@ static void check_attention(fmt_id gemm, fmt_id reduce, size_t Cx, size_t NHx)
 	fill(dout, BT * Cx, 1.0, &st);
 	fill(dinp0, BT * CC3, 0.5, &st);
 	kernel_fmts f = { .gemm = gemm, .reduce = reduce };
-	gt_q gm = gt_q_of(gemm, FMT_RNE), rd = gt_q_of(reduce, FMT_RNE);
+	gpu_kernel_q gm = gpu_kernel_q_of(gemm, FMT_RNE), rd = gpu_kernel_q_of(reduce, FMT_RNE);
 	double tol = gemm == FMT_FP32 && reduce == FMT_FP32 ? FP32_TOL : LOWP_TOL;
 	char what[128], tag[48];
 	snprintf(tag, sizeof tag, "(%s,%s) hs %zu", fmt_short(gemm), fmt_short(reduce), Cx / NHx);
@@ -378,12 +378,12 @@ static void check_attention(fmt_id gemm, fmt_id reduce, size_t Cx, size_t NHx)
 	for (size_t i = 0; i < NT; i++)
 		gpre[i] = gatt[i] = 7.0f;
 	attention_forward_q(rout, rpre, ratt, scratch, inp, B, T, Cx, NHx, f);
-	/* the operands rounded once, as gt_impl.h does (gtk_operand, fp32 storage) */
+	/* the operands rounded once, as gpu_trainer_impl.h does (gpu_kernel_operand, fp32 storage) */
 	float *inp_r = xcalloc(BT * CC3, sizeof *inp_r), *gatt_r = xcalloc(NT, sizeof *gatt_r);
 	for (size_t i = 0; i < BT * CC3; i++)
-		gtk_operand(i, inp_r, GT_OP_F32, inp, 0, gm);
+		gpu_kernel_operand(i, inp_r, GPU_KERNEL_OP_F32, inp, 0, gm);
 	for (size_t r = 0; r < B * NHx * T; r++)
-		gtk_attention_forward(r, gout, gpre, gatt, gatt_r, inp_r, NHx, T, Cx, gm, rd);
+		gpu_kernel_attention_forward(r, gout, gpre, gatt, gatt_r, inp_r, NHx, T, Cx, gm, rd);
 	snprintf(what, sizeof what, "attention_forward %s out", tag);
 	expect_close(what, gout, rout, BT * Cx, tol);
 	snprintf(what, sizeof what, "attention_forward %s preatt", tag);
@@ -403,13 +403,13 @@ static void check_attention(fmt_id gemm, fmt_id reduce, size_t Cx, size_t NHx)
 	attention_backward_q(rdi, rdpre, datt, scratch, dout, inp, ratt, B, T, Cx, NHx, f);
 	float *dout_r = xcalloc(BT * Cx, sizeof *dout_r), *ratt_r = xcalloc(NT, sizeof *ratt_r);
 	for (size_t i = 0; i < BT * Cx; i++)
-		gtk_operand(i, dout_r, GT_OP_F32, dout, 0, gm);
+		gpu_kernel_operand(i, dout_r, GPU_KERNEL_OP_F32, dout, 0, gm);
 	for (size_t i = 0; i < NT; i++)
-		gtk_operand(i, ratt_r, GT_OP_F32, ratt, 0, gm);
+		gpu_kernel_operand(i, ratt_r, GPU_KERNEL_OP_F32, ratt, 0, gm);
 	for (size_t r = 0; r < B * NHx * T; r++)
-		gtk_attention_backward_q(r, gdi, gdpre, dout_r, inp_r, ratt, NHx, T, Cx, gm, rd);
+		gpu_kernel_attention_backward_q(r, gdi, gdpre, dout_r, inp_r, ratt, NHx, T, Cx, gm, rd);
 	for (size_t r = 0; r < B * NHx * T; r++)
-		gtk_attention_backward_kv(r, gdi, gdpre, dout_r, inp_r, ratt_r, NHx, T, Cx, gm);
+		gpu_kernel_attention_backward_kv(r, gdi, gdpre, dout_r, inp_r, ratt_r, NHx, T, Cx, gm);
 	for (size_t i = 0; i < BT * CC3; i++) {
 		rdi[i] -= dinp0[i];
 		gdi[i] -= dinp0[i];
@@ -482,12 +482,12 @@ START_TEST(test_gelu)
 	fill(d0, N, 0.5, &st);
 	gelu_forward(rout, inp, N);
 	for (size_t i = 0; i < N; i++)
-		gtk_gelu_forward(i, gout, inp);
+		gpu_kernel_gelu_forward(i, gout, inp);
 	expect_close("gelu_forward", gout, rout, N, FP32_TOL);
 	float *rd = fdup(d0, N), *gd = fdup(d0, N);
 	gelu_backward(rd, inp, dout, N);
 	for (size_t i = 0; i < N; i++)
-		gtk_gelu_backward(i, gd, inp, dout);
+		gpu_kernel_gelu_backward(i, gd, inp, dout);
 	for (size_t i = 0; i < N; i++) {
 		rd[i] -= d0[i];
 		gd[i] -= d0[i];
@@ -513,9 +513,9 @@ static void check_crossentropy_forward(fmt_id reduce)
 		tg[i] = (int)(i * 7 % V);
 	tg[CR - 1] = V - 1;
 	crossentropy_softmax_forward_q(rp, rl, logits, tg, 1, CR, V, reduce);
-	gt_q rd = gt_q_of(reduce, FMT_RNE);
+	gpu_kernel_q rd = gpu_kernel_q_of(reduce, FMT_RNE);
 	for (size_t row = 0; row < CR; row++)
-		gtk_crossentropy_forward(row, gp, gl, logits, tg, V, rd);
+		gpu_kernel_crossentropy_forward(row, gp, gl, logits, tg, V, rd);
 	double tol = reduce == FMT_FP32 ? FP32_TOL : LOWP_TOL;
 	char what[64];
 	snprintf(what, sizeof what, "crossentropy_forward %s probs", fmt_short(reduce));
@@ -543,7 +543,7 @@ START_TEST(test_crossentropy)
 	const float dloss = 1.0f / 14.0f * 1024.0f;
 	crossentropy_softmax_backward(rd, probs, tg, dloss, B, T, V);
 	for (size_t i = 0; i < BT * V; i++)
-		gtk_crossentropy_backward(i, gd, probs, tg, dloss, V);
+		gpu_kernel_crossentropy_backward(i, gd, probs, tg, dloss, V);
 	expect_bits("crossentropy_backward dlogits", gd, rd, BT * V);
 }
 END_TEST
@@ -563,9 +563,9 @@ START_TEST(test_bias)
 	matmul_forward(ref, inp, w, bias, B, T, IC, OC);
 	float got[BT * OC];
 	memcpy(got, prod, sizeof got);
-	gt_q off = gt_q_of(FMT_FP32, FMT_RNE);
+	gpu_kernel_q off = gpu_kernel_q_of(FMT_FP32, FMT_RNE);
 	for (size_t i = 0; i < BT * OC; i++)
-		gtk_bias_round(i, got, bias, OC, off);
+		gpu_kernel_bias_round(i, got, bias, OC, off);
 	/* sgemm with beta 1 may fold the bias into its accumulation: fp32 tol */
 	expect_close("bias_round fp32", got, ref, BT * OC, FP32_TOL);
 	/* a zero weight: the product is 0 and out = bias exactly */
@@ -574,20 +574,20 @@ START_TEST(test_bias)
 	matmul_forward(zref, inp, zw, bias, B, T, IC, OC);
 	memset(zgot, 0, sizeof zgot);
 	for (size_t i = 0; i < BT * OC; i++)
-		gtk_bias_round(i, zgot, bias, OC, off);
+		gpu_kernel_bias_round(i, zgot, bias, OC, off);
 	expect_bits("bias_round zero weight", zgot, zref, BT * OC);
 	/* bf16: the CPU result rounded with fmt_bulk_quantize */
-	gt_q g16 = gt_q_of(FMT_BF16, FMT_RNE);
+	gpu_kernel_q g16 = gpu_kernel_q_of(FMT_BF16, FMT_RNE);
 	memcpy(got, prod, sizeof got);
 	for (size_t i = 0; i < BT * OC; i++)
-		gtk_bias_round(i, got, bias, OC, g16);
+		gpu_kernel_bias_round(i, got, bias, OC, g16);
 	quantize(ref, BT * OC, FMT_BF16, FMT_RNE, 0, 0);
 	expect_close("bias_round bf16", got, ref, BT * OC, LOWP_TOL);
 	/* bias NULL: only the rounding */
 	memcpy(got, prod, sizeof got);
 	memcpy(ref, prod, sizeof ref);
 	for (size_t i = 0; i < BT * OC; i++)
-		gtk_bias_round(i, got, NULL, OC, g16);
+		gpu_kernel_bias_round(i, got, NULL, OC, g16);
 	quantize(ref, BT * OC, FMT_BF16, FMT_RNE, 0, 0);
 	expect_bits("bias_round bf16 no bias", got, ref, BT * OC);
 
@@ -603,9 +603,9 @@ START_TEST(test_bias)
 	float part[R * OC];
 	size_t rows_per = (BT + R - 1) / R;
 	for (size_t i = 0; i < R * OC; i++)
-		gtk_bias_partial(i, part, dout, BT, OC, rows_per);
+		gpu_kernel_bias_partial(i, part, dout, BT, OC, rows_per);
 	for (size_t oc = 0; oc < OC; oc++)
-		gtk_colsum_finish(oc, gdb, part, OC, R);
+		gpu_kernel_colsum_finish(oc, gdb, part, OC, R);
 	expect_close("bias_backward dbias", gdb, rdb, OC, FP32_TOL);
 	free(rdb);
 	free(gdb);
@@ -632,9 +632,9 @@ static void check_residual(fmt_id f, fmt_mode mode)
 	}
 	const uint64_t seed = 0xabcdef12345ull, index0 = (1ull << 32) - 37;
 	quantize(ref, N, f, mode, seed, index0);
-	gt_q q = gt_q_of(f, mode);
+	gpu_kernel_q q = gpu_kernel_q_of(f, mode);
 	for (size_t i = 0; i < N; i++)
-		gtk_residual_forward(i, got, dx, a, b, q, seed, index0);
+		gpu_kernel_residual_forward(i, got, dx, a, b, q, seed, index0);
 	char what[64];
 	snprintf(what, sizeof what, "residual_forward %s%s", fmt_short(f), mode == FMT_SR ? " SR" : "");
 	expect_bits(what, got, ref, N);
@@ -655,7 +655,7 @@ static void check_residual(fmt_id f, fmt_mode mode)
 		double dy[N];
 		memset(dy, 0, sizeof dy);
 		for (size_t i = 0; i < N; i++)
-			gtk_residual_forward(i, other, dy, a, b, q, seed + 1, index0);
+			gpu_kernel_residual_forward(i, other, dy, a, b, q, seed + 1, index0);
 		ck_assert_msg(memcmp(other, got, sizeof got) != 0, "SR with another seed gave the same bits");
 	}
 }
@@ -733,9 +733,9 @@ static void check_grads(fmt_id gf, fmt_id af, double inv)
 	unsigned long long rnz[NPART], rfl[NPART], rnf[NPART], gnz[NPART], gfl[NPART], gnf[NPART];
 	double rn2[NPART], gn2[NPART];
 	grads_oracle(ref, rnz, rfl, rnf, rn2, gf, af, inv);
-	gt_q gq = gt_q_of(gf, FMT_RNE), aq = gt_q_of(af, FMT_RNE);
+	gpu_kernel_q gq = gpu_kernel_q_of(gf, FMT_RNE), aq = gpu_kernel_q_of(af, FMT_RNE);
 	for (size_t j = 0; j < NPART; j++)
-		gtk_grads(j, got, raw, gnz, gfl, gnf, gn2, NG, NPART, gq, aq, inv);
+		gpu_kernel_grads(j, got, raw, gnz, gfl, gnf, gn2, NG, NPART, gq, aq, inv);
 	char what[64];
 	snprintf(what, sizeof what, "grads %s->%s g", fmt_short(gf), fmt_short(af));
 	expect_bits(what, got, ref, NG);
@@ -768,7 +768,7 @@ END_TEST
 
 typedef enum { UPD_MASTER, UPD_RNE, UPD_SR, UPD_KAHAN, UPD_KAHAN_SR } upd_kind;
 
-NO_CONTRACT static float adamw_step_oracle(const gt_adam *a, double mhat, double vhat, float w)
+NO_CONTRACT static float adamw_step_oracle(const gpu_kernel_adam *a, double mhat, double vhat, float w)
 {
 	/* train.c's adamw_update */
 	return (float)-(a->lr * (mhat / (sqrt(vhat) + a->eps) + a->weight_decay * w));
@@ -778,7 +778,7 @@ NO_CONTRACT static float adamw_step_oracle(const gt_adam *a, double mhat, double
  * fp32 (master) or accumulated in weight_fmt with fmt_bulk_accumulate
  * (RNE, SR, Kahan); counts per partial j over j, j + NP, ... */
 NO_CONTRACT static void adamw_oracle(float *w, float *m, float *v, float *comp, const float *g,
-                                     unsigned long long *nz, unsigned long long *lost, const gt_adam *a,
+                                     unsigned long long *nz, unsigned long long *lost, const gpu_kernel_adam *a,
                                      fmt_id of, fmt_id wf, upd_kind kind)
 {
 	for (size_t i = 0; i < NG; i++) {
@@ -829,7 +829,7 @@ static void check_adamw(upd_kind kind, fmt_id of, fmt_id wf, fmt_id opf, int opk
 	quantize(m0, NG, of, FMT_RNE, 0, 0);
 	quantize(v0, NG, of, FMT_RNE, 0, 0);
 	quantize(c0, NG, wf, FMT_RNE, 0, 0);
-	gt_adam a;
+	gpu_kernel_adam a;
 	memset(&a, 0, sizeof a);
 	a.lr = 1e-3;
 	a.beta1 = 0.9;
@@ -856,14 +856,14 @@ static void check_adamw(upd_kind kind, fmt_id of, fmt_id wf, fmt_id opf, int opk
 	unsigned long long rnz[NPART], rls[NPART], gnz[NPART], gls[NPART];
 	adamw_oracle(rw, rm, rv, rc, g, rnz, rls, &a, of, wf, kind);
 
-	gt_q oq = gt_q_of(of, FMT_RNE);
-	gt_q wq = gt_q_of(kind == UPD_MASTER ? FMT_FP32 : wf, kind == UPD_SR || kind == UPD_KAHAN_SR ? FMT_SR : FMT_RNE);
-	gt_q opq = gt_q_of(opf, FMT_RNE);
+	gpu_kernel_q oq = gpu_kernel_q_of(of, FMT_RNE);
+	gpu_kernel_q wq = gpu_kernel_q_of(kind == UPD_MASTER ? FMT_FP32 : wf, kind == UPD_SR || kind == UPD_KAHAN_SR ? FMT_SR : FMT_RNE);
+	gpu_kernel_q opq = gpu_kernel_q_of(opf, FMT_RNE);
 	float op32[NG];
 	uint16_t op16[NG];
-	void *op = opkind == GT_OP_F32 ? (void *)op32 : (void *)op16;
+	void *op = opkind == GPU_KERNEL_OP_F32 ? (void *)op32 : (void *)op16;
 	for (size_t j = 0; j < NPART; j++)
-		gtk_adamw(j, gw, gm, gv, gc, g, gnz, gls, op, opkind, 1, NG, NPART, a, oq, wq, opq);
+		gpu_kernel_adamw(j, gw, gm, gv, gc, g, gnz, gls, op, opkind, 1, NG, NPART, a, oq, wq, opq);
 
 	static const char *names[] = { "master", "RNE", "SR", "Kahan", "Kahan SR" };
 	char what[80];
@@ -890,9 +890,9 @@ static void check_adamw(upd_kind kind, fmt_id of, fmt_id wf, fmt_id opf, int opk
 	float opv[NG];
 	memcpy(opv, rw, sizeof opv);
 	quantize(opv, NG, opf, FMT_RNE, 0, 0);
-	if (opkind == GT_OP_F32) {
+	if (opkind == GPU_KERNEL_OP_F32) {
 		expect_bits("adamw operand f32", op32, opv, NG);
-	} else if (opkind == GT_OP_NATIVE16) {
+	} else if (opkind == GPU_KERNEL_OP_NATIVE16) {
 		fmt_bulk_opts o = { .fmt = opf, .mode = FMT_RNE };
 		uint16_t enc[NG];
 		ck_assert_int_eq(fmt_bulk_encode(FMT_SIMD_AUTO, &o, enc, rw, NG), MP_OK);
@@ -914,19 +914,19 @@ static void check_adamw(upd_kind kind, fmt_id of, fmt_id wf, fmt_id opf, int opk
 
 START_TEST(test_adamw)
 {
-	check_adamw(UPD_MASTER, FMT_FP32, FMT_FP32, FMT_FP32, GT_OP_F32);
-	check_adamw(UPD_MASTER, FMT_BF16, FMT_FP32, FMT_BF16, GT_OP_NATIVE16);
-	check_adamw(UPD_RNE, FMT_BF16, FMT_BF16, FMT_BF16, GT_OP_NATIVE16);
-	check_adamw(UPD_RNE, FMT_FP32, FMT_BF16, FMT_FP16, GT_OP_NATIVE16);
-	check_adamw(UPD_SR, FMT_BF16, FMT_BF16, FMT_E4M3, GT_OP_BF16);
-	check_adamw(UPD_KAHAN, FMT_BF16, FMT_BF16, FMT_BF16, GT_OP_F32);
-	check_adamw(UPD_KAHAN_SR, FMT_FP32, FMT_FP16, FMT_FP16, GT_OP_NATIVE16);
+	check_adamw(UPD_MASTER, FMT_FP32, FMT_FP32, FMT_FP32, GPU_KERNEL_OP_F32);
+	check_adamw(UPD_MASTER, FMT_BF16, FMT_FP32, FMT_BF16, GPU_KERNEL_OP_NATIVE16);
+	check_adamw(UPD_RNE, FMT_BF16, FMT_BF16, FMT_BF16, GPU_KERNEL_OP_NATIVE16);
+	check_adamw(UPD_RNE, FMT_FP32, FMT_BF16, FMT_FP16, GPU_KERNEL_OP_NATIVE16);
+	check_adamw(UPD_SR, FMT_BF16, FMT_BF16, FMT_E4M3, GPU_KERNEL_OP_BF16);
+	check_adamw(UPD_KAHAN, FMT_BF16, FMT_BF16, FMT_BF16, GPU_KERNEL_OP_F32);
+	check_adamw(UPD_KAHAN_SR, FMT_FP32, FMT_FP16, FMT_FP16, GPU_KERNEL_OP_NATIVE16);
 }
 END_TEST
 
-static Suite *gt_kernels_suite(void)
+static Suite *gpu_kernels_suite(void)
 {
-	Suite *s = suite_create("gt_kernels");
+	Suite *s = suite_create("gpu_kernels");
 	TCase *tc = tcase_create("bodies");
 	tcase_add_test(tc, test_encoder_forward);
 	tcase_add_test(tc, test_encoder_backward);
@@ -947,5 +947,5 @@ int main(int argc, char **argv)
 	(void)argc;
 	testutil_fast_blas(argv);
 	bulk_tables_init();
-	return testutil_run(gt_kernels_suite());
+	return testutil_run(gpu_kernels_suite());
 }
