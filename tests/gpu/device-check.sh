@@ -171,7 +171,7 @@ build_standalone() (
 		return 0
 	fi
 	echo "OpenBLAS: $blas_where"
-	defs="-DMIXPREC_PKGDATADIR=\"$src/data\" -DMIXPREC_SRCDIR=\"$src\""
+	defs="-DMIXPREC_PKGDATADIR=\"$src/data\""
 	for f in util/file train/layers train/model train/policy train/scaler train/data train/train train/backend train/backend_cpu \
 	         train/train_bench gpu/gpu_trainer_host gpu/gpu_trainer_cuda; do
 		echo "CC $f.c"
