@@ -246,25 +246,31 @@ static T *P(const buf<T> &b)
 		}                                                               \
 	} while (0)
 
-} // namespace
+/* The shape the kernels are checked at (small and odd), the tolerances and
+ * the quantisers every section uses. exact: the same operations on both
+ * sides; rel: expf/logf, whose device and libm versions may differ in the
+ * last place; lowp: a value rounded to bf16 after expf may then land on the
+ * other neighbour. */
+struct kshape {
+	size_t B = 2, T = 33, C = 48, NH = 3, V = 50, BT = B * T, BTC = BT * C, NT = B * NH * T * T;
+	size_t R = 7;                     /* row chunks of the column sums */
+	double exact = 0, rel = 1e-5, lowp = 0x1p-7;
+	gpu_kernel_q f32 = gpu_kernel_q_of(FMT_FP32, FMT_RNE), bf = gpu_kernel_q_of(FMT_BF16, FMT_RNE);
+	gpu_kernel_q bfsr = gpu_kernel_q_of(FMT_BF16, FMT_SR), h16 = gpu_kernel_q_of(FMT_FP16, FMT_RNE);
+};
 
-extern "C" mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
+#define KSHAPE_NAMES                                                                              \
+	const size_t B = ks.B, T = ks.T, C = ks.C, NH = ks.NH, V = ks.V, BT = ks.BT, BTC = ks.BTC; \
+	const size_t NT = ks.NT, R = ks.R;                                                        \
+	const double exact = ks.exact, rel = ks.rel, lowp = ks.lowp;                              \
+	const gpu_kernel_q f32 = ks.f32, bf = ks.bf, bfsr = ks.bfsr, h16 = ks.h16;                \
+	(void)B, (void)T, (void)C, (void)NH, (void)V, (void)BT, (void)BTC, (void)NT, (void)R;     \
+	(void)exact, (void)rel, (void)lowp, (void)f32, (void)bf, (void)bfsr, (void)h16
+
+/* Embeddings and the residual stream. */
+static void check_embeddings(kcheck &k, const kshape &ks)
 {
-	mp_status st = gpu_require();
-	if (st != MP_OK)
-		return st;
-	kcheck k;
-	k.emit = emit;
-	k.ctx = ctx;
-	const size_t B = 2, T = 33, C = 48, NH = 3, V = 50, BT = B * T, BTC = BT * C, NT = B * NH * T * T;
-	/* exact: the same operations on both sides; rel: expf/logf, whose
-	 * device and libm versions may differ in the last place; lowp: a value
-	 * rounded to bf16 after expf may then land on the other neighbour */
-	const double exact = 0, rel = 1e-5, lowp = 0x1p-7;
-	gpu_kernel_q f32 = gpu_kernel_q_of(FMT_FP32, FMT_RNE), bf = gpu_kernel_q_of(FMT_BF16, FMT_RNE), bfsr = gpu_kernel_q_of(FMT_BF16, FMT_SR);
-	gpu_kernel_q h16 = gpu_kernel_q_of(FMT_FP16, FMT_RNE);
-
-	/* embeddings and the residual stream */
+	KSHAPE_NAMES;
 	auto tok = make<int>(k, BT, (double)V);
 	auto wte = make<float>(k, V * C, 0.5), wpe = make<float>(k, T * C, 0.5);
 	auto enc = make<float>(k, BTC, 1);
@@ -300,8 +306,14 @@ extern "C" mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
 	compare(k, "resid_dots num", num, exact);
 	compare(k, "resid_dots den", den, exact);
 
-	/* LayerNorm, fp32 and bf16 reductions */
+}
+
+/* LayerNorm, fp32 and bf16 reductions, and its parameter gradients. */
+static void check_layernorm(kcheck &k, const kshape &ks)
+{
+	KSHAPE_NAMES;
 	auto x = make<float>(k, BTC, 2), lw = make<float>(k, C, 1), lb = make<float>(k, C, 1);
+	auto dout = make<float>(k, BTC, 1);
 	const gpu_kernel_q reds[2] = { f32, bf };
 	const char *const rname[2] = { "fp32", "bf16" };
 	for (int ri = 0; ri < 2; ri++) {
@@ -317,7 +329,7 @@ extern "C" mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
 		snprintf(name, sizeof name, "layernorm_backward_inp (%s)", rname[ri]);
 		compare(k, name, dx, exact);
 	}
-	const size_t R = 7, rows_per = (BT + R - 1) / R;
+	const size_t rows_per = (BT + R - 1) / R;
 	auto pw = make<float>(k, 2 * R * C, 1), dw = make<float>(k, C, 1);
 	auto mean = make<float>(k, BT, 0.1), rstd = make<float>(k, BT, 2);
 	BOTH(layernorm_params_partial, R * C, P<D>(pw), P<D>(pw) + R * C, P<D>(dout), P<D>(x), P<D>(mean), P<D>(rstd), BT,
@@ -326,7 +338,12 @@ extern "C" mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
 	BOTH(colsum_finish, C, P<D>(dw), P<D>(pw), C, R);
 	compare(k, "colsum_finish", dw, exact);
 
-	/* GEMM helpers */
+}
+
+/* The GEMMs' operands, bias and rounding kernels. */
+static void check_gemm_helpers(kcheck &k, const kshape &ks)
+{
+	KSHAPE_NAMES;
 	auto op16 = make<uint16_t>(k, BTC, 1);
 	auto xin = make<float>(k, BTC, 3);
 	BOTH(operand, BTC, (void *)P<D>(op16), (int)GPU_KERNEL_OP_NATIVE16, P<D>(xin), 1, h16);
@@ -340,7 +357,12 @@ extern "C" mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
 	BOTH(round, BT * V, P<D>(bpart), bf);
 	compare(k, "round (bf16)", bpart, exact);
 
-	/* attention: fp32, and bf16 products with fp32 and bf16 softmax sums */
+}
+
+/* Attention: fp32, and bf16 products with fp32 and bf16 softmax sums. */
+static void check_attention(kcheck &k, const kshape &ks)
+{
+	KSHAPE_NAMES;
 	const gpu_kernel_q gms[3] = { f32, bf, bf }, rds[3] = { f32, f32, bf };
 	const char *const aname[3] = { "fp32", "bf16 GEMM", "bf16 GEMM + sums" };
 	auto qkv = make<float>(k, 3 * BTC, 2), dattn = make<float>(k, BTC, 1);
@@ -373,7 +395,14 @@ extern "C" mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
 		compare(k, name, dinp, exact);
 	}
 
-	/* pointwise and the loss */
+}
+
+/* GELU and the loss. */
+static void check_pointwise(kcheck &k, const kshape &ks)
+{
+	KSHAPE_NAMES;
+	const gpu_kernel_q reds[2] = { f32, bf };
+	const char *const rname[2] = { "fp32", "bf16" };
 	auto g_in = make<float>(k, 4 * BTC, 4), g_out = make<float>(k, 4 * BTC, 1), g_din = make<float>(k, 4 * BTC, 1);
 	auto g_d = make<float>(k, 4 * BTC, 1);
 	BOTH(gelu_forward, 4 * BTC, P<D>(g_out), P<D>(g_in));
@@ -395,7 +424,12 @@ extern "C" mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
 	BOTH(crossentropy_backward, BT * V, P<D>(dlog), P<D>(probs), P<D>(tg), 1.0f / 66.0f, V);
 	compare(k, "crossentropy_backward", dlog, exact);
 
-	/* the optimiser */
+}
+
+/* The gradient phase and AdamW. */
+static void check_optimiser(kcheck &k, const kshape &ks)
+{
+	KSHAPE_NAMES;
 	const size_t NPAR = 5000, NP = 96;
 	auto gg = make<float>(k, NPAR, 1e-4), raw = make<float>(k, NPAR, 1);
 	auto nz = make<unsigned long long>(k, NP, 1), fl = make<unsigned long long>(k, NP, 1);
@@ -426,6 +460,25 @@ extern "C" mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
 	     (int)GPU_KERNEL_OP_NATIVE16, 1, NPAR, NP, ad, f32, bfsr, bf);
 	compare(k, "adamw (bf16 weights, SR): weights", w, exact);
 
+}
+
+} // namespace
+
+extern "C" mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
+{
+	mp_status st = gpu_require();
+	if (st != MP_OK)
+		return st;
+	kcheck k;
+	k.emit = emit;
+	k.ctx = ctx;
+	const kshape ks;
+	check_embeddings(k, ks);
+	check_layernorm(k, ks);
+	check_gemm_helpers(k, ks);
+	check_attention(k, ks);
+	check_pointwise(k, ks);
+	check_optimiser(k, ks);
 	for (int i = 0; i < k.nhost; i++)
 		free(k.host[i]);
 	for (int i = 0; i < k.ndev; i++)
