@@ -269,6 +269,15 @@ static size_t count_bad(const char *what, const float *in, const uint32_t *exp, 
 	return bad;
 }
 
+/* The paths this run checks: every one the CPU has, or only the one named
+ * on the command line (tests/bulk-*.sh, which skip a path the CPU lacks). */
+static int only_path = -1;
+
+static bool path_tested(fmt_simd p)
+{
+	return fmt_simd_available(p) && (only_path < 0 || (int)p == only_path);
+}
+
 /* Encodes in[0..n) on every available path and compares with the scalar
  * path; returns the number of mismatches (all paths). */
 static size_t check_encode_all_paths(const fmt_bulk_opts *o, const float *in, size_t n)
@@ -280,7 +289,7 @@ static size_t check_encode_all_paths(const fmt_bulk_opts *o, const float *in, si
 	size_t bad = 0;
 	char buf[160];
 	for (int p = 0; p < FMT_SIMD_COUNT; p++) {
-		if (!fmt_simd_available((fmt_simd)p))
+		if (!path_tested((fmt_simd)p))
 			continue;
 		memset(out, 0xa5, n * size);
 		ck_assert_int_eq(fmt_bulk_encode((fmt_simd)p, o, out, in, n), MP_OK);
@@ -360,7 +369,7 @@ START_TEST(sr_split_independent)
 		fmt_bulk_opts o = { .fmt = id, .mode = FMT_SR, .seed = 42 + s, .index0 = starts[s] };
 		scalar_expect(&o, in, exp, n);
 		for (int path = 0; path < FMT_SIMD_COUNT; path++) {
-			if (!fmt_simd_available((fmt_simd)path))
+			if (!path_tested((fmt_simd)path))
 				continue;
 			for (int trial = 0; trial < 4; trial++) {
 				memset(out, 0xa5, n * size);
@@ -422,7 +431,7 @@ START_TEST(encode_tails_and_guards)
 					                    .seed = 7, .index0 = (1ull << 32) - 20 + li };
 					scalar_expect(&o, in + off, exp, n);
 					for (int path = 0; path < FMT_SIMD_COUNT; path++) {
-						if (!fmt_simd_available((fmt_simd)path))
+						if (!path_tested((fmt_simd)path))
 							continue;
 						/* output misaligned by off elements and by one byte */
 						for (int byte = 0; byte < 2; byte++) {
@@ -499,7 +508,7 @@ START_TEST(accumulate_matches_scalar)
 				same += ex[i] == x0[i];
 			}
 			for (int path = 0; path < FMT_SIMD_COUNT; path++) {
-				if (!fmt_simd_available((fmt_simd)path))
+				if (!path_tested((fmt_simd)path))
 					continue;
 				memcpy(x, x0, n * 4);
 				memcpy(c, c0, n * 4);
@@ -555,7 +564,7 @@ START_TEST(quantize_matches_encode_decode)
 			for (size_t i = 0; i < n; i++)
 				expq[i] = decoded_bits(f, exp[i]);
 			for (int path = 0; path < FMT_SIMD_COUNT; path++) {
-				if (!fmt_simd_available((fmt_simd)path))
+				if (!path_tested((fmt_simd)path))
 					continue;
 				opts_text(&o, (fmt_simd)path, buf, sizeof buf);
 				memcpy(x, in, n * sizeof(float));
@@ -631,7 +640,7 @@ START_TEST(decode_every_pattern)
 	size_t bad = 0;
 	char what[96];
 	for (int path = 0; path < FMT_SIMD_COUNT; path++) {
-		if (!fmt_simd_available((fmt_simd)path))
+		if (!path_tested((fmt_simd)path))
 			continue;
 		snprintf(what, sizeof what, "%s decode path=%s", f->name, fmt_simd_name((fmt_simd)path));
 		memset(out, 0xa5, n * sizeof(float));
@@ -752,7 +761,7 @@ START_TEST(hand_values)
 	};
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
 		for (int path = 0; path < FMT_SIMD_COUNT; path++) {
-			if (!fmt_simd_available((fmt_simd)path))
+			if (!path_tested((fmt_simd)path))
 				continue;
 			fmt_bulk_opts o = { .fmt = cases[c].fmt, .mode = FMT_RNE, .saturate = cases[c].sat };
 			float x = u2f(cases[c].in);
@@ -804,7 +813,20 @@ static Suite *bulk_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1) {
+		for (int p = 0; p < FMT_SIMD_COUNT; p++)
+			if (!strcmp(argv[1], fmt_simd_name((fmt_simd)p)))
+				only_path = p;
+		if (only_path < 0) {
+			fprintf(stderr, "test_bulk: unknown path '%s' (portable, avx2-f16c, avx512-bf16)\n", argv[1]);
+			return 99;
+		}
+		if (!fmt_simd_available((fmt_simd)only_path)) {
+			printf("SKIP: this CPU lacks the %s path\n", argv[1]);
+			return 77;
+		}
+	}
 	return testutil_run(bulk_suite());
 }

@@ -151,7 +151,7 @@ END_TEST
 static void load(lesson_doc *d, const char *name)
 {
 	char path[4096], err[4200];
-	snprintf(path, sizeof path, "%s/lessons/%s.md", MIXPREC_SRCDIR, name);
+	snprintf(path, sizeof path, "%s/lessons/%s.md", testutil_srcdir(), name);
 	ck_assert_msg(lesson_load(d, path, err, sizeof err) == MP_OK, "%s", err);
 }
 

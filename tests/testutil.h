@@ -22,6 +22,14 @@ static inline void testutil_fast_blas(char **argv)
 	}
 }
 
+/* The source tree whose lessons, exercises and data the tests read:
+ * $MIXPREC_SRCDIR, which make check sets (AM_TESTS_ENVIRONMENT), else ".". */
+static inline const char *testutil_srcdir(void)
+{
+	const char *d = getenv("MIXPREC_SRCDIR");
+	return d && *d ? d : ".";
+}
+
 static inline int testutil_run(Suite *s)
 {
 	SRunner *sr = srunner_create(s);

@@ -5,7 +5,9 @@
 #
 # An expected line that starts with "~" is an extended regular expression for
 # the whole line; it is used only where a value is random by design
-# (stochastic rounding) or drawn by the plot module, which has its own tests.
+# (stochastic rounding), drawn by the plot module, which has its own tests,
+# or taken from a lesson (its prose, titles and section counts), which the
+# lessons' authors edit: the screens check the reader, not the lesson text.
 # Every other value on the expected screens was derived by hand; the
 # derivations are in the comments below, next to each screen.
 #

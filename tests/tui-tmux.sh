@@ -60,7 +60,7 @@ start_shell() {
 	# the old server may still be going away: try a few times
 	for attempt in 1 2 3; do
 		if tm new-session -d -s t -x "$1" -y "$2" \
-			"env -i PATH=\"$PATH\" HOME=\"$tmp\" TERM=xterm-256color LC_ALL=C XDG_STATE_HOME=\"$tmp/state\" PS1='$ ' HISTFILE=/dev/null bash --norc --noprofile -i" \
+			"env -i PATH=\"$PATH\" HOME=\"$tmp\" TERM=xterm-256color LC_ALL=C XDG_STATE_HOME=\"$tmp/state\" MIXPREC_SRCDIR=\"${MIXPREC_SRCDIR:-}\" PS1='$ ' HISTFILE=/dev/null bash --norc --noprofile -i" \
 			2>/dev/null; then
 			tm set-option -t t -g status off >/dev/null
 			tm set-window-option -t t -g window-size manual >/dev/null 2>&1

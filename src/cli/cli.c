@@ -59,7 +59,8 @@ int cli_main(int argc, char **argv)
 {
 	if (argc < 2) {
 		/* no command: the interactive workbench (it refuses without a terminal) */
-		char *tui_argv[] = { "tui", NULL };
+		char name[] = "tui";
+		char *tui_argv[] = { name, NULL };
 		return cmd_tui(1, tui_argv);
 	}
 	const char *cmd = argv[1];

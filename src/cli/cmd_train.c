@@ -11,7 +11,7 @@
 #include "cli/meter.h"
 #include "cli/train_opts.h"
 #include "gpu/gpu.h"
-#include "gpu/gpu_train.h"
+#include "gpu/gpu_trainer.h"
 #include "fmt/decode.h"
 #include "train/train.h"
 #include "util/csvout.h"
@@ -29,14 +29,13 @@ static void on_sigint(int sig)
 static void train_help(void)
 {
 	train_config d = train_config_default();
-	char preset_lines[1024];
-	cli_wrap_list(preset_lines, sizeof preset_lines, policy_preset_names(), 21, 80);
 	printf("Usage: mixprec train [--policy P,...] [--steps N] [--csv FILE] [options]\n"
 	       "Trains the tiny GPT (pre-LayerNorm, character level) on the CPU (or the GPU:\n"
 	       "--device cuda) under one or more precision policies side by side, from the\n"
 	       "same initial weights and on the same batches, and reports per step what\n"
 	       "each policy loses.\n\n"
-	       "  --policy P,...     presets (default fp32):\n%s"
+	       "  --policy P,...     presets (below; default fp32), or 'list': what each keeps\n"
+	       "                     in which format\n"
 	       "  --steps N          optimisation steps (default 200)\n"
 	       "  --csv FILE         per-step CSV (FILE may be -): step,policy,loss,val_loss,\n"
 	       "                     grad_norm,loss_scale,skipped,underflow_frac,\n"
@@ -75,9 +74,47 @@ static void train_help(void)
 	       "line every --progress-every S seconds (default 5; 0: every step).\n"
 	       "A loss that turns inf or NaN stops the run with exit status 2 (the CSV keeps\n"
 	       "every step up to it). Ctrl-C stops after the current step and keeps what was\n"
-	       "written.\n",
-	       preset_lines, d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
+	       "written.\n\n"
+	       "Presets:\n",
+	       d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every);
+	for (size_t i = 0; i < policy_preset_count(); i++)
+		printf("  %-18s%s\n", policy_preset(i)->name, policy_preset_about(i));
+}
+
+/* text from column indent, broken at spaces before column width. */
+static void print_wrapped(const char *text, int indent, int width)
+{
+	int col = indent;
+	printf("%*s", indent, "");
+	while (*text) {
+		size_t len = strcspn(text, " ");
+		if (col > indent && col + 1 + (int)len > width) {
+			printf("\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			putchar(' ');
+			col++;
+		}
+		printf("%.*s", (int)len, text);
+		col += (int)len;
+		text += len;
+		text += strspn(text, " ");
+	}
+	putchar('\n');
+}
+
+/* train --policy list: each preset, what it is and what it keeps in which
+ * format (policy_describe). */
+static int list_presets(void)
+{
+	for (size_t i = 0; i < policy_preset_count(); i++) {
+		char parts[512];
+		policy_describe(policy_preset(i), parts, sizeof parts);
+		printf("%-17s %s\n", policy_preset(i)->name, policy_preset_about(i));
+		print_wrapped(parts, 18, 80);
+	}
+	return cli_flush_stdout("train") ? CLI_OK : CLI_ENV;
 }
 
 static void csv_row(csvw *w, const char *policy, const train_stats *s)
@@ -247,6 +284,8 @@ int cmd_train(int argc, char **argv)
 	int rc = train_parse(argc, argv, &su, &csv_path);
 	if (rc >= 0)
 		return rc;
+	if (!strcmp(su.policies, "list"))
+		return list_presets();
 	train_policy pols[16];
 	size_t np;
 	if (!train_opts_policies("train", &su, pols, 16, &np) || !train_opts_offset_fits("train", &su, pols, np))

@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "cli/train_opts.h"
 #include "gpu/gpu.h"
-#include "gpu/gpu_train.h"
+#include "gpu/gpu_trainer.h"
 
 static bool parse_pos(const char *cmd, const char *opt, const char *text, size_t *v, size_t max)
 {

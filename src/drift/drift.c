@@ -8,7 +8,7 @@
 #include "fmt/bulk.h"
 #include "fmt/decode.h"
 #include "fmt/round.h"
-#include "gpu/gpu.h"
+#include "drift/drift_gpu.h"
 #include "util/rng.h"
 
 /* Updates are generated and applied in chunks that stay in cache: the update

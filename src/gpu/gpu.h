@@ -74,34 +74,6 @@ mp_status gpu_bulk_quantize(const fmt_bulk_opts *o, float *d_x, size_t n);
 mp_status gpu_bulk_accumulate(const fmt_bulk_opts *o, float *d_x, float *d_comp, const float *d_u, size_t n,
                               size_t *unchanged);
 
-/* --- the drift simulation (drift/drift.c drives it) --- */
-
-/* The variants after fp64, in drift_variant order: fp32, bf16-rne, bf16-sr,
- * bf16-kahan, fp16-rne. */
-enum { GPU_DRIFT_NF = 5 };
-
-typedef struct {
-	size_t elements;
-	int dist;                    /* drift_dist: 0 constant, 1 uniform, 2 normal */
-	double mean, std;
-	uint64_t seed;
-	double start64;              /* the fp64 reference's start */
-	float start[GPU_DRIFT_NF];   /* each variant's stored start */
-} gpu_drift_params;
-
-typedef struct gpu_drift gpu_drift;
-
-/* Allocates the state on the device, every element at its start. */
-mp_status gpu_drift_create(gpu_drift **out, const gpu_drift_params *p);
-void gpu_drift_free(gpu_drift *s);
-/* Applies steps step0 .. step0 + n - 1 to every element (one thread per
- * element keeps its state in registers over the n steps); returns when done. */
-mp_status gpu_drift_advance(gpu_drift *s, uint64_t step0, size_t n);
-/* Copies the state back: x64 (E), x[v] (E each, v < GPU_DRIFT_NF), comp (E;
- * the bf16-kahan compensation), and the unchanged counts so far, fp64 first. */
-mp_status gpu_drift_read(gpu_drift *s, double *x64, float *const x[GPU_DRIFT_NF], float *comp,
-                         uint64_t unchanged[GPU_DRIFT_NF + 1]);
-
 /* --- products for the training backend (gpu_gemm.cu) --- */
 
 /* Row-major C (M,N) = alpha op(A) op(B) + beta C, op transposing when ta

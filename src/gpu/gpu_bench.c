@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "drift/drift_gpu.h"
 #include "gpu/gpu.h"
 #include "util/rng.h"
 

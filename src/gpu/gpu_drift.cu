@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 extern "C" {
+#include "drift/drift_gpu.h"
 #include "drift/drift_update.h"
 #include "fmt/bulk_impl.h"
 #include "gpu/gpu.h"

@@ -1,7 +1,8 @@
 /* The device layer of a build without CUDA: nothing is ready, and every
  * operation says why. */
+#include "drift/drift_gpu.h"
 #include "gpu/gpu.h"
-#include "gpu/gpu_train.h"
+#include "gpu/gpu_trainer.h"
 
 static const char none[] = "built without CUDA";
 
@@ -140,9 +141,9 @@ static mp_status none_create(void **out, const train_config *cfg, const train_po
 	return MP_EUNSUPPORTED;
 }
 
-const gt_backend gt_backend_cuda = { .create = none_create };
+const train_backend gpu_trainer_cuda = { .name = "cuda", .create = none_create };
 
-mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
+mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
 {
 	(void)emit, (void)ctx;
 	return MP_EUNSUPPORTED;

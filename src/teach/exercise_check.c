@@ -268,14 +268,15 @@ static void canon_choice(const char *in, char *out, size_t n)
 		s = text_trim(s + 1);
 	}
 	static const char *yes[] = { "y", "true", "1", "yes" }, *no[] = { "n", "false", "0", "no" };
+	const char *word = s;
 	for (size_t i = 0; i < 4; i++) {
-		if (strcmp(s, yes[i]) == 0)
-			s = "yes";
-		else if (strcmp(s, no[i]) == 0)
-			s = "no";
+		if (strcmp(word, yes[i]) == 0)
+			word = "yes";
+		else if (strcmp(word, no[i]) == 0)
+			word = "no";
 	}
-	const fmt_info *fi = fmt_find(s);
-	snprintf(out, n, "%s", fi ? fi->name : s);
+	const fmt_info *fi = fmt_find(word);
+	snprintf(out, n, "%s", fi ? fi->name : word);
 }
 
 static bool choice_in(const char *expect, const char *c)

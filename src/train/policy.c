@@ -5,99 +5,126 @@
 
 #include "train/policy.h"
 
-/* Each preset is the all-fp32 policy with a few parts changed (written as
- * changes, not as full rows, so that what makes a preset is what it says). */
-static train_policy presets[10];
+/* The presets, one full row each (every part named, so what a preset keeps
+ * in which format is read off its row), with the line --help and the man
+ * page give for it. */
+typedef struct {
+	train_policy p;
+	const char *about;   /* what the preset is, in at most 58 characters */
+} preset;
 
-static train_policy fp32_base(const char *name)
-{
-	train_policy p = {
+static const preset presets[] = {
+	{ .about = "the reference: every part in fp32",
+	  .p = { .name = "fp32",
 		.gemm_lowp = false, .gemm_fmt = FMT_FP32, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = false, .resid_fmt = FMT_FP32,
-		.resid_mode = FMT_RNE, .master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
 		.grad_fmt = FMT_FP32, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
-		.scaling = SCALER_NONE, .static_scale = 1.0,
-	};
-	snprintf(p.name, sizeof p.name, "%s", name);
-	return p;
-}
+		.scaling = SCALER_NONE, .static_scale = 1.0 } },
+	{ .about = "bf16 GEMMs and gradients; fp32 master weights and Adam",
+	  .p = { .name = "bf16-mixed",
+		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
+		.scaling = SCALER_NONE, .static_scale = 1.0 } },
+	{ .about = "bf16-mixed with the residual stream stored in bf16",
+	  .p = { .name = "bf16-resid",
+		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = true, .resid_fmt = FMT_BF16, .resid_mode = FMT_RNE,
+		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
+		.scaling = SCALER_NONE, .static_scale = 1.0 } },
+	{ .about = "bf16-resid, the stream rounded stochastically",
+	  .p = { .name = "bf16-resid-sr",
+		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = true, .resid_fmt = FMT_BF16, .resid_mode = FMT_SR,
+		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
+		.scaling = SCALER_NONE, .static_scale = 1.0 } },
+	{ .about = "all in bf16, no fp32 master: small updates are lost",
+	  .p = { .name = "bf16-pure",
+		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = true, .resid_fmt = FMT_BF16, .resid_mode = FMT_RNE,
+		.master_fp32 = false, .weight_fmt = FMT_BF16, .wupdate = WUPD_RNE,
+		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_BF16, .optim_fmt = FMT_BF16, .optim_mode = FMT_RNE,
+		.scaling = SCALER_NONE, .static_scale = 1.0 } },
+	{ .about = "bf16-pure, weights and stream rounded stochastically",
+	  .p = { .name = "bf16-pure-sr",
+		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = true, .resid_fmt = FMT_BF16, .resid_mode = FMT_SR,
+		.master_fp32 = false, .weight_fmt = FMT_BF16, .wupdate = WUPD_SR,
+		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_BF16, .optim_fmt = FMT_BF16, .optim_mode = FMT_RNE,
+		.scaling = SCALER_NONE, .static_scale = 1.0 } },
+	{ .about = "bf16-pure, weight updates Kahan-compensated",
+	  .p = { .name = "bf16-pure-kahan",
+		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = true, .resid_fmt = FMT_BF16, .resid_mode = FMT_RNE,
+		.master_fp32 = false, .weight_fmt = FMT_BF16, .wupdate = WUPD_KAHAN,
+		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_BF16, .optim_fmt = FMT_BF16, .optim_mode = FMT_RNE,
+		.scaling = SCALER_NONE, .static_scale = 1.0 } },
+	{ .about = "fp16 GEMMs and gradients, fp32 master, dynamic loss scale",
+	  .p = { .name = "fp16-mixed",
+		.gemm_lowp = true, .gemm_fmt = FMT_FP16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.grad_fmt = FMT_FP16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
+		.scaling = SCALER_DYNAMIC, .static_scale = 1.0 } },
+	{ .about = "fp16-mixed without loss scaling: small gradients flush",
+	  .p = { .name = "fp16-noscale",
+		.gemm_lowp = true, .gemm_fmt = FMT_FP16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.grad_fmt = FMT_FP16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
+		.scaling = SCALER_NONE, .static_scale = 1.0 } },
+	{ .about = "E4M3 GEMMs, E5M2 gradients, fp32 master, dynamic scale",
+	  .p = { .name = "fp8-mixed",
+		.gemm_lowp = true, .gemm_fmt = FMT_E4M3, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.grad_fmt = FMT_E5M2, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
+		.scaling = SCALER_DYNAMIC, .static_scale = 1.0 } },
+};
 
-/* 16-bit compute: GEMMs in f, gradients produced in f, accumulated in fp32. */
-static train_policy mixed(const char *name, fmt_id f, fmt_id grads, scaler_kind scaling)
-{
-	train_policy p = fp32_base(name);
-	p.gemm_lowp = true;
-	p.gemm_fmt = f;
-	p.grad_fmt = grads;
-	p.scaling = scaling;
-	return p;
-}
-
-/* Everything in bf16: weights (no fp32 master), gradients, Adam state, residual. */
-static train_policy pure(const char *name, fmt_mode resid, weight_update w)
-{
-	train_policy p = mixed(name, FMT_BF16, FMT_BF16, SCALER_NONE);
-	p.resid_lowp = true;
-	p.resid_fmt = FMT_BF16;
-	p.resid_mode = resid;
-	p.master_fp32 = false;
-	p.weight_fmt = FMT_BF16;
-	p.wupdate = w;
-	p.grad_accum_fmt = FMT_BF16;
-	p.optim_fmt = FMT_BF16;
-	return p;
-}
-
-static void presets_fill(void)
-{
-	size_t i = 0;
-	presets[i++] = fp32_base("fp32");
-	presets[i++] = mixed("bf16-mixed", FMT_BF16, FMT_BF16, SCALER_NONE);
-	train_policy r = mixed("bf16-resid", FMT_BF16, FMT_BF16, SCALER_NONE);
-	r.resid_lowp = true;
-	r.resid_fmt = FMT_BF16;
-	presets[i++] = r;
-	snprintf(r.name, sizeof r.name, "bf16-resid-sr");
-	r.resid_mode = FMT_SR;
-	presets[i++] = r;
-	presets[i++] = pure("bf16-pure", FMT_RNE, WUPD_RNE);
-	presets[i++] = pure("bf16-pure-sr", FMT_SR, WUPD_SR);
-	presets[i++] = pure("bf16-pure-kahan", FMT_RNE, WUPD_KAHAN);
-	presets[i++] = mixed("fp16-mixed", FMT_FP16, FMT_FP16, SCALER_DYNAMIC);
-	presets[i++] = mixed("fp16-noscale", FMT_FP16, FMT_FP16, SCALER_NONE);
-	/* fp8: E4M3 operands, gradients in E5M2 (the wider range), dynamic scaling */
-	presets[i++] = mixed("fp8-mixed", FMT_E4M3, FMT_E5M2, SCALER_DYNAMIC);
-}
-
-static void presets_init(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, presets_fill);
-}
+enum { PRESET_COUNT = sizeof presets / sizeof presets[0] };
 
 size_t policy_preset_count(void)
 {
-	return sizeof presets / sizeof presets[0];
+	return PRESET_COUNT;
 }
 
 const train_policy *policy_preset(size_t i)
 {
-	presets_init();
-	return i < policy_preset_count() ? &presets[i] : NULL;
+	return i < PRESET_COUNT ? &presets[i].p : NULL;
+}
+
+const char *policy_preset_about(size_t i)
+{
+	return i < PRESET_COUNT ? presets[i].about : NULL;
+}
+
+static char preset_names[PRESET_COUNT * 24];
+
+static void preset_names_fill(void)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < PRESET_COUNT; i++)
+		len += (size_t)snprintf(preset_names + len, sizeof preset_names - len, "%s%s", i ? ", " : "",
+		                        presets[i].p.name);
 }
 
 const char *policy_preset_names(void)
 {
-	return "fp32, bf16-mixed, bf16-resid, bf16-resid-sr, bf16-pure, bf16-pure-sr, bf16-pure-kahan, "
-	       "fp16-mixed, fp16-noscale, fp8-mixed";
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, preset_names_fill);
+	return preset_names;
 }
 
 mp_status policy_from_name(const char *name, train_policy *p)
 {
-	presets_init();
-	for (size_t i = 0; i < policy_preset_count(); i++) {
-		if (!strcmp(presets[i].name, name)) {
-			*p = presets[i];
+	for (size_t i = 0; i < PRESET_COUNT; i++) {
+		if (!strcmp(presets[i].p.name, name)) {
+			*p = presets[i].p;
 			return MP_OK;
 		}
 	}

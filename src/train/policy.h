@@ -38,11 +38,15 @@ typedef struct {
 	double static_scale;
 } train_policy;
 
-/* The presets: fp32, bf16-mixed, bf16-resid, bf16-resid-sr, bf16-pure,
- * bf16-pure-sr, bf16-pure-kahan, fp16-mixed, fp16-noscale, fp8-mixed. */
+/* The presets (policy.c's table): fp32, bf16-mixed, bf16-resid,
+ * bf16-resid-sr, bf16-pure, bf16-pure-sr, bf16-pure-kahan, fp16-mixed,
+ * fp16-noscale, fp8-mixed. policy_preset and policy_preset_about return
+ * NULL for i >= policy_preset_count(). */
 size_t policy_preset_count(void);
 const train_policy *policy_preset(size_t i);
-/* "fp32, bf16-mixed, ..." for messages. */
+/* What preset i is, in a line of at most 58 characters (for --help). */
+const char *policy_preset_about(size_t i);
+/* "fp32, bf16-mixed, ..." for messages, from the table. */
 const char *policy_preset_names(void);
 
 /* Copies the preset called name into *p; MP_EINVAL when unknown. */

@@ -15,7 +15,7 @@
 
 typedef enum {
 	TRAIN_DEVICE_CPU,
-	TRAIN_DEVICE_CUDA,       /* the GPU (gpu/gpu_train.h); MP_EUNSUPPORTED without one */
+	TRAIN_DEVICE_CUDA,       /* the GPU (train/backend.h); MP_EUNSUPPORTED without one */
 	TRAIN_DEVICE_EMULATED,   /* the GPU trainer's code run on the CPU, for tests */
 } train_device;
 

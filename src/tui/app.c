@@ -912,7 +912,8 @@ bool tui_bench_key_latency(int rows, int cols, int nkeys, double *max_ms, double
 		theme_init();
 		app->scripted = true;
 		layout(app);
-		char *args[] = { "train", "--policy", "fp32,bf16-mixed", "--steps", "100000", NULL };
+		char a0[] = "train", a1[] = "--policy", a2[] = "fp32,bf16-mixed", a3[] = "--steps", a4[] = "100000";
+		char *args[] = { a0, a1, a2, a3, a4, NULL };
 		if (tui_push_named(app, "home", 0, NULL) == MP_OK && tui_push_named(app, "train", 5, args) == MP_OK) {
 			dispatch(app, 'z');   /* the default shape: steps of tens of milliseconds */
 			dispatch(app, 's');

@@ -28,7 +28,7 @@ static struct {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
-	struct timespec checked;   /* when the identity was last looked at */
+	long long checked;         /* when the identity was last looked at (clock_ms) */
 	unsigned long seen_gen;    /* recorder generation the cache reflects */
 	unsigned long loads;
 	/* shared with the recorder, under mu */
@@ -132,9 +132,18 @@ void progcache_flush(void)
 	pthread_mutex_unlock(&pc.mu);
 }
 
-static long ms_between(const struct timespec *a, const struct timespec *b)
+static long long monotonic_ms(void)
 {
-	return (long)(b->tv_sec - a->tv_sec) * 1000 + (b->tv_nsec - a->tv_nsec) / 1000000;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static long long (*clock_ms)(void) = monotonic_ms;
+
+void progcache_set_clock(long long (*now_ms)(void))
+{
+	clock_ms = now_ms ? now_ms : monotonic_ms;
 }
 
 static void load(void)
@@ -153,11 +162,10 @@ const progress *progcache_get(void)
 	pthread_mutex_lock(&pc.mu);
 	unsigned long gen = pc.gen;
 	pthread_mutex_unlock(&pc.mu);
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	long long now = clock_ms();
 	bool first = pc.loads == 0;
 	bool recorded = gen != pc.seen_gen;
-	if (!first && !recorded && ms_between(&pc.checked, &now) < PROGCACHE_CHECK_MS)
+	if (!first && !recorded && now - pc.checked < PROGCACHE_CHECK_MS)
 		return &pc.prog;
 	pc.checked = now;
 	pc.seen_gen = gen;

@@ -36,6 +36,10 @@ void progcache_flush(void);
 /* Flushes, stops the recorder and frees the cache. */
 void progcache_release(void);
 
+/* For tests: the clock the cache reads (monotonic milliseconds); NULL
+ * restores CLOCK_MONOTONIC. */
+void progcache_set_clock(long long (*now_ms)(void));
+
 /* For tests: how many times the file has been read so far. */
 unsigned long progcache_loads(void);
 

@@ -114,7 +114,8 @@ void tui_exercise_open(tui_screen *s, const char *id)
 		tui_message(s->app, false, "loading the exercises in the background: press the key again in a moment");
 		return;
 	}
-	char *args[] = { "exercise", (char *)id, NULL };
+	char name[] = "exercise";
+	char *args[] = { name, (char *)id, NULL };
 	tui_push_named(s->app, "exercise", 2, args);
 }
 
@@ -220,7 +221,8 @@ static int exlist_handle(tui_screen *s, int action, int key)
 	case EL_OPEN: {
 		if (!store.set.count)
 			return TUI_HANDLED;
-		char *args[] = { "exercise", store.set.items[l->sel].id, NULL };
+		char name[] = "exercise";
+		char *args[] = { name, store.set.items[l->sel].id, NULL };
 		tui_push_named(s->app, "exercise", 2, args);
 		return TUI_HANDLED;
 	}

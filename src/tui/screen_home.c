@@ -165,7 +165,8 @@ static void home_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 static int open_item(tui_screen *s, const home_item *it)
 {
 	if (it->lesson[0]) {
-		char *args[] = { "lesson", (char *)it->lesson, NULL };
+		char name[] = "lesson";
+		char *args[] = { name, (char *)it->lesson, NULL };
 		tui_push_named(s->app, "lesson", 2, args);
 	} else {
 		tui_push(s->app, it->lab, 0, NULL);
@@ -212,7 +213,8 @@ static int home_handle(tui_screen *s, int action, int key)
 			tui_message(s->app, false, "nothing to resume yet: open a lesson first");
 			return TUI_HANDLED;
 		}
-		char *args[] = { "lesson", st->last_lesson, NULL };
+		char name[] = "lesson";
+		char *args[] = { name, st->last_lesson, NULL };
 		tui_push_named(s->app, "lesson", 2, args);
 		return TUI_HANDLED;
 	}

@@ -174,13 +174,12 @@ void file_atomic_abort(file_atomic *a)
 const char *file_data_path(char *buf, size_t n, const char *env, const char *env_rel, const char *installed,
                            const char *src_rel)
 {
-	const char *dir = getenv(env);
+	const char *dir = getenv(env), *src = getenv("MIXPREC_SRCDIR");
 	if (dir && *dir)
 		snprintf(buf, n, "%s%s%s", dir, env_rel ? "/" : "", env_rel ? env_rel : "");
-	else {
+	else if (src && *src)
+		snprintf(buf, n, "%s/%s", src, src_rel);
+	else
 		snprintf(buf, n, "%s/%s", MIXPREC_PKGDATADIR, installed);
-		if (access(buf, R_OK) != 0)
-			snprintf(buf, n, "%s/%s", MIXPREC_SRCDIR, src_rel);
-	}
 	return buf;
 }

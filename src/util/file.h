@@ -14,9 +14,10 @@
 mp_status file_read_all(const char *path, size_t max, char **buf, size_t *len, char *err, size_t errlen);
 
 /* Where a packaged data file or folder is: $env (with env_rel appended when
- * not NULL) when that variable is set, else installed under the package data
- * folder when it is readable there, else src_rel in the source tree (for
- * running from a build folder). Writes the path into buf and returns it. */
+ * not NULL) when that variable is set, else src_rel under $MIXPREC_SRCDIR
+ * when that is set (a source tree: make check and ./run set it, so that an
+ * uninstalled build never reads a stale install), else installed under the
+ * package data folder. Writes the path into buf and returns it. */
 const char *file_data_path(char *buf, size_t n, const char *env, const char *env_rel, const char *installed,
                            const char *src_rel);
 

@@ -10,6 +10,13 @@
 #ifndef MIXPREC_UTIL_HD_H
 #define MIXPREC_UTIL_HD_H
 
+/* nvcc --use_fast_math replaces division, square roots and expf by
+ * approximations and flushes subnormals: the device would no longer give
+ * the CPU's bits. */
+#if defined(__USE_FAST_MATH__)
+#error "code shared by CPU and GPU must round as the CPU does: build it without --use_fast_math"
+#endif
+
 #if defined(__CUDACC__)
 #define MP_HD __host__ __device__
 #else

@@ -10,7 +10,7 @@ set -u
 build_standalone() (
 	b=$work/standalone
 	mkdir -p "$b" || return 2
-	cflags="-O2 -g -std=gnu11 -pthread -Wall -Wextra -I$src/src"
+	cflags="-O2 -g -std=gnu11 -pthread -Wall -Wextra -ffp-contract=off -I$src/src"
 	for f in util/status fmt/format fmt/round fmt/decode fmt/bulk fmt/bulk_avx2 fmt/bulk_avx512 drift/drift \
 	         gpu/gpu_bench; do
 		echo "CC $f.c"
@@ -40,18 +40,18 @@ build_standalone() (
 		return 0
 	fi
 	echo "OpenBLAS: $blas_where"
-	defs="-DMIXPREC_PKGDATADIR=\"$src/data\" -DMIXPREC_SRCDIR=\"$src\""
-	for f in util/file train/layers train/model train/policy train/scaler train/data train/train \
-	         train/train_bench gpu/gt_host; do
+	defs="-DMIXPREC_PKGDATADIR=\"$src/data\""
+	for f in util/file train/layers train/model train/policy train/scaler train/data train/train train/backend train/backend_cpu train/schedule train/optim \
+	         train/train_bench gpu/gpu_trainer_host gpu/gpu_trainer_cuda; do
 		echo "CC $f.c"
 		# shellcheck disable=SC2086
 		"$CC" $cflags $blas_cflags $defs -c "$src/src/$f.c" -o "$b/t_$(echo "$f" | tr / _).o" || return 2
 	done
-	echo "NVCC gpu/gpu_train.cu"
+	echo "NVCC gpu/gpu_trainer.cu"
 	# shellcheck disable=SC2086
-	"$NVCC" -O3 -std=c++17 --fmad=false -Xcompiler -ffp-contract=off $CUDA_ARCH -I"$src/src" -c "$src/src/gpu/gpu_train.cu" \
+	"$NVCC" -O3 -std=c++17 --fmad=false -Xcompiler -ffp-contract=off $CUDA_ARCH -I"$src/src" -c "$src/src/gpu/gpu_trainer.cu" \
 		-o "$b/t_gpu_train.o" || return 2
-	for f in gt_compare gpu/train_gpu; do
+	for f in gpu_compare gpu/train_gpu; do
 		echo "CC tests/$f.c"
 		# shellcheck disable=SC2086
 		"$CC" $cflags -I"$src/tests" $blas_cflags -c "$src/tests/$f.c" -o "$b/x_$(echo "$f" | tr / _).o" || return 2

@@ -8,7 +8,7 @@
  *
  * The CPU trainer is the oracle: layers.c and model.c are checked against
  * finite differences and hand-derived values by test_layers and test_model.
- * Tolerances (gtc_tolerance): 1e-4 relative for the fp32 policy; four units
+ * Tolerances (gpu_compare_tolerance): 1e-4 relative for the fp32 policy; four units
  * of the coarsest format in use otherwise (a rounded intermediate may land
  * on its other neighbour when cuBLAS sums in another order). */
 #include <math.h>
@@ -20,8 +20,8 @@
 
 #include "gpu/gpu.h"
 #include "tap.h"
-#include "gpu/gpu_train.h"
-#include "gt_compare.h"
+#include "gpu/gpu_trainer.h"
+#include "gpu_compare.h"
 #include "train/policy.h"
 #include "train/train_bench.h"
 
@@ -42,33 +42,33 @@ static void passes(const char *label, const train_config *cfg, const corpus *c)
 {
 	for (size_t i = 0; i < policy_preset_count(); i++) {
 		const char *name = policy_preset(i)->name;
-		gtc_pass r;
-		mp_status st = gtc_pass_compare(TRAIN_DEVICE_CUDA, name, cfg, c, &r);
+		gpu_compare_pass r;
+		mp_status st = gpu_compare_pass_compare(TRAIN_DEVICE_CUDA, name, cfg, c, &r);
 		if (st != MP_OK) {
 			report(false, "%s %s: pass failed: %s (%s)", label, name, mp_status_message(st), gpu_last_error());
 			continue;
 		}
-		double tol = gtc_tolerance(name);
+		double tol = gpu_compare_tolerance(name);
 		bool loss_ok = fabs(r.loss_dev - r.loss_cpu) <= tol * fabs(r.loss_cpu);
 		report(loss_ok && r.worst <= tol && r.nonzero >= 0.5,
 		       "%s %s: loss %.6f (CPU %.6f), worst gradient %s off by %.3g (tolerance %.3g); %.3g of the "
 		       "gradients nonzero at scale %g", label, name, r.loss_dev, r.loss_cpu,
-		       gtc_tensor_name(r.worst_tensor), r.worst, tol, r.nonzero, (double)r.scale);
+		       gpu_compare_tensor_name(r.worst_tensor), r.worst, tol, r.nonzero, (double)r.scale);
 	}
 }
 
 static void run(const char *name, const train_config *cfg, const corpus *c, size_t steps, double max_diff,
                 double last_diff)
 {
-	gtc_run r;
-	mp_status st = gtc_run_compare(TRAIN_DEVICE_CUDA, name, cfg, c, steps, &r);
+	gpu_compare_run r;
+	mp_status st = gpu_compare_run_compare(TRAIN_DEVICE_CUDA, name, cfg, c, steps, &r);
 	if (st != MP_OK) {
 		report(false, "%s, %zu steps: failed: %s (%s)", name, steps, mp_status_message(st), gpu_last_error());
 		return;
 	}
 	bool skips_ok = r.skipped_cpu <= r.skipped_dev + 1 && r.skipped_dev <= r.skipped_cpu + 1;
 	char why[160] = "statistics agree";
-	bool stats_ok = gtc_run_stats_ok(&r, why, sizeof why);
+	bool stats_ok = gpu_compare_run_stats_ok(&r, why, sizeof why);
 	report(r.max_diff <= max_diff && fabs(r.last_dev - r.last_cpu) <= last_diff && skips_ok && stats_ok,
 	       "%s, %zu steps: loss curves within %.3g (bound %.3g); last %.4f vs CPU %.4f (bound %.3g); %s "
 	       "(lost-update %.3g vs %.3g, underflow %.3g vs %.3g); skipped %zu vs %zu",
@@ -114,12 +114,12 @@ int main(int argc, char **argv)
 	}
 	printf("# %s (sm_%d%d)\n", info.name, info.cc_major, info.cc_minor);
 	/* kernel by kernel: the device against the same body on the host
-	 * (whose runs test_gt_kernels checks against layers.c) */
+	 * (whose runs test_gpu_kernels checks against layers.c) */
 	mp_status kst = gpu_train_kernel_check(kernel_row, NULL);
 	if (kst != MP_OK)
 		report(false, "kernel checks stopped: %s (%s)", mp_status_message(kst), gpu_last_error());
 	train_config small = train_config_default();
-	small.model = gtc_small_model();
+	small.model = gpu_compare_small_model();
 	small.B = 4;
 	small.t = small.model.T;
 	small.eval_every = 0;

@@ -1,4 +1,4 @@
-#include "gt_compare.h"
+#include "gpu_compare.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -6,24 +6,24 @@
 #include <string.h>
 
 #include "fmt/bulk.h"
-#include "gpu/gpu_train.h"
+#include "train/backend.h"
 
-gpt_config gtc_small_model(void)
+gpt_config gpu_compare_small_model(void)
 {
 	return (gpt_config){ .V = 128, .T = 16, .C = 32, .L = 2, .NH = 2 };
 }
 
-const char *gtc_tensor_name(int i)
+const char *gpu_compare_tensor_name(int i)
 {
-	static const char *const names[GTC_PARTS] = {
+	static const char *const names[GPU_COMPARE_PARTS] = {
 		"wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
 		"ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb", "lnfw", "lnfb", "qkvw.q", "qkvw.k",
 	};
-	return i >= 0 && i < GTC_PARTS ? names[i] : "?";
+	return i >= 0 && i < GPU_COMPARE_PARTS ? names[i] : "?";
 }
 
-mp_status gtc_pass_compare(train_device dev, const char *policy, const train_config *cfg, const corpus *c,
-                           gtc_pass *out)
+mp_status gpu_compare_pass_compare(train_device dev, const char *policy, const train_config *cfg, const corpus *c,
+                           gpu_compare_pass *out)
 {
 	memset(out, 0, sizeof *out);
 	train_policy p;
@@ -37,7 +37,7 @@ mp_status gtc_pass_compare(train_device dev, const char *policy, const train_con
 		return st;
 	int *in = malloc(B * T * sizeof *in), *tg = malloc(B * T * sizeof *tg);
 	float *gdev = malloc(m.num_params * sizeof *gdev);
-	const gt_backend *be = dev == TRAIN_DEVICE_CUDA ? &gt_backend_cuda : &gt_backend_host;
+	const train_backend *be = train_backend_for(dev);
 	void *s = NULL;
 	if (!in || !tg || !gdev) {
 		st = MP_ENOMEM;
@@ -57,7 +57,7 @@ mp_status gtc_pass_compare(train_device dev, const char *policy, const train_con
 	if (st == MP_OK)
 		st = be->backward(s, scale);
 	if (st == MP_OK)
-		st = be->read(s, 1, gdev);
+		st = be->read(s, TRAIN_ARRAY_GRADS, gdev);
 	if (st != MP_OK)
 		goto done;
 	gpt_numerics nx = { .gemm_lowp = p.gemm_lowp, .gemm_fmt = p.gemm_fmt, .reduce_lowp = p.reduce_lowp,
@@ -83,7 +83,7 @@ mp_status gtc_pass_compare(train_device dev, const char *policy, const train_con
 		nz += m.grads_memory[j] != 0;
 	out->nonzero = (double)nz / (double)m.num_params;
 	out->worst = -1;
-	for (int i = 0; i < GTC_PARTS; i++) {
+	for (int i = 0; i < GPU_COMPARE_PARTS; i++) {
 		size_t lo, len, stride, count;
 		if (i < GPT_NUM_PARAM_TENSORS) {
 			lo = off[i], len = m.param_sizes[i], stride = len, count = 1;
@@ -113,8 +113,8 @@ done:
 	return st;
 }
 
-mp_status gtc_run_compare(train_device dev, const char *policy, const train_config *cfg, const corpus *c,
-                          size_t steps, gtc_run *out)
+mp_status gpu_compare_run_compare(train_device dev, const char *policy, const train_config *cfg, const corpus *c,
+                          size_t steps, gpu_compare_run *out)
 {
 	memset(out, 0, sizeof *out);
 	train_policy p;
@@ -156,7 +156,7 @@ mp_status gtc_run_compare(train_device dev, const char *policy, const train_conf
 	return st;
 }
 
-double gtc_tolerance(const char *policy)
+double gpu_compare_tolerance(const char *policy)
 {
 	train_policy p;
 	if (policy_from_name(policy, &p) != MP_OK)
@@ -180,7 +180,7 @@ double gtc_tolerance(const char *policy)
 	return prec == 0 ? 1e-4 : 4.0 * ldexp(1.0, -prec);
 }
 
-bool gtc_run_stats_ok(const gtc_run *r, char *why, size_t n)
+bool gpu_compare_run_stats_ok(const gpu_compare_run *r, char *why, size_t n)
 {
 	/* lost updates: the same weights and nearly the same updates, so within
 	 * a tenth of their rate (measured: a thirtieth) */

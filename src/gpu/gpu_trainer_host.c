@@ -1,4 +1,4 @@
-/* The GPU trainer run on the CPU: gt_impl.h's passes with "device memory"
+/* The GPU trainer run on the CPU: gpu_trainer_impl.h's passes with "device memory"
  * in host memory, each kernel body called for every index in a loop, and
  * sgemm for cuBLAS (operands stored as fp32 values of the GEMM format, as
  * the CPU emulation holds them). Slow and single-threaded; it exists so the
@@ -8,15 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu/gpu_train.h"
-#include "gpu/gt_kernels.h"
+#include "gpu/gpu_trainer.h"
+#include "gpu/gpu_kernels.h"
 
-#define GT_BACKEND gt_backend_host
-#define GT_LAUNCH(body, n, ...)                                 \
+#define GPU_TRAINER_LINKAGE static
+#define GPU_TRAINER_OP(name) host_##name
+#define GPU_TRAINER_LAUNCH(body, n, ...)                                 \
 	do {                                                    \
 		size_t n_ = (n);                                \
 		for (size_t i_ = 0; i_ < n_; i_++)              \
-			gtk_##body(i_, __VA_ARGS__);            \
+			gpu_kernel_##body(i_, __VA_ARGS__);            \
 	} while (0)
 
 static mp_status be_alloc(void **p, size_t bytes)
@@ -57,7 +58,7 @@ static mp_status be_check(void)
 static int be_operand_kind(fmt_id f)
 {
 	(void)f;
-	return GT_OP_F32;
+	return GPU_KERNEL_OP_F32;
 }
 
 /* Row-major C (M,N) = alpha op(A) op(B) + beta C, fp32. */
@@ -70,4 +71,20 @@ static mp_status be_gemm(fmt_id compute, int ta, int tb, size_t M, size_t N, siz
 	return MP_OK;
 }
 
-#include "gpu/gt_impl.h"
+#include "gpu/gpu_trainer_impl.h"
+
+const train_backend gpu_trainer_host = {
+	.name = "emulated",
+	.create = host_create,
+	.free = host_free,
+	.acts_bytes = host_acts_bytes,
+	.forward = host_forward,
+	.backward = host_backward,
+	.grads = host_grads,
+	.update = host_update,
+	.read = host_read,
+	/* like the device's: reached through read() only, so the tests see
+	 * what a GPU run copies back */
+	.host_model = NULL,
+	.host_raw_grads = NULL,
+};

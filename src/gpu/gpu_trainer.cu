@@ -1,5 +1,5 @@
-/* The GPU trainer: gt_impl.h's passes on the device. Each kernel body of
- * gt_kernels.h runs as one thread per index (gt_run below); the Linear
+/* The GPU trainer: gpu_trainer_impl.h's passes on the device. Each kernel body of
+ * gpu_kernels.h runs as one thread per index (gpu_kernel_run below); the Linear
  * layers' products go through cuBLAS with the policy's operand format on the
  * tensor cores (bf16 or fp16 operands, fp32 accumulation; fp8 values as bf16
  * operands, which multiply exactly; TF32 only in a tf32 policy). */
@@ -16,14 +16,14 @@
 extern "C" {
 #include "gpu/gpu.h"
 #include "gpu/gpu_internal.h"
-#include "gpu/gpu_train.h"
-#include "gpu/gt_kernels.h"
+#include "gpu/gpu_trainer.h"
+#include "gpu/gpu_kernels.h"
 }
 
 /* --- one thread per index --- */
 
 template <typename Body, typename... A>
-__global__ static void gt_run(size_t n, A... a)
+__global__ static void gpu_kernel_run(size_t n, A... a)
 {
 	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
@@ -33,50 +33,51 @@ __global__ static void gt_run(size_t n, A... a)
 /* Row kernels have few indices (one per token); small blocks spread them
  * over more multiprocessors (an H200 has 132: 4,096 rows make 128 blocks). */
 template <typename Body, typename... A>
-static void gt_launch(size_t n, A... a)
+static void gpu_kernel_launch(size_t n, A... a)
 {
 	if (n == 0)
 		return;
 	unsigned block = n >= ((size_t)1 << 16) ? 256 : n >= ((size_t)1 << 14) ? 64 : 32;
 	size_t grid = (n + block - 1) / block;
-	gt_run<Body, A...><<<(unsigned)grid, block>>>(n, a...);
+	gpu_kernel_run<Body, A...><<<(unsigned)grid, block>>>(n, a...);
 }
 
-#define GT_BODY(name)                                                   \
-	struct gtb_##name {                                             \
+#define GPU_KERNEL_BODY(name)                                                   \
+	struct gpu_body_##name {                                             \
 		template <typename... A>                                \
 		__device__ static void run(size_t i, A... a)            \
 		{                                                       \
-			gtk_##name(i, a...);                            \
+			gpu_kernel_##name(i, a...);                            \
 		}                                                       \
 	};
-GT_BODY(encoder_forward)
-GT_BODY(encoder_backward_wpe)
-GT_BODY(encoder_backward_wte)
-GT_BODY(residual_forward)
-GT_BODY(resid_dots)
-GT_BODY(fold_u64)
-GT_BODY(fold_f64)
-GT_BODY(layernorm_forward)
-GT_BODY(layernorm_backward_inp)
-GT_BODY(layernorm_params_partial)
-GT_BODY(colsum_finish)
-GT_BODY(operand)
-GT_BODY(bias_round)
-GT_BODY(bias_partial)
-GT_BODY(round)
-GT_BODY(attention_forward)
-GT_BODY(attention_backward_q)
-GT_BODY(attention_backward_kv)
-GT_BODY(gelu_forward)
-GT_BODY(gelu_backward)
-GT_BODY(crossentropy_forward)
-GT_BODY(crossentropy_backward)
-GT_BODY(grads)
-GT_BODY(adamw)
+GPU_KERNEL_BODY(encoder_forward)
+GPU_KERNEL_BODY(encoder_backward_wpe)
+GPU_KERNEL_BODY(encoder_backward_wte)
+GPU_KERNEL_BODY(residual_forward)
+GPU_KERNEL_BODY(resid_dots)
+GPU_KERNEL_BODY(fold_u64)
+GPU_KERNEL_BODY(fold_f64)
+GPU_KERNEL_BODY(layernorm_forward)
+GPU_KERNEL_BODY(layernorm_backward_inp)
+GPU_KERNEL_BODY(layernorm_params_partial)
+GPU_KERNEL_BODY(colsum_finish)
+GPU_KERNEL_BODY(operand)
+GPU_KERNEL_BODY(bias_round)
+GPU_KERNEL_BODY(bias_partial)
+GPU_KERNEL_BODY(round)
+GPU_KERNEL_BODY(attention_forward)
+GPU_KERNEL_BODY(attention_backward_q)
+GPU_KERNEL_BODY(attention_backward_kv)
+GPU_KERNEL_BODY(gelu_forward)
+GPU_KERNEL_BODY(gelu_backward)
+GPU_KERNEL_BODY(crossentropy_forward)
+GPU_KERNEL_BODY(crossentropy_backward)
+GPU_KERNEL_BODY(grads)
+GPU_KERNEL_BODY(adamw)
 
-#define GT_BACKEND gt_backend_cuda
-#define GT_LAUNCH(body, n, ...) gt_launch<gtb_##body>((size_t)(n), __VA_ARGS__)
+#define GPU_TRAINER_LINKAGE extern "C"
+#define GPU_TRAINER_OP(name) gpu_trainer_cuda_##name
+#define GPU_TRAINER_LAUNCH(body, n, ...) gpu_kernel_launch<gpu_body_##body>((size_t)(n), __VA_ARGS__)
 
 /* --- device memory --- */
 
@@ -117,9 +118,9 @@ static mp_status be_check(void)
 static int be_operand_kind(fmt_id f)
 {
 	switch (f) {
-	case FMT_BF16: case FMT_FP16: return GT_OP_NATIVE16;
-	case FMT_E4M3: case FMT_E5M2: return GT_OP_BF16;
-	default: return GT_OP_F32;
+	case FMT_BF16: case FMT_FP16: return GPU_KERNEL_OP_NATIVE16;
+	case FMT_E4M3: case FMT_E5M2: return GPU_KERNEL_OP_BF16;
+	default: return GPU_KERNEL_OP_F32;
 	}
 }
 
@@ -129,12 +130,12 @@ static mp_status be_gemm(fmt_id compute, int ta, int tb, size_t M, size_t N, siz
 	return gpu_gemm(compute, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-#include "gpu/gt_impl.h"
+#include "gpu/gpu_trainer_impl.h"
 
 /* --- every kernel body on the device against the same body on the host ---
  *
  * The host runs of these bodies are checked against the CPU trainer by
- * tests/test_gt_kernels.c; running each on both sides over the same random
+ * tests/test_gpu_kernels.c; running each on both sides over the same random
  * inputs closes the chain kernel by kernel on a real GPU. */
 
 #include <type_traits>
@@ -148,7 +149,7 @@ struct buf {
 };
 
 struct kcheck {
-	gt_kernel_emit emit;
+	gpu_kernel_emit emit;
 	void *ctx;
 	mp_status st = MP_OK;
 	uint64_t seed = 12345;
@@ -233,10 +234,10 @@ static T *P(const buf<T> &b)
 		auto run_ = [&](auto dev_) {                                    \
 			constexpr bool D = decltype(dev_)::value;               \
 			if constexpr (D)                                        \
-				gt_launch<gtb_##body>((size_t)(n), __VA_ARGS__); \
+				gpu_kernel_launch<gpu_body_##body>((size_t)(n), __VA_ARGS__); \
 			else                                                    \
 				for (size_t i_ = 0; i_ < (size_t)(n); i_++)     \
-					gtk_##body(i_, __VA_ARGS__);             \
+					gpu_kernel_##body(i_, __VA_ARGS__);             \
 		};                                                              \
 		if (k.st == MP_OK) {                                            \
 			run_(std::false_type());                                \
@@ -245,25 +246,31 @@ static T *P(const buf<T> &b)
 		}                                                               \
 	} while (0)
 
-} // namespace
+/* The shape the kernels are checked at (small and odd), the tolerances and
+ * the quantisers every section uses. exact: the same operations on both
+ * sides; rel: expf/logf, whose device and libm versions may differ in the
+ * last place; lowp: a value rounded to bf16 after expf may then land on the
+ * other neighbour. */
+struct kshape {
+	size_t B = 2, T = 33, C = 48, NH = 3, V = 50, BT = B * T, BTC = BT * C, NT = B * NH * T * T;
+	size_t R = 7;                     /* row chunks of the column sums */
+	double exact = 0, rel = 1e-5, lowp = 0x1p-7;
+	gpu_kernel_q f32 = gpu_kernel_q_of(FMT_FP32, FMT_RNE), bf = gpu_kernel_q_of(FMT_BF16, FMT_RNE);
+	gpu_kernel_q bfsr = gpu_kernel_q_of(FMT_BF16, FMT_SR), h16 = gpu_kernel_q_of(FMT_FP16, FMT_RNE);
+};
 
-extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
+#define KSHAPE_NAMES                                                                              \
+	const size_t B = ks.B, T = ks.T, C = ks.C, NH = ks.NH, V = ks.V, BT = ks.BT, BTC = ks.BTC; \
+	const size_t NT = ks.NT, R = ks.R;                                                        \
+	const double exact = ks.exact, rel = ks.rel, lowp = ks.lowp;                              \
+	const gpu_kernel_q f32 = ks.f32, bf = ks.bf, bfsr = ks.bfsr, h16 = ks.h16;                \
+	(void)B, (void)T, (void)C, (void)NH, (void)V, (void)BT, (void)BTC, (void)NT, (void)R;     \
+	(void)exact, (void)rel, (void)lowp, (void)f32, (void)bf, (void)bfsr, (void)h16
+
+/* Embeddings and the residual stream. */
+static void check_embeddings(kcheck &k, const kshape &ks)
 {
-	mp_status st = gpu_require();
-	if (st != MP_OK)
-		return st;
-	kcheck k;
-	k.emit = emit;
-	k.ctx = ctx;
-	const size_t B = 2, T = 33, C = 48, NH = 3, V = 50, BT = B * T, BTC = BT * C, NT = B * NH * T * T;
-	/* exact: the same operations on both sides; rel: expf/logf, whose
-	 * device and libm versions may differ in the last place; lowp: a value
-	 * rounded to bf16 after expf may then land on the other neighbour */
-	const double exact = 0, rel = 1e-5, lowp = 0x1p-7;
-	gt_q f32 = gt_q_of(FMT_FP32, FMT_RNE), bf = gt_q_of(FMT_BF16, FMT_RNE), bfsr = gt_q_of(FMT_BF16, FMT_SR);
-	gt_q h16 = gt_q_of(FMT_FP16, FMT_RNE);
-
-	/* embeddings and the residual stream */
+	KSHAPE_NAMES;
 	auto tok = make<int>(k, BT, (double)V);
 	auto wte = make<float>(k, V * C, 0.5), wpe = make<float>(k, T * C, 0.5);
 	auto enc = make<float>(k, BTC, 1);
@@ -272,7 +279,7 @@ extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
 	     (uint64_t)99, (uint64_t)0xfffffff0ull);
 	compare(k, "encoder_forward (bf16 SR, offset)", enc, exact);
 	auto off = make<int>(k, V + 1, 1), pos = make<int>(k, BT, 1);
-	if (k.st == MP_OK) {   /* token positions as gt_forward sorts them */
+	if (k.st == MP_OK) {   /* token positions as gpu_trainer_forward sorts them */
 		int np = 0;
 		for (size_t v = 0; v < V; v++) {
 			off.h[v] = np;
@@ -299,9 +306,15 @@ extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
 	compare(k, "resid_dots num", num, exact);
 	compare(k, "resid_dots den", den, exact);
 
-	/* LayerNorm, fp32 and bf16 reductions */
+}
+
+/* LayerNorm, fp32 and bf16 reductions, and its parameter gradients. */
+static void check_layernorm(kcheck &k, const kshape &ks)
+{
+	KSHAPE_NAMES;
 	auto x = make<float>(k, BTC, 2), lw = make<float>(k, C, 1), lb = make<float>(k, C, 1);
-	const gt_q reds[2] = { f32, bf };
+	auto dout = make<float>(k, BTC, 1);
+	const gpu_kernel_q reds[2] = { f32, bf };
 	const char *const rname[2] = { "fp32", "bf16" };
 	for (int ri = 0; ri < 2; ri++) {
 		char name[96];
@@ -316,7 +329,7 @@ extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
 		snprintf(name, sizeof name, "layernorm_backward_inp (%s)", rname[ri]);
 		compare(k, name, dx, exact);
 	}
-	const size_t R = 7, rows_per = (BT + R - 1) / R;
+	const size_t rows_per = (BT + R - 1) / R;
 	auto pw = make<float>(k, 2 * R * C, 1), dw = make<float>(k, C, 1);
 	auto mean = make<float>(k, BT, 0.1), rstd = make<float>(k, BT, 2);
 	BOTH(layernorm_params_partial, R * C, P<D>(pw), P<D>(pw) + R * C, P<D>(dout), P<D>(x), P<D>(mean), P<D>(rstd), BT,
@@ -325,10 +338,15 @@ extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
 	BOTH(colsum_finish, C, P<D>(dw), P<D>(pw), C, R);
 	compare(k, "colsum_finish", dw, exact);
 
-	/* GEMM helpers */
+}
+
+/* The GEMMs' operands, bias and rounding kernels. */
+static void check_gemm_helpers(kcheck &k, const kshape &ks)
+{
+	KSHAPE_NAMES;
 	auto op16 = make<uint16_t>(k, BTC, 1);
 	auto xin = make<float>(k, BTC, 3);
-	BOTH(operand, BTC, (void *)P<D>(op16), (int)GT_OP_NATIVE16, P<D>(xin), 1, h16);
+	BOTH(operand, BTC, (void *)P<D>(op16), (int)GPU_KERNEL_OP_NATIVE16, P<D>(xin), 1, h16);
 	compare(k, "operand (fp16 patterns, in place)", op16, exact);
 	compare(k, "operand: the rounded activation", xin, exact);
 	auto bout = make<float>(k, BT * V, 5), bias = make<float>(k, V, 1), bpart = make<float>(k, R * V, 1);
@@ -339,15 +357,20 @@ extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
 	BOTH(round, BT * V, P<D>(bpart), bf);
 	compare(k, "round (bf16)", bpart, exact);
 
-	/* attention: fp32, and bf16 products with fp32 and bf16 softmax sums */
-	const gt_q gms[3] = { f32, bf, bf }, rds[3] = { f32, f32, bf };
+}
+
+/* Attention: fp32, and bf16 products with fp32 and bf16 softmax sums. */
+static void check_attention(kcheck &k, const kshape &ks)
+{
+	KSHAPE_NAMES;
+	const gpu_kernel_q gms[3] = { f32, bf, bf }, rds[3] = { f32, f32, bf };
 	const char *const aname[3] = { "fp32", "bf16 GEMM", "bf16 GEMM + sums" };
 	auto qkv = make<float>(k, 3 * BTC, 2), dattn = make<float>(k, BTC, 1);
 	for (int a = 0; a < 3; a++) {
 		char name[96];
 		auto qkv_r = make<float>(k, 3 * BTC, 1), dout_r = make<float>(k, BTC, 1);
-		BOTH(operand, 3 * BTC, (void *)P<D>(qkv_r), (int)GT_OP_F32, P<D>(qkv), 0, gms[a]);
-		BOTH(operand, BTC, (void *)P<D>(dout_r), (int)GT_OP_F32, P<D>(dattn), 0, gms[a]);
+		BOTH(operand, 3 * BTC, (void *)P<D>(qkv_r), (int)GPU_KERNEL_OP_F32, P<D>(qkv), 0, gms[a]);
+		BOTH(operand, BTC, (void *)P<D>(dout_r), (int)GPU_KERNEL_OP_F32, P<D>(dattn), 0, gms[a]);
 		auto out = make<float>(k, BTC, 1), pre = make<float>(k, NT, 1), att = make<float>(k, NT, 1);
 		auto att_r = make<float>(k, NT, 1), dinp = make<float>(k, 3 * BTC, 1), dpre = make<float>(k, NT, 1);
 		BOTH(attention_forward, B * NH * T, P<D>(out), P<D>(pre), P<D>(att), P<D>(att_r), P<D>(qkv_r), NH, T, C,
@@ -359,7 +382,7 @@ extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
 		/* the backward from the host's att on both sides */
 		if (k.st == MP_OK)
 			k.st = gpu_put(att.d, att.h, NT * sizeof(float));
-		BOTH(operand, NT, (void *)P<D>(att_r), (int)GT_OP_F32, P<D>(att), 0, gms[a]);
+		BOTH(operand, NT, (void *)P<D>(att_r), (int)GPU_KERNEL_OP_F32, P<D>(att), 0, gms[a]);
 		BOTH(attention_backward_q, B * NH * T, P<D>(dinp), P<D>(dpre), P<D>(dout_r), P<D>(qkv_r), P<D>(att), NH, T,
 		     C, gms[a], rds[a]);
 		snprintf(name, sizeof name, "attention_backward_q (%s)", aname[a]);
@@ -372,7 +395,14 @@ extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
 		compare(k, name, dinp, exact);
 	}
 
-	/* pointwise and the loss */
+}
+
+/* GELU and the loss. */
+static void check_pointwise(kcheck &k, const kshape &ks)
+{
+	KSHAPE_NAMES;
+	const gpu_kernel_q reds[2] = { f32, bf };
+	const char *const rname[2] = { "fp32", "bf16" };
 	auto g_in = make<float>(k, 4 * BTC, 4), g_out = make<float>(k, 4 * BTC, 1), g_din = make<float>(k, 4 * BTC, 1);
 	auto g_d = make<float>(k, 4 * BTC, 1);
 	BOTH(gelu_forward, 4 * BTC, P<D>(g_out), P<D>(g_in));
@@ -394,7 +424,12 @@ extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
 	BOTH(crossentropy_backward, BT * V, P<D>(dlog), P<D>(probs), P<D>(tg), 1.0f / 66.0f, V);
 	compare(k, "crossentropy_backward", dlog, exact);
 
-	/* the optimiser */
+}
+
+/* The gradient phase and AdamW. */
+static void check_optimiser(kcheck &k, const kshape &ks)
+{
+	KSHAPE_NAMES;
 	const size_t NPAR = 5000, NP = 96;
 	auto gg = make<float>(k, NPAR, 1e-4), raw = make<float>(k, NPAR, 1);
 	auto nz = make<unsigned long long>(k, NP, 1), fl = make<unsigned long long>(k, NP, 1);
@@ -404,7 +439,7 @@ extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
 	compare(k, "grads (fp16, bf16 accumulation)", gg, exact);
 	compare(k, "grads: flushed counts", fl, exact);
 	compare(k, "grads: squared norm", n2, exact);
-	gt_adam ad;
+	gpu_kernel_adam ad;
 	memset(&ad, 0, sizeof ad);
 	ad.lr = 1e-3, ad.beta1 = 0.9, ad.beta2 = 0.95, ad.eps = 1e-8, ad.weight_decay = 0.1;
 	ad.clip = 0.5, ad.c1 = 0.19, ad.c2 = 0.0975, ad.kahan = 1, ad.seed = 3, ad.index0 = 4 * NPAR;
@@ -415,16 +450,35 @@ extern "C" mp_status gpu_train_kernel_check(gt_kernel_emit emit, void *ctx)
 	BOTH(round, NPAR, P<D>(w), bf);
 	BOTH(round, NPAR, P<D>(comp), bf);
 	BOTH(adamw, NP, P<D>(w), P<D>(m), P<D>(v), P<D>(comp), P<D>(gg), P<D>(nz), P<D>(ls), (void *)P<D>(wop),
-	     (int)GT_OP_NATIVE16, 1, NPAR, NP, ad, f32, bf, bf);
+	     (int)GPU_KERNEL_OP_NATIVE16, 1, NPAR, NP, ad, f32, bf, bf);
 	compare(k, "adamw (bf16 weights, Kahan): weights", w, exact);
 	compare(k, "adamw: compensation", comp, exact);
 	compare(k, "adamw: lost updates", ls, exact);
 	compare(k, "adamw: bf16 working copy", wop, exact);
 	ad.kahan = 0;
 	BOTH(adamw, NP, P<D>(w), P<D>(m), P<D>(v), P<D>(comp), P<D>(gg), P<D>(nz), P<D>(ls), (void *)P<D>(wop),
-	     (int)GT_OP_NATIVE16, 1, NPAR, NP, ad, f32, bfsr, bf);
+	     (int)GPU_KERNEL_OP_NATIVE16, 1, NPAR, NP, ad, f32, bfsr, bf);
 	compare(k, "adamw (bf16 weights, SR): weights", w, exact);
 
+}
+
+} // namespace
+
+extern "C" mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
+{
+	mp_status st = gpu_require();
+	if (st != MP_OK)
+		return st;
+	kcheck k;
+	k.emit = emit;
+	k.ctx = ctx;
+	const kshape ks;
+	check_embeddings(k, ks);
+	check_layernorm(k, ks);
+	check_gemm_helpers(k, ks);
+	check_attention(k, ks);
+	check_pointwise(k, ks);
+	check_optimiser(k, ks);
 	for (int i = 0; i < k.nhost; i++)
 		free(k.host[i]);
 	for (int i = 0; i < k.ndev; i++)

@@ -1,4 +1,4 @@
-/* The GPU trainer's kernel bodies (src/gpu/gt_kernels.h), each run on the
+/* The GPU trainer's kernel bodies (src/gpu/gpu_kernels.h), each run on the
  * host over its whole index range, against the CPU trainer's kernels in
  * layers.c (and, for the optimiser, the formulas of train.c's span_grads and
  * span_update re-derived here with fmt_bulk_quantize / fmt_bulk_accumulate).
@@ -31,153 +31,11 @@
  *   bf16 ulps (2^-8 relative is bf16's unit roundoff), still far below the
  *   O(1) error of a real mistake; and at most one element in 8 may differ
  *   at all (see expect_close).
- * Observed (GTK_VERBOSE=1 prints the worst error of each comparison): on an
+ * Observed (GPU_KERNEL_VERBOSE=1 prints the worst error of each comparison): on an
  * AVX-512 machine every low-precision comparison is bit-identical; with
  * MIXPREC_SIMD=portable every comparison but the fp32 attention's (sgemm's
  * summation order) is. */
-#include <check.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "fmt/bulk.h"
-#include "gpu/gt_kernels.h"
-#include "testutil.h"
-#include "train/layers.h"
-#include "util/rng.h"
-
-#define B 2
-#define T 7
-#define C 12
-#define NH 3
-#define V 20
-#define BT (B * T)
-#define FP32_TOL 1e-5
-#define LOWP_TOL (4 * 0x1p-8)
-
-/* --- helpers --- */
-
-static double urand(uint64_t *state)
-{
-	*state += 1;
-	return (double)(rng_mix64(*state) >> 11) * 0x1p-52 - 1.0;
-}
-
-static void fill(float *f, size_t n, double scale, uint64_t *st)
-{
-	for (size_t i = 0; i < n; i++)
-		f[i] = (float)(scale * urand(st));
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-	ck_assert_ptr_nonnull(p);
-	return p;
-}
-
-static float *fdup(const float *x, size_t n)
-{
-	float *p = xcalloc(n, sizeof *p);
-	memcpy(p, x, n * sizeof *p);
-	return p;
-}
-
-
-/* x rounded in place with fmt_bulk_quantize (fp32: untouched). */
-static void quantize(float *x, size_t n, fmt_id f, fmt_mode mode, uint64_t seed, uint64_t index0)
-{
-	if (f == FMT_FP32)
-		return;
-	fmt_bulk_opts o = { .fmt = f, .mode = mode, .seed = seed, .index0 = index0 };
-	ck_assert_int_eq(fmt_bulk_quantize(FMT_SIMD_AUTO, &o, x, n), MP_OK);
-}
-
-/* GTK_VERBOSE=1 prints the worst error of every comparison (to size the
- * tolerances). */
-static int verbose(void)
-{
-	static int v = -1;
-	if (v < 0)
-		v = getenv("GTK_VERBOSE") != NULL;
-	return v;
-}
-
-/* |got - ref| <= tol * max|ref| for every element; names the first element
- * that fails (what, index, expected, got). */
-static void expect_close(const char *what, const float *got, const float *ref, size_t n, double tol)
-{
-	double s = 0.0;
-	for (size_t i = 0; i < n; i++)
-		s = fmax(s, fabs((double)ref[i]));
-	ck_assert_msg(s > 0.0 && isfinite(s), "%s: reference is all zero or not finite", what);
-	double worst = 0.0;
-	for (size_t i = 0; i < n; i++) {
-		double e = fabs((double)got[i] - (double)ref[i]);
-		ck_assert_msg(e <= tol * s, "%s[%zu]: expected %.9g, got %.9g (error %.3g > %.3g = %.3g * max %.4g)",
-		              what, i, (double)ref[i], (double)got[i], e, tol * s, tol, s);
-		worst = fmax(worst, e);
-	}
-	if (verbose())
-		fprintf(stderr, "# %-40s worst %.3g of max %.4g (%.3g of the tolerance)\n", what, worst, s,
-		        worst / (tol * s));
-	/* Low precision: a flipped rounding needs an fp32 sum within a few fp32
-	 * ulps of a rounding boundary of the format (odds ~2^-14 per rounding
-	 * for bf16), and it spreads at most over the row it feeds; so besides
-	 * the size of the differences, at most one element in 8 may differ at
-	 * all. This catches a mistake smaller than an ulp that is made on every
-	 * element (a scale applied after the rounding instead of before). */
-	if (tol > FP32_TOL) {
-		size_t differ = 0;
-		for (size_t i = 0; i < n; i++)
-			differ += got[i] != ref[i];
-		ck_assert_msg(differ <= n / 8 + 1, "%s: %zu of %zu elements differ (at most %zu may: a rare flipped rounding)",
-		              what, differ, n, n / 8 + 1);
-	}
-}
-
-/* Bit for bit (+0 and -0 differ; NaNs compare by pattern). */
-static void expect_bits(const char *what, const float *got, const float *ref, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint32_t a, b;
-		memcpy(&a, &got[i], 4);
-		memcpy(&b, &ref[i], 4);
-		ck_assert_msg(a == b, "%s[%zu]: expected %.9g (0x%08x), got %.9g (0x%08x)", what, i, (double)ref[i],
-		              (unsigned)b, (double)got[i], (unsigned)a);
-	}
-	if (verbose())
-		fprintf(stderr, "# %-40s bit-identical (%zu elements)\n", what, n);
-}
-
-static void expect_dbits(const char *what, const double *got, const double *ref, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		ck_assert_msg(memcmp(&got[i], &ref[i], sizeof got[i]) == 0, "%s[%zu]: expected %.17g, got %.17g", what, i,
-		              ref[i], got[i]);
-}
-
-static const char *fmt_short(fmt_id f)
-{
-	switch (f) {
-	case FMT_FP32: return "fp32";
-	case FMT_BF16: return "bf16";
-	case FMT_FP16: return "fp16";
-	case FMT_E4M3: return "e4m3";
-	default: return "other";
-	}
-}
-
-/* Random tokens in [0, V), every one of the first few ids used at least
- * twice so that dwte sums several rows. */
-static void fill_tokens(int *tok, size_t n, uint64_t *st)
-{
-	for (size_t i = 0; i < n; i++)
-		tok[i] = (int)((urand(st) + 1.0) * 0.5 * V) % V;
-	tok[0] = tok[3] = tok[n - 1] = 5;
-}
+#include "gpu_kernels_util.h"
 
 /* --- embeddings --- */
 
@@ -202,9 +60,9 @@ static void check_encoder_forward(fmt_id f, fmt_mode mode, float offset, size_t 
 		for (size_t c = 0; c < k; c++)
 			ref[bt * C + c] += offset;
 	quantize(ref, BT * C, f, mode, seed, index0);
-	gt_q q = gt_q_of(f, mode);
+	gpu_kernel_q q = gpu_kernel_q_of(f, mode);
 	for (size_t i = 0; i < BT * C; i++)
-		gtk_encoder_forward(i, got, dexact, tok, wte, wpe, T, C, offset, k, q, seed, index0);
+		gpu_kernel_encoder_forward(i, got, dexact, tok, wte, wpe, T, C, offset, k, q, seed, index0);
 	char what[64];
 	snprintf(what, sizeof what, "encoder_forward %s%s off %g k %zu", fmt_short(f), mode == FMT_SR ? " SR" : "",
 	         (double)offset, k);
@@ -240,7 +98,7 @@ START_TEST(test_encoder_backward)
 	float *rte = fdup(dwte0, V * C), *rpe = fdup(dwpe0, T * C);
 	float *gte = fdup(dwte0, V * C), *gpe = fdup(dwpe0, T * C);
 	encoder_backward(rte, rpe, dout, tok, B, T, C);
-	/* each token's positions in order, as gt_impl.h's counting sort lists
+	/* each token's positions in order, as gpu_trainer_impl.h's counting sort lists
 	 * them (built here by scanning once per token) */
 	int off[V + 1], pos[BT], np = 0;
 	for (size_t v = 0; v < V; v++) {
@@ -252,9 +110,9 @@ START_TEST(test_encoder_backward)
 	off[V] = np;
 	ck_assert_int_eq(np, BT);
 	for (size_t i = 0; i < V * C; i++)
-		gtk_encoder_backward_wte(i, gte, dout, off, pos, C);
+		gpu_kernel_encoder_backward_wte(i, gte, dout, off, pos, C);
 	for (size_t i = 0; i < T * C; i++)
-		gtk_encoder_backward_wpe(i, gpe, dout, B, T, C);
+		gpu_kernel_encoder_backward_wpe(i, gpe, dout, B, T, C);
 	expect_bits("encoder_backward dwte", gte, rte, V * C);
 	expect_bits("encoder_backward dwpe", gpe, rpe, T * C);
 	free(rte);
@@ -295,14 +153,14 @@ static void check_layernorm(fmt_id reduce)
 	fill(dw0, C, 0.5, &st);
 	fill(db0, C, 0.5, &st);
 	double tol = reduce == FMT_FP32 ? FP32_TOL : LOWP_TOL;
-	gt_q r = gt_q_of(reduce, FMT_RNE);
+	gpu_kernel_q r = gpu_kernel_q_of(reduce, FMT_RNE);
 	const char *name = fmt_short(reduce);
 	char what[64];
 
 	float rout[LR * C], rmean[LR], rrstd[LR], gout[LR * C], gmean[LR], grstd[LR];
 	layernorm_forward_q(rout, rmean, rrstd, inp, w, bias, 1, LR, C, reduce);
 	for (size_t row = 0; row < LR; row++)
-		gtk_layernorm_forward(row, gout, gmean, grstd, inp, w, bias, C, r);
+		gpu_kernel_layernorm_forward(row, gout, gmean, grstd, inp, w, bias, C, r);
 	snprintf(what, sizeof what, "layernorm_forward %s out", name);
 	expect_close(what, gout, rout, LR * C, tol);
 	snprintf(what, sizeof what, "layernorm_forward %s mean", name);
@@ -315,17 +173,17 @@ static void check_layernorm(fmt_id reduce)
 	float *gdi = fdup(dinp0, LR * C), *gdw = fdup(dw0, C), *gdb = fdup(db0, C);
 	layernorm_backward_q(rdi, rdw, rdb, dout, inp, w, rmean, rrstd, 1, LR, C, reduce);
 	for (size_t row = 0; row < LR; row++)
-		gtk_layernorm_backward_inp(row, gdi, dout, inp, w, rmean, rrstd, C, r);
+		gpu_kernel_layernorm_backward_inp(row, gdi, dout, inp, w, rmean, rrstd, C, r);
 	/* the parameter gradients in 5 row chunks (the last one short), then
 	 * the chunk sums in order: the device's two steps */
 	enum { R = 5 };
 	size_t rows_per = (LR + R - 1) / R;
 	float part[2 * R * C];
 	for (size_t i = 0; i < R * C; i++)
-		gtk_layernorm_params_partial(i, part, part + R * C, dout, inp, rmean, rrstd, LR, C, rows_per);
+		gpu_kernel_layernorm_params_partial(i, part, part + R * C, dout, inp, rmean, rrstd, LR, C, rows_per);
 	for (size_t c = 0; c < C; c++) {
-		gtk_colsum_finish(c, gdw, part, C, R);
-		gtk_colsum_finish(c, gdb, part + R * C, C, R);
+		gpu_kernel_colsum_finish(c, gdw, part, C, R);
+		gpu_kernel_colsum_finish(c, gdb, part + R * C, C, R);
 	}
 	/* compare the increments (the buffers started at dinp0 etc.) */
 	for (size_t i = 0; i < LR * C; i++) {
@@ -366,7 +224,7 @@ static void check_attention(fmt_id gemm, fmt_id reduce, size_t Cx, size_t NHx)
 	fill(dout, BT * Cx, 1.0, &st);
 	fill(dinp0, BT * CC3, 0.5, &st);
 	kernel_fmts f = { .gemm = gemm, .reduce = reduce };
-	gt_q gm = gt_q_of(gemm, FMT_RNE), rd = gt_q_of(reduce, FMT_RNE);
+	gpu_kernel_q gm = gpu_kernel_q_of(gemm, FMT_RNE), rd = gpu_kernel_q_of(reduce, FMT_RNE);
 	double tol = gemm == FMT_FP32 && reduce == FMT_FP32 ? FP32_TOL : LOWP_TOL;
 	char what[128], tag[48];
 	snprintf(tag, sizeof tag, "(%s,%s) hs %zu", fmt_short(gemm), fmt_short(reduce), Cx / NHx);
@@ -378,12 +236,12 @@ static void check_attention(fmt_id gemm, fmt_id reduce, size_t Cx, size_t NHx)
 	for (size_t i = 0; i < NT; i++)
 		gpre[i] = gatt[i] = 7.0f;
 	attention_forward_q(rout, rpre, ratt, scratch, inp, B, T, Cx, NHx, f);
-	/* the operands rounded once, as gt_impl.h does (gtk_operand, fp32 storage) */
+	/* the operands rounded once, as gpu_trainer_impl.h does (gpu_kernel_operand, fp32 storage) */
 	float *inp_r = xcalloc(BT * CC3, sizeof *inp_r), *gatt_r = xcalloc(NT, sizeof *gatt_r);
 	for (size_t i = 0; i < BT * CC3; i++)
-		gtk_operand(i, inp_r, GT_OP_F32, inp, 0, gm);
+		gpu_kernel_operand(i, inp_r, GPU_KERNEL_OP_F32, inp, 0, gm);
 	for (size_t r = 0; r < B * NHx * T; r++)
-		gtk_attention_forward(r, gout, gpre, gatt, gatt_r, inp_r, NHx, T, Cx, gm, rd);
+		gpu_kernel_attention_forward(r, gout, gpre, gatt, gatt_r, inp_r, NHx, T, Cx, gm, rd);
 	snprintf(what, sizeof what, "attention_forward %s out", tag);
 	expect_close(what, gout, rout, BT * Cx, tol);
 	snprintf(what, sizeof what, "attention_forward %s preatt", tag);
@@ -403,13 +261,13 @@ static void check_attention(fmt_id gemm, fmt_id reduce, size_t Cx, size_t NHx)
 	attention_backward_q(rdi, rdpre, datt, scratch, dout, inp, ratt, B, T, Cx, NHx, f);
 	float *dout_r = xcalloc(BT * Cx, sizeof *dout_r), *ratt_r = xcalloc(NT, sizeof *ratt_r);
 	for (size_t i = 0; i < BT * Cx; i++)
-		gtk_operand(i, dout_r, GT_OP_F32, dout, 0, gm);
+		gpu_kernel_operand(i, dout_r, GPU_KERNEL_OP_F32, dout, 0, gm);
 	for (size_t i = 0; i < NT; i++)
-		gtk_operand(i, ratt_r, GT_OP_F32, ratt, 0, gm);
+		gpu_kernel_operand(i, ratt_r, GPU_KERNEL_OP_F32, ratt, 0, gm);
 	for (size_t r = 0; r < B * NHx * T; r++)
-		gtk_attention_backward_q(r, gdi, gdpre, dout_r, inp_r, ratt, NHx, T, Cx, gm, rd);
+		gpu_kernel_attention_backward_q(r, gdi, gdpre, dout_r, inp_r, ratt, NHx, T, Cx, gm, rd);
 	for (size_t r = 0; r < B * NHx * T; r++)
-		gtk_attention_backward_kv(r, gdi, gdpre, dout_r, inp_r, ratt_r, NHx, T, Cx, gm);
+		gpu_kernel_attention_backward_kv(r, gdi, gdpre, dout_r, inp_r, ratt_r, NHx, T, Cx, gm);
 	for (size_t i = 0; i < BT * CC3; i++) {
 		rdi[i] -= dinp0[i];
 		gdi[i] -= dinp0[i];
@@ -482,12 +340,12 @@ START_TEST(test_gelu)
 	fill(d0, N, 0.5, &st);
 	gelu_forward(rout, inp, N);
 	for (size_t i = 0; i < N; i++)
-		gtk_gelu_forward(i, gout, inp);
+		gpu_kernel_gelu_forward(i, gout, inp);
 	expect_close("gelu_forward", gout, rout, N, FP32_TOL);
 	float *rd = fdup(d0, N), *gd = fdup(d0, N);
 	gelu_backward(rd, inp, dout, N);
 	for (size_t i = 0; i < N; i++)
-		gtk_gelu_backward(i, gd, inp, dout);
+		gpu_kernel_gelu_backward(i, gd, inp, dout);
 	for (size_t i = 0; i < N; i++) {
 		rd[i] -= d0[i];
 		gd[i] -= d0[i];
@@ -513,9 +371,9 @@ static void check_crossentropy_forward(fmt_id reduce)
 		tg[i] = (int)(i * 7 % V);
 	tg[CR - 1] = V - 1;
 	crossentropy_softmax_forward_q(rp, rl, logits, tg, 1, CR, V, reduce);
-	gt_q rd = gt_q_of(reduce, FMT_RNE);
+	gpu_kernel_q rd = gpu_kernel_q_of(reduce, FMT_RNE);
 	for (size_t row = 0; row < CR; row++)
-		gtk_crossentropy_forward(row, gp, gl, logits, tg, V, rd);
+		gpu_kernel_crossentropy_forward(row, gp, gl, logits, tg, V, rd);
 	double tol = reduce == FMT_FP32 ? FP32_TOL : LOWP_TOL;
 	char what[64];
 	snprintf(what, sizeof what, "crossentropy_forward %s probs", fmt_short(reduce));
@@ -543,7 +401,7 @@ START_TEST(test_crossentropy)
 	const float dloss = 1.0f / 14.0f * 1024.0f;
 	crossentropy_softmax_backward(rd, probs, tg, dloss, B, T, V);
 	for (size_t i = 0; i < BT * V; i++)
-		gtk_crossentropy_backward(i, gd, probs, tg, dloss, V);
+		gpu_kernel_crossentropy_backward(i, gd, probs, tg, dloss, V);
 	expect_bits("crossentropy_backward dlogits", gd, rd, BT * V);
 }
 END_TEST
@@ -563,9 +421,9 @@ START_TEST(test_bias)
 	matmul_forward(ref, inp, w, bias, B, T, IC, OC);
 	float got[BT * OC];
 	memcpy(got, prod, sizeof got);
-	gt_q off = gt_q_of(FMT_FP32, FMT_RNE);
+	gpu_kernel_q off = gpu_kernel_q_of(FMT_FP32, FMT_RNE);
 	for (size_t i = 0; i < BT * OC; i++)
-		gtk_bias_round(i, got, bias, OC, off);
+		gpu_kernel_bias_round(i, got, bias, OC, off);
 	/* sgemm with beta 1 may fold the bias into its accumulation: fp32 tol */
 	expect_close("bias_round fp32", got, ref, BT * OC, FP32_TOL);
 	/* a zero weight: the product is 0 and out = bias exactly */
@@ -574,20 +432,20 @@ START_TEST(test_bias)
 	matmul_forward(zref, inp, zw, bias, B, T, IC, OC);
 	memset(zgot, 0, sizeof zgot);
 	for (size_t i = 0; i < BT * OC; i++)
-		gtk_bias_round(i, zgot, bias, OC, off);
+		gpu_kernel_bias_round(i, zgot, bias, OC, off);
 	expect_bits("bias_round zero weight", zgot, zref, BT * OC);
 	/* bf16: the CPU result rounded with fmt_bulk_quantize */
-	gt_q g16 = gt_q_of(FMT_BF16, FMT_RNE);
+	gpu_kernel_q g16 = gpu_kernel_q_of(FMT_BF16, FMT_RNE);
 	memcpy(got, prod, sizeof got);
 	for (size_t i = 0; i < BT * OC; i++)
-		gtk_bias_round(i, got, bias, OC, g16);
+		gpu_kernel_bias_round(i, got, bias, OC, g16);
 	quantize(ref, BT * OC, FMT_BF16, FMT_RNE, 0, 0);
 	expect_close("bias_round bf16", got, ref, BT * OC, LOWP_TOL);
 	/* bias NULL: only the rounding */
 	memcpy(got, prod, sizeof got);
 	memcpy(ref, prod, sizeof ref);
 	for (size_t i = 0; i < BT * OC; i++)
-		gtk_bias_round(i, got, NULL, OC, g16);
+		gpu_kernel_bias_round(i, got, NULL, OC, g16);
 	quantize(ref, BT * OC, FMT_BF16, FMT_RNE, 0, 0);
 	expect_bits("bias_round bf16 no bias", got, ref, BT * OC);
 
@@ -603,9 +461,9 @@ START_TEST(test_bias)
 	float part[R * OC];
 	size_t rows_per = (BT + R - 1) / R;
 	for (size_t i = 0; i < R * OC; i++)
-		gtk_bias_partial(i, part, dout, BT, OC, rows_per);
+		gpu_kernel_bias_partial(i, part, dout, BT, OC, rows_per);
 	for (size_t oc = 0; oc < OC; oc++)
-		gtk_colsum_finish(oc, gdb, part, OC, R);
+		gpu_kernel_colsum_finish(oc, gdb, part, OC, R);
 	expect_close("bias_backward dbias", gdb, rdb, OC, FP32_TOL);
 	free(rdb);
 	free(gdb);
@@ -632,9 +490,9 @@ static void check_residual(fmt_id f, fmt_mode mode)
 	}
 	const uint64_t seed = 0xabcdef12345ull, index0 = (1ull << 32) - 37;
 	quantize(ref, N, f, mode, seed, index0);
-	gt_q q = gt_q_of(f, mode);
+	gpu_kernel_q q = gpu_kernel_q_of(f, mode);
 	for (size_t i = 0; i < N; i++)
-		gtk_residual_forward(i, got, dx, a, b, q, seed, index0);
+		gpu_kernel_residual_forward(i, got, dx, a, b, q, seed, index0);
 	char what[64];
 	snprintf(what, sizeof what, "residual_forward %s%s", fmt_short(f), mode == FMT_SR ? " SR" : "");
 	expect_bits(what, got, ref, N);
@@ -655,7 +513,7 @@ static void check_residual(fmt_id f, fmt_mode mode)
 		double dy[N];
 		memset(dy, 0, sizeof dy);
 		for (size_t i = 0; i < N; i++)
-			gtk_residual_forward(i, other, dy, a, b, q, seed + 1, index0);
+			gpu_kernel_residual_forward(i, other, dy, a, b, q, seed + 1, index0);
 		ck_assert_msg(memcmp(other, got, sizeof got) != 0, "SR with another seed gave the same bits");
 	}
 }
@@ -669,264 +527,9 @@ START_TEST(test_residual)
 }
 END_TEST
 
-/* --- the optimiser --- */
-
-/* The oracles below must not be contracted into FMAs either. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define NO_CONTRACT __attribute__((optimize("fp-contract=off")))
-#else
-#define NO_CONTRACT
-#endif
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
-
-enum { NG = 103, NPART = 8 };   /* n not a multiple of NP: uneven partials */
-
-/* Gradients with every case the counts look at: zeros, values that flush
- * in fp16 (below half its smallest subnormal), values that overflow it. */
-static void fill_grads(float *g, uint64_t *st)
+static Suite *gpu_kernels_suite(void)
 {
-	fill(g, NG, 2.0, st);
-	for (size_t i = 0; i < NG; i += 9)
-		g[i] = 0.0f;
-	for (size_t i = 4; i < NG; i += 11)
-		g[i] = (float)(1e-9 * urand(st)) + 1e-12f;   /* fp16 flushes: < 2^-25 */
-	g[17] = 1e6f;                                    /* fp16 overflows to inf */
-	g[50] = -2e-8f;                                  /* flushes (2^-25 ~ 2.98e-8) */
-}
-
-/* train.c's span_grads for one half: round to grad_fmt counting what
- * flushes and what is not finite, then to grad_accum_fmt, unscale, square;
- * partial j over elements j, j + NP, ... */
-NO_CONTRACT static void grads_oracle(float *g, unsigned long long *nz, unsigned long long *fl,
-                                     unsigned long long *nf, double *norm2, fmt_id gf, fmt_id af, double inv)
-{
-	float before[NG];
-	memcpy(before, g, sizeof before);
-	quantize(g, NG, gf, FMT_RNE, 0, 0);
-	for (size_t j = 0; j < NPART; j++)
-		nz[j] = fl[j] = nf[j] = 0;
-	if (gf != FMT_FP32)
-		for (size_t i = 0; i < NG; i++) {
-			nz[i % NPART] += before[i] != 0;
-			fl[i % NPART] += before[i] != 0 && g[i] == 0;
-			nf[i % NPART] += !isfinite(g[i]);
-		}
-	quantize(g, NG, af, FMT_RNE, 0, 0);
-	for (size_t j = 0; j < NPART; j++)
-		norm2[j] = 0.0;
-	for (size_t i = 0; i < NG; i++) {
-		g[i] = (float)(g[i] * inv);
-		norm2[i % NPART] += (double)g[i] * g[i];
-	}
-}
-
-static void check_grads(fmt_id gf, fmt_id af, double inv)
-{
-	uint64_t st = 99 + (uint64_t)gf;
-	float g0[NG];
-	fill_grads(g0, &st);
-	float ref[NG], got[NG], raw[NG];
-	memcpy(ref, g0, sizeof ref);
-	memcpy(got, g0, sizeof got);
-	unsigned long long rnz[NPART], rfl[NPART], rnf[NPART], gnz[NPART], gfl[NPART], gnf[NPART];
-	double rn2[NPART], gn2[NPART];
-	grads_oracle(ref, rnz, rfl, rnf, rn2, gf, af, inv);
-	gt_q gq = gt_q_of(gf, FMT_RNE), aq = gt_q_of(af, FMT_RNE);
-	for (size_t j = 0; j < NPART; j++)
-		gtk_grads(j, got, raw, gnz, gfl, gnf, gn2, NG, NPART, gq, aq, inv);
-	char what[64];
-	snprintf(what, sizeof what, "grads %s->%s g", fmt_short(gf), fmt_short(af));
-	expect_bits(what, got, ref, NG);
-	expect_bits("grads raw", raw, g0, NG);
-	expect_dbits("grads norm2", gn2, rn2, NPART);
-	unsigned long long tfl = 0, tnf = 0;
-	for (size_t j = 0; j < NPART; j++) {
-		ck_assert_msg(gnz[j] == rnz[j], "%s: nonzero[%zu] expected %llu, got %llu", what, j, rnz[j], gnz[j]);
-		ck_assert_msg(gfl[j] == rfl[j], "%s: flushed[%zu] expected %llu, got %llu", what, j, rfl[j], gfl[j]);
-		ck_assert_msg(gnf[j] == rnf[j], "%s: nonfinite[%zu] expected %llu, got %llu", what, j, rnf[j],
-		              gnf[j]);
-		tfl += gfl[j];
-		tnf += gnf[j];
-	}
-	if (gf == FMT_FP16) {   /* the inputs do exercise the counts */
-		ck_assert_msg(tfl >= 10, "only %llu flushed", tfl);
-		ck_assert_msg(tnf == 1, "%llu nonfinite, expected 1 (g[17])", tnf);
-	}
-}
-
-START_TEST(test_grads)
-{
-	check_grads(FMT_FP32, FMT_FP32, 1.0 / 1024.0);
-	check_grads(FMT_FP16, FMT_FP32, 1.0 / 1024.0);
-	check_grads(FMT_FP16, FMT_BF16, 1.0 / 3.0);
-	check_grads(FMT_BF16, FMT_BF16, 1.0);
-	check_grads(FMT_FP32, FMT_BF16, 0.125);
-}
-END_TEST
-
-typedef enum { UPD_MASTER, UPD_RNE, UPD_SR, UPD_KAHAN, UPD_KAHAN_SR } upd_kind;
-
-NO_CONTRACT static float adamw_step_oracle(const gt_adam *a, double mhat, double vhat, float w)
-{
-	/* train.c's adamw_update */
-	return (float)-(a->lr * (mhat / (sqrt(vhat) + a->eps) + a->weight_decay * w));
-}
-
-/* span_update: the moments in optim_fmt, the update, then the weight in
- * fp32 (master) or accumulated in weight_fmt with fmt_bulk_accumulate
- * (RNE, SR, Kahan); counts per partial j over j, j + NP, ... */
-NO_CONTRACT static void adamw_oracle(float *w, float *m, float *v, float *comp, const float *g,
-                                     unsigned long long *nz, unsigned long long *lost, const gt_adam *a,
-                                     fmt_id of, fmt_id wf, upd_kind kind)
-{
-	for (size_t i = 0; i < NG; i++) {
-		float gi = (float)(g[i] * a->clip);
-		m[i] = (float)(a->beta1 * m[i] + (1 - a->beta1) * gi);
-		v[i] = (float)(a->beta2 * v[i] + (1 - a->beta2) * (double)gi * gi);
-	}
-	quantize(m, NG, of, FMT_RNE, 0, 0);
-	quantize(v, NG, of, FMT_RNE, 0, 0);
-	float upd[NG], before[NG];
-	for (size_t i = 0; i < NG; i++)
-		upd[i] = adamw_step_oracle(a, m[i] / a->c1, v[i] / a->c2, w[i]);
-	memcpy(before, w, sizeof before);
-	if (kind == UPD_MASTER) {
-		for (size_t i = 0; i < NG; i++)
-			w[i] = w[i] + upd[i];
-	} else {
-		fmt_bulk_opts o = { .fmt = wf, .mode = kind == UPD_SR || kind == UPD_KAHAN_SR ? FMT_SR : FMT_RNE,
-		                    .seed = a->seed, .index0 = a->index0 };
-		int k = kind == UPD_KAHAN || kind == UPD_KAHAN_SR;
-		ck_assert_int_eq(fmt_bulk_accumulate(FMT_SIMD_AUTO, &o, w, k ? comp : NULL, upd, NG, NULL), MP_OK);
-	}
-	for (size_t j = 0; j < NPART; j++)
-		nz[j] = lost[j] = 0;
-	for (size_t i = 0; i < NG; i++) {
-		nz[i % NPART] += upd[i] != 0;
-		lost[i % NPART] += upd[i] != 0 && w[i] == before[i];
-	}
-}
-
-static void check_adamw(upd_kind kind, fmt_id of, fmt_id wf, fmt_id opf, int opkind)
-{
-	uint64_t st = 111 + (uint64_t)kind * 13 + (uint64_t)wf;
-	float w0[NG], m0[NG], v0[NG], g[NG], c0[NG];
-	fill_grads(g, &st);
-	g[17] = 3.0f;   /* no inf here */
-	for (size_t i = 0; i < NG; i++) {
-		/* weights of mixed magnitudes: updates of ~lr are lost on the
-		 * large ones in bf16 and kept on the small ones */
-		w0[i] = (float)(urand(&st) * (i % 3 == 0 ? 4.0 : i % 3 == 1 ? 0.01 : 1.0));
-		m0[i] = (float)(urand(&st) * 0.1);
-		v0[i] = (float)fabs(urand(&st) * 0.01);
-		c0[i] = (float)(urand(&st) * 1e-4);
-	}
-	for (size_t i = 0; i < NG; i += 9)   /* g = 0, moments 0, weight 0: a zero update */
-		w0[i] = m0[i] = v0[i] = 0.0f;
-	quantize(w0, NG, wf, FMT_RNE, 0, 0);   /* the stored weights are values of their format */
-	quantize(m0, NG, of, FMT_RNE, 0, 0);
-	quantize(v0, NG, of, FMT_RNE, 0, 0);
-	quantize(c0, NG, wf, FMT_RNE, 0, 0);
-	gt_adam a;
-	memset(&a, 0, sizeof a);
-	a.lr = 1e-3;
-	a.beta1 = 0.9;
-	a.beta2 = 0.95;
-	a.eps = 1e-8;
-	a.weight_decay = 0.1;
-	a.clip = 0.75;
-	a.c1 = 1.0 - pow(0.9, 3);
-	a.c2 = 1.0 - pow(0.95, 3);
-	a.master_fp32 = kind == UPD_MASTER;
-	a.kahan = kind == UPD_KAHAN || kind == UPD_KAHAN_SR;
-	a.seed = 0x1234ull ^ 0xada0ull;
-	a.index0 = 3ull * NG + 5;
-
-	float rw[NG], rm[NG], rv[NG], rc[NG], gw[NG], gm[NG], gv[NG], gc[NG];
-	memcpy(rw, w0, sizeof rw);
-	memcpy(rm, m0, sizeof rm);
-	memcpy(rv, v0, sizeof rv);
-	memcpy(rc, c0, sizeof rc);
-	memcpy(gw, w0, sizeof gw);
-	memcpy(gm, m0, sizeof gm);
-	memcpy(gv, v0, sizeof gv);
-	memcpy(gc, c0, sizeof gc);
-	unsigned long long rnz[NPART], rls[NPART], gnz[NPART], gls[NPART];
-	adamw_oracle(rw, rm, rv, rc, g, rnz, rls, &a, of, wf, kind);
-
-	gt_q oq = gt_q_of(of, FMT_RNE);
-	gt_q wq = gt_q_of(kind == UPD_MASTER ? FMT_FP32 : wf, kind == UPD_SR || kind == UPD_KAHAN_SR ? FMT_SR : FMT_RNE);
-	gt_q opq = gt_q_of(opf, FMT_RNE);
-	float op32[NG];
-	uint16_t op16[NG];
-	void *op = opkind == GT_OP_F32 ? (void *)op32 : (void *)op16;
-	for (size_t j = 0; j < NPART; j++)
-		gtk_adamw(j, gw, gm, gv, gc, g, gnz, gls, op, opkind, 1, NG, NPART, a, oq, wq, opq);
-
-	static const char *names[] = { "master", "RNE", "SR", "Kahan", "Kahan SR" };
-	char what[80];
-	snprintf(what, sizeof what, "adamw %s w=%s m,v=%s", names[kind], fmt_short(wf), fmt_short(of));
-	expect_bits(what, gw, rw, NG);
-	expect_bits("adamw m", gm, rm, NG);
-	expect_bits("adamw v", gv, rv, NG);
-	if (a.kahan)
-		expect_bits("adamw comp", gc, rc, NG);
-	else
-		expect_bits("adamw comp untouched", gc, c0, NG);
-	unsigned long long tnz = 0, tls = 0;
-	for (size_t j = 0; j < NPART; j++) {
-		ck_assert_msg(gnz[j] == rnz[j], "%s: nonzero[%zu] expected %llu, got %llu", what, j, rnz[j], gnz[j]);
-		ck_assert_msg(gls[j] == rls[j], "%s: lost[%zu] expected %llu, got %llu", what, j, rls[j], gls[j]);
-		tnz += gnz[j];
-		tls += gls[j];
-	}
-	ck_assert_msg(tnz > 0 && tnz < NG, "%s: %llu nonzero updates: the zero-update case is not exercised", what, tnz);
-	if (kind == UPD_RNE)
-		ck_assert_msg(tls > 0 && tls < tnz, "%s: %llu of %llu updates lost: not exercised", what, tls, tnz);
-
-	/* the GEMM's working copy of the new weights */
-	float opv[NG];
-	memcpy(opv, rw, sizeof opv);
-	quantize(opv, NG, opf, FMT_RNE, 0, 0);
-	if (opkind == GT_OP_F32) {
-		expect_bits("adamw operand f32", op32, opv, NG);
-	} else if (opkind == GT_OP_NATIVE16) {
-		fmt_bulk_opts o = { .fmt = opf, .mode = FMT_RNE };
-		uint16_t enc[NG];
-		ck_assert_int_eq(fmt_bulk_encode(FMT_SIMD_AUTO, &o, enc, rw, NG), MP_OK);
-		for (size_t i = 0; i < NG; i++)
-			ck_assert_msg(op16[i] == enc[i], "adamw operand native16[%zu]: expected 0x%04x, got 0x%04x", i,
-			              (unsigned)enc[i], (unsigned)op16[i]);
-	} else {
-		/* bf16 patterns of the fp8 values: the top half of each exactly */
-		for (size_t i = 0; i < NG; i++) {
-			uint32_t u = (uint32_t)op16[i] << 16;
-			float back;
-			memcpy(&back, &u, 4);
-			ck_assert_msg(back == opv[i] || (isnan(back) && isnan(opv[i])),
-			              "adamw operand bf16-of-%s[%zu]: expected %.9g, got %.9g", fmt_short(opf), i,
-			              (double)opv[i], (double)back);
-		}
-	}
-}
-
-START_TEST(test_adamw)
-{
-	check_adamw(UPD_MASTER, FMT_FP32, FMT_FP32, FMT_FP32, GT_OP_F32);
-	check_adamw(UPD_MASTER, FMT_BF16, FMT_FP32, FMT_BF16, GT_OP_NATIVE16);
-	check_adamw(UPD_RNE, FMT_BF16, FMT_BF16, FMT_BF16, GT_OP_NATIVE16);
-	check_adamw(UPD_RNE, FMT_FP32, FMT_BF16, FMT_FP16, GT_OP_NATIVE16);
-	check_adamw(UPD_SR, FMT_BF16, FMT_BF16, FMT_E4M3, GT_OP_BF16);
-	check_adamw(UPD_KAHAN, FMT_BF16, FMT_BF16, FMT_BF16, GT_OP_F32);
-	check_adamw(UPD_KAHAN_SR, FMT_FP32, FMT_FP16, FMT_FP16, GT_OP_NATIVE16);
-}
-END_TEST
-
-static Suite *gt_kernels_suite(void)
-{
-	Suite *s = suite_create("gt_kernels");
+	Suite *s = suite_create("gpu_kernels");
 	TCase *tc = tcase_create("bodies");
 	tcase_add_test(tc, test_encoder_forward);
 	tcase_add_test(tc, test_encoder_backward);
@@ -936,8 +539,7 @@ static Suite *gt_kernels_suite(void)
 	tcase_add_test(tc, test_crossentropy);
 	tcase_add_test(tc, test_bias);
 	tcase_add_test(tc, test_residual);
-	tcase_add_test(tc, test_grads);
-	tcase_add_test(tc, test_adamw);
+	gpu_kernels_add_optimiser_tests(tc);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -947,5 +549,5 @@ int main(int argc, char **argv)
 	(void)argc;
 	testutil_fast_blas(argv);
 	bulk_tables_init();
-	return testutil_run(gt_kernels_suite());
+	return testutil_run(gpu_kernels_suite());
 }

@@ -1,18 +1,18 @@
 /* The GPU trainer's kernels, one output element (or row, or column) per
- * call: gtk_NAME(i, ...) does the work of thread i. gpu_train.cu wraps each
- * in a __global__ function; src/gpu/gt_host.c runs the same bodies in a loop
+ * call: gpu_kernel_NAME(i, ...) does the work of thread i. gpu_trainer.cu wraps each
+ * in a __global__ function; src/gpu/gpu_trainer_host.c runs the same bodies in a loop
  * on the CPU, so every formula and index here is checked against the CPU
  * trainer on machines without a GPU: body by body against layers.c and
- * train.c (tests/test_gt_kernels.c), and as a whole trainer (test_train
- * through tests/gt_compare.c).
+ * train.c (tests/test_gpu_kernels.c), and as a whole trainer (test_train
+ * through tests/gpu_compare.c).
  *
- * The formulas are layers.c's, with its emulation of low precision: gt_round
+ * The formulas are layers.c's, with its emulation of low precision: gpu_kernel_q_round
  * rounds to a format (to nearest, ties to even) or passes fp32 through, so one
  * body serves the plain fp32 kernels and their _q variants. Written in the
  * common subset of C11 and CUDA C++. Conventions as in layers.h: outputs
  * first, row-major, backward bodies accumulate (+=) where the CPU kernels do. */
-#ifndef MIXPREC_GPU_GT_KERNELS_H
-#define MIXPREC_GPU_GT_KERNELS_H
+#ifndef MIXPREC_GPU_GPU_KERNELS_H
+#define MIXPREC_GPU_GPU_KERNELS_H
 
 #include <math.h>
 #include <stddef.h>
@@ -28,13 +28,13 @@
 typedef struct {
 	bulk_params p;
 	int on;
-} gt_q;
+} gpu_kernel_q;
 
 /* The rounding to f in mode (fp32: off). Host only: bulk_params_init
  * lives in fmt/bulk.c; the kernels take the result by value. */
-static inline gt_q gt_q_of(fmt_id f, fmt_mode mode)
+static inline gpu_kernel_q gpu_kernel_q_of(fmt_id f, fmt_mode mode)
 {
-	gt_q q;
+	gpu_kernel_q q;
 	memset(&q, 0, sizeof q);
 	if (f == FMT_FP32)
 		return q;
@@ -47,13 +47,13 @@ static inline gt_q gt_q_of(fmt_id f, fmt_mode mode)
 	return q;
 }
 
-static inline MP_HD float gt_round(const gt_q *q, float x)
+static inline MP_HD float gpu_kernel_q_round(const gpu_kernel_q *q, float x)
 {
 	return q->on ? bulk_quantize1(&q->p, x, 0u) : x;
 }
 
 /* Rounding with element `index` of the SR stream of seed (RNE ignores both). */
-static inline MP_HD float gt_round_sr(const gt_q *q, float x, uint64_t seed, uint64_t index)
+static inline MP_HD float gpu_kernel_q_round_sr(const gpu_kernel_q *q, float x, uint64_t seed, uint64_t index)
 {
 	if (!q->on)
 		return x;
@@ -64,13 +64,13 @@ static inline MP_HD float gt_round_sr(const gt_q *q, float x, uint64_t seed, uin
  * operand of the CPU emulation), 16-bit patterns of the format itself (bf16,
  * fp16), or bf16 patterns of fp8 values (exact: bf16 holds every E4M3 and
  * E5M2 value), which a bf16 tensor core multiplies exactly as an fp8 one. */
-enum { GT_OP_F32 = 0, GT_OP_NATIVE16 = 1, GT_OP_BF16 = 2 };
+enum { GPU_KERNEL_OP_F32 = 0, GPU_KERNEL_OP_NATIVE16 = 1, GPU_KERNEL_OP_BF16 = 2 };
 
-static inline MP_HD void gt_store_operand(void *op, int kind, const gt_q *q, size_t i, float v)
+static inline MP_HD void gpu_kernel_store_operand(void *op, int kind, const gpu_kernel_q *q, size_t i, float v)
 {
-	if (kind == GT_OP_F32)
+	if (kind == GPU_KERNEL_OP_F32)
 		((float *)op)[i] = v;
-	else if (kind == GT_OP_NATIVE16)
+	else if (kind == GPU_KERNEL_OP_NATIVE16)
 		((uint16_t *)op)[i] = (uint16_t)bulk_encode1(&q->p, bulk_f2u(v), 0u);
 	else
 		((uint16_t *)op)[i] = (uint16_t)(bulk_f2u(v) >> 16);
@@ -81,21 +81,21 @@ static inline MP_HD void gt_store_operand(void *op, int kind, const gt_q *q, siz
 /* i over (B,T,C): the embeddings plus the lesson's offset on the first k
  * channels, stored in the residual format (SR element index0 + i), and the
  * fp64 sum of the blocks' outputs cleared. */
-static inline MP_HD void gtk_encoder_forward(size_t i, float *out, double *dexact, const int *inp,
+static inline MP_HD void gpu_kernel_encoder_forward(size_t i, float *out, double *dexact, const int *inp,
                                              const float *wte, const float *wpe, size_t T, size_t C,
-                                             float offset, size_t k, gt_q resid, uint64_t seed,
+                                             float offset, size_t k, gpu_kernel_q resid, uint64_t seed,
                                              uint64_t index0)
 {
 	size_t bt = i / C, c = i % C, t = bt % T;
 	float x = wte[(size_t)inp[bt] * C + c] + wpe[t * C + c];
 	if (offset != 0.0f && c < k)
 		x += offset;
-	out[i] = gt_round_sr(&resid, x, seed, index0 + i);
+	out[i] = gpu_kernel_q_round_sr(&resid, x, seed, index0 + i);
 	dexact[i] = 0.0;
 }
 
 /* i over (T,C): dwpe[t,c] += dout[b,t,c] for b in order. */
-static inline MP_HD void gtk_encoder_backward_wpe(size_t i, float *dwpe, const float *dout, size_t B, size_t T,
+static inline MP_HD void gpu_kernel_encoder_backward_wpe(size_t i, float *dwpe, const float *dout, size_t B, size_t T,
                                                   size_t C)
 {
 	float acc = dwpe[i];
@@ -107,7 +107,7 @@ static inline MP_HD void gtk_encoder_backward_wpe(size_t i, float *dwpe, const f
 /* i over (V,C): dwte[v,c] += dout[bt,c] for every position bt whose token
  * is v, in order: pos[off[v] .. off[v+1]) lists them (a counting sort of
  * the inputs, made on the host), so each thread reads only its token's rows. */
-static inline MP_HD void gtk_encoder_backward_wte(size_t i, float *dwte, const float *dout, const int *off,
+static inline MP_HD void gpu_kernel_encoder_backward_wte(size_t i, float *dwte, const float *dout, const int *off,
                                                   const int *pos, size_t C)
 {
 	size_t v = i / C, c = i % C;
@@ -120,16 +120,16 @@ static inline MP_HD void gtk_encoder_backward_wte(size_t i, float *dwte, const f
 /* --- residual stream --- */
 
 /* i over N: out = a + b stored in the residual format; dexact += b. */
-static inline MP_HD void gtk_residual_forward(size_t i, float *out, double *dexact, const float *a, const float *b,
-                                              gt_q resid, uint64_t seed, uint64_t index0)
+static inline MP_HD void gpu_kernel_residual_forward(size_t i, float *out, double *dexact, const float *a, const float *b,
+                                              gpu_kernel_q resid, uint64_t seed, uint64_t index0)
 {
 	dexact[i] += (double)b[i];
-	out[i] = gt_round_sr(&resid, a[i] + b[i], seed, index0 + i);
+	out[i] = gpu_kernel_q_round_sr(&resid, a[i] + b[i], seed, index0 + i);
 }
 
 /* j over NP partial sums (j, j + NP, ...): <last - first, dexact> and
  * <dexact, dexact>, for resid_lost_frac. */
-static inline MP_HD void gtk_resid_dots(size_t j, double *num, double *den, const float *last, const float *first,
+static inline MP_HD void gpu_kernel_resid_dots(size_t j, double *num, double *den, const float *last, const float *first,
                                         const double *dexact, size_t n, size_t NP)
 {
 	double a = 0.0, d = 0.0;
@@ -143,7 +143,7 @@ static inline MP_HD void gtk_resid_dots(size_t j, double *num, double *den, cons
 
 /* j over NF: out[j] = in[j] + in[j + NF] + ... (< NP), in that order: the
  * second level of a fixed-order reduction. */
-static inline MP_HD void gtk_fold_u64(size_t j, unsigned long long *out, const unsigned long long *in, size_t NP,
+static inline MP_HD void gpu_kernel_fold_u64(size_t j, unsigned long long *out, const unsigned long long *in, size_t NP,
                                       size_t NF)
 {
 	unsigned long long a = 0;
@@ -152,7 +152,7 @@ static inline MP_HD void gtk_fold_u64(size_t j, unsigned long long *out, const u
 	out[j] = a;
 }
 
-static inline MP_HD void gtk_fold_f64(size_t j, double *out, const double *in, size_t NP, size_t NF)
+static inline MP_HD void gpu_kernel_fold_f64(size_t j, double *out, const double *in, size_t NP, size_t NF)
 {
 	double a = 0.0;
 	for (size_t i = j; i < NP; i += NF)
@@ -163,45 +163,45 @@ static inline MP_HD void gtk_fold_f64(size_t j, double *out, const double *in, s
 /* --- layer normalisation (eps 1e-5, two passes) --- */
 
 /* row over B*T. */
-static inline MP_HD void gtk_layernorm_forward(size_t row, float *out, float *mean, float *rstd, const float *inp,
-                                               const float *weight, const float *bias, size_t C, gt_q r)
+static inline MP_HD void gpu_kernel_layernorm_forward(size_t row, float *out, float *mean, float *rstd, const float *inp,
+                                               const float *weight, const float *bias, size_t C, gpu_kernel_q r)
 {
 	const float *x = inp + row * C;
 	float *o = out + row * C;
 	float m = 0.0f;
 	for (size_t c = 0; c < C; c++)
-		m = gt_round(&r, m + x[c]);
-	m = gt_round(&r, m / (float)C);
+		m = gpu_kernel_q_round(&r, m + x[c]);
+	m = gpu_kernel_q_round(&r, m / (float)C);
 	float v = 0.0f;
 	for (size_t c = 0; c < C; c++) {
-		float d = gt_round(&r, x[c] - m);
-		v = gt_round(&r, v + gt_round(&r, d * d));
+		float d = gpu_kernel_q_round(&r, x[c] - m);
+		v = gpu_kernel_q_round(&r, v + gpu_kernel_q_round(&r, d * d));
 	}
-	v = gt_round(&r, v / (float)C);
-	float s = gt_round(&r, 1.0f / sqrtf(gt_round(&r, v + 1e-5f)));
+	v = gpu_kernel_q_round(&r, v / (float)C);
+	float s = gpu_kernel_q_round(&r, 1.0f / sqrtf(gpu_kernel_q_round(&r, v + 1e-5f)));
 	for (size_t c = 0; c < C; c++)
-		o[c] = gt_round(&r, gt_round(&r, x[c] - m) * s * weight[c] + bias[c]);
+		o[c] = gpu_kernel_q_round(&r, gpu_kernel_q_round(&r, x[c] - m) * s * weight[c] + bias[c]);
 	mean[row] = m;
 	rstd[row] = s;
 }
 
 /* row over B*T: dinp += s (g - mean(g) - n mean(g n)), g = weight dout. */
-static inline MP_HD void gtk_layernorm_backward_inp(size_t row, float *dinp, const float *dout, const float *inp,
+static inline MP_HD void gpu_kernel_layernorm_backward_inp(size_t row, float *dinp, const float *dout, const float *inp,
                                                     const float *weight, const float *mean, const float *rstd,
-                                                    size_t C, gt_q r)
+                                                    size_t C, gpu_kernel_q r)
 {
 	const float *d = dout + row * C, *x = inp + row * C;
 	float *dx = dinp + row * C;
 	float m = mean[row], s = rstd[row];
 	float g_mean = 0.0f, gn_mean = 0.0f;
 	for (size_t c = 0; c < C; c++) {
-		float n = gt_round(&r, (x[c] - m) * s);
-		float g = gt_round(&r, weight[c] * d[c]);
-		g_mean = gt_round(&r, g_mean + g);
-		gn_mean = gt_round(&r, gn_mean + gt_round(&r, g * n));
+		float n = gpu_kernel_q_round(&r, (x[c] - m) * s);
+		float g = gpu_kernel_q_round(&r, weight[c] * d[c]);
+		g_mean = gpu_kernel_q_round(&r, g_mean + g);
+		gn_mean = gpu_kernel_q_round(&r, gn_mean + gpu_kernel_q_round(&r, g * n));
 	}
-	g_mean = gt_round(&r, g_mean / (float)C);
-	gn_mean = gt_round(&r, gn_mean / (float)C);
+	g_mean = gpu_kernel_q_round(&r, g_mean / (float)C);
+	gn_mean = gpu_kernel_q_round(&r, gn_mean / (float)C);
 	for (size_t c = 0; c < C; c++) {
 		float n = (x[c] - m) * s;
 		float g = weight[c] * d[c];
@@ -212,10 +212,10 @@ static inline MP_HD void gtk_layernorm_backward_inp(size_t row, float *dinp, con
 /* Column sums over many rows run in two steps, so that every thread has a
  * short loop: step 1 sums chunk r of the rows for each column (i over
  * (R, N): rows [r rows_per, (r+1) rows_per)), step 2 adds the R chunk sums
- * of each column, in order, to the gradient (gtk_colsum_finish). */
+ * of each column, in order, to the gradient (gpu_kernel_colsum_finish). */
 
 /* i over (R,C): chunk sums of n dout (for dweight) and dout (for dbias). */
-static inline MP_HD void gtk_layernorm_params_partial(size_t i, float *part_w, float *part_b, const float *dout,
+static inline MP_HD void gpu_kernel_layernorm_params_partial(size_t i, float *part_w, float *part_b, const float *dout,
                                                       const float *inp, const float *mean, const float *rstd,
                                                       size_t BT, size_t C, size_t rows_per)
 {
@@ -232,7 +232,7 @@ static inline MP_HD void gtk_layernorm_params_partial(size_t i, float *part_w, f
 }
 
 /* c over N: dst[c] += the R chunk sums of column c, in chunk order. */
-static inline MP_HD void gtk_colsum_finish(size_t c, float *dst, const float *part, size_t N, size_t R)
+static inline MP_HD void gpu_kernel_colsum_finish(size_t c, float *dst, const float *part, size_t N, size_t R)
 {
 	float acc = 0.0f;
 	for (size_t r = 0; r < R; r++)
@@ -243,25 +243,25 @@ static inline MP_HD void gtk_colsum_finish(size_t c, float *dst, const float *pa
 /* --- matmul helpers (the products themselves are cuBLAS or sgemm) --- */
 
 /* i over N: x rounded in place (when inplace) and stored as a GEMM operand. */
-static inline MP_HD void gtk_operand(size_t i, void *op, int kind, float *x, int inplace, gt_q g)
+static inline MP_HD void gpu_kernel_operand(size_t i, void *op, int kind, float *x, int inplace, gpu_kernel_q g)
 {
-	float v = gt_round(&g, x[i]);
+	float v = gpu_kernel_q_round(&g, x[i]);
 	if (inplace)
 		x[i] = v;
-	gt_store_operand(op, kind, &g, i, v);
+	gpu_kernel_store_operand(op, kind, &g, i, v);
 }
 
 /* i over (M,OC): out = (out + bias) rounded to the GEMM format; bias may be NULL. */
-static inline MP_HD void gtk_bias_round(size_t i, float *out, const float *bias, size_t OC, gt_q g)
+static inline MP_HD void gpu_kernel_bias_round(size_t i, float *out, const float *bias, size_t OC, gpu_kernel_q g)
 {
 	float v = out[i];
 	if (bias != NULL)
 		v = bias[i % OC] + v;
-	out[i] = gt_round(&g, v);
+	out[i] = gpu_kernel_q_round(&g, v);
 }
 
 /* i over (R,OC): chunk sums of dout's columns (the bias gradient's step 1). */
-static inline MP_HD void gtk_bias_partial(size_t i, float *part, const float *dout, size_t M, size_t OC,
+static inline MP_HD void gpu_kernel_bias_partial(size_t i, float *part, const float *dout, size_t M, size_t OC,
                                           size_t rows_per)
 {
 	size_t r = i / OC, oc = i % OC, lo = r * rows_per, hi = lo + rows_per < M ? lo + rows_per : M;
@@ -272,33 +272,33 @@ static inline MP_HD void gtk_bias_partial(size_t i, float *part, const float *do
 }
 
 /* i over N: x rounded in place to the format (the GEMM's input gradient). */
-static inline MP_HD void gtk_round(size_t i, float *x, gt_q g)
+static inline MP_HD void gpu_kernel_round(size_t i, float *x, gpu_kernel_q g)
 {
-	x[i] = gt_round(&g, x[i]);
+	x[i] = gpu_kernel_q_round(&g, x[i]);
 }
 
 /* --- causal self-attention: q, k, v side by side in (B,T,3C), head h in
  * channels [h hs, (h+1) hs) of each. The products take operands rounded to
  * the GEMM format (gm), accumulate in fp32 and round their outputs; the
  * softmax sums are rounded to the reduction format (rd). Operands come
- * already rounded (inp_r, dout_r, att_r: gtk_operand copies made once per
+ * already rounded (inp_r, dout_r, att_r: gpu_kernel_operand copies made once per
  * layer, or the fp32 arrays themselves when gm is fp32), so no product
  * rounds the same element again for every row that reads it. --- */
 
 /* softmax of in[0..n) into out, as layers.c's softmax_row_q; returns the sum. */
-static inline MP_HD float gt_softmax(float *out, const float *in, size_t n, float *max_out, const gt_q *rd)
+static inline MP_HD float gpu_kernel_softmax(float *out, const float *in, size_t n, float *max_out, const gpu_kernel_q *rd)
 {
 	float mx = -INFINITY;
 	for (size_t u = 0; u < n; u++)
 		mx = in[u] > mx ? in[u] : mx;
 	float sum = 0.0f;
 	for (size_t u = 0; u < n; u++) {
-		out[u] = gt_round(rd, expf(in[u] - mx));
-		sum = gt_round(rd, sum + out[u]);
+		out[u] = gpu_kernel_q_round(rd, expf(in[u] - mx));
+		sum = gpu_kernel_q_round(rd, sum + out[u]);
 	}
-	float inv = gt_round(rd, 1.0f / sum);
+	float inv = gpu_kernel_q_round(rd, 1.0f / sum);
 	for (size_t u = 0; u < n; u++)
-		out[u] = gt_round(rd, out[u] * inv);
+		out[u] = gpu_kernel_q_round(rd, out[u] * inv);
 	*max_out = mx;
 	return sum;
 }
@@ -308,19 +308,19 @@ static inline MP_HD float gt_softmax(float *out, const float *in, size_t n, floa
  * reading it is coalesced where the row itself is scattered); the GPU
  * trainer refuses a head size above this. Every sum still runs over u (or
  * t) in ascending order, as layers.c's. */
-#define GT_HS_MAX 128
+#define GPU_KERNEL_HS_MAX 128
 
 /* r over (B,NH,T): one query row. preatt and att rows are (T), zero above
  * the diagonal; att keeps the unrounded softmax for the backward pass and
  * att_r (which may be att when gm is fp32) the operand of att V. */
-static inline MP_HD void gtk_attention_forward(size_t r, float *out, float *preatt, float *att, float *att_r,
-                                               const float *inp_r, size_t NH, size_t T, size_t C, gt_q gm,
-                                               gt_q rd)
+static inline MP_HD void gpu_kernel_attention_forward(size_t r, float *out, float *preatt, float *att, float *att_r,
+                                               const float *inp_r, size_t NH, size_t T, size_t C, gpu_kernel_q gm,
+                                               gpu_kernel_q rd)
 {
 	size_t t = r % T, bh = r / T, h = bh % NH, b = bh / NH;
 	size_t C3 = 3 * C, hs = C / NH;
 	float scale = 1.0f / sqrtf((float)hs);
-	float q[GT_HS_MAX], acc[GT_HS_MAX];
+	float q[GPU_KERNEL_HS_MAX], acc[GPU_KERNEL_HS_MAX];
 	const float *qg = inp_r + (b * T + t) * C3 + h * hs;
 	for (size_t j = 0; j < hs; j++) {
 		q[j] = qg[j];
@@ -334,16 +334,16 @@ static inline MP_HD void gtk_attention_forward(size_t r, float *out, float *prea
 		float s = 0.0f;
 		for (size_t j = 0; j < hs; j++)
 			s += q[j] * k[j];
-		pr[u] = gt_round(&gm, s * scale);
+		pr[u] = gpu_kernel_q_round(&gm, s * scale);
 	}
 	for (size_t u = t + 1; u < T; u++)
 		pr[u] = 0.0f;
 	float mx;
-	gt_softmax(ar, pr, t + 1, &mx, &rd);
+	gpu_kernel_softmax(ar, pr, t + 1, &mx, &rd);
 	for (size_t u = t + 1; u < T; u++)
 		ar[u] = 0.0f;
 	for (size_t u = 0; u <= t; u++) {
-		float a = gt_round(&gm, ar[u]);
+		float a = gpu_kernel_q_round(&gm, ar[u]);
 		arr[u] = a;
 		const float *v = vbase + u * C3;
 		for (size_t j = 0; j < hs; j++)
@@ -351,20 +351,20 @@ static inline MP_HD void gtk_attention_forward(size_t r, float *out, float *prea
 	}
 	float *o = out + (b * T + t) * C + h * hs;
 	for (size_t j = 0; j < hs; j++)
-		o[j] = gt_round(&gm, acc[j]);
+		o[j] = gpu_kernel_q_round(&gm, acc[j]);
 }
 
 /* r over (B,NH,T): datt = dout v^T for the row (rounded), the softmax
  * Jacobian from the unrounded att into dpreatt (rounded to the GEMM
  * format), and dq += scale dpre k. */
-static inline MP_HD void gtk_attention_backward_q(size_t r, float *dinp, float *dpreatt, const float *dout_r,
+static inline MP_HD void gpu_kernel_attention_backward_q(size_t r, float *dinp, float *dpreatt, const float *dout_r,
                                                   const float *inp_r, const float *att, size_t NH, size_t T,
-                                                  size_t C, gt_q gm, gt_q rd)
+                                                  size_t C, gpu_kernel_q gm, gpu_kernel_q rd)
 {
 	size_t t = r % T, bh = r / T, h = bh % NH, b = bh / NH;
 	size_t C3 = 3 * C, hs = C / NH;
 	float scale = 1.0f / sqrtf((float)hs);
-	float d[GT_HS_MAX], acc[GT_HS_MAX];
+	float d[GPU_KERNEL_HS_MAX], acc[GPU_KERNEL_HS_MAX];
 	const float *dg = dout_r + (b * T + t) * C + h * hs;
 	for (size_t j = 0; j < hs; j++) {
 		d[j] = dg[j];
@@ -380,13 +380,13 @@ static inline MP_HD void gtk_attention_backward_q(size_t r, float *dinp, float *
 		float s = 0.0f;
 		for (size_t j = 0; j < hs; j++)
 			s += d[j] * v[j];
-		dp[u] = gt_round(&gm, s);
+		dp[u] = gpu_kernel_q_round(&gm, s);
 	}
 	float dot = 0.0f;
 	for (size_t u = 0; u <= t; u++)
-		dot = gt_round(&rd, dot + gt_round(&rd, ar[u] * dp[u]));
+		dot = gpu_kernel_q_round(&rd, dot + gpu_kernel_q_round(&rd, ar[u] * dp[u]));
 	for (size_t u = 0; u <= t; u++) {
-		float g = gt_round(&gm, ar[u] * (dp[u] - dot));
+		float g = gpu_kernel_q_round(&gm, ar[u] * (dp[u] - dot));
 		dp[u] = g;
 		const float *k = kbase + u * C3;
 		for (size_t j = 0; j < hs; j++)
@@ -396,20 +396,20 @@ static inline MP_HD void gtk_attention_backward_q(size_t r, float *dinp, float *
 		dp[u] = 0.0f;
 	float *dq = dinp + (b * T + t) * C3 + h * hs;
 	for (size_t j = 0; j < hs; j++)
-		dq[j] += gt_round(&gm, acc[j] * scale);
+		dq[j] += gpu_kernel_q_round(&gm, acc[j] * scale);
 }
 
 /* r over (B,NH,T), a key position u: dv[u] += att_r[:,u]^T dout and
  * dk[u] += scale dpre[:,u]^T q over the rows t >= u (run after
- * gtk_attention_backward_q has filled dpreatt). */
-static inline MP_HD void gtk_attention_backward_kv(size_t r, float *dinp, const float *dpreatt, const float *dout_r,
+ * gpu_kernel_attention_backward_q has filled dpreatt). */
+static inline MP_HD void gpu_kernel_attention_backward_kv(size_t r, float *dinp, const float *dpreatt, const float *dout_r,
                                                    const float *inp_r, const float *att_r, size_t NH, size_t T,
-                                                   size_t C, gt_q gm)
+                                                   size_t C, gpu_kernel_q gm)
 {
 	size_t u = r % T, bh = r / T, h = bh % NH, b = bh / NH;
 	size_t C3 = 3 * C, hs = C / NH;
 	float scale = 1.0f / sqrtf((float)hs);
-	float sv[GT_HS_MAX], sk[GT_HS_MAX];
+	float sv[GPU_KERNEL_HS_MAX], sk[GPU_KERNEL_HS_MAX];
 	for (size_t j = 0; j < hs; j++)
 		sv[j] = sk[j] = 0.0f;
 	const float *qbase = inp_r + b * T * C3 + h * hs;
@@ -425,29 +425,29 @@ static inline MP_HD void gtk_attention_backward_kv(size_t r, float *dinp, const 
 	}
 	float *dk = dinp + (b * T + u) * C3 + C + h * hs, *dv = dk + C;
 	for (size_t j = 0; j < hs; j++) {
-		dv[j] += gt_round(&gm, sv[j]);
-		dk[j] += gt_round(&gm, sk[j] * scale);
+		dv[j] += gpu_kernel_q_round(&gm, sv[j]);
+		dk[j] += gpu_kernel_q_round(&gm, sk[j] * scale);
 	}
 }
 
 /* --- GELU (tanh approximation, 1 + tanh through exp as layers.c) --- */
 
-#define GT_GELU_SCALE 0.7978845608028654f
-#define GT_GELU_CUBE 0.044715f
+#define GPU_KERNEL_GELU_SCALE 0.7978845608028654f
+#define GPU_KERNEL_GELU_CUBE 0.044715f
 
-static inline MP_HD void gtk_gelu_forward(size_t i, float *out, const float *inp)
+static inline MP_HD void gpu_kernel_gelu_forward(size_t i, float *out, const float *inp)
 {
 	float x = inp[i];
-	float u = GT_GELU_SCALE * (x + GT_GELU_CUBE * x * x * x);
+	float u = GPU_KERNEL_GELU_SCALE * (x + GPU_KERNEL_GELU_CUBE * x * x * x);
 	out[i] = 0.5f * x * (2.0f / (1.0f + expf(-2.0f * u)));
 }
 
-static inline MP_HD void gtk_gelu_backward(size_t i, float *dinp, const float *inp, const float *dout)
+static inline MP_HD void gpu_kernel_gelu_backward(size_t i, float *dinp, const float *inp, const float *dout)
 {
 	float x = inp[i];
-	float u = GT_GELU_SCALE * (x + GT_GELU_CUBE * x * x * x);
+	float u = GPU_KERNEL_GELU_SCALE * (x + GPU_KERNEL_GELU_CUBE * x * x * x);
 	float opt = 2.0f / (1.0f + expf(-2.0f * u));
-	float du = GT_GELU_SCALE * (1.0f + 3.0f * GT_GELU_CUBE * x * x);
+	float du = GPU_KERNEL_GELU_SCALE * (1.0f + 3.0f * GPU_KERNEL_GELU_CUBE * x * x);
 	float grad = 0.5f * opt + 0.5f * x * opt * (2.0f - opt) * du;
 	dinp[i] += grad * dout[i];
 }
@@ -455,17 +455,17 @@ static inline MP_HD void gtk_gelu_backward(size_t i, float *dinp, const float *i
 /* --- softmax + cross-entropy --- */
 
 /* row over B*T: probs and the token's loss (log-sum-exp form). */
-static inline MP_HD void gtk_crossentropy_forward(size_t row, float *probs, float *losses, const float *logits,
-                                                  const int *targets, size_t V, gt_q rd)
+static inline MP_HD void gpu_kernel_crossentropy_forward(size_t row, float *probs, float *losses, const float *logits,
+                                                  const int *targets, size_t V, gpu_kernel_q rd)
 {
 	const float *z = logits + row * V;
 	float mx;
-	float sum = gt_softmax(probs + row * V, z, V, &mx, &rd);
-	losses[row] = gt_round(&rd, gt_round(&rd, logf(sum)) + mx - z[targets[row]]);
+	float sum = gpu_kernel_softmax(probs + row * V, z, V, &mx, &rd);
+	losses[row] = gpu_kernel_q_round(&rd, gpu_kernel_q_round(&rd, logf(sum)) + mx - z[targets[row]]);
 }
 
 /* i over (B,T,V): dlogits = dloss (probs - onehot(target)), overwritten. */
-static inline MP_HD void gtk_crossentropy_backward(size_t i, float *dlogits, const float *probs,
+static inline MP_HD void gpu_kernel_crossentropy_backward(size_t i, float *dlogits, const float *probs,
                                                    const int *targets, float dloss, size_t V)
 {
 	float d = probs[i] * dloss;
@@ -480,9 +480,9 @@ static inline MP_HD void gtk_crossentropy_backward(size_t i, float *dlogits, con
  * histograms, the gradient rounded to the gradient format (counting what
  * flushes to zero and any inf/NaN), to the accumulation format, unscaled,
  * and its squared norm. */
-static inline MP_HD MP_NO_CONTRACT void gtk_grads(size_t j, float *g, float *raw, unsigned long long *nonzero,
+static inline MP_HD MP_NO_CONTRACT void gpu_kernel_grads(size_t j, float *g, float *raw, unsigned long long *nonzero,
                                                   unsigned long long *flushed, unsigned long long *nonfinite,
-                                                  double *norm2, size_t n, size_t NP, gt_q gq, gt_q aq,
+                                                  double *norm2, size_t n, size_t NP, gpu_kernel_q gq, gpu_kernel_q aq,
                                                   double inv_scale)
 {
 	unsigned long long nz = 0, fl = 0, nf = 0;
@@ -491,13 +491,13 @@ static inline MP_HD MP_NO_CONTRACT void gtk_grads(size_t j, float *g, float *raw
 		float x = g[i];
 		raw[i] = x;
 		if (gq.on) {
-			float y = gt_round(&gq, x);
+			float y = gpu_kernel_q_round(&gq, x);
 			nz += x != 0.0f;
 			fl += x != 0.0f && y == 0.0f;
 			nf += !isfinite(y);
 			x = y;
 		}
-		x = gt_round(&aq, x);
+		x = gpu_kernel_q_round(&aq, x);
 		x = (float)MP_DMUL((double)x, inv_scale);
 		g[i] = x;
 		s2 = MP_DADD(s2, MP_DMUL((double)x, (double)x));
@@ -514,26 +514,26 @@ typedef struct {
 	int master_fp32;
 	int kahan;
 	uint64_t seed, index0;   /* SR of the weight update: element i is index0 + i; of m and v: seed ^ 1, ^ 2 */
-} gt_adam;
+} gpu_kernel_adam;
 
 /* j over NP partials, elements j, j + NP, ...: AdamW with its moments in
  * the optimiser format (oq), the weight updated in fp32 (master) or in its
  * format (wq: RNE or SR, Kahan with comp), counting nonzero updates and those
  * the stored weight lost; the GEMM's working copy refreshed (opq, kind). */
-static inline MP_HD MP_NO_CONTRACT void gtk_adamw(size_t j, float *w, float *m, float *v, float *comp,
+static inline MP_HD MP_NO_CONTRACT void gpu_kernel_adamw(size_t j, float *w, float *m, float *v, float *comp,
                                                   const float *g, unsigned long long *nonzero,
                                                   unsigned long long *lost, void *op, int kind, int have_op,
-                                                  size_t n, size_t NP, gt_adam a, gt_q oq, gt_q wq, gt_q opq)
+                                                  size_t n, size_t NP, gpu_kernel_adam a, gpu_kernel_q oq, gpu_kernel_q wq, gpu_kernel_q opq)
 {
 	unsigned long long nz = 0, ls = 0;
-	gt_q rne = wq;
+	gpu_kernel_q rne = wq;
 	rne.p.sr = 0;
 	for (size_t i = j; i < n; i += NP) {
 		double gi = (double)(float)MP_DMUL((double)g[i], a.clip);
 		float mi = (float)MP_DADD(MP_DMUL(a.beta1, (double)m[i]), MP_DMUL(1.0 - a.beta1, gi));
 		float vi = (float)MP_DADD(MP_DMUL(a.beta2, (double)v[i]), MP_DMUL(MP_DMUL(1.0 - a.beta2, gi), gi));
-		mi = gt_round_sr(&oq, mi, a.seed ^ 1u, a.index0 + i);
-		vi = gt_round_sr(&oq, vi, a.seed ^ 2u, a.index0 + i);
+		mi = gpu_kernel_q_round_sr(&oq, mi, a.seed ^ 1u, a.index0 + i);
+		vi = gpu_kernel_q_round_sr(&oq, vi, a.seed ^ 2u, a.index0 + i);
 		m[i] = mi;
 		v[i] = vi;
 		float old = w[i];
@@ -545,16 +545,16 @@ static inline MP_HD MP_NO_CONTRACT void gtk_adamw(size_t j, float *w, float *m, 
 			nw = old + upd;
 		} else if (a.kahan) {
 			float y = upd - comp[i];
-			nw = gt_round_sr(&wq, old + y, a.seed, a.index0 + i);
-			comp[i] = gt_round(&rne, (nw - old) - y);
+			nw = gpu_kernel_q_round_sr(&wq, old + y, a.seed, a.index0 + i);
+			comp[i] = gpu_kernel_q_round(&rne, (nw - old) - y);
 		} else {
-			nw = gt_round_sr(&wq, old + upd, a.seed, a.index0 + i);
+			nw = gpu_kernel_q_round_sr(&wq, old + upd, a.seed, a.index0 + i);
 		}
 		w[i] = nw;
 		nz += upd != 0.0f;
 		ls += upd != 0.0f && nw == old;
 		if (have_op)
-			gt_store_operand(op, kind, &opq, i, gt_round(&opq, nw));
+			gpu_kernel_store_operand(op, kind, &opq, i, gpu_kernel_q_round(&opq, nw));
 	}
 	nonzero[j] = nz;
 	lost[j] = ls;

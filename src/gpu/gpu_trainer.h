@@ -1,0 +1,57 @@
+/* The GPU trainer: train/backend.h's interface implemented twice from one
+ * source (gpu/gpu_trainer_impl.h with the kernel bodies of
+ * gpu/gpu_kernels.h): gpu_trainer_cuda on the GPU (gpu_trainer.cu, its
+ * table in gpu_trainer_cuda.c; in a build without CUDA, gpu_none.c's, whose
+ * create returns MP_EUNSUPPORTED), and gpu_trainer_host, the same passes and
+ * kernel bodies run on the CPU with sgemm for cuBLAS, which the tests use
+ * to check the GPU trainer's code on machines without a GPU.
+ *
+ * The whole batch is one pass (the CPU trainer splits it into two halves
+ * for its two threads); the statistics are the CPU trainer's, except that
+ * underflow_frac counts the flushes of one pass where the CPU rounds each
+ * half-batch's (smaller) gradients. */
+#ifndef MIXPREC_GPU_GPU_TRAINER_H
+#define MIXPREC_GPU_GPU_TRAINER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "train/backend.h"
+#include "util/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest head size (channels / heads) the GPU kernels take: they
+ * keep a head's row in a local array. create returns MP_EINVAL above it. */
+#define GPU_TRAIN_HEAD_MAX 128
+
+/* gpu_trainer_cuda's operations (gpu_trainer.cu), for its table. */
+mp_status gpu_trainer_cuda_create(void **out, const train_config *cfg, const train_policy *p, const float *params,
+                                  size_t P);
+void gpu_trainer_cuda_free(void *s);
+size_t gpu_trainer_cuda_acts_bytes(const void *s);
+mp_status gpu_trainer_cuda_forward(void *s, const int *inputs, const int *targets, uint64_t step, double *loss,
+                                   double *dot_se, double *dot_ee);
+mp_status gpu_trainer_cuda_backward(void *s, float loss_scale);
+mp_status gpu_trainer_cuda_grads(void *s, double inv_scale, size_t *nonzero, size_t *flushed, bool *found_inf,
+                                 double *norm2);
+mp_status gpu_trainer_cuda_update(void *s, double clip, double c1, double c2, uint64_t adam_t, size_t *nonzero,
+                                  size_t *lost);
+mp_status gpu_trainer_cuda_read(void *s, train_array which, float *host);
+
+/* Every kernel body run on the GPU and on the host (the same code) over
+ * random inputs at a small odd shape; emit gets each comparison: err is the
+ * largest difference over the largest magnitude (inf: patterns differ where
+ * tol is 0, i.e. where both sides must give the same bits), tol its bound
+ * (looser where expf/logf enter). MP_EUNSUPPORTED without a usable GPU. */
+typedef void (*gpu_kernel_emit)(void *ctx, const char *kernel, double err, double tol);
+mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

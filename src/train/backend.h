@@ -1,0 +1,86 @@
+/* The interface every training backend implements. train.c keeps what does
+ * not depend on where the arithmetic runs (batches, the loss scaler,
+ * clipping, Adam's bias corrections, the per-step record, evaluation) and
+ * calls a backend for the passes and the optimiser's two phases.
+ *
+ * Three implement it, chosen by train_device (train_backend_for):
+ *   TRAIN_DEVICE_CPU       train/backend_cpu.c: two batch halves, OpenBLAS;
+ *   TRAIN_DEVICE_CUDA      gpu/gpu_trainer.cu: the whole batch on the GPU
+ *                          (a build without CUDA: create says MP_EUNSUPPORTED);
+ *   TRAIN_DEVICE_EMULATED  gpu/gpu_trainer_host.c: the GPU trainer's code
+ *                          run on the CPU, for the tests.
+ * train/ declares the tables; gpu/ defines the two GPU ones, so train/
+ * includes nothing from gpu/. */
+#ifndef MIXPREC_TRAIN_BACKEND_H
+#define MIXPREC_TRAIN_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "train/model.h"
+#include "train/train.h"
+#include "util/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The (P) arrays a backend copies back to the host. */
+typedef enum {
+	TRAIN_ARRAY_WEIGHTS,     /* the weights (in the policy's weight format) */
+	TRAIN_ARRAY_GRADS,       /* the gradients as the optimiser took them: rounded, unscaled */
+	TRAIN_ARRAY_RAW_GRADS,   /* the gradients as the backward pass made them: scaled, before rounding */
+} train_array;
+
+typedef struct {
+	const char *name;
+	/* A state for cfg->model at batch (cfg->B, cfg->t) under p, both
+	 * borrowed (they outlive the state), starting from the P weights params
+	 * (already in the policy's weight format); gradients, moments and
+	 * compensation zero. MP_EINVAL for a shape the backend cannot run. */
+	mp_status (*create)(void **out, const train_config *cfg, const train_policy *p, const float *params, size_t P);
+	void (*free)(void *s);
+	/* Bytes of the activation allocations. */
+	size_t (*acts_bytes)(const void *s);
+	/* Forward over the (B,t) tokens; with targets the mean loss into *loss
+	 * (else NaN), and the two sums behind resid_lost_frac. step numbers the
+	 * residual stream's SR draws. MP_EINVAL for a token outside [0, V). */
+	mp_status (*forward)(void *s, const int *inputs, const int *targets, uint64_t step, double *loss,
+	                     double *dot_se, double *dot_ee);
+	/* Gradients of loss_scale * mean loss of the last forward (which had
+	 * targets), overwriting the previous ones. */
+	mp_status (*backward)(void *s, float loss_scale);
+	/* Phase A: the raw copy, rounding to the gradient and accumulation
+	 * formats (counting flushes and inf/NaN), unscaling, squared norm. */
+	mp_status (*grads)(void *s, double inv_scale, size_t *nonzero, size_t *flushed, bool *found_inf,
+	                   double *norm2);
+	/* Phase B: AdamW update number adam_t (1-based) with clip factor and
+	 * bias corrections c1, c2; counts nonzero and lost updates. */
+	mp_status (*update)(void *s, double clip, double c1, double c2, uint64_t adam_t, size_t *nonzero,
+	                    size_t *lost);
+	/* Copies one (P) array to host. */
+	mp_status (*read)(void *s, train_array which, float *host);
+	/* The backend's own host model (params: the weights; grads: the last
+	 * step's gradients) and raw gradients, current after every step; NULL
+	 * where the state lives on a device and only read() reaches it. */
+	gpt_model *(*host_model)(void *s);
+	const float *(*host_raw_grads)(const void *s);
+	/* With a low-precision Adam v: the last update's mean of v over an fp32
+	 * EMA of the same squared gradients (trainer_v_ratio); NULL where the
+	 * backend keeps no such reference. */
+	double (*v_ratio)(const void *s);
+} train_backend;
+
+extern const train_backend train_backend_cpu;   /* train/backend_cpu.c */
+extern const train_backend gpu_trainer_cuda;    /* gpu/gpu_trainer_cuda.c, or gpu/gpu_none.c */
+extern const train_backend gpu_trainer_host;    /* gpu/gpu_trainer_host.c */
+
+/* The backend of a device; NULL for a value outside train_device. */
+const train_backend *train_backend_for(train_device d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
