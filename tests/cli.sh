@@ -1550,5 +1550,23 @@ out_has "drift --ema --help: the recurrence" "round_F(fl32(fl32(b*v) + fl32(c*G)
 run drift --help
 out_has "drift --help: --ema" "--ema"
 
+# gradhist --of activations: the forward pass's values, every one in a
+# bucket. At 2 layers, C 32, the first half-batch of 4 x 32 tokens (BT = 128),
+# V 128: 128 x (2 x (C + 3C + C + C + C + C + 4C + 4C + C + C) + C + V)
+# = 128 x (2 x 576 + 160) = 167936 values.
+run gradhist --of activations --layers 2 --channels 32 --heads 2 --context 32 --batch 8 --steps 2 --csv
+expect_rc "gradhist --of activations" 0
+total=$(awk -F, 'NR > 1 { n += $3 } END { print n + 0 }' "$tmp/out")
+run gradhist --of activations --layers 2 --channels 32 --heads 2 --context 32 --batch 8 --steps 2
+zero=$(sed -n 's/.*values (\([0-9]*\) exactly zero).*/\1/p' "$tmp/out")
+out_has "gradhist --of activations: all 167936 values" "167936 values"
+if [ -n "$zero" ] && [ $((total + zero)) -eq 167936 ]; then
+	ok "gradhist --of activations: the buckets and the zeros add up to 167936"
+else
+	bad "gradhist --of activations: the buckets and the zeros add up to 167936" "buckets $total, zeros $zero"
+fi
+run gradhist --of weights
+usage_error "gradhist --of weights" "--of" "weights"
+
 # ---------------------------------------------------------------------------
 finish

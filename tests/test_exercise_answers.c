@@ -26,7 +26,9 @@ static void load_shipped(void)
 {
 	ex_diags d = { 0 };
 	memset(&shipped, 0, sizeof shipped);
-	ck_assert_int_eq(ex_load_dir(&shipped, MIXPREC_SRCDIR "/exercises", &d), MP_OK);
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/exercises", testutil_srcdir());
+	ck_assert_int_eq(ex_load_dir(&shipped, dir, &d), MP_OK);
 	for (size_t i = 0; i < d.count; i++)
 		fprintf(stderr, "%s\n", d.msgs[i]);
 	ck_assert_uint_eq(d.count, 0);

@@ -19,7 +19,9 @@ static void load_shipped(void)
 {
 	ex_diags d = { 0 };
 	memset(&shipped, 0, sizeof shipped);
-	ck_assert_int_eq(ex_load_dir(&shipped, MIXPREC_SRCDIR "/exercises", &d), MP_OK);
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/exercises", testutil_srcdir());
+	ck_assert_int_eq(ex_load_dir(&shipped, dir, &d), MP_OK);
 	ck_assert_uint_eq(d.count, 0);
 	ex_diags_free(&d);
 }

@@ -1,0 +1,59 @@
+#include <math.h>
+#include <string.h>
+
+#include "train/hist.h"
+
+void mag_hist_init(mag_hist *h, const fmt_info *fmt, double scale)
+{
+	memset(h, 0, sizeof *h);
+	h->lo = MAG_HIST_KMAX;
+	h->hi = MAG_HIST_KMIN;
+	h->fmt = fmt;
+	h->scale = scale;
+}
+
+void mag_hist_add(mag_hist *h, const float *x, size_t n, double unscale)
+{
+	double half_sub = fmt_min_subnormal(h->fmt) / 2, min_normal = fmt_min_normal(h->fmt), max = fmt_max(h->fmt);
+	for (size_t i = 0; i < n; i++) {
+		double a = fabs((double)x[i]) / unscale;
+		if (a == 0) {
+			h->zero++;
+			continue;
+		}
+		if (isnan(a))
+			continue;
+		h->nonzero++;
+		int k = isinf(a) ? MAG_HIST_KMAX : ilogb(a);
+		k = k < MAG_HIST_KMIN ? MAG_HIST_KMIN : k > MAG_HIST_KMAX ? MAG_HIST_KMAX : k;
+		h->count[k - MAG_HIST_KMIN]++;
+		h->lo = k < h->lo ? k : h->lo;
+		h->hi = k > h->hi ? k : h->hi;
+		double as = a * h->scale;
+		if (as <= half_sub)   /* half the smallest subnormal ties to 0 */
+			h->flushed++;
+		else if (as < min_normal)
+			h->subnormal++;
+		if (as > max)
+			h->overflow++;
+	}
+}
+
+mag_region mag_hist_region(const mag_hist *h, int k)
+{
+	double as = ldexp(1.0, k) * h->scale;
+	if (as < fmt_min_subnormal(h->fmt) / 2)
+		return MAG_FLUSHED;
+	if (as < fmt_min_normal(h->fmt))
+		return MAG_SUBNORMAL;
+	return as > fmt_max(h->fmt) ? MAG_OVERFLOW : MAG_NORMAL;
+}
+
+const char *mag_region_name(mag_region r)
+{
+	static const char *const names[] = {
+		[MAG_FLUSHED] = "flushed", [MAG_SUBNORMAL] = "subnormal", [MAG_NORMAL] = "normal",
+		[MAG_OVERFLOW] = "overflow",
+	};
+	return names[r];
+}
