@@ -74,7 +74,9 @@ static void train_help(void)
 	       "line every --progress-every S seconds (default 5; 0: every step).\n"
 	       "A loss that turns inf or NaN stops the run with exit status 2 (the CSV keeps\n"
 	       "every step up to it). Ctrl-C stops after the current step and keeps what was\n"
-	       "written.\n\n"
+	       "written. With --device cuda, MIXPREC_GPU_SYNC=1 checks every kernel launch\n"
+	       "(naming a kernel that faults) and MIXPREC_GPU_PROFILE=1 prints each kernel's\n"
+	       "time in the last step.\n\n"
 	       "Presets:\n",
 	       d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every);
@@ -83,6 +85,31 @@ static void train_help(void)
 }
 
 /* text from column indent, broken at spaces before column width. */
+/* MIXPREC_GPU_PROFILE=1 with --device cuda: each kernel's time in the last
+ * step (every policy), largest first, on stderr. */
+static void print_gpu_profile(void)
+{
+	gpu_profile_row rows[64];
+	size_t n = gpu_profile_rows(rows, 64);
+	if (n == 0)
+		return;
+	double total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += rows[i].ms;
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && rows[j].ms > rows[j - 1].ms; j--) {
+			gpu_profile_row t = rows[j];
+			rows[j] = rows[j - 1];
+			rows[j - 1] = t;
+		}
+	fprintf(stderr, "GPU profile of the last step (CUDA events around each launch; MIXPREC_GPU_PROFILE):\n"
+	                "%-28s %10s %9s %7s\n", "kernel", "ms", "launches", "share");
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%-28s %10.3f %9llu %6.1f%%\n", rows[i].name, rows[i].ms, rows[i].launches,
+		        total > 0 ? 100.0 * rows[i].ms / total : 0.0);
+	fprintf(stderr, "%-28s %10.3f\n", "total", total);
+}
+
 static void print_wrapped(const char *text, int indent, int width)
 {
 	int col = indent;
@@ -326,6 +353,8 @@ int cmd_train(int argc, char **argv)
 		last_val[i] = NAN;
 	size_t skipped[16] = { 0 }, done = 0;
 	for (size_t step = 0; rc == CLI_OK && step < su.steps && !interrupted; step++) {
+		if (gpu_profile_enabled())
+			gpu_profile_reset();   /* the profile printed at the end is the last step's */
 		for (size_t i = 0; i < np && rc == CLI_OK; i++) {
 			gpu_clear_error();
 			mp_status st = trainer_step(tr[i], &last[i]);
@@ -363,6 +392,8 @@ int cmd_train(int argc, char **argv)
 		cli_error("train", "interrupted after %zu steps; the CSV has every finished step", done);
 	if (rc == CLI_OK && done > 0 && fp != stdout)
 		print_summary(&su, pols, np, tr, last, last_val, ms, skipped, done);
+	if (done > 0 && su.cfg.device == TRAIN_DEVICE_CUDA)
+		print_gpu_profile();
 	if (fp && fp != stdout && fclose(fp) != 0) {
 		cli_error("train", "--csv: writing '%s' failed: %s", csv_path, strerror(errno));
 		rc = CLI_ENV;

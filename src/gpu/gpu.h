@@ -47,6 +47,18 @@ void gpu_clear_error(void);
 /* Whether a gpu_* call on this thread failed since the last clear. */
 bool gpu_failed(void);
 
+/* MIXPREC_GPU_PROFILE=1 (read once): the GPU trainer times every kernel
+ * launch and cuBLAS GEMM with CUDA events. The rows (one per kernel body,
+ * at most max) since the last reset; 0 without profiling or CUDA. */
+typedef struct {
+	const char *name;
+	double ms;                   /* summed over its launches */
+	unsigned long long launches;
+} gpu_profile_row;
+bool gpu_profile_enabled(void);
+void gpu_profile_reset(void);
+size_t gpu_profile_rows(gpu_profile_row *rows, size_t max);
+
 /* --- memory --- */
 
 mp_status gpu_alloc(void **d_p, size_t bytes);

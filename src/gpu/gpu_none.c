@@ -148,3 +148,19 @@ mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
 	(void)emit, (void)ctx;
 	return MP_EUNSUPPORTED;
 }
+
+bool gpu_profile_enabled(void)
+{
+	return false;
+}
+
+void gpu_profile_reset(void)
+{
+}
+
+size_t gpu_profile_rows(gpu_profile_row *rows, size_t max)
+{
+	(void)rows;
+	(void)max;
+	return 0;
+}

@@ -30,6 +30,102 @@ __global__ static void gpu_kernel_run(size_t n, A... a)
 		Body::run(i, a...);
 }
 
+/* --- MIXPREC_GPU_SYNC and MIXPREC_GPU_PROFILE ---
+ *
+ * SYNC=1 synchronises after every launch, so that a fault is caught at the
+ * kernel that made it and be_check names that kernel's body. PROFILE=1
+ * times every launch (and every cuBLAS GEMM) with CUDA events; both
+ * serialise the stream, so they are for finding faults and costs, not for
+ * the speed figures. The GPU trainer runs on one host thread; so do these. */
+
+struct debug_flags {
+	bool sync, profile;
+};
+
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+static const debug_flags &debug(void)
+{
+	static const debug_flags f = { env_on("MIXPREC_GPU_SYNC"), env_on("MIXPREC_GPU_PROFILE") };
+	return f;
+}
+
+/* the first kernel that failed under SYNC, for be_check */
+static const char *fault_kernel;
+static cudaError_t fault_error = cudaSuccess;
+
+enum { PROFILE_ROWS = 40 };
+static gpu_profile_row profile[PROFILE_ROWS];
+static size_t profile_n;
+static cudaEvent_t ev_start, ev_stop;
+
+static void profile_add(const char *name, float ms)
+{
+	size_t i = 0;
+	while (i < profile_n && strcmp(profile[i].name, name) != 0)
+		i++;
+	if (i == profile_n) {
+		if (profile_n == PROFILE_ROWS)
+			return;
+		profile[profile_n++] = gpu_profile_row{ name, 0.0, 0 };
+	}
+	profile[i].ms += ms;
+	profile[i].launches++;
+}
+
+/* Before a launch: the start event (PROFILE). */
+static void debug_before(void)
+{
+	if (!debug().profile)
+		return;
+	if (!ev_start && (cudaEventCreate(&ev_start) != cudaSuccess || cudaEventCreate(&ev_stop) != cudaSuccess))
+		return;
+	cudaEventRecord(ev_start, 0);
+}
+
+/* After a launch of body name: its time (PROFILE), its errors (SYNC). */
+static void debug_after(const char *name)
+{
+	const debug_flags &d = debug();
+	if (d.profile && ev_start) {
+		float ms = 0;
+		if (cudaEventRecord(ev_stop, 0) == cudaSuccess && cudaEventSynchronize(ev_stop) == cudaSuccess &&
+		    cudaEventElapsedTime(&ms, ev_start, ev_stop) == cudaSuccess)
+			profile_add(name, ms);
+	}
+	if (d.sync) {
+		cudaError_t e = cudaGetLastError();
+		if (e == cudaSuccess)
+			e = cudaDeviceSynchronize();
+		if (e != cudaSuccess && fault_error == cudaSuccess) {
+			fault_kernel = name;
+			fault_error = e;
+		}
+	}
+}
+
+extern "C" bool gpu_profile_enabled(void)
+{
+	return debug().profile;
+}
+
+extern "C" void gpu_profile_reset(void)
+{
+	profile_n = 0;
+}
+
+extern "C" size_t gpu_profile_rows(gpu_profile_row *rows, size_t max)
+{
+	size_t n = profile_n < max ? profile_n : max;
+	for (size_t i = 0; i < n; i++)
+		rows[i] = profile[i];
+	return n;
+}
+
 /* Row kernels have few indices (one per token); small blocks spread them
  * over more multiprocessors (an H200 has 132: 4,096 rows make 128 blocks). */
 template <typename Body, typename... A>
@@ -39,11 +135,14 @@ static void gpu_kernel_launch(size_t n, A... a)
 		return;
 	unsigned block = n >= ((size_t)1 << 16) ? 256 : n >= ((size_t)1 << 14) ? 64 : 32;
 	size_t grid = (n + block - 1) / block;
+	debug_before();
 	gpu_kernel_run<Body, A...><<<(unsigned)grid, block>>>(n, a...);
+	debug_after(Body::label);
 }
 
 #define GPU_KERNEL_BODY(name)                                                   \
 	struct gpu_body_##name {                                             \
+		static constexpr const char *label = #name;             \
 		template <typename... A>                                \
 		__device__ static void run(size_t i, A... a)            \
 		{                                                       \
@@ -109,9 +208,15 @@ static mp_status be_zero(void *d, size_t bytes)
 	return gpu_status_of(cudaMemsetAsync(d, 0, bytes, 0), "cudaMemset");
 }
 
-/* Reports a failed launch (a fault inside a kernel shows at the next copy). */
+/* Reports a failed launch (a fault inside a kernel shows at the next copy,
+ * or, under MIXPREC_GPU_SYNC=1, here, naming the kernel). */
 static mp_status be_check(void)
 {
+	if (fault_error != cudaSuccess) {
+		gpu_set_error("training kernel %s: %s", fault_kernel, cudaGetErrorString(fault_error));
+		fault_error = cudaSuccess;
+		return MP_EIO;
+	}
 	return gpu_status_of(cudaGetLastError(), "a training kernel");
 }
 
@@ -127,7 +232,10 @@ static int be_operand_kind(fmt_id f)
 static mp_status be_gemm(fmt_id compute, int ta, int tb, size_t M, size_t N, size_t K, float alpha, const void *A,
                          size_t lda, const void *B, size_t ldb, float beta, float *C, size_t ldc)
 {
-	return gpu_gemm(compute, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+	debug_before();
+	mp_status st = gpu_gemm(compute, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+	debug_after("cuBLAS GEMM");
+	return st;
 }
 
 #include "gpu/gpu_trainer_impl.h"

@@ -244,6 +244,11 @@ if [ "$gpu_usable" = yes ]; then
 	if [ "$mode" = full ]; then
 		step "CLI: train --device cuda (3 policies)" train-cuda.log "$m" train --device cuda --steps 100 \
 			--policy fp32,bf16-mixed,bf16-pure --csv "$logs/train-cuda.csv" || status=1
+		# every launch synchronised and checked, then each kernel's time in one step
+		step "CLI: train --device cuda, MIXPREC_GPU_SYNC=1" train-sync.log env MIXPREC_GPU_SYNC=1 "$m" train \
+			--device cuda --steps 5 --policy fp32,bf16-mixed,bf16-pure-sr || status=1
+		step "CLI: train --device cuda, MIXPREC_GPU_PROFILE=1" train-profile.log env MIXPREC_GPU_PROFILE=1 "$m" \
+			train --device cuda --steps 3 --policy fp32,bf16-mixed || status=1
 	fi
 	note ""
 	note "## benchmarks"
@@ -254,6 +259,12 @@ if [ "$gpu_usable" = yes ]; then
 	awk -F'|' '/x \|$/ && $2 !~ /copy|simulation/ {
 		gsub(/[ x]/, "", $(NF-1)); if ($(NF-1) + 0 < 0.70) { print "  below 0.70x:" $2 $(NF-1); low++ } }
 		END { if (!low) print "  every kernel at or above 0.70x" }' "$logs/bench.log" | tee -a "$summary"
+	if [ -s "$logs/train-profile.log" ]; then
+		note ""
+		note "## per-kernel profile (fp32 and bf16-mixed, one step, default shape)"
+		note ""
+		sed -n '/^GPU profile/,/^total/p' "$logs/train-profile.log" | sed 's/^/    /' >> "$summary"
+	fi
 	if [ "$have_train" = yes ]; then
 		note ""
 		note "## training"
