@@ -178,6 +178,39 @@ bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned 
 	return true;
 }
 
+bool cli_out_open(const char *cmd, const char *opt, const char *path, file_atomic *a, FILE **fp)
+{
+	char err[4400];
+	memset(a, 0, sizeof *a);
+	if (!strcmp(path, "-")) {
+		*fp = stdout;
+		return true;
+	}
+	if (file_atomic_open(a, path, err, sizeof err) != MP_OK) {
+		cli_error(cmd, "%s: cannot write %s", opt, err);
+		*fp = NULL;
+		return false;
+	}
+	*fp = a->fp;
+	return true;
+}
+
+bool cli_out_close(const char *cmd, const char *opt, file_atomic *a, FILE *fp, bool ok)
+{
+	char err[4400];
+	if (!fp || fp == stdout)
+		return true;
+	if (!ok) {
+		file_atomic_abort(a);
+		return true;
+	}
+	if (file_atomic_commit(a, err, sizeof err) != MP_OK) {
+		cli_error(cmd, "%s: writing %s", opt, err);
+		return false;
+	}
+	return true;
+}
+
 bool cli_flush_stdout(const char *cmd)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -11,6 +11,7 @@
 #include "fmt/format.h"
 #include "fmt/round.h"
 #include "teach/exercise.h"
+#include "util/file.h"
 
 enum {
 	CLI_OK = 0,      /* success */
@@ -79,6 +80,15 @@ int cli_option_error(const char *cmd, int c, char **argv);
 bool cli_parse_formats(const char *cmd, const char *opt, const char *list, fmt_id *ids, size_t *count);
 bool cli_parse_mode(const char *cmd, const char *text, fmt_mode *mode);
 bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned long long *v);
+
+/* Opens an output file option (opt names it in messages) for an atomic
+ * write, "-" meaning stdout: *fp is where to write. False (reported) when it
+ * cannot be opened. */
+bool cli_out_open(const char *cmd, const char *opt, const char *path, file_atomic *a, FILE **fp);
+/* Puts the file in place when ok (a full disk or any write error leaves
+ * the earlier file intact, reported, false), else removes what was written.
+ * Nothing for stdout. */
+bool cli_out_close(const char *cmd, const char *opt, file_atomic *a, FILE *fp, bool ok);
 
 /* Flushes stdout; on a write error reports it and returns false. */
 bool cli_flush_stdout(const char *cmd);

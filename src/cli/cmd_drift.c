@@ -305,13 +305,9 @@ int cmd_drift(int argc, char **argv)
 	}
 
 	FILE *fp = NULL;
-	if (csv_path) {
-		fp = strcmp(csv_path, "-") ? fopen(csv_path, "w") : stdout;
-		if (!fp) {
-			cli_error("drift", "--csv: cannot write '%s': %s", csv_path, strerror(errno));
-			return CLI_ENV;
-		}
-	}
+	file_atomic out;
+	if (csv_path && !cli_out_open("drift", "--csv", csv_path, &out, &fp))
+		return CLI_ENV;
 	csvw w;
 	if (fp)
 		csvw_init(&w, fp);
@@ -381,12 +377,8 @@ int cmd_drift(int argc, char **argv)
 	sigaction(SIGINT, &old, NULL);
 	if (interrupted)
 		cli_error("drift", "interrupted after %zu steps; what was computed has been written", done);
-	if (fp && fp != stdout) {
-		if (fflush(fp) != 0 || ferror(fp) || fclose(fp) != 0) {
-			cli_error("drift", "--csv: writing '%s' failed: %s", csv_path, strerror(errno ? errno : EIO));
-			rc = CLI_ENV;
-		}
-	}
+	if (!cli_out_close("drift", "--csv", &out, fp, rc == CLI_OK))
+		rc = CLI_ENV;
 	if (!cli_flush_stdout("drift"))
 		return CLI_ENV;
 	if (interrupted && rc == CLI_OK)

@@ -179,7 +179,7 @@ static bool write_text(const char *path, const char *text, size_t len)
 {
 	file_atomic a;
 	char err[4400];
-	if (file_atomic_open(&a, path, err, sizeof err) != MP_OK) {
+	if (file_atomic_open_flags(&a, path, FILE_IN_FOLDER, err, sizeof err) != MP_OK) {
 		cli_error("lab", "%s", err);
 		return false;
 	}
@@ -259,6 +259,30 @@ static bool sheet_markdown(strbuf *b, const class_student *st, const ex_exercise
 	return !b->oom;
 }
 
+/* Every file lab new will write in the folder, checked before the first is
+ * written: none a link, a pipe, a device or a folder, none the roster. */
+static bool targets_ok(const lab_opts *o, const class_roster *roster)
+{
+	static const char *const kinds[] = { "%s/%s.md", "%s/%s.txt", "%s/%s-answers.csv" };
+	char path[4400], err[4400];
+	for (size_t s = 0; s <= roster->count; s++)
+		for (int k = 0; k < (s < roster->count ? 3 : 1); k++) {
+			if (s < roster->count)
+				snprintf(path, sizeof path, kinds[k], o->out, roster->students[s].id);
+			else
+				snprintf(path, sizeof path, "%s/answer-key.csv", o->out);
+			if (file_same(path, o->roster)) {
+				cli_error("lab", "%s: is the roster (--roster); nothing written", path);
+				return false;
+			}
+			if (file_check_target(path, FILE_IN_FOLDER, err, sizeof err) != MP_OK) {
+				cli_error("lab", "%s; nothing written", err);
+				return false;
+			}
+		}
+	return true;
+}
+
 static int lab_new(const lab_opts *o)
 {
 	if (!o->out) {
@@ -295,11 +319,15 @@ static int lab_new(const lab_opts *o)
 		rc = CLI_ENV;
 		goto done;
 	}
+	if (!targets_ok(o, &roster)) {
+		rc = CLI_USAGE;
+		goto done;
+	}
 	/* the key, all students */
 	char path[4400], err[4400];
 	snprintf(path, sizeof path, "%s/answer-key.csv", o->out);
 	file_atomic key;
-	if (file_atomic_open(&key, path, err, sizeof err) != MP_OK) {
+	if (file_atomic_open_flags(&key, path, FILE_IN_FOLDER, err, sizeof err) != MP_OK) {
 		cli_error("lab", "%s", err);
 		rc = CLI_ENV;
 		goto done;
@@ -342,7 +370,7 @@ static int lab_new(const lab_opts *o)
 		/* the answer template and the key rows */
 		snprintf(path, sizeof path, "%s/%s-answers.csv", o->out, stu->id);
 		file_atomic t;
-		if (rc == CLI_OK && file_atomic_open(&t, path, err, sizeof err) != MP_OK) {
+		if (rc == CLI_OK && file_atomic_open_flags(&t, path, FILE_IN_FOLDER, err, sizeof err) != MP_OK) {
 			cli_error("lab", "%s", err);
 			rc = CLI_ENV;
 		}
@@ -680,6 +708,16 @@ int cmd_grade(int argc, char **argv)
 		cli_error("grade", "--summary: '%s' is also where the grades go (--out); give another file", o.summary);
 		return CLI_USAGE;
 	}
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i <= o.nwords; i++) {
+			const char *out = k ? o.summary : o.out, *in = i < o.nwords ? o.words[i] : o.roster;
+			if (out && strcmp(out, "-") && file_same(out, in)) {
+				/* by device and inode: another name or a link is the same file */
+				cli_error("grade", "%s: '%s' is %s '%s', an input; give another file", k ? "--summary" : "--out",
+				          out, i < o.nwords ? "the submission" : "the roster", in);
+				return CLI_USAGE;
+			}
+		}
 	ex_set set;
 	if ((rc = cli_load_exercises("grade", o.dir, &set, false)) != CLI_OK)
 		return rc;

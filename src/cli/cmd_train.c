@@ -374,11 +374,10 @@ int cmd_train(int argc, char **argv)
 		}
 	}
 	FILE *fp = NULL;
+	file_atomic out;
 	csvw w;
 	if (rc == CLI_OK && csv_path) {
-		fp = strcmp(csv_path, "-") ? fopen(csv_path, "w") : stdout;
-		if (!fp) {
-			cli_error("train", "--csv: cannot write '%s': %s", csv_path, strerror(errno));
+		if (!cli_out_open("train", "--csv", csv_path, &out, &fp)) {
 			rc = CLI_ENV;
 		} else {
 			csvw_init(&w, fp);
@@ -466,10 +465,8 @@ int cmd_train(int argc, char **argv)
 			       m.activations / 1e6);
 		}
 	}
-	if (fp && fp != stdout && fclose(fp) != 0) {
-		cli_error("train", "--csv: writing '%s' failed: %s", csv_path, strerror(errno));
+	if (!cli_out_close("train", "--csv", &out, fp, rc == CLI_OK))
 		rc = CLI_ENV;
-	}
 	for (size_t i = 0; i < np; i++)
 		trainer_free(tr[i]);
 	corpus_free(&data);

@@ -10,7 +10,7 @@
 #include "teach/exercise.h"
 #include "util/status.h"
 
-#define CLASS_ID_MAX 64          /* a student id: [A-Za-z0-9._@-], not starting with '.' or '-' */
+#define CLASS_ID_MAX 64          /* a student id: [A-Za-z0-9._@-], not starting with '.', '-' or '@' */
 #define CLASS_FILE_MAX (64u << 20)
 
 typedef struct {
