@@ -916,7 +916,7 @@ usage_error "budget --recipe bf61" "--recipe" "'bf61'" "bf16-mixed"
 run budget --params 7e9 --optimizer lion
 usage_error "budget --optimizer lion" "--optimizer" "'lion'"
 run budget --params 7e9 --layers 2
-usage_error "budget partial shape" "--hidden" "--heads" "--seq"
+usage_error "budget partial shape" "--channels" "--heads" "--context"
 run budget --params 7e9 --frob
 usage_error "budget: unknown option --frob" "--frob"
 if [ -c /dev/full ]; then

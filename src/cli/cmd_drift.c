@@ -285,10 +285,18 @@ int cmd_drift(int argc, char **argv)
 			cli_error("drift", "--sweep: expected x0=V,V,... (got '%s')", sweep);
 			return CLI_USAGE;
 		}
-		char *copy = strdup(sweep + 3), *save = NULL;
+		char *copy = strdup(sweep + 3), *rest = copy;
 		if (!copy)
 			return CLI_ENV;
-		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		/* strsep, not strtok: an empty item (x0=1,,2) is refused, as round's --to does */
+		for (char *tok; rest && (tok = strsep(&rest, ","));) {
+			if (!*tok && (tok != copy || rest)) {
+				cli_error("drift", "--sweep: an empty value in '%s'", sweep);
+				free(copy);
+				return CLI_USAGE;
+			}
+			if (!*tok)
+				break;   /* x0= alone: reported below */
 			if (nx == sizeof xs / sizeof xs[0] || !parse_double("--sweep", tok, &xs[nx], xstarts[nx])) {
 				if (nx == sizeof xs / sizeof xs[0])
 					cli_error("drift", "--sweep: at most %zu values", nx);

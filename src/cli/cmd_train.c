@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -44,7 +45,8 @@ static void train_help(void)
 	       "  --lr X             AdamW learning rate (default %g)\n"
 	       "  --seed N           weights and batches (default %llu)\n"
 	       "  --batch B, --context T, --layers L, --heads H, --channels C\n"
-	       "                     shape (defaults %zu, %zu, %zu, %zu, %zu)\n"
+	       "                     shape (defaults %zu, %zu, %zu, %zu, %zu); budget's\n"
+	       "                     names --micro-batch, --seq, --hidden are aliases\n"
 	       "  --eval-every N     held-out loss every N steps (default %zu; 0 = never)\n"
 	       "  --resid-offset V   add V to the residual stream after the embeddings\n"
 	       "  --resid-offset-channels K   only to the first K channels (an outlier channel)\n"
@@ -55,7 +57,7 @@ static void train_help(void)
 	       "                     policy's GEMM format; exits 3, naming why, without a GPU\n"
 	       "Change parts of every listed policy:\n"
 	       "  --gemm F  --residual F[:rne|sr]  --weights fp32|F[:rne|sr|kahan]  --grads F\n"
-	       "  --grad-accum F  --optim-state F  --loss-scale none|dynamic|static:S\n"
+	       "  --grad-accum F  --optim-state F  --loss-scale none|dynamic[:S]|static:S\n"
 	       "  --reductions fp32|low|F   softmax, LayerNorm and cross-entropy sums in fp32\n"
 	       "                     (default) or, to show the pitfall, in F (low: the GEMM\n"
 	       "                     format)\n\n"
@@ -79,13 +81,24 @@ static bool parse_pos(const char *cmd, const char *opt, const char *text, size_t
 
 static bool parse_real(const char *cmd, const char *opt, const char *text, double *v)
 {
-	char *end;
-	errno = 0;
-	*v = strtod(text, &end);
-	if (!*text || *end || errno || !isfinite(*v)) {
-		cli_error(cmd, "%s: '%s' is not a finite number", opt, text);
+	return cli_parse_real(cmd, opt, text, -DBL_MAX, false, DBL_MAX, v);
+}
+
+/* --loss-scale static:S and dynamic:S (S its first value), with S in the
+ * full number syntax, as "static:S" with S exact (into buf) and S for a
+ * dynamic scaler in *init. */
+static bool loss_scale_option(const char *cmd, const char *text, char *buf, size_t n, double *init)
+{
+	bool dyn = !strncmp(text, "dynamic:", 8);
+	if (!dyn && strncmp(text, "static:", 7))
+		return snprintf(buf, n, "%s", text) > 0;
+	double s;
+	if (!cli_parse_real(cmd, dyn ? "--loss-scale dynamic:S" : "--loss-scale static:S", text + (dyn ? 8 : 7), 0,
+	                    true, 1e30, &s))
 		return false;
-	}
+	if (dyn)
+		*init = s;
+	snprintf(buf, n, dyn ? "dynamic" : "static:%.17g", s);
 	return true;
 }
 
@@ -120,6 +133,9 @@ enum {
 	{ "layers", required_argument, NULL, OPT_LAYERS },                   \
 	{ "heads", required_argument, NULL, OPT_HEADS },                     \
 	{ "channels", required_argument, NULL, OPT_CHANNELS },               \
+	{ "hidden", required_argument, NULL, OPT_CHANNELS },                 \
+	{ "seq", required_argument, NULL, OPT_CONTEXT },                     \
+	{ "micro-batch", required_argument, NULL, OPT_BATCH },               \
 	{ "eval-every", required_argument, NULL, OPT_EVAL },                 \
 	{ "resid-offset", required_argument, NULL, OPT_OFFSET },             \
 	{ "resid-offset-channels", required_argument, NULL, OPT_OFFSET_CH }, \
@@ -214,7 +230,14 @@ static int common_option(const char *cmd, train_setup *su, int c)
 			cli_error(cmd, "too many policy changes");
 			return -1;
 		}
-		su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_GEMM], optarg };
+		static char scales[16][40];
+		const char *value = optarg;
+		if (c == OPT_SCALE) {
+			if (!loss_scale_option(cmd, optarg, scales[su->nchanges], sizeof scales[0], &su->cfg.init_scale))
+				return -1;
+			value = scales[su->nchanges];
+		}
+		su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_GEMM], value };
 		return 1;
 	}
 	default:

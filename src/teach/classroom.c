@@ -126,6 +126,8 @@ static int roster_row(void *ud, const csvr_row *row)
 		rs->st = MP_ENOMEM;
 		return 1;
 	}
+	/* it goes into sheets and the grades CSV: valid UTF-8, no control bytes */
+	text_sanitize(s->name);
 	rs->r->count++;
 	return 0;
 }
