@@ -126,7 +126,7 @@ static int roster_row(void *ud, const csvr_row *row)
 		rs->st = MP_ENOMEM;
 		return 1;
 	}
-	/* it goes into sheets and the grades CSV: valid UTF-8, no control bytes */
+	/* it goes into sheets and the grades CSV: valid UTF-8, controls as blanks */
 	text_sanitize(s->name);
 	rs->r->count++;
 	return 0;

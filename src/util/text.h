@@ -18,8 +18,8 @@ static inline char *text_trim(char *s)
 }
 
 /* Makes s valid UTF-8 without control characters, in place: every byte of
- * an invalid, overlong, truncated or surrogate sequence and every C0 control
- * or DEL becomes '?'. Returns s. */
+ * an invalid, overlong, truncated or surrogate sequence becomes '?', every
+ * C0 control (a line break too) or DEL a blank. Returns s. */
 static inline char *text_sanitize(char *s)
 {
 	unsigned char *p = (unsigned char *)s;
@@ -34,7 +34,7 @@ static inline char *text_sanitize(char *s)
 		if (ok && n == 4)   /* overlong (F0 80..8F), above U+10FFFF (F4 90..) */
 			ok = !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90);
 		if (!ok || (n == 1 && (c < 0x20 || c == 0x7f))) {
-			*p++ = '?';
+			*p++ = ok ? ' ' : '?';
 			continue;
 		}
 		p += n;
