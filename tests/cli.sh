@@ -1651,5 +1651,30 @@ awk 'NR == 1 { print "student_id,exercise,field,answer"; next } { print }' "$H/r
 run grade --roster "${srcdir:-.}/data/roster-example.csv" "$H/rt/sub.csv" --course-seed fall26 --out "$H/rt/g.csv"
 expect_rc "lab round trip: the key's answers grade right" 0
 
+
+# the budget footer explains the recipe shown: fp32 + Adam is weights 4 +
+# gradients 4 + Adam's m and v 8 = 16 bytes, not bf16-mixed's 20
+run budget --params 7e9 --recipe fp32
+expect_rc "budget --recipe fp32" 0
+out_has "budget fp32 footer: its own recipe" "fp32 with adam:"
+out_has "budget fp32 footer: 16 bytes" "= 16 bytes per"
+out_lacks "budget fp32 footer: not bf16-mixed's count" "bf16-mixed with Adam"
+
+# docs agree with the output: README's round example, the man SYNOPSIS,
+# data/README.md
+S=${srcdir:-.}
+run round 0.1 --to fp32,fp16,bf16
+sed 's/ *$//' "$tmp/out" >"$H/round-out"
+awk '/^    \$ mixprec round 0.1 --to fp32,fp16,bf16$/ { n = 4; next } n > 0 { sub(/^    /, ""); print; n-- }' \
+	"$S/README.md" >"$H/round-readme"
+cmp -s "$H/round-out" "$H/round-readme" && ok "README: the round example is the program's output" \
+	|| bad "README: the round example differs" "$(diff "$H/round-readme" "$H/round-out" | head -4)"
+syn=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$S/doc/mixprec.1")
+echo "$syn" | grep -q '^\.B mixprec lesson$' && ok "man SYNOPSIS: lesson" || bad "man SYNOPSIS lacks lesson"
+echo "$syn" | grep -q 'round | drift | train | tui | all' && ok "man SYNOPSIS: bench tui" || bad "man SYNOPSIS lacks bench tui"
+echo "$syn" | grep -B1 '^\.B mixprec plot$' | head -1 | grep -q '^\.br$' && ok "man SYNOPSIS: grade and plot on lines of their own" \
+	|| bad "man SYNOPSIS runs grade into plot"
+grep -q '\.\./' "$S/data/README.md" && bad "data/README.md points outside the repository" || ok "data/README.md stays inside the repository"
+
 # ---------------------------------------------------------------------------
 finish
