@@ -267,6 +267,36 @@ bool cli_out_close(const char *cmd, const char *opt, file_atomic *a, FILE *fp, b
 	return true;
 }
 
+/* A course seed that lab new writes on sheets, inside Markdown code spans
+ * and into a shell command for the students to copy: ASCII letters, digits
+ * and ._@:+=,/- only, not starting with '-', at most 128 characters. where
+ * names the source in the message. */
+bool cli_course_seed_printable(const char *cmd, const char *where, const char *text)
+{
+	size_t n = strlen(text);
+	if (n == 0 || n > 128) {
+		cli_error(cmd, "%s: give a seed of 1 to 128 characters", where);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)text[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (c == 0 || !strchr("._@:+=,/-", c))) {
+			if (c > 0x20 && c < 0x7f)
+				cli_error(cmd, "%s: '%c' is not allowed in a seed (letters, digits and ._@:+=,/- only)", where, c);
+			else
+				cli_error(cmd, "%s: byte 0x%02x is not allowed in a seed (letters, digits and ._@:+=,/- only)",
+				          where, c);
+			return false;
+		}
+	}
+	if (text[0] == '-') {
+		cli_error(cmd, "%s: a seed may not start with '-'", where);
+		return false;
+	}
+	return true;
+}
+
 bool cli_flush_stdout(const char *cmd)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {

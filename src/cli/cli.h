@@ -56,6 +56,9 @@ int cli_load_exercises(const char *cmd, const char *dir, ex_set *set, bool quiet
  * a bad one naming the option and returns false. lab new also checks its
  * characters: it prints the seed on the sheets. */
 bool cli_parse_course_seed(const char *cmd, const char *text, const char **seed);
+/* The characters lab new accepts in a seed (ASCII letters, digits and
+ * ._@:+=,/-, not starting with '-'); where names the source. */
+bool cli_course_seed_printable(const char *cmd, const char *where, const char *text);
 
 
 /* "mixprec CMD: message" on stderr. */

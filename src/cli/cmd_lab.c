@@ -435,36 +435,6 @@ done:
 	return rc;
 }
 
-/* A course seed that lab new writes on sheets, inside Markdown code spans
- * and into a shell command for the students to copy: ASCII letters, digits
- * and ._@:+=,/- only, not starting with '-', at most 128 characters. where
- * names the source in the message. */
-static bool course_seed_ok(const char *cmd, const char *where, const char *text)
-{
-	size_t n = strlen(text);
-	if (n == 0 || n > 128) {
-		cli_error(cmd, "%s: give a seed of 1 to 128 characters", where);
-		return false;
-	}
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)text[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!alnum && (c == 0 || !strchr("._@:+=,/-", c))) {
-			if (c > 0x20 && c < 0x7f)
-				cli_error(cmd, "%s: '%c' is not allowed in a seed (letters, digits and ._@:+=,/- only)", where, c);
-			else
-				cli_error(cmd, "%s: byte 0x%02x is not allowed in a seed (letters, digits and ._@:+=,/- only)",
-				          where, c);
-			return false;
-		}
-	}
-	if (text[0] == '-') {
-		cli_error(cmd, "%s: a seed may not start with '-'", where);
-		return false;
-	}
-	return true;
-}
-
 int cmd_lab(int argc, char **argv)
 {
 	lab_opts o;
@@ -481,7 +451,7 @@ int cmd_lab(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	/* the sheets print the seed in code spans and in a command to copy */
-	if (!course_seed_ok("lab", o.seed == ex_course_seed(NULL) ? "MIXPREC_COURSE_SEED" : "--course-seed", o.seed))
+	if (!cli_course_seed_printable("lab", o.seed == ex_course_seed(NULL) ? "MIXPREC_COURSE_SEED" : "--course-seed", o.seed))
 		return CLI_USAGE;
 	rc = lab_new(&o);
 	return cli_flush_stdout("lab") ? rc : CLI_ENV;
