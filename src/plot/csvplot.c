@@ -478,7 +478,7 @@ static void feed(reader *r, struct csv_parser *csv, const char *s, size_t len)
 		unsigned long at = r->line;
 		for (const char *q = s; q < nul; q++)
 			at += *q == '\n';
-		fail(r, MP_EINVAL, "%s:%lu: a NUL byte (not a CSV text file)", r->name, at);
+		fail(r, MP_EINVAL, "%s:%lu: a NUL byte in a field", r->name, at);
 	}
 	r->fed += len;
 	/* one line at a time, so each record knows the line it began on */
