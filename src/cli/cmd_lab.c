@@ -283,6 +283,42 @@ static bool targets_ok(const lab_opts *o, const class_roster *roster)
 	return true;
 }
 
+/* The sheets of one student: DIR/ID.md and, through the lesson renderer,
+ * DIR/ID.txt. CLI_OK, or CLI_ENV (reported). */
+static int write_sheets(const lab_opts *o, const class_student *stu, const ex_exercise **ex, size_t nex)
+{
+	char path[4400];
+	int rc = CLI_OK;
+	strbuf md = { 0 };
+	if (!sheet_markdown(&md, stu, ex, nex, o->seed)) {
+		cli_error("lab", "out of memory");
+		free(md.buf);
+		return CLI_ENV;
+	}
+	snprintf(path, sizeof path, "%s/%s.md", o->out, stu->id);
+	if (!write_text(path, md.buf, md.len))
+		rc = CLI_ENV;
+	lesson_doc doc;
+	if (rc == CLI_OK && lesson_parse(&doc, stu->id, md.buf, md.len) == MP_OK) {
+		char *txt = NULL;
+		size_t tlen = 0;
+		FILE *mem = open_memstream(&txt, &tlen);
+		bool ok = mem && lesson_render_text(&doc, 78, mem);
+		if (mem)
+			fclose(mem);
+		snprintf(path, sizeof path, "%s/%s.txt", o->out, stu->id);
+		if (!ok || !write_text(path, txt, tlen))
+			rc = CLI_ENV;
+		free(txt);
+		lesson_free(&doc);
+	} else if (rc == CLI_OK) {
+		cli_error("lab", "cannot render the sheet of %s", stu->id);
+		rc = CLI_ENV;
+	}
+	free(md.buf);
+	return rc;
+}
+
 static int lab_new(const lab_opts *o)
 {
 	if (!o->out) {
@@ -338,35 +374,9 @@ static int lab_new(const lab_opts *o)
 	size_t written = 0;
 	for (size_t s = 0; s < roster.count && rc == CLI_OK; s++) {
 		const class_student *stu = &roster.students[s];
-		strbuf md = { 0 };
-		if (!sheet_markdown(&md, stu, ex, nex, o->seed)) {
-			cli_error("lab", "out of memory");
-			free(md.buf);
-			rc = CLI_ENV;
+		rc = write_sheets(o, stu, ex, nex);
+		if (rc != CLI_OK)
 			break;
-		}
-		snprintf(path, sizeof path, "%s/%s.md", o->out, stu->id);
-		if (!write_text(path, md.buf, md.len))
-			rc = CLI_ENV;
-		/* the plain-text sheet: the same Markdown through the lesson renderer */
-		lesson_doc doc;
-		if (rc == CLI_OK && lesson_parse(&doc, stu->id, md.buf, md.len) == MP_OK) {
-			char *txt = NULL;
-			size_t tlen = 0;
-			FILE *mem = open_memstream(&txt, &tlen);
-			bool ok = mem && lesson_render_text(&doc, 78, mem);
-			if (mem)
-				fclose(mem);
-			snprintf(path, sizeof path, "%s/%s.txt", o->out, stu->id);
-			if (!ok || !write_text(path, txt, tlen))
-				rc = CLI_ENV;
-			free(txt);
-			lesson_free(&doc);
-		} else if (rc == CLI_OK) {
-			cli_error("lab", "cannot render the sheet of %s", stu->id);
-			rc = CLI_ENV;
-		}
-		free(md.buf);
 		/* the answer template and the key rows */
 		snprintf(path, sizeof path, "%s/%s-answers.csv", o->out, stu->id);
 		file_atomic t;
@@ -404,22 +414,18 @@ static int lab_new(const lab_opts *o)
 		}
 		if (rc != CLI_OK) {
 			file_atomic_abort(&t);
-			break;
-		}
-		if (file_atomic_commit(&t, err, sizeof err) != MP_OK) {
+		} else if (file_atomic_commit(&t, err, sizeof err) != MP_OK) {
 			cli_error("lab", "%s", err);
 			rc = CLI_ENV;
-			break;
+		} else {
+			written++;
 		}
-		written++;
 	}
-	if (rc == CLI_OK) {
-		if (file_atomic_commit(&key, err, sizeof err) != MP_OK) {
-			cli_error("lab", "%s", err);
-			rc = CLI_ENV;
-		}
-	} else {
+	if (rc != CLI_OK) {
 		file_atomic_abort(&key);
+	} else if (file_atomic_commit(&key, err, sizeof err) != MP_OK) {
+		cli_error("lab", "%s", err);
+		rc = CLI_ENV;
 	}
 	if (rc == CLI_OK) {
 		printf("Wrote sheets for %zu student%s (%zu exercise%s) to %s, with answer-key.csv.\n", written,
