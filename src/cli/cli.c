@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "fmt/parse.h"
+#include "fmt/round.h"
 #include "config.h"
 
 static const cli_command commands[] = {
@@ -163,17 +165,134 @@ bool cli_parse_mode(const char *cmd, const char *text, fmt_mode *mode)
 	return true;
 }
 
+/* The exact value of text in the full number syntax; reported when bad. */
+static bool parse_exact(const char *cmd, const char *opt, const char *text, fmt_num *x)
+{
+	char err[300];
+	if (fmt_parse_number(x, text, err, sizeof err) != MP_OK) {
+		cli_error(cmd, "%s: %s", opt, err);
+		return false;
+	}
+	if (x->kind == NUM_NAN) {
+		cli_error(cmd, "%s: '%s' is not a number (nan)", opt, text);
+		return false;
+	}
+	return true;
+}
+
 bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned long long *v)
 {
 	char *end;
 	errno = 0;
-	if (!(*text >= '0' && *text <= '9')) {   /* no sign, no blanks: strtoull would accept them */
-		cli_error(cmd, "%s: '%s' is not a non-negative integer", opt, text);
+	/* plain digits first (no sign, no blanks: strtoull would accept them) */
+	if (*text >= '0' && *text <= '9') {
+		*v = strtoull(text, &end, 0);
+		if (!errno && !*end)
+			return true;
+	}
+	fmt_num x;
+	fmt_num_init(&x);
+	bool ok = parse_exact(cmd, opt, text, &x);
+	if (ok && (x.kind == NUM_INF || (x.neg && mpq_sgn(x.mag) != 0))) {
+		cli_error(cmd, "%s: %s is out of range (0 to 2^64-1)", opt, text);
+		ok = false;
+	} else if (ok && mpz_cmp_ui(mpq_denref(x.mag), 1) != 0) {
+		cli_error(cmd, "%s: %s is not a whole number", opt, text);
+		ok = false;
+	} else if (ok && mpz_sizeinbase(mpq_numref(x.mag), 2) > 64) {
+		cli_error(cmd, "%s: %s is out of range (0 to 2^64-1)", opt, text);
+		ok = false;
+	} else if (ok) {
+		unsigned long long r = 0;
+		size_t n = 0;
+		mpz_export(&r, &n, -1, sizeof r, 0, 0, mpq_numref(x.mag));
+		*v = n ? r : 0;
+	}
+	fmt_num_clear(&x);
+	return ok;
+}
+
+bool cli_parse_real(const char *cmd, const char *opt, const char *text, double lo, bool lo_open, double hi,
+                    double *v)
+{
+	fmt_num x;
+	fmt_num_init(&x);
+	bool ok = parse_exact(cmd, opt, text, &x);
+	if (ok) {
+		*v = fmt_num_to_double(&x);
+		if ((lo_open ? !(*v > lo) : !(*v >= lo)) || !(*v <= hi)) {
+			char l[40], h[40];
+			snprintf(l, sizeof l, "%g", lo);
+			snprintf(h, sizeof h, "%g", hi);
+			if (lo_open && !(*v > lo) && *v <= hi)
+				cli_error(cmd, "%s: %s is out of range (it must be greater than %s)", opt, text, l);
+			else
+				cli_error(cmd, "%s: %s is out of range (%s%s to %s)", opt, text, lo_open ? "above " : "", l, h);
+			ok = false;
+		}
+	}
+	fmt_num_clear(&x);
+	return ok;
+}
+
+bool cli_out_open(const char *cmd, const char *opt, const char *path, file_atomic *a, FILE **fp)
+{
+	char err[4400];
+	memset(a, 0, sizeof *a);
+	if (!strcmp(path, "-")) {
+		*fp = stdout;
+		return true;
+	}
+	if (file_atomic_open(a, path, err, sizeof err) != MP_OK) {
+		cli_error(cmd, "%s: cannot write %s", opt, err);
+		*fp = NULL;
 		return false;
 	}
-	*v = strtoull(text, &end, 0);
-	if (errno || *end) {
-		cli_error(cmd, "%s: '%s' is not a non-negative integer", opt, text);
+	*fp = a->fp;
+	return true;
+}
+
+bool cli_out_close(const char *cmd, const char *opt, file_atomic *a, FILE *fp, bool ok)
+{
+	char err[4400];
+	if (!fp || fp == stdout)
+		return true;
+	if (!ok) {
+		file_atomic_abort(a);
+		return true;
+	}
+	if (file_atomic_commit(a, err, sizeof err) != MP_OK) {
+		cli_error(cmd, "%s: writing %s", opt, err);
+		return false;
+	}
+	return true;
+}
+
+/* A course seed that lab new writes on sheets, inside Markdown code spans
+ * and into a shell command for the students to copy: ASCII letters, digits
+ * and ._@:+=,/- only, not starting with '-', at most 128 characters. where
+ * names the source in the message. */
+bool cli_course_seed_printable(const char *cmd, const char *where, const char *text)
+{
+	size_t n = strlen(text);
+	if (n == 0 || n > 128) {
+		cli_error(cmd, "%s: give a seed of 1 to 128 characters", where);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)text[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (c == 0 || !strchr("._@:+=,/-", c))) {
+			if (c > 0x20 && c < 0x7f)
+				cli_error(cmd, "%s: '%c' is not allowed in a seed (letters, digits and ._@:+=,/- only)", where, c);
+			else
+				cli_error(cmd, "%s: byte 0x%02x is not allowed in a seed (letters, digits and ._@:+=,/- only)",
+				          where, c);
+			return false;
+		}
+	}
+	if (text[0] == '-') {
+		cli_error(cmd, "%s: a seed may not start with '-'", where);
 		return false;
 	}
 	return true;

@@ -11,6 +11,7 @@
 #include "fmt/format.h"
 #include "fmt/round.h"
 #include "teach/exercise.h"
+#include "util/file.h"
 
 enum {
 	CLI_OK = 0,      /* success */
@@ -56,6 +57,9 @@ int cli_load_exercises(const char *cmd, const char *dir, ex_set *set, bool quiet
  * a bad one naming the option and returns false. lab new also checks its
  * characters: it prints the seed on the sheets. */
 bool cli_parse_course_seed(const char *cmd, const char *text, const char **seed);
+/* The characters lab new accepts in a seed (ASCII letters, digits and
+ * ._@:+=,/-, not starting with '-'); where names the source. */
+bool cli_course_seed_printable(const char *cmd, const char *where, const char *text);
 
 
 /* "mixprec CMD: message" on stderr. */
@@ -79,7 +83,26 @@ int cli_option_error(const char *cmd, int c, char **argv);
 /* Parses --to/--format lists, naming the option in the error. */
 bool cli_parse_formats(const char *cmd, const char *opt, const char *list, fmt_id *ids, size_t *count);
 bool cli_parse_mode(const char *cmd, const char *text, fmt_mode *mode);
+/* Numbers of options, in the full syntax of DESIGN.md (0.1, -6.5e-5,
+ * 0x1.8p-3, 1/3, 2^-14, 3*2^-10; inf and nan only where the range allows),
+ * every one through these parsers. A bad one is reported naming the option
+ * and the real problem (not a number, not a whole number, out of range) and
+ * the result is false. cli_parse_u64 takes a whole number 0..2^64-1
+ * (decimal, 0x hex, or any syntax whose value is whole: 2^20, 3*2^10). */
 bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned long long *v);
+/* A real number in lo..hi (inclusive; with lo_open, greater than lo), to
+ * the nearest binary64. */
+bool cli_parse_real(const char *cmd, const char *opt, const char *text, double lo, bool lo_open, double hi,
+                    double *v);
+
+/* Opens an output file option (opt names it in messages) for an atomic
+ * write, "-" meaning stdout: *fp is where to write. False (reported) when it
+ * cannot be opened. */
+bool cli_out_open(const char *cmd, const char *opt, const char *path, file_atomic *a, FILE **fp);
+/* Puts the file in place when ok (a full disk or any write error leaves
+ * the earlier file intact, reported, false), else removes what was written.
+ * Nothing for stdout. */
+bool cli_out_close(const char *cmd, const char *opt, file_atomic *a, FILE *fp, bool ok);
 
 /* Flushes stdout; on a write error reports it and returns false. */
 bool cli_flush_stdout(const char *cmd);

@@ -8,13 +8,16 @@
 #include "util/csvout.h"
 #include "util/numtext.h"
 
+/* More GPUs than any cluster has: a typo, not a plan. */
+#define BUDGET_GPUS_MAX (1 << 20)
+
 static void budget_help(void)
 {
 	char recipes[512];
 	cli_wrap_list(recipes, sizeof recipes, budget_recipe_known(), 20, 80);
 	printf("Usage: mixprec budget --params N [--recipe R] [--optimizer O] [--convention C]\n"
-	       "                      [--zero S --gpus G] [--preset M] [--layers L --hidden H\n"
-	       "                      --heads A --seq S] [--micro-batch B] [--recompute R]\n"
+	       "                      [--zero S --gpus G] [--preset M] [--layers L --channels H\n"
+	       "                      --heads A --context S] [--batch B] [--recompute R]\n"
 	       "                      [--vocab V] [--offload O --nodes N --largest-layer N]\n"
 	       "                      [--csv]\n"
 	       "Training memory per parameter and in total, per component (master weights,\n"
@@ -46,13 +49,15 @@ static void budget_help(void)
 	       "  --zero S          ZeRO stage 0-3: 1 shards the optimiser state (with the fp32\n"
 	       "                    master), 2 also the gradients, 3 also the weights (default\n"
 	       "                    0)\n"
-	       "  --gpus G          data-parallel GPUs (default 1); adds per-GPU columns\n"
-	       "  --layers L --hidden H --heads A --seq S\n"
+	       "  --gpus G          data-parallel GPUs, 1 to %d (default 1); adds per-GPU\n"
+	       "                    columns\n"
+	       "  --layers L --channels H --heads A --context S\n"
 	       "                    a GPT shape, for activation memory (Korthikanti et al. 2022:\n"
 	       "                    s*b*h*(34 + 5*a*s/h) bytes per layer with 16-bit\n"
-	       "                    activations)\n"
+	       "                    activations); --hidden and --seq are aliases\n"
 	       "  --vocab V         vocabulary size of the shape (presets have theirs)\n"
-	       "  --micro-batch B   sequences per GPU per step (default 1)\n"
+	       "  --batch B         sequences per GPU per step (default 1); alias\n"
+	       "                    --micro-batch (train's names are the canonical ones)\n"
 	       "  --recompute R     %s (default none): selective keeps\n"
 	       "                    34*s*b*h per layer, full only the layer input 2*s*b*h\n"
 	       "  --csv             CSV: component,bytes_per_param,bytes,gb,gib, a total row\n"
@@ -64,7 +69,7 @@ static void budget_help(void)
 	       "is bytes divided by the parameter count. Every number accepts the full number\n"
 	       "syntax (2^10, 3*2^20, ...).\n",
 	       budget_preset_known(), recipes, budget_optimizer_known(), budget_convention_known(),
-	       budget_offload_known(), budget_recompute_known());
+	       budget_offload_known(), BUDGET_GPUS_MAX, budget_recompute_known());
 }
 
 /* --- parsing --- */
@@ -262,7 +267,26 @@ static void print_table(const budget_config *cfg, const budget_result *r, bool p
 		printf("\n");
 	}
 	printf("\nGB = 10^9 bytes, GiB = 2^30 bytes.\n");
-	print_wrapped(budget_convention_note(cfg->convention), 78);
+	if (cfg->convention == BUDGET_CONV_MIXPREC && (strcmp(budget_recipe_name(cfg->recipe), "bf16-mixed") ||
+	                                               strcmp(budget_optimizer_name(cfg->optimizer), "adam"))) {
+		/* the note explains bf16-mixed with Adam: any other recipe gets its own count */
+		char note[600];
+		size_t n = (size_t)snprintf(note, sizeof note, "mixprec counts every copy the recipe keeps resident at the "
+		                            "optimiser step; for %s with %s:", budget_recipe_name(cfg->recipe),
+		                            budget_optimizer_name(cfg->optimizer));
+		double sum = 0;
+		for (int c = 0; c < BUDGET_ACTIVATIONS && n < sizeof note; c++)
+			if (r->bytes_per_param[c] > 0) {
+				n += (size_t)snprintf(note + n, sizeof note - n, "%s %s %.4g", sum > 0 ? " +" : "",
+				                      budget_component_name((budget_component)c), r->bytes_per_param[c]);
+				sum += r->bytes_per_param[c];
+			}
+		if (n < sizeof note)
+			snprintf(note + n, sizeof note - n, " = %.4g bytes per parameter.", sum);
+		print_wrapped(note, 78);
+	} else {
+		print_wrapped(budget_convention_note(cfg->convention), 78);
+	}
 }
 
 /* A name looked up (st) for option opt: false after reporting an unknown one. */
@@ -286,12 +310,12 @@ static bool resolve_shape(budget_shape *shape, const budget_shape *given, bool h
 	bool any = shape->layers || shape->hidden || shape->heads || shape->seq;
 	if (any && !(shape->layers && shape->hidden && shape->heads && shape->seq)) {
 		cli_error("budget", "a model shape needs%s%s%s%s (or --preset M)", shape->layers ? "" : " --layers",
-		          shape->hidden ? "" : " --hidden", shape->heads ? "" : " --heads", shape->seq ? "" : " --seq");
+		          shape->hidden ? "" : " --channels", shape->heads ? "" : " --heads", shape->seq ? "" : " --context");
 		return false;
 	}
 	if (!any && (have_mb || have_rc)) {
-		cli_error("budget", "%s needs a model shape (--preset M, or --layers, --hidden, --heads, --seq)",
-		          have_mb ? "--micro-batch" : "--recompute");
+		cli_error("budget", "%s needs a model shape (--preset M, or --layers, --channels, --heads, --context)",
+		          have_mb ? "--batch" : "--recompute");
 		return false;
 	}
 	return true;
@@ -358,9 +382,12 @@ static const struct option opts[] = {
 	{ "zero", required_argument, NULL, 'z' },
 	{ "gpus", required_argument, NULL, 'g' },
 	{ "layers", required_argument, NULL, 'L' },
-	{ "hidden", required_argument, NULL, 'H' },
+	{ "channels", required_argument, NULL, 'H' },
+	{ "hidden", required_argument, NULL, 'H' },   /* aliases: train's names are canonical */
 	{ "heads", required_argument, NULL, 'A' },
+	{ "context", required_argument, NULL, 'S' },
 	{ "seq", required_argument, NULL, 'S' },
+	{ "batch", required_argument, NULL, 'b' },
 	{ "micro-batch", required_argument, NULL, 'b' },
 	{ "recompute", required_argument, NULL, 'R' },
 	{ "vocab", required_argument, NULL, 'V' },
@@ -429,14 +456,18 @@ int cmd_budget(int argc, char **argv)
 		case 'g':
 			if (!parse_count("--gpus", optarg, true, &cfg.gpus))
 				return CLI_USAGE;
+			if (cfg.gpus > BUDGET_GPUS_MAX) {
+				cli_error("budget", "--gpus: %s is out of range (1 to %d)", optarg, BUDGET_GPUS_MAX);
+				return CLI_USAGE;
+			}
 			have_gpus = true;
 			break;
 		case 'L': if (!parse_count("--layers", optarg, true, &given.layers)) return CLI_USAGE; break;
-		case 'H': if (!parse_count("--hidden", optarg, true, &given.hidden)) return CLI_USAGE; break;
+		case 'H': if (!parse_count("--channels", optarg, true, &given.hidden)) return CLI_USAGE; break;
 		case 'A': if (!parse_count("--heads", optarg, true, &given.heads)) return CLI_USAGE; break;
-		case 'S': if (!parse_count("--seq", optarg, true, &given.seq)) return CLI_USAGE; break;
+		case 'S': if (!parse_count("--context", optarg, true, &given.seq)) return CLI_USAGE; break;
 		case 'b':
-			if (!parse_count("--micro-batch", optarg, true, &given.micro_batch))
+			if (!parse_count("--batch", optarg, true, &given.micro_batch))
 				return CLI_USAGE;
 			have_mb = true;
 			break;

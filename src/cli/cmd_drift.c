@@ -290,10 +290,18 @@ int cmd_drift(int argc, char **argv)
 			cli_error("drift", "--sweep: expected x0=V,V,... (got '%s')", sweep);
 			return CLI_USAGE;
 		}
-		char *copy = strdup(sweep + 3), *save = NULL;
+		char *copy = strdup(sweep + 3), *rest = copy;
 		if (!copy)
 			return CLI_ENV;
-		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		/* strsep, not strtok: an empty item (x0=1,,2) is refused, as round's --to does */
+		for (char *tok; rest && (tok = strsep(&rest, ","));) {
+			if (!*tok && (tok != copy || rest)) {
+				cli_error("drift", "--sweep: an empty value in '%s'", sweep);
+				free(copy);
+				return CLI_USAGE;
+			}
+			if (!*tok)
+				break;   /* x0= alone: reported below */
 			if (nx == sizeof xs / sizeof xs[0] || !parse_double("--sweep", tok, &xs[nx], xstarts[nx])) {
 				if (nx == sizeof xs / sizeof xs[0])
 					cli_error("drift", "--sweep: at most %zu values", nx);
@@ -310,13 +318,9 @@ int cmd_drift(int argc, char **argv)
 	}
 
 	FILE *fp = NULL;
-	if (csv_path) {
-		fp = strcmp(csv_path, "-") ? fopen(csv_path, "w") : stdout;
-		if (!fp) {
-			cli_error("drift", "--csv: cannot write '%s': %s", csv_path, strerror(errno));
-			return CLI_ENV;
-		}
-	}
+	file_atomic out;
+	if (csv_path && !cli_out_open("drift", "--csv", csv_path, &out, &fp))
+		return CLI_ENV;
 	csvw w;
 	if (fp)
 		csvw_init(&w, fp);
@@ -386,12 +390,8 @@ int cmd_drift(int argc, char **argv)
 	sigaction(SIGINT, &old, NULL);
 	if (interrupted)
 		cli_error("drift", "interrupted after %zu steps; what was computed has been written", done);
-	if (fp && fp != stdout) {
-		if (fflush(fp) != 0 || ferror(fp) || fclose(fp) != 0) {
-			cli_error("drift", "--csv: writing '%s' failed: %s", csv_path, strerror(errno ? errno : EIO));
-			rc = CLI_ENV;
-		}
-	}
+	if (!cli_out_close("drift", "--csv", &out, fp, rc == CLI_OK))
+		rc = CLI_ENV;
 	if (!cli_flush_stdout("drift"))
 		return CLI_ENV;
 	if (interrupted && rc == CLI_OK)

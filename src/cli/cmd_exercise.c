@@ -158,17 +158,19 @@ static char *progress_item(char *buf, size_t n, const ex_exercise *ex, const ex_
 	return buf;
 }
 
-static void record(const char *cmd, const ex_exercise *ex, const ex_opts *o, long attempt, bool solved, long hints)
+/* False when the progress could not be saved (reported): exit 3. */
+static bool record(const char *cmd, const ex_exercise *ex, const ex_opts *o, long attempt, bool solved, long hints)
 {
 	if (o->no_progress)
-		return;
+		return true;
 	char item[PROGRESS_ITEM_MAX + 200], note[1024];
 	progress_item(item, sizeof item, ex, o);
 	if (strlen(item) >= PROGRESS_ITEM_MAX)
-		return;
+		return true;
 	mp_status st = progress_record(item, attempt, solved, hints, note, sizeof note);
 	if (note[0])
 		fprintf(stderr, "mixprec %s: %s%s\n", cmd, st == MP_OK ? "note: " : "progress not saved: ", note);
+	return st == MP_OK;
 }
 
 /* word quoted for a POSIX shell when it holds anything but safe characters. */
@@ -268,7 +270,7 @@ static int do_hint(const ex_exercise *ex, const ex_opts *o, const char *count)
 	if (count) {
 		char *end;
 		upto = strtol(count, &end, 10);
-		if (*end || upto < 1) {
+		if (*end || upto < 1 || (ex->nhints && (size_t)upto > ex->nhints)) {
 			cli_error("exercise", "hint: '%s' is not a hint number (1 to %zu)", count, ex->nhints);
 			return CLI_USAGE;
 		}
@@ -302,8 +304,7 @@ static int do_hint(const ex_exercise *ex, const ex_opts *o, const char *count)
 		printf("Hint %ld of %zu: %s\n", i + 1, ex->nhints, h ? h : ex->hints[i]);
 		free(h);
 	}
-	record("exercise", ex, o, 0, false, upto);
-	return CLI_OK;
+	return record("exercise", ex, o, 0, false, upto) ? CLI_OK : CLI_ENV;
 }
 
 static int do_solve(const ex_exercise *ex, const ex_opts *o)
@@ -566,7 +567,8 @@ int cmd_check(int argc, char **argv)
 			printf(".\n");
 		}
 		rc = malformed ? CLI_USAGE : wrong ? CLI_WRONG : CLI_OK;
-		record("check", ex, &o, 1, done, 0);
+		if (!record("check", ex, &o, 1, done, 0))
+			rc = CLI_ENV;
 	}
 	ex_solution_free(&sol);
 	ex_set_free(&set);

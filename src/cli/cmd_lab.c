@@ -179,7 +179,7 @@ static bool write_text(const char *path, const char *text, size_t len)
 {
 	file_atomic a;
 	char err[4400];
-	if (file_atomic_open(&a, path, err, sizeof err) != MP_OK) {
+	if (file_atomic_open_flags(&a, path, FILE_IN_FOLDER, err, sizeof err) != MP_OK) {
 		cli_error("lab", "%s", err);
 		return false;
 	}
@@ -259,6 +259,66 @@ static bool sheet_markdown(strbuf *b, const class_student *st, const ex_exercise
 	return !b->oom;
 }
 
+/* Every file lab new will write in the folder, checked before the first is
+ * written: none a link, a pipe, a device or a folder, none the roster. */
+static bool targets_ok(const lab_opts *o, const class_roster *roster)
+{
+	static const char *const kinds[] = { "%s/%s.md", "%s/%s.txt", "%s/%s-answers.csv" };
+	char path[4400], err[4400];
+	for (size_t s = 0; s <= roster->count; s++)
+		for (int k = 0; k < (s < roster->count ? 3 : 1); k++) {
+			if (s < roster->count)
+				snprintf(path, sizeof path, kinds[k], o->out, roster->students[s].id);
+			else
+				snprintf(path, sizeof path, "%s/answer-key.csv", o->out);
+			if (file_same(path, o->roster)) {
+				cli_error("lab", "%s: is the roster (--roster); nothing written", path);
+				return false;
+			}
+			if (file_check_target(path, FILE_IN_FOLDER, err, sizeof err) != MP_OK) {
+				cli_error("lab", "%s; nothing written", err);
+				return false;
+			}
+		}
+	return true;
+}
+
+/* The sheets of one student: DIR/ID.md and, through the lesson renderer,
+ * DIR/ID.txt. CLI_OK, or CLI_ENV (reported). */
+static int write_sheets(const lab_opts *o, const class_student *stu, const ex_exercise **ex, size_t nex)
+{
+	char path[4400];
+	int rc = CLI_OK;
+	strbuf md = { 0 };
+	if (!sheet_markdown(&md, stu, ex, nex, o->seed)) {
+		cli_error("lab", "out of memory");
+		free(md.buf);
+		return CLI_ENV;
+	}
+	snprintf(path, sizeof path, "%s/%s.md", o->out, stu->id);
+	if (!write_text(path, md.buf, md.len))
+		rc = CLI_ENV;
+	lesson_doc doc;
+	if (rc == CLI_OK && lesson_parse(&doc, stu->id, md.buf, md.len) == MP_OK) {
+		char *txt = NULL;
+		size_t tlen = 0;
+		FILE *mem = open_memstream(&txt, &tlen);
+		bool ok = mem && lesson_render_text(&doc, 78, mem);
+		if (mem)
+			fclose(mem);
+		snprintf(path, sizeof path, "%s/%s.txt", o->out, stu->id);
+		if (!ok || !write_text(path, txt, tlen))
+			rc = CLI_ENV;
+		free(txt);
+		lesson_free(&doc);
+	} else if (rc == CLI_OK) {
+		cli_error("lab", "cannot render the sheet of %s", stu->id);
+		rc = CLI_ENV;
+	}
+	free(md.buf);
+	return rc;
+}
+
 static int lab_new(const lab_opts *o)
 {
 	if (!o->out) {
@@ -295,11 +355,15 @@ static int lab_new(const lab_opts *o)
 		rc = CLI_ENV;
 		goto done;
 	}
+	if (!targets_ok(o, &roster)) {
+		rc = CLI_USAGE;
+		goto done;
+	}
 	/* the key, all students */
 	char path[4400], err[4400];
 	snprintf(path, sizeof path, "%s/answer-key.csv", o->out);
 	file_atomic key;
-	if (file_atomic_open(&key, path, err, sizeof err) != MP_OK) {
+	if (file_atomic_open_flags(&key, path, FILE_IN_FOLDER, err, sizeof err) != MP_OK) {
 		cli_error("lab", "%s", err);
 		rc = CLI_ENV;
 		goto done;
@@ -310,39 +374,13 @@ static int lab_new(const lab_opts *o)
 	size_t written = 0;
 	for (size_t s = 0; s < roster.count && rc == CLI_OK; s++) {
 		const class_student *stu = &roster.students[s];
-		strbuf md = { 0 };
-		if (!sheet_markdown(&md, stu, ex, nex, o->seed)) {
-			cli_error("lab", "out of memory");
-			free(md.buf);
-			rc = CLI_ENV;
+		rc = write_sheets(o, stu, ex, nex);
+		if (rc != CLI_OK)
 			break;
-		}
-		snprintf(path, sizeof path, "%s/%s.md", o->out, stu->id);
-		if (!write_text(path, md.buf, md.len))
-			rc = CLI_ENV;
-		/* the plain-text sheet: the same Markdown through the lesson renderer */
-		lesson_doc doc;
-		if (rc == CLI_OK && lesson_parse(&doc, stu->id, md.buf, md.len) == MP_OK) {
-			char *txt = NULL;
-			size_t tlen = 0;
-			FILE *mem = open_memstream(&txt, &tlen);
-			bool ok = mem && lesson_render_text(&doc, 78, mem);
-			if (mem)
-				fclose(mem);
-			snprintf(path, sizeof path, "%s/%s.txt", o->out, stu->id);
-			if (!ok || !write_text(path, txt, tlen))
-				rc = CLI_ENV;
-			free(txt);
-			lesson_free(&doc);
-		} else if (rc == CLI_OK) {
-			cli_error("lab", "cannot render the sheet of %s", stu->id);
-			rc = CLI_ENV;
-		}
-		free(md.buf);
 		/* the answer template and the key rows */
 		snprintf(path, sizeof path, "%s/%s-answers.csv", o->out, stu->id);
 		file_atomic t;
-		if (rc == CLI_OK && file_atomic_open(&t, path, err, sizeof err) != MP_OK) {
+		if (rc == CLI_OK && file_atomic_open_flags(&t, path, FILE_IN_FOLDER, err, sizeof err) != MP_OK) {
 			cli_error("lab", "%s", err);
 			rc = CLI_ENV;
 		}
@@ -376,22 +414,18 @@ static int lab_new(const lab_opts *o)
 		}
 		if (rc != CLI_OK) {
 			file_atomic_abort(&t);
-			break;
-		}
-		if (file_atomic_commit(&t, err, sizeof err) != MP_OK) {
+		} else if (file_atomic_commit(&t, err, sizeof err) != MP_OK) {
 			cli_error("lab", "%s", err);
 			rc = CLI_ENV;
-			break;
+		} else {
+			written++;
 		}
-		written++;
 	}
-	if (rc == CLI_OK) {
-		if (file_atomic_commit(&key, err, sizeof err) != MP_OK) {
-			cli_error("lab", "%s", err);
-			rc = CLI_ENV;
-		}
-	} else {
+	if (rc != CLI_OK) {
 		file_atomic_abort(&key);
+	} else if (file_atomic_commit(&key, err, sizeof err) != MP_OK) {
+		cli_error("lab", "%s", err);
+		rc = CLI_ENV;
 	}
 	if (rc == CLI_OK) {
 		printf("Wrote sheets for %zu student%s (%zu exercise%s) to %s, with answer-key.csv.\n", written,
@@ -405,36 +439,6 @@ done:
 	free(ex);
 	ex_set_free(&set);
 	return rc;
-}
-
-/* A course seed that lab new writes on sheets, inside Markdown code spans
- * and into a shell command for the students to copy: ASCII letters, digits
- * and ._@:+=,/- only, not starting with '-', at most 128 characters. where
- * names the source in the message. */
-static bool course_seed_ok(const char *cmd, const char *where, const char *text)
-{
-	size_t n = strlen(text);
-	if (n == 0 || n > 128) {
-		cli_error(cmd, "%s: give a seed of 1 to 128 characters", where);
-		return false;
-	}
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)text[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!alnum && (c == 0 || !strchr("._@:+=,/-", c))) {
-			if (c > 0x20 && c < 0x7f)
-				cli_error(cmd, "%s: '%c' is not allowed in a seed (letters, digits and ._@:+=,/- only)", where, c);
-			else
-				cli_error(cmd, "%s: byte 0x%02x is not allowed in a seed (letters, digits and ._@:+=,/- only)",
-				          where, c);
-			return false;
-		}
-	}
-	if (text[0] == '-') {
-		cli_error(cmd, "%s: a seed may not start with '-'", where);
-		return false;
-	}
-	return true;
 }
 
 int cmd_lab(int argc, char **argv)
@@ -453,7 +457,7 @@ int cmd_lab(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	/* the sheets print the seed in code spans and in a command to copy */
-	if (!course_seed_ok("lab", o.seed == ex_course_seed(NULL) ? "MIXPREC_COURSE_SEED" : "--course-seed", o.seed))
+	if (!cli_course_seed_printable("lab", o.seed == ex_course_seed(NULL) ? "MIXPREC_COURSE_SEED" : "--course-seed", o.seed))
 		return CLI_USAGE;
 	rc = lab_new(&o);
 	return cli_flush_stdout("lab") ? rc : CLI_ENV;
@@ -518,10 +522,13 @@ static void write_grades(csvw *w, const class_grading *g, size_t *all_right)
 		size_t tc = 0, tf = 0;
 		for (size_t e = 0; e < g->nex; e++) {
 			const ex_exercise *ex = g->ex[e];
-			size_t c = 0;
+			size_t c = 0, nf = 0;
 			char fb[4096] = "";
 			for (size_t f = 0; f < ex->nfields; f++) {
 				size_t k = class_slot(g, s, e, f);
+				if (!class_counts(g, s, e, f))
+					continue;
+				nf++;
 				if (g->verdict[k] == EX_CORRECT)
 					c++;
 				else if (g->feedback[k])
@@ -530,13 +537,13 @@ static void write_grades(csvw *w, const class_grading *g, size_t *all_right)
 			csvw_field(w, st->id);
 			csvw_field(w, st->name);
 			csvw_field(w, ex->id);
-			csvw_fieldf(w, "%.3f", (double)c / (double)ex->nfields);
+			csvw_fieldf(w, "%.3f", nf ? (double)c / (double)nf : 0.0);
 			csvw_fieldf(w, "%zu", c);
-			csvw_fieldf(w, "%zu", ex->nfields);
+			csvw_fieldf(w, "%zu", nf);
 			csvw_field(w, fb);
 			csvw_end_row(w);
 			tc += c;
-			tf += ex->nfields;
+			tf += nf;
 		}
 		csvw_field(w, st->id);
 		csvw_field(w, st->name);
@@ -564,7 +571,7 @@ static void summarise(FILE *fp, csvw *sw, const class_grading *g)
 		for (size_t s = 0; s < n; s++) {
 			bool all = true;
 			for (size_t f = 0; f < ex->nfields; f++)
-				all = all && g->verdict[class_slot(g, s, e, f)] == EX_CORRECT;
+				all = all && (!class_counts(g, s, e, f) || g->verdict[class_slot(g, s, e, f)] == EX_CORRECT);
 			solved += all;
 		}
 		fprintf(fp, "%-10s %-18s %4zu/%-4zu %7.0f%%\n", ex->id, "(all fields)", solved, n,
@@ -582,17 +589,19 @@ static void summarise(FILE *fp, csvw *sw, const class_grading *g)
 			csvw_end_row(sw);
 		}
 		for (size_t f = 0; f < ex->nfields; f++) {
-			size_t right = 0, cnt;
-			for (size_t s = 0; s < n; s++)
-				right += g->verdict[class_slot(g, s, e, f)] == EX_CORRECT;
+			size_t right = 0, cnt, asked = 0;   /* asked: students whose field counts */
+			for (size_t s = 0; s < n; s++) {
+				asked += class_counts(g, s, e, f);
+				right += class_counts(g, s, e, f) && g->verdict[class_slot(g, s, e, f)] == EX_CORRECT;
+			}
 			const char *wrong = most_common_wrong(g, e, f, &cnt);
 			char shown[48];
 			snprintf(shown, sizeof shown, "%s", wrong ? wrong : "");
 			for (char *p = shown; *p; p++)
 				if ((unsigned char)*p < 0x20)
 					*p = '?';
-			fprintf(fp, "%-10s %-18s %4zu/%-4zu %7.0f%%  %s", "", ex->fields[f].name, right, n,
-			        n ? 100.0 * (double)right / (double)n : 0.0, shown);
+			fprintf(fp, "%-10s %-18s %4zu/%-4zu %7.0f%%  %s", "", ex->fields[f].name, right, asked,
+			        asked ? 100.0 * (double)right / (double)asked : 0.0, shown);
 			if (wrong)
 				fprintf(fp, " (%zu)", cnt);
 			fputc('\n', fp);
@@ -619,9 +628,9 @@ static void summarise(FILE *fp, csvw *sw, const class_grading *g)
 			if (sw) {
 				csvw_field(sw, ex->id);
 				csvw_field(sw, ex->fields[f].name);
-				csvw_fieldf(sw, "%zu", n);
+				csvw_fieldf(sw, "%zu", asked);
 				csvw_fieldf(sw, "%zu", right);
-				csvw_fieldf(sw, "%.3f", n ? (double)right / (double)n : 0.0);
+				csvw_fieldf(sw, "%.3f", asked ? (double)right / (double)asked : 0.0);
 				csvw_field(sw, wrong ? wrong : "");
 				csvw_fieldf(sw, "%zu", wrong ? cnt : 0);
 				csvw_field(sw, tag ? (example ? example : tag) : "");
@@ -680,6 +689,16 @@ int cmd_grade(int argc, char **argv)
 		cli_error("grade", "--summary: '%s' is also where the grades go (--out); give another file", o.summary);
 		return CLI_USAGE;
 	}
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i <= o.nwords; i++) {
+			const char *out = k ? o.summary : o.out, *in = i < o.nwords ? o.words[i] : o.roster;
+			if (out && strcmp(out, "-") && file_same(out, in)) {
+				/* by device and inode: another name or a link is the same file */
+				cli_error("grade", "%s: '%s' is %s '%s', an input; give another file", k ? "--summary" : "--out",
+				          out, i < o.nwords ? "the submission" : "the roster", in);
+				return CLI_USAGE;
+			}
+		}
 	ex_set set;
 	if ((rc = cli_load_exercises("grade", o.dir, &set, false)) != CLI_OK)
 		return rc;

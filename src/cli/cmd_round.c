@@ -43,6 +43,9 @@ static void round_help(void)
 	       fmt_known_names());
 }
 
+/* The longest stdin line read (a number is at most FMT_PARSE_MAX_LEN). */
+#define ROUND_LINE_MAX 8192
+
 typedef struct {
 	fmt_id fmts[FMT_COUNT * 4];
 	size_t nfmts;
@@ -114,7 +117,9 @@ static bool round_one(round_job *job, const char *text, const fmt_num *x, unsign
 		char note[64] = "";
 		if (!(flags & FMT_FLAG_INEXACT) && !isnan(v))
 			snprintf(note, sizeof note, "exact");
-		if (flags & FMT_FLAG_OVERFLOW)
+		if (ctl.saturate && !isinf(v) && (x->kind == NUM_INF || (flags & FMT_FLAG_OVERFLOW)))
+			snprintf(note, sizeof note, "saturated (largest finite)");
+		else if (flags & FMT_FLAG_OVERFLOW)
 			snprintf(note, sizeof note, "overflow");
 		else if (flags & FMT_FLAG_UNDERFLOW)
 			snprintf(note, sizeof note, v == 0 ? "underflow to zero" : "subnormal (underflow)");
@@ -154,6 +159,25 @@ static int round_text(round_job *job, const char *text, const char *where, unsig
 	}
 	fmt_num_clear(&x);
 	return ok;
+}
+
+/* One line of at most n - 2 bytes and its newline into buf (NUL-terminated,
+ * *len bytes): 0, or 1 when the line is longer (the rest is left unread),
+ * -1 at the end of the input. */
+static int read_line(FILE *fp, char *buf, size_t n, size_t *len)
+{
+	size_t k = 0;
+	int c = EOF;
+	while (k + 1 < n && (c = getc(fp)) != EOF) {
+		buf[k++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	buf[k] = '\0';
+	*len = k;
+	if (k == 0 && c == EOF)
+		return -1;
+	return k + 1 == n && buf[k - 1] != '\n' ? 1 : 0;
 }
 
 int cmd_round(int argc, char **argv)
@@ -252,17 +276,24 @@ int cmd_round(int argc, char **argv)
 				rc = CLI_USAGE;
 		}
 	} else {
-		char *line = NULL;
-		size_t cap = 0;
-		ssize_t len;
+		static char line[ROUND_LINE_MAX + 2];
+		size_t len;
+		int got;
 		unsigned long long lineno = 0;
-		while ((len = getline(&line, &cap, stdin)) != -1) {
+		while ((got = read_line(stdin, line, sizeof line, &len)) >= 0) {
 			lineno++;
-			while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-				line[--len] = '\0';
 			char where[64];
 			snprintf(where, sizeof where, "line %llu: ", lineno);
-			if (strlen(line) != (size_t)len) {
+			if (got > 0) {
+				/* memory stays bounded, and /dev/zero does not run forever */
+				cli_error("round", "%slonger than %d bytes (is standard input a list of values?); stopped reading",
+				          where, ROUND_LINE_MAX);
+				rc = CLI_USAGE;
+				break;
+			}
+			while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+				line[--len] = '\0';
+			if (strlen(line) != len) {
 				cli_error("round", "%scontains a NUL byte", where);
 				rc = CLI_USAGE;
 				index++;
@@ -280,7 +311,6 @@ int cmd_round(int argc, char **argv)
 			cli_error("round", "reading standard input: %s", strerror(errno));
 			rc = CLI_ENV;
 		}
-		free(line);
 		if (lineno == 0 && rc == CLI_OK && isatty(0))
 			cli_error("round", "no values given (see 'mixprec round --help')");
 	}

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -52,7 +53,8 @@ static void train_help(void)
 	       "  --beta1 B, --beta2 B   Adam's moment decays (defaults %g, %g)\n"
 	       "  --seed N           weights and batches (default %llu)\n"
 	       "  --batch B, --context T, --layers L, --heads H, --channels C\n"
-	       "                     shape (defaults %zu, %zu, %zu, %zu, %zu)\n"
+	       "                     shape (defaults %zu, %zu, %zu, %zu, %zu); budget's\n"
+	       "                     names --micro-batch, --seq, --hidden are aliases\n"
 	       "  --eval-every N     held-out loss every N steps (default %zu; 0 = never)\n"
 	       "  --resid-offset V   add V to the residual stream after the embeddings (it\n"
 	       "                     must fit in fp32 and in each policy's residual format)\n"
@@ -65,7 +67,8 @@ static void train_help(void)
 	       "                     policy's GEMM format; exits 3, naming why, without a GPU\n"
 	       "Change parts of every listed policy:\n"
 	       "  --gemm F  --residual F[:rne|sr]  --weights fp32|F[:rne|sr|kahan]  --grads F\n"
-	       "  --grad-accum F  --optim-state F[:rne|sr]  --loss-scale none|dynamic|static:S\n"
+	       "  --grad-accum F  --optim-state F[:rne|sr]\n"
+	       "  --loss-scale none|dynamic[:S]|static:S   (dynamic:S starts at S)\n"
 	       "                     (--optim-state bf16:sr rounds Adam's m and v with sr)\n"
 	       "  --reductions fp32|low|F   softmax, LayerNorm and cross-entropy sums in fp32\n"
 	       "                     (default) or, to show the pitfall, in F (low: the GEMM\n"
@@ -289,15 +292,12 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 	return train_opts_agree("train", su) && train_opts_shape_ok("train", su) ? -1 : CLI_USAGE;
 }
 
-/* Opens the CSV (FILE or - for stdout) and writes its header; CLI_ENV
- * when it cannot be opened. */
-static int open_csv(const char *path, FILE **fp, csvw *w)
+/* Opens the CSV (FILE, written to a temporary and renamed at the end, or -
+ * for stdout) and writes its header; CLI_ENV when it cannot be opened. */
+static int open_csv(const char *path, file_atomic *out, FILE **fp, csvw *w)
 {
-	*fp = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	if (!*fp) {
-		cli_error("train", "--csv: cannot write '%s': %s", path, strerror(errno));
+	if (!cli_out_open("train", "--csv", path, out, fp))
 		return CLI_ENV;
-	}
 	csvw_init(w, *fp);
 	csvw_header(w, "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,"
 	               "lost_update_frac,resid_lost_frac,ms");
@@ -338,9 +338,10 @@ int cmd_train(int argc, char **argv)
 		}
 	}
 	FILE *fp = NULL;
+	file_atomic out;
 	csvw w;
 	if (rc == CLI_OK && csv_path)
-		rc = open_csv(csv_path, &fp, &w);
+		rc = open_csv(csv_path, &out, &fp, &w);
 	struct sigaction sa = { .sa_handler = on_sigint }, old;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old);
@@ -394,10 +395,9 @@ int cmd_train(int argc, char **argv)
 		print_summary(&su, pols, np, tr, last, last_val, ms, skipped, done);
 	if (done > 0 && su.cfg.device == TRAIN_DEVICE_CUDA)
 		print_gpu_profile();
-	if (fp && fp != stdout && fclose(fp) != 0) {
-		cli_error("train", "--csv: writing '%s' failed: %s", csv_path, strerror(errno));
+	/* a diverged run (CLI_USAGE) keeps its CSV up to the step that diverged */
+	if (!cli_out_close("train", "--csv", &out, fp, rc == CLI_OK || rc == CLI_USAGE))
 		rc = CLI_ENV;
-	}
 	for (size_t i = 0; i < np; i++)
 		trainer_free(tr[i]);
 	corpus_free(&data);
@@ -405,5 +405,3 @@ int cmd_train(int argc, char **argv)
 		return CLI_ENV;
 	return rc == CLI_OK && interrupted ? 130 : rc;
 }
-
-/* --- gradhist --- */

@@ -25,13 +25,24 @@ static bool parse_pos(const char *cmd, const char *opt, const char *text, size_t
 
 bool train_opts_real(const char *cmd, const char *opt, const char *text, double *v)
 {
-	char *end;
-	errno = 0;
-	*v = strtod(text, &end);
-	if (!*text || *end || errno || !isfinite(*v)) {
-		cli_error(cmd, "%s: '%s' is not a finite number", opt, text);
+	return cli_parse_real(cmd, opt, text, -DBL_MAX, false, DBL_MAX, v);
+}
+
+/* --loss-scale static:S and dynamic:S (S its first value), with S in the
+ * full number syntax, as "static:S" with S exact (into buf) and S for a
+ * dynamic scaler in *init. */
+static bool loss_scale_option(const char *cmd, const char *text, char *buf, size_t n, double *init)
+{
+	bool dyn = !strncmp(text, "dynamic:", 8);
+	if (!dyn && strncmp(text, "static:", 7))
+		return snprintf(buf, n, "%s", text) > 0;
+	double s;
+	if (!cli_parse_real(cmd, dyn ? "--loss-scale dynamic:S" : "--loss-scale static:S", text + (dyn ? 8 : 7), 0,
+	                    true, 1e30, &s))
 		return false;
-	}
+	if (dyn)
+		*init = s;
+	snprintf(buf, n, dyn ? "dynamic" : "static:%.17g", s);
 	return true;
 }
 
@@ -163,7 +174,14 @@ int train_opts_common(const char *cmd, train_setup *su, int c)
 			cli_error(cmd, "too many policy changes");
 			return -1;
 		}
-		su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_GEMM], optarg };
+		static char scales[16][40];
+		const char *value = optarg;
+		if (c == OPT_SCALE) {
+			if (!loss_scale_option(cmd, optarg, scales[su->nchanges], sizeof scales[0], &su->cfg.init_scale))
+				return -1;
+			value = scales[su->nchanges];
+		}
+		su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_GEMM], value };
 		return 1;
 	}
 	default:

@@ -50,6 +50,9 @@ enum {
 	{ "layers", required_argument, NULL, OPT_LAYERS },                   \
 	{ "heads", required_argument, NULL, OPT_HEADS },                     \
 	{ "channels", required_argument, NULL, OPT_CHANNELS },               \
+	{ "hidden", required_argument, NULL, OPT_CHANNELS },                 \
+	{ "seq", required_argument, NULL, OPT_CONTEXT },                     \
+	{ "micro-batch", required_argument, NULL, OPT_BATCH },               \
 	{ "eval-every", required_argument, NULL, OPT_EVAL },                 \
 	{ "resid-offset", required_argument, NULL, OPT_OFFSET },             \
 	{ "resid-offset-channels", required_argument, NULL, OPT_OFFSET_CH }, \

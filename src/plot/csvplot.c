@@ -9,6 +9,12 @@
 
 enum { MAX_Y = 16, MAX_SERIES = 64 };
 
+/* Input limits, checked while reading (README, "Input limits"): the whole
+ * input, one field, one record (all its fields together). */
+#define MAX_INPUT ((size_t)128 << 20)
+#define MAX_FIELD ((size_t)64 << 10)
+#define MAX_RECORD ((size_t)1 << 20)
+
 /* --- the reader's state --- */
 
 typedef struct {
@@ -26,6 +32,8 @@ typedef struct {
 	unsigned long line;       /* the line being fed */
 	unsigned long rec_line;   /* the line where the current record began */
 	bool in_record;
+	size_t fed;               /* bytes fed so far */
+	size_t rec_bytes;         /* bytes in the current record's fields */
 	/* the current record's cells */
 	cellbuf *cells;
 	size_t ncells, cap_cells;
@@ -387,6 +395,12 @@ static void on_field(void *data, size_t len, void *ctx)
 		r->in_record = true;
 		r->rec_line = r->line;
 		r->ncells = 0;
+		r->rec_bytes = 0;
+	}
+	r->rec_bytes += len;
+	if (r->rec_bytes > MAX_RECORD) {
+		fail(r, MP_EINVAL, "%s:%lu: a record longer than %zu bytes", r->name, r->rec_line, MAX_RECORD);
+		return;
 	}
 	if (r->ncells == r->cap_cells) {
 		size_t cap = r->cap_cells ? r->cap_cells * 2 : 16;
@@ -457,14 +471,28 @@ static void on_record(int term, void *ctx)
 
 static void feed(reader *r, struct csv_parser *csv, const char *s, size_t len)
 {
+	if (r->st == MP_OK && len > MAX_INPUT - r->fed)
+		fail(r, MP_EINVAL, "%s: more than %zu MiB of input", r->name, MAX_INPUT >> 20);
+	const char *nul = r->st == MP_OK ? memchr(s, '\0', len) : NULL;
+	if (nul) {
+		unsigned long at = r->line;
+		for (const char *q = s; q < nul; q++)
+			at += *q == '\n';
+		fail(r, MP_EINVAL, "%s:%lu: a NUL byte in a field", r->name, at);
+	}
+	r->fed += len;
 	/* one line at a time, so each record knows the line it began on */
 	while (len > 0 && r->st == MP_OK) {
-		const char *nl = memchr(s, '\n', len);
-		size_t n = nl ? (size_t)(nl - s) + 1 : len;
+		const char *nl = memchr(s, '\n', len < MAX_FIELD ? len : MAX_FIELD);
+		size_t n = nl ? (size_t)(nl - s) + 1 : len < MAX_FIELD ? len : MAX_FIELD;
 		if (csv_parse(csv, s, n, on_field, on_record, r) != n)
 			fail(r, csv_error(csv) == CSV_ENOMEM ? MP_ENOMEM : MP_EINVAL, "%s:%lu: %s", r->name, r->line,
 			     csv_error(csv) == CSV_EPARSE ? "malformed CSV (a stray or unclosed quote)"
 							  : csv_strerror(csv_error(csv)));
+		/* libcsv hands a field over only when it ends: the one it is
+		 * buffering is checked here, after at most one read's worth */
+		if (csv->entry_pos > MAX_FIELD)
+			fail(r, MP_EINVAL, "%s:%lu: a field longer than %zu bytes", r->name, r->line, MAX_FIELD);
 		if (nl)
 			r->line++;
 		s += n;

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "plot/plot_impl.h"
+#include "util/file.h"
 
 #ifdef HAVE_CAIRO
 #include <cairo.h>
@@ -432,7 +433,24 @@ static mp_status check_args(const plot_figure *f, int width, int height, char *e
 }
 
 /* Draws f onto a cairo surface and finishes it; for PNG writes the file. */
-static mp_status draw_to(cairo_surface_t *surface, const char *png_path, const plot_figure *f, int width,
+/* cairo's writer: into the temporary file of an atomic write. */
+static cairo_status_t to_file(void *closure, const unsigned char *data, unsigned int length)
+{
+	FILE *fp = closure;
+	return fwrite(data, 1, length, fp) == length ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
+}
+
+/* Puts what cairo wrote in place (st MP_OK), or removes it. */
+static mp_status finish_file(file_atomic *a, mp_status st, char *err, size_t errlen)
+{
+	if (st != MP_OK) {
+		file_atomic_abort(a);
+		return st;
+	}
+	return file_atomic_commit(a, err, errlen);
+}
+
+static mp_status draw_to(cairo_surface_t *surface, FILE *png_fp, const plot_figure *f, int width,
                          int height, const char *path, char *err, size_t errlen)
 {
 	cairo_t *cr = cairo_create(surface);
@@ -452,8 +470,8 @@ static mp_status draw_to(cairo_surface_t *surface, const char *png_path, const p
 	cairo_destroy(cr);
 	if (cs == CAIRO_STATUS_SUCCESS) {
 		errno = 0;
-		if (png_path)
-			cs = cairo_surface_write_to_png(surface, png_path);
+		if (png_fp)
+			cs = cairo_surface_write_to_png_stream(surface, to_file, png_fp);
 		else {
 			cairo_surface_finish(surface);   /* writes the SVG out */
 			cs = cairo_surface_status(surface);
@@ -474,19 +492,24 @@ mp_status plot_write_svg(const plot_figure *f, const char *path, int width, int 
 	mp_status st = check_args(f, width, height, err, errlen);
 	if (st != MP_OK)
 		return st;
+	/* into a temporary file, renamed over path once complete */
+	file_atomic a;
+	if ((st = file_atomic_open(&a, path, err, errlen)) != MP_OK)
+		return st;
 	errno = 0;
-	cairo_surface_t *surface = cairo_svg_surface_create(path, width, height);
+	cairo_surface_t *surface = cairo_svg_surface_create_for_stream(to_file, a.fp, width, height);
 	if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
 		snprintf(err, errlen, "%s: %s", path,
 		         errno ? strerror(errno) : cairo_status_to_string(cairo_surface_status(surface)));
 		cairo_surface_destroy(surface);
+		file_atomic_abort(&a);
 		return MP_EIO;
 	}
 	/* pixels as the unit, so that --width/--height mean the same as for PNG */
 	cairo_svg_surface_set_document_unit(surface, CAIRO_SVG_UNIT_PX);
 	st = draw_to(surface, NULL, f, width, height, path, err, errlen);
 	cairo_surface_destroy(surface);
-	return st;
+	return finish_file(&a, st, err, errlen);
 #else
 	(void)f;
 	(void)width;
@@ -509,9 +532,14 @@ mp_status plot_write_png(const plot_figure *f, const char *path, int width, int 
 		cairo_surface_destroy(surface);
 		return MP_ENOMEM;
 	}
-	st = draw_to(surface, path, f, width, height, path, err, errlen);
+	file_atomic a;
+	if ((st = file_atomic_open(&a, path, err, errlen)) != MP_OK) {
+		cairo_surface_destroy(surface);
+		return st;
+	}
+	st = draw_to(surface, a.fp, f, width, height, path, err, errlen);
 	cairo_surface_destroy(surface);
-	return st;
+	return finish_file(&a, st, err, errlen);
 #else
 	(void)f;
 	(void)width;

@@ -32,7 +32,9 @@ static mp_status diag(ex_diags *d, const char *fmt, ...)
 bool class_id_valid(const char *id)
 {
 	size_t n = strlen(id);
-	if (n == 0 || n > CLASS_ID_MAX || id[0] == '.' || id[0] == '-')
+	/* '@' first: a spreadsheet reads it as a formula, so every CSV mixprec
+	 * writes would show it with a neutralising apostrophe */
+	if (n == 0 || n > CLASS_ID_MAX || id[0] == '.' || id[0] == '-' || id[0] == '@')
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (!isalnum((unsigned char)id[i]) && !strchr("._@-", id[i]))
@@ -99,7 +101,7 @@ static int roster_row(void *ud, const csvr_row *row)
 	if (!class_id_valid(id)) {
 		rs->st = diag(rs->diags,
 		              "%s:%ld: student id '%s' is not usable (1 to %d letters, digits, '.', '_', '@', '-'; not "
-		              "starting with '.' or '-'); row skipped",
+		              "starting with '.', '-' or '@', which a spreadsheet reads as a formula); row skipped",
 		              rs->path, row->line, quote(id, q, sizeof q), CLASS_ID_MAX);
 		return rs->st != MP_OK;
 	}
@@ -124,6 +126,8 @@ static int roster_row(void *ud, const csvr_row *row)
 		rs->st = MP_ENOMEM;
 		return 1;
 	}
+	/* it goes into sheets and the grades CSV: valid UTF-8, controls as blanks */
+	text_sanitize(s->name);
 	rs->r->count++;
 	return 0;
 }

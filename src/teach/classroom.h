@@ -10,7 +10,7 @@
 #include "teach/exercise.h"
 #include "util/status.h"
 
-#define CLASS_ID_MAX 64          /* a student id: [A-Za-z0-9._@-], not starting with '.' or '-' */
+#define CLASS_ID_MAX 64          /* a student id: [A-Za-z0-9._@-], not starting with '.', '-' or '@' */
 #define CLASS_FILE_MAX (64u << 20)
 
 typedef struct {
@@ -69,6 +69,13 @@ mp_status class_grade(class_grading *g, char *err, size_t errlen);
 static inline size_t class_slot(const class_grading *g, size_t s, size_t e, size_t f)
 {
 	return (s * g->nex + e) * EX_MAX_FIELDS + f;
+}
+
+/* Whether field f of exercise e counts in student s's score: every field
+ * does, except an optional one left unanswered (7.4f's steps). */
+static inline bool class_counts(const class_grading *g, size_t s, size_t e, size_t f)
+{
+	return !g->ex[e]->fields[f].optional || g->answer[class_slot(g, s, e, f)] != NULL;
 }
 
 #endif

@@ -156,8 +156,14 @@ static mp_status load_path(progress *p, const char *path, char *note, size_t not
 	p->count = 0;
 	if (note && notelen)
 		note[0] = '\0';
-	if (access(path, F_OK) != 0)
-		return MP_OK;
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		return MP_OK;   /* absent (a dangling link too: the save creates its target) */
+	if (!S_ISREG(sb.st_mode)) {
+		/* a FIFO would hang the read and the save; a device is not progress */
+		snprintf(note, notelen, "%s: not a regular file (a pipe, a device or a folder); remove it", path);
+		return MP_EIO;
+	}
 	load_state ls = { .p = p };
 	char err[512];
 	mp_status st = csvr_read_file(path, PROGRESS_FILE_MAX, on_row, NULL, &ls, err, sizeof err);

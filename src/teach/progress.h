@@ -3,7 +3,10 @@
  * atomically: a temporary file in the same folder, flushed to disk, then
  * renamed over the old one, under a lock so two mixprec processes do not lose
  * each other's updates. A file that cannot be read as progress is renamed
- * aside (progress.csv.corrupt-N) and reported, never silently overwritten. */
+ * aside (progress.csv.corrupt-N) and reported, never silently overwritten.
+ * Temporary files a killed run left (progress.csv.tmp-XXXXXX) are removed by
+ * the next save; a progress file that is not a regular file (a FIFO, a
+ * device) is refused with MP_EIO, never waited on. */
 #ifndef MIXPREC_TEACH_PROGRESS_H
 #define MIXPREC_TEACH_PROGRESS_H
 

@@ -38,7 +38,7 @@ mp_status corpus_load(corpus *c, const char *path, size_t t, char *err, size_t e
 	memset(c, 0, sizeof *c);
 	char *buf;
 	size_t n;
-	mp_status st = file_read_all(path, (size_t)1 << 31, &buf, &n, err, errlen);
+	mp_status st = file_read_all(path, CORPUS_MAX_BYTES, &buf, &n, err, errlen);
 	if (st != MP_OK)
 		return st;
 	char inner[200];

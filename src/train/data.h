@@ -16,10 +16,14 @@ typedef struct {
 	size_t replaced;         /* bytes >= 128 that became '?' */
 } corpus;
 
+/* The largest training text read (checked while reading: a regular file by
+ * its size before, a device or pipe as it is read). */
+#define CORPUS_MAX_BYTES ((size_t)64 << 20)
+
 /* Loads a text file; bytes >= 128 (non-ASCII) become '?'. The last tenth is
  * held out. MP_EIO (err names the file and the reason) when it cannot be
  * read; MP_EINVAL when it is too short for a context of t + 1 characters in
- * both splits. */
+ * both splits, or larger than CORPUS_MAX_BYTES. */
 mp_status corpus_load(corpus *c, const char *path, size_t t, char *err, size_t errlen);
 /* The same from memory (copied). */
 mp_status corpus_from_text(corpus *c, const char *text, size_t n, size_t t, char *err, size_t errlen);

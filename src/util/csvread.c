@@ -16,6 +16,7 @@ typedef struct {
 	long line;          /* the line being fed */
 	long row_line;      /* where the current row started, 0 before its first field */
 	bool stop;
+	size_t rows;        /* rows delivered, the header first */
 	mp_status st;
 	long errline;
 	char why[200];
@@ -79,18 +80,46 @@ static void on_row(int c, void *data)
 	bool blank = r->count == 0 || (r->count == 1 && r->fields[0][0] == '\0');
 	if (!blank) {
 		csvr_row row = { .fields = r->fields, .count = r->count, .line = r->row_line };
+		r->rows++;
 		if (r->fn(r->ud, &row))
 			r->stop = true;
 	}
 	clear_row(r);
 }
 
+/* Feeds one line in chunks, so that a field is never buffered far beyond
+ * CSVR_MAX_FIELD before it is refused (libcsv only hands a field over when
+ * it ends). */
+static void feed(struct csv_parser *p, reader *r, const char *data, size_t n)
+{
+	for (size_t off = 0; off < n && r->st == MP_OK && !r->stop;) {
+		size_t k = n - off < 4096 ? n - off : 4096;
+		if (csv_parse(p, data + off, k, on_field, on_row, r) != k && r->st == MP_OK) {
+			r->st = MP_EPARSE;
+			r->errline = r->line;
+			snprintf(r->why, sizeof r->why, "%s",
+			         csv_error(p) == CSV_EPARSE ? "a quote inside an unquoted field, or text after a closing quote "
+			                                      "(quote the whole field and double any quote in it)"
+			                                    : csv_strerror(csv_error(p)));
+		}
+		off += k;
+		if (r->st == MP_OK && p->entry_pos > CSVR_MAX_FIELD) {
+			r->st = MP_EPARSE;
+			r->errline = r->row_line ? r->row_line : r->line;
+			snprintf(r->why, sizeof r->why, "a field longer than %u bytes", CSVR_MAX_FIELD);
+		}
+	}
+}
+
+/* A malformed header is never skipped (the next row would be taken as the
+ * header): with or without on_error it ends the parse. */
 static mp_status parse(const char *data, size_t len, csvr_row_fn fn, csvr_error_fn on_error, void *ud,
                        long *errline, char *err, size_t errlen)
 {
 	struct csv_parser p;
 	if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
 		return MP_ENOMEM;
+	csv_set_blk_size(&p, 4096);
 	reader r = { .fn = fn, .ud = ud, .line = 0 };
 	r.fields = malloc(CSVR_MAX_FIELDS * sizeof *r.fields);
 	if (!r.fields) {
@@ -106,16 +135,9 @@ static mp_status parse(const char *data, size_t len, csvr_row_fn fn, csvr_error_
 		const char *nl = memchr(data + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (data + pos)) + 1 : len - pos;
 		r.line++;
-		if (csv_parse(&p, data + pos, n, on_field, on_row, &r) != n && r.st == MP_OK) {
-			r.st = MP_EPARSE;
-			r.errline = r.line;
-			snprintf(r.why, sizeof r.why, "%s",
-			         csv_error(&p) == CSV_EPARSE ? "a quote inside an unquoted field, or text after a closing quote "
-			                                       "(quote the whole field and double any quote in it)"
-			                                     : csv_strerror(csv_error(&p)));
-		}
+		feed(&p, &r, data + pos, n);
 		pos += n;
-		if (r.st == MP_EPARSE && on_error) {
+		if (r.st == MP_EPARSE && on_error && r.rows > 0) {
 			/* report, then start afresh on the next line */
 			if (on_error(ud, r.errline, r.why)) {
 				r.stop = true;
@@ -129,6 +151,7 @@ static mp_status parse(const char *data, size_t len, csvr_row_fn fn, csvr_error_
 				free(r.fields);
 				return MP_ENOMEM;
 			}
+			csv_set_blk_size(&p, 4096);
 			clear_row(&r);
 			r.st = MP_OK;
 		}
@@ -137,7 +160,7 @@ static mp_status parse(const char *data, size_t len, csvr_row_fn fn, csvr_error_
 		r.st = MP_EPARSE;
 		r.errline = r.row_line ? r.row_line : r.line;
 		snprintf(r.why, sizeof r.why, "unterminated quoted field (it runs to the end of the file)");
-		if (on_error) {
+		if (on_error && r.rows > 0) {
 			on_error(ud, r.errline, r.why);
 			r.st = MP_OK;
 		}

@@ -1,3 +1,5 @@
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,12 +14,32 @@ mp_status file_read_all(const char *path, size_t max, char **buf, size_t *len, c
 {
 	*buf = NULL;
 	*len = 0;
-	FILE *fp = fopen(path, "rb");
+	/* a FIFO without a writer would block the open: open it without
+	 * waiting (a read then sees the end), and read blocking from there */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	FILE *fp = NULL;
+	if (fd >= 0) {
+		struct stat sb;
+		if (fstat(fd, &sb) != 0)
+			;   /* errno says why */
+		else if (S_ISDIR(sb.st_mode))
+			errno = EISDIR;
+		else if (S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size > max) {
+			/* refused before reading anything */
+			close(fd);
+			snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+			return MP_EINVAL;
+		}
+		else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0)
+			fp = fdopen(fd, "rb");
+		if (!fp)
+			close(fd);
+	}
 	if (!fp) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return MP_EIO;
 	}
-	size_t cap = 1 << 16, n = 0;
+	size_t cap = max < (1 << 16) ? max + 1 : 1 << 16, n = 0;
 	char *b = NULL;
 	mp_status st = MP_OK;
 	for (;;) {
@@ -31,11 +53,12 @@ mp_status file_read_all(const char *path, size_t max, char **buf, size_t *len, c
 		n += fread(b + n, 1, cap - n, fp);
 		if (n < cap)
 			break;   /* end of file or an error, told apart below */
-		if (cap > max) {
+		if (n > max) {
 			st = MP_EINVAL;
 			break;
 		}
-		cap *= 2;
+		/* never more than max + 1 bytes: one past the limit tells it */
+		cap = cap > max / 2 ? max + 1 : cap * 2;
 	}
 	if (st == MP_OK && ferror(fp)) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
@@ -69,9 +92,53 @@ static char *write_target(const char *path)
 	return strdup(path);
 }
 
+mp_status file_check_target(const char *path, int flags, char *err, size_t errlen)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return MP_OK;   /* absent: created (or the folder's own error, at open) */
+	const char *why = NULL;
+	if ((flags & FILE_IN_FOLDER) && S_ISLNK(st.st_mode))
+		why = "is a symbolic link; refusing to write through it or replace it (remove it first)";
+	else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		why = strerror(EISDIR);
+	else if ((flags & FILE_IN_FOLDER) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		why = "is not a regular file (a pipe or a device); refusing to write into it (remove it first)";
+	if (why) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		return MP_EIO;
+	}
+	return MP_OK;
+}
+
+/* A device or a pipe: written into, never renamed over. A FIFO without a
+ * reader is refused (ENXIO) instead of waited on. */
+static mp_status open_direct(file_atomic *a, const char *path, char *err, size_t errlen)
+{
+	int fd = open(a->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0)
+		a->fp = fdopen(fd, "w");
+	if (!a->fp) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "%s: %s", path, e == ENXIO ? "a pipe that no process reads" : strerror(e));
+		file_atomic_abort(a);
+		return MP_EIO;
+	}
+	return MP_OK;
+}
+
 mp_status file_atomic_open(file_atomic *a, const char *path, char *err, size_t errlen)
 {
+	return file_atomic_open_flags(a, path, 0, err, errlen);
+}
+
+mp_status file_atomic_open_flags(file_atomic *a, const char *path, int flags, char *err, size_t errlen)
+{
 	memset(a, 0, sizeof *a);
+	if (file_check_target(path, flags, err, errlen) != MP_OK)
+		return MP_EIO;
 	a->path = write_target(path);
 	if (!a->path) {
 		snprintf(err, errlen, "%s: out of memory", path);
@@ -87,13 +154,7 @@ mp_status file_atomic_open(file_atomic *a, const char *path, char *err, size_t e
 		/* a device or a pipe (/dev/stdout, /dev/null, a FIFO): nothing to
 		 * replace atomically, and renaming over it would replace the node
 		 * itself (which root may do, even in /dev); write into it */
-		a->fp = fopen(a->path, "w");
-		if (!a->fp) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			file_atomic_abort(a);
-			return MP_EIO;
-		}
-		return MP_OK;
+		return open_direct(a, path, err, errlen);
 	}
 	size_t n = strlen(a->path);
 	a->tmp = malloc(n + 16);
@@ -125,6 +186,34 @@ mp_status file_atomic_open(file_atomic *a, const char *path, char *err, size_t e
 	return MP_OK;
 }
 
+/* Removes the temporary files of path that killed runs left in dir: named
+ * BASE.tmp-XXXXXX exactly (mkstemp's six letters and digits), regular files
+ * (not links) of this user. A run writing the same path at the same moment
+ * would lose its temporary file and report it; its target stays whole. */
+static void remove_stale(const char *dir, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t bl = strlen(base);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	int dfd = dirfd(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		const char *nm = e->d_name;
+		if (strlen(nm) != bl + 11 || strncmp(nm, base, bl) != 0 || strncmp(nm + bl, ".tmp-", 5) != 0)
+			continue;
+		bool ours = true;
+		for (int i = 0; i < 6; i++)
+			ours = ours && isalnum((unsigned char)nm[bl + 5 + i]);
+		struct stat st;
+		if (ours && fstatat(dfd, nm, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == geteuid())
+			unlinkat(dfd, nm, 0);
+	}
+	closedir(d);
+}
+
 mp_status file_atomic_commit(file_atomic *a, char *err, size_t errlen)
 {
 	int e = 0;
@@ -154,6 +243,7 @@ mp_status file_atomic_commit(file_atomic *a, char *err, size_t errlen)
 		fsync(dfd);
 		close(dfd);
 	}
+	remove_stale(dir, a->path);
 	free(a->tmp);
 	a->tmp = NULL;
 	file_atomic_abort(a);
@@ -182,4 +272,10 @@ const char *file_data_path(char *buf, size_t n, const char *env, const char *env
 	else
 		snprintf(buf, n, "%s/%s", MIXPREC_PKGDATADIR, installed);
 	return buf;
+}
+
+bool file_same(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
