@@ -15,17 +15,18 @@ START_TEST(buckets_and_shares)
 	/* 1 and 1.5 in [2^0, 2^1); 3 in [2^1, 2^2); 2^-26 is below half fp16's
 	 * smallest subnormal (2^-25): flushed; 2^-20 is an fp16 subnormal
 	 * (below 2^-14); 70000 is above fp16's max 65504; NaN is not counted */
-	const float x[] = { 0.0f, 1.0f, 1.5f, -3.0f, 0x1p-26f, 0x1p-20f, 70000.0f, NAN };
+	const float x[] = { 0.0f, 1.0f, 1.5f, -3.0f, 0x1p-26f, 0x1p-20f, 70000.0f, NAN, 65510.0f };
 	mag_hist h;
 	mag_hist_init(&h, fmt_get(FMT_FP16), 1.0);
 	mag_hist_add(&h, x, sizeof x / sizeof x[0], 1.0);
 	ck_assert_uint_eq(h.zero, 1);
-	ck_assert_uint_eq(h.nonzero, 6);
+	ck_assert_uint_eq(h.nonzero, 7);   /* 65510 rounds to 65504 (below 65520, the overflow edge) */
 	ck_assert_uint_eq(at(&h, 0), 2);
 	ck_assert_uint_eq(at(&h, 1), 1);
 	ck_assert_uint_eq(at(&h, -26), 1);
 	ck_assert_uint_eq(at(&h, -20), 1);
 	ck_assert_uint_eq(at(&h, 16), 1);   /* 2^16 = 65536 <= 70000 < 2^17 */
+	ck_assert_uint_eq(at(&h, 15), 1);   /* 65510 */
 	ck_assert_int_eq(h.lo, -26);
 	ck_assert_int_eq(h.hi, 16);
 	ck_assert_uint_eq(h.flushed, 1);
@@ -35,6 +36,7 @@ START_TEST(buckets_and_shares)
 	ck_assert_int_eq(mag_hist_region(&h, -20), MAG_SUBNORMAL);
 	ck_assert_int_eq(mag_hist_region(&h, 0), MAG_NORMAL);
 	ck_assert_int_eq(mag_hist_region(&h, 16), MAG_OVERFLOW);
+	ck_assert_int_eq(mag_hist_region(&h, 15), MAG_NORMAL);   /* [32768, 65536) starts below 65520 */
 }
 END_TEST
 
@@ -51,6 +53,11 @@ START_TEST(unscale_then_scale)
 	ck_assert_uint_eq(at(&h, -25), 1);
 	ck_assert_uint_eq(h.subnormal, 1);
 	ck_assert_uint_eq(h.flushed, 0);
+	/* at S = 1.5 the bucket [2^-26, 2^-25) becomes [1.5 2^-26, 1.5 2^-25):
+	 * its upper part is above half the smallest subnormal, so not flushed */
+	mag_hist_init(&h, fmt_get(FMT_FP16), 1.5);
+	ck_assert_int_eq(mag_hist_region(&h, -26), MAG_SUBNORMAL);
+	ck_assert_int_eq(mag_hist_region(&h, -27), MAG_FLUSHED);
 }
 END_TEST
 

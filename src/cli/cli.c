@@ -184,9 +184,10 @@ bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned 
 {
 	char *end;
 	errno = 0;
-	/* plain digits first (no sign, no blanks: strtoull would accept them) */
-	if (*text >= '0' && *text <= '9') {
-		*v = strtoull(text, &end, 0);
+	/* plain decimal digits first (no sign, no blanks: strtoull would accept
+	 * them; base 10, so that 010 is ten, not octal eight; 0x.. goes below) */
+	if (*text >= '0' && *text <= '9' && !(text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))) {
+		*v = strtoull(text, &end, 10);
 		if (!errno && !*end)
 			return true;
 	}

@@ -87,7 +87,6 @@ static void train_help(void)
 		printf("  %-18s%s\n", policy_preset(i)->name, policy_preset_about(i));
 }
 
-/* text from column indent, broken at spaces before column width. */
 /* MIXPREC_GPU_PROFILE=1 with --device cuda: each kernel's time in the last
  * step (every policy), largest first, on stderr. */
 static void print_gpu_profile(void)
@@ -113,6 +112,7 @@ static void print_gpu_profile(void)
 	fprintf(stderr, "%-28s %10.3f\n", "total", total);
 }
 
+/* text from column indent, broken at spaces before column width. */
 static void print_wrapped(const char *text, int indent, int width)
 {
 	int col = indent;
@@ -284,10 +284,6 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 			return CLI_USAGE;
 		if (r == 0)
 			return cli_option_error("train", c, argv);
-	}
-	if (su->cfg.model.C % su->cfg.model.NH) {
-		cli_error("train", "--heads: %zu does not divide --channels %zu", su->cfg.model.NH, su->cfg.model.C);
-		return CLI_USAGE;
 	}
 	return train_opts_agree("train", su) && train_opts_shape_ok("train", su) ? -1 : CLI_USAGE;
 }

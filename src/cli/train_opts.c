@@ -34,8 +34,14 @@ bool train_opts_real(const char *cmd, const char *opt, const char *text, double 
 static bool loss_scale_option(const char *cmd, const char *text, char *buf, size_t n, double *init)
 {
 	bool dyn = !strncmp(text, "dynamic:", 8);
-	if (!dyn && strncmp(text, "static:", 7))
-		return snprintf(buf, n, "%s", text) > 0;
+	if (!dyn && strncmp(text, "static:", 7)) {
+		if (!*text || strlen(text) >= n) {
+			cli_error(cmd, "--loss-scale: '%s' is not none, dynamic[:S] or static:S", text);
+			return false;
+		}
+		snprintf(buf, n, "%s", text);
+		return true;
+	}
 	double s;
 	if (!cli_parse_real(cmd, dyn ? "--loss-scale dynamic:S" : "--loss-scale static:S", text + (dyn ? 8 : 7), 0,
 	                    true, 1e30, &s))
@@ -214,6 +220,10 @@ bool train_opts_shape_ok(const char *cmd, const train_setup *su)
  * --channels. Sets the schedule's length. */
 bool train_opts_agree(const char *cmd, train_setup *su)
 {
+	if (su->cfg.model.C % su->cfg.model.NH) {
+		cli_error(cmd, "--heads: %zu does not divide --channels %zu", su->cfg.model.NH, su->cfg.model.C);
+		return false;
+	}
 	lr_schedule *sc = &su->cfg.sched;
 	if (su->lr_min_set && sc->kind != LR_COSINE) {
 		cli_error(cmd, "--lr-min: only a cosine schedule has a final lr (add --lr-schedule cosine)");

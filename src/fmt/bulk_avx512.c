@@ -32,7 +32,8 @@ T512 static inline __attribute__((always_inline)) vparams vparams_load(const bul
 {
 	vparams v = {
 		.min_normal = _mm512_set1_epi32((int)(p->e32_min << 23)),
-		.half_m1 = _mm512_set1_epi32((int)((1u << (p->shift - 1)) - 1u)),
+		/* fp32 (shift 0) never takes encode_fast; its accumulate still loads these */
+		.half_m1 = _mm512_set1_epi32(p->shift ? (int)((1u << (p->shift - 1)) - 1u) : 0),
 		.keep_shift = _mm512_set1_epi32((int)(32 - p->shift)),
 		.sub_scale = _mm512_set1_ps(sub_scale_of(p)),
 		.shift = _mm512_set1_epi32((int)p->shift),

@@ -3,6 +3,14 @@
 
 #include "train/hist.h"
 
+/* Where round-to-nearest overflows: max plus half its spacing (fp16: 65504 +
+ * 16 = 65520, which ties to the even 65536). */
+static double overflow_edge(const fmt_info *f)
+{
+	double max = fmt_max(f);
+	return max + ldexp(1.0, ilogb(max) - f->frac_bits - 1);
+}
+
 void mag_hist_init(mag_hist *h, const fmt_info *fmt, double scale)
 {
 	memset(h, 0, sizeof *h);
@@ -14,7 +22,8 @@ void mag_hist_init(mag_hist *h, const fmt_info *fmt, double scale)
 
 void mag_hist_add(mag_hist *h, const float *x, size_t n, double unscale)
 {
-	double half_sub = fmt_min_subnormal(h->fmt) / 2, min_normal = fmt_min_normal(h->fmt), max = fmt_max(h->fmt);
+	double half_sub = fmt_min_subnormal(h->fmt) / 2, min_normal = fmt_min_normal(h->fmt);
+	double ov = overflow_edge(h->fmt);
 	for (size_t i = 0; i < n; i++) {
 		double a = fabs((double)x[i]) / unscale;
 		if (a == 0) {
@@ -34,19 +43,20 @@ void mag_hist_add(mag_hist *h, const float *x, size_t n, double unscale)
 			h->flushed++;
 		else if (as < min_normal)
 			h->subnormal++;
-		if (as > max)
+		if (as >= ov)
 			h->overflow++;
 	}
 }
 
 mag_region mag_hist_region(const mag_hist *h, int k)
 {
-	double as = ldexp(1.0, k) * h->scale;
-	if (as < fmt_min_subnormal(h->fmt) / 2)
+	/* the bucket [2^k, 2^(k+1)) times the scale */
+	double lo = ldexp(1.0, k) * h->scale, hi = ldexp(1.0, k + 1) * h->scale;
+	if (hi <= fmt_min_subnormal(h->fmt) / 2)
 		return MAG_FLUSHED;
-	if (as < fmt_min_normal(h->fmt))
+	if (lo < fmt_min_normal(h->fmt))
 		return MAG_SUBNORMAL;
-	return as > fmt_max(h->fmt) ? MAG_OVERFLOW : MAG_NORMAL;
+	return lo >= overflow_edge(h->fmt) ? MAG_OVERFLOW : MAG_NORMAL;
 }
 
 const char *mag_region_name(mag_region r)

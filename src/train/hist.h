@@ -29,7 +29,9 @@ void mag_hist_add(mag_hist *h, const float *x, size_t n, double unscale);
 
 typedef enum { MAG_FLUSHED, MAG_SUBNORMAL, MAG_NORMAL, MAG_OVERFLOW } mag_region;
 /* Where bucket k lies in h->fmt after scaling: flushed when all of it is at
- * or below half the smallest subnormal (values above that round up to it). */
+ * or below half the smallest subnormal (values above that round up to it),
+ * subnormal when it starts below the smallest normal, overflow when it
+ * starts where round-to-nearest overflows (max + half its spacing). */
 mag_region mag_hist_region(const mag_hist *h, int k);
 const char *mag_region_name(mag_region r);
 
