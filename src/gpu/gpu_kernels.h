@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "fmt/bulk_impl.h"
+#include "train/layernorm_core.h"
 #include "util/hd.h"
 #include "util/rng.h"
 
@@ -162,27 +163,12 @@ static inline MP_HD void gpu_kernel_fold_f64(size_t j, double *out, const double
 
 /* --- layer normalisation (eps 1e-5, two passes) --- */
 
-/* row over B*T. */
+/* row over B*T: train/layernorm_core.h's row, the reductions rounded by r. */
 static inline MP_HD void gpu_kernel_layernorm_forward(size_t row, float *out, float *mean, float *rstd, const float *inp,
                                                const float *weight, const float *bias, size_t C, gpu_kernel_q r)
 {
-	const float *x = inp + row * C;
-	float *o = out + row * C;
-	float m = 0.0f;
-	for (size_t c = 0; c < C; c++)
-		m = gpu_kernel_q_round(&r, m + x[c]);
-	m = gpu_kernel_q_round(&r, m / (float)C);
-	float v = 0.0f;
-	for (size_t c = 0; c < C; c++) {
-		float d = gpu_kernel_q_round(&r, x[c] - m);
-		v = gpu_kernel_q_round(&r, v + gpu_kernel_q_round(&r, d * d));
-	}
-	v = gpu_kernel_q_round(&r, v / (float)C);
-	float s = gpu_kernel_q_round(&r, 1.0f / sqrtf(gpu_kernel_q_round(&r, v + 1e-5f)));
-	for (size_t c = 0; c < C; c++)
-		o[c] = gpu_kernel_q_round(&r, gpu_kernel_q_round(&r, x[c] - m) * s * weight[c] + bias[c]);
-	mean[row] = m;
-	rstd[row] = s;
+	layernorm_core_forward_row(out + row * C, mean + row, rstd + row, inp + row * C, weight, bias, C,
+	                           r.on ? &r.p : NULL);
 }
 
 /* row over B*T: dinp += s (g - mean(g) - n mean(g n)), g = weight dout. */
@@ -190,23 +176,8 @@ static inline MP_HD void gpu_kernel_layernorm_backward_inp(size_t row, float *di
                                                     const float *weight, const float *mean, const float *rstd,
                                                     size_t C, gpu_kernel_q r)
 {
-	const float *d = dout + row * C, *x = inp + row * C;
-	float *dx = dinp + row * C;
-	float m = mean[row], s = rstd[row];
-	float g_mean = 0.0f, gn_mean = 0.0f;
-	for (size_t c = 0; c < C; c++) {
-		float n = gpu_kernel_q_round(&r, (x[c] - m) * s);
-		float g = gpu_kernel_q_round(&r, weight[c] * d[c]);
-		g_mean = gpu_kernel_q_round(&r, g_mean + g);
-		gn_mean = gpu_kernel_q_round(&r, gn_mean + gpu_kernel_q_round(&r, g * n));
-	}
-	g_mean = gpu_kernel_q_round(&r, g_mean / (float)C);
-	gn_mean = gpu_kernel_q_round(&r, gn_mean / (float)C);
-	for (size_t c = 0; c < C; c++) {
-		float n = (x[c] - m) * s;
-		float g = weight[c] * d[c];
-		dx[c] += (g - g_mean - n * gn_mean) * s;
-	}
+	layernorm_core_backward_row(dinp + row * C, dout + row * C, inp + row * C, weight, mean[row], rstd[row], C,
+	                            r.on ? &r.p : NULL);
 }
 
 /* Column sums over many rows run in two steps, so that every thread has a

@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include "fmt/bulk.h"
+#include "fmt/bulk_impl.h"
+#include "train/layernorm_core.h"
 
 /* --- embeddings --- */
 
@@ -46,8 +48,10 @@ void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *in
 
 /* --- layer normalisation --- */
 
-/* AVX-512 twins (below, with the other SIMD code); same formulas, sums in
- * 16 lanes. */
+/* The portable and low-precision rows are train/layernorm_core.h's, which
+ * the GPU bodies run too. The AVX-512 twins (below, with the other SIMD
+ * code) have the same formulas with sums in 16 lanes and fused
+ * multiply-adds: other bits, so they keep their own loops. */
 static bool have_avx512(void);
 static void layernorm_forward_avx512(float *out, float *mean, float *rstd, const float *inp,
                                      const float *weight, const float *bias, size_t N, size_t C);
@@ -56,36 +60,35 @@ static void layernorm_backward_avx512(float *dinp, float *dweight, float *dbias,
                                       const float *rstd, size_t N, size_t C);
 static void softmax_backward_causal_avx512(float *dpre, const float *datt, const float *att, size_t T);
 
+/* The rounding of the LayerNorm reductions to f (RNE): NULL for fp32 (no
+ * rounding), else p filled. */
+static const bulk_params *layernorm_rounding(bulk_params *p, fmt_id f)
+{
+	if (f == FMT_FP32)
+		return NULL;
+	fmt_bulk_opts o = { .fmt = f, .mode = FMT_RNE };
+	bulk_params_init(p, &o);
+	return p;
+}
+
+/* The portable forward over BT rows, the statistics and output rounded to
+ * reduce (FMT_FP32: no rounding). */
+static void layernorm_forward_rows(float *out, float *mean, float *rstd, const float *inp,
+                                   const float *weight, const float *bias, size_t BT, size_t C, fmt_id reduce)
+{
+	bulk_params p;
+	const bulk_params *q = layernorm_rounding(&p, reduce);
+	for (size_t bt = 0; bt < BT; bt++)
+		layernorm_core_forward_row(out + bt * C, mean + bt, rstd + bt, inp + bt * C, weight, bias, C, q);
+}
+
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                        const float *weight, const float *bias, size_t B, size_t T, size_t C)
 {
-	if (have_avx512()) {
+	if (have_avx512())
 		layernorm_forward_avx512(out, mean, rstd, inp, weight, bias, B * T, C);
-		return;
-	}
-	const float eps = 1e-5f;
-	for (size_t bt = 0; bt < B * T; bt++) {
-		const float *x = inp + bt * C;   // (C)
-		float *o = out + bt * C;         // (C)
-		float m = 0.0f;
-		for (size_t c = 0; c < C; c++)
-			m += x[c];
-		m /= (float)C;
-		/* Two passes: the variance of the centred values does not suffer
-		 * the cancellation of E[x^2] - E[x]^2 when the stream carries a
-		 * large offset (the drift lesson adds hundreds to every channel). */
-		float v = 0.0f;
-		for (size_t c = 0; c < C; c++) {
-			float d = x[c] - m;
-			v += d * d;
-		}
-		v /= (float)C;
-		float s = 1.0f / sqrtf(v + eps);
-		for (size_t c = 0; c < C; c++)
-			o[c] = (x[c] - m) * s * weight[c] + bias[c];
-		mean[bt] = m;
-		rstd[bt] = s;
-	}
+	else
+		layernorm_forward_rows(out, mean, rstd, inp, weight, bias, B * T, C, FMT_FP32);
 }
 
 /* The portable backward over B*T rows, with the two row means (the only
@@ -639,30 +642,10 @@ void layernorm_forward_q(float *out, float *mean, float *rstd, const float *inp,
                          const float *weight, const float *bias, size_t B, size_t T, size_t C,
                          fmt_id reduce)
 {
-	if (reduce == FMT_FP32) {
+	if (reduce == FMT_FP32)
 		layernorm_forward(out, mean, rstd, inp, weight, bias, B, T, C);
-		return;
-	}
-	const float eps = 1e-5f;
-	for (size_t bt = 0; bt < B * T; bt++) {
-		const float *x = inp + bt * C;   // (C)
-		float *o = out + bt * C;         // (C)
-		float m = 0.0f;
-		for (size_t c = 0; c < C; c++)
-			m = q1(m + x[c], reduce);
-		m = q1(m / (float)C, reduce);
-		float v = 0.0f;
-		for (size_t c = 0; c < C; c++) {
-			float d = q1(x[c] - m, reduce);
-			v = q1(v + q1(d * d, reduce), reduce);
-		}
-		v = q1(v / (float)C, reduce);
-		float s = q1(1.0f / sqrtf(q1(v + eps, reduce)), reduce);
-		for (size_t c = 0; c < C; c++)
-			o[c] = q1(q1(x[c] - m, reduce) * s * weight[c] + bias[c], reduce);
-		mean[bt] = m;
-		rstd[bt] = s;
-	}
+	else
+		layernorm_forward_rows(out, mean, rstd, inp, weight, bias, B * T, C, reduce);
 }
 
 void layernorm_backward_q(float *dinp, float *dweight, float *dbias, const float *dout,
@@ -679,30 +662,18 @@ static void layernorm_backward_rows(float *dinp, float *dweight, float *dbias, c
                                     const float *inp, const float *weight, const float *mean,
                                     const float *rstd, size_t BT, size_t C, fmt_id reduce)
 {
+	bulk_params p;
+	const bulk_params *q = layernorm_rounding(&p, reduce);
 	for (size_t bt = 0; bt < BT; bt++) {
 		const float *d = dout + bt * C;  // (C)
 		const float *x = inp + bt * C;   // (C)
-		float *dx = dinp + bt * C;       // (C)
 		float m = mean[bt], s = rstd[bt];
-		/* With n = (x - m) s and g = weight * dout, the Jacobian of the
-		 * normalisation gives dx = s (g - mean(g) - n mean(g n)). */
-		float g_mean = 0.0f, gn_mean = 0.0f;
-		for (size_t c = 0; c < C; c++) {
-			float n = q1((x[c] - m) * s, reduce);
-			float g = q1(weight[c] * d[c], reduce);
-			g_mean = q1(g_mean + g, reduce);
-			gn_mean = q1(gn_mean + q1(g * n, reduce), reduce);
-		}
-		g_mean = q1(g_mean / (float)C, reduce);
-		gn_mean = q1(gn_mean / (float)C, reduce);
 		/* the per-channel gradients are elementwise, not reductions: fp32 */
 		for (size_t c = 0; c < C; c++) {
-			float n = (x[c] - m) * s;
-			float g = weight[c] * d[c];
 			dbias[c] += d[c];
-			dweight[c] += n * d[c];
-			dx[c] += (g - g_mean - n * gn_mean) * s;
+			dweight[c] += (x[c] - m) * s * d[c];
 		}
+		layernorm_core_backward_row(dinp + bt * C, d, x, weight, m, s, C, q);
 	}
 }
 
