@@ -320,16 +320,9 @@ static int write_sheets(const lab_opts *o, const class_student *stu, const ex_ex
 	return rc;
 }
 
+/* Writes the sheets, answer templates and key of o (cmd_lab checked --out and the arguments). */
 static int lab_new(const lab_opts *o)
 {
-	if (!o->out) {
-		cli_error("lab", "--out DIR is required");
-		return CLI_USAGE;
-	}
-	if (o->nwords > 1) {
-		cli_error("lab", "unexpected argument '%s'", o->words[1]);
-		return CLI_USAGE;
-	}
 	ex_set set;
 	int rc = cli_load_exercises("lab", o->dir, &set, false);
 	if (rc != CLI_OK)
@@ -460,6 +453,14 @@ int cmd_lab(int argc, char **argv)
 	/* the sheets print the seed in code spans and in a command to copy */
 	if (!cli_course_seed_printable("lab", o.seed == ex_course_seed(NULL) ? "MIXPREC_COURSE_SEED" : "--course-seed", o.seed))
 		return CLI_USAGE;
+	if (!o.out) {
+		cli_error("lab", "--out DIR is required");
+		return CLI_USAGE;
+	}
+	if (o.nwords > 1) {
+		cli_error("lab", "unexpected argument '%s'", o.words[1]);
+		return CLI_USAGE;
+	}
 	rc = lab_new(&o);
 	return cli_flush_stdout("lab") ? rc : CLI_ENV;
 }
@@ -601,6 +602,28 @@ static bool close_out(const char *path, file_atomic *a, bool commit)
 	return true;
 }
 
+/* Whether --out and --summary are two different files, neither an input
+ * (reported when not). */
+static bool outputs_ok(const lab_opts *o)
+{
+	if (o->summary && !strcmp(o->summary, o->out ? o->out : "-")) {
+		/* both would be renamed onto one path (or mixed on stdout): one table lost */
+		cli_error("grade", "--summary: '%s' is also where the grades go (--out); give another file", o->summary);
+		return false;
+	}
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i <= o->nwords; i++) {
+			const char *out = k ? o->summary : o->out, *in = i < o->nwords ? o->words[i] : o->roster;
+			if (out && strcmp(out, "-") && file_same(out, in)) {
+				/* by device and inode: another name or a link is the same file */
+				cli_error("grade", "%s: '%s' is %s '%s', an input; give another file", k ? "--summary" : "--out",
+				          out, i < o->nwords ? "the submission" : "the roster", in);
+				return false;
+			}
+		}
+	return true;
+}
+
 int cmd_grade(int argc, char **argv)
 {
 	lab_opts o;
@@ -611,21 +634,8 @@ int cmd_grade(int argc, char **argv)
 		cli_error("grade", "needs at least one SUBMISSION.csv");
 		return CLI_USAGE;
 	}
-	if (o.summary && !strcmp(o.summary, o.out ? o.out : "-")) {
-		/* both would be renamed onto one path (or mixed on stdout): one table lost */
-		cli_error("grade", "--summary: '%s' is also where the grades go (--out); give another file", o.summary);
+	if (!outputs_ok(&o))
 		return CLI_USAGE;
-	}
-	for (int k = 0; k < 2; k++)
-		for (size_t i = 0; i <= o.nwords; i++) {
-			const char *out = k ? o.summary : o.out, *in = i < o.nwords ? o.words[i] : o.roster;
-			if (out && strcmp(out, "-") && file_same(out, in)) {
-				/* by device and inode: another name or a link is the same file */
-				cli_error("grade", "%s: '%s' is %s '%s', an input; give another file", k ? "--summary" : "--out",
-				          out, i < o.nwords ? "the submission" : "the roster", in);
-				return CLI_USAGE;
-			}
-		}
 	ex_set set;
 	if ((rc = cli_load_exercises("grade", o.dir, &set, false)) != CLI_OK)
 		return rc;
