@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "teach/class_report.h"
 #include "teach/classroom.h"
 #include "teach/exercise.h"
 #include "teach/lesson.h"
@@ -319,16 +320,9 @@ static int write_sheets(const lab_opts *o, const class_student *stu, const ex_ex
 	return rc;
 }
 
+/* Writes the sheets, answer templates and key of o (cmd_lab checked --out and the arguments). */
 static int lab_new(const lab_opts *o)
 {
-	if (!o->out) {
-		cli_error("lab", "--out DIR is required");
-		return CLI_USAGE;
-	}
-	if (o->nwords > 1) {
-		cli_error("lab", "unexpected argument '%s'", o->words[1]);
-		return CLI_USAGE;
-	}
 	ex_set set;
 	int rc = cli_load_exercises("lab", o->dir, &set, false);
 	if (rc != CLI_OK)
@@ -459,182 +453,116 @@ int cmd_lab(int argc, char **argv)
 	/* the sheets print the seed in code spans and in a command to copy */
 	if (!cli_course_seed_printable("lab", o.seed == ex_course_seed(NULL) ? "MIXPREC_COURSE_SEED" : "--course-seed", o.seed))
 		return CLI_USAGE;
+	if (!o.out) {
+		cli_error("lab", "--out DIR is required");
+		return CLI_USAGE;
+	}
+	if (o.nwords > 1) {
+		cli_error("lab", "unexpected argument '%s'", o.words[1]);
+		return CLI_USAGE;
+	}
 	rc = lab_new(&o);
 	return cli_flush_stdout("lab") ? rc : CLI_ENV;
 }
 
 /* ---- grade ---------------------------------------------------------------------- */
 
-/* The most common wrong answer of field f of exercise e, as typed (trimmed). */
-static const char *most_common_wrong(const class_grading *g, size_t e, size_t f, size_t *count)
+static void grade_row(csvw *w, const class_student *st, const char *exercise, const class_sheet_row *row)
 {
-	const char *best = NULL;
-	*count = 0;
-	for (size_t s = 0; s < g->roster->count; s++) {
-		size_t k = class_slot(g, s, e, f);
-		if (g->verdict[k] == EX_CORRECT || !g->answer[k])
-			continue;
-		size_t n = 0;
-		for (size_t t = 0; t < g->roster->count; t++) {
-			size_t j = class_slot(g, t, e, f);
-			n += g->verdict[j] != EX_CORRECT && g->answer[j] && strcmp(g->answer[j], g->answer[k]) == 0;
-		}
-		if (n > *count) {
-			*count = n;
-			best = g->answer[k];
-		}
-	}
-	return best;
+	csvw_field(w, st->id);
+	csvw_field(w, st->name);
+	csvw_field(w, exercise);
+	csvw_fieldf(w, "%.3f", row->score);
+	csvw_fieldf(w, "%zu", row->correct);
+	csvw_fieldf(w, "%zu", row->fields);
+	csvw_field(w, row->feedback);
+	csvw_end_row(w);
 }
 
-/* The mistake most students made in field f of exercise e (grouped by its
- * tag, the same for every variant); *example gets one such student's
- * feedback, which shows the mistake with that student's numbers. */
-static const char *most_common_mistake(const class_grading *g, size_t e, size_t f, size_t *count,
-                                       const char **example)
-{
-	const char *best = NULL;
-	*count = 0;
-	*example = NULL;
-	for (size_t s = 0; s < g->roster->count; s++) {
-		size_t k = class_slot(g, s, e, f);
-		const char *tag = g->mistake[k];
-		if (tag == NULL)
-			continue;
-		size_t n = 0;
-		for (size_t t = 0; t < g->roster->count; t++)
-			n += g->mistake[class_slot(g, t, e, f)] == tag;
-		if (n > *count) {
-			*count = n;
-			best = tag;
-			*example = g->feedback[k];
-		}
-	}
-	return best;
-}
-
-static void write_grades(csvw *w, const class_grading *g, size_t *all_right)
+static void write_grades(csvw *w, const class_report *r, const class_grading *g)
 {
 	csvw_header(w, "student_id,name,exercise,score,correct,fields,feedback");
-	*all_right = 0;
-	for (size_t s = 0; s < g->roster->count; s++) {
+	for (size_t s = 0; s < r->nstudents; s++) {
 		const class_student *st = &g->roster->students[s];
-		size_t tc = 0, tf = 0;
-		for (size_t e = 0; e < g->nex; e++) {
-			const ex_exercise *ex = g->ex[e];
-			size_t c = 0, nf = 0;
-			char fb[4096] = "";
-			for (size_t f = 0; f < ex->nfields; f++) {
-				size_t k = class_slot(g, s, e, f);
-				if (!class_counts(g, s, e, f))
-					continue;
-				nf++;
-				if (g->verdict[k] == EX_CORRECT)
-					c++;
-				else if (g->feedback[k])
-					snprintf(fb + strlen(fb), sizeof fb - strlen(fb), "%s%s", fb[0] ? " | " : "", g->feedback[k]);
-			}
-			csvw_field(w, st->id);
-			csvw_field(w, st->name);
-			csvw_field(w, ex->id);
-			csvw_fieldf(w, "%.3f", nf ? (double)c / (double)nf : 0.0);
-			csvw_fieldf(w, "%zu", c);
-			csvw_fieldf(w, "%zu", nf);
-			csvw_field(w, fb);
-			csvw_end_row(w);
-			tc += c;
-			tf += nf;
-		}
-		csvw_field(w, st->id);
-		csvw_field(w, st->name);
-		csvw_field(w, "total");
-		csvw_fieldf(w, "%.3f", tf ? (double)tc / (double)tf : 0.0);
-		csvw_fieldf(w, "%zu", tc);
-		csvw_fieldf(w, "%zu", tf);
-		csvw_field(w, "");
-		csvw_end_row(w);
-		*all_right += tc == tf;
+		for (size_t e = 0; e < r->nex; e++)
+			grade_row(w, st, g->ex[e]->id, class_report_sheet(r, s, e));
+		grade_row(w, st, "total", &r->total[s]);
 	}
+}
+
+/* text with control characters as '?', cut to fit buf; utf8: a cut inside a
+ * UTF-8 sequence drops its leading bytes, and DEL is a control character */
+static void shown_text(char *buf, size_t size, const char *text, bool utf8)
+{
+	snprintf(buf, size, "%s", text);
+	size_t len = strlen(buf);
+	if (utf8 && len == size - 1) {
+		size_t k = len;
+		while (k > 0 && ((unsigned char)buf[k - 1] & 0xc0) == 0x80)
+			k--;
+		if (k > 0 && ((unsigned char)buf[k - 1] & 0xc0) == 0xc0)
+			buf[k - 1] = '\0';
+	}
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 || (utf8 && (unsigned char)*p == 0x7f))
+			*p = '?';
+}
+
+/* One field's lines of the class table. */
+static void print_field(FILE *fp, const class_field_row *x, const char *name)
+{
+	char shown[48];
+	shown_text(shown, sizeof shown, x->wrong ? x->wrong : "", false);
+	fprintf(fp, "%-10s %-18s %4zu/%-4zu %7.0f%%  %s", "", name, x->correct, x->students,
+	        class_report_percent(x->correct, x->students), shown);
+	if (x->wrong)
+		fprintf(fp, " (%zu)", x->wrong_count);
+	fputc('\n', fp);
+	if (x->mistake) {
+		char ex_text[300];
+		shown_text(ex_text, sizeof ex_text, x->mistake_example, true);
+		fprintf(fp, "%-10s %-18s %zu made this mistake, e.g. \"%s\"\n", "", "", x->mistake_count, ex_text);
+	}
+}
+
+static void summary_row(csvw *sw, const char *exercise, const char *field, size_t students, size_t correct,
+                        double rate)
+{
+	csvw_field(sw, exercise);
+	csvw_field(sw, field);
+	csvw_fieldf(sw, "%zu", students);
+	csvw_fieldf(sw, "%zu", correct);
+	csvw_fieldf(sw, "%.3f", rate);
 }
 
 /* The class summary: a table on fp, and a CSV when sw is not NULL. */
-static void summarise(FILE *fp, csvw *sw, const class_grading *g)
+static void summarise(FILE *fp, csvw *sw, const class_report *r, const class_grading *g)
 {
-	size_t n = g->roster->count;
 	if (sw)
 		csvw_header(sw, "exercise,field,students,correct,success_rate,common_wrong_answer,common_wrong_count,"
 		                "common_mistake,common_mistake_count");
 	fprintf(fp, "%-10s %-18s %9s %8s  %s\n", "exercise", "field", "correct", "success", "most common wrong answer");
-	for (size_t e = 0; e < g->nex; e++) {
+	for (size_t e = 0; e < r->nex; e++) {
 		const ex_exercise *ex = g->ex[e];
-		size_t solved = 0;
-		for (size_t s = 0; s < n; s++) {
-			bool all = true;
-			for (size_t f = 0; f < ex->nfields; f++)
-				all = all && (!class_counts(g, s, e, f) || g->verdict[class_slot(g, s, e, f)] == EX_CORRECT);
-			solved += all;
-		}
-		fprintf(fp, "%-10s %-18s %4zu/%-4zu %7.0f%%\n", ex->id, "(all fields)", solved, n,
-		        n ? 100.0 * (double)solved / (double)n : 0.0);
+		const class_exercise_row *x = &r->exercise[e];
+		fprintf(fp, "%-10s %-18s %4zu/%-4zu %7.0f%%\n", ex->id, "(all fields)", x->solved, x->students,
+		        class_report_percent(x->solved, x->students));
 		if (sw) {
-			csvw_field(sw, ex->id);
-			csvw_field(sw, "");
-			csvw_fieldf(sw, "%zu", n);
-			csvw_fieldf(sw, "%zu", solved);
-			csvw_fieldf(sw, "%.3f", n ? (double)solved / (double)n : 0.0);
-			csvw_field(sw, "");
-			csvw_field(sw, "");
-			csvw_field(sw, "");
-			csvw_field(sw, "");
+			summary_row(sw, ex->id, "", x->students, x->solved, x->rate);
+			for (int k = 0; k < 4; k++)
+				csvw_field(sw, "");
 			csvw_end_row(sw);
 		}
-		for (size_t f = 0; f < ex->nfields; f++) {
-			size_t right = 0, cnt, asked = 0;   /* asked: students whose field counts */
-			for (size_t s = 0; s < n; s++) {
-				asked += class_counts(g, s, e, f);
-				right += class_counts(g, s, e, f) && g->verdict[class_slot(g, s, e, f)] == EX_CORRECT;
-			}
-			const char *wrong = most_common_wrong(g, e, f, &cnt);
-			char shown[48];
-			snprintf(shown, sizeof shown, "%s", wrong ? wrong : "");
-			for (char *p = shown; *p; p++)
-				if ((unsigned char)*p < 0x20)
-					*p = '?';
-			fprintf(fp, "%-10s %-18s %4zu/%-4zu %7.0f%%  %s", "", ex->fields[f].name, right, asked,
-			        asked ? 100.0 * (double)right / (double)asked : 0.0, shown);
-			if (wrong)
-				fprintf(fp, " (%zu)", cnt);
-			fputc('\n', fp);
-			size_t mcnt;
-			const char *example;
-			const char *tag = most_common_mistake(g, e, f, &mcnt, &example);
-			if (tag) {
-				char ex_text[300];
-				snprintf(ex_text, sizeof ex_text, "%s", example ? example : tag);
-				/* a cut inside a UTF-8 sequence: drop its leading bytes */
-				size_t len = strlen(ex_text);
-				if (len == sizeof ex_text - 1) {
-					size_t k = len;
-					while (k > 0 && ((unsigned char)ex_text[k - 1] & 0xc0) == 0x80)
-						k--;
-					if (k > 0 && ((unsigned char)ex_text[k - 1] & 0xc0) == 0xc0)
-						ex_text[k - 1] = '\0';
-				}
-				for (char *p = ex_text; *p; p++)
-					if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
-						*p = '?';
-				fprintf(fp, "%-10s %-18s %zu made this mistake, e.g. \"%s\"\n", "", "", mcnt, ex_text);
-			}
+		for (size_t i = x->first; i < x->first + x->count; i++) {
+			const class_field_row *fr = &r->fields[i];
+			const char *name = ex->fields[fr->field].name;
+			print_field(fp, fr, name);
 			if (sw) {
-				csvw_field(sw, ex->id);
-				csvw_field(sw, ex->fields[f].name);
-				csvw_fieldf(sw, "%zu", asked);
-				csvw_fieldf(sw, "%zu", right);
-				csvw_fieldf(sw, "%.3f", asked ? (double)right / (double)asked : 0.0);
-				csvw_field(sw, wrong ? wrong : "");
-				csvw_fieldf(sw, "%zu", wrong ? cnt : 0);
-				csvw_field(sw, tag ? (example ? example : tag) : "");
-				csvw_fieldf(sw, "%zu", tag ? mcnt : 0);
+				summary_row(sw, ex->id, name, fr->students, fr->correct, fr->rate);
+				csvw_field(sw, fr->wrong ? fr->wrong : "");
+				csvw_fieldf(sw, "%zu", fr->wrong_count);
+				csvw_field(sw, fr->mistake ? fr->mistake_example : "");
+				csvw_fieldf(sw, "%zu", fr->mistake_count);
 				csvw_end_row(sw);
 			}
 		}
@@ -674,6 +602,28 @@ static bool close_out(const char *path, file_atomic *a, bool commit)
 	return true;
 }
 
+/* Whether --out and --summary are two different files, neither an input
+ * (reported when not). */
+static bool outputs_ok(const lab_opts *o)
+{
+	if (o->summary && !strcmp(o->summary, o->out ? o->out : "-")) {
+		/* both would be renamed onto one path (or mixed on stdout): one table lost */
+		cli_error("grade", "--summary: '%s' is also where the grades go (--out); give another file", o->summary);
+		return false;
+	}
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i <= o->nwords; i++) {
+			const char *out = k ? o->summary : o->out, *in = i < o->nwords ? o->words[i] : o->roster;
+			if (out && strcmp(out, "-") && file_same(out, in)) {
+				/* by device and inode: another name or a link is the same file */
+				cli_error("grade", "%s: '%s' is %s '%s', an input; give another file", k ? "--summary" : "--out",
+				          out, i < o->nwords ? "the submission" : "the roster", in);
+				return false;
+			}
+		}
+	return true;
+}
+
 int cmd_grade(int argc, char **argv)
 {
 	lab_opts o;
@@ -684,21 +634,8 @@ int cmd_grade(int argc, char **argv)
 		cli_error("grade", "needs at least one SUBMISSION.csv");
 		return CLI_USAGE;
 	}
-	if (o.summary && !strcmp(o.summary, o.out ? o.out : "-")) {
-		/* both would be renamed onto one path (or mixed on stdout): one table lost */
-		cli_error("grade", "--summary: '%s' is also where the grades go (--out); give another file", o.summary);
+	if (!outputs_ok(&o))
 		return CLI_USAGE;
-	}
-	for (int k = 0; k < 2; k++)
-		for (size_t i = 0; i <= o.nwords; i++) {
-			const char *out = k ? o.summary : o.out, *in = i < o.nwords ? o.words[i] : o.roster;
-			if (out && strcmp(out, "-") && file_same(out, in)) {
-				/* by device and inode: another name or a link is the same file */
-				cli_error("grade", "%s: '%s' is %s '%s', an input; give another file", k ? "--summary" : "--out",
-				          out, i < o.nwords ? "the submission" : "the roster", in);
-				return CLI_USAGE;
-			}
-		}
 	ex_set set;
 	if ((rc = cli_load_exercises("grade", o.dir, &set, false)) != CLI_OK)
 		return rc;
@@ -706,6 +643,7 @@ int cmd_grade(int argc, char **argv)
 	size_t nex = 0;
 	class_roster roster = { 0 };
 	class_grading g = { 0 };
+	class_report rep = { 0 };
 	ex_diags d = { 0 };
 	bool input_problem = false;
 	if ((rc = select_exercises("grade", &set, o.list, &ex, &nex)) != CLI_OK)
@@ -748,6 +686,11 @@ int cmd_grade(int argc, char **argv)
 		cli_error("grade", "%s", err);
 		input_problem = true;
 	}
+	if (class_report_build(&rep, &g) != MP_OK) {
+		cli_error("grade", "out of memory");
+		rc = CLI_ENV;
+		goto done;
+	}
 	file_atomic ga = { 0 }, sa = { 0 };
 	FILE *gfp, *sfp = NULL;
 	if (!open_out(o.out, &ga, &gfp)) {
@@ -761,15 +704,14 @@ int cmd_grade(int argc, char **argv)
 	}
 	csvw gw, sw;
 	csvw_init(&gw, gfp);
-	size_t all_right;
-	write_grades(&gw, &g, &all_right);
+	write_grades(&gw, &rep, &g);
 	if (sfp)
 		csvw_init(&sw, sfp);
 	FILE *table = gfp == stdout ? stderr : stdout;
 	fprintf(table, "Graded %zu student%s on %zu exercise%s from %zu file%s; %zu answered everything right.\n",
 	        roster.count, roster.count == 1 ? "" : "s", nex, nex == 1 ? "" : "s", o.nwords,
-	        o.nwords == 1 ? "" : "s", all_right);
-	summarise(table, sfp ? &sw : NULL, &g);
+	        o.nwords == 1 ? "" : "s", rep.all_right);
+	summarise(table, sfp ? &sw : NULL, &rep, &g);
 	bool gok = csvw_ok(&gw), sok = !sfp || csvw_ok(&sw), ok = gok && sok;
 	/* a file whose own write failed goes through commit, which reports why
 	 * and leaves the old file in place; a good one is dropped silently when
@@ -779,8 +721,9 @@ int cmd_grade(int argc, char **argv)
 	if (!closed || !ok)
 		rc = CLI_ENV;
 	if (rc == CLI_OK)
-		rc = input_problem ? CLI_USAGE : all_right < roster.count ? CLI_WRONG : CLI_OK;
+		rc = input_problem ? CLI_USAGE : rep.all_right < roster.count ? CLI_WRONG : CLI_OK;
 done:
+	class_report_free(&rep);
 	class_grading_free(&g);
 	class_roster_free(&roster);
 	free(ex);
