@@ -15,6 +15,7 @@
 #include "gpu/gpu_trainer.h"
 #include "fmt/decode.h"
 #include "train/train.h"
+#include "train/train_csv.h"
 #include "util/csvout.h"
 
 void openblas_set_num_threads(int num_threads);
@@ -147,25 +148,6 @@ static int list_presets(void)
 	return cli_flush_stdout("train") ? CLI_OK : CLI_ENV;
 }
 
-static void csv_row(csvw *w, const char *policy, const train_stats *s)
-{
-	csvw_fieldf(w, "%zu", s->step);
-	csvw_field(w, policy);
-	csvw_fieldf(w, "%.6f", s->loss);
-	if (isnan(s->val_loss))
-		csvw_field(w, "");
-	else
-		csvw_fieldf(w, "%.6f", s->val_loss);
-	csvw_fieldf(w, "%.6g", s->grad_norm);
-	csvw_fieldf(w, "%.6g", s->loss_scale);
-	csvw_field(w, s->skipped ? "1" : "0");
-	csvw_fieldf(w, "%.6g", s->underflow_frac);
-	csvw_fieldf(w, "%.6g", s->lost_update_frac);
-	csvw_fieldf(w, "%.6g", s->resid_lost_frac);
-	csvw_fieldf(w, "%.3f", s->ms);
-	csvw_end_row(w);
-}
-
 static const char *status_text(mp_status st)
 {
 	return mp_status_message(st);
@@ -295,8 +277,7 @@ static int open_csv(const char *path, file_atomic *out, FILE **fp, csvw *w)
 	if (!cli_out_open("train", "--csv", path, out, fp))
 		return CLI_ENV;
 	csvw_init(w, *fp);
-	csvw_header(w, "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,"
-	               "lost_update_frac,resid_lost_frac,ms");
+	train_csv_header(w);
 	return CLI_OK;
 }
 
@@ -365,7 +346,7 @@ int cmd_train(int argc, char **argv)
 			if (!isnan(last[i].val_loss))
 				last_val[i] = last[i].val_loss;
 			if (fp) {
-				csv_row(&w, pols[i].name, &last[i]);
+				train_csv_row(&w, pols[i].name, &last[i]);
 				if (fflush(fp) != 0 || ferror(fp)) {
 					cli_error("train", "--csv: writing '%s' failed: %s", csv_path, strerror(errno ? errno : EIO));
 					rc = CLI_ENV;
