@@ -56,6 +56,8 @@ static void train_help(void)
 	       "  --batch B, --context T, --layers L, --heads H, --channels C\n"
 	       "                     shape (defaults %zu, %zu, %zu, %zu, %zu); budget's\n"
 	       "                     names --micro-batch, --seq, --hidden are aliases\n"
+	       "  --preset NAME      a named shape (below); --batch, --context, --layers,\n"
+	       "                     --heads, --channels, --eval-every given too win\n"
 	       "  --eval-every N     held-out loss every N steps (default %zu; 0 = never)\n"
 	       "  --resid-offset V   add V to the residual stream after the embeddings (it\n"
 	       "                     must fit in fp32 and in each policy's residual format)\n"
@@ -81,9 +83,12 @@ static void train_help(void)
 	       "written. With --device cuda, MIXPREC_GPU_SYNC=1 checks every kernel launch\n"
 	       "(naming a kernel that faults) and MIXPREC_GPU_PROFILE=1 prints each kernel's\n"
 	       "time in the last step.\n\n"
-	       "Presets:\n",
+	       "Shapes (--preset NAME; tiny is the TUI labs' z):\n",
 	       d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every);
+	for (size_t i = 0; i < TRAIN_SHAPE_COUNT; i++)
+		printf("  %-18s%s\n", train_shape_get((train_shape_id)i)->name, train_shape_get((train_shape_id)i)->about);
+	printf("\nPresets:\n");
 	for (size_t i = 0; i < policy_preset_count(); i++)
 		printf("  %-18s%s\n", policy_preset(i)->name, policy_preset_about(i));
 }

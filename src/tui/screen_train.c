@@ -12,6 +12,7 @@
 #include "train/policy.h"
 #include "gpu/gpu.h"
 #include "train/train.h"
+#include "train/shape.h"
 #include "train/train_csv.h"
 #include "tui/plotview.h"
 #include "tui/screens.h"
@@ -156,19 +157,14 @@ static void free_run(train_lab *t)
 	t->px = t->py = NULL;
 }
 
-/* The tiny shape trains a step in milliseconds: enough to watch the curves.
+/* The tiny shape (train/shape.c, train --preset tiny) trains a step in
+ * milliseconds: enough to watch the curves.
  * Otherwise the default, or the options the lab was opened with. */
 static train_config shape_config(const train_lab *t, bool tiny)
 {
 	train_config c = t->have_args ? t->args.cfg : train_config_default();
-	if (tiny) {
-		c.model.L = 1;
-		c.model.C = 32;
-		c.model.NH = 2;
-		c.B = 4;
-		c.t = 32;
-		c.eval_every = 0;
-	}
+	if (tiny)
+		train_shape_apply(train_shape_get(TRAIN_SHAPE_TINY), &c, 0);
 	return c;
 }
 
