@@ -1813,5 +1813,48 @@ out_has "grade: the optional field is rated over those who answered it" "steps  
 grep -q '^s1,A,7.4f,1.000,1,1,' "$tmp/opt-g.csv" && ok "grade: the optional field is not in the score" \
 	|| bad "grade: the optional field is not in the score" "$(grep '^s1,A,7.4f' "$tmp/opt-g.csv")"
 
+# train --preset tiny: the TUI labs' tiny model (train/shape.c). Its
+# parameters by hand, V = T = 128 (the model's own), C = 32, L = 1: wte and
+# wpe 2 x 128 x 32 = 8192; a layer 2C + 3C^2 + 3C + C^2 + C + 2C + 4C^2 + 4C
+# + 4C^2 + C = 12 x 1024 + 13 x 32 = 12704; lnf 2C = 64; 20960 in all
+run train --preset tiny --steps 1
+expect_rc "train --preset tiny" 0
+out_line "train --preset tiny: the tiny shape in the summary" \
+	"train: 1 steps, batch 4 x 32, 1 layers, 2 heads, 32 channels, 20960 parameters"
+# no held-out loss in 100 steps (the default --eval-every 100 has one), unless
+# --eval-every is given, even before --preset: steps 49 and 99
+run train --preset tiny --steps 100 --csv -
+n=$(awk -F, 'NR > 1 && $4 != ""' "$tmp/out" | wc -l | tr -d ' ')
+[ "$n" = 0 ] && ok "train --preset tiny: no held-out loss" || bad "train --preset tiny: no held-out loss" "$n rows"
+run train --eval-every 50 --preset tiny --steps 100 --csv -
+n=$(awk -F, 'NR > 1 && $4 != ""' "$tmp/out" | wc -l | tr -d ' ')
+[ "$n" = 2 ] && ok "train --eval-every 50 --preset tiny: 2 held-out losses" \
+	|| bad "train --eval-every 50 --preset tiny: 2 held-out losses" "$n rows"
+# a shape option wins over the preset whichever comes first: 2 layers add
+# one layer's 12704 parameters
+run train --layers 2 --preset tiny --steps 1
+out_line "train --layers 2 --preset tiny: --layers kept" \
+	"train: 1 steps, batch 4 x 32, 2 layers, 2 heads, 32 channels, 33664 parameters"
+run gradhist --preset tiny --steps 1
+expect_rc "gradhist --preset tiny" 0
+out_has "gradhist --preset tiny: the tiny model's 20960 parameters" "20960 parameters"
+# the Training lab's tiny run (z's shape, as the lab opens) is train --preset
+# tiny: its export equals the command's CSV, ms aside
+printf 'keys j Space n C-u\ntype 5\nkeys Enter f C-u\ntype %s\nkeys Enter s\nwait\nkeys e\n' \
+	"$tmp/lab-tiny.csv" >"$tmp/lab-tiny.keys"
+XDG_STATE_HOME=$tmp/lab-state "$MIXPREC" tui --keys "$tmp/lab-tiny.keys" --dump "$tmp/lab-tiny.out" \
+	--start train </dev/null >/dev/null 2>&1
+cut -d, -f1-10 "$tmp/lab-tiny.csv" >"$tmp/lab-tiny10.csv" 2>/dev/null
+run train --preset tiny --policy fp32,bf16-mixed --steps 5 --csv -
+cut -d, -f1-10 "$tmp/out" >"$tmp/cmd-tiny10.csv"
+if [ -s "$tmp/lab-tiny10.csv" ] && cmp -s "$tmp/lab-tiny10.csv" "$tmp/cmd-tiny10.csv"; then
+	ok "the Training lab's tiny export is train --preset tiny's CSV"
+else
+	bad "the Training lab's tiny export is train --preset tiny's CSV" \
+		"$(diff "$tmp/lab-tiny10.csv" "$tmp/cmd-tiny10.csv" 2>&1 | head -4)"
+fi
+run train --preset huge --steps 1
+usage_error "train --preset huge" "--preset" "huge" "known: tiny"
+
 # ---------------------------------------------------------------------------
 finish

@@ -15,6 +15,7 @@
 #include "gpu/gpu_trainer.h"
 #include "fmt/decode.h"
 #include "train/train.h"
+#include "train/train_csv.h"
 #include "util/csvout.h"
 
 void openblas_set_num_threads(int num_threads);
@@ -55,6 +56,8 @@ static void train_help(void)
 	       "  --batch B, --context T, --layers L, --heads H, --channels C\n"
 	       "                     shape (defaults %zu, %zu, %zu, %zu, %zu); budget's\n"
 	       "                     names --micro-batch, --seq, --hidden are aliases\n"
+	       "  --preset NAME      a named shape (below); --batch, --context, --layers,\n"
+	       "                     --heads, --channels, --eval-every given too win\n"
 	       "  --eval-every N     held-out loss every N steps (default %zu; 0 = never)\n"
 	       "  --resid-offset V   add V to the residual stream after the embeddings (it\n"
 	       "                     must fit in fp32 and in each policy's residual format)\n"
@@ -80,9 +83,12 @@ static void train_help(void)
 	       "written. With --device cuda, MIXPREC_GPU_SYNC=1 checks every kernel launch\n"
 	       "(naming a kernel that faults) and MIXPREC_GPU_PROFILE=1 prints each kernel's\n"
 	       "time in the last step.\n\n"
-	       "Presets:\n",
+	       "Shapes (--preset NAME; tiny is the TUI labs' z):\n",
 	       d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every);
+	for (size_t i = 0; i < TRAIN_SHAPE_COUNT; i++)
+		printf("  %-18s%s\n", train_shape_get((train_shape_id)i)->name, train_shape_get((train_shape_id)i)->about);
+	printf("\nPresets:\n");
 	for (size_t i = 0; i < policy_preset_count(); i++)
 		printf("  %-18s%s\n", policy_preset(i)->name, policy_preset_about(i));
 }
@@ -145,25 +151,6 @@ static int list_presets(void)
 		print_wrapped(parts, 18, 80);
 	}
 	return cli_flush_stdout("train") ? CLI_OK : CLI_ENV;
-}
-
-static void csv_row(csvw *w, const char *policy, const train_stats *s)
-{
-	csvw_fieldf(w, "%zu", s->step);
-	csvw_field(w, policy);
-	csvw_fieldf(w, "%.6f", s->loss);
-	if (isnan(s->val_loss))
-		csvw_field(w, "");
-	else
-		csvw_fieldf(w, "%.6f", s->val_loss);
-	csvw_fieldf(w, "%.6g", s->grad_norm);
-	csvw_fieldf(w, "%.6g", s->loss_scale);
-	csvw_field(w, s->skipped ? "1" : "0");
-	csvw_fieldf(w, "%.6g", s->underflow_frac);
-	csvw_fieldf(w, "%.6g", s->lost_update_frac);
-	csvw_fieldf(w, "%.6g", s->resid_lost_frac);
-	csvw_fieldf(w, "%.3f", s->ms);
-	csvw_end_row(w);
 }
 
 static const char *status_text(mp_status st)
@@ -295,8 +282,7 @@ static int open_csv(const char *path, file_atomic *out, FILE **fp, csvw *w)
 	if (!cli_out_open("train", "--csv", path, out, fp))
 		return CLI_ENV;
 	csvw_init(w, *fp);
-	csvw_header(w, "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,"
-	               "lost_update_frac,resid_lost_frac,ms");
+	train_csv_header(w);
 	return CLI_OK;
 }
 
@@ -365,7 +351,7 @@ int cmd_train(int argc, char **argv)
 			if (!isnan(last[i].val_loss))
 				last_val[i] = last[i].val_loss;
 			if (fp) {
-				csv_row(&w, pols[i].name, &last[i]);
+				train_csv_row(&w, pols[i].name, &last[i]);
 				if (fflush(fp) != 0 || ferror(fp)) {
 					cli_error("train", "--csv: writing '%s' failed: %s", csv_path, strerror(errno ? errno : EIO));
 					rc = CLI_ENV;

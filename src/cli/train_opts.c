@@ -120,19 +120,38 @@ int train_opts_common(const char *cmd, train_setup *su, int c)
 			return -1;
 		su->cfg.seed = u;
 		return 1;
-	case OPT_BATCH: return parse_pos(cmd, "--batch", optarg, &su->cfg.B, 4096) ? 1 : -1;
+	case OPT_BATCH:
+		su->shape_set |= TRAIN_SHAPE_SET_B;
+		return parse_pos(cmd, "--batch", optarg, &su->cfg.B, 4096) ? 1 : -1;
 	case OPT_CONTEXT:
 		if (!parse_pos(cmd, "--context", optarg, &v, 4096))
 			return -1;
 		su->cfg.t = su->cfg.model.T = v;
+		su->shape_set |= TRAIN_SHAPE_SET_T;
 		return 1;
-	case OPT_LAYERS: return parse_pos(cmd, "--layers", optarg, &su->cfg.model.L, 64) ? 1 : -1;
-	case OPT_HEADS: return parse_pos(cmd, "--heads", optarg, &su->cfg.model.NH, 64) ? 1 : -1;
-	case OPT_CHANNELS: return parse_pos(cmd, "--channels", optarg, &su->cfg.model.C, 4096) ? 1 : -1;
+	case OPT_LAYERS:
+		su->shape_set |= TRAIN_SHAPE_SET_L;
+		return parse_pos(cmd, "--layers", optarg, &su->cfg.model.L, 64) ? 1 : -1;
+	case OPT_HEADS:
+		su->shape_set |= TRAIN_SHAPE_SET_NH;
+		return parse_pos(cmd, "--heads", optarg, &su->cfg.model.NH, 64) ? 1 : -1;
+	case OPT_CHANNELS:
+		su->shape_set |= TRAIN_SHAPE_SET_C;
+		return parse_pos(cmd, "--channels", optarg, &su->cfg.model.C, 4096) ? 1 : -1;
+	case OPT_PRESET: {
+		const train_shape *sh;
+		if (train_shape_from_name(optarg, &sh) != MP_OK) {
+			cli_error(cmd, "--preset: unknown shape '%s' (known: %s)", optarg, train_shape_names());
+			return -1;
+		}
+		train_shape_apply(sh, &su->cfg, su->shape_set);
+		return 1;
+	}
 	case OPT_EVAL:
 		if (!cli_parse_u64(cmd, "--eval-every", optarg, &u))
 			return -1;
 		su->cfg.eval_every = (size_t)u;
+		su->shape_set |= TRAIN_SHAPE_SET_EVAL;
 		return 1;
 	case OPT_OFFSET:
 		if (!train_opts_real(cmd, "--resid-offset", optarg, &d))

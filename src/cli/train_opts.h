@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "train/shape.h"
 #include "train/train.h"
 
 typedef struct {
@@ -25,13 +26,14 @@ typedef struct {
 	double progress_every;     /* train: seconds between progress lines off a terminal */
 	policy_change changes[16];
 	size_t nchanges;
+	unsigned shape_set;        /* TRAIN_SHAPE_SET_ bits of the shape options given: --preset keeps them */
 } train_setup;
 
 enum {
 	OPT_BATCH = 256, OPT_CONTEXT, OPT_LAYERS, OPT_HEADS, OPT_CHANNELS, OPT_EVAL, OPT_OFFSET,
 	OPT_OFFSET_CH, OPT_THREADS, OPT_DEVICE, OPT_GEMM, OPT_RESID, OPT_WEIGHTS, OPT_GRADS, OPT_ACCUM,
 	OPT_OPTIM, OPT_SCALE, OPT_REDUCE, OPT_LR, OPT_SEED, OPT_DATA, OPT_STEPS, OPT_POLICY, OPT_CSV, OPT_HSCALE,
-	OPT_SCHED, OPT_WARMUP, OPT_LRMIN, OPT_PROGRESS, OPT_BETA1, OPT_BETA2, OPT_OF,
+	OPT_SCHED, OPT_WARMUP, OPT_LRMIN, OPT_PROGRESS, OPT_BETA1, OPT_BETA2, OPT_OF, OPT_PRESET,
 };
 
 #define COMMON_OPTIONS                                                       \
@@ -66,6 +68,7 @@ enum {
 	{ "optim-state", required_argument, NULL, OPT_OPTIM },               \
 	{ "loss-scale", required_argument, NULL, OPT_SCALE },                \
 	{ "reductions", required_argument, NULL, OPT_REDUCE },               \
+	{ "preset", required_argument, NULL, OPT_PRESET },                   \
 	{ "help", no_argument, NULL, 'h' }
 
 /* A finite number into *v; false (reported) otherwise. */

@@ -11,6 +11,7 @@
 #include "budget/tinygpt.h"
 #include "train/data.h"
 #include "train/policy.h"
+#include "train/recipe.h"
 #include "train/train.h"
 #include "tui/screens.h"
 
@@ -34,13 +35,6 @@ static const char *const field_names[F_COUNT] = {
 
 static const char *const presets[] = { "custom", "gpt2-small", "llama-7b", "gpt3-175b" };
 enum { NPRESETS = sizeof presets / sizeof presets[0] };
-
-/* The policy of the tiny trainer that keeps the recipe's copies (NULL: none). */
-static const char *const recipe_policy[BUDGET_RECIPE_COUNT] = {
-	[BUDGET_RECIPE_FP32] = "fp32", [BUDGET_RECIPE_FP16_MIXED] = "fp16-mixed",
-	[BUDGET_RECIPE_BF16_MIXED] = "bf16-mixed", [BUDGET_RECIPE_BF16_MIXED_NOACCUM] = NULL,
-	[BUDGET_RECIPE_BF16_PURE] = "bf16-pure", [BUDGET_RECIPE_FP8_MIXED] = "fp8-mixed",
-};
 
 typedef struct {
 	/* the tiny trainer's memory per recipe, filled by a worker (under mu) */
@@ -166,7 +160,7 @@ static void *memory_worker(void *arg)
 			break;
 		train_policy pol;
 		trainer *t;
-		if (!recipe_policy[r] || policy_from_name(recipe_policy[r], &pol) != MP_OK)
+		if (policy_for_recipe((budget_recipe)r, &pol) != MP_OK)
 			continue;
 		st = trainer_create(&t, &cfg, &pol, &data);
 		if (st != MP_OK) {
@@ -374,7 +368,7 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 			         tacts / 1e6);
 	} else if (running) {
 		tui_put(w, y + 1, 1, cols - 2, ROLE_DIM, "setting up mixprec train's GPT to compare ...");
-	} else if (!recipe_policy[b->cfg.recipe]) {
+	} else if (!policy_name_for_recipe(b->cfg.recipe)) {
 		tui_put(w, y + 1, 1, cols - 2, ROLE_DIM, "(mixprec train has no policy for this recipe)");
 	}
 }

@@ -13,6 +13,7 @@
 #include "fmt/format.h"
 #include "train/data.h"
 #include "train/policy.h"
+#include "train/shape.h"
 #include "train/train.h"
 #include "tui/plotview.h"
 #include "tui/screens.h"
@@ -71,13 +72,8 @@ static void *worker(void *arg)
 	train_config cfg = train_config_default();
 	cfg.eval_every = 0;
 	cfg.init_scale = ldexp(1.0, l->init_log2_run);
-	if (l->tiny_run) {
-		cfg.model.L = 1;
-		cfg.model.C = 32;
-		cfg.model.NH = 2;
-		cfg.B = 4;
-		cfg.t = 32;
-	}
+	if (l->tiny_run)
+		train_shape_apply(train_shape_get(TRAIN_SHAPE_TINY), &cfg, 0);
 	train_policy pol;
 	corpus data;
 	trainer *tr = NULL;

@@ -12,6 +12,8 @@
 #include "train/policy.h"
 #include "gpu/gpu.h"
 #include "train/train.h"
+#include "train/shape.h"
+#include "train/train_csv.h"
 #include "tui/plotview.h"
 #include "tui/screens.h"
 #include "tui/train_args.h"
@@ -155,19 +157,14 @@ static void free_run(train_lab *t)
 	t->px = t->py = NULL;
 }
 
-/* The tiny shape trains a step in milliseconds: enough to watch the curves.
+/* The tiny shape (train/shape.c, train --preset tiny) trains a step in
+ * milliseconds: enough to watch the curves.
  * Otherwise the default, or the options the lab was opened with. */
 static train_config shape_config(const train_lab *t, bool tiny)
 {
 	train_config c = t->have_args ? t->args.cfg : train_config_default();
-	if (tiny) {
-		c.model.L = 1;
-		c.model.C = 32;
-		c.model.NH = 2;
-		c.B = 4;
-		c.t = 32;
-		c.eval_every = 0;
-	}
+	if (tiny)
+		train_shape_apply(train_shape_get(TRAIN_SHAPE_TINY), &c, 0);
 	return c;
 }
 
@@ -418,28 +415,10 @@ static void export_csv(tui_screen *s)
 	}
 	csvw w;
 	csvw_init(&w, fp);
-	csvw_header(&w, "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,"
-	                "resid_lost_frac,ms");
-	for (size_t k = 0; k < t->ui_done; k++) {
-		for (size_t i = 0; i < t->np; i++) {
-			const train_stats *st = &t->ui_hist[k * t->np + i];
-			csvw_fieldf(&w, "%zu", st->step);
-			csvw_field(&w, t->pols[i].name);
-			csvw_fieldf(&w, "%.6f", st->loss);
-			if (isnan(st->val_loss))
-				csvw_field(&w, "");
-			else
-				csvw_fieldf(&w, "%.6f", st->val_loss);
-			csvw_fieldf(&w, "%.6g", st->grad_norm);
-			csvw_fieldf(&w, "%.6g", st->loss_scale);
-			csvw_field(&w, st->skipped ? "1" : "0");
-			csvw_fieldf(&w, "%.6g", st->underflow_frac);
-			csvw_fieldf(&w, "%.6g", st->lost_update_frac);
-			csvw_fieldf(&w, "%.6g", st->resid_lost_frac);
-			csvw_fieldf(&w, "%.3f", st->ms);
-			csvw_end_row(&w);
-		}
-	}
+	train_csv_header(&w);
+	for (size_t k = 0; k < t->ui_done; k++)
+		for (size_t i = 0; i < t->np; i++)
+			train_csv_row(&w, t->pols[i].name, &t->ui_hist[k * t->np + i]);
 	bool ok = csvw_ok(&w);
 	ok = fclose(fp) == 0 && ok;
 	if (ok)

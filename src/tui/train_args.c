@@ -4,10 +4,11 @@
 
 #include "fmt/parse.h"
 #include "fmt/round.h"
+#include "train/shape.h"
 #include "tui/train_args.h"
 
 typedef enum { K_POLICY, K_STEPS, K_LR, K_SEED, K_BATCH, K_CONTEXT, K_LAYERS, K_HEADS, K_CHANNELS, K_EVAL,
-	       K_OFFSET, K_OFFSET_CH, K_THREADS, K_DEVICE, K_DATA, K_CSV, K_CHANGE } opt_kind;
+	       K_OFFSET, K_OFFSET_CH, K_THREADS, K_DEVICE, K_DATA, K_CSV, K_PRESET, K_CHANGE } opt_kind;
 
 /* Every option of `mixprec train` that takes a value. */
 static const struct {
@@ -31,6 +32,7 @@ static const struct {
 	{ "--device", K_DEVICE, 0 },
 	{ "--data", K_DATA, 0 },
 	{ "--csv", K_CSV, 0 },
+	{ "--preset", K_PRESET, 0 },
 	{ "--gemm", K_CHANGE, 0 },
 	{ "--residual", K_CHANGE, 0 },
 	{ "--weights", K_CHANGE, 0 },
@@ -77,12 +79,21 @@ static bool set_option(train_args *a, int k, const char *v, char *err, size_t er
 	case K_POLICY: snprintf(a->policies, sizeof a->policies, "%s", v); break;
 	case K_STEPS: a->steps = (size_t)d; break;
 	case K_SEED: a->cfg.seed = (uint64_t)d; break;
-	case K_BATCH: a->cfg.B = (size_t)d; break;
-	case K_CONTEXT: a->cfg.t = a->cfg.model.T = (size_t)d; break;
-	case K_LAYERS: a->cfg.model.L = (size_t)d; break;
-	case K_HEADS: a->cfg.model.NH = (size_t)d; break;
-	case K_CHANNELS: a->cfg.model.C = (size_t)d; break;
-	case K_EVAL: a->cfg.eval_every = (size_t)d; break;
+	case K_BATCH: a->cfg.B = (size_t)d; a->shape_set |= TRAIN_SHAPE_SET_B; break;
+	case K_CONTEXT: a->cfg.t = a->cfg.model.T = (size_t)d; a->shape_set |= TRAIN_SHAPE_SET_T; break;
+	case K_LAYERS: a->cfg.model.L = (size_t)d; a->shape_set |= TRAIN_SHAPE_SET_L; break;
+	case K_HEADS: a->cfg.model.NH = (size_t)d; a->shape_set |= TRAIN_SHAPE_SET_NH; break;
+	case K_CHANNELS: a->cfg.model.C = (size_t)d; a->shape_set |= TRAIN_SHAPE_SET_C; break;
+	case K_EVAL: a->cfg.eval_every = (size_t)d; a->shape_set |= TRAIN_SHAPE_SET_EVAL; break;
+	case K_PRESET: {
+		const train_shape *sh;
+		if (train_shape_from_name(v, &sh) != MP_OK) {
+			snprintf(err, errlen, "%s: unknown shape '%s' (known: %s)", name, v, train_shape_names());
+			return false;
+		}
+		train_shape_apply(sh, &a->cfg, a->shape_set);
+		break;
+	}
 	case K_OFFSET_CH: a->cfg.resid_offset_channels = (int)d; break;
 	case K_THREADS: a->cfg.threads = (int)d; break;
 	case K_LR:

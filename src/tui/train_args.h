@@ -1,6 +1,6 @@
 /* The options of `mixprec train` as the Training lab takes them from a
  * lesson's block: every option that shapes the run (policies and their
- * changes, steps, model shape, learning rate, seed, residual offset, device,
+ * changes, steps, model shape or --preset, learning rate, seed, residual offset, device,
  * data), so that a block opened in the lab runs exactly as its command does.
  * Parsing only: nothing is printed, errors name the option. */
 #ifndef MIXPREC_TUI_TRAIN_ARGS_H
@@ -26,6 +26,7 @@ typedef struct {
 	char data[256];              /* --data; "" for the default corpus */
 	char csv[256];               /* --csv; "" when not given */
 	char text[512];              /* the options as given, for the screen */
+	unsigned shape_set;          /* TRAIN_SHAPE_SET_ bits of the shape options given: --preset keeps them */
 } train_args;
 
 /* Parses argv[1..argc-1] (argv[0] is the command). MP_EINVAL with a
