@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "plot/plot_impl.h"
+#include "util/utf8.h"
 
 void plot_figure_init(plot_figure *f)
 {
@@ -71,31 +72,11 @@ static void put_char(plot_canvas *c, int row, int col, const char *utf8, uint8_t
 	p->style = style;
 }
 
-/* Length in bytes of the UTF-8 sequence at s, or 0 when it is not valid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	size_t n = s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
-	if (s[0] >= 0xf5)
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-/* Characters (code points) in s; invalid bytes count one each. */
+/* Characters (code points) in s, each of util/utf8's ill-formed sequences one:
+ * the cells s takes on the canvas. */
 static int text_width(const char *s)
 {
-	int w = 0;
-	if (!s)
-		return 0;
-	for (const unsigned char *p = (const unsigned char *)s; *p; w++) {
-		size_t n = utf8_len(p);
-		p += n ? n : 1;
-	}
-	return w;
+	return (int)utf8_count(s);
 }
 
 /* Writes s from (row, col), at most max characters, the last one an
@@ -112,11 +93,13 @@ static int put_text(plot_canvas *c, int row, int col, const char *s, int max, ui
 			put_char(c, row, col + w, utf8 ? "\xe2\x80\xa6" : "~", style);
 			return max;
 		}
-		size_t n = utf8_len(p);
+		uint32_t cp;
+		bool valid;
+		size_t n = utf8_decode((const char *)p, strnlen((const char *)p, 4), &cp, &valid);
 		char ch[8] = "?";
-		if (n == 1 && *p >= 0x20 && *p != 0x7f)
+		if (n == 1 && valid && *p >= 0x20 && *p != 0x7f)
 			ch[0] = (char)*p;
-		else if (n > 1 && utf8)
+		else if (n > 1 && valid && utf8)
 			memcpy(ch, p, n), ch[n] = '\0';
 		put_char(c, row, col + w, ch, style);
 		p += n ? n : 1;

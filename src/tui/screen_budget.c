@@ -14,6 +14,7 @@
 #include "train/recipe.h"
 #include "train/train.h"
 #include "tui/screens.h"
+#include "tui/worker.h"
 
 #define BUDGET_KEYS(X)                                                                  \
 	X(BG_UP, "k Up", "previous field", 'k', FK(KEY_UP), FK(KEY_BTAB))                \
@@ -37,10 +38,8 @@ static const char *const presets[] = { "custom", "gpt2-small", "llama-7b", "gpt3
 enum { NPRESETS = sizeof presets / sizeof presets[0] };
 
 typedef struct {
-	/* the tiny trainer's memory per recipe, filled by a worker (under mu) */
-	pthread_mutex_t mu;
-	pthread_t thread;
-	bool joinable, running, stop;
+	/* the tiny trainer's memory per recipe, filled by a worker (under work.mu) */
+	tui_worker work;
 	bool have[BUDGET_RECIPE_COUNT];
 	train_memory mem[BUDGET_RECIPE_COUNT];
 	size_t tparams;
@@ -153,9 +152,9 @@ static void *memory_worker(void *arg)
 	mp_status st = corpus_load(&data, corpus_default_path(), cfg.t, err, sizeof err);
 	bool have_data = st == MP_OK;
 	for (int r = 0; st == MP_OK && r < BUDGET_RECIPE_COUNT; r++) {
-		pthread_mutex_lock(&b->mu);
-		bool stop = b->stop;
-		pthread_mutex_unlock(&b->mu);
+		pthread_mutex_lock(&b->work.mu);
+		bool stop = b->work.stop;
+		pthread_mutex_unlock(&b->work.mu);
 		if (stop)
 			break;
 		train_policy pol;
@@ -170,34 +169,30 @@ static void *memory_worker(void *arg)
 		train_memory m = trainer_memory(t);
 		size_t n = trainer_model(t)->num_params;
 		trainer_free(t);
-		pthread_mutex_lock(&b->mu);
+		pthread_mutex_lock(&b->work.mu);
 		b->mem[r] = m;
 		b->have[r] = true;
 		b->tparams = n;
 		b->tacts = formula;
-		pthread_mutex_unlock(&b->mu);
+		pthread_mutex_unlock(&b->work.mu);
 	}
 	if (err[0] == '\0' && st != MP_OK)
 		snprintf(err, sizeof err, "%s", mp_status_message(st));
 	if (have_data)
 		corpus_free(&data);
-	pthread_mutex_lock(&b->mu);
+	pthread_mutex_lock(&b->work.mu);
 	if (err[0])
 		snprintf(b->terr, sizeof b->terr, "the tiny trainer: %s", err);
-	b->running = false;
-	pthread_mutex_unlock(&b->mu);
+	b->work.running = false;
+	pthread_mutex_unlock(&b->work.mu);
 	return NULL;
 }
 
 static mp_status budget_init(tui_screen *s, int argc, char **argv)
 {
 	budget_lab *b = s->priv;
-	pthread_mutex_init(&b->mu, NULL);
-	b->running = true;
-	if (tui_thread_start(&b->thread, memory_worker, b) == 0)
-		b->joinable = true;
-	else
-		b->running = false;
+	tui_worker_init(&b->work);
+	tui_worker_start(&b->work, memory_worker, b);
 	b->cfg = budget_defaults();
 	set_preset(b, 1);
 	field_set(&b->gpus, "1");
@@ -327,12 +322,12 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	y += 2;
 	/* the tiny trainer of this program under the same recipe, beside the
 	 * formula for its parameter count */
-	pthread_mutex_lock(&b->mu);
-	bool have = b->have[b->cfg.recipe], running = b->running;
+	pthread_mutex_lock(&b->work.mu);
+	bool have = b->have[b->cfg.recipe], running = b->work.running;
 	train_memory m = b->mem[b->cfg.recipe];
 	size_t n = b->tparams;
 	double tacts = b->tacts;
-	pthread_mutex_unlock(&b->mu);
+	pthread_mutex_unlock(&b->work.mu);
 	/* the convention's note when it fits whole */
 	int note_rows = rows - y - 4;
 	const char *note = budget_convention_note(b->cfg.convention);
@@ -376,40 +371,26 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 static bool budget_tick(tui_screen *s)
 {
 	budget_lab *b = s->priv;
-	pthread_mutex_lock(&b->mu);
-	bool done = !b->running;
+	pthread_mutex_lock(&b->work.mu);
+	bool done = !b->work.running;
 	if (b->terr[0]) {
 		tui_message(s->app, true, "%s", b->terr);
 		b->terr[0] = '\0';
 	}
-	pthread_mutex_unlock(&b->mu);
-	if (done && b->joinable) {
-		pthread_join(b->thread, NULL);
-		b->joinable = false;
-		return true;
-	}
-	return false;
+	pthread_mutex_unlock(&b->work.mu);
+	return done && tui_worker_join(&b->work);
 }
 
 static bool budget_busy(tui_screen *s)
 {
 	budget_lab *b = s->priv;
-	pthread_mutex_lock(&b->mu);
-	bool r = b->running;
-	pthread_mutex_unlock(&b->mu);
-	return r;
+	return tui_worker_running(&b->work);
 }
 
 static void budget_done(tui_screen *s)
 {
 	budget_lab *b = s->priv;
-	if (b->joinable) {
-		pthread_mutex_lock(&b->mu);
-		b->stop = true;
-		pthread_mutex_unlock(&b->mu);
-		pthread_join(b->thread, NULL);
-	}
-	pthread_mutex_destroy(&b->mu);
+	tui_worker_destroy(&b->work);
 }
 
 static int budget_handle(tui_screen *s, int action, int key)

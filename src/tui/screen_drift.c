@@ -13,6 +13,7 @@
 #include "fmt/round.h"
 #include "tui/plotview.h"
 #include "tui/screens.h"
+#include "tui/worker.h"
 
 #define DRIFT_KEYS(X)                                                                    \
 	X(DR_START, "s", "start (or restart) the simulation with these parameters", 's')  \
@@ -49,9 +50,8 @@ static struct {
 } remembered;
 
 typedef struct {
-	/* shared with the worker, under mu */
-	pthread_mutex_t mu;
-	bool running, stop;
+	/* shared with the worker, under work.mu */
+	tui_worker work;
 	size_t step, nsamples;
 	drift_state state[DRIFT_VARIANT_COUNT];
 	double sx[MAX_SAMPLES], sy[DRIFT_VARIANT_COUNT][MAX_SAMPLES];
@@ -59,8 +59,6 @@ typedef struct {
 	/* the worker's own */
 	drift_params run;
 	/* the UI's */
-	pthread_t thread;
-	bool joinable;
 	tui_field text[F_COUNT];
 	drift_dist dist;
 	int field;
@@ -78,10 +76,10 @@ static void *worker(void *arg)
 	drift_sim *sim;
 	mp_status st = drift_create(&sim, &d->run);
 	if (st != MP_OK) {
-		pthread_mutex_lock(&d->mu);
+		pthread_mutex_lock(&d->work.mu);
 		snprintf(d->err, sizeof d->err, "cannot start: %s", mp_status_message(st));
-		d->running = false;
-		pthread_mutex_unlock(&d->mu);
+		d->work.running = false;
+		pthread_mutex_unlock(&d->work.mu);
 		return NULL;
 	}
 	size_t chunk = (d->run.steps + MAX_SAMPLES - 2) / (MAX_SAMPLES - 1);
@@ -89,7 +87,7 @@ static void *worker(void *arg)
 	for (;;) {
 		drift_snapshot(sim, s);
 		size_t done = drift_step_count(sim);
-		pthread_mutex_lock(&d->mu);
+		pthread_mutex_lock(&d->work.mu);
 		memcpy(d->state, s, sizeof s);
 		d->step = done;
 		if (d->nsamples < MAX_SAMPLES) {
@@ -98,28 +96,17 @@ static void *worker(void *arg)
 				d->sy[v][d->nsamples] = s[v].drift;
 			d->nsamples++;
 		}
-		bool stop = d->stop || done >= d->run.steps;
-		pthread_mutex_unlock(&d->mu);
+		bool stop = d->work.stop || done >= d->run.steps;
+		pthread_mutex_unlock(&d->work.mu);
 		if (stop)
 			break;
 		drift_advance(sim, chunk);
 	}
 	drift_free(sim);
-	pthread_mutex_lock(&d->mu);
-	d->running = false;
-	pthread_mutex_unlock(&d->mu);
+	pthread_mutex_lock(&d->work.mu);
+	d->work.running = false;
+	pthread_mutex_unlock(&d->work.mu);
 	return NULL;
-}
-
-static void stop_worker(drift_lab *d)
-{
-	if (!d->joinable)
-		return;
-	pthread_mutex_lock(&d->mu);
-	d->stop = true;
-	pthread_mutex_unlock(&d->mu);
-	pthread_join(d->thread, NULL);
-	d->joinable = false;
 }
 
 /* A finite number in the full syntax, to the nearest binary64; for x0 also
@@ -180,7 +167,7 @@ static void remember(const drift_lab *d)
 static void start(tui_screen *s)
 {
 	drift_lab *d = s->priv;
-	stop_worker(d);
+	tui_worker_stop(&d->work);
 	drift_params p = drift_defaults();
 	size_t seed;
 	if (!parse_real(s, F_X0, &p.x0, p.starts) || !parse_count(s, F_STEPS, &p.steps, 100000000) ||
@@ -191,26 +178,20 @@ static void start(tui_screen *s)
 	p.seed = seed;
 	p.dist = d->dist;
 	d->run = p;
-	d->running = true;
-	d->stop = false;
 	d->nsamples = 0;
 	d->step = 0;
 	d->err[0] = '\0';
 	d->ui_n = 0;
 	d->ui_total = p.steps;
 	d->have_result = false;
-	if (tui_thread_start(&d->thread, worker, d) != 0) {
-		d->running = false;
+	if (!tui_worker_start(&d->work, worker, d))
 		tui_message(s->app, true, "cannot start a worker thread");
-		return;
-	}
-	d->joinable = true;
 }
 
 static mp_status drift_init(tui_screen *s, int argc, char **argv)
 {
 	drift_lab *d = s->priv;
-	pthread_mutex_init(&d->mu, NULL);
+	tui_worker_init(&d->work);
 	plot_canvas_init(&d->canvas);
 	drift_params p = drift_defaults();
 	char t[64];
@@ -261,17 +242,16 @@ static mp_status drift_init(tui_screen *s, int argc, char **argv)
 static void drift_done(tui_screen *s)
 {
 	drift_lab *d = s->priv;
-	stop_worker(d);
+	tui_worker_destroy(&d->work);
 	remember(d);
 	plot_canvas_free(&d->canvas);
-	pthread_mutex_destroy(&d->mu);
 }
 
 static bool drift_tick(tui_screen *s)
 {
 	drift_lab *d = s->priv;
-	pthread_mutex_lock(&d->mu);
-	bool changed = d->ui_n != d->nsamples || d->ui_running != d->running;
+	pthread_mutex_lock(&d->work.mu);
+	bool changed = d->ui_n != d->nsamples || d->ui_running != d->work.running;
 	for (size_t i = d->ui_n; i < d->nsamples; i++) {
 		d->ux[i] = d->sx[i];
 		for (int v = 0; v < DRIFT_VARIANT_COUNT; v++)
@@ -280,28 +260,23 @@ static bool drift_tick(tui_screen *s)
 	d->ui_n = d->nsamples;
 	memcpy(d->ui_state, d->state, sizeof d->state);
 	d->ui_step = d->step;
-	d->ui_running = d->running;
+	d->ui_running = d->work.running;
 	if (d->nsamples)
 		d->have_result = true;
 	if (d->err[0]) {
 		tui_message(s->app, true, "drift: %s", d->err);
 		d->err[0] = '\0';
 	}
-	pthread_mutex_unlock(&d->mu);
-	if (!d->ui_running && d->joinable) {
-		pthread_join(d->thread, NULL);
-		d->joinable = false;
-	}
+	pthread_mutex_unlock(&d->work.mu);
+	if (!d->ui_running)
+		tui_worker_join(&d->work);
 	return changed;
 }
 
 static bool drift_busy(tui_screen *s)
 {
 	drift_lab *d = s->priv;
-	pthread_mutex_lock(&d->mu);
-	bool r = d->running;
-	pthread_mutex_unlock(&d->mu);
-	return r;
+	return tui_worker_running(&d->work);
 }
 
 static void fmt_cell(char *buf, size_t n, double v, const char *f)
@@ -384,8 +359,8 @@ static int drift_handle(tui_screen *s, int action, int key)
 	switch (action) {
 	case DR_START: start(s); return TUI_HANDLED;
 	case DR_STOP:
-		if (d->joinable)
-			stop_worker(d);
+		if (d->work.joinable)
+			tui_worker_stop(&d->work);
 		else
 			tui_message(s->app, false, "nothing is running");
 		drift_tick(s);

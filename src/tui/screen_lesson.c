@@ -303,6 +303,50 @@ static void free_layout(reader *r)
 	r->nlines = 0;
 }
 
+/* Lays out code block i (b): its lines, and for a runnable one that opens a
+ * lab, a claim the reader can select and the hint that says so. */
+static void layout_code(reader *r, size_t i, const lesson_block *b)
+{
+	bool runnable = b->info && !strcmp(b->info, "mixprec");
+	if (b->info && !strcmp(b->info, "claims"))
+		return;   /* checked by lesson check; not lesson text */
+	const char *lab = runnable ? lab_for(b->text) : NULL;
+	int ci = -1;
+	if (lab) {
+		ci = (int)r->nclaims++;
+		r->claims[ci].cmd = strdup(b->text);
+		r->claims[ci].lab = lab;
+		r->claims[ci].first_line = (int)r->nlines;
+		if (!r->claims[ci].cmd) {
+			r->oom = true;
+			return;
+		}
+		size_t l = strlen(r->claims[ci].cmd);
+		while (l && r->claims[ci].cmd[l - 1] == '\n')
+			r->claims[ci].cmd[--l] = '\0';
+	}
+	const char *p = b->text ? b->text : "";
+	while (*p) {
+		size_t l = strcspn(p, "\n");
+		size_t start = r->len;
+		put_bytes(r, runnable ? "   $ " : "     ", 5, ROLE_DIM);
+		put_bytes(r, p, l, ROLE_CODE);
+		end_line(r, start, (int)i, -1, ci);
+		p += l;
+		if (*p == '\n')
+			p++;
+	}
+	if (lab) {
+		size_t start = r->len;
+		char hint[160];
+		const tui_screen_ops *ops = tui_screen_find(lab);
+		snprintf(hint, sizeof hint, "     Tab selects, Enter opens it in the %s", ops ? ops->title : lab);
+		put_bytes(r, hint, strlen(hint), ROLE_DIM);
+		end_line(r, start, (int)i, -1, ci);
+	}
+	blank(r, (int)i);
+}
+
 static void build(reader *r, int width)
 {
 	int old_block = r->nlines && r->top < (int)r->nlines ? r->lines[r->top].block : 0;
@@ -374,47 +418,9 @@ static void build(reader *r, int width)
 				blank(r, (int)i);
 			break;
 		}
-		case LB_CODE: {
-			bool runnable = b->info && !strcmp(b->info, "mixprec");
-			if (b->info && !strcmp(b->info, "claims"))
-				break;   /* checked by lesson check; not lesson text */
-			const char *lab = runnable ? lab_for(b->text) : NULL;
-			int ci = -1;
-			if (lab) {
-				ci = (int)r->nclaims++;
-				r->claims[ci].cmd = strdup(b->text);
-				r->claims[ci].lab = lab;
-				r->claims[ci].first_line = (int)r->nlines;
-				if (!r->claims[ci].cmd) {
-					r->oom = true;
-					break;
-				}
-				size_t l = strlen(r->claims[ci].cmd);
-				while (l && r->claims[ci].cmd[l - 1] == '\n')
-					r->claims[ci].cmd[--l] = '\0';
-			}
-			const char *p = b->text ? b->text : "";
-			while (*p) {
-				size_t l = strcspn(p, "\n");
-				size_t start = r->len;
-				put_bytes(r, runnable ? "   $ " : "     ", 5, ROLE_DIM);
-				put_bytes(r, p, l, ROLE_CODE);
-				end_line(r, start, (int)i, -1, ci);
-				p += l;
-				if (*p == '\n')
-					p++;
-			}
-			if (lab) {
-				size_t start = r->len;
-				char hint[160];
-				const tui_screen_ops *ops = tui_screen_find(lab);
-				snprintf(hint, sizeof hint, "     Tab selects, Enter opens it in the %s", ops ? ops->title : lab);
-				put_bytes(r, hint, strlen(hint), ROLE_DIM);
-				end_line(r, start, (int)i, -1, ci);
-			}
-			blank(r, (int)i);
+		case LB_CODE:
+			layout_code(r, i, b);
 			break;
-		}
 		case LB_TABLE_ROW:
 			if (!prev || prev->kind != LB_TABLE_ROW || prev->table != b->table) {
 				layout_table(r, i, text_w);

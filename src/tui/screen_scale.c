@@ -17,6 +17,7 @@
 #include "train/train.h"
 #include "tui/plotview.h"
 #include "tui/screens.h"
+#include "tui/worker.h"
 
 void openblas_set_num_threads(int num_threads);
 
@@ -33,9 +34,8 @@ TUI_KEYMAP(scale, SCALE_KEYS);
 enum { KMIN = -160, KMAX = 40, NBUCKETS = KMAX - KMIN + 1, RUN_STEPS = 20 };
 
 typedef struct {
-	/* shared with the worker, under mu */
-	pthread_mutex_t mu;
-	bool running, stop;
+	/* shared with the worker, under work.mu */
+	tui_worker work;
 	size_t done_steps;
 	double trace_scale[RUN_STEPS];
 	bool trace_skipped[RUN_STEPS];
@@ -45,8 +45,6 @@ typedef struct {
 	bool tiny_run;
 	int init_log2_run;          /* the dynamic scaler starts at 2^this */
 	/* the UI's */
-	pthread_t thread;
-	bool joinable;
 	bool tiny;
 	int init_log2;              /* for the next run */
 	int log2s;                  /* S = 2^log2s */
@@ -89,12 +87,12 @@ static void *worker(void *arg)
 		st = trainer_step(tr, &s);
 		if (st != MP_OK)
 			break;
-		pthread_mutex_lock(&l->mu);
+		pthread_mutex_lock(&l->work.mu);
 		l->trace_scale[i] = s.loss_scale;
 		l->trace_skipped[i] = s.skipped;
 		l->done_steps = i + 1;
-		bool stop = l->stop;
-		pthread_mutex_unlock(&l->mu);
+		bool stop = l->work.stop;
+		pthread_mutex_unlock(&l->work.mu);
 		if (stop)
 			break;
 	}
@@ -113,45 +111,28 @@ static void *worker(void *arg)
 		trainer_free(tr);
 	if (have_data)
 		corpus_free(&data);
-	pthread_mutex_lock(&l->mu);
+	pthread_mutex_lock(&l->work.mu);
 	if (st != MP_OK)
 		snprintf(l->err, sizeof l->err, "%s", err[0] ? err : mp_status_message(st));
 	free(l->grads);
 	l->grads = mag;
 	l->ngrads = mag ? n : 0;
-	l->running = false;
-	pthread_mutex_unlock(&l->mu);
+	l->work.running = false;
+	pthread_mutex_unlock(&l->work.mu);
 	return NULL;
-}
-
-static void stop_worker(scale_lab *l)
-{
-	if (!l->joinable)
-		return;
-	pthread_mutex_lock(&l->mu);
-	l->stop = true;
-	pthread_mutex_unlock(&l->mu);
-	pthread_join(l->thread, NULL);
-	l->joinable = false;
 }
 
 static void start(tui_screen *s)
 {
 	scale_lab *l = s->priv;
-	stop_worker(l);
-	l->running = true;
-	l->stop = false;
+	tui_worker_stop(&l->work);
 	l->done_steps = 0;
 	l->err[0] = '\0';
 	l->tiny_run = l->tiny;
 	l->init_log2_run = l->init_log2;
 	openblas_set_num_threads(1);
-	if (tui_thread_start(&l->thread, worker, l) != 0) {
-		l->running = false;
+	if (!tui_worker_start(&l->work, worker, l))
 		tui_message(s->app, true, "cannot start a worker thread");
-		return;
-	}
-	l->joinable = true;
 }
 
 /* The histogram of |g| by powers of two (what does not depend on S). */
@@ -187,7 +168,7 @@ static void bucket(scale_lab *l)
 static mp_status scale_init(tui_screen *s, int argc, char **argv)
 {
 	scale_lab *l = s->priv;
-	pthread_mutex_init(&l->mu, NULL);
+	tui_worker_init(&l->work);
 	plot_canvas_init(&l->canvas);
 	plot_canvas_init(&l->trace_canvas);
 	for (int i = 0; i < RUN_STEPS; i++)
@@ -211,25 +192,24 @@ static mp_status scale_init(tui_screen *s, int argc, char **argv)
 static void scale_done(tui_screen *s)
 {
 	scale_lab *l = s->priv;
-	stop_worker(l);
+	tui_worker_destroy(&l->work);
 	free(l->grads);
 	free(l->ui_grads);
 	plot_canvas_free(&l->canvas);
 	plot_canvas_free(&l->trace_canvas);
-	pthread_mutex_destroy(&l->mu);
 }
 
 static bool scale_tick(tui_screen *s)
 {
 	scale_lab *l = s->priv;
 	bool fresh = false;
-	pthread_mutex_lock(&l->mu);
-	bool changed = l->ui_running != l->running || l->ui_steps != l->done_steps;
-	l->ui_running = l->running;
+	pthread_mutex_lock(&l->work.mu);
+	bool changed = l->ui_running != l->work.running || l->ui_steps != l->done_steps;
+	l->ui_running = l->work.running;
 	l->ui_steps = l->done_steps;
 	memcpy(l->ui_scale, l->trace_scale, sizeof l->ui_scale);
 	memcpy(l->ui_skipped, l->trace_skipped, sizeof l->ui_skipped);
-	if (!l->running && l->grads) {
+	if (!l->work.running && l->grads) {
 		/* the run is over: take its gradients */
 		free(l->ui_grads);
 		l->ui_grads = l->grads;
@@ -241,11 +221,9 @@ static bool scale_tick(tui_screen *s)
 		tui_message(s->app, true, "loss-scaling run: %s", l->err);
 		l->err[0] = '\0';
 	}
-	pthread_mutex_unlock(&l->mu);
-	if (!l->ui_running && l->joinable) {
-		pthread_join(l->thread, NULL);
-		l->joinable = false;
-	}
+	pthread_mutex_unlock(&l->work.mu);
+	if (!l->ui_running)
+		tui_worker_join(&l->work);
 	if (fresh)
 		bucket(l);
 	return changed || fresh;
@@ -254,10 +232,7 @@ static bool scale_tick(tui_screen *s)
 static bool scale_busy(tui_screen *s)
 {
 	scale_lab *l = s->priv;
-	pthread_mutex_lock(&l->mu);
-	bool r = l->running;
-	pthread_mutex_unlock(&l->mu);
-	return r;
+	return tui_worker_running(&l->work);
 }
 
 /* "2^k" for a power of two (a dynamic scaler's S always is), else %g. */

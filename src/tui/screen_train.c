@@ -16,6 +16,7 @@
 #include "train/train_csv.h"
 #include "tui/plotview.h"
 #include "tui/screens.h"
+#include "tui/worker.h"
 #include "tui/train_args.h"
 #include "util/csvout.h"
 
@@ -40,10 +41,9 @@ enum { MAXPOL = 16, METRIC_COUNT = 3, MAX_STEPS = 100000 };
 static const char *const metric_names[METRIC_COUNT] = { "loss", "resid_lost_frac", "lost_update_frac" };
 
 typedef struct {
-	/* shared with the worker, under mu */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool running, paused, stop;
+	/* shared with the worker, under work.mu; work.cv wakes a paused worker */
+	tui_worker work;
+	bool paused;
 	size_t done_steps;
 	char phase[96];
 	char err[256];
@@ -54,8 +54,6 @@ typedef struct {
 	size_t np, steps;
 	char data_path[256];
 	/* the UI's */
-	pthread_t thread;
-	bool joinable;
 	bool chosen[MAXPOL];        /* by preset index */
 	int cursor;
 	int metric;
@@ -75,9 +73,9 @@ typedef struct {
 
 static void set_phase(train_lab *t, const char *text)
 {
-	pthread_mutex_lock(&t->mu);
+	pthread_mutex_lock(&t->work.mu);
 	snprintf(t->phase, sizeof t->phase, "%s", text);
-	pthread_mutex_unlock(&t->mu);
+	pthread_mutex_unlock(&t->work.mu);
 }
 
 static void *worker(void *arg)
@@ -108,17 +106,17 @@ static void *worker(void *arg)
 				         gpu_failed() ? gpu_last_error() : mp_status_message(st));
 				break;
 			}
-			pthread_mutex_lock(&t->mu);
+			pthread_mutex_lock(&t->work.mu);
 			t->hist[step * t->np + i] = s;
 			if (i + 1 == t->np)
 				t->done_steps = step + 1;
-			pthread_mutex_unlock(&t->mu);
+			pthread_mutex_unlock(&t->work.mu);
 		}
-		pthread_mutex_lock(&t->mu);
-		while (t->paused && !t->stop)
-			pthread_cond_wait(&t->cv, &t->mu);
-		bool stop = t->stop;
-		pthread_mutex_unlock(&t->mu);
+		pthread_mutex_lock(&t->work.mu);
+		while (t->paused && !t->work.stop)
+			pthread_cond_wait(&t->work.cv, &t->work.mu);
+		bool stop = t->work.stop;
+		pthread_mutex_unlock(&t->work.mu);
 		if (stop)
 			break;
 	}
@@ -127,24 +125,12 @@ static void *worker(void *arg)
 			trainer_free(tr[i]);
 	if (have_data)
 		corpus_free(&data);
-	pthread_mutex_lock(&t->mu);
+	pthread_mutex_lock(&t->work.mu);
 	if (st != MP_OK && !t->err[0])
 		snprintf(t->err, sizeof t->err, "%s", err);
-	t->running = false;
-	pthread_mutex_unlock(&t->mu);
+	t->work.running = false;
+	pthread_mutex_unlock(&t->work.mu);
 	return NULL;
-}
-
-static void stop_worker(train_lab *t)
-{
-	if (!t->joinable)
-		return;
-	pthread_mutex_lock(&t->mu);
-	t->stop = true;
-	pthread_cond_broadcast(&t->cv);
-	pthread_mutex_unlock(&t->mu);
-	pthread_join(t->thread, NULL);
-	t->joinable = false;
 }
 
 static void free_run(train_lab *t)
@@ -171,7 +157,7 @@ static train_config shape_config(const train_lab *t, bool tiny)
 static void start(tui_screen *s)
 {
 	train_lab *t = s->priv;
-	stop_worker(t);
+	tui_worker_stop(&t->work);
 	char *end;
 	unsigned long long steps = strtoull(t->steps_f.text, &end, 10);
 	if (*end || steps < 1 || steps > MAX_STEPS || !(t->steps_f.text[0] >= '0' && t->steps_f.text[0] <= '9')) {
@@ -208,26 +194,20 @@ static void start(tui_screen *s)
 		tui_message(s->app, true, "out of memory for %llu steps", steps);
 		return;
 	}
-	t->running = true;
-	t->paused = t->stop = false;
+	t->paused = false;
 	t->done_steps = t->ui_done = 0;
 	t->err[0] = '\0';
 	snprintf(t->phase, sizeof t->phase, "starting");
 	/* the trainer runs the two batch halves on two threads; BLAS stays single-threaded */
 	openblas_set_num_threads(1);
-	if (tui_thread_start(&t->thread, worker, t) != 0) {
-		t->running = false;
+	if (!tui_worker_start(&t->work, worker, t))
 		tui_message(s->app, true, "cannot start a worker thread");
-		return;
-	}
-	t->joinable = true;
 }
 
 static mp_status train_init(tui_screen *s, int argc, char **argv)
 {
 	train_lab *t = s->priv;
-	pthread_mutex_init(&t->mu, NULL);
-	pthread_cond_init(&t->cv, NULL);
+	tui_worker_init(&t->work);
 	plot_canvas_init(&t->canvas);
 	t->tiny = true;
 	field_set(&t->steps_f, "50");
@@ -267,44 +247,37 @@ static mp_status train_init(tui_screen *s, int argc, char **argv)
 static void train_done(tui_screen *s)
 {
 	train_lab *t = s->priv;
-	stop_worker(t);
+	tui_worker_destroy(&t->work);
 	free_run(t);
 	plot_canvas_free(&t->canvas);
-	pthread_cond_destroy(&t->cv);
-	pthread_mutex_destroy(&t->mu);
 }
 
 static bool train_tick(tui_screen *s)
 {
 	train_lab *t = s->priv;
-	pthread_mutex_lock(&t->mu);
-	bool changed = t->ui_done != t->done_steps || t->ui_running != t->running || strcmp(t->ui_phase, t->phase);
+	pthread_mutex_lock(&t->work.mu);
+	bool changed = t->ui_done != t->done_steps || t->ui_running != t->work.running || strcmp(t->ui_phase, t->phase);
 	if (t->hist && t->done_steps > t->ui_done)
 		memcpy(t->ui_hist + t->ui_done * t->np, t->hist + t->ui_done * t->np,
 		       (t->done_steps - t->ui_done) * t->np * sizeof *t->hist);
 	t->ui_done = t->done_steps;
-	t->ui_running = t->running;
+	t->ui_running = t->work.running;
 	t->ui_paused = t->paused;
 	memcpy(t->ui_phase, t->phase, sizeof t->phase);
 	if (t->err[0]) {
 		tui_message(s->app, true, "train: %s", t->err);
 		t->err[0] = '\0';
 	}
-	pthread_mutex_unlock(&t->mu);
-	if (!t->ui_running && t->joinable) {
-		pthread_join(t->thread, NULL);
-		t->joinable = false;
-	}
+	pthread_mutex_unlock(&t->work.mu);
+	if (!t->ui_running)
+		tui_worker_join(&t->work);
 	return changed;
 }
 
 static bool train_busy(tui_screen *s)
 {
 	train_lab *t = s->priv;
-	pthread_mutex_lock(&t->mu);
-	bool r = t->running;
-	pthread_mutex_unlock(&t->mu);
-	return r;
+	return tui_worker_running(&t->work);
 }
 
 static double metric_of(const train_stats *st, int m)
@@ -453,18 +426,18 @@ static int train_handle(tui_screen *s, int action, int key)
 	case TR_TOGGLE: t->chosen[t->cursor] = !t->chosen[t->cursor]; return TUI_HANDLED;
 	case TR_START: start(s); return TUI_HANDLED;
 	case TR_PAUSE:
-		if (!t->joinable) {
+		if (!t->work.joinable) {
 			tui_message(s->app, false, "nothing is running");
 			return TUI_HANDLED;
 		}
-		pthread_mutex_lock(&t->mu);
+		pthread_mutex_lock(&t->work.mu);
 		t->paused = !t->paused;
-		pthread_cond_broadcast(&t->cv);
-		pthread_mutex_unlock(&t->mu);
+		pthread_cond_broadcast(&t->work.cv);
+		pthread_mutex_unlock(&t->work.mu);
 		train_tick(s);
 		return TUI_HANDLED;
 	case TR_STOP:
-		stop_worker(t);
+		tui_worker_stop(&t->work);
 		train_tick(s);
 		return TUI_HANDLED;
 	case TR_METRIC: t->metric = (t->metric + 1) % METRIC_COUNT; return TUI_HANDLED;

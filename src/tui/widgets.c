@@ -9,30 +9,13 @@
 #include <wchar.h>
 
 #include "tui/app.h"
+#include "util/utf8.h"
 /* --- drawing helpers --- */
 
-/* Decodes one UTF-8 sequence; invalid bytes come back as U+FFFD, one byte each. */
+/* Decodes the character at p (a C string) with the shared decoder. */
 static int utf8_next(const unsigned char *p, uint32_t *cp)
 {
-	if (p[0] < 0x80) {
-		*cp = p[0];
-		return 1;
-	}
-	int n = (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3 : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
-	if (n == 0) {
-		*cp = 0xfffd;
-		return 1;
-	}
-	uint32_t v = p[0] & (0x7f >> n);
-	for (int i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80) {
-			*cp = 0xfffd;
-			return 1;
-		}
-		v = v << 6 | (p[i] & 0x3f);
-	}
-	*cp = v;
-	return n;
+	return (int)utf8_decode((const char *)p, strnlen((const char *)p, 4), cp, NULL);
 }
 
 /* ASCII for the characters the lessons use, when the locale is not UTF-8. */
@@ -73,8 +56,7 @@ int tui_next_char(const char *p, int *cols)
 	if (!theme_utf8() && cp >= 0x80)
 		*cols = (int)strlen(translit(cp));
 	else {
-		int cw = cp < 0x20 ? 1 : wcwidth((wchar_t)cp);
-		*cols = cw < 0 ? 1 : cw;
+		*cols = utf8_cp_width(cp);
 	}
 	return n;
 }
@@ -90,8 +72,7 @@ int tui_width(const char *text)
 			w += (int)strlen(translit(cp));
 			continue;
 		}
-		int cw = wcwidth((wchar_t)cp);
-		w += cw < 0 ? 1 : cw;
+		w += utf8_cp_width(cp);
 	}
 	return w;
 }
