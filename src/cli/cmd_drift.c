@@ -202,7 +202,130 @@ static int run_one(const drift_params *p, csvw *w, drift_state final[DRIFT_VARIA
 	return CLI_OK;
 }
 
-int cmd_drift(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct {
+	drift_params p;
+	const char *csv_path, *sweep;
+	double xs[64], xstarts[64][DRIFT_VARIANT_COUNT];   /* --sweep's starting values */
+	size_t nx;
+} drift_opts;
+
+/* parse_drift_opts' result when the command should go on */
+#define DRIFT_PROCEED (-1)
+
+/* --device D: CLI_OK, or the exit status (reported). */
+static int parse_device(const char *text, drift_params *p)
+{
+	if (!strcmp(text, "cpu")) {
+		p->device = DRIFT_DEVICE_CPU;
+	} else if (!strcmp(text, "cuda")) {
+		const char *why;
+		if (!gpu_ready(&why, NULL)) {
+			cli_error("drift", "--device cuda: %s", why);
+			return CLI_ENV;
+		}
+		p->device = DRIFT_DEVICE_CUDA;
+	} else {
+		cli_error("drift", "--device: unknown device '%s' (known: cpu, cuda)", text);
+		return CLI_USAGE;
+	}
+	return CLI_OK;
+}
+
+/* One option (getopt's c, its value in optarg) into o: DRIFT_PROCEED, or the
+ * exit status (reported; CLI_OK after --help). */
+static int parse_option(drift_opts *o, int c, const char *value, char **argv)
+{
+	drift_params *p = &o->p;
+	unsigned long long u;
+	switch (c) {
+	case CLI_ARG_VALUE:
+		cli_error("drift", "unexpected argument '%s' (see 'mixprec drift --help')", value);
+		return CLI_USAGE;
+	case 'x':
+		if (!parse_double("--x0", optarg, &p->x0, p->starts))
+			return CLI_USAGE;
+		p->have_starts = true;
+		break;
+	case 'T': if (!parse_size("--steps", optarg, &p->steps, (size_t)1 << 40)) return CLI_USAGE; break;
+	case 'E': if (!parse_size("--elements", optarg, &p->elements, (size_t)1 << 32)) return CLI_USAGE; break;
+	case 'm': if (!parse_double("--mean", optarg, &p->mean, NULL)) return CLI_USAGE; break;
+	case 's':
+		if (!parse_double("--std", optarg, &p->std, NULL))
+			return CLI_USAGE;
+		if (p->std < 0) {
+			cli_error("drift", "--std: must not be negative");
+			return CLI_USAGE;
+		}
+		break;
+	case 'd':
+		if (drift_dist_parse(optarg, &p->dist) != MP_OK) {
+			cli_error("drift", "--dist: unknown distribution '%s' (known: constant, uniform, normal)", optarg);
+			return CLI_USAGE;
+		}
+		break;
+	case 'S':
+		if (!cli_parse_u64("drift", "--seed", optarg, &u))
+			return CLI_USAGE;
+		p->seed = u;
+		break;
+	case 'c': o->csv_path = optarg; break;
+	case 'w': o->sweep = optarg; break;
+	case 'D': {
+		int rc = parse_device(optarg, p);
+		if (rc != CLI_OK)
+			return rc;
+		break;
+	}
+	case 'h': drift_help(); return cli_flush_stdout("drift") ? CLI_OK : CLI_ENV;
+	case ':':
+	default:
+		return cli_option_error("drift", c, argv);
+	}
+	return DRIFT_PROCEED;
+}
+
+/* --sweep x0=V,V,... into o->xs and o->xstarts: DRIFT_PROCEED, or the exit
+ * status (reported). */
+static int parse_sweep(drift_opts *o)
+{
+	const char *sweep = o->sweep;
+	if (strncmp(sweep, "x0=", 3) != 0) {
+		cli_error("drift", "--sweep: expected x0=V,V,... (got '%s')", sweep);
+		return CLI_USAGE;
+	}
+	char *copy = strdup(sweep + 3), *rest = copy;
+	if (!copy)
+		return CLI_ENV;
+	/* strsep, not strtok: an empty item (x0=1,,2) is refused, as round's --to does */
+	for (char *tok; rest && (tok = strsep(&rest, ","));) {
+		if (!*tok && (tok != copy || rest)) {
+			cli_error("drift", "--sweep: an empty value in '%s'", sweep);
+			free(copy);
+			return CLI_USAGE;
+		}
+		if (!*tok)
+			break;   /* x0= alone: reported below */
+		size_t max = sizeof o->xs / sizeof o->xs[0];
+		if (o->nx == max || !parse_double("--sweep", tok, &o->xs[o->nx], o->xstarts[o->nx])) {
+			if (o->nx == max)
+				cli_error("drift", "--sweep: at most %zu values", o->nx);
+			free(copy);
+			return CLI_USAGE;
+		}
+		o->nx++;
+	}
+	free(copy);
+	if (o->nx == 0) {
+		cli_error("drift", "--sweep: no values after x0=");
+		return CLI_USAGE;
+	}
+	return DRIFT_PROCEED;
+}
+
+/* The command line into o: DRIFT_PROCEED, or the exit status (reported;
+ * CLI_OK after --help). */
+static int parse_drift_opts(int argc, char **argv, drift_opts *o)
 {
 	static const struct option opts[] = {
 		{ "x0", required_argument, NULL, 'x' },
@@ -218,108 +341,116 @@ int cmd_drift(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--ema"))
-			return cmd_drift_ema(argc, argv);
-	drift_params p = drift_defaults();
-	const char *csv_path = NULL, *sweep = NULL;
+	o->p = drift_defaults();
+	o->csv_path = o->sweep = NULL;
+	o->nx = 0;
 	cli_args args = { 0 };
 	char *value;
 	int c;
 	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
-		unsigned long long u;
-		switch (c) {
-		case CLI_ARG_VALUE:
-			cli_error("drift", "unexpected argument '%s' (see 'mixprec drift --help')", value);
-			return CLI_USAGE;
-		case 'x':
-			if (!parse_double("--x0", optarg, &p.x0, p.starts))
-				return CLI_USAGE;
-			p.have_starts = true;
-			break;
-		case 'T': if (!parse_size("--steps", optarg, &p.steps, (size_t)1 << 40)) return CLI_USAGE; break;
-		case 'E': if (!parse_size("--elements", optarg, &p.elements, (size_t)1 << 32)) return CLI_USAGE; break;
-		case 'm': if (!parse_double("--mean", optarg, &p.mean, NULL)) return CLI_USAGE; break;
-		case 's':
-			if (!parse_double("--std", optarg, &p.std, NULL))
-				return CLI_USAGE;
-			if (p.std < 0) {
-				cli_error("drift", "--std: must not be negative");
-				return CLI_USAGE;
-			}
-			break;
-		case 'd':
-			if (drift_dist_parse(optarg, &p.dist) != MP_OK) {
-				cli_error("drift", "--dist: unknown distribution '%s' (known: constant, uniform, normal)",
-				          optarg);
-				return CLI_USAGE;
-			}
-			break;
-		case 'S':
-			if (!cli_parse_u64("drift", "--seed", optarg, &u))
-				return CLI_USAGE;
-			p.seed = u;
-			break;
-		case 'c': csv_path = optarg; break;
-		case 'w': sweep = optarg; break;
-		case 'D':
-			if (!strcmp(optarg, "cpu")) {
-				p.device = DRIFT_DEVICE_CPU;
-			} else if (!strcmp(optarg, "cuda")) {
-				const char *why;
-				if (!gpu_ready(&why, NULL)) {
-					cli_error("drift", "--device cuda: %s", why);
-					return CLI_ENV;
-				}
-				p.device = DRIFT_DEVICE_CUDA;
-			} else {
-				cli_error("drift", "--device: unknown device '%s' (known: cpu, cuda)", optarg);
-				return CLI_USAGE;
-			}
-			break;
-		case 'h': drift_help(); return cli_flush_stdout("drift") ? CLI_OK : CLI_ENV;
-		case ':':
-		default:
-			return cli_option_error("drift", c, argv);
-		}
+		int rc = parse_option(o, c, value, argv);
+		if (rc != DRIFT_PROCEED)
+			return rc;
 	}
-	double xs[64], xstarts[64][DRIFT_VARIANT_COUNT];
-	size_t nx = 0;
-	if (sweep) {
-		if (strncmp(sweep, "x0=", 3) != 0) {
-			cli_error("drift", "--sweep: expected x0=V,V,... (got '%s')", sweep);
-			return CLI_USAGE;
-		}
-		char *copy = strdup(sweep + 3), *rest = copy;
-		if (!copy)
-			return CLI_ENV;
-		/* strsep, not strtok: an empty item (x0=1,,2) is refused, as round's --to does */
-		for (char *tok; rest && (tok = strsep(&rest, ","));) {
-			if (!*tok && (tok != copy || rest)) {
-				cli_error("drift", "--sweep: an empty value in '%s'", sweep);
-				free(copy);
-				return CLI_USAGE;
-			}
-			if (!*tok)
-				break;   /* x0= alone: reported below */
-			if (nx == sizeof xs / sizeof xs[0] || !parse_double("--sweep", tok, &xs[nx], xstarts[nx])) {
-				if (nx == sizeof xs / sizeof xs[0])
-					cli_error("drift", "--sweep: at most %zu values", nx);
-				free(copy);
-				return CLI_USAGE;
-			}
-			nx++;
-		}
-		free(copy);
-		if (nx == 0) {
-			cli_error("drift", "--sweep: no values after x0=");
-			return CLI_USAGE;
-		}
+	return o->sweep ? parse_sweep(o) : DRIFT_PROCEED;
+}
+
+/* One sweep row per variant: x0,variant,start,drift,retained,unchanged_frac. */
+static void csv_sweep_rows(csvw *w, double x0, const drift_state st[DRIFT_VARIANT_COUNT])
+{
+	char x0s[64];
+	snprintf(x0s, sizeof x0s, "%.17g", x0);
+	for (int v = 0; v < DRIFT_VARIANT_COUNT; v++) {
+		csvw_field(w, x0s);
+		csvw_field(w, drift_variant_name((drift_variant)v));
+		csvw_fieldf(w, "%.17g", st[v].start);
+		if (isfinite(st[v].start))
+			csvw_fieldf(w, "%.17g", st[v].drift);
+		else
+			csvw_field(w, "");
+		if (isnan(st[v].retained))
+			csvw_field(w, "");
+		else
+			csvw_fieldf(w, "%.17g", st[v].retained);
+		csvw_fieldf(w, "%.17g", st[v].unchanged_frac);
+		csvw_end_row(w);
 	}
+}
+
+static void print_sweep_header(const drift_params *p)
+{
+	printf("drift sweep: %zu steps of %s updates (mean %g, std %g), %zu values, seed %llu\n"
+	       "retained share of the fp64 drift:\n\n%-10s", p->steps, drift_dist_name(p->dist), p->mean, p->std,
+	       p->elements, (unsigned long long)p->seed, "x0");
+	for (int v = 1; v < DRIFT_VARIANT_COUNT; v++)
+		printf(" %11s", drift_variant_name((drift_variant)v));
+	printf("\n");
+}
+
+static void print_sweep_row(double x0, const drift_state st[DRIFT_VARIANT_COUNT])
+{
+	printf("%-10g", x0);
+	for (int v = 1; v < DRIFT_VARIANT_COUNT; v++) {
+		if (isfinite(st[v].start))
+			printf(" %10.1f%%", 100 * st[v].retained);
+		else
+			printf(" %11s", "overflow");
+	}
+	printf("\n");
+}
+
+/* Runs one simulation per starting value of the sweep; the CSV to fp (may be
+ * NULL), the table to stdout unless fp is stdout. */
+static int run_sweep(const drift_opts *o, FILE *fp, csvw *w, size_t *done)
+{
+	drift_state st[DRIFT_VARIANT_COUNT];
+	if (fp)
+		csvw_header(w, "x0,variant,start,drift,retained,unchanged_frac");
+	if (fp != stdout)
+		print_sweep_header(&o->p);
+	int rc = CLI_OK;
+	for (size_t i = 0; i < o->nx && rc == CLI_OK && !interrupted; i++) {
+		drift_params q = o->p;
+		q.x0 = o->xs[i];
+		q.have_starts = true;
+		memcpy(q.starts, o->xstarts[i], sizeof q.starts);
+		rc = run_one(&q, NULL, st, done);
+		if (rc != CLI_OK)
+			break;
+		if (fp)
+			csv_sweep_rows(w, o->xs[i], st);
+		if (fp != stdout)
+			print_sweep_row(o->xs[i], st);
+	}
+	return rc;
+}
+
+/* One simulation; its trajectories to fp (may be NULL), the table to stdout
+ * unless fp is stdout. */
+static int run_single(const drift_params *p, FILE *fp, csvw *w, size_t *done)
+{
+	drift_state st[DRIFT_VARIANT_COUNT];
+	if (fp)
+		csvw_header(w, "variant,step,mean,drift,retained,unchanged_frac");
+	int rc = run_one(p, fp ? w : NULL, st, done);
+	if (rc == CLI_OK && fp != stdout)
+		print_table(p, st, *done);
+	return rc;
+}
+
+int cmd_drift(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--ema"))
+			return cmd_drift_ema(argc, argv);
+	drift_opts o;
+	int rc = parse_drift_opts(argc, argv, &o);
+	if (rc != DRIFT_PROCEED)
+		return rc;
 
 	FILE *fp = NULL;
 	file_atomic out;
-	if (csv_path && !cli_out_open("drift", "--csv", csv_path, &out, &fp))
+	if (o.csv_path && !cli_out_open("drift", "--csv", o.csv_path, &out, &fp))
 		return CLI_ENV;
 	csvw w;
 	if (fp)
@@ -328,65 +459,8 @@ int cmd_drift(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old);
 
-	int rc = CLI_OK;
-	drift_state st[DRIFT_VARIANT_COUNT];
 	size_t done = 0;
-	if (!sweep) {
-		if (fp)
-			csvw_header(&w, "variant,step,mean,drift,retained,unchanged_frac");
-		rc = run_one(&p, fp ? &w : NULL, st, &done);
-		if (rc == CLI_OK && fp != stdout)
-			print_table(&p, st, done);
-	} else {
-		if (fp)
-			csvw_header(&w, "x0,variant,start,drift,retained,unchanged_frac");
-		if (fp != stdout) {
-			printf("drift sweep: %zu steps of %s updates (mean %g, std %g), %zu values, seed %llu\n"
-			       "retained share of the fp64 drift:\n\n%-10s", p.steps, drift_dist_name(p.dist), p.mean,
-			       p.std, p.elements, (unsigned long long)p.seed, "x0");
-			for (int v = 1; v < DRIFT_VARIANT_COUNT; v++)
-				printf(" %11s", drift_variant_name((drift_variant)v));
-			printf("\n");
-		}
-		for (size_t i = 0; i < nx && rc == CLI_OK && !interrupted; i++) {
-			drift_params q = p;
-			q.x0 = xs[i];
-			q.have_starts = true;
-			memcpy(q.starts, xstarts[i], sizeof q.starts);
-			rc = run_one(&q, NULL, st, &done);
-			if (rc != CLI_OK)
-				break;
-			if (fp) {
-				char x0s[64];
-				snprintf(x0s, sizeof x0s, "%.17g", xs[i]);
-				for (int v = 0; v < DRIFT_VARIANT_COUNT; v++) {
-					csvw_field(&w, x0s);
-					csvw_field(&w, drift_variant_name((drift_variant)v));
-					csvw_fieldf(&w, "%.17g", st[v].start);
-					if (isfinite(st[v].start))
-						csvw_fieldf(&w, "%.17g", st[v].drift);
-					else
-						csvw_field(&w, "");
-					if (isnan(st[v].retained))
-						csvw_field(&w, "");
-					else
-						csvw_fieldf(&w, "%.17g", st[v].retained);
-					csvw_fieldf(&w, "%.17g", st[v].unchanged_frac);
-					csvw_end_row(&w);
-				}
-			}
-			if (fp != stdout) {
-				printf("%-10g", xs[i]);
-				for (int v = 1; v < DRIFT_VARIANT_COUNT; v++) {
-					if (isfinite(st[v].start))
-						printf(" %10.1f%%", 100 * st[v].retained);
-					else
-						printf(" %11s", "overflow");
-				}
-				printf("\n");
-			}
-		}
-	}
+	rc = o.sweep ? run_sweep(&o, fp, &w, &done) : run_single(&o.p, fp, &w, &done);
 	sigaction(SIGINT, &old, NULL);
 	if (interrupted)
 		cli_error("drift", "interrupted after %zu steps; what was computed has been written", done);
