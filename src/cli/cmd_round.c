@@ -55,8 +55,6 @@ typedef struct {
 	csvw w;
 	size_t widths[7];
 	bool cuda;
-	float *d_in;       /* cuda: one fp32 in, one encoded element out */
-	uint32_t *d_out;
 } round_job;
 
 /* The bits of x in f from the GPU kernel; x must be an fp32 value (checked
@@ -70,13 +68,8 @@ static bool round_on_gpu(round_job *job, const fmt_info *f, const fmt_num *x, un
 	memcpy(&v, &b32, 4);
 	fmt_bulk_opts o = { .fmt = f->id, .mode = job->ctl.mode, .saturate = job->ctl.saturate, .seed = job->seed,
 	                    .index0 = index };
-	uint32_t out = 0;
-	mp_status st = gpu_put(job->d_in, &v, sizeof v);
-	if (st == MP_OK)
-		st = gpu_bulk_encode(&o, job->d_out, job->d_in, 1);
-	if (st == MP_OK)
-		st = gpu_get(&out, job->d_out, fmt_bulk_elem_size(f->id));
-	if (st != MP_OK) {
+	uint32_t out = 0;   /* the element in its low bytes (little-endian, as the GPU) */
+	if (gpu_round_host(&o, &out, &v, 1) != MP_OK) {
 		cli_error("round", "--device cuda: %s", gpu_last_error());
 		return false;
 	}
@@ -180,7 +173,36 @@ static int read_line(FILE *fp, char *buf, size_t n, size_t *len)
 	return k + 1 == n && buf[k - 1] != '\n' ? 1 : 0;
 }
 
-int cmd_round(int argc, char **argv)
+/* round_parse_opts' result when the command should go on */
+#define ROUND_PROCEED (-1)
+
+/* --device D (with the mode already parsed) into job: ROUND_PROCEED, or the
+ * exit status (reported). */
+static int round_device(round_job *job, const char *device)
+{
+	if (strcmp(device, "cpu") && strcmp(device, "cuda")) {
+		cli_error("round", "--device: unknown device '%s' (known: cpu, cuda)", device);
+		return CLI_USAGE;
+	}
+	if (!strcmp(device, "cuda")) {
+		const char *why;
+		if (job->ctl.mode != FMT_RNE && job->ctl.mode != FMT_SR) {
+			cli_error("round", "--device cuda: the GPU kernels round with rne or sr, not %s",
+			          fmt_mode_name(job->ctl.mode));
+			return CLI_USAGE;
+		}
+		if (!gpu_ready(&why, NULL)) {
+			cli_error("round", "--device cuda: %s", why);
+			return CLI_ENV;
+		}
+		job->cuda = true;
+	}
+	return ROUND_PROCEED;
+}
+
+/* The command line into job and values (the VALUEs, *nvalues of them):
+ * ROUND_PROCEED, or the exit status (reported; CLI_OK after --help). */
+static int round_parse_opts(int argc, char **argv, round_job *job, char **values, size_t *nvalues)
 {
 	static const struct option opts[] = {
 		{ "to", required_argument, NULL, 't' },
@@ -192,131 +214,118 @@ int cmd_round(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	round_job job = { .ctl = { .mode = FMT_RNE } };
 	const char *device = "cpu";
 	const char *to = "fp32,fp16,bf16";
 	cli_args args = { 0 };
+	int c;
+	char *value;
+	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
+		switch (c) {
+		case CLI_ARG_VALUE: values[(*nvalues)++] = value; break;
+		case 't': to = optarg; break;
+		case 'm':
+			if (!cli_parse_mode("round", optarg, &job->ctl.mode))
+				return CLI_USAGE;
+			break;
+		case 's':
+			if (!cli_parse_u64("round", "--seed", optarg, &job->seed))
+				return CLI_USAGE;
+			break;
+		case 'S': job->ctl.saturate = true; break;
+		case 'c': job->csv = true; break;
+		case 'd': device = optarg; break;
+		case 'h':
+			round_help();
+			return cli_flush_stdout("round") ? CLI_OK : CLI_ENV;
+		case ':':
+		default:
+			return cli_option_error("round", c, argv);
+		}
+	}
+	if (!cli_parse_formats("round", "--to", to, job->fmts, &job->nfmts))
+		return CLI_USAGE;
+	return round_device(job, device);
+}
+
+/* Rounds the command line's VALUEs; the exit status. */
+static int round_values(round_job *job, char **values, size_t nvalues)
+{
+	int rc = CLI_OK;
+	for (size_t i = 0; i < nvalues; i++) {
+		char where[64];
+		snprintf(where, sizeof where, "value %zu: ", i + 1);
+		int r = round_text(job, values[i], where, i);
+		if (r < 0)
+			return CLI_ENV;
+		if (r == 0)
+			rc = CLI_USAGE;
+	}
+	return rc;
+}
+
+/* Rounds each line of standard input; the exit status. */
+static int round_stdin(round_job *job)
+{
+	static char line[ROUND_LINE_MAX + 2];
+	size_t len;
+	int got, rc = CLI_OK;
+	unsigned long long lineno = 0, index = 0;
+	while ((got = read_line(stdin, line, sizeof line, &len)) >= 0) {
+		lineno++;
+		char where[64];
+		snprintf(where, sizeof where, "line %llu: ", lineno);
+		if (got > 0) {
+			/* memory stays bounded, and /dev/zero does not run forever */
+			cli_error("round", "%slonger than %d bytes (is standard input a list of values?); stopped reading",
+			          where, ROUND_LINE_MAX);
+			rc = CLI_USAGE;
+			break;
+		}
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (strlen(line) != len) {
+			cli_error("round", "%scontains a NUL byte", where);
+			rc = CLI_USAGE;
+			index++;
+			continue;
+		}
+		int r = round_text(job, line, where, index++);
+		if (r < 0) {
+			rc = CLI_ENV;
+			break;
+		}
+		if (r == 0 && rc == CLI_OK)
+			rc = CLI_USAGE;
+	}
+	if (ferror(stdin)) {
+		cli_error("round", "reading standard input: %s", strerror(errno));
+		rc = CLI_ENV;
+	}
+	if (lineno == 0 && rc == CLI_OK && isatty(0))
+		cli_error("round", "no values given (see 'mixprec round --help')");
+	return rc;
+}
+
+int cmd_round(int argc, char **argv)
+{
+	round_job job = { .ctl = { .mode = FMT_RNE } };
 	char **values = calloc((size_t)argc + 1, sizeof *values);
 	size_t nvalues = 0;
 	if (!values) {
 		cli_error("round", "out of memory");
 		return CLI_ENV;
 	}
-	int c, rc = CLI_OK;
-	char *value;
-	while (rc == CLI_OK && (c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
-		switch (c) {
-		case CLI_ARG_VALUE: values[nvalues++] = value; break;
-		case 't': to = optarg; break;
-		case 'm':
-			if (!cli_parse_mode("round", optarg, &job.ctl.mode))
-				rc = CLI_USAGE;
-			break;
-		case 's':
-			if (!cli_parse_u64("round", "--seed", optarg, &job.seed))
-				rc = CLI_USAGE;
-			break;
-		case 'S': job.ctl.saturate = true; break;
-		case 'c': job.csv = true; break;
-		case 'd': device = optarg; break;
-		case 'h':
-			round_help();
-			free(values);
-			return cli_flush_stdout("round") ? CLI_OK : CLI_ENV;
-		case ':':
-		default:
-			rc = cli_option_error("round", c, argv);
-			break;
-		}
-	}
-	if (rc == CLI_OK && !cli_parse_formats("round", "--to", to, job.fmts, &job.nfmts))
-		rc = CLI_USAGE;
-	if (rc == CLI_OK && strcmp(device, "cpu") && strcmp(device, "cuda")) {
-		cli_error("round", "--device: unknown device '%s' (known: cpu, cuda)", device);
-		rc = CLI_USAGE;
-	}
-	if (rc == CLI_OK && !strcmp(device, "cuda")) {
-		const char *why;
-		if (job.ctl.mode != FMT_RNE && job.ctl.mode != FMT_SR) {
-			cli_error("round", "--device cuda: the GPU kernels round with rne or sr, not %s",
-			          fmt_mode_name(job.ctl.mode));
-			rc = CLI_USAGE;
-		} else if (!gpu_ready(&why, NULL)) {
-			cli_error("round", "--device cuda: %s", why);
-			rc = CLI_ENV;
-		} else if (gpu_alloc((void **)&job.d_in, sizeof(float)) != MP_OK ||
-		           gpu_alloc((void **)&job.d_out, sizeof(uint32_t)) != MP_OK) {
-			cli_error("round", "--device cuda: %s", gpu_last_error());
-			rc = CLI_ENV;
-		}
-		job.cuda = true;
-	}
-	if (rc != CLI_OK) {
-		gpu_free(job.d_in);
-		gpu_free(job.d_out);
+	int rc = round_parse_opts(argc, argv, &job, values, &nvalues);
+	if (rc != ROUND_PROCEED) {
 		free(values);
 		return rc;
 	}
-
 	if (job.csv) {
 		csvw_init(&job.w, stdout);
 		csvw_header(&job.w, "input,format,mode,bits,value,abs_error,rel_error");
 	}
-	unsigned long long index = 0;
-	if (nvalues > 0) {
-		for (size_t i = 0; i < nvalues; i++) {
-			char where[64];
-			snprintf(where, sizeof where, "value %zu: ", i + 1);
-			int r = round_text(&job, values[i], where, index++);
-			if (r < 0) {
-				rc = CLI_ENV;
-				break;
-			}
-			if (r == 0)
-				rc = CLI_USAGE;
-		}
-	} else {
-		static char line[ROUND_LINE_MAX + 2];
-		size_t len;
-		int got;
-		unsigned long long lineno = 0;
-		while ((got = read_line(stdin, line, sizeof line, &len)) >= 0) {
-			lineno++;
-			char where[64];
-			snprintf(where, sizeof where, "line %llu: ", lineno);
-			if (got > 0) {
-				/* memory stays bounded, and /dev/zero does not run forever */
-				cli_error("round", "%slonger than %d bytes (is standard input a list of values?); stopped reading",
-				          where, ROUND_LINE_MAX);
-				rc = CLI_USAGE;
-				break;
-			}
-			while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-				line[--len] = '\0';
-			if (strlen(line) != len) {
-				cli_error("round", "%scontains a NUL byte", where);
-				rc = CLI_USAGE;
-				index++;
-				continue;
-			}
-			int r = round_text(&job, line, where, index++);
-			if (r < 0) {
-				rc = CLI_ENV;
-				break;
-			}
-			if (r == 0 && rc == CLI_OK)
-				rc = CLI_USAGE;
-		}
-		if (ferror(stdin)) {
-			cli_error("round", "reading standard input: %s", strerror(errno));
-			rc = CLI_ENV;
-		}
-		if (lineno == 0 && rc == CLI_OK && isatty(0))
-			cli_error("round", "no values given (see 'mixprec round --help')");
-	}
+	rc = nvalues > 0 ? round_values(&job, values, nvalues) : round_stdin(&job);
 	free(values);
-	gpu_free(job.d_in);
-	gpu_free(job.d_out);
 	if (!cli_flush_stdout("round"))
 		return CLI_ENV;
 	return rc;

@@ -520,3 +520,30 @@ extern "C" mp_status gpu_bulk_accumulate(const fmt_bulk_opts *o, float *d_x, flo
 	}
 	return st;
 }
+
+extern "C" mp_status gpu_round_host(const fmt_bulk_opts *o, void *out, const float *in, size_t n)
+{
+	mp_status st = check_opts(o);
+	if (st != MP_OK || n == 0)
+		return st;
+	size_t es = fmt_bulk_elem_size(o->fmt);
+	if (n > SIZE_MAX / sizeof *in)
+		return MP_ENOMEM;
+	float *d_in = NULL;
+	void *d_out = NULL;
+	st = gpu_alloc((void **)&d_in, n * sizeof *in);
+	if (st == MP_OK)
+		st = gpu_alloc(&d_out, n * es);
+	if (st == MP_OK)
+		st = gpu_put(d_in, in, n * sizeof *in);
+	if (st == MP_OK)
+		st = gpu_bulk_encode(o, d_out, d_in, n);
+	if (st == MP_OK)
+		st = gpu_get(out, d_out, n * es);
+	/* the status of the first failure (a failing free may still reword the message) */
+	mp_status fs = gpu_free(d_in);
+	if (st == MP_OK)
+		st = fs;
+	fs = gpu_free(d_out);
+	return st == MP_OK ? fs : st;
+}

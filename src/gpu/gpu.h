@@ -85,6 +85,12 @@ mp_status gpu_bulk_quantize(const fmt_bulk_opts *o, float *d_x, size_t n);
  * of elements that did not change. */
 mp_status gpu_bulk_accumulate(const fmt_bulk_opts *o, float *d_x, float *d_comp, const float *d_u, size_t n,
                               size_t *unchanged);
+/* gpu_bulk_encode on host arrays: copies in (n fp32 values) to the device,
+ * encodes them into o->fmt and copies the n encoded elements
+ * (fmt_bulk_elem_size(o->fmt) bytes each) back to out. The device buffers
+ * are allocated and freed inside; errors as gpu_bulk_encode's, the message
+ * for gpu_last_error(). */
+mp_status gpu_round_host(const fmt_bulk_opts *o, void *out, const float *in, size_t n);
 
 /* --- products for the training backend (gpu_gemm.cu) --- */
 

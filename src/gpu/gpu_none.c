@@ -91,6 +91,15 @@ mp_status gpu_bulk_accumulate(const fmt_bulk_opts *o, float *d_x, float *d_comp,
 	return MP_EUNSUPPORTED;
 }
 
+mp_status gpu_round_host(const fmt_bulk_opts *o, void *out, const float *in, size_t n)
+{
+	(void)o;
+	(void)out;
+	(void)in;
+	(void)n;
+	return MP_EUNSUPPORTED;
+}
+
 mp_status gpu_drift_create(gpu_drift **out, const gpu_drift_params *p)
 {
 	(void)p;
