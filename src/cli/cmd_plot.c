@@ -67,7 +67,16 @@ static bool locale_utf8(void)
 	return cs && (!strcasecmp(cs, "UTF-8") || !strcasecmp(cs, "utf8"));
 }
 
-int cmd_plot(int argc, char **argv)
+/* What the command line asked for. */
+typedef struct {
+	csvplot_options o;
+	const char *file, *png, *svg;
+	int width, height;   /* 0: the default */
+	bool ascii;
+} plot_args;
+
+/* Parses argv into *pa. Returns -1 to go on, else the exit code (help, or a usage error). */
+static int plot_parse(int argc, char **argv, plot_args *pa)
 {
 	enum { O_X = 256, O_Y, O_BY, O_LOGX, O_LOGY, O_LINEAR, O_TITLE, O_WIDTH, O_HEIGHT, O_ASCII, O_PNG, O_SVG };
 	static const struct option opts[] = {
@@ -79,40 +88,38 @@ int cmd_plot(int argc, char **argv)
 		{ "png", required_argument, NULL, O_PNG },      { "svg", required_argument, NULL, O_SVG },
 		{ "help", no_argument, NULL, 'h' },             { 0, 0, 0, 0 },
 	};
-	csvplot_options o = { .logx = -1, .logy = -1 };
-	const char *file = NULL, *png = NULL, *svg = NULL;
-	int width = 0, height = 0;
-	bool ascii = false;
+	*pa = (plot_args){ .o = { .logx = -1, .logy = -1 } };
+	csvplot_options *o = &pa->o;
 	cli_args a = { 0 };
 	char *val;
 	int c;
 	while ((c = cli_getopt(&a, argc, argv, opts, &val)) != -1) {
 		switch (c) {
 		case CLI_ARG_VALUE:
-			if (file) {
-				cli_error("plot", "one CSV file at a time ('%s' and '%s')", file, val);
+			if (pa->file) {
+				cli_error("plot", "one CSV file at a time ('%s' and '%s')", pa->file, val);
 				return CLI_USAGE;
 			}
-			file = val;
+			pa->file = val;
 			break;
-		case O_X: o.x = optarg; break;
-		case O_Y: o.y = optarg; break;
-		case O_BY: o.by = optarg; break;
-		case O_LOGX: o.logx = 1; break;
-		case O_LOGY: o.logy = 1; break;
-		case O_LINEAR: o.logx = o.logy = 0; break;
-		case O_TITLE: o.title = optarg; break;
+		case O_X: o->x = optarg; break;
+		case O_Y: o->y = optarg; break;
+		case O_BY: o->by = optarg; break;
+		case O_LOGX: o->logx = 1; break;
+		case O_LOGY: o->logy = 1; break;
+		case O_LINEAR: o->logx = o->logy = 0; break;
+		case O_TITLE: o->title = optarg; break;
 		case O_WIDTH:
-			if (!parse_size("--width", optarg, &width))
+			if (!parse_size("--width", optarg, &pa->width))
 				return CLI_USAGE;
 			break;
 		case O_HEIGHT:
-			if (!parse_size("--height", optarg, &height))
+			if (!parse_size("--height", optarg, &pa->height))
 				return CLI_USAGE;
 			break;
-		case O_ASCII: ascii = true; break;
-		case O_PNG: png = optarg; break;
-		case O_SVG: svg = optarg; break;
+		case O_ASCII: pa->ascii = true; break;
+		case O_PNG: pa->png = optarg; break;
+		case O_SVG: pa->svg = optarg; break;
 		case 'h':
 			plot_help();
 			return cli_flush_stdout("plot") ? CLI_OK : CLI_ENV;
@@ -121,55 +128,63 @@ int cmd_plot(int argc, char **argv)
 			return cli_option_error("plot", c, argv);
 		}
 	}
-	if (!file) {
+	if (!pa->file) {
 		cli_error("plot", "no CSV file given (see 'mixprec plot --help')");
 		return CLI_USAGE;
 	}
-	if (png && svg) {
+	if (pa->png && pa->svg) {
 		cli_error("plot", "--png and --svg: one image at a time");
 		return CLI_USAGE;
 	}
-	if (o.y && !*o.y) {
+	if (o->y && !*o->y) {
 		cli_error("plot", "--y: no column named");
 		return CLI_USAGE;
 	}
+	return -1;
+}
 
-	/* read */
-	bool is_stdin = !strcmp(file, "-");
-	FILE *fp = is_stdin ? stdin : fopen(file, "rb");
+/* Reads pa->file (or standard input for "-") into *p. Returns CLI_OK or the exit code. */
+static int plot_read(const plot_args *pa, csvplot *p)
+{
+	bool is_stdin = !strcmp(pa->file, "-");
+	FILE *fp = is_stdin ? stdin : fopen(pa->file, "rb");
 	if (!fp) {
-		cli_error("plot", "%s: %s", file, strerror(errno));
+		cli_error("plot", "%s: %s", pa->file, strerror(errno));
 		return CLI_ENV;
 	}
-	csvplot p;
 	char err[1024];
-	mp_status st = csvplot_read(&p, fp, is_stdin ? "<stdin>" : file, &o, err, sizeof err);
+	mp_status st = csvplot_read(p, fp, is_stdin ? "<stdin>" : pa->file, &pa->o, err, sizeof err);
 	if (!is_stdin)
 		fclose(fp);
 	if (st != MP_OK) {
 		cli_error("plot", "%s", err);
 		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
 	}
+	return CLI_OK;
+}
 
-	int rc = CLI_OK;
-	if (png || svg) {
-		const char *path = png ? png : svg;
-		int w = width ? width : 960, h = height ? height : 600;
-		if (w < 100 || h < 100) {
-			cli_error("plot", "--width/--height: an image needs at least 100x100 pixels");
-			csvplot_free(&p);
-			return CLI_USAGE;
-		}
-		st = png ? plot_write_png(&p.fig, path, w, h, err, sizeof err)
-			 : plot_write_svg(&p.fig, path, w, h, err, sizeof err);
-		if (st != MP_OK) {
-			cli_error("plot", "%s", err);
-			rc = st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
-		}
-		csvplot_free(&p);
-		return rc;
+/* Writes the figure as a PNG or SVG image. */
+static int plot_export(const plot_args *pa, const plot_figure *fig)
+{
+	const char *path = pa->png ? pa->png : pa->svg;
+	int w = pa->width ? pa->width : 960, h = pa->height ? pa->height : 600;
+	if (w < 100 || h < 100) {
+		cli_error("plot", "--width/--height: an image needs at least 100x100 pixels");
+		return CLI_USAGE;
 	}
+	char err[1024];
+	mp_status st = pa->png ? plot_write_png(fig, path, w, h, err, sizeof err)
+			       : plot_write_svg(fig, path, w, h, err, sizeof err);
+	if (st != MP_OK) {
+		cli_error("plot", "%s", err);
+		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
+	}
+	return CLI_OK;
+}
 
+/* Draws the figure on standard output in characters. */
+static int plot_terminal(const plot_args *pa, plot_figure *fig)
+{
 	bool tty = isatty(STDOUT_FILENO);
 	int cols = 80, rows = 24;
 	struct winsize ws;
@@ -177,23 +192,23 @@ int cmd_plot(int argc, char **argv)
 		cols = ws.ws_col;
 		rows = ws.ws_row - 1;   /* the prompt keeps its line */
 	}
-	if (width)
-		cols = width;
-	if (height)
-		rows = height;
+	if (pa->width)
+		cols = pa->width;
+	if (pa->height)
+		rows = pa->height;
 	if (cols < PLOT_MIN_COLS || rows < PLOT_MIN_ROWS) {
 		cli_error("plot", "a plot needs at least %dx%d characters, not %dx%d (--width, --height)", PLOT_MIN_COLS,
 			  PLOT_MIN_ROWS, cols, rows);
-		csvplot_free(&p);
 		return CLI_USAGE;
 	}
 	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
 	bool color = tty && !(nc && *nc) && !(term && !strcmp(term, "dumb"));
-	bool utf8 = !ascii && locale_utf8();
+	bool utf8 = !pa->ascii && locale_utf8();
+	int rc = CLI_OK;
 	plot_canvas cv;
 	plot_canvas_init(&cv);
-	p.fig.mono = !color;   /* no colour: marks and line-end labels tell the series apart */
-	st = plot_render_text(&p.fig, cols, rows, utf8, &cv);
+	fig->mono = !color;   /* no colour: marks and line-end labels tell the series apart */
+	mp_status st = plot_render_text(fig, cols, rows, utf8, &cv);
 	if (st == MP_EINVAL) {
 		cli_error("plot", "%dx%d characters are too few for this plot (--width, --height)", cols, rows);
 		rc = CLI_USAGE;
@@ -206,6 +221,20 @@ int cmd_plot(int argc, char **argv)
 			rc = CLI_ENV;
 	}
 	plot_canvas_free(&cv);
+	return rc;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+	plot_args pa;
+	int rc = plot_parse(argc, argv, &pa);
+	if (rc >= 0)
+		return rc;
+	csvplot p;
+	rc = plot_read(&pa, &p);
+	if (rc != CLI_OK)
+		return rc;
+	rc = pa.png || pa.svg ? plot_export(&pa, &p.fig) : plot_terminal(&pa, &p.fig);
 	csvplot_free(&p);
 	return rc;
 }
