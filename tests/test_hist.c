@@ -61,12 +61,29 @@ START_TEST(unscale_then_scale)
 }
 END_TEST
 
+START_TEST(doubles_like_floats)
+{
+	/* the TUI's loss-scaling lab keeps |g| as binary64: the same buckets and
+	 * shares (2^-26 flushed, 2^-20 subnormal, 1 and 1.5 in bucket 0) */
+	const double x[] = { 0.0, 1.0, 1.5, 0x1p-26, 0x1p-20 };
+	mag_hist h;
+	mag_hist_init(&h, fmt_get(FMT_FP16), 1.0);
+	mag_hist_add_double(&h, x, 5, 1.0);
+	ck_assert_uint_eq(h.zero, 1);
+	ck_assert_uint_eq(h.nonzero, 4);
+	ck_assert_uint_eq(at(&h, 0), 2);
+	ck_assert_uint_eq(h.flushed, 1);
+	ck_assert_uint_eq(h.subnormal, 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hist");
 	TCase *tc = tcase_create("hist");
 	tcase_add_test(tc, buckets_and_shares);
 	tcase_add_test(tc, unscale_then_scale);
+	tcase_add_test(tc, doubles_like_floats);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);
 }

@@ -20,32 +20,44 @@ void mag_hist_init(mag_hist *h, const fmt_info *fmt, double scale)
 	h->scale = scale;
 }
 
+/* One value |x| / unscale into h. */
+static void add_one(mag_hist *h, double a, double half_sub, double min_normal, double ov)
+{
+	if (a == 0) {
+		h->zero++;
+		return;
+	}
+	if (isnan(a))
+		return;
+	h->nonzero++;
+	int k = isinf(a) ? MAG_HIST_KMAX : ilogb(a);
+	k = k < MAG_HIST_KMIN ? MAG_HIST_KMIN : k > MAG_HIST_KMAX ? MAG_HIST_KMAX : k;
+	h->count[k - MAG_HIST_KMIN]++;
+	h->lo = k < h->lo ? k : h->lo;
+	h->hi = k > h->hi ? k : h->hi;
+	double as = a * h->scale;
+	if (as <= half_sub)   /* half the smallest subnormal ties to 0 */
+		h->flushed++;
+	else if (as < min_normal)
+		h->subnormal++;
+	if (as >= ov)
+		h->overflow++;
+}
+
 void mag_hist_add(mag_hist *h, const float *x, size_t n, double unscale)
 {
 	double half_sub = fmt_min_subnormal(h->fmt) / 2, min_normal = fmt_min_normal(h->fmt);
 	double ov = overflow_edge(h->fmt);
-	for (size_t i = 0; i < n; i++) {
-		double a = fabs((double)x[i]) / unscale;
-		if (a == 0) {
-			h->zero++;
-			continue;
-		}
-		if (isnan(a))
-			continue;
-		h->nonzero++;
-		int k = isinf(a) ? MAG_HIST_KMAX : ilogb(a);
-		k = k < MAG_HIST_KMIN ? MAG_HIST_KMIN : k > MAG_HIST_KMAX ? MAG_HIST_KMAX : k;
-		h->count[k - MAG_HIST_KMIN]++;
-		h->lo = k < h->lo ? k : h->lo;
-		h->hi = k > h->hi ? k : h->hi;
-		double as = a * h->scale;
-		if (as <= half_sub)   /* half the smallest subnormal ties to 0 */
-			h->flushed++;
-		else if (as < min_normal)
-			h->subnormal++;
-		if (as >= ov)
-			h->overflow++;
-	}
+	for (size_t i = 0; i < n; i++)
+		add_one(h, fabs((double)x[i]) / unscale, half_sub, min_normal, ov);
+}
+
+void mag_hist_add_double(mag_hist *h, const double *x, size_t n, double unscale)
+{
+	double half_sub = fmt_min_subnormal(h->fmt) / 2, min_normal = fmt_min_normal(h->fmt);
+	double ov = overflow_edge(h->fmt);
+	for (size_t i = 0; i < n; i++)
+		add_one(h, fabs(x[i]) / unscale, half_sub, min_normal, ov);
 }
 
 mag_region mag_hist_region(const mag_hist *h, int k)

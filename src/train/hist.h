@@ -26,6 +26,8 @@ typedef struct {
 void mag_hist_init(mag_hist *h, const fmt_info *fmt, double scale);
 /* Adds |x[i]| / unscale for i < n (unscale: a loss scale the values carry). */
 void mag_hist_add(mag_hist *h, const float *x, size_t n, double unscale);
+/* The same for binary64 values. */
+void mag_hist_add_double(mag_hist *h, const double *x, size_t n, double unscale);
 
 typedef enum { MAG_FLUSHED, MAG_SUBNORMAL, MAG_NORMAL, MAG_OVERFLOW } mag_region;
 /* Where bucket k lies in h->fmt after scaling: flushed when all of it is at

@@ -14,6 +14,7 @@
 #include "train/data.h"
 #include "train/policy.h"
 #include "train/shape.h"
+#include "train/hist.h"
 #include "train/train.h"
 #include "tui/plotview.h"
 #include "tui/screens.h"
@@ -31,7 +32,7 @@ void openblas_set_num_threads(int num_threads);
 	X(SC_DERIVE, "d", "the derivation as fill-in steps (exercise 7.4b)", 'd')
 TUI_KEYMAP(scale, SCALE_KEYS);
 
-enum { KMIN = -160, KMAX = 40, NBUCKETS = KMAX - KMIN + 1, RUN_STEPS = 20 };
+enum { KMIN = MAG_HIST_KMIN, KMAX = MAG_HIST_KMAX, NBUCKETS = KMAX - KMIN + 1, RUN_STEPS = 20 };
 
 typedef struct {
 	/* shared with the worker, under work.mu */
@@ -135,29 +136,18 @@ static void start(tui_screen *s)
 		tui_message(s->app, true, "cannot start a worker thread");
 }
 
-/* The histogram of |g| by powers of two (what does not depend on S). */
+/* The histogram of |g| by powers of two (what does not depend on S), from
+ * train/hist.c as gradhist draws it. */
 static void bucket(scale_lab *l)
 {
-	memset(l->count, 0, sizeof l->count);
-	l->nonzero = l->zero = 0;
-	for (size_t i = 0; i < l->ui_n; i++) {
-		double a = l->ui_grads[i];
-		if (a == 0) {
-			l->zero++;
-			continue;
-		}
-		l->nonzero++;
-		int k = ilogb(a);
-		k = k < KMIN ? KMIN : k > KMAX ? KMAX : k;
-		l->count[k - KMIN]++;
-	}
-	l->lo = KMAX;
-	l->hi = KMIN;
-	for (int k = KMIN; k <= KMAX; k++)
-		if (l->count[k - KMIN]) {
-			l->lo = k < l->lo ? k : l->lo;
-			l->hi = k > l->hi ? k : l->hi;
-		}
+	mag_hist h;
+	mag_hist_init(&h, fmt_get(FMT_FP16), 1.0);
+	mag_hist_add_double(&h, l->ui_grads, l->ui_n, 1.0);
+	memcpy(l->count, h.count, sizeof l->count);
+	l->nonzero = h.nonzero;
+	l->zero = h.zero;
+	l->lo = h.lo;
+	l->hi = h.hi;
 	for (int k = 0; k < NBUCKETS; k++) {
 		l->kx[k] = KMIN + k + 0.5;
 		/* empty buckets draw nothing (not a column of height 0) */
@@ -291,21 +281,11 @@ static void scale_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		tui_put(w, 1, 1, cols - 2, ROLE_DIM, "no gradients yet: s trains a few steps");
 		return;
 	}
-	/* the shares at S, per element, as gradhist counts them */
-	size_t under = 0, sub = 0, over = 0;
-	double min_sub = fmt_min_subnormal(h), min_norm = fmt_min_normal(h), max = fmt_max(h);
-	for (size_t i = 0; i < l->ui_n; i++) {
-		double a = l->ui_grads[i];
-		if (a == 0)
-			continue;
-		double as = a * S;
-		if (as <= min_sub / 2)   /* half the smallest subnormal ties to 0 */
-			under++;
-		else if (as < min_norm)
-			sub++;
-		if (as > max)
-			over++;
-	}
+	/* the shares at S, per element, as gradhist counts them (train/hist.c) */
+	mag_hist at;
+	mag_hist_init(&at, h, S);
+	mag_hist_add_double(&at, l->ui_grads, l->ui_n, 1.0);
+	size_t under = at.flushed, sub = at.subnormal, over = at.overflow;
 	double nz = l->nonzero ? (double)l->nonzero : 1;
 	tui_putf(w, 1, 1, cols - 2, ROLE_NORMAL, "%zu nonzero gradients of the last of %zu fp16-mixed steps (%zu exactly 0)",
 	         l->nonzero, l->ui_steps, l->zero);
@@ -339,6 +319,7 @@ static void scale_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	plot_series series = { .name = "share of nonzero gradients", .x = l->kx + (l->lo - KMIN),
 		               .y = l->share + (l->lo - KMIN), .n = (size_t)(l->hi - l->lo + 1),
 		               .draw = PLOT_DRAW_COLUMNS };
+	double min_sub = fmt_min_subnormal(h), min_norm = fmt_min_normal(h), max = fmt_max(h);
 	plot_marker marks[3] = {
 		{ .vertical = true, .at = log2(min_sub / S), .label = "min sub" },
 		{ .vertical = true, .at = log2(min_norm / S), .label = "min normal" },
