@@ -16,54 +16,10 @@
 #include "fmt/round.h"
 #include "teach/exercise.h"
 #include "teach/progress.h"
+#include "ex_fixture.h"
 #include "testutil.h"
 #include "util/csvread.h"
 #include "util/file.h"
-
-static ex_set shipped;
-
-static void load_shipped(void)
-{
-	ex_diags d = { 0 };
-	memset(&shipped, 0, sizeof shipped);
-	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/exercises", testutil_srcdir());
-	ck_assert_int_eq(ex_load_dir(&shipped, dir, &d), MP_OK);
-	for (size_t i = 0; i < d.count; i++)
-		fprintf(stderr, "%s\n", d.msgs[i]);
-	ck_assert_uint_eq(d.count, 0);
-	ex_diags_free(&d);
-}
-
-static void free_shipped(void)
-{
-	ex_set_free(&shipped);
-}
-
-static const ex_exercise *get(const char *id)
-{
-	const ex_exercise *ex = ex_find(&shipped, id);
-	ck_assert_msg(ex != NULL, "exercise %s missing", id);
-	return ex;
-}
-
-/* Solves ex with the defaults, or with one parameter replaced. */
-static void solve_with(const ex_exercise *ex, const char *param, const char *value, ex_solution *sol)
-{
-	ex_variant v;
-	ex_variant_make(ex, NULL, NULL, &v);
-	if (param) {
-		bool found = false;
-		for (size_t i = 0; i < ex->nparams; i++)
-			if (!strcmp(ex->params[i].name, param)) {
-				snprintf(v.values[i], sizeof v.values[i], "%s", value);
-				found = true;
-			}
-		ck_assert_msg(found, "%s has no parameter %s", ex->id, param);
-	}
-	char err[256];
-	ck_assert_msg(ex_solve(ex, &v, sol, err, sizeof err) == MP_OK, "%s: %s", ex->id, err);
-}
 
 static ex_verdict check(const ex_exercise *ex, const ex_solution *sol, const char *field, const char *answer,
                         char *fb, size_t n)

@@ -11,44 +11,8 @@
 #include <string.h>
 
 #include "teach/exercise.h"
+#include "ex_fixture.h"
 #include "testutil.h"
-
-static ex_set shipped;
-
-static void load_shipped(void)
-{
-	ex_diags d = { 0 };
-	memset(&shipped, 0, sizeof shipped);
-	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/exercises", testutil_srcdir());
-	ck_assert_int_eq(ex_load_dir(&shipped, dir, &d), MP_OK);
-	ck_assert_uint_eq(d.count, 0);
-	ex_diags_free(&d);
-}
-
-static void free_shipped(void)
-{
-	ex_set_free(&shipped);
-}
-
-static const ex_exercise *get(const char *id)
-{
-	const ex_exercise *ex = ex_find(&shipped, id);
-	ck_assert_msg(ex != NULL, "exercise %s missing", id);
-	return ex;
-}
-
-/* Solves ex with the defaults, parameter name (may be NULL) set to value. */
-static void solve_with(const ex_exercise *ex, const char *name, const char *value, ex_solution *sol)
-{
-	ex_variant v;
-	ex_variant_make(ex, NULL, NULL, &v);
-	for (size_t i = 0; name && i < ex->nparams; i++)
-		if (!strcmp(ex->params[i].name, name))
-			snprintf(v.values[i], sizeof v.values[i], "%s", value);
-	char err[256];
-	ck_assert_msg(ex_solve(ex, &v, sol, err, sizeof err) == MP_OK, "%s: %s", ex->id, err);
-}
 
 /* The feedback for answer to field must have the verdict, contain has (may
  * be NULL) and not contain hasnt (may be NULL). */

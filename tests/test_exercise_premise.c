@@ -11,34 +11,8 @@
 #include <string.h>
 
 #include "teach/exercise.h"
+#include "ex_fixture.h"
 #include "testutil.h"
-
-static ex_set shipped;
-
-static void load_shipped(void)
-{
-	ex_diags d = { 0 };
-	memset(&shipped, 0, sizeof shipped);
-	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/exercises", testutil_srcdir());
-	ck_assert_int_eq(ex_load_dir(&shipped, dir, &d), MP_OK);
-	for (size_t i = 0; i < d.count; i++)
-		fprintf(stderr, "%s\n", d.msgs[i]);
-	ck_assert_uint_eq(d.count, 0);
-	ex_diags_free(&d);
-}
-
-static void free_shipped(void)
-{
-	ex_set_free(&shipped);
-}
-
-static const ex_exercise *get(const char *id)
-{
-	const ex_exercise *ex = ex_find(&shipped, id);
-	ck_assert_msg(ex != NULL, "exercise %s missing", id);
-	return ex;
-}
 
 #define NSEEDS 20
 #define NSTUDENTS 100

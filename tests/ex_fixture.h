@@ -1,0 +1,61 @@
+/* The shipped exercise set for the exercise tests: loaded from the source
+ * tree (testutil_srcdir), looked up by id, solved with one parameter set. */
+#ifndef MIXPREC_TESTS_EX_FIXTURE_H
+#define MIXPREC_TESTS_EX_FIXTURE_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "teach/exercise.h"
+#include "testutil.h"
+
+static ex_set shipped;
+
+/* Loads exercises/ of the source tree; every file must load cleanly. */
+static inline void load_shipped(void)
+{
+	ex_diags d = { 0 };
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/exercises", testutil_srcdir());
+	memset(&shipped, 0, sizeof shipped);
+	ck_assert_int_eq(ex_load_dir(&shipped, dir, &d), MP_OK);
+	for (size_t i = 0; i < d.count; i++)
+		fprintf(stderr, "%s\n", d.msgs[i]);
+	ck_assert_uint_eq(d.count, 0);
+	ex_diags_free(&d);
+}
+
+static inline void free_shipped(void)
+{
+	ex_set_free(&shipped);
+}
+
+static inline const ex_exercise *get(const char *id)
+{
+	const ex_exercise *ex = ex_find(&shipped, id);
+	ck_assert_msg(ex != NULL, "exercise %s missing", id);
+	return ex;
+}
+
+/* Solves ex with the defaults, or with parameter param (NULL: none) set to
+ * value; a parameter the exercise lacks fails the test. */
+static inline void solve_with(const ex_exercise *ex, const char *param, const char *value, ex_solution *sol)
+{
+	ex_variant v;
+	ex_variant_make(ex, NULL, NULL, &v);
+	if (param) {
+		bool found = false;
+		for (size_t i = 0; i < ex->nparams; i++)
+			if (!strcmp(ex->params[i].name, param)) {
+				snprintf(v.values[i], sizeof v.values[i], "%s", value);
+				found = true;
+			}
+		ck_assert_msg(found, "%s has no parameter %s", ex->id, param);
+	}
+	char err[256];
+	ck_assert_msg(ex_solve(ex, &v, sol, err, sizeof err) == MP_OK, "%s: %s", ex->id, err);
+}
+
+#endif
