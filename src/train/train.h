@@ -34,6 +34,8 @@ typedef struct {
 	int threads;               /* 1: the two batch halves one after the other; 2: in parallel */
 	double init_scale;         /* a dynamic loss scaler's first S; 0: 2^16 as PyTorch's GradScaler */
 	train_device device;       /* where the passes and the optimiser run */
+	const float *init_weights; /* NULL: seed's initialisation; else the num_params weights to start
+	                            * from (train --init), borrowed for trainer_create */
 } train_config;
 
 /* The defaults: the default model, B = 16, t = 128, lr 1e-3, betas 0.9 and
