@@ -85,6 +85,55 @@ START_TEST(eval_matches_training)
 }
 END_TEST
 
+/* The GPU trainer's path (its code on the CPU: TRAIN_DEVICE_EMULATED),
+ * where the weights live in the backend and only trainer_sync reads them
+ * back: --init's weights go in, a saved file holds what the backend has. */
+START_TEST(device_backend_init_and_save)
+{
+	char err[512];
+	corpus data;
+	ck_assert_msg(corpus_load(&data, corpus_default_path(), 16, err, sizeof err) == MP_OK, "%s", err);
+	train_config cfg = train_config_default();
+	cfg.model = cfg_small;
+	cfg.B = 4;
+	cfg.t = 16;
+	cfg.eval_every = 0;
+	cfg.device = TRAIN_DEVICE_EMULATED;
+	gpt_model src;
+	ck_assert(gpt_init(&src, cfg.model, 1, 1, 99) == MP_OK);   /* not cfg.seed's weights */
+	cfg.init_weights = src.params_memory;
+	train_policy p;
+	ck_assert(policy_from_name("fp32", &p) == MP_OK);
+	trainer *t;
+	ck_assert(trainer_create(&t, &cfg, &p, &data) == MP_OK);
+	ck_assert(trainer_sync(t) == MP_OK);
+	ck_assert_mem_eq(trainer_model(t)->params_memory, src.params_memory, src.num_params * sizeof(float));
+	train_stats s;
+	for (int i = 0; i < 3; i++)
+		ck_assert(trainer_step(t, &s) == MP_OK);
+	ck_assert(trainer_sync(t) == MP_OK);
+	const gpt_model *tm = trainer_model(t);
+	ck_assert(memcmp(tm->params_memory, src.params_memory, src.num_params * sizeof(float)) != 0);
+	char dir[] = "/tmp/test_ckpt_dev.XXXXXX", path[64];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/d.safetensors", dir);
+	ckpt_info info = { .policy = "fp32", .step = 3, .dtype = ST_F32 };
+	ck_assert(ckpt_save(path, cfg.model, tm->params_memory, &info, err, sizeof err) == MP_OK);
+	ckpt_model ck;
+	ck_assert_msg(ckpt_open(&ck, path, err, sizeof err) == MP_OK, "%s", err);
+	float *w = malloc(ck.num_params * sizeof *w);
+	ck_assert(ckpt_weights(&ck, w) == MP_OK);
+	ck_assert_mem_eq(w, tm->params_memory, ck.num_params * sizeof *w);
+	free(w);
+	ckpt_close(&ck);
+	unlink(path);
+	rmdir(dir);
+	gpt_free(&src);
+	trainer_free(t);
+	corpus_free(&data);
+}
+END_TEST
+
 /* Random ASCII text from a seed. */
 static void fill_text(unsigned char *text, size_t n, unsigned seed)
 {
@@ -206,6 +255,7 @@ int main(int argc, char **argv)
 	TCase *tc = tcase_create("infer");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, eval_matches_training);
+	tcase_add_test(tc, device_backend_init_and_save);
 	tcase_add_test(tc, eval_windows);
 	tcase_add_test(tc, sampling);
 	suite_add_tcase(s, tc);
