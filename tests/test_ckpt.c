@@ -560,6 +560,19 @@ START_TEST(config_json)
 }
 END_TEST
 
+START_TEST(policy_paths)
+{
+	char out[64];
+	ck_assert(ckpt_policy_path(out, sizeof out, "run.safetensors", "bf16-pure"));
+	ck_assert_str_eq(out, "run-bf16-pure.safetensors");
+	ck_assert(ckpt_policy_path(out, sizeof out, "d/run", "fp32+loss-scale=static:8"));
+	ck_assert_str_eq(out, "d/run-fp32+loss-scale=static_8");
+	ck_assert(ckpt_policy_path(out, sizeof out, "a.safetensors", "x/y"));
+	ck_assert_str_eq(out, "a-x_y.safetensors");   /* never a folder out of a policy name */
+	ck_assert(!ckpt_policy_path(out, 10, "run.safetensors", "fp32"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ckpt");
@@ -570,6 +583,7 @@ int main(void)
 	tcase_add_test(tc, bad_files);
 	tcase_add_test(tc, bad_models);
 	tcase_add_test(tc, config_json);
+	tcase_add_test(tc, policy_paths);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);
 }

@@ -196,6 +196,21 @@ mp_status ckpt_save(const char *path, gpt_config c, const float *params, const c
 	return st;
 }
 
+bool ckpt_policy_path(char *out, size_t n, const char *file, const char *policy)
+{
+	static const char ext[] = ".safetensors";
+	size_t len = strlen(file), el = strlen(ext), pl = strlen(policy);
+	size_t stem = len >= el && !strcmp(file + len - el, ext) ? len - el : len;
+	int w = snprintf(out, n, "%.*s-%s%s", (int)stem, file, policy, file + stem);
+	if (w < 0 || (size_t)w >= n)
+		return false;
+	for (char *p = out + stem + 1; p < out + stem + 1 + pl; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      strchr("._+=-", *p)))
+			*p = '_';
+	return true;
+}
+
 /* --- config.json --- */
 
 /* Where the tiny GPT differs from GPT-2 (README.md says the same). */

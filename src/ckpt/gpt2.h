@@ -10,6 +10,7 @@
 #ifndef MIXPREC_CKPT_GPT2_H
 #define MIXPREC_CKPT_GPT2_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,12 @@ size_t ckpt_tensor_count(size_t L);
  * "path: reason" in err. */
 mp_status ckpt_save(const char *path, gpt_config c, const float *params, const ckpt_info *info, char *err,
                     size_t errlen);
+
+/* The file of one policy among several saved together: file with
+ * "-POLICY" before a ".safetensors" ending (else at the end), the policy's
+ * characters outside [A-Za-z0-9._+=-] as '_'. False when it does not fit
+ * in n bytes. */
+bool ckpt_policy_path(char *out, size_t n, const char *file, const char *policy);
 
 /* Writes config.json (GPT2Config) in path's folder, atomically, naming
  * where the tiny GPT differs from GPT-2. dtype: the weights' dtype. */

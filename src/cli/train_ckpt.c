@@ -41,23 +41,6 @@ int train_ckpt_option(train_ckpt *k, int c)
 	}
 }
 
-/* The file of a policy among several: name's characters that are not safe
- * in a file name become '_'. */
-static bool policy_path(char *out, size_t n, const char *save, const char *policy)
-{
-	static const char ext[] = ".safetensors";
-	size_t len = strlen(save), el = strlen(ext);
-	size_t stem = len >= el && !strcmp(save + len - el, ext) ? len - el : len;
-	int w = snprintf(out, n, "%.*s-%s%s", (int)stem, save, policy, save + stem);
-	if (w < 0 || (size_t)w >= n)
-		return false;
-	for (char *p = out + stem + 1; *p && p < out + stem + 1 + strlen(policy); p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      strchr("._+=-", *p)))
-			*p = '_';
-	return true;
-}
-
 static int prepare_paths(train_ckpt *k, const train_policy *pols, size_t np)
 {
 	k->paths = calloc(np, sizeof *k->paths);
@@ -68,7 +51,7 @@ static int prepare_paths(train_ckpt *k, const train_policy *pols, size_t np)
 	k->np = np;
 	for (size_t i = 0; i < np; i++) {
 		bool ok = np == 1 ? snprintf(k->paths[i], sizeof k->paths[i], "%s", k->save) < (int)sizeof k->paths[i]
-		                  : policy_path(k->paths[i], sizeof k->paths[i], k->save, pols[i].name);
+		                  : ckpt_policy_path(k->paths[i], sizeof k->paths[i], k->save, pols[i].name);
 		if (!ok) {
 			cli_error("train", "--save: '%s': the path is too long", k->save);
 			return CLI_USAGE;
