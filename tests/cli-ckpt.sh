@@ -202,4 +202,58 @@ run train --preset tiny --steps 1 --init "$tmp/shape"
 expect_rc "train --init of a bad file" 2
 err_has "train --init: names the option and the file" "--init: $tmp/shape:"
 
+# --- the Training lab: w saves the runs, t samples, i starts from a saved model ---
+# tiny shape (train --preset tiny), fp32 and bf16-mixed, 5 steps
+cat >"$tmp/lab.keys" <<EOF
+keys j Space n C-u
+type 5
+keys Enter f C-u
+type $tmp/lab.csv
+keys Enter s
+wait
+keys e w
+dump saved
+keys t
+dump sampled
+keys Space i C-u
+type $tmp/lab-fp32.safetensors
+keys Enter n C-u
+type 1
+keys Enter f C-u
+type $tmp/lab2.csv
+keys Enter s
+wait
+keys e
+dump init
+EOF
+XDG_STATE_HOME=$tmp/state "$MIXPREC" tui --start train --keys "$tmp/lab.keys" --dump "$tmp/lab.out" </dev/null >/dev/null 2>"$tmp/err"
+rc=$?
+expect_rc "Training lab key script" 0
+lab_has() {
+	if awk -v l="--- $1 ---" '$0 == l { on = 1; next } /^--- .* ---$/ { on = 0 } on' "$tmp/lab.out" | grep -Fq -e "$2"; then
+		ok "lab $1: $2"
+	else
+		bad "lab $1: $2"
+		awk -v l="--- $1 ---" '$0 == l { on = 1; next } /^--- .* ---$/ { on = 0 } on' "$tmp/lab.out" | sed 's/^/     | /' | head -30
+	fi
+}
+lab_has saved "saved 2 models at step 5:"
+for p in fp32 bf16-mixed; do
+	run eval "$tmp/lab-$p.safetensors"
+	expect_rc "lab: w wrote a model eval reads ($p)" 0
+done
+[ -f "$tmp/config.json" ] && ok "lab: config.json beside the models" || bad "lab: config.json beside the models"
+lab_has sampled "Sample at step 5 (t: again)"
+lab_has sampled "fp32            The "
+lab_has sampled "bf16-mixed      The "
+lab_has init "start from $tmp/lab-fp32.safetensors"
+lab_has init "done after 1 of 1 steps"
+# one step from the saved fp32 model in the lab = the same step from the command
+run train --preset tiny --policy fp32 --steps 1 --init "$tmp/lab-fp32.safetensors" --csv "$tmp/cli2.csv"
+a=$(awk -F, 'NR == 2 { print $3 }' "$tmp/lab2.csv")
+b=$(awk -F, 'NR == 2 { print $3 }' "$tmp/cli2.csv")
+same "lab i: the run starts from the saved weights (loss as train --init)" "$a" "$b"
+c=$(awk -F, 'NR == 2 && $2 == "fp32" { print $3 }' "$tmp/lab.csv")
+if [ -n "$a" ] && [ "$a" != "$c" ]; then ok "lab i: not the fresh weights' first loss"; else bad "lab i: not the fresh weights' first loss" "$a vs $c"; fi
+
 finish

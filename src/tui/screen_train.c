@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ckpt/gpt2.h"
+#include "ckpt/infer.h"
 #include "train/data.h"
 #include "train/policy.h"
 #include "gpu/gpu.h"
@@ -34,7 +36,10 @@ void openblas_set_num_threads(int num_threads);
 	X(TR_DEVICE, "g", "train on the GPU (CUDA) or the CPU", 'g')                             \
 	X(TR_STEPS, "n", "edit the number of steps", 'n')                                       \
 	X(TR_PATH, "f", "edit the CSV file name", 'f')                                          \
-	X(TR_EXPORT, "e", "export every step so far as CSV (the train --csv columns)", 'e')
+	X(TR_EXPORT, "e", "export every step so far as CSV (the train --csv columns)", 'e')           \
+	X(TR_SAVE, "w", "save each run's model (safetensors, named after the CSV)", 'w')           \
+	X(TR_INIT, "i", "edit the saved model the next run starts from (empty: fresh)", 'i')      \
+	X(TR_SAMPLE, "t", "Sample: text from each run's model as it is now", 't')
 TUI_KEYMAP(train, TRAIN_KEYS);
 
 enum { MAXPOL = 16, METRIC_COUNT = 3, MAX_STEPS = 100000 };
@@ -48,6 +53,9 @@ typedef struct {
 	char phase[96];
 	char err[256];
 	train_stats *hist;          /* (steps, np) */
+	bool snap_req;              /* the UI asks for a copy of every run's weights */
+	float *snap;                /* (np, P) the copy, handed over to the UI (at the end too) */
+	size_t snap_step;
 	/* set before the worker starts, then read-only */
 	train_config cfg;
 	train_policy pols[MAXPOL];
@@ -61,8 +69,14 @@ typedef struct {
 	bool gpu;           /* the next run trains on the GPU */
 	bool have_args;     /* opened with a command's options (a lesson's block) */
 	train_args args;    /* ... which the run takes exactly, unless z picks the tiny shape */
-	tui_field steps_f, path_f;
-	int editing;                /* 0, 'n' or 'f' */
+	tui_field steps_f, path_f, init_f;
+	int editing;                /* 0, 'n', 'f' or 'i' */
+	float *init_w;              /* the weights init_f names, for the run (cfg.init_weights) */
+	float *ui_snap;             /* (np, P) the last copy of the weights taken over from the worker */
+	size_t ui_snap_step;
+	int pending;                /* 'w' or 't' waiting for a copy */
+	char sample[MAXPOL][100];   /* the Sample panel: each run's text */
+	size_t sample_step;
 	train_stats *ui_hist;
 	size_t ui_done;
 	bool ui_running, ui_paused;
@@ -75,6 +89,22 @@ static void set_phase(train_lab *t, const char *text)
 {
 	pthread_mutex_lock(&t->work.mu);
 	snprintf(t->phase, sizeof t->phase, "%s", text);
+	pthread_mutex_unlock(&t->work.mu);
+}
+
+/* Copies every run's weights (trainer_sync: from the GPU too) for the UI. */
+static void snapshot(train_lab *t, trainer *const *tr, size_t done)
+{
+	size_t P = trainer_model(tr[0])->num_params;
+	float *buf = malloc(t->np * P * sizeof *buf);
+	for (size_t i = 0; buf && i < t->np; i++)
+		if (trainer_sync(tr[i]) == MP_OK)
+			memcpy(buf + i * P, trainer_model(tr[i])->params_memory, P * sizeof *buf);
+	pthread_mutex_lock(&t->work.mu);
+	free(t->snap);
+	t->snap = buf;
+	t->snap_step = done;
+	t->snap_req = false;
 	pthread_mutex_unlock(&t->work.mu);
 }
 
@@ -113,13 +143,23 @@ static void *worker(void *arg)
 			pthread_mutex_unlock(&t->work.mu);
 		}
 		pthread_mutex_lock(&t->work.mu);
-		while (t->paused && !t->work.stop)
+		for (;;) {
+			if (t->snap_req && !t->work.stop) {
+				pthread_mutex_unlock(&t->work.mu);
+				snapshot(t, tr, step + 1);
+				pthread_mutex_lock(&t->work.mu);
+			}
+			if (!t->paused || t->work.stop)
+				break;
 			pthread_cond_wait(&t->work.cv, &t->work.mu);
+		}
 		bool stop = t->work.stop;
 		pthread_mutex_unlock(&t->work.mu);
 		if (stop)
 			break;
 	}
+	if (st == MP_OK && tr[0])
+		snapshot(t, tr, t->done_steps);   /* what w and t use once the run is over */
 	for (size_t i = 0; i < t->np; i++)
 		if (tr[i])
 			trainer_free(tr[i]);
@@ -135,6 +175,12 @@ static void *worker(void *arg)
 
 static void free_run(train_lab *t)
 {
+	free(t->snap);
+	free(t->ui_snap);
+	free(t->init_w);
+	t->snap = t->ui_snap = t->init_w = NULL;
+	t->pending = 0;
+	t->sample_step = 0;
 	free(t->hist);
 	free(t->ui_hist);
 	free(t->px);
@@ -152,6 +198,31 @@ static train_config shape_config(const train_lab *t, bool tiny)
 	if (tiny)
 		train_shape_apply(train_shape_get(TRAIN_SHAPE_TINY), &c, 0);
 	return c;
+}
+
+/* The saved model init_f names, for the next run; false (reported) when it
+ * cannot be read or its shape is not the run's. */
+static bool load_init(tui_screen *s)
+{
+	train_lab *t = s->priv;
+	char err[4200];
+	ckpt_model m;
+	mp_status st = ckpt_open(&m, t->init_f.text, err, sizeof err);
+	if (st == MP_OK && ckpt_check_shape(&m, t->cfg.model, err, sizeof err) != MP_OK)
+		st = MP_EINVAL;
+	if (st == MP_OK) {
+		t->init_w = malloc(m.num_params * sizeof *t->init_w);
+		st = t->init_w ? ckpt_weights(&m, t->init_w) : MP_ENOMEM;
+		if (st != MP_OK)
+			snprintf(err, sizeof err, "out of memory");
+	}
+	ckpt_close(&m);
+	if (st != MP_OK) {
+		tui_message(s->app, true, "start from: %s", err);
+		return false;
+	}
+	t->cfg.init_weights = t->init_w;
+	return true;
 }
 
 static void start(tui_screen *s)
@@ -185,6 +256,8 @@ static void start(tui_screen *s)
 	t->steps = (size_t)steps;
 	t->cfg = shape_config(t, t->tiny);
 	t->cfg.device = t->gpu ? TRAIN_DEVICE_CUDA : TRAIN_DEVICE_CPU;
+	if (t->init_f.text[0] && !load_init(s))
+		return;
 	t->hist = calloc(t->steps * t->np, sizeof *t->hist);
 	t->ui_hist = calloc(t->steps * t->np, sizeof *t->ui_hist);
 	t->px = calloc(t->steps, sizeof *t->px);
@@ -212,6 +285,7 @@ static mp_status train_init(tui_screen *s, int argc, char **argv)
 	t->tiny = true;
 	field_set(&t->steps_f, "50");
 	field_set(&t->path_f, "mixprec-train.csv");
+	field_set(&t->init_f, "");
 	bool given = false;
 	char err[256];
 	if (argc > 1 && train_args_parse(&t->args, argc, argv, err, sizeof err) != MP_OK) {
@@ -252,6 +326,100 @@ static void train_done(tui_screen *s)
 	plot_canvas_free(&t->canvas);
 }
 
+static size_t param_count(gpt_config c)
+{
+	size_t sizes[GPT_NUM_PARAM_TENSORS], P = 0;
+	gpt_param_sizes(sizes, c);
+	for (size_t i = 0; i < GPT_NUM_PARAM_TENSORS; i++)
+		P += sizes[i];
+	return P;
+}
+
+/* The file a run's model goes to: the CSV name with .safetensors for .csv
+ * (or after it), and -POLICY before that with several runs. */
+static bool model_path(const train_lab *t, size_t i, char *out, size_t n)
+{
+	char base[300];
+	const char *csv = t->path_f.text;
+	size_t len = strlen(csv);
+	size_t stem = len >= 4 && !strcmp(csv + len - 4, ".csv") ? len - 4 : len;
+	snprintf(base, sizeof base, "%.*s.safetensors", (int)stem, csv);
+	if (t->np == 1)
+		return snprintf(out, n, "%s", base) < (int)n;
+	return ckpt_policy_path(out, n, base, t->pols[i].name);
+}
+
+static void save_models(tui_screen *s)
+{
+	train_lab *t = s->priv;
+	char path[400], err[4200];
+	size_t P = param_count(t->cfg.model);
+	for (size_t i = 0; i < t->np; i++) {
+		ckpt_info info = { .policy = t->pols[i].name, .step = t->ui_snap_step, .seed = t->cfg.seed,
+		                   .dtype = ckpt_dtype_for_policy(&t->pols[i]) };
+		if (!model_path(t, i, path, sizeof path) ||
+		    ckpt_save(path, t->cfg.model, t->ui_snap + i * P, &info, err, sizeof err) != MP_OK ||
+		    ckpt_write_config(path, t->cfg.model, ST_F32, err, sizeof err) != MP_OK) {
+			tui_message(s->app, true, "save: %s", path[0] ? err : "the file name is too long");
+			return;
+		}
+	}
+	tui_message(s->app, false, "saved %zu model%s at step %zu: %s%s", t->np, t->np == 1 ? "" : "s",
+	            t->ui_snap_step, path, t->np > 1 ? " and the others beside it" : "");
+}
+
+/* The Sample panel: each run's model continues "The " (temperature 0.8, seed 1). */
+static void sample_models(tui_screen *s)
+{
+	train_lab *t = s->priv;
+	size_t P = param_count(t->cfg.model);
+	enum { N = sizeof t->sample[0] - 5 };
+	for (size_t i = 0; i < t->np; i++) {
+		gpt_model m;
+		int prompt[4] = { 'T', 'h', 'e', ' ' }, out[N];
+		infer_sample_opts o = { .tokens = N, .temperature = 0.8, .seed = 1 };
+		snprintf(t->sample[i], sizeof t->sample[i], "The ");
+		if (infer_init(&m, t->cfg.model, t->ui_snap + i * P, 1, t->cfg.model.T) != MP_OK) {
+			tui_message(s->app, true, "sample: out of memory");
+			return;
+		}
+		if (infer_sample(&m, prompt, 4, &o, out) == MP_OK)
+			for (size_t k = 0; k < N; k++)
+				t->sample[i][4 + k] = out[k] >= 32 && out[k] < 127 ? (char)out[k] : ' ';
+		t->sample[i][4 + N] = '\0';
+		gpt_free(&m);
+	}
+	t->sample_step = t->ui_snap_step;
+}
+
+static void use_snapshot(tui_screen *s, int what)
+{
+	if (what == 'w')
+		save_models(s);
+	else
+		sample_models(s);
+}
+
+/* w and t: at once from the last copy when nothing runs, else after the
+ * worker's next step. */
+static void want_snapshot(tui_screen *s, int what)
+{
+	train_lab *t = s->priv;
+	if (!t->ui_hist || (!t->work.joinable && !t->ui_snap)) {
+		tui_message(s->app, true, "nothing trained yet: s starts training");
+		return;
+	}
+	if (!t->work.joinable) {
+		use_snapshot(s, what);
+		return;
+	}
+	t->pending = what;
+	pthread_mutex_lock(&t->work.mu);
+	t->snap_req = true;
+	pthread_cond_broadcast(&t->work.cv);   /* a paused worker takes the copy too */
+	pthread_mutex_unlock(&t->work.mu);
+}
+
 static bool train_tick(tui_screen *s)
 {
 	train_lab *t = s->priv;
@@ -268,9 +436,22 @@ static bool train_tick(tui_screen *s)
 		tui_message(s->app, true, "train: %s", t->err);
 		t->err[0] = '\0';
 	}
+	bool fresh = t->snap != NULL;
+	if (fresh) {
+		free(t->ui_snap);
+		t->ui_snap = t->snap;
+		t->ui_snap_step = t->snap_step;
+		t->snap = NULL;
+	}
 	pthread_mutex_unlock(&t->work.mu);
 	if (!t->ui_running)
 		tui_worker_join(&t->work);
+	if ((fresh || !t->ui_running) && t->pending && t->ui_snap) {
+		int what = t->pending;
+		t->pending = 0;
+		use_snapshot(s, what);
+		changed = true;
+	}
 	return changed;
 }
 
@@ -316,6 +497,13 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	tui_putf(w, y++, 1, cols - 2, ROLE_DIM, "%s %s: %zu layer%s, %zu ch, %zu heads, batch %zux%zu, lr %g",
 	         t->gpu ? "GPU" : "CPU", what, c.model.L, c.model.L == 1 ? "" : "s", c.model.C, c.model.NH, c.B, c.t,
 	         c.lr);
+	x = tui_put(w, y, 1, 12, ROLE_DIM, "start from ");
+	if (t->editing == 'i')
+		field_draw(w, y, 1 + x, cols - 2 - x, &t->init_f, true);
+	else
+		tui_putf(w, y, 1 + x, cols - 2 - x, t->init_f.text[0] ? ROLE_NORMAL : ROLE_DIM, "%s",
+		         t->init_f.text[0] ? t->init_f.text : "fresh weights (i: a saved model)");
+	y++;
 	if (t->have_args && !t->tiny) {
 		char line[600];
 		snprintf(line, sizeof line, "from the lesson: mixprec train %s", t->args.text);
@@ -351,6 +539,11 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		         last->step + 1, last->loss, ms / (double)t->ui_done, last->loss_scale, skipped,
 		         last->lost_update_frac, last->resid_lost_frac);
 	}
+	/* the Sample panel: what the loss numbers mean */
+	if (t->sample_step && y < rows - PLOT_MIN_ROWS)
+		tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "Sample at step %zu (t: again)", t->sample_step);
+	for (size_t i = 0; t->sample_step && i < t->np && y < rows - PLOT_MIN_ROWS; i++, y++)
+		tui_putf(w, y, 1, cols - 2, ROLE_NORMAL, "%-15.15s %s", t->pols[i].name, t->sample[i]);
 	/* the live plot of the chosen metric */
 	plot_series series[MAXPOL];
 	for (size_t k = 0; k < t->ui_done; k++)
@@ -404,7 +597,7 @@ static int train_handle(tui_screen *s, int action, int key)
 {
 	train_lab *t = s->priv;
 	if (t->editing) {
-		int r = field_key(t->editing == 'n' ? &t->steps_f : &t->path_f, key);
+		int r = field_key(t->editing == 'n' ? &t->steps_f : t->editing == 'f' ? &t->path_f : &t->init_f, key);
 		if (r == FIELD_ENTER || r == FIELD_CANCEL)
 			t->editing = 0;
 		return TUI_HANDLED;
@@ -462,6 +655,12 @@ static int train_handle(tui_screen *s, int action, int key)
 		field_begin(action == TR_STEPS ? &t->steps_f : &t->path_f);
 		return TUI_HANDLED;
 	case TR_EXPORT: export_csv(s); return TUI_HANDLED;
+	case TR_SAVE: want_snapshot(s, 'w'); return TUI_HANDLED;
+	case TR_SAMPLE: want_snapshot(s, 't'); return TUI_HANDLED;
+	case TR_INIT:
+		t->editing = 'i';
+		field_begin(&t->init_f);
+		return TUI_HANDLED;
 	}
 	return TUI_PASS;
 }
