@@ -28,8 +28,11 @@
  * keys) records the policy and every option the run's numbers depend on;
  * an import checks them against the trainer's.
  *
- * No backend but the CPU's exports its state: on the others both calls
- * return MP_EUNSUPPORTED. */
+ * The GPU trainer (and its host emulation) keeps no fp32 reference of v:
+ * its state has no optimizer.v_ref.*. A state is only imported by a
+ * trainer on the same kind of backend (state.device): the CPU splits each
+ * batch in two, the GPU does not, so their numbers differ. A backend
+ * without the state operations returns MP_EUNSUPPORTED from both calls. */
 #ifndef MIXPREC_TRAIN_TRAIN_STATE_H
 #define MIXPREC_TRAIN_TRAIN_STATE_H
 
