@@ -38,6 +38,8 @@ int cmd_round(int argc, char **argv);
 int cmd_drift(int argc, char **argv);
 int cmd_drift_ema(int argc, char **argv);   /* drift --ema */
 int cmd_train(int argc, char **argv);
+int cmd_eval(int argc, char **argv);     /* cmd_ckpt.c */
+int cmd_sample(int argc, char **argv);
 int cmd_gradhist(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_budget(int argc, char **argv);

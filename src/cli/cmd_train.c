@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/meter.h"
+#include "cli/train_ckpt.h"
 #include "cli/train_opts.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_trainer.h"
@@ -68,6 +69,7 @@ static void train_help(void)
 	       "  --device cpu|cuda  where to train (default cpu). cuda: the whole batch in one\n"
 	       "                     pass on the GPU, cuBLAS products on the tensor cores in the\n"
 	       "                     policy's GEMM format; exits 3, naming why, without a GPU\n"
+	       "%s"
 	       "Change parts of every listed policy:\n"
 	       "  --gemm F  --residual F[:rne|sr]  --weights fp32|F[:rne|sr|kahan]  --grads F\n"
 	       "  --grad-accum F  --optim-state F[:rne|sr]\n"
@@ -85,7 +87,7 @@ static void train_help(void)
 	       "time in the last step.\n\n"
 	       "Shapes (--preset NAME; tiny is the TUI labs' z):\n",
 	       d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
-	       d.model.C, d.eval_every);
+	       d.model.C, d.eval_every, train_ckpt_help);
 	for (size_t i = 0; i < TRAIN_SHAPE_COUNT; i++)
 		printf("  %-18s%s\n", train_shape_get((train_shape_id)i)->name, train_shape_get((train_shape_id)i)->about);
 	printf("\nPresets:\n");
@@ -235,9 +237,9 @@ static void print_progress(const run_meter *pm, const train_setup *su, const tra
 
 /* Parses train's arguments into *su and *csv_path; returns -1 to go on,
  * else the exit status (after --help, or for a bad option). */
-static int train_parse(int argc, char **argv, train_setup *su, const char **csv_path)
+static int train_parse(int argc, char **argv, train_setup *su, const char **csv_path, train_ckpt *ck)
 {
-	static const struct option opts[] = { COMMON_OPTIONS, { "csv", required_argument, NULL, OPT_CSV },
+	static const struct option opts[] = { COMMON_OPTIONS, TRAIN_CKPT_OPTIONS, { "csv", required_argument, NULL, OPT_CSV },
 		                              { "progress-every", required_argument, NULL, OPT_PROGRESS }, { 0 } };
 	cli_args args = { 0 };
 	char *value;
@@ -264,7 +266,12 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 			cli_error("train", "unexpected argument '%s' (see 'mixprec train --help')", value);
 			return CLI_USAGE;
 		}
-		int r = train_opts_common("train", su, c);
+		int r = train_ckpt_option(ck, c);
+		if (r < 0)
+			return CLI_USAGE;
+		if (r > 0)
+			continue;
+		r = train_opts_common("train", su, c);
 		if (r == -3)
 			return CLI_ENV;
 		if (r < 0)
@@ -290,7 +297,8 @@ int cmd_train(int argc, char **argv)
 {
 	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 200, .progress_every = 5 };
 	const char *csv_path = NULL;
-	int rc = train_parse(argc, argv, &su, &csv_path);
+	train_ckpt ck = { 0 };
+	int rc = train_parse(argc, argv, &su, &csv_path, &ck);
 	if (rc >= 0)
 		return rc;
 	if (!strcmp(su.policies, "list"))
@@ -299,10 +307,14 @@ int cmd_train(int argc, char **argv)
 	size_t np;
 	if (!train_opts_policies("train", &su, pols, 16, &np) || !train_opts_offset_fits("train", &su, pols, np))
 		return CLI_USAGE;
-	corpus data;
-	int lrc = train_opts_load_data("train", &su, &data);
-	if (lrc != CLI_OK)
+	int lrc = train_ckpt_prepare(&ck, &su, pols, np);
+	corpus data = { 0 };
+	if (lrc == CLI_OK)
+		lrc = train_opts_load_data("train", &su, &data);
+	if (lrc != CLI_OK) {
+		train_ckpt_free(&ck);
 		return lrc;
+	}
 	/* the trainer parallelises over batch halves; BLAS stays single-threaded */
 	openblas_set_num_threads(1);
 
@@ -365,6 +377,8 @@ int cmd_train(int argc, char **argv)
 			}
 		}
 		done = step + 1;
+		if (rc == CLI_OK)
+			rc = train_ckpt_step(&ck, &su, tr, pols, done, false);
 		if (rc == CLI_OK && meter_due(&pm, meter_now()))
 			print_progress(&pm, &su, &pols[0], &last[0], done, t0);
 	}
@@ -373,6 +387,8 @@ int cmd_train(int argc, char **argv)
 	sigaction(SIGINT, &old, NULL);
 	if (interrupted)
 		cli_error("train", "interrupted after %zu steps; the CSV has every finished step", done);
+	if (rc == CLI_OK)
+		rc = train_ckpt_step(&ck, &su, tr, pols, done, true);
 	if (rc == CLI_OK && done > 0 && fp != stdout)
 		print_summary(&su, pols, np, tr, last, last_val, ms, skipped, done);
 	if (done > 0 && su.cfg.device == TRAIN_DEVICE_CUDA)
@@ -383,6 +399,7 @@ int cmd_train(int argc, char **argv)
 	for (size_t i = 0; i < np; i++)
 		trainer_free(tr[i]);
 	corpus_free(&data);
+	train_ckpt_free(&ck);
 	if (!cli_flush_stdout("train"))
 		return CLI_ENV;
 	return rc == CLI_OK && interrupted ? 130 : rc;

@@ -16,13 +16,15 @@ train_config train_config_default(void)
 }
 
 /* The weights as every backend starts from them: cfg->seed's
- * initialisation, in the policy's weight format when there is no fp32
- * master copy. */
-static mp_status initial_weights(trainer *t)
+ * initialisation (or cfg->init_weights), in the policy's weight format when
+ * there is no fp32 master copy. */
+static mp_status initial_weights(trainer *t, const float *init)
 {
 	mp_status st = gpt_init(&t->host, t->cfg.model, 1, 1, t->cfg.seed);
 	if (st != MP_OK)
 		return st;
+	if (init)
+		memcpy(t->host.params_memory, init, t->host.num_params * sizeof(float));
 	if (!t->pol.master_fp32) {
 		fmt_bulk_opts o = { .fmt = t->pol.weight_fmt, .mode = FMT_RNE };
 		/* RNE on the automatic path cannot fail */
@@ -41,6 +43,7 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	if (!t)
 		return MP_ENOMEM;
 	t->cfg = *cfg;
+	t->cfg.init_weights = NULL;   /* borrowed only until the backend has its copy */
 	t->pol = *p;
 	t->data = c;
 	t->be = be;
@@ -49,7 +52,7 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 		t->scaler.scale = cfg->init_scale;
 	if (cfg->scale_growth_interval > 0)
 		t->scaler.growth_interval = cfg->scale_growth_interval;
-	mp_status st = initial_weights(t);
+	mp_status st = initial_weights(t, cfg->init_weights);
 	size_t P = t->host.num_params;
 	if (st == MP_OK) {
 		t->inputs = calloc(cfg->B * cfg->t, sizeof(int));

@@ -35,6 +35,8 @@ typedef struct {
 	double init_scale;         /* a dynamic loss scaler's first S; 0: 2^16 as PyTorch's GradScaler */
 	size_t scale_growth_interval; /* a dynamic scaler doubles S after this many clean steps; 0: 2000 */
 	train_device device;       /* where the passes and the optimiser run */
+	const float *init_weights; /* NULL: seed's initialisation; else the num_params weights to start
+	                            * from (train --init), borrowed for trainer_create */
 } train_config;
 
 /* The defaults: the default model, B = 16, t = 128, lr 1e-3, betas 0.9 and

@@ -1,0 +1,176 @@
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/train_ckpt.h"
+#include "ckpt/gpt2.h"
+#include "util/file.h"
+
+const char train_ckpt_help[] =
+	"  --save FILE        the model of each policy at the end, as safetensors with\n"
+	"                     Hugging Face GPT-2 names (F32; BF16/F16 for a policy that\n"
+	"                     keeps its weights only in that format), and config.json\n"
+	"                     beside it; several policies: FILE-POLICY.safetensors\n"
+	"  --save-every N     also save every N steps (each write atomic)\n"
+	"  --init FILE        start every policy from the weights in FILE (a --save),\n"
+	"                     with a fresh optimiser; the shape options must match it\n";
+
+int train_ckpt_option(train_ckpt *k, int c)
+{
+	unsigned long long v;
+	switch (c) {
+	case OPT_SAVE:
+		k->save = optarg;
+		return 1;
+	case OPT_INIT:
+		k->init = optarg;
+		return 1;
+	case OPT_SAVE_EVERY:
+		if (!cli_parse_u64("train", "--save-every", optarg, &v))
+			return -1;
+		if (v == 0 || v > SIZE_MAX) {
+			cli_error("train", "--save-every: must be at least 1 (got %s)", optarg);
+			return -1;
+		}
+		k->save_every = (size_t)v;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The file of a policy among several: name's characters that are not safe
+ * in a file name become '_'. */
+static bool policy_path(char *out, size_t n, const char *save, const char *policy)
+{
+	static const char ext[] = ".safetensors";
+	size_t len = strlen(save), el = strlen(ext);
+	size_t stem = len >= el && !strcmp(save + len - el, ext) ? len - el : len;
+	int w = snprintf(out, n, "%.*s-%s%s", (int)stem, save, policy, save + stem);
+	if (w < 0 || (size_t)w >= n)
+		return false;
+	for (char *p = out + stem + 1; *p && p < out + stem + 1 + strlen(policy); p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      strchr("._+=-", *p)))
+			*p = '_';
+	return true;
+}
+
+static int prepare_paths(train_ckpt *k, const train_policy *pols, size_t np)
+{
+	k->paths = calloc(np, sizeof *k->paths);
+	if (!k->paths) {
+		cli_error("train", "out of memory");
+		return CLI_ENV;
+	}
+	k->np = np;
+	for (size_t i = 0; i < np; i++) {
+		bool ok = np == 1 ? snprintf(k->paths[i], sizeof k->paths[i], "%s", k->save) < (int)sizeof k->paths[i]
+		                  : policy_path(k->paths[i], sizeof k->paths[i], k->save, pols[i].name);
+		if (!ok) {
+			cli_error("train", "--save: '%s': the path is too long", k->save);
+			return CLI_USAGE;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(k->paths[i], k->paths[j])) {
+				cli_error("train", "--save: policies %s and %s would both be saved as '%s'", pols[j].name,
+				          pols[i].name, k->paths[i]);
+				return CLI_USAGE;
+			}
+		char err[4200];
+		if (file_check_target(k->paths[i], 0, err, sizeof err) != MP_OK) {
+			cli_error("train", "--save: %s", err);
+			return CLI_ENV;
+		}
+	}
+	return CLI_OK;
+}
+
+static int prepare_init(train_ckpt *k, train_setup *su)
+{
+	char err[4200];
+	ckpt_model m;
+	mp_status st = ckpt_open(&m, k->init, err, sizeof err);
+	if (st != MP_OK) {
+		cli_error("train", "--init: %s", st == MP_ENOMEM ? "out of memory" : err);
+		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
+	}
+	if (ckpt_check_shape(&m, su->cfg.model, err, sizeof err) != MP_OK) {
+		cli_error("train", "--init: %s: %s", k->init, err);
+		ckpt_close(&m);
+		return CLI_USAGE;
+	}
+	k->init_weights = malloc(m.num_params * sizeof *k->init_weights);
+	st = k->init_weights ? ckpt_weights(&m, k->init_weights) : MP_ENOMEM;
+	ckpt_close(&m);
+	if (st != MP_OK) {
+		cli_error("train", "--init: out of memory");
+		return CLI_ENV;
+	}
+	su->cfg.init_weights = k->init_weights;
+	return CLI_OK;
+}
+
+int train_ckpt_prepare(train_ckpt *k, train_setup *su, const train_policy *pols, size_t np)
+{
+	k->saved_at = SIZE_MAX;
+	if (k->save_every && !k->save) {
+		cli_error("train", "--save-every: needs --save FILE");
+		return CLI_USAGE;
+	}
+	int rc = k->save ? prepare_paths(k, pols, np) : CLI_OK;
+	if (rc == CLI_OK && k->init)
+		rc = prepare_init(k, su);
+	return rc;
+}
+
+static int save_all(train_ckpt *k, const train_setup *su, trainer *const *tr, const train_policy *pols,
+                    size_t done)
+{
+	char err[4200];
+	st_dtype first = ckpt_dtype_for_policy(&pols[0]), cfg_dtype = first;
+	for (size_t i = 0; i < k->np; i++) {
+		mp_status st = trainer_sync(tr[i]);
+		if (st != MP_OK) {
+			cli_error("train", "--save: policy %s: cannot read the weights back: %s", pols[i].name,
+			          train_opts_why_failed(su, st));
+			return CLI_ENV;
+		}
+		const gpt_model *m = trainer_model(tr[i]);
+		ckpt_info info = { .policy = pols[i].name, .step = done, .seed = su->cfg.seed,
+		                   .dtype = ckpt_dtype_for_policy(&pols[i]) };
+		if (info.dtype != first)
+			cfg_dtype = ST_F32;
+		st = ckpt_save(k->paths[i], m->config, m->params_memory, &info, err, sizeof err);
+		if (st != MP_OK) {
+			cli_error("train", "--save: %s", err);
+			return CLI_ENV;
+		}
+	}
+	if (ckpt_write_config(k->paths[0], su->cfg.model, cfg_dtype, err, sizeof err) != MP_OK) {
+		cli_error("train", "--save: %s", err);
+		return CLI_ENV;
+	}
+	k->saved_at = done;
+	return CLI_OK;
+}
+
+int train_ckpt_step(train_ckpt *k, const train_setup *su, trainer *const *tr, const train_policy *pols,
+                    size_t done, bool final)
+{
+	if (!k->save || k->saved_at == done)
+		return CLI_OK;
+	if (final || (k->save_every && done % k->save_every == 0))
+		return save_all(k, su, tr, pols, done);
+	return CLI_OK;
+}
+
+void train_ckpt_free(train_ckpt *k)
+{
+	free(k->paths);
+	free(k->init_weights);
+	k->paths = NULL;
+	k->init_weights = NULL;
+}

@@ -1,0 +1,53 @@
+/* train's checkpoint options: --save FILE (at the end), --save-every N,
+ * --init FILE (start every policy from saved weights). The files are
+ * ckpt/gpt2.h's; this module names them, checks them before a run starts
+ * and reports what goes wrong, naming the option. */
+#ifndef MIXPREC_CLI_TRAIN_CKPT_H
+#define MIXPREC_CLI_TRAIN_CKPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli/train_opts.h"
+#include "train/train.h"
+
+/* Option ids past train_opts.h's (OPT_RESUME is reserved for train --resume). */
+enum { OPT_SAVE = 512, OPT_SAVE_EVERY, OPT_INIT, OPT_RESUME };
+
+#define TRAIN_CKPT_OPTIONS                                        \
+	{ "save", required_argument, NULL, OPT_SAVE },             \
+	{ "save-every", required_argument, NULL, OPT_SAVE_EVERY }, \
+	{ "init", required_argument, NULL, OPT_INIT }
+
+typedef struct {
+	const char *save;          /* --save FILE, or NULL */
+	size_t save_every;         /* 0: only at the end */
+	const char *init;          /* --init FILE, or NULL */
+	char (*paths)[4096];       /* one per policy, after train_ckpt_prepare */
+	size_t np;
+	size_t saved_at;           /* steps done at the last save (SIZE_MAX: none) */
+	float *init_weights;       /* --init's weights, owned */
+} train_ckpt;
+
+/* Handles OPT_SAVE, OPT_SAVE_EVERY, OPT_INIT (optarg their value): 1
+ * handled, 0 not one of them, -1 reported error. */
+int train_ckpt_option(train_ckpt *k, int c);
+
+/* Once the policies are known: the file of each (FILE itself for one
+ * policy, FILE with -POLICY before .safetensors for several), each checked
+ * as a target; --init's weights read and checked against the shape options,
+ * set as su->cfg.init_weights. Returns CLI_OK or the exit status after
+ * reporting. */
+int train_ckpt_prepare(train_ckpt *k, train_setup *su, const train_policy *pols, size_t np);
+
+/* After `done` steps: saves every policy's model when --save-every is due,
+ * or (final) at the end. Returns CLI_OK or CLI_ENV after reporting. */
+int train_ckpt_step(train_ckpt *k, const train_setup *su, trainer *const *tr, const train_policy *pols,
+                    size_t done, bool final);
+
+void train_ckpt_free(train_ckpt *k);
+
+/* The help lines of the options. */
+extern const char train_ckpt_help[];
+
+#endif
