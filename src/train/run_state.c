@@ -15,8 +15,6 @@ static const struct {
 	[RS_F32] = { .name = "F32", .size = 4, .fmt = FMT_FP32 },
 	[RS_F16] = { .name = "F16", .size = 2, .fmt = FMT_FP16 },
 	[RS_BF16] = { .name = "BF16", .size = 2, .fmt = FMT_BF16 },
-	[RS_F8_E4M3] = { .name = "F8_E4M3", .size = 1, .fmt = FMT_E4M3 },
-	[RS_F8_E5M2] = { .name = "F8_E5M2", .size = 1, .fmt = FMT_E5M2 },
 	[RS_F64] = { .name = "F64", .size = 8, .fmt = FMT_FP32 },
 	[RS_I64] = { .name = "I64", .size = 8, .fmt = FMT_FP32 },
 };
@@ -46,8 +44,6 @@ rs_dtype rs_dtype_of_format(fmt_id f)
 	switch (f) {
 	case FMT_FP16: return RS_F16;
 	case FMT_BF16: return RS_BF16;
-	case FMT_E4M3: return RS_F8_E4M3;
-	case FMT_E5M2: return RS_F8_E5M2;
 	default: return RS_F32;
 	}
 }

@@ -27,8 +27,6 @@ typedef enum {
 	RS_F32,
 	RS_F16,
 	RS_BF16,
-	RS_F8_E4M3,
-	RS_F8_E5M2,
 	RS_F64,
 	RS_I64,
 	RS_DTYPE_COUNT
@@ -63,9 +61,9 @@ const char *rs_dtype_name(rs_dtype d);
 size_t rs_dtype_size(rs_dtype d);
 /* A safetensors dtype name into *d; false for one not in the enum. */
 bool rs_dtype_parse(const char *name, rs_dtype *d);
-/* The dtype that holds values of format f exactly as stored: BF16, F16,
- * F8_E4M3, F8_E5M2 for those formats, F32 for every other (fp32 holds tf32
- * and the narrower formats' values exactly). */
+/* The dtype that holds values of format f exactly as stored: BF16 and
+ * F16 for those formats, F32 for every other (fp32 holds tf32's and the
+ * fp8 formats' values exactly; ckpt/'s files have no fp8 dtypes). */
 rs_dtype rs_dtype_of_format(fmt_id f);
 
 /* n values of the dtype's format (held as floats) into dst in the dtype's

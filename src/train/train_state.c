@@ -44,7 +44,11 @@ static size_t meta_pairs(const trainer *t, meta_pair out[META_MAX])
 	PAIR("state.config.lr_schedule", "%s", lr_kind_name(c->sched.kind));
 	PAIR("state.config.warmup", "%zu", c->sched.warmup);
 	PAIR("state.config.lr_min", "%.17g", c->sched.lr_min);
-	PAIR("state.config.lr_total", "%zu", c->sched.total);
+	/* only a cosine's length changes the numbers: a constant lr's run may go on longer */
+	if (c->sched.kind == LR_COSINE)
+		PAIR("state.config.lr_total", "%zu", c->sched.total);
+	else
+		PAIR("state.config.lr_total", "%s", "-");
 	PAIR("state.config.beta1", "%.17g", c->beta1);
 	PAIR("state.config.beta2", "%.17g", c->beta2);
 	PAIR("state.config.eps", "%.17g", c->eps);
