@@ -269,7 +269,9 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 			cli_error("train", "unexpected argument '%s' (see 'mixprec train --help')", value);
 			return CLI_USAGE;
 		}
-		int r = train_resume_option(rz, c) ? 1 : train_ckpt_option(ck, c);
+		int r = train_resume_option(rz, c);
+		if (r == 0)
+			r = train_ckpt_option(ck, c);
 		if (r < 0)
 			return CLI_USAGE;
 		if (r > 0)
@@ -362,7 +364,7 @@ int cmd_train(int argc, char **argv)
 	for (size_t i = 0; i < 16; i++)
 		last_val[i] = NAN;
 	size_t skipped[16] = { 0 }, done = rz.start;   /* steps of the run so far, a saved run's too */
-	for (size_t step = rz.start; rc == CLI_OK && step < su.steps && !interrupted; step++) {
+	for (size_t step = rz.start; rc == CLI_OK && step < rz.end && !interrupted; step++) {
 		if (gpu_profile_enabled())
 			gpu_profile_reset();   /* the profile printed at the end is the last step's */
 		for (size_t i = 0; i < np && rc == CLI_OK; i++) {

@@ -12,14 +12,42 @@
 const char train_resume_help[] =
 	"  --resume FILE      continue the run saved in FILE (a --save) bit for bit, with\n"
 	"                     its optimiser, loss scaler and step; --steps is the run's\n"
-	"                     total, and every other option must be the saved run's\n";
+	"                     total, and every other option must be the saved run's\n"
+	"  --stop-at N        end after step N of the --steps run (with --save, to\n"
+	"                     --resume it later: a cosine schedule keeps its length)\n";
 
 int train_resume_option(train_resume *r, int c)
 {
-	if (c != OPT_RESUME)
+	unsigned long long v;
+	if (c == OPT_RESUME) {
+		r->file = optarg;
+		return 1;
+	}
+	if (c != OPT_STOP_AT)
 		return 0;
-	r->file = optarg;
+	if (!cli_parse_u64("train", "--stop-at", optarg, &v))
+		return -1;
+	if (v == 0 || v > SIZE_MAX) {
+		cli_error("train", "--stop-at: must be at least 1 (got %s)", optarg);
+		return -1;
+	}
+	r->stop_at = (size_t)v;
 	return 1;
+}
+
+/* end from --stop-at and --steps, after start is known. */
+static int set_end(train_resume *r, const train_setup *su)
+{
+	r->end = su->steps;
+	if (!r->stop_at)
+		return CLI_OK;
+	if (r->stop_at > su->steps || r->stop_at <= r->start) {
+		cli_error("train", "--stop-at %zu: must be after step %zu and at most --steps (%zu)", r->stop_at, r->start,
+		          su->steps);
+		return CLI_USAGE;
+	}
+	r->end = r->stop_at;
+	return CLI_OK;
 }
 
 /* The option behind a run-state metadata key, for the message. */
@@ -96,7 +124,7 @@ int train_resume_prepare(train_resume *r, const train_setup *su, const train_ckp
                          size_t np)
 {
 	if (!r->file)
-		return CLI_OK;
+		return set_end(r, su);
 	if (k->init) {
 		cli_error("train", "--resume and --init: give one (--init starts a new run from saved weights, "
 		          "--resume continues a saved run)");
@@ -134,7 +162,7 @@ int train_resume_prepare(train_resume *r, const train_setup *su, const train_ckp
 		          su->steps, r->paths[0], r->start);
 		return CLI_USAGE;
 	}
-	return CLI_OK;
+	return set_end(r, su);
 }
 
 int train_resume_apply(train_resume *r, trainer *const *tr, const train_policy *pols)

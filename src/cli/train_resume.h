@@ -14,7 +14,12 @@
 #include "train/run_state.h"
 #include "train/train.h"
 
-#define TRAIN_RESUME_OPTIONS { "resume", required_argument, NULL, OPT_RESUME }
+/* --stop-at's id, past train_ckpt.h's. */
+enum { OPT_STOP_AT = OPT_RESUME + 1 };
+
+#define TRAIN_RESUME_OPTIONS                                 \
+	{ "resume", required_argument, NULL, OPT_RESUME },   \
+	{ "stop-at", required_argument, NULL, OPT_STOP_AT }
 
 typedef struct {
 	const char *file;          /* --resume FILE, or NULL */
@@ -22,14 +27,18 @@ typedef struct {
 	char (*paths)[4096];
 	size_t np;
 	size_t start;              /* steps the saved run did: the first step to run */
+	size_t stop_at;            /* --stop-at N: end after step N of the run (0: at --steps) */
+	size_t end;                /* the step this invocation stops before, after prepare */
 } train_resume;
 
-/* Handles OPT_RESUME (optarg its value): 1 handled, 0 not it. */
+/* Handles OPT_RESUME and OPT_STOP_AT (optarg the value): 1 handled, 0 not
+ * one of them, -1 reported error. */
 int train_resume_option(train_resume *r, int c);
 
 /* Once the policies are known: reads each policy's file and its run state,
- * checks the shape, the policy, the steps against --steps and --init's
- * absence. Returns CLI_OK or the exit status after reporting. */
+ * checks the shape, the policy, the steps against --steps and --stop-at,
+ * and --init's absence; sets start and end. Returns CLI_OK or the exit
+ * status after reporting. */
 int train_resume_prepare(train_resume *r, const train_setup *su, const train_ckpt *k, const train_policy *pols,
                          size_t np);
 
