@@ -112,6 +112,10 @@ expect_rc "eval of a file with a run state" 0
 one=$tmp/one.safetensors
 run train --preset tiny --steps 4 --stop-at 2 --save "$one"
 expect_rc "a one-policy run to resume" 0
+# a constant lr's run may go on longer than it was started for
+run train --preset tiny --steps 5 --resume "$one" --csv "$tmp/longer.csv"
+expect_rc "a constant-lr run resumed past its --steps" 0
+same "it runs steps 2, 3 and 4" "$(rows "$tmp/longer.csv" | cut -d, -f1 | tr '\n' ' ')" "2 3 4 "
 run train --preset tiny --steps 4 --resume "$one" --seed 2
 expect_rc "another seed" 2
 err_has "another seed: names the file, the key and the option" "--resume: $one: policy fp32: state.config.seed: the saved run has '1', this one '2' (--seed)"

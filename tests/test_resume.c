@@ -228,8 +228,8 @@ START_TEST(warmup_cosine)
 END_TEST
 
 /* Adam's moments in bf16 rounded stochastically (with the fp32 reference
- * of v), weights in fp16 with Kahan, fp16 weights with SR, and a run on
- * one thread resumed: the same bits as on two. */
+ * of v), weights in fp16 with Kahan, fp16 weights with SR, fp8 moments,
+ * and a run on one thread resumed: the same bits as on two. */
 START_TEST(optim_state_sr_and_16bit_weights)
 {
 	load_corpus();
@@ -239,6 +239,9 @@ START_TEST(optim_state_sr_and_16bit_weights)
 	p = policy_named("bf16-pure", "weights", "fp16:kahan");
 	check_resume(&cfg, &p, 3);
 	p = policy_named("bf16-pure", "weights", "fp16:sr");
+	check_resume(&cfg, &p, 2);
+	/* fp8 moments, which the state keeps as F32 (exactly: fp8 values are fp32's) */
+	p = policy_named("fp8-mixed", "optim-state", "fp8-e5m2:sr");
 	check_resume(&cfg, &p, 2);
 	cfg.threads = 1;
 	check_resume(&cfg, policy_preset(5), 3);

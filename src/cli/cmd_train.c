@@ -222,12 +222,13 @@ static void print_summary(const train_setup *su, const train_policy *pols, size_
 	print_v_ratios(pols, np, tr, pw);
 }
 
-/* One progress line for step `done` of the run started at t0: rewritten in
- * place on a terminal, a whole line elsewhere. */
+/* One progress line for step `done` of the run started at t0 at step
+ * `first` (a resumed run's): rewritten in place on a terminal, a whole line
+ * elsewhere. */
 static void print_progress(const run_meter *pm, const train_setup *su, const train_policy *pol,
-                           const train_stats *s, size_t done, double t0)
+                           const train_stats *s, size_t done, size_t first, double t0)
 {
-	double el = meter_now() - t0, left = el / (double)done * (double)(su->steps - done);
+	double el = meter_now() - t0, left = el / (double)(done - first) * (double)(su->steps - done);
 	if (pm->tty)
 		fprintf(stderr, "\rtrain: step %zu/%zu, loss %.4f (%s), %.0f s left   ", done, su->steps, s->loss,
 		        pol->name, left);
@@ -397,7 +398,7 @@ int cmd_train(int argc, char **argv)
 		if (rc == CLI_OK)
 			rc = train_ckpt_step(&ck, &su, tr, pols, done, false);
 		if (rc == CLI_OK && meter_due(&pm, meter_now()))
-			print_progress(&pm, &su, &pols[0], &last[0], done, t0);
+			print_progress(&pm, &su, &pols[0], &last[0], done, rz.start, t0);
 	}
 	if (pm.tty)
 		fprintf(stderr, "\r%70s\r", "");
