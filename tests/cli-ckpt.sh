@@ -79,8 +79,10 @@ expect_rc "train --save" 0
 h=$(hlen "$m")
 size=$(wc -c <"$m")
 # tiny: V 128, T 128, C 32, L 1: wte + wpe 2*128*32 = 8192, a block
-# 12 C^2 + 13 C = 12288 + 416 = 12704, ln_f 64: 20960 floats, 83840 bytes
-same "save: data = 20960 fp32 weights" "$((size - 8 - h))" 83840
+# 12 C^2 + 13 C = 12288 + 416 = 12704, ln_f 64: 20960 floats, 83840 bytes;
+# the run state beside them (train --resume): Adam's m and v in fp32, 2 x
+# 83840, and six 8-byte scalars (train/train_state.h): 83840 + 167680 + 48
+same "save: data = 20960 fp32 weights + the run state" "$((size - 8 - h))" 251568
 same "save: header padded to 8 bytes" "$(( (8 + h) % 8 ))" 0
 head -c $((8 + h)) "$m" | tail -c +9 >"$tmp/hdr"
 for want in '"format":"pt"' '"n_layer":"1"' '"n_head":"2"' '"n_embd":"32"' '"n_positions":"128"' \
@@ -106,8 +108,10 @@ else
 fi
 rb=$tmp/r-bf16-pure.safetensors
 h=$(hlen "$rb")
-# bf16-pure keeps weights only in bf16: BF16 tensors, 2 bytes each
-same "bf16-pure: 20960 BF16 weights" "$(( $(wc -c <"$rb") - 8 - h ))" 41920
+# bf16-pure keeps weights only in bf16: BF16 tensors, 2 bytes each (41920);
+# its run state: m and v in BF16 (2 x 41920), v's fp32 reference (83840),
+# six 8-byte scalars: 41920 + 83840 + 83840 + 48
+same "bf16-pure: 20960 BF16 weights + the run state" "$(( $(wc -c <"$rb") - 8 - h ))" 209648
 head -c $((8 + h)) "$rb" | grep -Fq '"step":"5"' && ok "save-every: the final file is step 5" ||
 	bad "save-every: the final file is step 5"
 

@@ -12,6 +12,7 @@
 #include "cli/meter.h"
 #include "cli/train_ckpt.h"
 #include "cli/train_opts.h"
+#include "cli/train_resume.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_trainer.h"
 #include "fmt/decode.h"
@@ -69,7 +70,7 @@ static void train_help(void)
 	       "  --device cpu|cuda  where to train (default cpu). cuda: the whole batch in one\n"
 	       "                     pass on the GPU, cuBLAS products on the tensor cores in the\n"
 	       "                     policy's GEMM format; exits 3, naming why, without a GPU\n"
-	       "%s"
+	       "%s%s"
 	       "Change parts of every listed policy:\n"
 	       "  --gemm F  --residual F[:rne|sr]  --weights fp32|F[:rne|sr|kahan]  --grads F\n"
 	       "  --grad-accum F  --optim-state F[:rne|sr]\n"
@@ -87,7 +88,7 @@ static void train_help(void)
 	       "time in the last step.\n\n"
 	       "Shapes (--preset NAME; tiny is the TUI labs' z):\n",
 	       d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
-	       d.model.C, d.eval_every, train_ckpt_help);
+	       d.model.C, d.eval_every, train_ckpt_help, train_resume_help);
 	for (size_t i = 0; i < TRAIN_SHAPE_COUNT; i++)
 		printf("  %-18s%s\n", train_shape_get((train_shape_id)i)->name, train_shape_get((train_shape_id)i)->about);
 	printf("\nPresets:\n");
@@ -221,12 +222,13 @@ static void print_summary(const train_setup *su, const train_policy *pols, size_
 	print_v_ratios(pols, np, tr, pw);
 }
 
-/* One progress line for step `done` of the run started at t0: rewritten in
- * place on a terminal, a whole line elsewhere. */
+/* One progress line for step `done` of the run started at t0 at step
+ * `first` (a resumed run's): rewritten in place on a terminal, a whole line
+ * elsewhere. */
 static void print_progress(const run_meter *pm, const train_setup *su, const train_policy *pol,
-                           const train_stats *s, size_t done, double t0)
+                           const train_stats *s, size_t done, size_t first, double t0)
 {
-	double el = meter_now() - t0, left = el / (double)done * (double)(su->steps - done);
+	double el = meter_now() - t0, left = el / (double)(done - first) * (double)(su->steps - done);
 	if (pm->tty)
 		fprintf(stderr, "\rtrain: step %zu/%zu, loss %.4f (%s), %.0f s left   ", done, su->steps, s->loss,
 		        pol->name, left);
@@ -237,9 +239,11 @@ static void print_progress(const run_meter *pm, const train_setup *su, const tra
 
 /* Parses train's arguments into *su and *csv_path; returns -1 to go on,
  * else the exit status (after --help, or for a bad option). */
-static int train_parse(int argc, char **argv, train_setup *su, const char **csv_path, train_ckpt *ck)
+static int train_parse(int argc, char **argv, train_setup *su, const char **csv_path, train_ckpt *ck,
+                       train_resume *rz)
 {
-	static const struct option opts[] = { COMMON_OPTIONS, TRAIN_CKPT_OPTIONS, { "csv", required_argument, NULL, OPT_CSV },
+	static const struct option opts[] = { COMMON_OPTIONS, TRAIN_CKPT_OPTIONS, TRAIN_RESUME_OPTIONS,
+		                              { "csv", required_argument, NULL, OPT_CSV },
 		                              { "progress-every", required_argument, NULL, OPT_PROGRESS }, { 0 } };
 	cli_args args = { 0 };
 	char *value;
@@ -266,7 +270,9 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 			cli_error("train", "unexpected argument '%s' (see 'mixprec train --help')", value);
 			return CLI_USAGE;
 		}
-		int r = train_ckpt_option(ck, c);
+		int r = train_resume_option(rz, c);
+		if (r == 0)
+			r = train_ckpt_option(ck, c);
 		if (r < 0)
 			return CLI_USAGE;
 		if (r > 0)
@@ -280,6 +286,25 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 			return cli_option_error("train", c, argv);
 	}
 	return train_opts_agree("train", su) && train_opts_shape_ok("train", su) ? -1 : CLI_USAGE;
+}
+
+/* A trainer per policy, set to the saved run's state with --resume;
+ * CLI_OK or the exit status after reporting (tr holds what was made). */
+static int create_trainers(const train_setup *su, const train_policy *pols, size_t np, const corpus *data,
+                           trainer **tr, train_resume *rz)
+{
+	for (size_t i = 0; i < np; i++) {
+		gpu_clear_error();
+		mp_status st = trainer_create(&tr[i], &su->cfg, &pols[i], data);
+		if (st != MP_OK && su->cfg.device == TRAIN_DEVICE_CUDA && st != MP_EINVAL) {
+			cli_error("train", "--device cuda: cannot set up policy %s: %s", pols[i].name, train_opts_why_failed(su, st));
+			return CLI_ENV;
+		} else if (st != MP_OK) {
+			cli_error("train", "cannot set up policy %s: %s", pols[i].name, status_text(st));
+			return st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
+		}
+	}
+	return rz->file ? train_resume_apply(rz, tr, pols) : CLI_OK;
 }
 
 /* Opens the CSV (FILE, written to a temporary and renamed at the end, or -
@@ -298,7 +323,8 @@ int cmd_train(int argc, char **argv)
 	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 200, .progress_every = 5 };
 	const char *csv_path = NULL;
 	train_ckpt ck = { 0 };
-	int rc = train_parse(argc, argv, &su, &csv_path, &ck);
+	train_resume rz = { 0 };
+	int rc = train_parse(argc, argv, &su, &csv_path, &ck, &rz);
 	if (rc >= 0)
 		return rc;
 	if (!strcmp(su.policies, "list"))
@@ -308,29 +334,21 @@ int cmd_train(int argc, char **argv)
 	if (!train_opts_policies("train", &su, pols, 16, &np) || !train_opts_offset_fits("train", &su, pols, np))
 		return CLI_USAGE;
 	int lrc = train_ckpt_prepare(&ck, &su, pols, np);
+	if (lrc == CLI_OK)
+		lrc = train_resume_prepare(&rz, &su, &ck, pols, np);
 	corpus data = { 0 };
 	if (lrc == CLI_OK)
 		lrc = train_opts_load_data("train", &su, &data);
 	if (lrc != CLI_OK) {
 		train_ckpt_free(&ck);
+		train_resume_free(&rz);
 		return lrc;
 	}
 	/* the trainer parallelises over batch halves; BLAS stays single-threaded */
 	openblas_set_num_threads(1);
 
 	trainer *tr[16] = { 0 };
-	rc = CLI_OK;
-	for (size_t i = 0; i < np && rc == CLI_OK; i++) {
-		gpu_clear_error();
-		mp_status st = trainer_create(&tr[i], &su.cfg, &pols[i], &data);
-		if (st != MP_OK && su.cfg.device == TRAIN_DEVICE_CUDA && st != MP_EINVAL) {
-			cli_error("train", "--device cuda: cannot set up policy %s: %s", pols[i].name, train_opts_why_failed(&su, st));
-			rc = CLI_ENV;
-		} else if (st != MP_OK) {
-			cli_error("train", "cannot set up policy %s: %s", pols[i].name, status_text(st));
-			rc = st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
-		}
-	}
+	rc = create_trainers(&su, pols, np, &data, tr, &rz);
 	FILE *fp = NULL;
 	file_atomic out;
 	csvw w;
@@ -346,8 +364,8 @@ int cmd_train(int argc, char **argv)
 	double last_val[16], ms[16] = { 0 };
 	for (size_t i = 0; i < 16; i++)
 		last_val[i] = NAN;
-	size_t skipped[16] = { 0 }, done = 0;
-	for (size_t step = 0; rc == CLI_OK && step < su.steps && !interrupted; step++) {
+	size_t skipped[16] = { 0 }, done = rz.start;   /* steps of the run so far, a saved run's too */
+	for (size_t step = rz.start; rc == CLI_OK && step < rz.end && !interrupted; step++) {
 		if (gpu_profile_enabled())
 			gpu_profile_reset();   /* the profile printed at the end is the last step's */
 		for (size_t i = 0; i < np && rc == CLI_OK; i++) {
@@ -380,7 +398,7 @@ int cmd_train(int argc, char **argv)
 		if (rc == CLI_OK)
 			rc = train_ckpt_step(&ck, &su, tr, pols, done, false);
 		if (rc == CLI_OK && meter_due(&pm, meter_now()))
-			print_progress(&pm, &su, &pols[0], &last[0], done, t0);
+			print_progress(&pm, &su, &pols[0], &last[0], done, rz.start, t0);
 	}
 	if (pm.tty)
 		fprintf(stderr, "\r%70s\r", "");
@@ -389,8 +407,8 @@ int cmd_train(int argc, char **argv)
 		cli_error("train", "interrupted after %zu steps; the CSV has every finished step", done);
 	if (rc == CLI_OK)
 		rc = train_ckpt_step(&ck, &su, tr, pols, done, true);
-	if (rc == CLI_OK && done > 0 && fp != stdout)
-		print_summary(&su, pols, np, tr, last, last_val, ms, skipped, done);
+	if (rc == CLI_OK && done > rz.start && fp != stdout)
+		print_summary(&su, pols, np, tr, last, last_val, ms, skipped, done - rz.start);
 	if (done > 0 && su.cfg.device == TRAIN_DEVICE_CUDA)
 		print_gpu_profile();
 	/* a diverged run (CLI_USAGE) keeps its CSV up to the step that diverged */
@@ -400,6 +418,7 @@ int cmd_train(int argc, char **argv)
 		trainer_free(tr[i]);
 	corpus_free(&data);
 	train_ckpt_free(&ck);
+	train_resume_free(&rz);
 	if (!cli_flush_stdout("train"))
 		return CLI_ENV;
 	return rc == CLI_OK && interrupted ? 130 : rc;

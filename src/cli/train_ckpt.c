@@ -5,7 +5,9 @@
 
 #include "cli/cli.h"
 #include "cli/train_ckpt.h"
+#include "ckpt/ckpt_state.h"
 #include "ckpt/gpt2.h"
+#include "train/train_state.h"
 #include "util/file.h"
 
 const char train_ckpt_help[] =
@@ -41,6 +43,11 @@ int train_ckpt_option(train_ckpt *k, int c)
 	}
 }
 
+bool train_ckpt_path(char *out, size_t n, const char *file, const train_policy *pols, size_t np, size_t i)
+{
+	return np == 1 ? snprintf(out, n, "%s", file) < (int)n : ckpt_policy_path(out, n, file, pols[i].name);
+}
+
 static int prepare_paths(train_ckpt *k, const train_policy *pols, size_t np)
 {
 	k->paths = calloc(np, sizeof *k->paths);
@@ -50,9 +57,7 @@ static int prepare_paths(train_ckpt *k, const train_policy *pols, size_t np)
 	}
 	k->np = np;
 	for (size_t i = 0; i < np; i++) {
-		bool ok = np == 1 ? snprintf(k->paths[i], sizeof k->paths[i], "%s", k->save) < (int)sizeof k->paths[i]
-		                  : ckpt_policy_path(k->paths[i], sizeof k->paths[i], k->save, pols[i].name);
-		if (!ok) {
+		if (!train_ckpt_path(k->paths[i], sizeof k->paths[i], k->save, pols, np, i)) {
 			cli_error("train", "--save: '%s': the path is too long", k->save);
 			return CLI_USAGE;
 		}
@@ -126,7 +131,23 @@ static int save_all(train_ckpt *k, const train_setup *su, trainer *const *tr, co
 		                   .dtype = ckpt_dtype_for_policy(&pols[i]) };
 		if (info.dtype != first)
 			cfg_dtype = ST_F32;
-		st = ckpt_save(k->paths[i], m->config, m->params_memory, &info, err, sizeof err);
+		/* the run state beside the weights, for train --resume */
+		run_state rs;
+		st_tensor *x = NULL;
+		st_meta *xm = NULL;
+		run_state_init(&rs);
+		st = trainer_state_export(tr[i], &rs);
+		if (st == MP_OK)
+			st = ckpt_state_extras(&rs, &x, &info.nextra, &xm, &info.nextra_meta);
+		info.extra = x;
+		info.extra_meta = xm;
+		if (st == MP_OK)
+			st = ckpt_save(k->paths[i], m->config, m->params_memory, &info, err, sizeof err);
+		else
+			snprintf(err, sizeof err, "%s: the run state: %s", k->paths[i], mp_status_message(st));
+		free(x);
+		free(xm);
+		run_state_free(&rs);
 		if (st != MP_OK) {
 			cli_error("train", "--save: %s", err);
 			return CLI_ENV;

@@ -45,6 +45,11 @@ int train_ckpt_prepare(train_ckpt *k, train_setup *su, const train_policy *pols,
 int train_ckpt_step(train_ckpt *k, const train_setup *su, trainer *const *tr, const train_policy *pols,
                     size_t done, bool final);
 
+/* The file of policy i of np under FILE, as --save and --resume name
+ * them: FILE itself for one policy, else FILE with -POLICY before
+ * .safetensors; false when it does not fit in n. */
+bool train_ckpt_path(char *out, size_t n, const char *file, const train_policy *pols, size_t np, size_t i);
+
 void train_ckpt_free(train_ckpt *k);
 
 /* The help lines of the options. */

@@ -41,6 +41,9 @@ mp_status gpu_trainer_cuda_grads(void *s, double inv_scale, size_t *nonzero, siz
 mp_status gpu_trainer_cuda_update(void *s, double clip, double c1, double c2, uint64_t adam_t, size_t *nonzero,
                                   size_t *lost);
 mp_status gpu_trainer_cuda_read(void *s, train_array which, float *host);
+bool gpu_trainer_cuda_state_has(const void *s, train_state_array which);
+mp_status gpu_trainer_cuda_state_read(void *s, train_state_array which, float *host);
+mp_status gpu_trainer_cuda_state_write(void *s, train_state_array which, const float *host);
 
 /* Every kernel body run on the GPU and on the host (the same code) over
  * random inputs at a small odd shape; emit gets each comparison: err is the

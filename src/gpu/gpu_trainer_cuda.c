@@ -15,4 +15,7 @@ const train_backend gpu_trainer_cuda = {
 	/* the state lives on the device: read() copies it back */
 	.host_model = NULL,
 	.host_raw_grads = NULL,
+	.state_has = gpu_trainer_cuda_state_has,
+	.state_read = gpu_trainer_cuda_state_read,
+	.state_write = gpu_trainer_cuda_state_write,
 };

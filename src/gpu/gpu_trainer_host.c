@@ -87,4 +87,7 @@ const train_backend gpu_trainer_host = {
 	 * what a GPU run copies back */
 	.host_model = NULL,
 	.host_raw_grads = NULL,
+	.state_has = host_state_has,
+	.state_read = host_state_read,
+	.state_write = host_state_write,
 };

@@ -506,6 +506,36 @@ static mp_status gpu_trainer_read(gpu_trainer *s, train_array which, float *host
 	return be_get(host, src, s->P * sizeof(float));
 }
 
+/* The run state's (P) arrays (train/backend.h's train_state_array): the
+ * weights, Adam's moments, the Kahan compensation; no fp32 reference of v
+ * here (trainer_v_ratio is NaN on a GPU). NULL for one the policy keeps none of. */
+static float *gpu_trainer_state_array(const gpu_trainer *s, train_state_array which)
+{
+	switch (which) {
+	case TRAIN_STATE_WEIGHTS: return s->w;
+	case TRAIN_STATE_M: return s->m;
+	case TRAIN_STATE_V: return s->v;
+	case TRAIN_STATE_COMP: return s->comp;
+	case TRAIN_STATE_VREF: return NULL;
+	}
+	return NULL;
+}
+
+/* Writes one state array from the host; the weights' GEMM working copy is
+ * made again from them, as create makes it. */
+static mp_status gpu_trainer_state_write(gpu_trainer *s, train_state_array which, const float *host)
+{
+	float *a = gpu_trainer_state_array(s, which);
+	if (a == NULL)
+		return MP_EINVAL;
+	GPU_TRAINER_TRY(be_put(a, host, s->P * sizeof(float)));
+	if (which == TRAIN_STATE_WEIGHTS && s->wop != NULL) {
+		GPU_TRAINER_LAUNCH(operand, s->P, s->wop, s->kind, s->w, 0, s->gm);
+		return be_check();
+	}
+	return MP_OK;
+}
+
 /* --- the operations of the train_backend table, with the linkage and
  * names the includer chose; the includer builds the table --- */
 
@@ -544,4 +574,17 @@ GPU_TRAINER_LINKAGE mp_status GPU_TRAINER_OP(update)(void *s, double clip, doubl
 GPU_TRAINER_LINKAGE mp_status GPU_TRAINER_OP(read)(void *s, train_array which, float *host)
 {
 	return gpu_trainer_read((gpu_trainer *)s, which, host);
+}
+GPU_TRAINER_LINKAGE bool GPU_TRAINER_OP(state_has)(const void *s, train_state_array which)
+{
+	return gpu_trainer_state_array((const gpu_trainer *)s, which) != NULL;
+}
+GPU_TRAINER_LINKAGE mp_status GPU_TRAINER_OP(state_read)(void *s, train_state_array which, float *host)
+{
+	const float *a = gpu_trainer_state_array((const gpu_trainer *)s, which);
+	return a == NULL ? MP_EINVAL : be_get(host, a, ((const gpu_trainer *)s)->P * sizeof(float));
+}
+GPU_TRAINER_LINKAGE mp_status GPU_TRAINER_OP(state_write)(void *s, train_state_array which, const float *host)
+{
+	return gpu_trainer_state_write((gpu_trainer *)s, which, host);
 }

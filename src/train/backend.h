@@ -33,6 +33,15 @@ typedef enum {
 	TRAIN_ARRAY_RAW_GRADS,   /* the gradients as the backward pass made them: scaled, before rounding */
 } train_array;
 
+/* The (P) arrays of the run state (train/run_state.h) beside the weights. */
+typedef enum {
+	TRAIN_STATE_WEIGHTS,   /* the weights, in the policy's weight format */
+	TRAIN_STATE_M,         /* Adam's moments, in optim_fmt */
+	TRAIN_STATE_V,
+	TRAIN_STATE_VREF,      /* v in fp32 beside a low-precision v (trainer_v_ratio) */
+	TRAIN_STATE_COMP,      /* the Kahan compensation, in the weight format */
+} train_state_array;
+
 typedef struct {
 	const char *name;
 	/* A state for cfg->model at batch (cfg->B, cfg->t) under p, both
@@ -70,6 +79,14 @@ typedef struct {
 	 * EMA of the same squared gradients (trainer_v_ratio); NULL where the
 	 * backend keeps no such reference. */
 	double (*v_ratio)(const void *s);
+	/* Whether the state keeps array `which` (VREF and COMP only under some
+	 * policies), and its copy to or from the host; writing the weights also
+	 * refreshes what is derived from them (a working copy in the GEMM
+	 * format). NULL where a backend cannot export or import its state: the
+	 * run state then says MP_EUNSUPPORTED. */
+	bool (*state_has)(const void *s, train_state_array which);
+	mp_status (*state_read)(void *s, train_state_array which, float *host);
+	mp_status (*state_write)(void *s, train_state_array which, const float *host);
 } train_backend;
 
 extern const train_backend train_backend_cpu;   /* train/backend_cpu.c */

@@ -500,6 +500,51 @@ static double cpu_v_ratio(const void *state)
 	return ((const cpu_trainer *)state)->v_ratio;
 }
 
+/* The array behind a run-state array, or NULL where the policy keeps none. */
+static float *state_array(const cpu_trainer *t, train_state_array which)
+{
+	switch (which) {
+	case TRAIN_STATE_WEIGHTS: return t->half[0].params_memory;
+	case TRAIN_STATE_M: return t->m;
+	case TRAIN_STATE_V: return t->v;
+	case TRAIN_STATE_VREF: return t->vref;
+	case TRAIN_STATE_COMP: return t->comp;
+	}
+	return NULL;
+}
+
+static bool cpu_state_has(const void *state, train_state_array which)
+{
+	return state_array(state, which) != NULL;
+}
+
+static mp_status cpu_state_read(void *state, train_state_array which, float *host)
+{
+	cpu_trainer *t = state;
+	const float *a = state_array(t, which);
+	if (!a)
+		return MP_EINVAL;
+	memcpy(host, a, t->half[0].num_params * sizeof *host);
+	return MP_OK;
+}
+
+static mp_status cpu_state_write(void *state, train_state_array which, const float *host)
+{
+	cpu_trainer *t = state;
+	float *a = state_array(t, which);
+	size_t P = t->half[0].num_params;
+	if (!a)
+		return MP_EINVAL;
+	memcpy(a, host, P * sizeof *a);
+	if (which == TRAIN_STATE_WEIGHTS) {
+		if (t->hB[1])
+			memcpy(t->half[1].params_memory, host, P * sizeof *host);
+		if (t->wq)
+			working_weights(t, 0, P);
+	}
+	return MP_OK;
+}
+
 const train_backend train_backend_cpu = {
 	.name = "cpu",
 	.create = cpu_create,
@@ -513,4 +558,7 @@ const train_backend train_backend_cpu = {
 	.host_model = cpu_host_model,
 	.host_raw_grads = cpu_host_raw_grads,
 	.v_ratio = cpu_v_ratio,
+	.state_has = cpu_state_has,
+	.state_read = cpu_state_read,
+	.state_write = cpu_state_write,
 };

@@ -6,23 +6,7 @@
 #include "fmt/bulk.h"
 #include "train/backend.h"
 #include "train/train.h"
-
-struct trainer {
-	train_config cfg;
-	train_policy pol;
-	const corpus *data;
-	const train_backend *be;   /* where the passes and the optimiser run */
-	void *state;               /* its state */
-	gpt_model host;            /* batch (1,1): the initial weights, then, for a device
-	                            * backend, the copies trainer_sync reads back */
-	gpt_model *model;          /* trainer_model: the backend's own or host */
-	float *raw_copy;           /* (P) a device backend's raw gradients as read back */
-	const float *raw_grads;    /* trainer_raw_grads: the backend's own or raw_copy */
-	int *inputs, *targets;     /* (B,t) */
-	loss_scaler scaler;
-	size_t step;
-	size_t adam_t;             /* updates taken (skipped steps do not count) */
-};
+#include "train/train_impl.h"
 
 train_config train_config_default(void)
 {
@@ -66,6 +50,8 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	scaler_init(&t->scaler, p->scaling, p->static_scale);
 	if (p->scaling == SCALER_DYNAMIC && cfg->init_scale > 0)
 		t->scaler.scale = cfg->init_scale;
+	if (cfg->scale_growth_interval > 0)
+		t->scaler.growth_interval = cfg->scale_growth_interval;
 	mp_status st = initial_weights(t, cfg->init_weights);
 	size_t P = t->host.num_params;
 	if (st == MP_OK) {
@@ -184,6 +170,11 @@ mp_status trainer_step(trainer *t, train_stats *s)
 const train_policy *trainer_policy(const trainer *t)
 {
 	return &t->pol;
+}
+
+size_t trainer_steps_done(const trainer *t)
+{
+	return t->step;
 }
 
 double trainer_v_ratio(const trainer *t)

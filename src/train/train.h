@@ -33,6 +33,7 @@ typedef struct {
 	int resid_offset_channels;
 	int threads;               /* 1: the two batch halves one after the other; 2: in parallel */
 	double init_scale;         /* a dynamic loss scaler's first S; 0: 2^16 as PyTorch's GradScaler */
+	size_t scale_growth_interval; /* a dynamic scaler doubles S after this many clean steps; 0: 2000 */
 	train_device device;       /* where the passes and the optimiser run */
 	const float *init_weights; /* NULL: seed's initialisation; else the num_params weights to start
 	                            * from (train --init), borrowed for trainer_create */
@@ -88,6 +89,8 @@ mp_status trainer_step(trainer *t, train_stats *s);
 double trainer_eval(trainer *t);
 
 const train_policy *trainer_policy(const trainer *t);
+/* Steps done so far (the next step's number), counting skipped ones. */
+size_t trainer_steps_done(const trainer *t);
 
 /* With Adam's v in a low-precision format (optim_fmt not fp32): the mean
  * over parameters of v as stored over the same EMA kept in fp32 (1: v is
