@@ -1,5 +1,6 @@
 /* Accumulation precision: the model and its sources are in accum.h. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,24 +39,29 @@ static float float_toward_zero(double v)
 
 /* acc plus the n products x[k*incx] * y[k*incy], as one block: every term
  * truncated toward zero to a multiple of 2^(E - bits + 1), E the exponent of
- * the largest term (acc included), then summed exactly. The truncated terms
- * are below 2^(bits+1) in units of that step and there are at most
- * ACCUM_BLOCK_MAX + 1 of them, so the sum is exact in double (< 2^46). */
+ * the largest term (acc included), then summed exactly. A truncated term is
+ * below 2^(bits+1) in units of that step and a block has at most
+ * ACCUM_BLOCK_MAX + 1 terms, so the int64 sum is exact (< 2^46); the
+ * conversion to int64 truncates toward zero, as the hardware's shift does. */
 static float block_add(float acc, const float *x, size_t incx, const float *y, size_t incy, size_t n, int bits)
 {
+	enum { BUF = 64 };
+	double buf[BUF];
 	double big = fabs((double)acc);
 	for (size_t k = 0; k < n; k++) {
-		double p = fabs((double)x[k * incx] * (double)y[k * incy]);
-		big = p > big ? p : big;
+		double p = (double)x[k * incx] * (double)y[k * incy];
+		if (k < BUF)
+			buf[k] = p;
+		big = fabs(p) > big ? fabs(p) : big;
 	}
 	if (big == 0.0 || !isfinite(big))
 		return big == 0.0 ? 0.0f : (float)((double)acc + big);
 	int shift = ilogb(big) - bits + 1;
 	double down = ldexp(1.0, -shift);
-	double s = trunc((double)acc * down);
+	int64_t s = (int64_t)((double)acc * down);
 	for (size_t k = 0; k < n; k++)
-		s += trunc((double)x[k * incx] * (double)y[k * incy] * down);
-	return float_toward_zero(ldexp(s, shift));
+		s += (int64_t)((k < BUF ? buf[k] : (double)x[k * incx] * (double)y[k * incy]) * down);
+	return float_toward_zero(ldexp((double)s, shift));
 }
 
 /* The tensor core's partial sum of n products, from zero. */
@@ -89,16 +95,43 @@ float accum_dot(const float *x, size_t incx, const float *y, size_t incy, size_t
 	return total;
 }
 
-void accum_gemm(float *out, size_t ldo, bool add, const float *a, size_t a_rs, size_t a_ks, const float *b,
-                size_t b_cs, size_t b_ks, size_t M, size_t N, size_t K, const accum_cfg *c)
+/* dst (n, K) = the n strided vectors src[j*cs + k*ks]: contiguous, so that
+ * each dot reads memory in order. */
+static void gather(float *dst, const float *src, size_t cs, size_t ks, size_t n, size_t K)
 {
+	for (size_t k = 0; k < K; k++)
+		for (size_t j = 0; j < n; j++)
+			dst[j * K + k] = src[j * cs + k * ks];
+}
+
+mp_status accum_gemm(float *out, size_t ldo, bool add, const float *a, size_t a_rs, size_t a_ks, const float *b,
+                     size_t b_cs, size_t b_ks, size_t M, size_t N, size_t K, const accum_cfg *c)
+{
+	float *at = NULL, *bt = NULL;
+	if (a_ks != 1 && (at = malloc(M * K * sizeof *at)) == NULL)
+		return MP_ENOMEM;
+	if (b_ks != 1 && (bt = malloc(N * K * sizeof *bt)) == NULL) {
+		free(at);
+		return MP_ENOMEM;
+	}
+	if (at) {
+		gather(at, a, a_rs, a_ks, M, K);
+		a = at, a_rs = K;
+	}
+	if (bt) {
+		gather(bt, b, b_cs, b_ks, N, K);
+		b = bt, b_cs = K;
+	}
 	for (size_t i = 0; i < M; i++) {
 		for (size_t j = 0; j < N; j++) {
-			float d = accum_dot(a + i * a_rs, a_ks, b + j * b_cs, b_ks, K, c);
+			float d = accum_dot(a + i * a_rs, 1, b + j * b_cs, 1, K, c);
 			float *o = out + i * ldo + j;
 			*o = add ? *o + d : d;
 		}
 	}
+	free(at);
+	free(bt);
+	return MP_OK;
 }
 
 /* --- the exact reference --- */

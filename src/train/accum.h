@@ -70,9 +70,10 @@ float accum_dot(const float *x, size_t incx, const float *y, size_t incy, size_t
 /* out[i*ldo + j] = (add ? out[i*ldo + j] : 0) + accum_dot(a row i, b column j)
  * for i < M, j < N, where a row i is a[i*a_rs + k*a_ks] and b column j is
  * b[j*b_cs + k*b_ks], k < K. The previous value is added in fp32 after the
- * dot (an epilogue, as a GEMM with beta = 1 on CUDA cores). */
-void accum_gemm(float *out, size_t ldo, bool add, const float *a, size_t a_rs, size_t a_ks, const float *b,
-                size_t b_cs, size_t b_ks, size_t M, size_t N, size_t K, const accum_cfg *c);
+ * dot (an epilogue, as a GEMM with beta = 1 on CUDA cores). Strided
+ * operands (a_ks or b_ks not 1) are first copied contiguous: MP_ENOMEM. */
+mp_status accum_gemm(float *out, size_t ldo, bool add, const float *a, size_t a_rs, size_t a_ks, const float *b,
+                     size_t b_cs, size_t b_ks, size_t M, size_t N, size_t K, const accum_cfg *c);
 
 /* The exact value of sum_k x[k] * y[k] (finite operands), rounded once to
  * double, computed with MPFR; MP_ENOMEM. */
