@@ -9,6 +9,9 @@
 
 #include "fmt/bulk.h"
 #include "train/accum.h"
+#include "train/data.h"
+#include "train/policy.h"
+#include "train/train.h"
 #include "util/rng.h"
 #include "testutil.h"
 
@@ -215,6 +218,76 @@ START_TEST(error_size)
 }
 END_TEST
 
+/* --- in training --- */
+
+/* The first `steps` losses of policy fp8-mixed with the changes (key,
+ * value pairs, NULL-terminated) on a one-layer model. */
+static void losses(const corpus *data, const char *const *changes, size_t steps, double *out)
+{
+	train_config cfg = train_config_default();
+	cfg.model.L = 1;
+	cfg.model.C = 32;
+	cfg.model.NH = 2;
+	cfg.model.T = 32;
+	cfg.B = 4;
+	cfg.t = 32;
+	cfg.eval_every = 0;
+	train_policy p;
+	char err[256];
+	ck_assert_int_eq(policy_from_name("fp8-mixed", &p), MP_OK);
+	/* every step an update (no overflow-skipped first steps) */
+	ck_assert_int_eq(policy_set(&p, "loss-scale", "none", err, sizeof err), MP_OK);
+	for (size_t i = 0; changes[i]; i += 2)
+		ck_assert_int_eq(policy_set(&p, changes[i], changes[i + 1], err, sizeof err), MP_OK);
+	trainer *t;
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, data), MP_OK);
+	for (size_t i = 0; i < steps; i++) {
+		train_stats st;
+		ck_assert_int_eq(trainer_step(t, &st), MP_OK);
+		out[i] = st.loss;
+	}
+	trainer_free(t);
+}
+
+/* Promoted after every product, a 14-bit accumulator holds each e4m3
+ * product exactly and fp32 adds them in order: the same bits as the
+ * emulated fp32 accumulator (24), step after step. The BLAS path sums in
+ * another order, so it agrees only closely; 4 bits are far off (over the
+ * steps: the first loss, of near-zero logits, is ln V whatever sums them). */
+START_TEST(in_training)
+{
+	corpus data;
+	char err[512];
+	ck_assert_msg(corpus_load(&data, corpus_default_path(), 32, err, sizeof err) == MP_OK, "%s", err);
+	enum { STEPS = 4 };
+	double blas[STEPS], fp32[STEPS], every1[STEPS], four[STEPS];
+	losses(&data, (const char *const[]){ NULL }, STEPS, blas);
+	losses(&data, (const char *const[]){ "accum-bits", "24", NULL }, STEPS, fp32);
+	losses(&data, (const char *const[]){ "accum-bits", "14", "promote-every", "1", NULL }, STEPS, every1);
+	losses(&data, (const char *const[]){ "accum-bits", "4", NULL }, STEPS, four);
+	double near = 0, far = 0;
+	for (size_t i = 0; i < STEPS; i++) {
+		ck_assert(every1[i] == fp32[i]);
+		double dn = fabs(fp32[i] - blas[i]) / blas[i], df = fabs(four[i] - blas[i]) / blas[i];
+		near = dn > near ? dn : near;
+		far = df > far ? df : far;
+	}
+	ck_assert_msg(near < 1e-3, "emulated fp32 accumulation %g from BLAS's", near);
+	ck_assert_msg(far > 10 * near && far > 2e-4, "4-bit accumulator only %g from BLAS's (fp32 %g)", far, near);
+	/* the GPU trainers sum with cuBLAS: refused, not ignored */
+	train_config cfg = train_config_default();
+	cfg.device = TRAIN_DEVICE_EMULATED;
+	train_policy p;
+	ck_assert_int_eq(policy_from_name("fp8-mixed", &p), MP_OK);
+	ck_assert_int_eq(policy_set(&p, "promote-every", "128", err, sizeof err), MP_OK);
+	trainer *t = NULL;
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_EUNSUPPORTED);
+	ck_assert_int_eq(policy_set(&p, "accum-bits", "25", err, sizeof err), MP_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "2..24"));
+	corpus_free(&data);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("accum");
@@ -230,6 +303,7 @@ int main(void)
 	tcase_add_test(tc, gemm);
 	tcase_add_test(tc, cfg_ranges);
 	tcase_add_test(tc, error_size);
+	tcase_add_test(tc, in_training);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);
 }

@@ -47,15 +47,20 @@ static float block_add(float acc, const float *x, size_t incx, const float *y, s
 {
 	enum { BUF = 64 };
 	double buf[BUF];
-	double big = fabs((double)acc);
+	double big = fabs((double)acc), all = (double)acc;
 	for (size_t k = 0; k < n; k++) {
 		double p = (double)x[k * incx] * (double)y[k * incy];
 		if (k < BUF)
 			buf[k] = p;
 		big = fabs(p) > big ? fabs(p) : big;
+		all += p;
 	}
-	if (big == 0.0 || !isfinite(big))
-		return big == 0.0 ? 0.0f : (float)((double)acc + big);
+	/* an inf or NaN operand (an fp8 overflow under loss scaling) makes the
+	 * sum inf or NaN, as in fp32, so the scaler sees it */
+	if (!isfinite(all))
+		return (float)all;
+	if (big == 0.0)
+		return 0.0f;
 	int shift = ilogb(big) - bits + 1;
 	double down = ldexp(1.0, -shift);
 	int64_t s = (int64_t)((double)acc * down);
