@@ -18,6 +18,7 @@ static const cli_command commands[] = {
 	{ .name = "drift",   .run = cmd_drift,   .summary = "residual drift: small updates to a large value in fp32, bf16, fp16" },
 	{ .name = "train",   .run = cmd_train,   .summary = "train the tiny GPT under precision policies side by side" },
 	{ .name = "gradhist", .run = cmd_gradhist, .summary = "gradient magnitudes against fp16/bf16 limits at a loss scale" },
+	{ .name = "accum",   .run = cmd_accum,   .summary = "dot-product error of a tensor core's short accumulator, against K" },
 	{ .name = "exercise", .run = cmd_exercise, .summary = "list exercises, show a student's variant, hints, worked solutions" },
 	{ .name = "check",   .run = cmd_check,   .summary = "check answers to an exercise and explain the wrong ones" },
 	{ .name = "lab",     .run = cmd_lab,     .summary = "classroom lab: a sheet and answer template per student of a roster" },

@@ -39,6 +39,7 @@ int cmd_drift(int argc, char **argv);
 int cmd_drift_ema(int argc, char **argv);   /* drift --ema */
 int cmd_train(int argc, char **argv);
 int cmd_gradhist(int argc, char **argv);
+int cmd_accum(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_budget(int argc, char **argv);
 int cmd_exercise(int argc, char **argv);
