@@ -43,7 +43,7 @@ static float float_toward_zero(double v)
  * below 2^(bits+1) in units of that step and a block has at most
  * ACCUM_BLOCK_MAX + 1 terms, so the int64 sum is exact (< 2^46); the
  * conversion to int64 truncates toward zero, as the hardware's shift does. */
-static float block_add(float acc, const float *x, size_t incx, const float *y, size_t incy, size_t n, int bits)
+float accum_block_add(float acc, const float *x, size_t incx, const float *y, size_t incy, size_t n, int bits)
 {
 	enum { BUF = 64 };
 	double buf[BUF];
@@ -82,7 +82,7 @@ static float partial_sum(const float *x, size_t incx, const float *y, size_t inc
 	}
 	for (size_t k0 = 0; k0 < n; k0 += c->block) {
 		size_t len = n - k0 < c->block ? n - k0 : c->block;
-		acc = block_add(acc, x + k0 * incx, incx, y + k0 * incy, incy, len, c->bits);
+		acc = accum_block_add(acc, x + k0 * incx, incx, y + k0 * incy, incy, len, c->bits);
 	}
 	return acc;
 }

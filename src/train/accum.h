@@ -67,6 +67,12 @@ mp_status accum_cfg_check(const accum_cfg *c, char *err, size_t errlen);
  * fp32 operands give products rounded once, in double). K = 0 gives 0. */
 float accum_dot(const float *x, size_t incx, const float *y, size_t incy, size_t K, const accum_cfg *c);
 
+/* One block of the model: acc plus the n (<= ACCUM_BLOCK_MAX) products
+ * x[k*incx] * y[k*incy], all aligned to the largest exponent among them and
+ * acc, truncated to bits (< 24) and summed exactly, stored rounded toward
+ * zero. accum_dot with bits < 24 is a chain of these. */
+float accum_block_add(float acc, const float *x, size_t incx, const float *y, size_t incy, size_t n, int bits);
+
 /* out[i*ldo + j] = (add ? out[i*ldo + j] : 0) + accum_dot(a row i, b column j)
  * for i < M, j < N, where a row i is a[i*a_rs + k*a_ks] and b column j is
  * b[j*b_cs + k*b_ks], k < K. The previous value is added in fp32 after the
