@@ -306,10 +306,12 @@ void policy_describe(const train_policy *p, char *buf, size_t n)
 	else
 		snprintf(weights, sizeof weights, "%s weights (%s updates)", fmt_get(p->weight_fmt)->name,
 		         wnames[p->wupdate]);
-	char accum[80] = "";
+	char accum[80] = "", every[40] = "";
+	if (p->promote_every)
+		snprintf(every, sizeof every, ", into fp32 every %zu", p->promote_every);
 	if (policy_accum_emulated(p))
-		snprintf(accum, sizeof accum, " (%d-bit accumulator%s%.0zu)", p->accum_bits ? p->accum_bits : ACCUM_BITS_FP32,
-		         p->promote_every ? ", fp32 every " : "", p->promote_every);
+		snprintf(accum, sizeof accum, " (%d-bit accumulator%s)", p->accum_bits ? p->accum_bits : ACCUM_BITS_FP32,
+		         every);
 	snprintf(buf, n, "gemm %s%s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s%s%s, %s",
 	         fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name, accum,
 	         fmt_get(p->reduce_lowp ? p->reduce_fmt : FMT_FP32)->name,

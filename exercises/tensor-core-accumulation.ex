@@ -1,7 +1,8 @@
 # Accumulation precision (issue 15): a tensor core's short accumulator.
 # Every variant loses bits (3% to 47% of the sum: K x p is far above the
 # point where the cut passes p's last bit) and none loses everything;
-# tests/test_exercise_accum.c checks every combination of the lists.
+# tests/test_exercise_accum.c checks every combination of the lists. (Named to
+# sort after the other files: the TUI tests find exercises by their place in the list.)
 
 [fp8.3]
 title: The error of a short, truncating accumulator
