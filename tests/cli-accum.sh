@@ -32,6 +32,11 @@ if "$MIXPREC" accum --help >"$tmp/help" 2>&1; then ok "accum --help: exit 0"; el
 w=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$tmp/help")
 if [ "$w" -le 80 ]; then ok "accum --help fits 80 columns"; else bad "accum --help fits 80 columns" "widest $w"; fi
 
+# the table fits 80 columns
+"$MIXPREC" accum --k 4096 --trials 3 --dist mixed >"$tmp/t" 2>&1
+w=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$tmp/t")
+if [ "$w" -le 80 ] && grep -q "14-bit+fp32/128" "$tmp/t"; then ok "accum table fits 80 columns"; else bad "accum table fits 80 columns" "widest $w"; fi
+
 # the CSV: header, one row per K and accumulator
 "$MIXPREC" accum --csv --k 1024,4096 --trials 12 >"$tmp/a.csv" 2>"$tmp/err"
 rc=$?

@@ -221,10 +221,10 @@ static void print_csv_row(csvw *w, const accum_args *a, size_t k, const accum_se
 
 static void print_heading(const accum_args *a, const accum_series *s, size_t ns)
 {
-	printf("accum: %zu dots per K of %s operands uniform on %s, seed %llu;\n"
-	       "tensor core: blocks of %zu products aligned to the largest exponent, %d bits kept\n"
-	       "(truncated toward zero). Errors relative to the exact dot (max and mean over\n"
-	       "the dots; %%).\n\n%8s",
+	printf("accum: %zu dots per K of %s operands uniform on %s,\n"
+	       "seed %llu; tensor core: blocks of %zu products aligned to the largest exponent,\n"
+	       "%d bits kept (truncated toward zero). Errors relative to the exact dot (max and\n"
+	       "mean over the dots; %%).\n\n%8s",
 	       a->trials, fmt_get(a->fmt)->name, a->dist == ACCUM_DIST_MIXED ? "[-1, 1) (mixed signs)" : "[0, 1) (products > 0)",
 	       a->seed, a->acc.block, a->acc.bits, "K");
 	for (size_t i = 0; i < ns; i++)
