@@ -209,6 +209,13 @@ int train_opts_common(const char *cmd, train_setup *su, int c)
 		su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_GEMM], value };
 		return 1;
 	}
+	case OPT_ACCBITS: case OPT_PROMOTE:
+		if (su->nchanges == sizeof su->changes / sizeof su->changes[0]) {
+			cli_error(cmd, "too many policy changes");
+			return -1;
+		}
+		su->changes[su->nchanges++] = (policy_change){ c == OPT_ACCBITS ? "accum-bits" : "promote-every", optarg };
+		return 1;
 	default:
 		return optim_option(cmd, su, c);
 	}
@@ -281,6 +288,28 @@ bool train_opts_offset_fits(const char *cmd, const train_setup *su, const train_
 	return true;
 }
 
+/* --accum-bits / --promote-every: emulated on the CPU, for a low-precision
+ * GEMM only (an fp32 GEMM is BLAS's). */
+static bool accum_options_fit(const char *cmd, const train_setup *su, const train_policy *pols, size_t np)
+{
+	for (size_t i = 0; i < np; i++) {
+		if (!policy_accum_emulated(&pols[i]))
+			continue;
+		const char *opt = pols[i].accum_bits ? "--accum-bits" : "--promote-every";
+		if (su->cfg.device == TRAIN_DEVICE_CUDA) {
+			cli_error(cmd, "%s: the CUDA trainer's GEMMs are cuBLAS's, whose accumulator is the GPU's own; "
+			          "the accumulator is emulated with --device cpu only", opt);
+			return false;
+		}
+		if (!pols[i].gemm_lowp) {
+			cli_error(cmd, "%s: policy %s multiplies in fp32 (BLAS); the accumulator is emulated for a "
+			          "low-precision GEMM only (add --gemm F, e.g. fp8-e4m3)", opt, pols[i].name);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Resolves the policy list with the changes applied. */
 bool train_opts_policies(const char *cmd, const train_setup *su, train_policy *out, size_t max, size_t *n)
 {
@@ -312,7 +341,7 @@ bool train_opts_policies(const char *cmd, const train_setup *su, train_policy *o
 		cli_error(cmd, "--policy: no policy named");
 		ok = false;
 	}
-	return ok;
+	return ok && accum_options_fit(cmd, su, out, *n);
 }
 
 /* Loads the corpus; on failure reports it and returns the exit status (2 for

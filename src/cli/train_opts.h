@@ -34,6 +34,7 @@ enum {
 	OPT_OFFSET_CH, OPT_THREADS, OPT_DEVICE, OPT_GEMM, OPT_RESID, OPT_WEIGHTS, OPT_GRADS, OPT_ACCUM,
 	OPT_OPTIM, OPT_SCALE, OPT_REDUCE, OPT_LR, OPT_SEED, OPT_DATA, OPT_STEPS, OPT_POLICY, OPT_CSV, OPT_HSCALE,
 	OPT_SCHED, OPT_WARMUP, OPT_LRMIN, OPT_PROGRESS, OPT_BETA1, OPT_BETA2, OPT_OF, OPT_PRESET,
+	OPT_ACCBITS, OPT_PROMOTE,
 };
 
 #define COMMON_OPTIONS                                                       \
@@ -69,6 +70,8 @@ enum {
 	{ "loss-scale", required_argument, NULL, OPT_SCALE },                \
 	{ "reductions", required_argument, NULL, OPT_REDUCE },               \
 	{ "preset", required_argument, NULL, OPT_PRESET },                   \
+	{ "accum-bits", required_argument, NULL, OPT_ACCBITS },              \
+	{ "promote-every", required_argument, NULL, OPT_PROMOTE },           \
 	{ "help", no_argument, NULL, 'h' }
 
 /* A finite number into *v; false (reported) otherwise. */

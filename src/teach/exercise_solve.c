@@ -344,6 +344,11 @@ static const ex_kind kinds[] = {
 	  .params = "V",
 	  .fields = "*_exponent *_exp_field *_fraction *_guard *_round *_sticky *_round_up *_bits",
 	  .solve = exs_solve_round_steps },
+	{ .name = "accum-error",
+	  .summary = "K equal products summed by an accumulator of N truncated bits: result and error",
+	  .params = "K N p",
+	  .fields = "exact result rel_error exact_steps",
+	  .solve = exs_solve_accum_error },
 };
 
 #define NKINDS (sizeof kinds / sizeof kinds[0])

@@ -79,5 +79,6 @@ bool exs_solve_update_vanish(solve_ctx *c);
 bool exs_solve_lost_updates(solve_ctx *c);
 bool exs_solve_drift_retained(solve_ctx *c);
 bool exs_solve_ema_stall(solve_ctx *c);
+bool exs_solve_accum_error(solve_ctx *c);
 
 #endif

@@ -55,6 +55,7 @@ static gpt_numerics numerics_of(const cpu_trainer *t, int h)
 	const train_policy *p = t->pol;
 	/* each half draws its own SR stream */
 	return (gpt_numerics){ .gemm_lowp = p->gemm_lowp, .gemm_fmt = p->gemm_fmt, .gemm_weights = t->wq,
+	                       .accum_bits = p->accum_bits, .promote_every = p->promote_every,
 	                       .reduce_lowp = p->reduce_lowp, .reduce_fmt = p->reduce_fmt, .resid_lowp = p->resid_lowp,
 	                       .resid_fmt = p->resid_fmt, .resid_mode = p->resid_mode,
 	                       .seed = t->cfg->seed ^ 0x5eedull ^ ((uint64_t)h << 40), .step = t->step,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fmt/bulk.h"
+#include "train/accum.h"
 #include "train/layers.h"
 #include "util/rng.h"
 
@@ -236,6 +237,19 @@ static bool gemm_lowp(const gpt_numerics *nx)
 	return nx != NULL && nx->gemm_lowp;
 }
 
+/* Whether the Linear GEMMs sum through train/accum.c: a blocked C loop,
+ * one dot at a time (no BLAS), for the accumulator experiment only. */
+static bool accum_emulated(const gpt_numerics *nx)
+{
+	return nx->accum_bits != 0 || nx->promote_every != 0;
+}
+
+static accum_cfg accum_of(const gpt_numerics *nx)
+{
+	return (accum_cfg){ .bits = nx->accum_bits ? nx->accum_bits : ACCUM_BITS_FP32,
+	                    .block = ACCUM_BLOCK_HOPPER, .promote_every = nx->promote_every };
+}
+
 /* The formats the attention, LayerNorm and softmax kernels emulate. */
 static kernel_fmts kernel_fmts_of(const gpt_numerics *nx)
 {
@@ -296,7 +310,15 @@ static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
 	TRY(round_rne(inp, BT * C, nx->gemm_fmt));
 	const float *wq;
 	TRY(weight_operand(m, nx, w, OC * C, &wq));
-	matmul_forward(out, inp, wq, bias, 1, BT, C, OC);
+	if (accum_emulated(nx)) {
+		accum_cfg c = accum_of(nx);
+		TRY(accum_gemm(out, OC, false, inp, C, 1, wq, C, 1, BT, OC, C, &c));
+		for (size_t i = 0; bias != NULL && i < BT; i++)
+			for (size_t o = 0; o < OC; o++)
+				out[i * OC + o] += bias[o];
+	} else {
+		matmul_forward(out, inp, wq, bias, 1, BT, C, OC);
+	}
 	return round_rne(out, BT * OC, nx->gemm_fmt);
 }
 
@@ -323,7 +345,16 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
 	const float *wq;
 	TRY(weight_operand(m, nx, w, OC * C, &wq));
 	/* inp was rounded in place by gemm_forward */
-	matmul_backward(dinp, dweight, NULL, a->q_act, inp, wq, 1, BT, C, OC);
+	if (accum_emulated(nx)) {
+		accum_cfg c = accum_of(nx);
+		/* dinp (BT,C) += dout (BT,OC) @ w (OC,C); dweight (OC,C) += dout^T @ inp (BT,C) */
+		if (dinp != NULL)
+			TRY(accum_gemm(dinp, C, true, a->q_act, OC, 1, wq, 1, C, BT, C, OC, &c));
+		if (dweight != NULL)
+			TRY(accum_gemm(dweight, C, true, a->q_act, 1, OC, inp, 1, C, OC, C, BT, &c));
+	} else {
+		matmul_backward(dinp, dweight, NULL, a->q_act, inp, wq, 1, BT, C, OC);
+	}
 	TRY(round_rne(dinp, BT * C, f));
 	if (dbias != NULL)
 		matmul_backward(NULL, NULL, dbias, dout, inp, w, 1, BT, C, OC);

@@ -100,6 +100,11 @@ typedef struct {
 typedef struct {
 	bool gemm_lowp;          /* round both matmul operands and the output to gemm_fmt (RNE) */
 	fmt_id gemm_fmt;
+	/* with gemm_lowp: the Linear GEMMs summed by train/accum.c instead of
+	 * BLAS when either is set; accum_bits 0 there means 24 (IEEE fp32),
+	 * promote_every 0 never (see train_policy) */
+	int accum_bits;
+	size_t promote_every;
 	const float *gemm_weights; /* NULL, or every parameter already rounded to gemm_fmt (the
 	                            * params' layout): a working copy made once per update */
 	bool reduce_lowp;        /* softmax, LayerNorm and cross-entropy sums in reduce_fmt (RNE) */

@@ -1,8 +1,10 @@
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/accum.h"
 #include "train/policy.h"
 
 /* The presets, one full row each (every part named, so what a preset keeps
@@ -163,6 +165,29 @@ static bool plain_fmt(const char *key, const char *value, fmt_id *f, char *err, 
 	return true;
 }
 
+/* accum-bits=N or promote-every=K into p. */
+static bool accum_part(train_policy *p, const char *key, const char *value, char *err, size_t errlen)
+{
+	bool bits = !strcmp(key, "accum-bits");
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(value, &end, 10);
+	if (!*value || *end || value[0] == '-' || errno || (bits && (v < ACCUM_BITS_MIN || v > ACCUM_BITS_FP32)) ||
+	    v > ACCUM_BLOCK_MAX) {
+		if (bits)
+			snprintf(err, errlen, "'%s' is not a number of bits in %d..%d (%d: an IEEE fp32 accumulator)",
+			         value, ACCUM_BITS_MIN, ACCUM_BITS_FP32, ACCUM_BITS_FP32);
+		else
+			snprintf(err, errlen, "'%s' is not a number of products in 0..%d (0: never)", value, ACCUM_BLOCK_MAX);
+		return false;
+	}
+	if (bits)
+		p->accum_bits = (int)v;
+	else
+		p->promote_every = (size_t)v;
+	return true;
+}
+
 mp_status policy_set(train_policy *p, const char *key, const char *value, char *err, size_t errlen)
 {
 	const char *mode;
@@ -253,6 +278,9 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 			snprintf(err, errlen, "loss-scale '%s' is not none, dynamic or static:S", value);
 			return MP_EINVAL;
 		}
+	} else if (!strcmp(key, "accum-bits") || !strcmp(key, "promote-every")) {
+		if (!accum_part(p, key, value, err, errlen))
+			return MP_EINVAL;
 	} else {
 		snprintf(err, errlen, "unknown policy part '%s'", key);
 		return MP_EINVAL;
@@ -278,8 +306,14 @@ void policy_describe(const train_policy *p, char *buf, size_t n)
 	else
 		snprintf(weights, sizeof weights, "%s weights (%s updates)", fmt_get(p->weight_fmt)->name,
 		         wnames[p->wupdate]);
-	snprintf(buf, n, "gemm %s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s%s%s, %s",
-	         fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name,
+	char accum[80] = "", every[40] = "";
+	if (p->promote_every)
+		snprintf(every, sizeof every, ", into fp32 every %zu", p->promote_every);
+	if (policy_accum_emulated(p))
+		snprintf(accum, sizeof accum, " (%d-bit accumulator%s)", p->accum_bits ? p->accum_bits : ACCUM_BITS_FP32,
+		         every);
+	snprintf(buf, n, "gemm %s%s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s%s%s, %s",
+	         fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name, accum,
 	         fmt_get(p->reduce_lowp ? p->reduce_fmt : FMT_FP32)->name,
 	         fmt_get(p->resid_lowp ? p->resid_fmt : FMT_FP32)->name,
 	         p->resid_lowp ? ":" : "", p->resid_lowp ? fmt_mode_name(p->resid_mode) : "", weights,

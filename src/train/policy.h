@@ -36,6 +36,11 @@ typedef struct {
 	fmt_mode optim_mode;       /* their rounding: FMT_RNE or FMT_SR */
 	scaler_kind scaling;
 	double static_scale;
+	/* the GEMM's accumulator (train/accum.h), CPU only: 0 and 0 = fp32
+	 * through BLAS; else accum_bits significant bits (0 = 24, IEEE fp32),
+	 * promoted to fp32 every promote_every products (0 = never) */
+	int accum_bits;
+	size_t promote_every;
 } train_policy;
 
 /* The presets (policy.c's table): fp32, bf16-mixed, bf16-resid,
@@ -54,12 +59,20 @@ mp_status policy_from_name(const char *name, train_policy *p);
 
 /* Changes one part of a policy, as the train command's options do:
  * gemm=F, reductions=fp32|low|F (low: the GEMM format), residual=F[:rne|sr], weights=fp32|F[:rne|sr|kahan], grads=F,
- * grad-accum=F, optim-state=F[:rne|sr], loss-scale=none|dynamic|static:S.
+ * grad-accum=F, optim-state=F[:rne|sr], loss-scale=none|dynamic|static:S,
+ * accum-bits=N (2..24), promote-every=K (0 = never).
  * The name gets "+key=value" appended. On error returns MP_EINVAL and writes
  * what is wrong into err. */
 mp_status policy_set(train_policy *p, const char *key, const char *value, char *err, size_t errlen);
 
 /* A one-line description ("gemm bf16, residual fp32, weights fp32 master, ..."). */
 void policy_describe(const train_policy *p, char *buf, size_t n);
+
+/* Whether p's GEMMs use the emulated accumulator (accum-bits or
+ * promote-every set). */
+static inline bool policy_accum_emulated(const train_policy *p)
+{
+	return p->accum_bits != 0 || p->promote_every != 0;
+}
 
 #endif

@@ -1,0 +1,272 @@
+/* mixprec accum: the relative error of a K-long dot product summed by a
+ * tensor core's truncating accumulator, with and without promotion to fp32,
+ * against K. The model and its sources are train/accum.h's. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "train/accum.h"
+#include "util/csvout.h"
+
+enum { MAX_K = 32, K_LIMIT = 1 << 20, TRIALS_LIMIT = 100000 };
+
+typedef struct {
+	size_t k[MAX_K], nk;
+	accum_cfg acc;            /* bits, block, promote_every (0: no promoted rows) */
+	fmt_id fmt;
+	accum_dist dist;
+	size_t trials;
+	unsigned long long seed;
+	bool csv;
+} accum_args;
+
+/* One series of the output: an accumulator configuration and its name. */
+typedef struct {
+	char name[48];
+	accum_cfg c;
+} accum_series;
+
+static void accum_help(void)
+{
+	printf("Usage: mixprec accum [--k LIST] [--bits N] [--promote-every K] [--block B]\n"
+	       "                     [--format F] [--dist positive|mixed] [--trials T]\n"
+	       "                     [--seed S] [--csv]\n"
+	       "The relative error of K-long dot products summed the way Hopper's fp8 tensor\n"
+	       "cores sum them, against the exact dot (MPFR), per K: with the partial sum\n"
+	       "alone, with it promoted into an fp32 accumulator every K products (as\n"
+	       "DeepSeek-V3 does every 128), and with an fp32 accumulator for reference.\n"
+	       "Tensor-core model: a block of B products (exact) and the partial sum are\n"
+	       "aligned to the largest exponent E, each truncated toward zero to a multiple\n"
+	       "of 2^(E-N+1), summed exactly, stored in fp32 rounded toward zero.\n\n"
+	       "  --k LIST           dot lengths (default 128,256,512,1024,2048,4096,8192,\n"
+	       "                     16384; each 1..%d)\n"
+	       "  --bits N           bits the partial sum keeps (default 14; 2..24, 24: fp32)\n"
+	       "  --promote-every K  products between promotions (default 128; 0: none)\n"
+	       "  --block B          products aligned together (default 32, Hopper fp8)\n"
+	       "  --format F         the operands' format (default fp8-e4m3; RNE, saturating)\n"
+	       "  --dist D           operands uniform on [0,1) (positive: every product > 0,\n"
+	       "                     the default) or on [-1,1) (mixed signs)\n"
+	       "  --trials T         dots per K (default 100; operand k of trial t is the same\n"
+	       "                     for every K and every accumulator)\n"
+	       "  --seed S           (default 1)\n"
+	       "  --csv              CSV: k,accumulator,bits,block,promote_every,format,dist,\n"
+	       "                     trials,max_rel_error,mean_rel_error,max_scaled_error\n"
+	       "rel_error = |dot - exact| / |exact|; scaled_error = |dot - exact| / sum |x y|\n"
+	       "(the norm-wise measure: it stays small where cancellation makes |exact| tiny).\n"
+	       "Plot: mixprec accum --csv > a.csv; mixprec plot a.csv --x k --y max_rel_error\n"
+	       "      --by accumulator --logx --logy\n",
+	       K_LIMIT);
+}
+
+/* --k: a comma-separated list of lengths. */
+static bool parse_k_list(const char *text, accum_args *a)
+{
+	char *copy = strdup(text), *save = NULL;
+	if (!copy) {
+		cli_error("accum", "out of memory");
+		return false;
+	}
+	a->nk = 0;
+	bool ok = true;
+	for (char *tok = strtok_r(copy, ",", &save); tok && ok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long long v;
+		if (a->nk == MAX_K) {
+			cli_error("accum", "--k: at most %d lengths", MAX_K);
+			ok = false;
+		} else if (!cli_parse_u64("accum", "--k", tok, &v)) {
+			ok = false;
+		} else if (v < 1 || v > K_LIMIT) {
+			cli_error("accum", "--k: %llu is out of range (1..%d)", v, K_LIMIT);
+			ok = false;
+		} else {
+			a->k[a->nk++] = (size_t)v;
+		}
+	}
+	if (ok && a->nk == 0) {
+		cli_error("accum", "--k: no length in '%s'", text);
+		ok = false;
+	}
+	free(copy);
+	return ok;
+}
+
+/* A whole number option in lo..hi into *v. */
+static bool parse_range(const char *opt, const char *text, unsigned long long lo, unsigned long long hi,
+                        unsigned long long *v)
+{
+	if (!cli_parse_u64("accum", opt, text, v))
+		return false;
+	if (*v < lo || *v > hi) {
+		cli_error("accum", "%s: %llu is out of range (%llu..%llu)", opt, *v, lo, hi);
+		return false;
+	}
+	return true;
+}
+
+enum { O_K = 256, O_BITS, O_PROMOTE, O_BLOCK, O_FORMAT, O_DIST, O_TRIALS, O_SEED, O_CSV };
+
+/* One option into a; returns false after reporting a bad one. */
+static bool accum_option(int c, const char *arg, accum_args *a)
+{
+	unsigned long long v;
+	switch (c) {
+	case O_K: return parse_k_list(arg, a);
+	case O_BITS:
+		if (!parse_range("--bits", arg, ACCUM_BITS_MIN, ACCUM_BITS_FP32, &v))
+			return false;
+		a->acc.bits = (int)v;
+		return true;
+	case O_PROMOTE:
+		if (!parse_range("--promote-every", arg, 0, K_LIMIT, &v))
+			return false;
+		a->acc.promote_every = (size_t)v;
+		return true;
+	case O_BLOCK:
+		if (!parse_range("--block", arg, 1, ACCUM_BLOCK_MAX, &v))
+			return false;
+		a->acc.block = (size_t)v;
+		return true;
+	case O_FORMAT: {
+		const fmt_info *f = fmt_find(arg);
+		if (!f) {
+			cli_error("accum", "--format: unknown format '%s' (known: %s)", arg, fmt_known_names());
+			return false;
+		}
+		a->fmt = f->id;
+		return true;
+	}
+	case O_DIST:
+		if (!accum_dist_parse(arg, &a->dist)) {
+			cli_error("accum", "--dist: '%s' is neither positive nor mixed", arg);
+			return false;
+		}
+		return true;
+	case O_TRIALS:
+		if (!parse_range("--trials", arg, 1, TRIALS_LIMIT, &v))
+			return false;
+		a->trials = (size_t)v;
+		return true;
+	case O_SEED: return cli_parse_u64("accum", "--seed", arg, &a->seed);
+	default: return false;
+	}
+}
+
+/* Parses argv into a; returns -1 to go on, else the exit status. */
+static int accum_parse(int argc, char **argv, accum_args *a)
+{
+	static const struct option opts[] = {
+		{ "k", required_argument, NULL, O_K },           { "bits", required_argument, NULL, O_BITS },
+		{ "promote-every", required_argument, NULL, O_PROMOTE },
+		{ "block", required_argument, NULL, O_BLOCK },   { "format", required_argument, NULL, O_FORMAT },
+		{ "dist", required_argument, NULL, O_DIST },     { "trials", required_argument, NULL, O_TRIALS },
+		{ "seed", required_argument, NULL, O_SEED },     { "csv", no_argument, NULL, O_CSV },
+		{ "help", no_argument, NULL, 'h' },              { 0 },
+	};
+	*a = (accum_args){ .acc = { .bits = 14, .block = ACCUM_BLOCK_HOPPER, .promote_every = 128 },
+		           .fmt = FMT_E4M3, .dist = ACCUM_DIST_POSITIVE, .trials = 100, .seed = 1,
+		           .k = { 128, 256, 512, 1024, 2048, 4096, 8192, 16384 }, .nk = 8 };
+	cli_args args = { 0 };
+	char *value;
+	int c;
+	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
+		if (c == 'h') {
+			accum_help();
+			return cli_flush_stdout("accum") ? CLI_OK : CLI_ENV;
+		}
+		if (c == O_CSV) {
+			a->csv = true;
+		} else if (c == CLI_ARG_VALUE) {
+			cli_error("accum", "unexpected argument '%s'", value);
+			return CLI_USAGE;
+		} else if (c < O_K || c > O_SEED) {
+			return cli_option_error("accum", c, argv);
+		} else if (!accum_option(c, optarg, a)) {
+			return CLI_USAGE;
+		}
+	}
+	return -1;
+}
+
+/* The series: the partial sum alone, promoted (when asked), fp32. */
+static size_t accum_series_of(const accum_args *a, accum_series *s)
+{
+	size_t n = 0;
+	s[n].c = (accum_cfg){ .bits = a->acc.bits, .block = a->acc.block };
+	snprintf(s[n++].name, sizeof s[0].name, "%d-bit", a->acc.bits);
+	if (a->acc.promote_every) {
+		s[n].c = a->acc;
+		snprintf(s[n++].name, sizeof s[0].name, "%d-bit+fp32/%zu", a->acc.bits, a->acc.promote_every);
+	}
+	s[n].c = (accum_cfg){ .bits = ACCUM_BITS_FP32, .block = 1 };
+	snprintf(s[n++].name, sizeof s[0].name, "fp32");
+	return n;
+}
+
+static void print_csv_row(csvw *w, const accum_args *a, size_t k, const accum_series *s, const accum_error *e)
+{
+	csvw_fieldf(w, "%zu", k);
+	csvw_field(w, s->name);
+	csvw_fieldf(w, "%d", s->c.bits);
+	csvw_fieldf(w, "%zu", s->c.block);
+	csvw_fieldf(w, "%zu", s->c.promote_every);
+	csvw_field(w, fmt_get(a->fmt)->name);
+	csvw_field(w, accum_dist_name(a->dist));
+	csvw_fieldf(w, "%zu", a->trials);
+	csvw_fieldf(w, "%.6g", e->max_rel);
+	csvw_fieldf(w, "%.6g", e->mean_rel);
+	csvw_fieldf(w, "%.6g", e->max_scaled);
+	csvw_end_row(w);
+}
+
+static void print_heading(const accum_args *a, const accum_series *s, size_t ns)
+{
+	printf("accum: %zu dots per K of %s operands uniform on %s,\n"
+	       "seed %llu; tensor core: blocks of %zu products aligned to the largest exponent,\n"
+	       "%d bits kept (truncated toward zero). Errors relative to the exact dot (max and\n"
+	       "mean over the dots; %%).\n\n%8s",
+	       a->trials, fmt_get(a->fmt)->name, a->dist == ACCUM_DIST_MIXED ? "[-1, 1) (mixed signs)" : "[0, 1) (products > 0)",
+	       a->seed, a->acc.block, a->acc.bits, "K");
+	for (size_t i = 0; i < ns; i++)
+		printf("  %21s", s[i].name);
+	printf("\n%8s", "");
+	for (size_t i = 0; i < ns; i++)
+		printf("  %10s %10s", "max", "mean");
+	printf("\n");
+}
+
+int cmd_accum(int argc, char **argv)
+{
+	accum_args a;
+	int rc = accum_parse(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	accum_series s[3];
+	size_t ns = accum_series_of(&a, s);
+	csvw w;
+	if (a.csv) {
+		csvw_init(&w, stdout);
+		csvw_header(&w, "k,accumulator,bits,block,promote_every,format,dist,trials,max_rel_error,mean_rel_error,"
+		            "max_scaled_error");
+	} else {
+		print_heading(&a, s, ns);
+	}
+	for (size_t i = 0; i < a.nk; i++) {
+		if (!a.csv)
+			printf("%8zu", a.k[i]);
+		for (size_t j = 0; j < ns; j++) {
+			accum_error e;
+			if (accum_error_measure(&e, a.fmt, a.dist, a.k[i], a.trials, a.seed, &s[j].c) != MP_OK) {
+				cli_error("accum", "out of memory");
+				return CLI_ENV;
+			}
+			if (a.csv)
+				print_csv_row(&w, &a, a.k[i], &s[j], &e);
+			else
+				printf("  %9.4g%% %9.4g%%", 100 * e.max_rel, 100 * e.mean_rel);
+		}
+		if (!a.csv)
+			printf("\n");
+	}
+	return cli_flush_stdout("accum") ? CLI_OK : CLI_ENV;
+}
