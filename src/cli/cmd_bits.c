@@ -185,6 +185,45 @@ static void show(const fmt_info *f, const char *input, uint32_t bits, const fmt_
 	printf("  next       %s%s%s%s\n", has_next ? nv : "none", has_next ? " (" : "", nhex, has_next ? ")" : "");
 }
 
+/* Shows VALUE number i (from 0) in each format; false when it is bad or a
+ * named format cannot hold it (reported). *first: nothing shown yet. */
+static bool bits_value(const char *text, size_t i, const fmt_id *fmts, size_t nfmts, bool have_formats,
+                       fmt_mode mode, bool csv, csvw *w, bool *first)
+{
+	char err[256];
+	fmt_num x;
+	fmt_num_init(&x);
+	if (fmt_parse_number(&x, text, err, sizeof err) != MP_OK) {
+		cli_error("bits", "value %zu: %s", i + 1, err);
+		fmt_num_clear(&x);
+		return false;
+	}
+	bool ok = true;
+	for (size_t k = 0; k < nfmts; k++) {
+		const fmt_info *f = fmt_get(fmts[k]);
+		fmt_round_ctl ctl = { .mode = mode };
+		unsigned flags;
+		uint32_t bits = fmt_round_num(f, &ctl, &x, &flags);
+		if (flags & FMT_FLAG_INVALID) {
+			/* asked for: an error; among all formats (no --format): left out */
+			if (have_formats) {
+				cli_error("bits", "value %zu: '%s' cannot be rounded to %s: %s %s", i + 1, text, f->name,
+				          f->name,
+				          fmt_invalid_reason(f, x.kind == NUM_NAN, x.kind == NUM_FINITE && mpq_sgn(x.mag) == 0,
+				                             x.neg));
+				ok = false;
+			}
+			continue;
+		}
+		if (!csv && !*first)
+			putchar('\n');
+		*first = false;
+		show(f, text, bits, &x, mode, csv, w);
+	}
+	fmt_num_clear(&x);
+	return ok;
+}
+
 int cmd_bits(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -277,38 +316,9 @@ int cmd_bits(int argc, char **argv)
 		first = false;
 		show(f, raws[i], bits, NULL, mode, csv, &w);
 	}
-	for (size_t i = 0; i < nvalues; i++) {
-		fmt_num x;
-		fmt_num_init(&x);
-		if (fmt_parse_number(&x, values[i], err, sizeof err) != MP_OK) {
-			cli_error("bits", "value %zu: %s", i + 1, err);
+	for (size_t i = 0; i < nvalues; i++)
+		if (!bits_value(values[i], i, fmts, nfmts, have_formats, mode, csv, &w, &first))
 			rc = CLI_USAGE;
-			fmt_num_clear(&x);
-			continue;
-		}
-		for (size_t k = 0; k < nfmts; k++) {
-			const fmt_info *f = fmt_get(fmts[k]);
-			fmt_round_ctl ctl = { .mode = mode };
-			unsigned flags;
-			uint32_t bits = fmt_round_num(f, &ctl, &x, &flags);
-			if (flags & FMT_FLAG_INVALID) {
-				/* asked for: an error; among all formats (no --format): left out */
-				if (have_formats) {
-					cli_error("bits", "value %zu: '%s' cannot be rounded to %s: %s %s", i + 1, values[i],
-					          f->name, f->name,
-					          fmt_invalid_reason(f, x.kind == NUM_NAN,
-					                             x.kind == NUM_FINITE && mpq_sgn(x.mag) == 0, x.neg));
-					rc = CLI_USAGE;
-				}
-				continue;
-			}
-			if (!csv && !first)
-				putchar('\n');
-			first = false;
-			show(f, values[i], bits, &x, mode, csv, &w);
-		}
-		fmt_num_clear(&x);
-	}
 	if (!cli_flush_stdout("bits"))
 		return CLI_ENV;
 	return rc;
