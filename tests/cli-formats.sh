@@ -175,6 +175,14 @@ expect_rc "round --to fp4 --device cuda" 2
 grep -q "fp4-e2m1 is not available on the GPU" "$tmp/err"
 check "round --to fp4 --device cuda: the message says why" $? "$(cat "$tmp/err")"
 
+# training policies keep to the kernel formats: a clear refusal, exit 2
+for opt in --gemm --grads --residual; do
+	run train $opt e4m3fnuz --steps 1
+	expect_rc "train $opt e4m3fnuz" 2
+	grep -q "'e4m3fnuz' is not available to training policies" "$tmp/err"
+	check "train $opt e4m3fnuz: the message says why" $? "$(cat "$tmp/err")"
+done
+
 echo "# bits"
 run bits --raw 0x8 --format fp4 --csv
 expect_rc "bits --raw 0x8 --format fp4" 0
