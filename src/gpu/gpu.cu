@@ -175,6 +175,15 @@ extern "C" mp_status gpu_alloc(void **d_p, size_t bytes)
 	return gpu_status_of(cudaMalloc(d_p, bytes ? bytes : 1), "cudaMalloc");
 }
 
+extern "C" mp_status gpu_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+	*free_bytes = *total_bytes = 0;
+	mp_status st = gpu_require();
+	if (st != MP_OK)
+		return st;
+	return gpu_status_of(cudaMemGetInfo(free_bytes, total_bytes), "cudaMemGetInfo");
+}
+
 extern "C" mp_status gpu_free(void *d_p)
 {
 	return d_p ? gpu_status_of(cudaFree(d_p), "cudaFree") : MP_OK;

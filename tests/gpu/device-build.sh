@@ -42,7 +42,7 @@ build_standalone() (
 	echo "OpenBLAS: $blas_where"
 	defs="-DMIXPREC_PKGDATADIR=\"$src/data\""
 	for f in util/file train/layers train/model train/policy train/scaler train/data train/train train/backend train/backend_cpu train/schedule train/optim \
-	         train/train_bench gpu/gpu_trainer_host gpu/gpu_trainer_cuda; do
+	         train/train_bench gpu/gpu_trainer_host gpu/gpu_trainer_cuda gpu/gpu_train_bench; do
 		echo "CC $f.c"
 		# shellcheck disable=SC2086
 		"$CC" $cflags $blas_cflags $defs -c "$src/src/$f.c" -o "$b/t_$(echo "$f" | tr / _).o" || return 2

@@ -240,6 +240,8 @@ if [ "$gpu_usable" = yes ]; then
 	fi
 	if [ "$have_train" = yes ]; then
 		step "train_gpu bench: GPU step vs CPU step" bench-train.log "$testbin/gpu/train_gpu" bench 3 || status=1
+		# GPT-2 small's shape (124M parameters, context 1024): a step of its own
+		step "train_gpu gpt2: GPT-2-small-shaped step" bench-gpt2.log "$testbin/gpu/train_gpu" gpt2 3 || status=1
 	fi
 	if [ "$mode" = full ]; then
 		step "CLI: train --device cuda (3 policies)" train-cuda.log "$m" train --device cuda --steps 100 \
@@ -278,6 +280,11 @@ if [ "$gpu_usable" = yes ]; then
 			ok = big ? r + 0 > 1 : r + 0 >= 10
 			printf "  %s at%s: %sx %s\n", "bf16-mixed", $3, r, ok ? "(met)" : "(NOT met)" }' \
 			"$logs/bench-train.log" | tee -a "$summary"
+		note ""
+		note "## GPT-2 small shape (tokens/s; goal: llm.c's class for bf16 on an H200)"
+		note ""
+		grep -v '^|' "$logs/bench-gpt2.log" 2> /dev/null | grep . >> "$summary"
+		grep '^|' "$logs/bench-gpt2.log" >> "$summary" 2> /dev/null
 	fi
 fi
 
