@@ -581,6 +581,9 @@ csv_bits "nan" nan fp32 0x7fc00000
 csv_bits "nan" nan fp8-e5m2 0x7e
 csv_bits "nan" nan fp8-e4m3 0x7f
 csv_bits "inf without --saturate in e4m3 is NaN" inf fp8-e4m3 0x7f
+# -inf: the NaN with the sign, 1 1111 111 (PyTorch, ml_dtypes, cuda_fp8.h)
+csv_bits "-inf in e4m3 is the negative NaN" -inf fp8-e4m3 0xff
+csv_value "-inf in e4m3 is NaN" -inf fp8-e4m3 nan
 csv_value "nan" nan fp16 nan
 csv_value "inf" inf fp16 inf
 csv_value "-inf" -inf fp16 -inf
@@ -634,13 +637,17 @@ done
 
 # fp8-e4m3: max 448 = 0 1111 110 (0x7e); 464 is halfway between 448 and
 # 480 = 0 1111 111 (which is NaN), ties to even -> 448; 480 overflows -> NaN
-# 0x7f; --saturate clamps to 448 (0x7e), -480 to -448 (0xfe).
-run round 464 480 --to fp8-e4m3 --csv
+# 0x7f, and -480, -1000 to the NaN with the sign, 1 1111 111 = 0xff; --saturate
+# clamps to 448 (0x7e), -480 to -448 (0xfe).
+run round 464 480 -480 -1000 --to fp8-e4m3 --csv
 expect_rc "fp8-e4m3 overflow" 0
 csv_bits "e4m3" 464 fp8-e4m3 0x7e
 csv_value "e4m3" 464 fp8-e4m3 448
 csv_bits "e4m3 overflow is NaN" 480 fp8-e4m3 0x7f
 csv_value "e4m3 overflow is NaN" 480 fp8-e4m3 nan
+csv_bits "e4m3 negative overflow is the negative NaN" -480 fp8-e4m3 0xff
+csv_bits "e4m3 negative overflow is the negative NaN" -1000 fp8-e4m3 0xff
+csv_value "e4m3 negative overflow is NaN" -1000 fp8-e4m3 nan
 run round 480 -480 1e9 inf --to fp8-e4m3 --saturate --csv
 expect_rc "fp8-e4m3 --saturate" 0
 csv_bits "e4m3 --saturate" 480 fp8-e4m3 0x7e

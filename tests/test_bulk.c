@@ -743,7 +743,11 @@ START_TEST(hand_values)
 		{ FMT_BF16, true, 0x7f7f8000u, 0x7f7f },
 		{ FMT_E4M3, false, 0x7f800001u, 0x7f },
 		{ FMT_E4M3, false, 0x43e80000u, 0x7e },    /* 464: tie -> 448 */
-		{ FMT_E4M3, false, 0xc3e80001u, 0x7f },    /* -464-: overflow -> NaN (no sign) */
+		{ FMT_E4M3, false, 0xc3e80001u, 0xff },    /* -464-: overflow -> NaN with the sign */
+		{ FMT_E4M3, false, 0xc47a0000u, 0xff },    /* -1000 -> 1 1111 111 */
+		{ FMT_E4M3, false, 0xff800000u, 0xff },    /* -inf -> 1 1111 111 */
+		{ FMT_E4M3, false, 0x7f800000u, 0x7f },    /* +inf -> 0 1111 111 */
+		{ FMT_E4M3, false, 0xffc00000u, 0x7f },    /* a NaN input: the canonical (positive) NaN */
 		{ FMT_E4M3, true, 0xc3e80001u, 0xfe },     /* saturated: -448 */
 		{ FMT_E4M3, true, 0x7f800000u, 0x7e },
 		{ FMT_E5M2, false, 0xffc00000u, 0x7e },

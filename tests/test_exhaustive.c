@@ -264,7 +264,7 @@ typedef struct {
 	int frac_bits, emin, bias;
 	double max;
 	bool has_inf;
-	uint32_t sign, inf, nan;
+	uint32_t sign, inf, nan;           /* overflow without inf: sign | nan (e4m3: 0xff for -1000) */
 	double scale[256], unscale[256];   /* per fp32 biased exponent: 2^-e and 2^e */
 	int rowof[FMT_SIMD_COUNT];
 } reffmt;
@@ -324,12 +324,12 @@ static inline __attribute__((always_inline)) uint32_t ref_encode(const reffmt *r
 	if (a > 0x7f800000u)
 		return r->nan;
 	if (a == 0x7f800000u)
-		return r->has_inf ? (sign | r->inf) : r->nan;
+		return sign | (r->has_inf ? r->inf : r->nan);
 	double x = (double)u2f(a);
 	uint32_t e32 = a >> 23;
 	double y = nearbyint(x * r->scale[e32]) * r->unscale[e32];
 	if (y > r->max)
-		return r->has_inf ? (sign | r->inf) : r->nan;
+		return sign | (r->has_inf ? r->inf : r->nan);
 	return sign | ref_pack(r, y);
 }
 
@@ -341,7 +341,7 @@ static inline __attribute__((always_inline)) uint32_t ref_encode(const reffmt *r
 	const double s = r->scale[e32], us = r->unscale[e32], sub = r->scale[0];          \
 	const double minnorm = pow2(r->emin), max = r->max;                               \
 	const uint32_t sign = neg ? r->sign : 0;                                          \
-	const uint32_t ovf = r->has_inf ? (sign | r->inf) : r->nan;                       \
+	const uint32_t ovf = sign | (r->has_inf ? r->inf : r->nan);                     \
 	const uint64_t rebias = (uint64_t)(1023 - r->bias) << r->frac_bits;               \
 	const int drop = 52 - r->frac_bits;                                               \
 	for (size_t i = 0; i < n; i++) {                                                  \
@@ -450,10 +450,14 @@ static int test_reference(void)
 		{ 2, 0x43e00000u, 0x7e },   /* 448 = max */
 		{ 2, 0x43e80000u, 0x7e },   /* 464: tie between 448 and 480 -> 448 (even) */
 		{ 2, 0x43e80001u, 0x7f },   /* above: rounds to 480, overflow -> NaN */
+		{ 2, 0xc3e80001u, 0xff },   /* its negative: the NaN with the sign, 1 1111 111 */
+		{ 2, 0xc47a0000u, 0xff },   /* -1000 -> 0xff */
 		{ 2, 0x3b000000u, 0x01 },   /* 2^-9 = min subnormal */
 		{ 2, 0x3a800000u, 0x00 },   /* 2^-10: tie between 0 and 2^-9 -> 0 */
 		{ 2, 0x3b400000u, 0x02 },   /* 1.5 * 2^-9: tie -> 2^-8 */
-		{ 2, 0xff800000u, 0x7f },   /* -inf -> NaN */
+		{ 2, 0xff800000u, 0xff },   /* -inf -> NaN with the sign (PyTorch, ml_dtypes, cuda_fp8.h) */
+		{ 2, 0x7f800000u, 0x7f },   /* +inf -> 0x7f */
+		{ 2, 0xffc00000u, 0x7f },   /* a NaN input -> the canonical NaN */
 		{ 3, 0x47600000u, 0x7b },   /* 57344 = max */
 		{ 3, 0x47700000u, 0x7c },   /* 61440: tie between max and 2^16 -> inf */
 		{ 3, 0x37800000u, 0x01 },   /* 2^-16 = min subnormal */
@@ -504,7 +508,7 @@ static uint32_t ref_encode_sr(const reffmt *r, uint32_t u, uint32_t rbits, bool 
 	uint32_t a = u & 0x7fffffffu;
 	if (a > 0x7f800000u)
 		return r->nan;
-	uint32_t ovf = saturate ? (sign | ref_pack(r, r->max)) : r->has_inf ? (sign | r->inf) : r->nan;
+	uint32_t ovf = saturate ? (sign | ref_pack(r, r->max)) : sign | (r->has_inf ? r->inf : r->nan);
 	if (a == 0x7f800000u)
 		return ovf;
 	uint32_t e32 = a >> 23;

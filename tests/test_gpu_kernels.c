@@ -325,6 +325,84 @@ START_TEST(test_attention)
 }
 END_TEST
 
+/* The key/value gradients bit for bit, at the head sizes gpu_trainer.cu
+ * compiles as constants (32, 64, 128) and at a generic one (12), with
+ * T = 45 and NH = 3: warps of 32 indices then straddle (b, h) blocks and
+ * start in the middle of a row, so the shared first row t0 of a lane's loop
+ * (gpu_kernel_warp_first_row) lies before its own diagonal u by 0 to 31
+ * rows, which it must skip. Oracle: the two sums written out here from their definition, over
+ * t = u .. T-1 ascending in fp32, then rounded by fmt_bulk_quantize; the
+ * bodies must give the same bits whichever order the indices run in. */
+static float round1(float x, fmt_id f)
+{
+	quantize(&x, 1, f, FMT_RNE, 0, 0);
+	return x;
+}
+
+static void check_attention_kv_bits(size_t hs, fmt_id gemm)
+{
+	const size_t Tx = 45, NHx = 3, Cx = hs * NHx, C3 = 3 * Cx, BTx = B * Tx, NT = B * NHx * Tx * Tx;
+	uint64_t st = 900 + hs + (uint64_t)gemm;
+	float *inp = xcalloc(BTx * C3, sizeof *inp), *dout = xcalloc(BTx * Cx, sizeof *dout);
+	float *att = xcalloc(NT, sizeof *att), *dpre = xcalloc(NT, sizeof *dpre), *ref = xcalloc(BTx * C3, sizeof *ref);
+	fill(inp, BTx * C3, 1.5, &st);
+	fill(dout, BTx * Cx, 1.0, &st);
+	fill(ref, BTx * C3, 0.5, &st);
+	/* causal rows t >= u; above the diagonal, where the trainer stores 0,
+	 * garbage that a body reading a row t < u would add */
+	for (size_t i = 0; i < NT; i++) {
+		bool causal = i % Tx <= i / Tx % Tx;
+		att[i] = causal ? (float)(0.5 * (urand(&st) + 1.0)) : 7.0f;
+		dpre[i] = causal ? (float)urand(&st) : -5.0f;
+	}
+	quantize(inp, BTx * C3, gemm, FMT_RNE, 0, 0);   /* operands in the GEMM format, as the trainer passes them */
+	quantize(dout, BTx * Cx, gemm, FMT_RNE, 0, 0);
+	quantize(att, NT, gemm, FMT_RNE, 0, 0);
+	float *got = fdup(ref, BTx * C3), *got2 = fdup(ref, BTx * C3);
+	const float scale = 1.0f / sqrtf((float)hs);
+	for (size_t b = 0; b < B; b++)
+		for (size_t h = 0; h < NHx; h++)
+			for (size_t u = 0; u < Tx; u++)
+				for (size_t j = 0; j < hs; j++) {
+					float sv = 0.0f, sk = 0.0f;
+					for (size_t t = u; t < Tx; t++) {
+						size_t a = ((b * NHx + h) * Tx + t) * Tx + u;
+						sv += att[a] * dout[(b * Tx + t) * Cx + h * hs + j];
+						sk += dpre[a] * inp[(b * Tx + t) * C3 + h * hs + j];
+					}
+					float *row = ref + (b * Tx + u) * C3 + h * hs + j;
+					row[Cx] += round1(sk * scale, gemm);
+					row[2 * Cx] += round1(sv, gemm);
+				}
+	gpu_kernel_q gm = gpu_kernel_q_of(gemm, FMT_RNE);
+	for (size_t r = B * NHx * Tx; r-- > 0;)
+		gpu_kernel_attention_backward_kv_hs(r, got, dpre, dout, inp, att, NHx, Tx, Cx, gm, hs);
+	for (size_t r = 0; r < B * NHx * Tx; r++)
+		gpu_kernel_attention_backward_kv(r, got2, dpre, dout, inp, att, NHx, Tx, Cx, gm);
+	char what[96];
+	snprintf(what, sizeof what, "attention_backward_kv %s hs %zu (T 45, indices descending)", fmt_short(gemm), hs);
+	expect_bits(what, got, ref, BTx * C3);
+	snprintf(what, sizeof what, "attention_backward_kv %s hs %zu (T 45)", fmt_short(gemm), hs);
+	expect_bits(what, got2, ref, BTx * C3);
+	free(inp);
+	free(dout);
+	free(att);
+	free(dpre);
+	free(ref);
+	free(got);
+	free(got2);
+}
+
+START_TEST(test_attention_kv_bits)
+{
+	static const size_t hs[] = { 32, 64, 128, 12 };
+	for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++) {
+		check_attention_kv_bits(hs[i], FMT_FP32);
+		check_attention_kv_bits(hs[i], FMT_BF16);
+	}
+}
+END_TEST
+
 /* --- GELU --- */
 
 START_TEST(test_gelu)
@@ -535,6 +613,7 @@ static Suite *gpu_kernels_suite(void)
 	tcase_add_test(tc, test_encoder_backward);
 	tcase_add_test(tc, test_layernorm);
 	tcase_add_test(tc, test_attention);
+	tcase_add_test(tc, test_attention_kv_bits);
 	tcase_add_test(tc, test_gelu);
 	tcase_add_test(tc, test_crossentropy);
 	tcase_add_test(tc, test_bias);

@@ -142,7 +142,16 @@ START_TEST(round_by_hand)
 	/* fp8-e4m3: 448 max, 464 ties to even 448 (110 even), above overflows to NaN */
 	ck_assert_uint_eq(rnd(FMT_E4M3, "464", FMT_RNE, false), 0x7e);
 	ck_assert_uint_eq(rnd(FMT_E4M3, "465", FMT_RNE, false), 0x7f);
-	ck_assert_uint_eq(rnd(FMT_E4M3, "-465", FMT_RNE, false), 0x7f);
+	/* negative overflow keeps the sign: 1 1111 111 (PyTorch, ml_dtypes, cuda_fp8.h) */
+	ck_assert_uint_eq(rnd(FMT_E4M3, "-465", FMT_RNE, false), 0xff);
+	ck_assert_uint_eq(rnd(FMT_E4M3, "-1000", FMT_RNE, false), 0xff);
+	ck_assert_uint_eq(rnd(FMT_E4M3, "-inf", FMT_RNE, false), 0xff);
+	ck_assert_uint_eq(rnd(FMT_E4M3, "-1000", FMT_DOWN, false), 0xff);
+	ck_assert_uint_eq(rnd(FMT_E4M3, "-1000", FMT_UP, false), 0xfe);   /* toward +inf: -448 */
+	ck_assert_uint_eq(rnd(FMT_E4M3, "-1000", FMT_RTZ, false), 0xfe);
+	ck_assert_uint_eq(rnd(FMT_E4M3, "1000", FMT_DOWN, false), 0x7e);
+	ck_assert_uint_eq(rnd(FMT_E4M3, "1000", FMT_UP, false), 0x7f);
+	ck_assert_uint_eq(rnd(FMT_E4M3, "-nan", FMT_RNE, false), 0x7f);   /* NaN in: canonical NaN */
 	ck_assert_uint_eq(rnd(FMT_E4M3, "-465", FMT_RNE, true), 0xfe);
 	ck_assert_uint_eq(rnd(FMT_E4M3, "1000", FMT_RTZ, false), 0x7e);
 	ck_assert_uint_eq(rnd(FMT_E4M3, "inf", FMT_RNE, false), 0x7f);

@@ -160,7 +160,8 @@ static uint32_t sign_bit(const oracle *o, bool neg)
 
 static uint32_t inf_or_nan(const oracle *o, bool neg)
 {
-	return o->r->has_inf ? (sign_bit(o, neg) | o->r->inf_bits) : o->r->nan_bits;
+	/* without inf (e4m3) the NaN keeps the sign: -1000 -> 0xff, as PyTorch does */
+	return sign_bit(o, neg) | (o->r->has_inf ? o->r->inf_bits : o->r->nan_bits);
 }
 
 /* Bits of a rounded value v (zero, or on the format's grid), with the
@@ -660,8 +661,9 @@ START_TEST(test_edges)
 	input_special(&in, NUM_NAN, true);
 	ck_assert_uint_eq(fmt_round_num(f, &rne, &in.x, NULL), o.r->nan_bits);
 	input_special(&in, NUM_INF, true);
+	/* -inf: -inf, or (e4m3) the NaN with the sign, 1 1111 111 */
 	ck_assert_uint_eq(fmt_round_num(f, &rne, &in.x, NULL),
-	                  o.r->has_inf ? (sign | o.r->inf_bits) : o.r->nan_bits);
+	                  sign | (o.r->has_inf ? o.r->inf_bits : o.r->nan_bits));
 	ck_assert_uint_eq(fmt_round_num(f, &sat, &in.x, NULL), sign | o.r->max_bits);
 	input_sum(&in, true, 0, 0, 0, 0);
 	ck_assert_uint_eq(fmt_round_num(f, &rne, &in.x, NULL), sign);

@@ -16,6 +16,7 @@
 #include "util/blas.h"
 #include "fmt/bulk.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_trainer.h"
 #include "util/csvout.h"
 #include "util/rng.h"
 
@@ -56,8 +57,10 @@ static void bench_help(void)
 	       "                 train (also part of all): ms per step on the GPU for fp32\n"
 	       "                 and bf16-mixed, at the default shape against the CPU's step\n"
 	       "                 (ratio = CPU ms / GPU ms) and at L4 H16 C1024 B16 T256\n"
-	       "                 against the GPU's fp32 step; CSV\n"
-	       "                 device,shape,policy,ms_per_step,ratio\n"
+	       "                 against the GPU's fp32 step, then GPT-2 small's shape (L12\n"
+	       "                 H12 C768 V50257 B4 T1024): tokens/s and the cuBLAS share of\n"
+	       "                 one profiled step; CSV device,shape,policy,ms_per_step,ratio,\n"
+	       "                 tokens_per_s,cublas_share (the last two for GPT-2's rows)\n"
 	       "  -h, --help     this text\n\n"
 	       "MIXPREC_SIMD=portable|avx2 caps the SIMD path. Timings vary with the machine's\n"
 	       "load: compare only ratios from one run.\n");
@@ -621,6 +624,8 @@ static void train_cuda_row(void *ctx, const train_bench_row *r)
 		csvw_field(&o->w, r->policy);
 		csvw_fieldf(&o->w, "%.3f", r->ms);
 		csvw_fieldf(&o->w, "%.2f", r->ratio);
+		csvw_field(&o->w, "");
+		csvw_field(&o->w, "");
 		csvw_end_row(&o->w);
 	} else {
 		printf("%-6s %-24s %-12s %10.2f %8.2fx\n", r->device, r->shape, r->policy, r->ms, r->ratio);
@@ -628,18 +633,50 @@ static void train_cuda_row(void *ctx, const train_bench_row *r)
 	fflush(stdout);
 }
 
+/* The GPT-2-small-shaped rows (gpu/gpu_train_bench.c). */
+static void train_gpt2_row(void *ctx, const gpu_train_bench_row *r)
+{
+	train_cuda_out *o = ctx;
+	if (o->csv) {
+		csvw_field(&o->w, "cuda");
+		csvw_field(&o->w, r->shape);
+		csvw_field(&o->w, r->policy);
+		csvw_fieldf(&o->w, "%.3f", r->ms);
+		csvw_fieldf(&o->w, "%.2f", r->ratio);
+		csvw_fieldf(&o->w, "%.0f", r->tokens_per_s);
+		csvw_fieldf(&o->w, "%.4f", r->gemm_share);
+		csvw_end_row(&o->w);
+	} else {
+		printf("%-12s %10.2f %8.2fx %11.0f %8.1f%% (%.1f of %.1f ms)\n", r->policy, r->ms, r->ratio,
+		       r->tokens_per_s, 100 * r->gemm_share, r->gemm_ms, r->kernels_ms);
+	}
+	fflush(stdout);
+}
+
+static mp_status bench_train_gpt2(const corpus *data, unsigned reps, train_cuda_out *o, char *err, size_t errlen)
+{
+	if (!o->csv)
+		printf("\nGPT-2 small's shape (L12 H12 C768, vocabulary 50257 of which the character corpus\n"
+		       "uses ids 0-127, B4 T1024) on the GPU, %u timed steps; ratio: fp32 ms / this ms;\n"
+		       "cuBLAS: the GEMMs' share of the kernel time in one more step, timed with CUDA events\n\n"
+		       "%-12s %10s %9s %11s %9s\n", reps, "policy", "ms/step", "ratio", "tokens/s", "cuBLAS");
+	return gpu_train_bench_gpt2(data, reps, train_gpt2_row, o, err, errlen);
+}
+
 static int bench_train_cuda(const gpu_info *info, unsigned reps, bool csv)
 {
 	corpus data;
 	char err[512];
-	if (corpus_load(&data, corpus_default_path(), train_bench_cuda_context(), err, sizeof err) != MP_OK) {
+	size_t ctx = train_bench_cuda_context() > gpu_train_bench_gpt2_context() ? train_bench_cuda_context()
+	                                                                          : gpu_train_bench_gpt2_context();
+	if (corpus_load(&data, corpus_default_path(), ctx, err, sizeof err) != MP_OK) {
 		cli_error("bench", "train: %s", err);
 		return CLI_ENV;
 	}
 	train_cuda_out o = { .csv = csv };
 	if (csv) {
 		csvw_init(&o.w, stdout);
-		csvw_header(&o.w, "device,shape,policy,ms_per_step,ratio");
+		csvw_header(&o.w, "device,shape,policy,ms_per_step,ratio,tokens_per_s,cublas_share");
 	} else {
 		printf("bench train --device cuda: %s; %u CPU and %u GPU timed steps after 2 warm-up steps\n"
 		       "ratio: CPU ms / GPU ms at the default shape; GPU fp32 ms / this policy's GPU ms at the\n"
@@ -649,6 +686,8 @@ static int bench_train_cuda(const gpu_info *info, unsigned reps, bool csv)
 	openblas_set_num_threads(1);
 	gpu_clear_error();
 	mp_status st = train_bench_cuda(&data, reps, train_cuda_row, &o, err, sizeof err);
+	if (st == MP_OK)
+		st = bench_train_gpt2(&data, reps, &o, err, sizeof err);
 	corpus_free(&data);
 	if (st != MP_OK) {
 		if (gpu_failed())

@@ -30,8 +30,9 @@ void bulk_params_init(bulk_params *p, const fmt_bulk_opts *o)
 		p->ov_bits = fmt_inf_bits(f);
 		p->ov_signed = 1;
 	} else {
+		/* e4m3: -1000 and -inf give 0xff, the NaN with the sign (fmt/round.c) */
 		p->ov_bits = fmt_nan_bits(f);
-		p->ov_signed = 0;
+		p->ov_signed = 1;
 	}
 }
 

@@ -37,7 +37,13 @@ static uint32_t with_sign(const fmt_info *f, bool neg, uint32_t mag)
 	return neg ? mag | fmt_sign_mask(f) : mag;
 }
 
-/* The result of a finite value too large for f, by mode. */
+/* Overflow without inf (fp8-e4m3) gives the NaN with the value's sign:
+ * -1000 and -inf give 0xff, +1000 and +inf 0x7f, as PyTorch's
+ * fp8e4m3fn_from_fp32_value (c10/util/Float8_e4m3fn.h: result = 0x7f, then
+ * result |= sign), ml_dtypes' ConvertImpl (float8.h: -infinity() of e4m3fn is
+ * 0xff) and cuda_fp8.hpp's __nv_cvt_double_to_fp8 (res = 0x7F, then
+ * res |= sign) do. A NaN input still gives the canonical positive NaN.
+ * The result of a finite value too large for f, by mode. */
 static uint32_t overflow_result(const fmt_info *f, const fmt_round_ctl *ctl, bool neg)
 {
 	if (f->specials == FMT_SPECIALS_NONE)   /* OCP MX fp6/fp4: saturate in every mode */
@@ -52,7 +58,7 @@ static uint32_t overflow_result(const fmt_info *f, const fmt_round_ctl *ctl, boo
 	if (!to_inf || ctl->saturate)
 		return with_sign(f, neg, fmt_max_bits(f));
 	if (!fmt_has_inf(f))
-		return fmt_nan_bits(f);
+		return with_sign(f, neg, fmt_nan_bits(f));
 	return with_sign(f, neg, fmt_inf_bits(f));
 }
 
@@ -63,7 +69,7 @@ static uint32_t inf_result(const fmt_info *f, const fmt_round_ctl *ctl, bool neg
 	if (ctl->saturate)
 		return with_sign(f, neg, fmt_max_bits(f));
 	if (!fmt_has_inf(f))
-		return fmt_nan_bits(f);
+		return with_sign(f, neg, fmt_nan_bits(f));
 	return with_sign(f, neg, fmt_inf_bits(f));
 }
 

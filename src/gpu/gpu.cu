@@ -19,6 +19,7 @@ extern "C" {
 #include "gpu/gpu.h"
 #include "gpu/gpu_internal.h"
 }
+#include "gpu/gpu_bulk_body.h"
 
 /* --- errors --- */
 
@@ -175,6 +176,15 @@ extern "C" mp_status gpu_alloc(void **d_p, size_t bytes)
 	return gpu_status_of(cudaMalloc(d_p, bytes ? bytes : 1), "cudaMalloc");
 }
 
+extern "C" mp_status gpu_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+	*free_bytes = *total_bytes = 0;
+	mp_status st = gpu_require();
+	if (st != MP_OK)
+		return st;
+	return gpu_status_of(cudaMemGetInfo(free_bytes, total_bytes), "cudaMemGetInfo");
+}
+
 extern "C" mp_status gpu_free(void *d_p)
 {
 	return d_p ? gpu_status_of(cudaFree(d_p), "cudaFree") : MP_OK;
@@ -203,7 +213,8 @@ extern "C" mp_status gpu_sync(void)
 /* --- rounding kernels --- */
 
 /* Launch shape: enough blocks to fill the device, each thread looping
- * (grid-stride) over groups of 4 elements. */
+ * (grid-stride) over groups of elements (4 for decode; encode and quantize:
+ * gpu_bulk_body.h's GPU_BULK_VEC). */
 enum { THREADS = 256, GROUP = 4 };
 
 static unsigned grid_for(size_t groups)
@@ -212,42 +223,10 @@ static unsigned grid_for(size_t groups)
 	return (unsigned)(want < 1 ? 1 : want < cap ? want : cap);
 }
 
-/* rng_bits(seed, index) with the per-2^32-block key cached: the key costs
- * two 64-bit mixes, the bits one 32-bit mix. */
-struct sr_stream {
-	uint64_t seed, hi;
-	rng_key k;
-
-	__device__ void init(uint64_t s)
-	{
-		seed = s;
-		hi = ~0ull;
-	}
-	__device__ uint32_t bits(uint64_t index)
-	{
-		if (index >> 32 != hi) {
-			hi = index >> 32;
-			k = rng_key_for(seed, index);
-		}
-		return rng_bits_keyed(k, (uint32_t)index);
-	}
-};
-
 template <typename T> struct vec4;
 template <> struct vec4<uint8_t> { typedef uchar4 type; };
 template <> struct vec4<uint16_t> { typedef ushort4 type; };
 template <> struct vec4<uint32_t> { typedef uint4 type; };
-
-template <typename T>
-__device__ static inline void store4(T *out, size_t g, uint32_t a, uint32_t b, uint32_t c, uint32_t d)
-{
-	typename vec4<T>::type v;
-	v.x = (T)a;
-	v.y = (T)b;
-	v.z = (T)c;
-	v.w = (T)d;
-	reinterpret_cast<typename vec4<T>::type *>(out)[g] = v;
-}
 
 template <typename T>
 __device__ static inline void load4(const T *in, size_t g, uint32_t *a)
@@ -259,38 +238,23 @@ __device__ static inline void load4(const T *in, size_t g, uint32_t *a)
 	a[3] = v.w;
 }
 
-/* One element of an encode: fp32 targets copy (bulk_fp32_one), the others
- * round with bulk_encode1. */
-template <bool FP32, bool SR>
-__device__ static inline uint32_t encode_one(const bulk_params &p, int saturate, float x, sr_stream &rs,
-                                             uint64_t index)
+/* Encode and quantize: gpu_bulk_body.h's thread bodies, one chunk per
+ * launch (see there), the format, the mode and the element size constants
+ * of each kernel. */
+template <fmt_id F, bool SR, unsigned ES>
+__global__ static void __launch_bounds__(THREADS) encode_kernel(bulk_params p, int saturate, gpu_bulk_chunk c,
+                                                                 void *out, const float *in, bool vec)
 {
-	if (FP32)
-		return bulk_fp32_one(x, saturate);
-	return bulk_encode1(&p, bulk_f2u(x), SR ? rs.bits(index) : 0u);
+	uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x, nthreads = gridDim.x * blockDim.x;
+	gpu_bulk_encode_thread(tid, nthreads, p, F, SR, saturate, ES, &c, out, in, vec);
 }
 
-/* Input and output are aligned to a group of 4 when vec is set; the host
- * sends a misaligned array through the scalar loop (vec = false). */
-template <typename T, bool FP32, bool SR>
-__global__ static void encode_kernel(bulk_params p, int saturate, uint64_t seed, uint64_t index0, T *out,
-                                     const float *in, size_t n, bool vec)
+template <fmt_id F, bool SR>
+__global__ static void __launch_bounds__(THREADS) quantize_kernel(bulk_params p, int saturate, gpu_bulk_chunk c,
+                                                                   float *x, bool vec)
 {
-	sr_stream rs;
-	rs.init(seed);
-	size_t stride = (size_t)gridDim.x * blockDim.x, t0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	size_t groups = vec ? n / GROUP : 0;
-	for (size_t g = t0; g < groups; g += stride) {
-		float4 v = reinterpret_cast<const float4 *>(in)[g];
-		uint64_t i = index0 + g * GROUP;
-		uint32_t a = encode_one<FP32, SR>(p, saturate, v.x, rs, i);
-		uint32_t b = encode_one<FP32, SR>(p, saturate, v.y, rs, i + 1);
-		uint32_t c = encode_one<FP32, SR>(p, saturate, v.z, rs, i + 2);
-		uint32_t d = encode_one<FP32, SR>(p, saturate, v.w, rs, i + 3);
-		store4<T>(out, g, a, b, c, d);
-	}
-	for (size_t i = groups * GROUP + t0; i < n; i += stride)
-		out[i] = (T)encode_one<FP32, SR>(p, saturate, in[i], rs, index0 + i);
+	uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x, nthreads = gridDim.x * blockDim.x;
+	gpu_bulk_quantize_thread(tid, nthreads, p, F, SR, saturate, &c, x, vec);
 }
 
 template <typename T>
@@ -312,36 +276,6 @@ __global__ static void decode_kernel(fmt_id fmt, float *out, const T *in, size_t
 		out[i] = bulk_u2f(bulk_decode1(fmt, in[i]));
 }
 
-template <bool FP32, bool SR>
-__device__ static inline float quantize_one(const bulk_params &p, int saturate, float x, sr_stream &rs,
-                                            uint64_t index)
-{
-	if (FP32)
-		return bulk_u2f(bulk_fp32_one(x, saturate));
-	return bulk_quantize1(&p, x, SR ? rs.bits(index) : 0u);
-}
-
-template <bool FP32, bool SR>
-__global__ static void quantize_kernel(bulk_params p, int saturate, uint64_t seed, uint64_t index0, float *x,
-                                       size_t n, bool vec)
-{
-	sr_stream rs;
-	rs.init(seed);
-	size_t stride = (size_t)gridDim.x * blockDim.x, t0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	size_t groups = vec ? n / GROUP : 0;
-	for (size_t g = t0; g < groups; g += stride) {
-		float4 v = reinterpret_cast<float4 *>(x)[g];
-		uint64_t i = index0 + g * GROUP;
-		v.x = quantize_one<FP32, SR>(p, saturate, v.x, rs, i);
-		v.y = quantize_one<FP32, SR>(p, saturate, v.y, rs, i + 1);
-		v.z = quantize_one<FP32, SR>(p, saturate, v.z, rs, i + 2);
-		v.w = quantize_one<FP32, SR>(p, saturate, v.w, rs, i + 3);
-		reinterpret_cast<float4 *>(x)[g] = v;
-	}
-	for (size_t i = groups * GROUP + t0; i < n; i += stride)
-		x[i] = quantize_one<FP32, SR>(p, saturate, x[i], rs, index0 + i);
-}
-
 /* Sums a per-thread count into *total: a warp shuffle, then one atomic per warp. */
 __device__ static inline void count_add(unsigned long long *total, unsigned long long c)
 {
@@ -355,9 +289,8 @@ __device__ static inline void count_add(unsigned long long *total, unsigned long
  * x = q(x + u), or Kahan's y = u - c; t = q(x + y); c = q_rne((t - x) - y). */
 template <bool SR, bool KAHAN>
 __device__ static inline bool accumulate_one(const bulk_params &p, const bulk_params &rne, float &x, float &c,
-                                             float u, sr_stream &rs, uint64_t index)
+                                             float u, uint32_t r)
 {
-	uint32_t r = SR ? rs.bits(index) : 0u;
 	float old = x;
 	if (KAHAN) {
 		float y = __fsub_rn(u, c);
@@ -370,23 +303,28 @@ __device__ static inline bool accumulate_one(const bulk_params &p, const bulk_pa
 	return x == old;
 }
 
+/* One chunk (gpu_bulk_body.h: 32-bit indices, one SR key): x, comp and u
+ * start at the chunk's base. */
 template <bool SR, bool KAHAN>
-__global__ static void accumulate_kernel(bulk_params p, uint64_t seed, uint64_t index0, float *x, float *comp,
-                                         const float *u, size_t n, unsigned long long *unchanged)
+__global__ static void __launch_bounds__(THREADS) accumulate_kernel(bulk_params p, gpu_bulk_chunk c, float *x,
+                                                                     float *comp, const float *u,
+                                                                     unsigned long long *unchanged)
 {
+	p.sr = SR;
 	bulk_params rne = p;
 	rne.sr = 0;
-	sr_stream rs;
-	rs.init(seed);
 	unsigned long long same = 0;
-	size_t stride = (size_t)gridDim.x * blockDim.x;
+	uint32_t stride = gridDim.x * blockDim.x, n = c.end - c.first;
 	/* every thread of a warp runs the loop the same number of times, so that
-	 * the shuffle in count_add sees all 32 lanes */
-	size_t span = (n + stride - 1) / stride * stride;
-	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < span; i += stride) {
-		if (i < n) {
+	 * the shuffle in count_add sees all 32 lanes (n < 2^31, stride < 2^20:
+	 * no 32-bit overflow) */
+	uint32_t span = (n + stride - 1) / stride * stride;
+	for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < span; k += stride) {
+		if (k < n) {
+			uint32_t i = c.first + k;
 			float xi = x[i], ci = KAHAN ? comp[i] : 0.0f;
-			same += accumulate_one<SR, KAHAN>(p, rne, xi, ci, u[i], rs, index0 + i);
+			uint32_t r = SR ? rng_bits_keyed(c.key, c.idx_base + i) : 0u;
+			same += accumulate_one<SR, KAHAN>(p, rne, xi, ci, u[i], r);
 			x[i] = xi;
 			if (KAHAN)
 				comp[i] = ci;
@@ -416,18 +354,47 @@ static bool aligned(const void *p, size_t a)
 	return ((uintptr_t)p & (a - 1)) == 0;
 }
 
-template <typename T>
-static void launch_encode(const bulk_params &p, const fmt_bulk_opts *o, void *d_out, const float *d_in, size_t n)
+/* Elements of format F in bytes. */
+template <fmt_id F>
+static constexpr unsigned elem_bytes(void)
 {
-	bool vec = aligned(d_in, 16) && aligned(d_out, GROUP * sizeof(T));
-	unsigned grid = grid_for(n / GROUP + 1);
-	T *out = (T *)d_out;
-	if (o->fmt == FMT_FP32)
-		encode_kernel<T, true, false><<<grid, THREADS>>>(p, o->saturate, o->seed, o->index0, out, d_in, n, vec);
-	else if (o->mode == FMT_SR)
-		encode_kernel<T, false, true><<<grid, THREADS>>>(p, o->saturate, o->seed, o->index0, out, d_in, n, vec);
-	else
-		encode_kernel<T, false, false><<<grid, THREADS>>>(p, o->saturate, o->seed, o->index0, out, d_in, n, vec);
+	return F == FMT_E4M3 || F == FMT_E5M2 ? 1 : F == FMT_FP16 || F == FMT_BF16 ? 2 : 4;
+}
+
+/* One launch per chunk (gpu_bulk_body.h); fp32 ignores SR, as the CPU does. */
+template <fmt_id F>
+static void encode_chunks(const bulk_params &p, const fmt_bulk_opts *o, void *d_out, const float *d_in, size_t n)
+{
+	constexpr unsigned ES = elem_bytes<F>();
+	bool sr = F != FMT_FP32 && o->mode == FMT_SR;
+	bool vec = aligned(d_in, 16) && aligned(d_out, ES == 1 ? 8 : 16);
+	for (size_t lo = 0; lo < n;) {
+		gpu_bulk_chunk c = gpu_bulk_chunk_at(o->seed, o->index0, sr, lo, n);
+		unsigned grid = grid_for(c.end / GPU_BULK_VEC + 1);
+		void *out = (char *)d_out + c.base * ES;
+		const float *in = d_in + c.base;
+		if (sr)
+			encode_kernel<F, F != FMT_FP32, ES><<<grid, THREADS>>>(p, o->saturate, c, out, in, vec);
+		else
+			encode_kernel<F, false, ES><<<grid, THREADS>>>(p, o->saturate, c, out, in, vec);
+		lo = c.hi;
+	}
+}
+
+template <fmt_id F>
+static void quantize_chunks(const bulk_params &p, const fmt_bulk_opts *o, float *d_x, size_t n)
+{
+	bool sr = F != FMT_FP32 && o->mode == FMT_SR;
+	bool vec = aligned(d_x, 16);
+	for (size_t lo = 0; lo < n;) {
+		gpu_bulk_chunk c = gpu_bulk_chunk_at(o->seed, o->index0, sr, lo, n);
+		unsigned grid = grid_for(c.end / GPU_BULK_VEC + 1);
+		if (sr)
+			quantize_kernel<F, F != FMT_FP32><<<grid, THREADS>>>(p, o->saturate, c, d_x + c.base, vec);
+		else
+			quantize_kernel<F, false><<<grid, THREADS>>>(p, o->saturate, c, d_x + c.base, vec);
+		lo = c.hi;
+	}
 }
 
 static bulk_params params_for(const fmt_bulk_opts *o)
@@ -445,10 +412,13 @@ extern "C" mp_status gpu_bulk_encode(const fmt_bulk_opts *o, void *d_out, const 
 	if (st != MP_OK || n == 0)
 		return st;
 	bulk_params p = params_for(o);
-	switch (fmt_bulk_elem_size(o->fmt)) {
-	case 1: launch_encode<uint8_t>(p, o, d_out, d_in, n); break;
-	case 2: launch_encode<uint16_t>(p, o, d_out, d_in, n); break;
-	default: launch_encode<uint32_t>(p, o, d_out, d_in, n); break;
+	switch (o->fmt) {
+	case FMT_FP32: encode_chunks<FMT_FP32>(p, o, d_out, d_in, n); break;
+	case FMT_TF32: encode_chunks<FMT_TF32>(p, o, d_out, d_in, n); break;
+	case FMT_FP16: encode_chunks<FMT_FP16>(p, o, d_out, d_in, n); break;
+	case FMT_BF16: encode_chunks<FMT_BF16>(p, o, d_out, d_in, n); break;
+	case FMT_E4M3: encode_chunks<FMT_E4M3>(p, o, d_out, d_in, n); break;
+	default: encode_chunks<FMT_E5M2>(p, o, d_out, d_in, n); break;
 	}
 	return gpu_status_of(cudaGetLastError(), "encode kernel");
 }
@@ -481,14 +451,14 @@ extern "C" mp_status gpu_bulk_quantize(const fmt_bulk_opts *o, float *d_x, size_
 	if (st != MP_OK || n == 0)
 		return st;
 	bulk_params p = params_for(o);
-	bool vec = aligned(d_x, 16);
-	unsigned grid = grid_for(n / GROUP + 1);
-	if (o->fmt == FMT_FP32)
-		quantize_kernel<true, false><<<grid, THREADS>>>(p, o->saturate, o->seed, o->index0, d_x, n, vec);
-	else if (o->mode == FMT_SR)
-		quantize_kernel<false, true><<<grid, THREADS>>>(p, o->saturate, o->seed, o->index0, d_x, n, vec);
-	else
-		quantize_kernel<false, false><<<grid, THREADS>>>(p, o->saturate, o->seed, o->index0, d_x, n, vec);
+	switch (o->fmt) {
+	case FMT_FP32: quantize_chunks<FMT_FP32>(p, o, d_x, n); break;
+	case FMT_TF32: quantize_chunks<FMT_TF32>(p, o, d_x, n); break;
+	case FMT_FP16: quantize_chunks<FMT_FP16>(p, o, d_x, n); break;
+	case FMT_BF16: quantize_chunks<FMT_BF16>(p, o, d_x, n); break;
+	case FMT_E4M3: quantize_chunks<FMT_E4M3>(p, o, d_x, n); break;
+	default: quantize_chunks<FMT_E5M2>(p, o, d_x, n); break;
+	}
 	return gpu_status_of(cudaGetLastError(), "quantize kernel");
 }
 
@@ -511,16 +481,22 @@ extern "C" mp_status gpu_bulk_accumulate(const fmt_bulk_opts *o, float *d_x, flo
 	st = gpu_status_of(cudaMemsetAsync(d_count, 0, sizeof *d_count, 0), "cudaMemset");
 	if (st != MP_OK)
 		return st;
-	unsigned grid = grid_for(n);
 	bool sr = o->mode == FMT_SR;
-	if (d_comp && sr)
-		accumulate_kernel<true, true><<<grid, THREADS>>>(p, o->seed, o->index0, d_x, d_comp, d_u, n, d_count);
-	else if (d_comp)
-		accumulate_kernel<false, true><<<grid, THREADS>>>(p, o->seed, o->index0, d_x, d_comp, d_u, n, d_count);
-	else if (sr)
-		accumulate_kernel<true, false><<<grid, THREADS>>>(p, o->seed, o->index0, d_x, d_comp, d_u, n, d_count);
-	else
-		accumulate_kernel<false, false><<<grid, THREADS>>>(p, o->seed, o->index0, d_x, d_comp, d_u, n, d_count);
+	for (size_t lo = 0; lo < n;) {
+		gpu_bulk_chunk c = gpu_bulk_chunk_at(o->seed, o->index0, sr, lo, n);
+		unsigned grid = grid_for(c.end - c.first);
+		float *x = d_x + c.base, *comp = d_comp ? d_comp + c.base : NULL;
+		const float *u = d_u + c.base;
+		if (d_comp && sr)
+			accumulate_kernel<true, true><<<grid, THREADS>>>(p, c, x, comp, u, d_count);
+		else if (d_comp)
+			accumulate_kernel<false, true><<<grid, THREADS>>>(p, c, x, comp, u, d_count);
+		else if (sr)
+			accumulate_kernel<true, false><<<grid, THREADS>>>(p, c, x, comp, u, d_count);
+		else
+			accumulate_kernel<false, false><<<grid, THREADS>>>(p, c, x, comp, u, d_count);
+		lo = c.hi;
+	}
 	st = gpu_status_of(cudaGetLastError(), "accumulate kernel");
 	if (st == MP_OK && unchanged) {
 		unsigned long long c = 0;

@@ -55,13 +55,20 @@ typedef struct {
 	double ms;                   /* summed over its launches */
 	unsigned long long launches;
 } gpu_profile_row;
+/* the row of the cuBLAS products */
+#define GPU_PROFILE_GEMM "cuBLAS GEMM"
 bool gpu_profile_enabled(void);
+/* Turns the profile on or off from here on (the environment's setting until
+ * then); returns the previous state. Not while a step runs. */
+bool gpu_profile_set(bool on);
 void gpu_profile_reset(void);
 size_t gpu_profile_rows(gpu_profile_row *rows, size_t max);
 
 /* --- memory --- */
 
 mp_status gpu_alloc(void **d_p, size_t bytes);
+/* The device memory free now and in all (cudaMemGetInfo). */
+mp_status gpu_mem_info(size_t *free_bytes, size_t *total_bytes);
 /* Frees d_p (NULL is fine); MP_OK, or the error cudaFree reports (often an
  * earlier kernel's fault), recorded for gpu_last_error(). */
 mp_status gpu_free(void *d_p);

@@ -274,38 +274,52 @@ static inline MP_HD float gpu_kernel_softmax(float *out, const float *in, size_t
 	return sum;
 }
 
-/* The attention bodies keep a head's row of hs values in a local array
- * (per-thread local memory on the device, interleaved across threads, so
- * reading it is coalesced where the row itself is scattered); the GPU
- * trainer refuses a head size above this. Every sum still runs over u (or
- * t) in ascending order, as layers.c's. */
+/* The attention bodies keep a head's row of hs values in a local array.
+ * Each body takes hs as an argument: the plain gpu_kernel_attention_* call
+ * it with C / NH, and gpu_trainer.cu calls it with a constant (32, 64, 128)
+ * where the head size is one of those, so that every loop over j has a
+ * known trip count, unrolls (MP_UNROLL), and the arrays live in registers
+ * (a generic head size keeps them in per-thread local memory). No two rows
+ * of hs values are live at once (the forward's q and acc, the backward's d
+ * and acc, the key/value gradients' sv and sk each have their own loop),
+ * so a head of 128 needs 128 registers for them, not 256. The GPU trainer
+ * refuses a head size above GPU_KERNEL_HS_MAX. Every sum still runs over u
+ * (or t) in ascending order, as layers.c's. */
 #define GPU_KERNEL_HS_MAX 128
+
+#if defined(__CUDA_ARCH__)
+#define MP_UNROLL _Pragma("unroll")
+#else
+#define MP_UNROLL
+#endif
 
 /* r over (B,NH,T): one query row. preatt and att rows are (T), zero above
  * the diagonal; att keeps the unrounded softmax for the backward pass and
  * att_r (which may be att when gm is fp32) the operand of att V. */
-static inline MP_HD void gpu_kernel_attention_forward(size_t r, float *out, float *preatt, float *att, float *att_r,
-                                               const float *inp_r, size_t NH, size_t T, size_t C, gpu_kernel_q gm,
-                                               gpu_kernel_q rd)
+static inline MP_HD void gpu_kernel_attention_forward_hs(size_t r, float *out, float *preatt, float *att,
+                                                        float *att_r, const float *inp_r, size_t NH, size_t T,
+                                                        size_t C, gpu_kernel_q gm, gpu_kernel_q rd, size_t hs)
 {
 	size_t t = r % T, bh = r / T, h = bh % NH, b = bh / NH;
-	size_t C3 = 3 * C, hs = C / NH;
+	size_t C3 = 3 * C;
 	float scale = 1.0f / sqrtf((float)hs);
-	float q[GPU_KERNEL_HS_MAX], acc[GPU_KERNEL_HS_MAX];
-	const float *qg = inp_r + (b * T + t) * C3 + h * hs;
-	for (size_t j = 0; j < hs; j++) {
-		q[j] = qg[j];
-		acc[j] = 0.0f;
-	}
 	const float *kbase = inp_r + b * T * C3 + C + h * hs;
 	const float *vbase = kbase + C;
 	float *pr = preatt + r * T, *ar = att + r * T, *arr = att_r + r * T;
-	for (size_t u = 0; u <= t; u++) {
-		const float *k = kbase + u * C3;
-		float s = 0.0f;
+	{
+		float q[GPU_KERNEL_HS_MAX];
+		const float *qg = inp_r + (b * T + t) * C3 + h * hs;
+		MP_UNROLL
 		for (size_t j = 0; j < hs; j++)
-			s += q[j] * k[j];
-		pr[u] = gpu_kernel_q_round(&gm, s * scale);
+			q[j] = qg[j];
+		for (size_t u = 0; u <= t; u++) {
+			const float *k = kbase + u * C3;
+			float s = 0.0f;
+			MP_UNROLL
+			for (size_t j = 0; j < hs; j++)
+				s += q[j] * k[j];
+			pr[u] = gpu_kernel_q_round(&gm, s * scale);
+		}
 	}
 	for (size_t u = t + 1; u < T; u++)
 		pr[u] = 0.0f;
@@ -313,92 +327,166 @@ static inline MP_HD void gpu_kernel_attention_forward(size_t r, float *out, floa
 	gpu_kernel_softmax(ar, pr, t + 1, &mx, &rd);
 	for (size_t u = t + 1; u < T; u++)
 		ar[u] = 0.0f;
+	float acc[GPU_KERNEL_HS_MAX];
+	MP_UNROLL
+	for (size_t j = 0; j < hs; j++)
+		acc[j] = 0.0f;
 	for (size_t u = 0; u <= t; u++) {
 		float a = gpu_kernel_q_round(&gm, ar[u]);
 		arr[u] = a;
 		const float *v = vbase + u * C3;
+		MP_UNROLL
 		for (size_t j = 0; j < hs; j++)
 			acc[j] += a * v[j];
 	}
 	float *o = out + (b * T + t) * C + h * hs;
+	MP_UNROLL
 	for (size_t j = 0; j < hs; j++)
 		o[j] = gpu_kernel_q_round(&gm, acc[j]);
+}
+
+static inline MP_HD void gpu_kernel_attention_forward(size_t r, float *out, float *preatt, float *att, float *att_r,
+                                                     const float *inp_r, size_t NH, size_t T, size_t C,
+                                                     gpu_kernel_q gm, gpu_kernel_q rd)
+{
+	gpu_kernel_attention_forward_hs(r, out, preatt, att, att_r, inp_r, NH, T, C, gm, rd, C / NH);
 }
 
 /* r over (B,NH,T): datt = dout v^T for the row (rounded), the softmax
  * Jacobian from the unrounded att into dpreatt (rounded to the GEMM
  * format), and dq += scale dpre k. */
-static inline MP_HD void gpu_kernel_attention_backward_q(size_t r, float *dinp, float *dpreatt, const float *dout_r,
-                                                  const float *inp_r, const float *att, size_t NH, size_t T,
-                                                  size_t C, gpu_kernel_q gm, gpu_kernel_q rd)
+static inline MP_HD void gpu_kernel_attention_backward_q_hs(size_t r, float *dinp, float *dpreatt,
+                                                           const float *dout_r, const float *inp_r, const float *att,
+                                                           size_t NH, size_t T, size_t C, gpu_kernel_q gm,
+                                                           gpu_kernel_q rd, size_t hs)
 {
 	size_t t = r % T, bh = r / T, h = bh % NH, b = bh / NH;
-	size_t C3 = 3 * C, hs = C / NH;
+	size_t C3 = 3 * C;
 	float scale = 1.0f / sqrtf((float)hs);
-	float d[GPU_KERNEL_HS_MAX], acc[GPU_KERNEL_HS_MAX];
-	const float *dg = dout_r + (b * T + t) * C + h * hs;
-	for (size_t j = 0; j < hs; j++) {
-		d[j] = dg[j];
-		acc[j] = 0.0f;
-	}
 	const float *kbase = inp_r + b * T * C3 + C + h * hs;
 	const float *vbase = kbase + C;
 	const float *ar = att + r * T;
 	float *dp = dpreatt + r * T;
 	/* datt[u] into dp first, then the Jacobian over it */
-	for (size_t u = 0; u <= t; u++) {
-		const float *v = vbase + u * C3;
-		float s = 0.0f;
+	{
+		float d[GPU_KERNEL_HS_MAX];
+		const float *dg = dout_r + (b * T + t) * C + h * hs;
+		MP_UNROLL
 		for (size_t j = 0; j < hs; j++)
-			s += d[j] * v[j];
-		dp[u] = gpu_kernel_q_round(&gm, s);
+			d[j] = dg[j];
+		for (size_t u = 0; u <= t; u++) {
+			const float *v = vbase + u * C3;
+			float s = 0.0f;
+			MP_UNROLL
+			for (size_t j = 0; j < hs; j++)
+				s += d[j] * v[j];
+			dp[u] = gpu_kernel_q_round(&gm, s);
+		}
 	}
 	float dot = 0.0f;
 	for (size_t u = 0; u <= t; u++)
 		dot = gpu_kernel_q_round(&rd, dot + gpu_kernel_q_round(&rd, ar[u] * dp[u]));
+	float acc[GPU_KERNEL_HS_MAX];
+	MP_UNROLL
+	for (size_t j = 0; j < hs; j++)
+		acc[j] = 0.0f;
 	for (size_t u = 0; u <= t; u++) {
 		float g = gpu_kernel_q_round(&gm, ar[u] * (dp[u] - dot));
 		dp[u] = g;
 		const float *k = kbase + u * C3;
+		MP_UNROLL
 		for (size_t j = 0; j < hs; j++)
 			acc[j] += g * k[j];
 	}
 	for (size_t u = t + 1; u < T; u++)
 		dp[u] = 0.0f;
 	float *dq = dinp + (b * T + t) * C3 + h * hs;
+	MP_UNROLL
 	for (size_t j = 0; j < hs; j++)
 		dq[j] += gpu_kernel_q_round(&gm, acc[j] * scale);
 }
 
+static inline MP_HD void gpu_kernel_attention_backward_q(size_t r, float *dinp, float *dpreatt, const float *dout_r,
+                                                        const float *inp_r, const float *att, size_t NH, size_t T,
+                                                        size_t C, gpu_kernel_q gm, gpu_kernel_q rd)
+{
+	gpu_kernel_attention_backward_q_hs(r, dinp, dpreatt, dout_r, inp_r, att, NH, T, C, gm, rd, C / NH);
+}
+
+/* The launches put 32 consecutive indices in a warp (blocks are multiples
+ * of 32 threads): the first row t of key position u's loop in
+ * gpu_kernel_attention_backward_kv is the u of the warp's first lane in the
+ * same (b, h), so that the lanes of a warp step through the same rows t
+ * together (each reads the same dout and q row, a broadcast, and its own
+ * column u of att and dpreatt, which neighbouring lanes read beside it)
+ * instead of each starting at its own diagonal. */
+#define GPU_KERNEL_WARP 32
+
+static inline MP_HD size_t gpu_kernel_warp_first_row(size_t r, size_t u)
+{
+	size_t lane = r % GPU_KERNEL_WARP;
+	return u >= lane ? u - lane : 0;
+}
+
 /* r over (B,NH,T), a key position u: dv[u] += att_r[:,u]^T dout and
- * dk[u] += scale dpre[:,u]^T q over the rows t >= u (run after
- * gpu_kernel_attention_backward_q has filled dpreatt). */
-static inline MP_HD void gpu_kernel_attention_backward_kv(size_t r, float *dinp, const float *dpreatt, const float *dout_r,
-                                                   const float *inp_r, const float *att_r, size_t NH, size_t T,
-                                                   size_t C, gpu_kernel_q gm)
+ * dk[u] += scale dpre[:,u]^T q over the rows t >= u in ascending order
+ * (run after gpu_kernel_attention_backward_q has filled dpreatt). A lane
+ * skips the rows t < u of its warp's loop: its sums add the same terms in
+ * the same order as a loop from t = u, so the bits do not depend on the
+ * warp's shape. */
+static inline MP_HD void gpu_kernel_attention_backward_kv_hs(size_t r, float *dinp, const float *dpreatt,
+                                                            const float *dout_r, const float *inp_r,
+                                                            const float *att_r, size_t NH, size_t T, size_t C,
+                                                            gpu_kernel_q gm, size_t hs)
 {
 	size_t u = r % T, bh = r / T, h = bh % NH, b = bh / NH;
-	size_t C3 = 3 * C, hs = C / NH;
+	size_t C3 = 3 * C, t0 = gpu_kernel_warp_first_row(r, u);
 	float scale = 1.0f / sqrtf((float)hs);
-	float sv[GPU_KERNEL_HS_MAX], sk[GPU_KERNEL_HS_MAX];
-	for (size_t j = 0; j < hs; j++)
-		sv[j] = sk[j] = 0.0f;
 	const float *qbase = inp_r + b * T * C3 + h * hs;
 	const float *dbase = dout_r + b * T * C + h * hs;
 	const float *a = att_r + bh * T * T, *dp = dpreatt + bh * T * T;
-	for (size_t t = u; t < T; t++) {
-		float at = a[t * T + u], pt = dp[t * T + u];
-		const float *dr = dbase + t * C, *qr = qbase + t * C3;
-		for (size_t j = 0; j < hs; j++) {
-			sv[j] += at * dr[j];
-			sk[j] += pt * qr[j];
-		}
-	}
 	float *dk = dinp + (b * T + u) * C3 + C + h * hs, *dv = dk + C;
-	for (size_t j = 0; j < hs; j++) {
-		dv[j] += gpu_kernel_q_round(&gm, sv[j]);
-		dk[j] += gpu_kernel_q_round(&gm, sk[j] * scale);
+	{
+		float sv[GPU_KERNEL_HS_MAX];
+		MP_UNROLL
+		for (size_t j = 0; j < hs; j++)
+			sv[j] = 0.0f;
+		for (size_t t = t0; t < T; t++) {
+			if (t < u)
+				continue;
+			float at = a[t * T + u];
+			const float *dr = dbase + t * C;
+			MP_UNROLL
+			for (size_t j = 0; j < hs; j++)
+				sv[j] += at * dr[j];
+		}
+		MP_UNROLL
+		for (size_t j = 0; j < hs; j++)
+			dv[j] += gpu_kernel_q_round(&gm, sv[j]);
 	}
+	float sk[GPU_KERNEL_HS_MAX];
+	MP_UNROLL
+	for (size_t j = 0; j < hs; j++)
+		sk[j] = 0.0f;
+	for (size_t t = t0; t < T; t++) {
+		if (t < u)
+			continue;
+		float pt = dp[t * T + u];
+		const float *qr = qbase + t * C3;
+		MP_UNROLL
+		for (size_t j = 0; j < hs; j++)
+			sk[j] += pt * qr[j];
+	}
+	MP_UNROLL
+	for (size_t j = 0; j < hs; j++)
+		dk[j] += gpu_kernel_q_round(&gm, sk[j] * scale);
+}
+
+static inline MP_HD void gpu_kernel_attention_backward_kv(size_t r, float *dinp, const float *dpreatt,
+                                                         const float *dout_r, const float *inp_r, const float *att_r,
+                                                         size_t NH, size_t T, size_t C, gpu_kernel_q gm)
+{
+	gpu_kernel_attention_backward_kv_hs(r, dinp, dpreatt, dout_r, inp_r, att_r, NH, T, C, gm, C / NH);
 }
 
 /* --- GELU (tanh approximation, 1 + tanh through exp as layers.c) --- */

@@ -35,6 +35,12 @@ mp_status gpu_alloc(void **d_p, size_t bytes)
 	return MP_EUNSUPPORTED;
 }
 
+mp_status gpu_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+	*free_bytes = *total_bytes = 0;
+	return MP_EUNSUPPORTED;
+}
+
 mp_status gpu_free(void *d_p)
 {
 	(void)d_p;
@@ -160,6 +166,12 @@ mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
 
 bool gpu_profile_enabled(void)
 {
+	return false;
+}
+
+bool gpu_profile_set(bool on)
+{
+	(void)on;
 	return false;
 }
 

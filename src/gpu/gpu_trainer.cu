@@ -22,8 +22,12 @@ extern "C" {
 
 /* --- one thread per index --- */
 
+/* at most GPU_KERNEL_BLOCK threads a block (gpu_kernel_launch), so that the
+ * compiler keeps every body within the registers such a block may use */
+enum { GPU_KERNEL_BLOCK = 256 };
+
 template <typename Body, typename... A>
-__global__ static void gpu_kernel_run(size_t n, A... a)
+__global__ static void __launch_bounds__(GPU_KERNEL_BLOCK) gpu_kernel_run(size_t n, A... a)
 {
 	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
@@ -48,9 +52,9 @@ static bool env_on(const char *name)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
-static const debug_flags &debug(void)
+static debug_flags &debug(void)
 {
-	static const debug_flags f = { env_on("MIXPREC_GPU_SYNC"), env_on("MIXPREC_GPU_PROFILE") };
+	static debug_flags f = { env_on("MIXPREC_GPU_SYNC"), env_on("MIXPREC_GPU_PROFILE") };
 	return f;
 }
 
@@ -113,6 +117,13 @@ extern "C" bool gpu_profile_enabled(void)
 	return debug().profile;
 }
 
+extern "C" bool gpu_profile_set(bool on)
+{
+	bool was = debug().profile;
+	debug().profile = on;
+	return was;
+}
+
 extern "C" void gpu_profile_reset(void)
 {
 	profile_n = 0;
@@ -133,7 +144,7 @@ static void gpu_kernel_launch(size_t n, A... a)
 {
 	if (n == 0)
 		return;
-	unsigned block = n >= ((size_t)1 << 16) ? 256 : n >= ((size_t)1 << 14) ? 64 : 32;
+	unsigned block = n >= ((size_t)1 << 16) ? (unsigned)GPU_KERNEL_BLOCK : n >= ((size_t)1 << 14) ? 64 : 32;
 	size_t grid = (n + block - 1) / block;
 	debug_before();
 	gpu_kernel_run<Body, A...><<<(unsigned)grid, block>>>(n, a...);
@@ -146,7 +157,12 @@ static void gpu_kernel_launch(size_t n, A... a)
 		template <typename... A>                                \
 		__device__ static void run(size_t i, A... a)            \
 		{                                                       \
-			gpu_kernel_##name(i, a...);                            \
+			gpu_kernel_##name(i, a...);                     \
+		}                                                       \
+		template <typename... A>                                \
+		static void launch(size_t n, A... a)                    \
+		{                                                       \
+			gpu_kernel_launch<gpu_body_##name>(n, a...);    \
 		}                                                       \
 	};
 GPU_KERNEL_BODY(encoder_forward)
@@ -164,9 +180,6 @@ GPU_KERNEL_BODY(operand)
 GPU_KERNEL_BODY(bias_round)
 GPU_KERNEL_BODY(bias_partial)
 GPU_KERNEL_BODY(round)
-GPU_KERNEL_BODY(attention_forward)
-GPU_KERNEL_BODY(attention_backward_q)
-GPU_KERNEL_BODY(attention_backward_kv)
 GPU_KERNEL_BODY(gelu_forward)
 GPU_KERNEL_BODY(gelu_backward)
 GPU_KERNEL_BODY(crossentropy_forward)
@@ -174,11 +187,71 @@ GPU_KERNEL_BODY(crossentropy_backward)
 GPU_KERNEL_BODY(grads)
 GPU_KERNEL_BODY(adamw)
 
+/* C / NH from an attention body's arguments: five arrays, then NH, T, C
+ * and the formats (gpu_kernels.h). */
+template <typename P0, typename P1, typename P2, typename P3, typename P4, typename... R>
+__host__ __device__ static size_t gpu_attention_hs(P0, P1, P2, P3, P4, size_t NH, size_t, size_t C, R...)
+{
+	return C / NH;
+}
+
+/* The attention bodies, one kernel per head size: HS 32, 64 or 128 is a
+ * constant in the body (its loops unroll, its row arrays live in
+ * registers); HS 0 is the generic kernel, hs = C / NH at run time. launch
+ * picks the kernel from C / NH. The arguments end with NH, T, C and the
+ * formats, as in gpu_kernels.h. */
+#define GPU_KERNEL_ATTENTION_BODY(name)                                                      \
+	template <int HS>                                                                         \
+	struct gpu_body_##name##_hs {                                                             \
+		static constexpr const char *label = #name;                                       \
+		template <typename... A>                                                          \
+		__device__ static void run(size_t i, A... a)                                      \
+		{                                                                                 \
+			gpu_kernel_##name##_hs(i, a..., HS ? (size_t)HS : gpu_attention_hs(a...)); \
+		}                                                                                 \
+	};                                                                                        \
+	struct gpu_body_##name {                                                                  \
+		template <typename... A>                                                          \
+		static void launch(size_t n, A... a)                                              \
+		{                                                                                 \
+			switch (gpu_attention_hs(a...)) {                                         \
+			case 32: gpu_kernel_launch<gpu_body_##name##_hs<32>>(n, a...); break;     \
+			case 64: gpu_kernel_launch<gpu_body_##name##_hs<64>>(n, a...); break;     \
+			case 128: gpu_kernel_launch<gpu_body_##name##_hs<128>>(n, a...); break;   \
+			default: gpu_kernel_launch<gpu_body_##name##_hs<0>>(n, a...); break;      \
+			}                                                                         \
+		}                                                                                 \
+	};
+
+GPU_KERNEL_ATTENTION_BODY(attention_forward)
+GPU_KERNEL_ATTENTION_BODY(attention_backward_q)
+GPU_KERNEL_ATTENTION_BODY(attention_backward_kv)
+
 #define GPU_TRAINER_LINKAGE extern "C"
 #define GPU_TRAINER_OP(name) gpu_trainer_cuda_##name
-#define GPU_TRAINER_LAUNCH(body, n, ...) gpu_kernel_launch<gpu_body_##body>((size_t)(n), __VA_ARGS__)
+#define GPU_TRAINER_LAUNCH(body, n, ...) gpu_body_##body::launch((size_t)(n), __VA_ARGS__)
 
 /* --- device memory --- */
+
+/* Room left for cuBLAS's workspace and what the runtime allocates itself. */
+static const size_t be_margin = (size_t)512 << 20;
+
+/* MP_ENOMEM, saying how much the shape needs and how much is free, when
+ * bytes (and the margin) do not fit in the device's free memory. */
+static mp_status be_reserve(size_t bytes, size_t B, size_t T, size_t C, size_t L, size_t V)
+{
+	size_t free_b, total_b;
+	mp_status st = gpu_mem_info(&free_b, &total_b);
+	if (st != MP_OK)
+		return st;
+	if (bytes + be_margin <= free_b)
+		return MP_OK;
+	gpu_set_error("the GPU trainer needs %.2f GiB of device memory at B=%zu T=%zu C=%zu L=%zu V=%zu "
+	              "(%.2f GiB more for cuBLAS); the device has %.2f GiB free of %.2f GiB: use a smaller batch "
+	              "or shape", (double)bytes / 1073741824.0, B, T, C, L, V, (double)be_margin / 1073741824.0,
+	              (double)free_b / 1073741824.0, (double)total_b / 1073741824.0);
+	return MP_ENOMEM;
+}
 
 static mp_status be_alloc(void **p, size_t bytes)
 {
@@ -234,7 +307,7 @@ static mp_status be_gemm(fmt_id compute, int ta, int tb, size_t M, size_t N, siz
 {
 	debug_before();
 	mp_status st = gpu_gemm(compute, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-	debug_after("cuBLAS GEMM");
+	debug_after(GPU_PROFILE_GEMM);
 	return st;
 }
 
@@ -342,7 +415,7 @@ static T *P(const buf<T> &b)
 		auto run_ = [&](auto dev_) {                                    \
 			constexpr bool D = decltype(dev_)::value;               \
 			if constexpr (D)                                        \
-				gpu_kernel_launch<gpu_body_##body>((size_t)(n), __VA_ARGS__); \
+				gpu_body_##body::launch((size_t)(n), __VA_ARGS__); \
 			else                                                    \
 				for (size_t i_ = 0; i_ < (size_t)(n); i_++)     \
 					gpu_kernel_##body(i_, __VA_ARGS__);             \
@@ -483,7 +556,7 @@ static void check_attention(kcheck &k, const kshape &ks)
 		auto att_r = make<float>(k, NT, 1), dinp = make<float>(k, 3 * BTC, 1), dpre = make<float>(k, NT, 1);
 		BOTH(attention_forward, B * NH * T, P<D>(out), P<D>(pre), P<D>(att), P<D>(att_r), P<D>(qkv_r), NH, T, C,
 		     gms[a], rds[a]);
-		snprintf(name, sizeof name, "attention_forward (%s)", aname[a]);
+		snprintf(name, sizeof name, "attention_forward (%s, hs %zu)", aname[a], C / NH);
 		compare(k, name, pre, exact);
 		compare(k, name, out, a == 0 ? rel : lowp);
 		compare(k, name, att, a == 2 ? lowp : rel);
@@ -493,13 +566,13 @@ static void check_attention(kcheck &k, const kshape &ks)
 		BOTH(operand, NT, (void *)P<D>(att_r), (int)GPU_KERNEL_OP_F32, P<D>(att), 0, gms[a]);
 		BOTH(attention_backward_q, B * NH * T, P<D>(dinp), P<D>(dpre), P<D>(dout_r), P<D>(qkv_r), P<D>(att), NH, T,
 		     C, gms[a], rds[a]);
-		snprintf(name, sizeof name, "attention_backward_q (%s)", aname[a]);
+		snprintf(name, sizeof name, "attention_backward_q (%s, hs %zu)", aname[a], C / NH);
 		compare(k, name, dpre, exact);
 		if (k.st == MP_OK)
 			k.st = gpu_put(dpre.d, dpre.h, NT * sizeof(float));
 		BOTH(attention_backward_kv, B * NH * T, P<D>(dinp), P<D>(dpre), P<D>(dout_r), P<D>(qkv_r), P<D>(att_r), NH,
 		     T, C, gms[a]);
-		snprintf(name, sizeof name, "attention_backward q, k, v (%s)", aname[a]);
+		snprintf(name, sizeof name, "attention_backward q, k, v (%s, hs %zu)", aname[a], C / NH);
 		compare(k, name, dinp, exact);
 	}
 
@@ -584,7 +657,17 @@ extern "C" mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx)
 	check_embeddings(k, ks);
 	check_layernorm(k, ks);
 	check_gemm_helpers(k, ks);
-	check_attention(k, ks);
+	/* the generic head size (16), then each one compiled as a constant;
+	 * T = 33 puts warps across (b, h) blocks */
+	static const size_t heads[4][2] = { { 48, 3 }, { 96, 3 }, { 128, 2 }, { 128, 1 } };
+	for (int i = 0; i < 4; i++) {
+		kshape a = ks;
+		a.C = heads[i][0];
+		a.NH = heads[i][1];
+		a.BTC = a.BT * a.C;
+		a.NT = a.B * a.NH * a.T * a.T;
+		check_attention(k, a);
+	}
 	check_pointwise(k, ks);
 	check_optimiser(k, ks);
 	for (int i = 0; i < k.nhost; i++)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "train/backend.h"
+#include "train/data.h"
 #include "util/status.h"
 
 #ifdef __cplusplus
@@ -52,6 +53,30 @@ mp_status gpu_trainer_cuda_state_write(void *s, train_state_array which, const f
  * (looser where expf/logf enter). MP_EUNSUPPORTED without a usable GPU. */
 typedef void (*gpu_kernel_emit)(void *ctx, const char *kernel, double err, double tol);
 mp_status gpu_train_kernel_check(gpu_kernel_emit emit, void *ctx);
+
+/* The GPT-2-small-shaped benchmark (gpu_train_bench.c): L12 H12 C768,
+ * vocabulary 50257 (of which the character corpus uses the first 128 ids),
+ * B4 T1024, fp32 then bf16-mixed, on the GPU. */
+typedef struct {
+	const char *shape;        /* "GPT-2 small: L12 H12 C768 V50257 B4 T1024" */
+	const char *policy;
+	double ms;                /* per step, mean of the timed steps after two warm-up steps */
+	double ratio;             /* the fp32 row's ms / this ms */
+	double tokens_per_s;      /* B T tokens per step / the step's time */
+	double gemm_ms;           /* one more step, profiled: the cuBLAS GEMMs' time (CUDA events) */
+	double kernels_ms;        /* that step's kernel and GEMM time in all */
+	double gemm_share;        /* gemm_ms / kernels_ms */
+	double device_gib;        /* device memory the trainer took */
+} gpu_train_bench_row;
+typedef void (*gpu_train_bench_emit)(void *ctx, const gpu_train_bench_row *row);
+
+/* The context length to load the corpus for (1024). */
+size_t gpu_train_bench_gpt2_context(void);
+/* reps timed steps per policy; MP_EUNSUPPORTED without a GPU, MP_ENOMEM
+ * when the device lacks the memory (gpu_last_error() says how much it
+ * needs and has); err names the policy and shape of a failure. */
+mp_status gpu_train_bench_gpt2(const corpus *c, unsigned reps, gpu_train_bench_emit emit, void *ctx, char *err,
+                               size_t errlen);
 
 #ifdef __cplusplus
 }

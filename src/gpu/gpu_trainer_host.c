@@ -20,6 +20,13 @@
 			gpu_kernel_##body(i_, __VA_ARGS__);            \
 	} while (0)
 
+/* Host memory: malloc says when it runs out. */
+static mp_status be_reserve(size_t bytes, size_t B, size_t T, size_t C, size_t L, size_t V)
+{
+	(void)bytes, (void)B, (void)T, (void)C, (void)L, (void)V;
+	return MP_OK;
+}
+
 static mp_status be_alloc(void **p, size_t bytes)
 {
 	*p = calloc(1, bytes ? bytes : 1);

@@ -10,8 +10,8 @@
  *                              defined at the end (the includer's table
  *                              lists them with designated initialisers)
  *   GPU_TRAINER_LAUNCH(body, n, ...)  run gpu_kernel_<body>(i, ...) for i in [0, n)
- *   be_alloc / be_free / be_put / be_get / be_zero / be_check / be_gemm /
- *   be_operand_kind             (see their use below)
+ *   be_reserve / be_alloc / be_free / be_put / be_get / be_zero / be_check /
+ *   be_gemm / be_operand_kind   (see their use below)
  * Common subset of C11 and CUDA C++: casts from void *, no designated
  * initialisers. */
 
@@ -126,8 +126,24 @@ static void gpu_trainer_free(gpu_trainer *s)
 	free(s);
 }
 
+/* Every byte gpu_trainer_alloc_all asks be_alloc for. */
+static size_t gpu_trainer_device_bytes(const gpu_trainer *s)
+{
+	size_t P = s->P, BT = s->B * s->T;
+	size_t n = 5 * P * sizeof(float) + 2 * BT * sizeof(int) + (s->V + 1 + BT) * sizeof(int) +
+	           3 * (GPU_TRAINER_NP + GPU_TRAINER_NF) * sizeof(unsigned long long) +
+	           2 * (GPU_TRAINER_NP + GPU_TRAINER_NF) * sizeof(double) + s->acts_bytes;
+	if (!s->pol->master_fp32 && s->pol->wupdate == WUPD_KAHAN)
+		n += P * sizeof(float);
+	if (s->pol->gemm_lowp)
+		n += P * s->opbytes;
+	return n;
+}
+
 static mp_status gpu_trainer_alloc_all(gpu_trainer *s)
 {
+	/* one clear message before any allocation when the shape cannot fit */
+	GPU_TRAINER_TRY(be_reserve(gpu_trainer_device_bytes(s), s->B, s->T, s->C, s->L, s->V));
 	size_t P = s->P, BT = s->B * s->T;
 	struct {
 		void **p;

@@ -11,21 +11,49 @@ build_standalone() (
 	b=$work/standalone
 	mkdir -p "$b" || return 2
 	cflags="-O2 -g -std=gnu11 -pthread -Wall -Wextra -ffp-contract=off -I$src/src"
-	for f in util/status fmt/format fmt/round fmt/decode fmt/bulk fmt/bulk_avx2 fmt/bulk_avx512 drift/drift \
-	         gpu/gpu_bench; do
-		echo "CC $f.c"
-		"$CC" $cflags -c "$src/src/$f.c" -o "$b/$(echo "$f" | tr / _).o" || return 2
-	done
 	# cuBLAS is loaded on first use (dlopen): its file and soname
 	cublas_file=$(readlink -f "$cuda_lib/libcublas.so" 2> /dev/null || echo "$cuda_lib/libcublas.so")
 	cublas_soname=$(objdump -p "$cublas_file" 2> /dev/null | sed -n 's/^ *SONAME *//p')
-	for f in gpu/gpu gpu/gpu_drift gpu/gpu_gemm; do
-		echo "NVCC $f.cu"
+	# the CUDA sources first, all at once in the background: each nvcc runs on
+	# one core for a minute or more, the C files below take seconds. The
+	# trainer's object is t_gpu_train.o, outside the gpu_*.o that test_gpu links.
+	cus="gpu/gpu gpu/gpu_drift gpu/gpu_gemm"
+	[ "$blas_where" = none ] || cus="$cus gpu/gpu_trainer"
+	for f in $cus; do
+		o=$b/$(echo "$f" | tr / _).o
+		[ "$f" = gpu/gpu_trainer ] && o=$b/t_gpu_train.o
+		echo "NVCC $f.cu (in the background)"
 		# shellcheck disable=SC2086
-		"$NVCC" -O3 -std=c++17 --fmad=false -Xcompiler -ffp-contract=off $CUDA_ARCH -I"$src/src" -I"$CUDA_HOME/include" \
-			-DMIXPREC_CUBLAS_FILE="\"$cublas_file\"" -DMIXPREC_CUBLAS_SONAME="\"${cublas_soname:-libcublas.so}\"" \
-			-c "$src/src/$f.cu" -o "$b/$(echo "$f" | tr / _).o" || return 2
+		("$NVCC" -O3 -std=c++17 --fmad=false -Xcompiler -ffp-contract=off $CUDA_ARCH -I"$src/src" \
+			-I"$CUDA_HOME/include" -DMIXPREC_CUBLAS_FILE="\"$cublas_file\"" \
+			-DMIXPREC_CUBLAS_SONAME="\"${cublas_soname:-libcublas.so}\"" -c "$src/src/$f.cu" -o "$o" \
+			> "$o.log" 2>&1 || touch "$o.failed") &
 	done
+	for f in util/status fmt/format fmt/round fmt/decode fmt/bulk fmt/bulk_avx2 fmt/bulk_avx512 drift/drift \
+	         gpu/gpu_bench; do
+		echo "CC $f.c"
+		"$CC" $cflags -c "$src/src/$f.c" -o "$b/$(echo "$f" | tr / _).o" || { wait; return 2; }
+	done
+	if [ "$blas_where" != none ]; then
+		defs="-DMIXPREC_PKGDATADIR=\"$src/data\""
+		for f in util/file train/layers train/layers_avx512 train/model train/policy train/scaler train/data \
+		         train/train train/backend train/backend_cpu train/schedule train/optim train/train_bench \
+		         gpu/gpu_trainer_host gpu/gpu_trainer_cuda gpu/gpu_train_bench; do
+			echo "CC $f.c"
+			# shellcheck disable=SC2086
+			"$CC" $cflags $blas_cflags $defs -c "$src/src/$f.c" -o "$b/t_$(echo "$f" | tr / _).o" || { wait; return 2; }
+		done
+	fi
+	wait
+	failed=no
+	for f in $cus; do
+		o=$b/$(echo "$f" | tr / _).o
+		[ "$f" = gpu/gpu_trainer ] && o=$b/t_gpu_train.o
+		echo "NVCC $f.cu:"
+		cat "$o.log"
+		[ -e "$o.failed" ] && { echo "NVCC $f.cu FAILED"; failed=yes; }
+	done
+	[ $failed = no ] || return 2
 	for t in test_gpu bench_gpu; do
 		echo "CC tests/gpu/$t.c"
 		"$CC" $cflags -c "$src/tests/gpu/$t.c" -o "$b/$t.o" || return 2
@@ -40,17 +68,6 @@ build_standalone() (
 		return 0
 	fi
 	echo "OpenBLAS: $blas_where"
-	defs="-DMIXPREC_PKGDATADIR=\"$src/data\""
-	for f in util/file train/layers train/model train/policy train/scaler train/data train/train train/backend train/backend_cpu train/schedule train/optim \
-	         train/train_bench gpu/gpu_trainer_host gpu/gpu_trainer_cuda; do
-		echo "CC $f.c"
-		# shellcheck disable=SC2086
-		"$CC" $cflags $blas_cflags $defs -c "$src/src/$f.c" -o "$b/t_$(echo "$f" | tr / _).o" || return 2
-	done
-	echo "NVCC gpu/gpu_trainer.cu"
-	# shellcheck disable=SC2086
-	"$NVCC" -O3 -std=c++17 --fmad=false -Xcompiler -ffp-contract=off $CUDA_ARCH -I"$src/src" -c "$src/src/gpu/gpu_trainer.cu" \
-		-o "$b/t_gpu_train.o" || return 2
 	for f in gpu_compare gpu/train_gpu; do
 		echo "CC tests/$f.c"
 		# shellcheck disable=SC2086

@@ -251,6 +251,37 @@ static void check_rounding(device_bufs *d, const float *in, size_t n, const fmt_
 		       elem(cpu_out, first, 4), elem(gpu_out, first, 4));
 }
 
+/* fp8-e4m3 overflow on the device against hand-derived patterns (no inf:
+ * past 464, or an infinity, gives the NaN with the sign, 0x7f or 0xff; a
+ * NaN input 0x7f; saturated, +-448 = 0x7e, 0xfe), in each position of a
+ * vector group and of the single elements after it (13 elements). */
+static void check_e4m3_overflow(void)
+{
+	static const struct {
+		uint32_t in;
+		int sat;
+		uint8_t out;
+	} cases[] = {
+		{ 0x447a0000u, 0, 0x7f }, { 0xc47a0000u, 0, 0xff }, { 0x7f800000u, 0, 0x7f }, { 0xff800000u, 0, 0xff },
+		{ 0x7fc00000u, 0, 0x7f }, { 0xffc00000u, 0, 0x7f }, { 0xc47a0000u, 1, 0xfe }, { 0xff800000u, 1, 0xfe },
+	};
+	for (int m = 0; m < 2; m++)
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+			float in[13];
+			uint8_t out[13];
+			for (int j = 0; j < 13; j++)
+				in[j] = u2f(cases[i].in);
+			fmt_bulk_opts o = { .fmt = FMT_E4M3, .mode = m ? FMT_SR : FMT_RNE, .saturate = cases[i].sat, .seed = 3 };
+			if (gpu_round_host(&o, out, in, 13))
+				die("e4m3 overflow");
+			int bad = 0;
+			for (int j = 0; j < 13; j++)
+				bad += out[j] != cases[i].out;
+			report(!bad, "e4m3 %s%s of 0x%08" PRIx32 " gives 0x%02x (first element 0x%02x)", mode_name(o.mode),
+			       cases[i].sat ? " saturate" : "", cases[i].in, cases[i].out, out[0]);
+		}
+}
+
 static void check_decode(device_bufs *d, fmt_id fmt, const input_set *s, void *enc, float *cpu, float *gpu)
 {
 	const fmt_info *f = fmt_get(fmt);
@@ -621,11 +652,14 @@ int main(void)
 		 * unaligned arrays with odd lengths */
 		fmt_bulk_opts o = { .fmt = (fmt_id)f, .mode = FMT_SR, .seed = 9, .index0 = (1ull << 32) - 100003 };
 		check_rounding(&d, s.v, 200001, &o, 0, "across 2^32", cpu_out, gpu_out);
+		o.index0 = (7ull << 32) - 5;   /* the key changes inside the first vector group */
+		check_rounding(&d, s.v, 4099, &o, 0, "across 7 * 2^32", cpu_out, gpu_out);
 		o.index0 = 5;
 		check_rounding(&d, s.v + 1, 100003, &o, 1, "unaligned", cpu_out, gpu_out);
 		o.mode = FMT_RNE;
 		check_rounding(&d, s.v + 3, 1001, &o, 3, "unaligned", cpu_out, gpu_out);
 	}
+	check_e4m3_overflow();
 	float *cf = malloc(s.n * 4), *gf = malloc(s.n * 4);
 	void *enc = malloc(s.n * 4);
 	if (!cf || !gf || !enc) {

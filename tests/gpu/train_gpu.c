@@ -5,6 +5,9 @@
  *   train_gpu            the checks
  *   train_gpu bench [R]  ms per step on both devices (train/train_bench.c)
  *                        as a Markdown table, R CPU steps (default 5)
+ *   train_gpu gpt2 [R]   the GPT-2-small-shaped step (gpu/gpu_train_bench.c):
+ *                        ms, tokens/s and the cuBLAS share, R timed steps
+ *                        per policy (default 3)
  *
  * The CPU trainer is the oracle: layers.c and model.c are checked against
  * finite differences and hand-derived values by test_layers and test_model.
@@ -83,6 +86,34 @@ static void bench_row(void *ctx, const train_bench_row *r)
 	fflush(stdout);
 }
 
+static void gpt2_row(void *ctx, const gpu_train_bench_row *r)
+{
+	(void)ctx;
+	printf("| %s | %s | %.2f | %.0f | %.2fx | %.1f%% (%.2f of %.2f ms) | %.2f |\n", r->shape, r->policy, r->ms,
+	       r->tokens_per_s, r->ratio, 100 * r->gemm_share, r->gemm_ms, r->kernels_ms, r->device_gib);
+	fflush(stdout);
+}
+
+/* train_gpu gpt2 [R] */
+static int bench_gpt2(const gpu_info *info, unsigned reps)
+{
+	corpus c;
+	char err[512];
+	if (corpus_load(&c, corpus_default_path(), gpu_train_bench_gpt2_context(), err, sizeof err) != MP_OK) {
+		printf("Bail out! %s\n", err);
+		return 1;
+	}
+	printf("GPU: %s (sm_%d%d); vocabulary 50257, of which the character corpus uses ids 0-127\n\n"
+	       "| shape | policy | ms/step | tokens/s | ratio to fp32 | cuBLAS share of the kernel time "
+	       "(one profiled step) | device GiB |\n|---|---|---|---|---|---|---|\n",
+	       info->name, info->cc_major, info->cc_minor);
+	mp_status st = gpu_train_bench_gpt2(&c, reps, gpt2_row, NULL, err, sizeof err);
+	corpus_free(&c);
+	if (st != MP_OK)
+		printf("Bail out! %s (%s)\n", err, gpu_last_error());
+	return st == MP_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *why;
@@ -92,6 +123,8 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	openblas_set_num_threads(1);
+	if (argc > 1 && !strcmp(argv[1], "gpt2"))
+		return bench_gpt2(&info, argc > 2 ? (unsigned)atoi(argv[2]) : 3);
 	bool bench = argc > 1 && !strcmp(argv[1], "bench");
 	corpus c;
 	char err[512];
