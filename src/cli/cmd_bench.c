@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "cli/bench_quant.h"
 #include "cli/cli.h"
 #include "tui/tui.h"
 #include "drift/drift.h"
@@ -402,6 +403,7 @@ static int bench_round(const int *threads, int nthreads, size_t mib, unsigned re
 			}
 			fflush(stdout);
 		}
+		bench_quant_rows(csv ? &w : NULL, in, out, n, threads[ti], reps, base);
 		/* quantize rewrote the input: restore it for the next thread count */
 		for (size_t i = 0; i < n; i++) {
 			uint32_t r = rng_bits(7, i);

@@ -1,0 +1,323 @@
+/* Block-scaled quantization of fp32 arrays: the same bits as quant_run
+ * (quant.c, exact rationals), by integer and fp32 arithmetic whose
+ * exactness is argued at each step. */
+#include <math.h>
+#include <string.h>
+
+#include "fmt/decode.h"
+#include "quant/quant.h"
+#include "quant/quant_impl.h"
+#include "util/rng.h"
+
+/* --- exact quotients --- */
+
+/* Rounds (a * 2^ea) / (d * 2^ed) into f, once: a and d nonzero, a < 2^32,
+ * d < 2^40. The quotient's first 64 bits and the remainder come from one
+ * 128-bit integer division, so fmt_round_parts sees the exact value (its
+ * significand and a sticky bit), as fmt_round_num does for a rational. */
+uint32_t quant_div_round(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, uint64_t a, int ea, uint64_t d,
+                         int ed)
+{
+	int la = 64 - __builtin_clzll(a), ld = 64 - __builtin_clzll(d);
+	/* a << s is in [2^(63+ld), 2^(64+ld)) and d in [2^(ld-1), 2^ld): the
+	 * quotient is in (2^63, 2^65); s <= 103, so a << s < 2^104 fits */
+	int s = 64 - la + ld;
+	unsigned __int128 num = (unsigned __int128)a << s;
+	unsigned __int128 q = num / d;
+	bool sticky = num % d != 0;
+	long exp2 = (long)ea - ed - s + 63;
+	if (q >> 64) {
+		sticky |= (q & 1) != 0;
+		q >>= 1;
+		exp2++;
+	}
+	return fmt_round_parts(f, ctl, neg, exp2, (uint64_t)q, sticky, NULL);
+}
+
+/* |x| of an fp32 pattern as sig * 2^e (sig < 2^24; 0 for zero). */
+static void f32_split(uint32_t bits, uint64_t *sig, int *e)
+{
+	uint32_t ex = (bits >> 23) & 0xffu, fr = bits & 0x7fffffu;
+	*sig = ex ? fr | 0x800000u : fr;
+	*e = ex ? (int)ex - 150 : -149;
+}
+
+/* A positive binary64 with at most 40 significant bits as sig * 2^e, sig odd. */
+static void f64_split(double v, uint64_t *sig, int *e)
+{
+	int x;
+	double m = frexp(v, &x);
+	uint64_t s = (uint64_t)ldexp(m, 53);
+	int tz = __builtin_ctzll(s);
+	*sig = s >> tz;
+	*e = x - 53 + tz;
+}
+
+static uint32_t f2u(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static float u2f(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+uint32_t quant_amax_portable(const float *in, size_t n)
+{
+	uint32_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t a = f2u(in[i]) & 0x7fffffffu;
+		m = a > m ? a : m;
+	}
+	return m;
+}
+
+/* The SIMD twins, by path (AVX-512 where it pays; AVX2 takes the portable code). */
+static bool use_avx512(fmt_simd path)
+{
+#if defined(__x86_64__)
+	return path == FMT_SIMD_AVX512;
+#else
+	(void)path;
+	return false;
+#endif
+}
+
+/* The largest |x| pattern of in[0..n) (NaN patterns are the largest);
+ * *bad gets the index of the first inf or NaN when the result is one. */
+static uint32_t amax_bits(const float *in, size_t n, size_t *bad)
+{
+	uint32_t m = quant_amax_portable(in, n);
+	if (m >= 0x7f800000u && bad) {
+		for (size_t i = 0; i < n; i++) {
+			if ((f2u(in[i]) & 0x7fffffffu) >= 0x7f800000u) {
+				*bad = i;
+				break;
+			}
+		}
+	}
+	return m;
+}
+
+mp_status quant_bulk_tensor_scale(float *s_t, const float *in, size_t n, size_t *bad)
+{
+	uint32_t m = amax_bits(in, n, bad);
+	if (m >= 0x7f800000u)
+		return MP_EINVAL;
+	*s_t = 0;
+	if (m == 0)
+		return MP_OK;
+	uint64_t sig;
+	int e;
+	f32_split(m, &sig, &e);
+	fmt_round_ctl ctl = { .mode = FMT_RNE };
+	/* 448 * 6 = 21 * 2^7 */
+	*s_t = u2f(quant_div_round(fmt_get(FMT_FP32), &ctl, false, sig, e, 21, 7));
+	return MP_OK;
+}
+
+/* --- MX --- */
+
+/* The MX scale exponent from a block's amax pattern (finite), as
+ * mx_scale_exp in quant.c: floor(log2 amax) is the exponent field (or the
+ * subnormal's top bit), and the ceil rule adds one when amax > max_elem *
+ * 2^(floor - emax_elem), a comparison of binary64 values that are exact. */
+int quant_mx_exp(const quant_info *q, quant_rule rule, uint32_t amax)
+{
+	if (amax == 0)
+		return -127;
+	uint32_t ex = amax >> 23;
+	int L = ex ? (int)ex - 127 : (31 - __builtin_clz(amax)) - 149;
+	int k = L - q->emax_elem;
+	if (rule == QUANT_RULE_CEIL && (double)u2f(amax) > ldexp(fmt_max(fmt_get(q->elem)), k))
+		k++;
+	return k < -127 ? -127 : k > 127 ? 127 : k;
+}
+
+/* tmp[i] = in[i] * 2^-k. For fp32 input k is in [-127, 126] (k <= 127 -
+ * emax_elem + 1), so 2^-k is a normal fp32 and the product is exact unless
+ * it falls below 2^-126. Such a product is below a hundredth of half the
+ * smallest subnormal of every element format: rne gives +-0 from the exact
+ * value and from the rounded product alike, and sr rounds up iff rbits == 0
+ * (the first 32 bits of the fraction are 0, the rest is not) for any nonzero
+ * value that small. Only a product that vanished entirely would differ: it
+ * is replaced by the smallest subnormal of its sign. */
+void quant_mx_scale_portable(float *tmp, const float *in, size_t n, int k)
+{
+	float m = u2f((uint32_t)(127 - k) << 23);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = f2u(in[i]), p = f2u(in[i] * m);
+		if ((p << 1) == 0 && (v << 1) != 0)
+			p |= 1;
+		tmp[i] = u2f(p);
+	}
+}
+
+/* Elements of one run of scaled values, through the bulk encoder (saturating). */
+static mp_status mx_flush(fmt_simd path, const quant_opts *o, fmt_id elem, uint64_t index, uint8_t *out,
+                          const float *tmp, size_t n)
+{
+	fmt_bulk_opts bo = { .fmt = elem, .mode = o->mode, .saturate = true, .seed = o->seed, .index0 = index };
+	return fmt_bulk_encode(path, &bo, out, tmp, n);
+}
+
+#define QUANT_CHUNK 4096
+
+static mp_status bulk_mx(fmt_simd path, const quant_opts *o, uint64_t index0, uint8_t *elems, uint8_t *scales,
+                         const float *in, size_t n, size_t *bad)
+{
+	const quant_info *q = quant_get(o->fmt);
+	size_t bs = o->block ? o->block : (size_t)q->block;
+	float tmp[QUANT_CHUNK];
+	size_t held = 0, from = 0;   /* tmp holds the scaled in[from .. from + held) */
+	quant_scale_fn scale = use_avx512(path) ? quant_mx_scale_avx512 : quant_mx_scale_portable;
+	quant_amax_fn amax = use_avx512(path) ? quant_amax_avx512 : quant_amax_portable;
+	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
+		size_t cnt = n - b < bs ? n - b : bs;
+		size_t where = 0;
+		uint32_t m = amax(in + b, cnt);
+		if (m >= 0x7f800000u) {
+			amax_bits(in + b, cnt, &where);
+			if (bad)
+				*bad = b + where;
+			return MP_EINVAL;
+		}
+		int e = quant_mx_exp(q, o->rule, m);
+		scales[k] = (uint8_t)(e + 127);
+		for (size_t i = 0; i < cnt;) {
+			if (held == QUANT_CHUNK) {
+				mp_status st = mx_flush(path, o, q->elem, index0 + from, elems + from, tmp, held);
+				if (st != MP_OK)
+					return st;
+				from += held;
+				held = 0;
+			}
+			size_t take = cnt - i < QUANT_CHUNK - held ? cnt - i : QUANT_CHUNK - held;
+			scale(tmp + held, in + b + i, take, e);
+			held += take;
+			i += take;
+		}
+	}
+	return held ? mx_flush(path, o, q->elem, index0 + from, elems + from, tmp, held) : MP_OK;
+}
+
+/* --- nvfp4 --- */
+
+/* Rounding-to-nearest-even into e2m1 of |V| / D, for fp32 V, as 7
+ * comparisons of patterns. The midpoints between the e2m1 magnitudes (codes
+ * 0..7: 0, 0.5, 1, 1.5, 2, 3, 4, 6) are mid_j * D, exact in binary64
+ * (mid_j has at most 3 significant bits, D = s_b * s_t at most 28). For an
+ * fp32 a, a > t iff a > rd32(t), the largest fp32 not above t; a == t only
+ * when t is an fp32. A tie goes to the even code: up (a >= t, that is a >
+ * the fp32 below t) when j is odd. Above the last midpoint is code 7 (6):
+ * the saturation. */
+void quant_nv_thresholds(uint32_t g[7], double D)
+{
+	static const double mid[7] = { 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0 };
+	for (int j = 0; j < 7; j++) {
+		double t = mid[j] * D;
+		float f = (float)t;
+		if (isinf(f) || (double)f > t)
+			f = nextafterf(f, 0.0f);
+		uint32_t b = f2u(f);
+		g[j] = (j & 1) && (double)f == t ? b - 1 : b;
+	}
+}
+
+/* One nvfp4 block's scale byte, and D = s_b * s_t (0 when the elements are 0). */
+static uint8_t nv_block_scale(float s_t, uint32_t amax, double *D)
+{
+	*D = 0;
+	if (s_t == 0 || amax == 0)
+		return 0;
+	uint64_t sa, ss;
+	int ea, es;
+	f32_split(amax, &sa, &ea);
+	f32_split(f2u(s_t), &ss, &es);
+	fmt_round_ctl ctl = { .mode = FMT_RNE, .saturate = true };
+	/* 6 * s_t = (3 * sig) * 2^(e + 1) */
+	uint32_t sb = quant_div_round(fmt_get(FMT_E4M3), &ctl, false, sa, ea, 3 * ss, es + 1);
+	*D = fmt_to_double(fmt_get(FMT_E4M3), sb) * (double)s_t;   /* exact: 4 by 24 significant bits */
+	return (uint8_t)sb;
+}
+
+/* SR elements: each quotient exactly, through quant_div_round. */
+static void nv_sr(const quant_opts *o, uint64_t index, uint8_t *out, const float *in, size_t n, double D)
+{
+	const fmt_info *f = fmt_get(quant_get(QUANT_NVFP4)->elem);
+	uint64_t sd, sv;
+	int ed, ev;
+	f64_split(D, &sd, &ed);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = f2u(in[i]);
+		bool neg = v >> 31;
+		f32_split(v, &sv, &ev);
+		if (sv == 0) {
+			out[i] = neg ? 0x8 : 0;
+			continue;
+		}
+		fmt_round_ctl ctl = { .mode = FMT_SR, .saturate = true, .rbits = rng_bits(o->seed, index + i) };
+		out[i] = (uint8_t)quant_div_round(f, &ctl, neg, sv, ev, sd, ed);
+	}
+}
+
+void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32_t g[7])
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = f2u(in[i]), a = v & 0x7fffffffu, c = 0;
+		for (int j = 0; j < 7; j++)
+			c += a > g[j];
+		out[i] = (uint8_t)(c | (v >> 31) << 3);
+	}
+}
+
+static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t index0, uint8_t *elems,
+                         uint8_t *scales, const float *in, size_t n, size_t *bad)
+{
+	size_t bs = o->block ? o->block : (size_t)quant_get(QUANT_NVFP4)->block;
+	quant_nv_fn rne = use_avx512(path) ? quant_nv_rne_avx512 : quant_nv_rne_portable;
+	quant_amax_fn amax = use_avx512(path) ? quant_amax_avx512 : quant_amax_portable;
+	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
+		size_t cnt = n - b < bs ? n - b : bs, where = 0;
+		uint32_t m = amax(in + b, cnt);
+		if (m >= 0x7f800000u) {
+			amax_bits(in + b, cnt, &where);
+			if (bad)
+				*bad = b + where;
+			return MP_EINVAL;
+		}
+		double D;
+		scales[k] = nv_block_scale(s_t, m, &D);
+		if (D == 0) {
+			for (size_t i = 0; i < cnt; i++)
+				elems[b + i] = (uint8_t)((f2u(in[b + i]) >> 31) << 3);
+		} else if (o->mode == FMT_SR) {
+			nv_sr(o, index0 + b, elems + b, in + b, cnt, D);
+		} else {
+			uint32_t g[7];
+			quant_nv_thresholds(g, D);
+			rne(elems + b, in + b, cnt, g);
+		}
+	}
+	return MP_OK;
+}
+
+mp_status quant_bulk(fmt_simd path, const quant_opts *o, float s_t, uint64_t index0, uint8_t *elems,
+                     uint8_t *scales, const float *in, size_t n, size_t *bad)
+{
+	const char *why;
+	if (quant_opts_check(o, &why) != MP_OK)
+		return MP_EINVAL;
+	if (path == FMT_SIMD_AUTO)
+		path = fmt_simd_best();
+	if (!fmt_simd_available(path))
+		return MP_EUNSUPPORTED;
+	if (quant_get(o->fmt)->nvfp4)
+		return bulk_nv(path, o, s_t, index0, elems, scales, in, n, bad);
+	return bulk_mx(path, o, index0, elems, scales, in, n, bad);
+}
