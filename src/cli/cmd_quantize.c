@@ -230,8 +230,8 @@ static void print_block(const quant_result *r, const value_list *v, size_t k)
 		                                                 : "";
 		char bits_s[16];
 		snprintf(bits_s, sizeof bits_s, "0x%0*x", fmt_hex_digits(f), e->bits);
-		printf("  [%zu] %-16s %-5s %-24s abs %-10s %s\n", i, v->text[i], bits_s,
-		       short_text(val, sizeof val, e->value), abs_s, note);
+		printf("  [%zu] %-16s %-5s %-24s abs %s%s%s\n", i, v->text[i], bits_s,
+		       short_text(val, sizeof val, e->value), abs_s, *note ? "  " : "", note);
 	}
 	print_shares("  ", b->nsaturated, b->nflushed, b->count, b->rel_error);
 }

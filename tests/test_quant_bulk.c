@@ -1,0 +1,185 @@
+/* quant_bulk (fp32 arrays, every SIMD path) against quant_run, the exact
+ * rational implementation (GMP quotients rounded once by fmt_round_num):
+ * every element and scale bit-identical, on random data and on edge blocks
+ * built to hit ties, the ceil rule's boundary, vanishing products,
+ * subnormals and signed zeros. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt/parse.h"
+#include "quant/quant.h"
+#include "testutil.h"
+#include "util/rng.h"
+
+#define N 6000
+
+static float data[N];
+static fmt_num xs[N];
+static uint8_t elems[N], scales[N], elems2[N], scales2[N];
+
+static float u2f(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* Random fp32 values, each block of 32 with its own magnitude window, then
+ * edge blocks. */
+static void fill(void)
+{
+	size_t i = 0;
+	for (; i < 4096; i++) {
+		uint32_t r = rng_bits(11, i), w = rng_bits(12, i / 32);
+		uint32_t e = 1 + (w % 240) + (r >> 23) % 14;   /* biased exponent 1..253 */
+		if (e > 254)
+			e = 254;
+		data[i] = u2f((r & 0x807fffffu) | (e << 23));
+		if (r % 97 == 0)
+			data[i] = r & 1 ? -0.0f : 0.0f;
+	}
+	/* a block of 32 zeros, one of subnormals, one tiny-beside-huge (the
+	 * products vanish), the extremes */
+	for (size_t k = 0; k < 32; k++)
+		data[i++] = k & 1 ? -0.0f : 0.0f;
+	for (size_t k = 0; k < 32; k++)
+		data[i++] = u2f((uint32_t)(rng_bits(13, k) & 0x807fffffu));
+	for (size_t k = 0; k < 32; k++)
+		data[i++] = k == 0 ? FLT_MAX : u2f((rng_bits(14, k) & 0x807fffffu) | (uint32_t)(k % 3) << 23);
+	data[i++] = FLT_MAX;
+	data[i++] = -FLT_MAX;
+	data[i++] = FLT_MIN;
+	data[i++] = 0x1p-149f;
+	/* ties and boundaries: m * 2^e with a few significant bits (midpoints of
+	 * every element grid), and each format's max times powers of two, a hair
+	 * above and below (the ceil rule's boundary) */
+	static const float maxes[] = { 448, 57344, 28, 7.5, 6 };
+	for (size_t k = 0; i < N - 200; k++) {
+		uint32_t r = rng_bits(15, k);
+		float m = (float)(1 + r % 64);
+		data[i++] = ldexpf(r & 64 ? -m : m, (int)((r >> 8) % 60) - 30);
+		if (k % 8 == 0) {
+			float top = ldexpf(maxes[(r >> 16) % 5], (int)((r >> 20) % 40) - 20);
+			data[i++] = top;
+			data[i++] = nextafterf(top, INFINITY);
+			data[i++] = nextafterf(top, 0);
+		}
+	}
+	for (; i < N; i++)
+		data[i] = u2f((rng_bits(16, i) & 0x803fffffu) | 0x3f800000u);
+}
+
+/* Compares quant_bulk on every path against quant_run for one setting. */
+static void compare(quant_id fmt, quant_rule rule, fmt_mode mode, size_t block, size_t n)
+{
+	quant_opts o = { .fmt = fmt, .rule = rule, .mode = mode, .seed = 99, .block = block };
+	quant_result r;
+	ck_assert(quant_run(&o, xs, n, &r) == MP_OK);
+	const quant_info *q = quant_get(fmt);
+	float s_t = 0;
+	if (q->nvfp4) {
+		ck_assert(quant_bulk_tensor_scale(&s_t, data, n, NULL) == MP_OK);
+		uint32_t b;
+		memcpy(&b, &s_t, 4);
+		ck_assert_msg(b == r.tensor_scale_bits, "s_t 0x%08x, exact 0x%08x", b, r.tensor_scale_bits);
+	}
+	for (int p = 0; p < FMT_SIMD_COUNT; p++) {
+		if (!fmt_simd_available((fmt_simd)p))
+			continue;
+		memset(elems, 0xaa, sizeof elems);
+		ck_assert(quant_bulk((fmt_simd)p, &o, s_t, 0, elems, scales, data, n, NULL) == MP_OK);
+		for (size_t k = 0; k < r.nblocks; k++)
+			ck_assert_msg(scales[k] == r.blocks[k].scale_bits, "%s %s %s %s block %zu: scale 0x%02x, exact 0x%02x",
+			              q->name, quant_rule_name(rule), fmt_mode_name(mode), fmt_simd_name((fmt_simd)p), k,
+			              scales[k], r.blocks[k].scale_bits);
+		for (size_t i = 0; i < n; i++)
+			ck_assert_msg(elems[i] == r.elems[i].bits, "%s %s %s %s block %zu: element %zu = %a: 0x%02x, exact 0x%02x",
+			              q->name, quant_rule_name(rule), fmt_mode_name(mode), fmt_simd_name((fmt_simd)p),
+			              i / r.opts.block, i, (double)data[i], elems[i], r.elems[i].bits);
+		/* in two calls split at a block boundary: the same bits */
+		size_t half = (n / 2 / r.opts.block) * r.opts.block;
+		ck_assert(quant_bulk((fmt_simd)p, &o, s_t, 0, elems2, scales2, data, half, NULL) == MP_OK);
+		ck_assert(quant_bulk((fmt_simd)p, &o, s_t, half, elems2 + half, scales2 + half / r.opts.block, data + half,
+		                     n - half, NULL) == MP_OK);
+		ck_assert(memcmp(elems, elems2, n) == 0 && memcmp(scales, scales2, r.nblocks) == 0);
+	}
+	quant_result_free(&r);
+}
+
+START_TEST(bulk_matches_exact)
+{
+	for (int f = 0; f < QUANT_COUNT; f++) {
+		const quant_info *q = quant_get((quant_id)f);
+		if (!q->name)
+			continue;
+		for (int rule = 0; rule < (q->nvfp4 ? 1 : QUANT_RULE_COUNT); rule++) {
+			compare((quant_id)f, (quant_rule)rule, FMT_RNE, 0, N);
+			compare((quant_id)f, (quant_rule)rule, FMT_SR, 0, N);
+		}
+	}
+}
+END_TEST
+
+/* Other block sizes: 7 (a short last block), 5000 (a block larger than the
+ * kernel's chunk). */
+START_TEST(bulk_block_sizes)
+{
+	for (int f = 0; f < QUANT_COUNT; f++) {
+		if (!quant_get((quant_id)f)->name)
+			continue;
+		compare((quant_id)f, QUANT_RULE_OCP, FMT_RNE, 7, N - 3);
+		compare((quant_id)f, QUANT_RULE_CEIL, FMT_SR, 5000, N);
+	}
+}
+END_TEST
+
+/* inf and NaN: MP_EINVAL with the index, on every path. */
+START_TEST(bulk_nonfinite)
+{
+	float v[100];
+	for (size_t i = 0; i < 100; i++)
+		v[i] = (float)i;
+	v[37] = -INFINITY;
+	v[70] = NAN;
+	for (int f = 0; f < QUANT_COUNT; f++) {
+		if (!quant_get((quant_id)f)->name)
+			continue;
+		quant_opts o = { .fmt = (quant_id)f };
+		for (int p = 0; p < FMT_SIMD_COUNT; p++) {
+			if (!fmt_simd_available((fmt_simd)p))
+				continue;
+			size_t bad = 0;
+			ck_assert(quant_bulk((fmt_simd)p, &o, 1.0f, 0, elems, scales, v, 100, &bad) == MP_EINVAL && bad == 37);
+			ck_assert(quant_bulk((fmt_simd)p, &o, 1.0f, 0, elems, scales, v + 40, 60, &bad) == MP_EINVAL &&
+			          bad == 30);
+		}
+	}
+	float s_t;
+	size_t bad = 0;
+	ck_assert(quant_bulk_tensor_scale(&s_t, v, 100, &bad) == MP_EINVAL && bad == 37);
+	quant_opts bad_mode = { .fmt = QUANT_MXFP8_E4M3, .mode = FMT_UP };
+	ck_assert(quant_bulk(FMT_SIMD_PORTABLE, &bad_mode, 1.0f, 0, elems, scales, v, 10, NULL) == MP_EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+	fill();
+	for (size_t i = 0; i < N; i++) {
+		fmt_num_init(&xs[i]);
+		fmt_num_set_double(&xs[i], data[i]);
+	}
+	Suite *s = suite_create("quant_bulk");
+	TCase *tc = tcase_create("quant_bulk");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, bulk_matches_exact);
+	tcase_add_test(tc, bulk_block_sizes);
+	tcase_add_test(tc, bulk_nonfinite);
+	suite_add_tcase(s, tc);
+	int rc = testutil_run(s);
+	for (size_t i = 0; i < N; i++)
+		fmt_num_clear(&xs[i]);
+	return rc;
+}
