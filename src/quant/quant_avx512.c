@@ -42,6 +42,78 @@ Q512 void quant_mx_scale_avx512(float *out, const float *in, size_t n, int k)
 	}
 }
 
+/* Whole blocks of a multiple of 16 elements in registers: the amax by
+ * vector max and one reduction, the exponent as quant_mx_exp, the scaled
+ * values as quant_mx_scale_avx512; a short last block and other block
+ * sizes take the portable code. */
+Q512 size_t quant_mx_blocks_avx512(float *out, uint8_t *scales, const float *in, size_t n, size_t bs,
+                                   const quant_mx_rule *r)
+{
+	if (bs % 16)
+		return quant_mx_blocks_portable(out, scales, in, n, bs, r);
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
+	size_t full = n / bs * bs, k = 0;
+	for (size_t b = 0; b < full; b += bs, k++) {
+		__m512i m = _mm512_setzero_si512();
+		for (size_t i = b; i < b + bs; i += 16)
+			m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(in + i), abs));
+		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(m);
+		if (amax >= 0x7f800000u)
+			return b;
+		int e = quant_mx_exp(r, amax);
+		scales[k] = (uint8_t)(e + 127);
+		const __m512 mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - e) << 23)));
+		for (size_t i = b; i < b + bs; i += 16) {
+			__m512 v = _mm512_loadu_ps(in + i);
+			__m512i p = _mm512_castps_si512(_mm512_mul_ps(v, mul));
+			__mmask16 fix = _mm512_test_epi32_mask(_mm512_castps_si512(v), abs) & ~_mm512_test_epi32_mask(p, abs);
+			_mm512_storeu_ps(out + i, _mm512_castsi512_ps(_mm512_mask_or_epi32(p, fix, p, one)));
+		}
+	}
+	if (full == n)
+		return n;
+	size_t got = quant_mx_blocks_portable(out + full, scales + k, in + full, n - full, bs, r);
+	return full + got;
+}
+
+Q512 size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
+                                const quant_mx_rule *r, const quant_elem_enc *enc)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
+	const __m512i half_m1 = _mm512_set1_epi32((int)enc->half_m1), rebias = _mm512_set1_epi32((int)enc->rebias);
+	const __m512i min_normal = _mm512_set1_epi32((int)enc->min_normal), magic = _mm512_set1_epi32((int)enc->magic);
+	const __m512i max_bits = _mm512_set1_epi32((int)enc->max_bits);
+	const __m128i shift = _mm_cvtsi32_si128((int)enc->shift), sign_shift = _mm_cvtsi32_si128((int)enc->sign_shift);
+	size_t full = n / bs * bs, k = 0;
+	for (size_t b = 0; b < full; b += bs, k++) {
+		__m512i m = _mm512_setzero_si512();
+		for (size_t i = b; i < b + bs; i += 16)
+			m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(in + i), abs));
+		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(m);
+		if (amax >= 0x7f800000u)
+			return b;
+		int e = quant_mx_exp(r, amax);
+		scales[k] = (uint8_t)(e + 127);
+		const __m512 mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - e) << 23)));
+		for (size_t i = b; i < b + bs; i += 16) {
+			__m512i v = _mm512_loadu_si512(in + i);
+			__m512i p = _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(v), mul));
+			__m512i a = _mm512_and_si512(p, abs);
+			__m512i lsb = _mm512_and_si512(_mm512_srl_epi32(a, shift), one);
+			__m512i nrm = _mm512_sub_epi32(_mm512_srl_epi32(_mm512_add_epi32(a, _mm512_add_epi32(half_m1, lsb)), shift),
+			                               rebias);
+			__m512i sub = _mm512_sub_epi32(
+				_mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(magic))), magic);
+			__m512i c = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(a, min_normal), nrm, sub);
+			c = _mm512_min_epu32(c, max_bits);
+			c = _mm512_or_si512(c, _mm512_sll_epi32(_mm512_srli_epi32(p, 31), _mm_sub_epi32(_mm_cvtsi32_si128(31),
+			                                                                                  sign_shift)));
+			_mm_storeu_si128((__m128i *)(elems + i), _mm512_cvtepi32_epi8(c));
+		}
+	}
+	return full;
+}
+
 Q512 void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uint32_t g[7])
 {
 	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
@@ -74,6 +146,19 @@ void quant_mx_scale_avx512(float *out, const float *in, size_t n, int k)
 void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uint32_t g[7])
 {
 	quant_nv_rne_portable(out, in, n, g);
+}
+
+size_t quant_mx_blocks_avx512(float *out, uint8_t *scales, const float *in, size_t n, size_t bs,
+                              const quant_mx_rule *r)
+{
+	return quant_mx_blocks_portable(out, scales, in, n, bs, r);
+}
+
+size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
+                           const quant_mx_rule *r, const quant_elem_enc *enc)
+{
+	(void)elems, (void)scales, (void)in, (void)n, (void)bs, (void)r, (void)enc;
+	return 0;   /* never called: use_avx512 is false off x86-64 */
 }
 
 #endif

@@ -123,20 +123,27 @@ mp_status quant_bulk_tensor_scale(float *s_t, const float *in, size_t n, size_t 
 
 /* --- MX --- */
 
-/* The MX scale exponent from a block's amax pattern (finite), as
- * mx_scale_exp in quant.c: floor(log2 amax) is the exponent field (or the
- * subnormal's top bit), and the ceil rule adds one when amax > max_elem *
- * 2^(floor - emax_elem), a comparison of binary64 values that are exact. */
-int quant_mx_exp(const quant_info *q, quant_rule rule, uint32_t amax)
+quant_elem_enc quant_elem_enc_of(fmt_id elem)
 {
-	if (amax == 0)
-		return -127;
-	uint32_t ex = amax >> 23;
-	int L = ex ? (int)ex - 127 : (31 - __builtin_clz(amax)) - 149;
-	int k = L - q->emax_elem;
-	if (rule == QUANT_RULE_CEIL && (double)u2f(amax) > ldexp(fmt_max(fmt_get(q->elem)), k))
-		k++;
-	return k < -127 ? -127 : k > 127 ? 127 : k;
+	const fmt_info *f = fmt_get(elem);
+	int emin = fmt_emin(f);
+	quant_elem_enc e = {
+		.shift = (uint32_t)(23 - f->frac_bits),
+		.half_m1 = (1u << (22 - f->frac_bits)) - 1u,
+		.rebias = (uint32_t)(127 - f->bias) << f->frac_bits,
+		.min_normal = (uint32_t)(127 + emin) << 23,
+		.magic = (uint32_t)(127 + emin - f->frac_bits + 23) << 23,
+		.max_bits = fmt_max_bits(f),
+		.sign_shift = (uint32_t)(32 - f->width),
+	};
+	return e;
+}
+
+quant_mx_rule quant_mx_rule_of(const quant_info *q, quant_rule rule)
+{
+	float m = (float)fmt_max(fmt_get(q->elem));
+	quant_mx_rule r = { .emax = q->emax_elem, .ceil = rule == QUANT_RULE_CEIL, .mfrac = f2u(m) & 0x7fffffu };
+	return r;
 }
 
 /* tmp[i] = in[i] * 2^-k. For fp32 input k is in [-127, 126] (k <= 127 -
@@ -166,44 +173,106 @@ static mp_status mx_flush(fmt_simd path, const quant_opts *o, fmt_id elem, uint6
 	return fmt_bulk_encode(path, &bo, out, tmp, n);
 }
 
+size_t quant_mx_blocks_portable(float *out, uint8_t *scales, const float *in, size_t n, size_t bs,
+                                const quant_mx_rule *r)
+{
+	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
+		size_t cnt = n - b < bs ? n - b : bs;
+		uint32_t m = quant_amax_portable(in + b, cnt);
+		if (m >= 0x7f800000u)
+			return b;
+		int e = quant_mx_exp(r, m);
+		scales[k] = (uint8_t)(e + 127);
+		quant_mx_scale_portable(out + b, in + b, cnt, e);
+	}
+	return n;
+}
+
 #define QUANT_CHUNK 4096
+
+/* The index of the first inf or NaN of in[0..n) (there is one). */
+static size_t first_nonfinite(const float *in, size_t n)
+{
+	size_t where = 0;
+	amax_bits(in, n, &where);
+	return where;
+}
+
+/* A block larger than the chunk: its amax first, then its scaled values
+ * chunk by chunk. */
+static mp_status mx_big_block(fmt_simd path, const quant_opts *o, const quant_mx_rule *rr, uint64_t index,
+                              uint8_t *elems, uint8_t *scale, const float *in, size_t cnt, size_t *bad)
+{
+	bool v = use_avx512(path);
+	uint32_t m = v ? quant_amax_avx512(in, cnt) : quant_amax_portable(in, cnt);
+	if (m >= 0x7f800000u) {
+		if (bad)
+			*bad = first_nonfinite(in, cnt);
+		return MP_EINVAL;
+	}
+	int e = quant_mx_exp(rr, m);
+	*scale = (uint8_t)(e + 127);
+	float tmp[QUANT_CHUNK];
+	for (size_t i = 0; i < cnt; i += QUANT_CHUNK) {
+		size_t take = cnt - i < QUANT_CHUNK ? cnt - i : QUANT_CHUNK;
+		(v ? quant_mx_scale_avx512 : quant_mx_scale_portable)(tmp, in + i, take, e);
+		mp_status st = mx_flush(path, o, quant_get(o->fmt)->elem, index + i, elems + i, tmp, take);
+		if (st != MP_OK)
+			return st;
+	}
+	return MP_OK;
+}
 
 static mp_status bulk_mx(fmt_simd path, const quant_opts *o, uint64_t index0, uint8_t *elems, uint8_t *scales,
                          const float *in, size_t n, size_t *bad)
 {
 	const quant_info *q = quant_get(o->fmt);
 	size_t bs = o->block ? o->block : (size_t)q->block;
-	float tmp[QUANT_CHUNK];
-	size_t held = 0, from = 0;   /* tmp holds the scaled in[from .. from + held) */
-	quant_scale_fn scale = use_avx512(path) ? quant_mx_scale_avx512 : quant_mx_scale_portable;
-	quant_amax_fn amax = use_avx512(path) ? quant_amax_avx512 : quant_amax_portable;
-	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
-		size_t cnt = n - b < bs ? n - b : bs;
-		size_t where = 0;
-		uint32_t m = amax(in + b, cnt);
-		if (m >= 0x7f800000u) {
-			amax_bits(in + b, cnt, &where);
+	quant_mx_rule rr = quant_mx_rule_of(q, o->rule);
+	if (bs > QUANT_CHUNK) {
+		for (size_t b = 0; b < n; b += bs) {
+			size_t cnt = n - b < bs ? n - b : bs, at = 0;
+			mp_status st = mx_big_block(path, o, &rr, index0 + b, elems + b, scales + b / bs, in + b, cnt, &at);
+			if (st != MP_OK) {
+				if (bad)
+					*bad = b + at;
+				return st;
+			}
+		}
+		return MP_OK;
+	}
+	if (use_avx512(path) && o->mode == FMT_RNE && bs % 16 == 0) {
+		/* whole blocks in one pass; a short last block below */
+		quant_elem_enc enc = quant_elem_enc_of(q->elem);
+		size_t done = quant_mx_rne_avx512(elems, scales, in, n, bs, &rr, &enc);
+		if (done < n / bs * bs) {
 			if (bad)
-				*bad = b + where;
+				*bad = done + first_nonfinite(in + done, bs);
 			return MP_EINVAL;
 		}
-		int e = quant_mx_exp(q, o->rule, m);
-		scales[k] = (uint8_t)(e + 127);
-		for (size_t i = 0; i < cnt;) {
-			if (held == QUANT_CHUNK) {
-				mp_status st = mx_flush(path, o, q->elem, index0 + from, elems + from, tmp, held);
-				if (st != MP_OK)
-					return st;
-				from += held;
-				held = 0;
-			}
-			size_t take = cnt - i < QUANT_CHUNK - held ? cnt - i : QUANT_CHUNK - held;
-			scale(tmp + held, in + b + i, take, e);
-			held += take;
-			i += take;
-		}
+		index0 += done;
+		elems += done;
+		scales += done / bs;
+		in += done;
+		n -= done;
 	}
-	return held ? mx_flush(path, o, q->elem, index0 + from, elems + from, tmp, held) : MP_OK;
+	/* whole blocks per chunk: scales and scaled values, then one encoder call */
+	quant_mx_blocks_fn blocks = use_avx512(path) ? quant_mx_blocks_avx512 : quant_mx_blocks_portable;
+	float tmp[QUANT_CHUNK];
+	size_t per = QUANT_CHUNK / bs * bs;
+	for (size_t b = 0; b < n; b += per) {
+		size_t cnt = n - b < per ? n - b : per;
+		size_t got = blocks(tmp, scales + b / bs, in + b, cnt, bs, &rr);
+		if (got < cnt) {
+			if (bad)
+				*bad = b + got + first_nonfinite(in + b + got, cnt - got < bs ? cnt - got : bs);
+			return MP_EINVAL;
+		}
+		mp_status st = mx_flush(path, o, q->elem, index0 + b, elems + b, tmp, cnt);
+		if (st != MP_OK)
+			return st;
+	}
+	return MP_OK;
 }
 
 /* --- nvfp4 --- */

@@ -10,8 +10,37 @@
 /* (a * 2^ea) / (d * 2^ed) rounded once into f (a, d nonzero; a < 2^32, d < 2^40). */
 uint32_t quant_div_round(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, uint64_t a, int ea, uint64_t d,
                          int ed);
-/* The MX scale exponent of a block whose largest |x| has the (finite) fp32 pattern amax. */
-int quant_mx_exp(const quant_info *q, quant_rule rule, uint32_t amax);
+/* An MX rule in integers: max_elem = (1 + mfrac * 2^-23) * 2^emax. */
+typedef struct {
+	int emax;          /* emax_elem */
+	bool ceil;         /* QUANT_RULE_CEIL */
+	uint32_t mfrac;    /* the fp32 fraction field of max_elem */
+} quant_mx_rule;
+
+quant_mx_rule quant_mx_rule_of(const quant_info *q, quant_rule rule);
+
+/* The MX scale exponent of a block whose largest |x| has the finite fp32
+ * pattern amax (mx_scale_exp in quant.c does the same on rationals).
+ * floor(log2 amax) = L is the exponent field, or the top bit of a
+ * subnormal; with amax = (1 + f * 2^-23) * 2^L, the ceil rule's amax >
+ * max_elem * 2^(L - emax) is f > mfrac. */
+static inline int quant_mx_exp(const quant_mx_rule *r, uint32_t amax)
+{
+	if (amax == 0)
+		return -127;
+	uint32_t ex = amax >> 23, f;
+	int L;
+	if (ex) {
+		L = (int)ex - 127;
+		f = amax & 0x7fffffu;
+	} else {
+		int top = 31 - __builtin_clz(amax);
+		L = top - 149;
+		f = (amax << (23 - top)) & 0x7fffffu;
+	}
+	int k = L - r->emax + (r->ceil && f > r->mfrac);
+	return k < -127 ? -127 : k > 127 ? 127 : k;
+}
 /* The 7 e2m1 decision patterns of quotients by D (see quant_bulk.c). */
 void quant_nv_thresholds(uint32_t g[7], double D);
 
@@ -21,6 +50,42 @@ typedef uint32_t (*quant_amax_fn)(const float *in /* (n) */, size_t n);
 typedef void (*quant_scale_fn)(float *out /* (n) */, const float *in /* (n) */, size_t n, int k);
 /* nvfp4 rne elements from the thresholds g. */
 typedef void (*quant_nv_fn)(uint8_t *out /* (n) */, const float *in /* (n) */, size_t n, const uint32_t g[7]);
+
+/* The e8m0 bytes (scales[k]) and the scaled values (out) of the blocks of
+ * in[0..n), bs elements each (the last may be shorter). Returns n, or the
+ * start of the first block that holds an inf or NaN (written up to there). */
+typedef size_t (*quant_mx_blocks_fn)(float *out /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n,
+                                     size_t bs, const quant_mx_rule *r);
+size_t quant_mx_blocks_portable(float *out, uint8_t *scales, const float *in, size_t n, size_t bs,
+                                const quant_mx_rule *r);
+size_t quant_mx_blocks_avx512(float *out, uint8_t *scales, const float *in, size_t n, size_t bs,
+                              const quant_mx_rule *r);
+
+/* Rounding a scaled MX value p (finite, |p| < 2^(emax_elem + 1)) to
+ * nearest even into the element format, in integers and one fp32 add:
+ * at or above the element's min normal, (a + half_m1 + lsb) >> shift -
+ * rebias on the pattern a = |p| (a carry bumps the exponent); below it, the
+ * add of magic = 2^(emin - frac_bits + 23) rounds |p| once to the
+ * subnormal grid and the code is bits(|p| + magic) - bits(magic); then the
+ * saturation min(code, max_bits) and the sign. */
+typedef struct {
+	uint32_t shift;        /* 23 - frac_bits */
+	uint32_t half_m1;      /* 2^(shift - 1) - 1 */
+	uint32_t rebias;       /* (127 - bias) << frac_bits */
+	uint32_t min_normal;   /* fp32 pattern of the element's min normal */
+	uint32_t magic;        /* fp32 pattern of 2^(emin - frac_bits + 23) */
+	uint32_t max_bits;     /* the element's largest finite magnitude */
+	uint32_t sign_shift;   /* 32 - width: bit 31 to the element's sign */
+} quant_elem_enc;
+
+quant_elem_enc quant_elem_enc_of(fmt_id elem);
+
+/* MX rne in one pass over whole blocks of bs elements (bs a multiple of
+ * 16): e8m0 bytes into scales, elements into elems. Returns the number of
+ * elements done (whole blocks), or fewer: the start of the first block that
+ * holds an inf or NaN. */
+size_t quant_mx_rne_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n, size_t bs,
+                           const quant_mx_rule *r, const quant_elem_enc *enc);
 
 uint32_t quant_amax_portable(const float *in, size_t n);
 void quant_mx_scale_portable(float *out, const float *in, size_t n, int k);
