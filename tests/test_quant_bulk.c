@@ -164,6 +164,49 @@ START_TEST(bulk_nonfinite)
 }
 END_TEST
 
+/* A product that vanishes in fp32: 2^-149 in a block of amax 2^127 is
+ * 2^-149 * 2^-(127 - 8) = 2^-268 scaled. Exactly, SR rounds it up to the
+ * smallest e4m3 subnormal (0x01) iff its 32 random bits are 0 (the first 32
+ * bits of its fraction of the gap are 0, the rest is not). Seed 160752802
+ * gives element 33 the bits 0 (found offline by inverting the RNG's mix;
+ * checked here), so element 33 must be 0x01 (or 0x81) on every path, and
+ * 0x00 with another seed or with rne. */
+START_TEST(bulk_vanishing_product_sr)
+{
+	enum { SEED = 160752802, AT = 33 };
+	ck_assert(rng_bits(SEED, AT) == 0);
+	static float v[64];
+	for (size_t i = 0; i < 64; i++)
+		v[i] = 1.0f;
+	v[32] = 0x1.8p127f;
+	for (int sign = 0; sign < 2; sign++) {
+		v[AT] = sign ? -0x1p-149f : 0x1p-149f;
+		for (int mode = 0; mode < 2; mode++) {
+			fmt_mode m = mode ? FMT_SR : FMT_RNE;
+			for (uint64_t seed = SEED; seed <= SEED + 1; seed++) {
+				uint32_t want = (m == FMT_SR && seed == SEED ? 0x01 : 0x00) | (sign ? 0x80 : 0);
+				quant_opts o = { .fmt = QUANT_MXFP8_E4M3, .mode = m, .seed = seed };
+				quant_result r;
+				for (size_t i = 0; i < 64; i++)
+					fmt_num_set_double(&xs[i], v[i]);
+				ck_assert(quant_run(&o, xs, 64, &r) == MP_OK);
+				ck_assert_msg(r.elems[AT].bits == want, "exact: 0x%02x, want 0x%02x", r.elems[AT].bits, want);
+				quant_result_free(&r);
+				for (int p = 0; p < FMT_SIMD_COUNT; p++) {
+					if (!fmt_simd_available((fmt_simd)p))
+						continue;
+					ck_assert(quant_bulk((fmt_simd)p, &o, 1, 0, elems, scales, v, 64, NULL) == MP_OK);
+					ck_assert_msg(elems[AT] == want, "%s: 0x%02x, want 0x%02x", fmt_simd_name((fmt_simd)p),
+					              elems[AT], want);
+				}
+			}
+		}
+	}
+	for (size_t i = 0; i < N; i++)
+		fmt_num_set_double(&xs[i], data[i]);
+}
+END_TEST
+
 int main(void)
 {
 	fill();
@@ -177,6 +220,7 @@ int main(void)
 	tcase_add_test(tc, bulk_matches_exact);
 	tcase_add_test(tc, bulk_block_sizes);
 	tcase_add_test(tc, bulk_nonfinite);
+	tcase_add_test(tc, bulk_vanishing_product_sr);
 	suite_add_tcase(s, tc);
 	int rc = testutil_run(s);
 	for (size_t i = 0; i < N; i++)
