@@ -298,21 +298,48 @@ void quant_nv_thresholds(uint32_t g[7], double D)
 	}
 }
 
-/* One nvfp4 block's scale byte, and D = s_b * s_t (0 when the elements are 0). */
-static uint8_t nv_block_scale(float s_t, uint32_t amax, double *D)
+/* The e4m3 code of a positive binary64 q rounded to nearest even, saturating
+ * at 448 (0x7e). Below the min normal 2^-6, adding 2^43 (whose ulp is
+ * 2^-9, the subnormal spacing) rounds q once to the subnormal grid; above
+ * it, the rounding is done on the pattern (a carry bumps the exponent) and
+ * the code is the pattern's top bits rebiased. */
+static uint32_t e4m3_code(double q)
 {
-	*D = 0;
+	if (q < 0x1p-6)
+		return (uint32_t)(((q + 0x1p43) - 0x1p43) * 0x1p9);
+	uint64_t b;
+	memcpy(&b, &q, 8);
+	b += (1ull << 48) - 1 + ((b >> 49) & 1);
+	uint64_t c = (b >> 49) - ((uint64_t)(1023 - 7) << 3);
+	return c > 0x7e ? 0x7e : (uint32_t)c;
+}
+
+/* The value of a finite e4m3 code (no sign). */
+static double e4m3_value(uint32_t c)
+{
+	if (c < 8)
+		return (double)c * 0x1p-9;
+	uint64_t b = ((uint64_t)((c >> 3) - 7 + 1023) << 52) | ((uint64_t)(c & 7) << 49);
+	double v;
+	memcpy(&v, &b, 8);
+	return v;
+}
+
+/* One nvfp4 block's scale byte s_b = e4m3(amax / (6 s_t)), 0 when s_t or
+ * amax is 0. The quotient is taken in binary64 and rounded once more into
+ * e4m3, which is the once-rounded result: amax = a 2^ea (a < 2^24) and
+ * 6 s_t = b 2^eb (b < 2^26) are exact, an e4m3 midpoint is m = M 2^em with
+ * M < 2^5, and a quotient that is not m differs from it by |a 2^ea - M b
+ * 2^(em+eb)| / (b 2^eb), a nonzero multiple of 2^min(ea, em+eb) over the
+ * divisor: at least 2^-32 of m relatively (2^-31 over M b, or 2^-26 when
+ * ea is the smaller, the quotient being near m). Binary64's division errs
+ * by at most 2^-53 relatively, so it lands on the same side of every
+ * midpoint as the exact quotient, and on m exactly when that is m. */
+static uint32_t nv_block_scale(float s_t, uint32_t amax)
+{
 	if (s_t == 0 || amax == 0)
 		return 0;
-	uint64_t sa, ss;
-	int ea, es;
-	f32_split(amax, &sa, &ea);
-	f32_split(f2u(s_t), &ss, &es);
-	fmt_round_ctl ctl = { .mode = FMT_RNE, .saturate = true };
-	/* 6 * s_t = (3 * sig) * 2^(e + 1) */
-	uint32_t sb = quant_div_round(fmt_get(FMT_E4M3), &ctl, false, sa, ea, 3 * ss, es + 1);
-	*D = fmt_to_double(fmt_get(FMT_E4M3), sb) * (double)s_t;   /* exact: 4 by 24 significant bits */
-	return (uint8_t)sb;
+	return e4m3_code((double)u2f(amax) / (6.0 * (double)s_t));
 }
 
 /* SR elements: each quotient exactly, through quant_div_round. */
@@ -349,8 +376,13 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
                          uint8_t *scales, const float *in, size_t n, size_t *bad)
 {
 	size_t bs = o->block ? o->block : (size_t)quant_get(QUANT_NVFP4)->block;
-	quant_nv_fn rne = use_avx512(path) ? quant_nv_rne_avx512 : quant_nv_rne_portable;
-	quant_amax_fn amax = use_avx512(path) ? quant_amax_avx512 : quant_amax_portable;
+	bool v = use_avx512(path);
+	quant_nv_fn rne = v ? quant_nv_rne_avx512 : quant_nv_rne_portable;
+	quant_amax_fn amax = v ? quant_amax_avx512 : quant_amax_portable;
+	/* the decision patterns for each of the 126 nonzero block scales */
+	uint32_t g[127][8];
+	for (uint32_t c = 1; c < 127 && o->mode == FMT_RNE && s_t > 0; c++)
+		quant_nv_thresholds(g[c], e4m3_value(c) * (double)s_t);
 	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
 		size_t cnt = n - b < bs ? n - b : bs, where = 0;
 		uint32_t m = amax(in + b, cnt);
@@ -360,17 +392,15 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 				*bad = b + where;
 			return MP_EINVAL;
 		}
-		double D;
-		scales[k] = nv_block_scale(s_t, m, &D);
-		if (D == 0) {
+		uint32_t c = nv_block_scale(s_t, m);
+		scales[k] = (uint8_t)c;
+		if (c == 0) {
 			for (size_t i = 0; i < cnt; i++)
 				elems[b + i] = (uint8_t)((f2u(in[b + i]) >> 31) << 3);
 		} else if (o->mode == FMT_SR) {
-			nv_sr(o, index0 + b, elems + b, in + b, cnt, D);
+			nv_sr(o, index0 + b, elems + b, in + b, cnt, e4m3_value(c) * (double)s_t);
 		} else {
-			uint32_t g[7];
-			quant_nv_thresholds(g, D);
-			rne(elems + b, in + b, cnt, g);
+			rne(elems + b, in + b, cnt, g[c]);
 		}
 	}
 	return MP_OK;
