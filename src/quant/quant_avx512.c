@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "quant/quant_impl.h"
+#include "util/rng.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -114,6 +115,76 @@ Q512 size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in
 	return full;
 }
 
+/* rng_mix32 lane by lane. */
+Q512 static inline __m512i mix32(__m512i x)
+{
+	x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+	x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
+	x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
+	x = _mm512_mullo_epi32(x, _mm512_set1_epi32((int)0x846ca68bu));
+	return _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+}
+
+/* One vector of scaled values p into element codes by stochastic rounding
+ * with the random bits r: bulk_encode1's formula (variable shifts of 32 or
+ * more give 0, as the portable helpers define them). */
+Q512 static inline __m512i sr_codes(__m512i p, __m512i r, const quant_elem_enc *enc)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
+	const __m512i c32 = _mm512_set1_epi32(32);
+	__m512i a = _mm512_and_si512(p, abs);
+	__m512i e = _mm512_srli_epi32(a, 23);
+	__mmask16 normal = _mm512_cmpge_epu32_mask(a, _mm512_set1_epi32((int)enc->min_normal));
+	__m512i sig = _mm512_or_si512(_mm512_and_si512(a, _mm512_set1_epi32(0x7fffff)),
+	                              _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(e, e), _mm512_set1_epi32(0x800000)));
+	__m512i v = _mm512_mask_blend_epi32(normal, sig, a);
+	__m512i s = _mm512_mask_blend_epi32(normal, _mm512_sub_epi32(_mm512_set1_epi32((int)enc->sub_base),
+	                                                             _mm512_max_epu32(e, one)),
+	                                    _mm512_set1_epi32((int)enc->shift));
+	__m512i kept = _mm512_srlv_epi32(v, s);
+	__m512i sm32 = _mm512_sub_epi32(s, c32);   /* negative (huge unsigned) when s < 32: shifts give 0 */
+	__m512i hi = _mm512_or_si512(_mm512_sllv_epi32(v, _mm512_sub_epi32(c32, s)), _mm512_srlv_epi32(v, sm32));
+	__mmask16 over32 = _mm512_cmpgt_epu32_mask(s, c32);
+	__m512i low = _mm512_sub_epi32(_mm512_sllv_epi32(one, sm32), one);
+	__mmask16 below = over32 & _mm512_test_epi32_mask(v, low);
+	__mmask16 up = _mm512_cmplt_epu32_mask(r, hi) | (below & _mm512_cmpeq_epi32_mask(r, hi));
+	__m512i code = _mm512_mask_add_epi32(kept, up, kept, one);
+	code = _mm512_mask_sub_epi32(code, normal, code, _mm512_set1_epi32((int)enc->rebias));
+	code = _mm512_min_epu32(code, _mm512_set1_epi32((int)enc->max_bits));
+	return _mm512_or_si512(code, _mm512_slli_epi32(_mm512_srli_epi32(p, 31), 31 - enc->sign_shift));
+}
+
+Q512 size_t quant_mx_sr_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
+                               const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
+	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	rng_key key = rng_key_for(seed, index0);
+	const __m512i k1 = _mm512_set1_epi32((int)key.k1), k2 = _mm512_set1_epi32((int)key.k2);
+	size_t full = n / bs * bs, k = 0;
+	for (size_t b = 0; b < full; b += bs, k++) {
+		__m512i m = _mm512_setzero_si512();
+		for (size_t i = b; i < b + bs; i += 16)
+			m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(in + i), abs));
+		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(m);
+		if (amax >= 0x7f800000u)
+			return b;
+		int e = quant_mx_exp(r, amax);
+		scales[k] = (uint8_t)(e + 127);
+		const __m512 mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - e) << 23)));
+		for (size_t i = b; i < b + bs; i += 16) {
+			__m512i v = _mm512_loadu_si512(in + i);
+			__m512i p = _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(v), mul));
+			__mmask16 fix = _mm512_test_epi32_mask(v, abs) & ~_mm512_test_epi32_mask(p, abs);
+			p = _mm512_mask_or_epi32(p, fix, p, one);
+			__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + i)), lane);
+			__m512i rb = _mm512_xor_si512(mix32(_mm512_xor_si512(idx, k1)), k2);
+			_mm_storeu_si128((__m128i *)(elems + i), _mm512_cvtepi32_epi8(sr_codes(p, rb, enc)));
+		}
+	}
+	return full;
+}
+
 Q512 void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uint32_t g[7])
 {
 	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
@@ -159,6 +230,13 @@ size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in, siz
 {
 	(void)elems, (void)scales, (void)in, (void)n, (void)bs, (void)r, (void)enc;
 	return 0;   /* never called: use_avx512 is false off x86-64 */
+}
+
+size_t quant_mx_sr_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
+                          const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0)
+{
+	(void)elems, (void)scales, (void)in, (void)n, (void)bs, (void)r, (void)enc, (void)seed, (void)index0;
+	return 0;
 }
 
 #endif

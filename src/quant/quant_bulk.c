@@ -135,6 +135,7 @@ quant_elem_enc quant_elem_enc_of(fmt_id elem)
 		.magic = (uint32_t)(127 + emin - f->frac_bits + 23) << 23,
 		.max_bits = fmt_max_bits(f),
 		.sign_shift = (uint32_t)(32 - f->width),
+		.sub_base = (uint32_t)(emin - f->frac_bits + 150),
 	};
 	return e;
 }
@@ -241,10 +242,14 @@ static mp_status bulk_mx(fmt_simd path, const quant_opts *o, uint64_t index0, ui
 		}
 		return MP_OK;
 	}
-	if (use_avx512(path) && o->mode == FMT_RNE && bs % 16 == 0) {
+	/* sr into fp8 is faster through fmt's SIMD encoder (below) than fused */
+	bool fused_sr = o->mode == FMT_SR && q->elem != FMT_E4M3 && q->elem != FMT_E5M2 &&
+	                (n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32));
+	if (use_avx512(path) && bs % 16 == 0 && (o->mode == FMT_RNE || fused_sr)) {
 		/* whole blocks in one pass; a short last block below */
 		quant_elem_enc enc = quant_elem_enc_of(q->elem);
-		size_t done = quant_mx_rne_avx512(elems, scales, in, n, bs, &rr, &enc);
+		size_t done = o->mode == FMT_RNE ? quant_mx_rne_avx512(elems, scales, in, n, bs, &rr, &enc)
+		                                 : quant_mx_sr_avx512(elems, scales, in, n, bs, &rr, &enc, o->seed, index0);
 		if (done < n / bs * bs) {
 			if (bad)
 				*bad = done + first_nonfinite(in + done, bs);

@@ -76,6 +76,7 @@ typedef struct {
 	uint32_t magic;        /* fp32 pattern of 2^(emin - frac_bits + 23) */
 	uint32_t max_bits;     /* the element's largest finite magnitude */
 	uint32_t sign_shift;   /* 32 - width: bit 31 to the element's sign */
+	uint32_t sub_base;     /* emin - frac_bits + 150: the shift of a subnormal result is sub_base - max(e32, 1) */
 } quant_elem_enc;
 
 quant_elem_enc quant_elem_enc_of(fmt_id elem);
@@ -86,6 +87,13 @@ quant_elem_enc quant_elem_enc_of(fmt_id elem);
  * holds an inf or NaN. */
 size_t quant_mx_rne_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n, size_t bs,
                            const quant_mx_rule *r, const quant_elem_enc *enc);
+
+/* MX sr in one pass, as quant_mx_rne_avx512: element i draws
+ * rng_bits(seed, index0 + i); index0 .. index0 + n - 1 must share their
+ * top 32 bits (one key). The rounding is bulk_encode1's (fmt/bulk_impl.h)
+ * on the scaled pattern: the first 32 discarded bits and a sticky bit. */
+size_t quant_mx_sr_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n, size_t bs,
+                          const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0);
 
 uint32_t quant_amax_portable(const float *in, size_t n);
 void quant_mx_scale_portable(float *out, const float *in, size_t n, int k);
