@@ -142,6 +142,22 @@ int cli_getopt(cli_args *a, int argc, char **argv, const struct option *opts, ch
 	}
 }
 
+void cli_print_formats(int indent)
+{
+	int col = 0;
+	for (int i = 0; i < FMT_COUNT; i++) {
+		const char *name = fmt_get((fmt_id)i)->name;
+		int len = (int)strlen(name) + (i + 1 < FMT_COUNT ? 1 : 0);
+		if (col > 0 && col + 1 + len > 79) {
+			putchar('\n');
+			col = 0;
+		}
+		col += col == 0 ? printf("%*s", indent, "") : printf(" ");
+		col += printf("%s%s", name, i + 1 < FMT_COUNT ? "," : "");
+	}
+	putchar('\n');
+}
+
 bool cli_parse_formats(const char *cmd, const char *opt, const char *list, fmt_id *ids, size_t *count)
 {
 	const char *bad = NULL;

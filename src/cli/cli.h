@@ -81,6 +81,9 @@ int cli_getopt(cli_args *a, int argc, char **argv, const struct option *opts, ch
  * anything else for an unknown option) and returns CLI_USAGE. */
 int cli_option_error(const char *cmd, int c, char **argv);
 
+/* Prints every format's name, comma-separated, on lines of at most 79
+ * columns, each indented by `indent` spaces (for --help texts). */
+void cli_print_formats(int indent);
 /* Parses --to/--format lists, naming the option in the error. */
 bool cli_parse_formats(const char *cmd, const char *opt, const char *list, fmt_id *ids, size_t *count);
 bool cli_parse_mode(const char *cmd, const char *text, fmt_mode *mode);

@@ -16,16 +16,17 @@ static void bits_help(void)
 	       "       mixprec bits --raw PATTERN [--raw PATTERN...] --format F [--csv]\n"
 	       "Shows how a value is stored: sign, exponent and fraction fields, class,\n"
 	       "decoded value, the spacing (ulp) there and the neighbouring values.\n\n"
-	       "  --format F,...  formats (default: all); known:\n"
-	       "                  %s\n"
-	       "  --mode M        rounding of VALUE into the format (default rne)\n"
+	       "  --format F,...  formats (default: all); known:\n");
+	cli_print_formats(18);
+	printf("  --mode M        rounding of VALUE into the format (default rne)\n"
 	       "  --raw PATTERN   decode a bit pattern instead: hex (0x7c00), binary\n"
 	       "                  (0b0111110000000000) or binary grouped with spaces\n"
 	       "  --csv           CSV: input,format,bits,sign,exponent_field,\n"
 	       "                  fraction_field,class,value,exponent,ulp,prev_bits,prev,\n"
 	       "                  next_bits,next\n"
-	       "  -h, --help      this text\n",
-	       fmt_known_names());
+	       "  -h, --help      this text\n\n"
+	       "fp6 and fp4 have no inf and no NaN; FNUZ formats no -0 (0x80 is NaN); e8m0\n"
+	       "is unsigned, 2^(bits - 127), with no zero (0xff is NaN).\n");
 }
 
 /* Parses a bit pattern for f: 0x.., 0b.., or 0/1 digits with spaces. */

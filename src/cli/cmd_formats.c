@@ -18,10 +18,26 @@ static void formats_help(void)
 	       "  -h, --help  this text\n");
 }
 
-/* "2^-126 = 1.18e-38" */
+/* "2^-126 = 1.18e-38"; "-" for NaN (e8m0 has no subnormals) */
 static void pow2_text(char *buf, size_t n, double v)
 {
-	snprintf(buf, n, "2^%d = %.3g", ilogb(v), v);
+	if (isnan(v))
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "2^%d = %.3g", ilogb(v), v);
+}
+
+/* The specials column of the table. */
+static const char *specials_text(const fmt_info *f)
+{
+	switch (f->specials) {
+	case FMT_SPECIALS_IEEE: return "inf, NaN";
+	case FMT_SPECIALS_FN:   return "no inf; NaN = S.1111.111";
+	case FMT_SPECIALS_NONE: return "no inf, no NaN; saturates";
+	case FMT_SPECIALS_FNUZ: return "no inf, no -0; NaN = 0x80";
+	case FMT_SPECIALS_E8M0: return "unsigned, no zero; NaN = 0xff";
+	}
+	return "?";
 }
 
 int cmd_formats(int argc, char **argv)
@@ -62,14 +78,17 @@ int cmd_formats(int argc, char **argv)
 			csvw_fieldf(&w, "%d", f->bias);
 			csvw_field(&w, numtext_short(a, sizeof a, fmt_max(f)));
 			csvw_field(&w, numtext_short(a, sizeof a, fmt_min_normal(f)));
-			csvw_field(&w, numtext_short(a, sizeof a, fmt_min_subnormal(f)));
+			if (fmt_has_subnormals(f))
+				csvw_field(&w, numtext_short(a, sizeof a, fmt_min_subnormal(f)));
+			else
+				csvw_field(&w, "");   /* e8m0: none */
 			csvw_field(&w, numtext_short(a, sizeof a, fmt_epsilon(f)));
 			csvw_fieldf(&w, "%.2f", fmt_decimal_digits(f));
 			csvw_field(&w, fmt_has_inf(f) ? "yes" : "no");
 			csvw_end_row(&w);
 		}
 	} else {
-		printf("%-9s %4s %4s %5s %5s  %-11s %-20s %-20s %-7s %6s  %s\n", "format", "bits", "exp",
+		printf("%-12s %4s %4s %5s %5s  %-11s %-20s %-20s %-7s %6s  %s\n", "format", "bits", "exp",
 		       "frac", "bias", "max", "min normal", "min subnormal", "epsilon", "digits", "inf/NaN");
 		for (int i = 0; i < FMT_COUNT; i++) {
 			const fmt_info *f = fmt_get((fmt_id)i);
@@ -77,12 +96,12 @@ int cmd_formats(int argc, char **argv)
 			pow2_text(b, sizeof b, fmt_min_normal(f));
 			pow2_text(d, sizeof d, fmt_min_subnormal(f));
 			snprintf(e, sizeof e, "2^%d", -f->frac_bits);
-			printf("%-9s %4d %4d %5d %5d  %-11s %-20s %-20s %-7s %6.2f  %s\n", f->name, f->width,
-			       f->exp_bits, f->frac_bits, f->bias, a, b, d, e, fmt_decimal_digits(f),
-			       fmt_has_inf(f) ? "inf, NaN" : "no inf; NaN = S.1111.111");
+			printf("%-12s %4d %4d %5d %5d  %-11s %-20s %-20s %-7s %6.2f  %s\n", f->name, f->width,
+			       f->exp_bits, f->frac_bits, f->bias, a, b, d, e, fmt_decimal_digits(f), specials_text(f));
 		}
 		printf("\nvalue = (-1)^s x 2^(e - bias) x 1.f for normal numbers, "
-		       "(-1)^s x 2^(1 - bias) x 0.f for subnormals.\n");
+		       "(-1)^s x 2^(1 - bias) x 0.f for subnormals;\n"
+		       "e8m0 (the MX scale) is 2^(e - 127) for e = 0..254: no sign, no zero.\n");
 	}
 	return cli_flush_stdout("formats") ? CLI_OK : CLI_ENV;
 }

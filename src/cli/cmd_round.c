@@ -20,17 +20,17 @@ static void round_help(void)
 	       "Rounds each VALUE, or each line of standard input when no VALUE is given,\n"
 	       "from its exact value into every format of --to, and shows the bits, the\n"
 	       "value, and the absolute and relative error.\n\n"
-	       "  --to F,...    formats (default fp32,fp16,bf16); known:\n"
-	       "                %s\n"
-	       "                (aliases: float32/single, float16/half, bfloat16, e4m3,\n"
-	       "                e5m2, ...)\n"
+	       "  --to F,...    formats (default fp32,fp16,bf16); known:\n");
+	cli_print_formats(16);
+	printf("                (aliases: float32/single, float16/half, bfloat16, e4m3,\n"
+	       "                e5m2, fp4, e2m1, e3m2, e2m3, e4m3fnuz, ...)\n"
 	       "  --mode M      rne (default; nearest, ties to even), rna (ties away), rtz,\n"
 	       "                up, down, sr (stochastic: up with probability = the fraction\n"
 	       "                of the gap)\n"
 	       "  --seed N      seed for sr (default 0); value number i (from 0) uses the\n"
 	       "                random bits of element i of the stream, so runs are reproducible\n"
 	       "  --saturate    overflow and infinities give the largest finite value instead\n"
-	       "                of inf (or, for fp8-e4m3, NaN)\n"
+	       "                of inf (or, for fp8-e4m3, the FNUZ formats and e8m0, NaN)\n"
 	       "  --csv         CSV: input,format,mode,bits,value,abs_error,rel_error\n"
 	       "  --device D    cpu (default) or cuda: the bits come from the GPU's bulk\n"
 	       "                kernels (modes rne and sr; VALUEs must be fp32 values, as the\n"
@@ -39,8 +39,15 @@ static void round_help(void)
 	       "VALUE: decimal (0.1, -6.5e-5), inf, nan, hex float (0x1.99999ap-4), a/b,\n"
 	       "2^k or m*2^k. Values are rounded from their exact value, never via binary64.\n"
 	       "A bad VALUE or stdin line is reported (line N: ...); the others are still\n"
-	       "rounded and the exit status is 2.\n",
-	       fmt_known_names());
+	       "rounded and the exit status is 2.\n\n"
+	       "Formats below 8 bits (OCP MX): fp6-e3m2, fp6-e2m3 and fp4-e2m1 have no inf\n"
+	       "and no NaN: beyond max, and for +-inf, they saturate to +-max in every mode;\n"
+	       "nan has no encoding and is an error. fp8-e4m3fnuz and fp8-e5m2fnuz have no\n"
+	       "-0 (-0 and negatives that round to zero give 0x00) and one NaN, 0x80, which\n"
+	       "overflow gives unless --saturate. e8m0 (the MX scale) rounds to a power of\n"
+	       "two in the mode (ties to the even pattern); values below 2^-127 give\n"
+	       "2^-127 = 0x00, overflow gives NaN 0xff unless --saturate; 0, negative\n"
+	       "values and -inf have no encoding and are an error.\n");
 }
 
 /* The longest stdin line read (a number is at most FMT_PARSE_MAX_LEN). */
@@ -77,10 +84,32 @@ static bool round_on_gpu(round_job *job, const fmt_info *f, const fmt_num *x, un
 	return true;
 }
 
-/* Rounds one typed value into every format and prints it; index drives SR.
- * False when the GPU failed (reported). */
-static bool round_one(round_job *job, const char *text, const fmt_num *x, unsigned long long index)
+/* The note of a row of the table (flags from the rounding, v the result). */
+static void round_note(char *note, size_t n, const fmt_info *f, const fmt_round_ctl *ctl, const fmt_num *x,
+                       unsigned flags, double v)
 {
+	note[0] = '\0';
+	bool saturating = ctl->saturate || f->specials == FMT_SPECIALS_NONE;   /* fp6/fp4 always */
+	if (!(flags & FMT_FLAG_INEXACT) && !isnan(v) && x->kind != NUM_INF)
+		snprintf(note, n, "exact");
+	if (saturating && !isinf(v) && !isnan(v) && (x->kind == NUM_INF || (flags & FMT_FLAG_OVERFLOW)))
+		snprintf(note, n, "saturated (largest finite)");
+	else if (flags & FMT_FLAG_OVERFLOW)
+		snprintf(note, n, "overflow");
+	else if ((flags & FMT_FLAG_UNDERFLOW) && f->specials == FMT_SPECIALS_E8M0)
+		snprintf(note, n, "below 2^-127: clamped to it");
+	else if (flags & FMT_FLAG_UNDERFLOW)
+		snprintf(note, n, v == 0 ? "underflow to zero" : "subnormal (underflow)");
+}
+
+/* Rounds one typed value into every format and prints it; index drives SR.
+ * 1 when done, 0 when the value has no encoding in some format (reported,
+ * naming it; the other formats are still printed), -1 when the GPU failed
+ * (reported). */
+static int round_one(round_job *job, const char *text, const char *where, const fmt_num *x,
+                     unsigned long long index)
+{
+	int rc = 1;
 	char value[1200], abs_s[64], rel_s[64], bits_s[32];
 	if (!job->csv)
 		printf("%s\n", text);
@@ -90,8 +119,15 @@ static bool round_one(round_job *job, const char *text, const fmt_num *x, unsign
 		ctl.rbits = rng_bits(job->seed, index);
 		unsigned flags;
 		uint32_t bits = fmt_round_num(f, &ctl, x, &flags);
+		if (flags & FMT_FLAG_INVALID) {
+			cli_error("round", "%s'%s' cannot be rounded to %s: %s %s", where, text, f->name, f->name,
+			          fmt_invalid_reason(f, x->kind == NUM_NAN, x->kind == NUM_FINITE && mpq_sgn(x->mag) == 0,
+			                             x->neg));
+			rc = 0;
+			continue;
+		}
 		if (job->cuda && !round_on_gpu(job, f, x, index, &bits))
-			return false;
+			return -1;
 		double v = fmt_to_double(f, bits);
 		snprintf(bits_s, sizeof bits_s, "0x%0*x", fmt_hex_digits(f), bits);
 		numtext_exact(value, sizeof value, v);
@@ -107,15 +143,8 @@ static bool round_one(round_job *job, const char *text, const fmt_num *x, unsign
 			csvw_end_row(&job->w);
 			continue;
 		}
-		char note[64] = "";
-		if (!(flags & FMT_FLAG_INEXACT) && !isnan(v))
-			snprintf(note, sizeof note, "exact");
-		if (ctl.saturate && !isinf(v) && (x->kind == NUM_INF || (flags & FMT_FLAG_OVERFLOW)))
-			snprintf(note, sizeof note, "saturated (largest finite)");
-		else if (flags & FMT_FLAG_OVERFLOW)
-			snprintf(note, sizeof note, "overflow");
-		else if (flags & FMT_FLAG_UNDERFLOW)
-			snprintf(note, sizeof note, v == 0 ? "underflow to zero" : "subnormal (underflow)");
+		char note[64];
+		round_note(note, sizeof note, f, &ctl, x, flags, v);
 		/* long exact expansions are shown to 17 digits; --csv has them in full */
 		if (numtext_sig_digits(value) > 40) {
 			char s[64];
@@ -124,7 +153,7 @@ static bool round_one(round_job *job, const char *text, const fmt_num *x, unsign
 		}
 		printf("  %-9s %-12s %-32s abs %-10s rel %-10s %s\n", f->name, bits_s, value, abs_s, rel_s, note);
 	}
-	return true;
+	return rc;
 }
 
 /* Parses and rounds one value; reports a bad one. Returns 1 when done, 0
@@ -146,12 +175,9 @@ static int round_text(round_job *job, const char *text, const char *where, unsig
 			ok = false;
 		}
 	}
-	if (ok && !round_one(job, text, &x, index)) {
-		fmt_num_clear(&x);
-		return -1;
-	}
+	int r = ok ? round_one(job, text, where, &x, index) : 0;
 	fmt_num_clear(&x);
-	return ok;
+	return r;
 }
 
 /* round_parse_opts' result when the command should go on */
@@ -172,6 +198,12 @@ static int round_device(round_job *job, const char *device)
 			          fmt_mode_name(job->ctl.mode));
 			return CLI_USAGE;
 		}
+		for (size_t i = 0; i < job->nfmts; i++)
+			if (!fmt_is_kernel(job->fmts[i])) {
+				cli_error("round", "--device cuda: %s is not available on the GPU (%s are)",
+				          fmt_get(job->fmts[i])->name, fmt_kernel_names());
+				return CLI_USAGE;
+			}
 		if (!gpu_ready(&why, NULL)) {
 			cli_error("round", "--device cuda: %s", why);
 			return CLI_ENV;

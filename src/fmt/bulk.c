@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fmt/bulk_impl.h"
+#include "fmt/bulk_small.h"
 #include "fmt/decode.h"
 
 /* --- parameters and tables --- */
@@ -224,6 +225,28 @@ static size_t portable_accumulate(const bulk_params *p, rng_key k, uint32_t idx_
 
 typedef enum { OP_ENCODE, OP_QUANTIZE, OP_ACCUMULATE } bulk_op;
 
+/* run_rounding for the formats outside the SIMD kernels (fmt/bulk_small.c):
+ * every path runs the portable loop there. */
+static mp_status run_small(const fmt_bulk_opts *o, bulk_op op, void *out, float *x, const float *in, size_t n,
+                           float *comp, size_t *unchanged)
+{
+	static const bulk_small_op ops[] = { [OP_ENCODE] = BULK_SMALL_ENCODE, [OP_QUANTIZE] = BULK_SMALL_QUANTIZE,
+	                                     [OP_ACCUMULATE] = BULK_SMALL_ACCUMULATE };
+	size_t done = 0;
+	while (done < n) {
+		uint64_t idx = o->index0 + done;   /* one key per 2^32 indices, as below */
+		uint64_t room = ((idx | 0xffffffffull) - idx) + 1;
+		size_t len = n - done < room ? n - done : (size_t)room;
+		size_t same = bulk_small_run(o, ops[op], rng_key_for(o->seed, idx), (uint32_t)idx,
+		                             out ? (char *)out + done : NULL, x ? x + done : NULL,
+		                             in ? in + done : NULL, comp ? comp + done : NULL, len);
+		if (unchanged)
+			*unchanged += same;
+		done += len;
+	}
+	return MP_OK;
+}
+
 static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op, void *out,
                               float *x, const float *in, size_t n, float *comp, size_t *unchanged)
 {
@@ -236,6 +259,8 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 	mp_status st = resolve(&path);
 	if (st != MP_OK)
 		return st;
+	if (!fmt_is_kernel(o->fmt))
+		return run_small(o, op, out, x, in, n, comp, unchanged);
 	bulk_tables_init();
 	if (o->fmt == FMT_FP32 && op != OP_ACCUMULATE) {
 		for (size_t i = 0; i < n; i++) {
@@ -312,6 +337,10 @@ mp_status fmt_bulk_decode(fmt_simd path, fmt_id fmt, float *out, const void *in,
 	mp_status st = resolve(&path);
 	if (st != MP_OK)
 		return st;
+	if (!fmt_is_kernel(fmt)) {
+		bulk_small_decode(fmt, out, in, n);
+		return MP_OK;
+	}
 	bulk_tables_init();
 	switch (path) {
 	case FMT_SIMD_AVX512: bulk_avx512_decode(fmt, out, in, n); break;

@@ -25,8 +25,12 @@ void fmt_decode(const fmt_info *f, uint32_t bits, fmt_decoded *out)
 
 	if (out->exp_field == top && fmt_has_inf(f)) {
 		out->cls = out->frac_field ? FMT_CLASS_NAN : FMT_CLASS_INF;
-	} else if (!fmt_has_inf(f) && mag == fmt_nan_bits(f)) {
+	} else if (f->specials == FMT_SPECIALS_FN && mag == fmt_nan_bits(f)) {
 		out->cls = FMT_CLASS_NAN;
+	} else if (f->specials == FMT_SPECIALS_FNUZ && bits == fmt_nan_bits(f)) {
+		out->cls = FMT_CLASS_NAN;
+	} else if (f->specials == FMT_SPECIALS_E8M0) {
+		out->cls = bits == fmt_nan_bits(f) ? FMT_CLASS_NAN : FMT_CLASS_NORMAL;
 	} else if (out->exp_field == 0) {
 		out->cls = out->frac_field ? FMT_CLASS_SUBNORMAL : FMT_CLASS_ZERO;
 	} else {
@@ -50,6 +54,7 @@ void fmt_decode(const fmt_info *f, uint32_t bits, fmt_decoded *out)
 		out->value = ldexp((double)out->frac_field, fmt_emin(f) - f->frac_bits);
 		break;
 	case FMT_CLASS_NORMAL:
+		/* e8m0: exp_field 0 is 2^-127, a normal number (there is no zero) */
 		out->exponent = (int)out->exp_field - f->bias;
 		out->value = ldexp((double)(out->frac_field | (1u << f->frac_bits)),
 		                   out->exponent - f->frac_bits);
@@ -90,6 +95,10 @@ bool fmt_next_up(const fmt_info *f, uint32_t bits, uint32_t *out)
 	uint32_t mag = bits & fmt_all_mask(f) & ~fmt_sign_mask(f);
 	if (!d.neg)
 		return mag_up(f, mag, out);
+	if (mag == 1 && !fmt_has_neg_zero(f)) {   /* FNUZ: -min subnormal steps to 0, not to NaN */
+		*out = 0;
+		return true;
+	}
 	if (d.cls == FMT_CLASS_ZERO) {       /* -0 -> smallest positive subnormal */
 		*out = 1;
 		return true;
@@ -110,9 +119,19 @@ bool fmt_next_down(const fmt_info *f, uint32_t bits, uint32_t *out)
 	fmt_decode(f, bits, &d);
 	if (d.cls == FMT_CLASS_NAN)
 		return false;
+	if (f->specials == FMT_SPECIALS_E8M0) {   /* no sign: one step down the patterns */
+		if ((bits & fmt_all_mask(f)) == 0)
+			return false;
+		*out = (bits & fmt_all_mask(f)) - 1;
+		return true;
+	}
+	if (d.cls == FMT_CLASS_ZERO && !fmt_has_neg_zero(f)) {   /* FNUZ: 0 -> -min subnormal */
+		*out = fmt_sign_mask(f) | 1u;
+		return true;
+	}
 	uint32_t r;
 	if (!fmt_next_up(f, neg, &r))
 		return false;
-	*out = (r ^ fmt_sign_mask(f)) & fmt_all_mask(f);
+	*out = r == 0 && !fmt_has_neg_zero(f) ? 0 : (r ^ fmt_sign_mask(f)) & fmt_all_mask(f);
 	return true;
 }

@@ -24,6 +24,24 @@ static const fmt_info formats[FMT_COUNT] = {
 	[FMT_E5M2] = { .id = FMT_E5M2, .name = "fp8-e5m2", .aliases = "e5m2,fp8e5m2,float8_e5m2",
 		.summary = "OCP FP8 E5M2 (IEEE-like)", .width = 8,
 		.exp_bits = 5, .frac_bits = 2, .bias = 15, .specials = FMT_SPECIALS_IEEE },
+	[FMT_E3M2] = { .id = FMT_E3M2, .name = "fp6-e3m2", .aliases = "e3m2,fp6e3m2,float6_e3m2fn",
+		.summary = "OCP MX FP6 E3M2 (no inf, no NaN; saturates)", .width = 6,
+		.exp_bits = 3, .frac_bits = 2, .bias = 3, .specials = FMT_SPECIALS_NONE },
+	[FMT_E2M3] = { .id = FMT_E2M3, .name = "fp6-e2m3", .aliases = "e2m3,fp6e2m3,float6_e2m3fn",
+		.summary = "OCP MX FP6 E2M3 (no inf, no NaN; saturates)", .width = 6,
+		.exp_bits = 2, .frac_bits = 3, .bias = 1, .specials = FMT_SPECIALS_NONE },
+	[FMT_E2M1] = { .id = FMT_E2M1, .name = "fp4-e2m1", .aliases = "fp4,e2m1,fp4e2m1,float4_e2m1fn",
+		.summary = "OCP MX FP4 E2M1 (no inf, no NaN; saturates)", .width = 4,
+		.exp_bits = 2, .frac_bits = 1, .bias = 1, .specials = FMT_SPECIALS_NONE },
+	[FMT_E4M3FNUZ] = { .id = FMT_E4M3FNUZ, .name = "fp8-e4m3fnuz", .aliases = "e4m3fnuz,float8_e4m3fnuz",
+		.summary = "FP8 E4M3 FNUZ (bias 8; no inf, no -0, NaN = 0x80)", .width = 8,
+		.exp_bits = 4, .frac_bits = 3, .bias = 8, .specials = FMT_SPECIALS_FNUZ },
+	[FMT_E5M2FNUZ] = { .id = FMT_E5M2FNUZ, .name = "fp8-e5m2fnuz", .aliases = "e5m2fnuz,float8_e5m2fnuz",
+		.summary = "FP8 E5M2 FNUZ (bias 16; no inf, no -0, NaN = 0x80)", .width = 8,
+		.exp_bits = 5, .frac_bits = 2, .bias = 16, .specials = FMT_SPECIALS_FNUZ },
+	[FMT_E8M0] = { .id = FMT_E8M0, .name = "e8m0", .aliases = "fp8-e8m0,e8m0fnu,float8_e8m0fnu",
+		.summary = "OCP MX scale E8M0 (unsigned 2^(b-127); no zero, NaN = 0xff)", .width = 8,
+		.exp_bits = 8, .frac_bits = 0, .bias = 127, .specials = FMT_SPECIALS_E8M0 },
 };
 
 const fmt_info *fmt_get(fmt_id id)
@@ -59,6 +77,12 @@ const fmt_info *fmt_find(const char *name)
 }
 
 const char *fmt_known_names(void)
+{
+	return "fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2, fp6-e3m2, fp6-e2m3, fp4-e2m1, "
+	       "fp8-e4m3fnuz, fp8-e5m2fnuz, e8m0";
+}
+
+const char *fmt_kernel_names(void)
 {
 	return "fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2";
 }
@@ -106,6 +130,8 @@ double fmt_min_normal(const fmt_info *f)
 
 double fmt_min_subnormal(const fmt_info *f)
 {
+	if (!fmt_has_subnormals(f))
+		return NAN;
 	return ldexp(1.0, fmt_emin(f) - f->frac_bits);
 }
 

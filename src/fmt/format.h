@@ -15,13 +15,24 @@ typedef enum {
 	FMT_BF16,
 	FMT_E4M3,
 	FMT_E5M2,
+	FMT_E3M2,        /* OCP MX fp6 */
+	FMT_E2M3,        /* OCP MX fp6 */
+	FMT_E2M1,        /* OCP MX fp4 */
+	FMT_E4M3FNUZ,
+	FMT_E5M2FNUZ,
+	FMT_E8M0,        /* OCP MX scale: unsigned power of two */
 	FMT_COUNT
 } fmt_id;
 
-/* How the all-ones exponent field is used. */
+/* Which patterns are special. */
 typedef enum {
 	FMT_SPECIALS_IEEE,   /* all-ones exponent: inf (fraction 0) or NaN */
 	FMT_SPECIALS_FN,     /* OCP "fn": no inf; only S.1111.111 is NaN */
+	FMT_SPECIALS_NONE,   /* OCP MX fp6/fp4: every pattern finite, no inf, no NaN;
+	                      * results beyond max saturate in every mode */
+	FMT_SPECIALS_FNUZ,   /* no inf, no -0: 0x80 (sign alone) is the only NaN */
+	FMT_SPECIALS_E8M0,   /* no sign, no fraction: pattern b is 2^(b - bias),
+	                      * no zero, all ones (0xff) NaN */
 } fmt_specials;
 
 typedef struct {
@@ -50,23 +61,49 @@ const fmt_info *fmt_get(fmt_id id);
 /* Looks a name or alias up, case-insensitively; NULL when unknown. */
 const fmt_info *fmt_find(const char *name);
 
-/* "fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2" for error messages. */
+/* "fp32, tf32, fp16, bf16, fp8-e4m3, ..., e8m0" (every format) for error messages. */
 const char *fmt_known_names(void);
+
+/* True for the formats the training kernels, the SIMD bulk paths and the GPU
+ * implement (fp32 to fp8-e5m2); the others (fp6, fp4, FNUZ, e8m0) are served
+ * by the scalar core and the portable bulk path only. */
+static inline bool fmt_is_kernel(fmt_id id) { return id <= FMT_E5M2; }
+/* "fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2": the fmt_is_kernel formats. */
+const char *fmt_kernel_names(void);
 
 /* Parses "fp32,bf16" into ids; on an unknown name returns MP_EFORMAT and
  * points *bad at it (a pointer into a static copy, valid until the next call). */
 mp_status fmt_parse_list(const char *list, fmt_id *ids, size_t max, size_t *count, const char **bad);
 
 static inline bool fmt_has_inf(const fmt_info *f) { return f->specials == FMT_SPECIALS_IEEE; }
+static inline bool fmt_has_nan(const fmt_info *f) { return f->specials != FMT_SPECIALS_NONE; }
+static inline bool fmt_has_sign(const fmt_info *f) { return f->specials != FMT_SPECIALS_E8M0; }
+/* Whether -0 exists (every signed format but FNUZ). */
+static inline bool fmt_has_neg_zero(const fmt_info *f)
+{
+	return f->specials != FMT_SPECIALS_FNUZ && f->specials != FMT_SPECIALS_E8M0;
+}
+/* Whether zero and subnormals exist (all but e8m0). */
+static inline bool fmt_has_subnormals(const fmt_info *f) { return f->specials != FMT_SPECIALS_E8M0; }
 static inline int fmt_precision(const fmt_info *f) { return f->frac_bits + 1; }
-static inline int fmt_emin(const fmt_info *f) { return 1 - f->bias; }
+/* Smallest unbiased exponent of a normal number: 1 - bias (e8m0: -bias, its
+ * pattern 0 being 2^-127 rather than zero). */
+static inline int fmt_emin(const fmt_info *f)
+{
+	return f->specials == FMT_SPECIALS_E8M0 ? -f->bias : 1 - f->bias;
+}
 /* Largest unbiased exponent of a finite number. */
 static inline int fmt_emax(const fmt_info *f)
 {
 	int top = (1 << f->exp_bits) - 1;
-	return (fmt_has_inf(f) ? top - 1 : top) - f->bias;
+	bool reserved = f->specials == FMT_SPECIALS_IEEE || f->specials == FMT_SPECIALS_E8M0;
+	return (reserved ? top - 1 : top) - f->bias;
 }
-static inline uint32_t fmt_sign_mask(const fmt_info *f) { return 1u << (f->width - 1); }
+/* The sign bit, the top bit of the width; 0 for e8m0, which has none. */
+static inline uint32_t fmt_sign_mask(const fmt_info *f)
+{
+	return fmt_has_sign(f) ? 1u << (f->width - 1) : 0u;
+}
 static inline uint32_t fmt_all_mask(const fmt_info *f)
 {
 	return f->width == 32 ? 0xffffffffu : (1u << f->width) - 1u;
@@ -76,7 +113,12 @@ static inline uint32_t fmt_frac_mask(const fmt_info *f) { return (1u << f->frac_
 static inline uint32_t fmt_max_bits(const fmt_info *f)
 {
 	uint32_t top = ((1u << f->exp_bits) - 1u) << f->frac_bits;
-	return fmt_has_inf(f) ? top - 1u : top | (fmt_frac_mask(f) - 1u);
+	switch (f->specials) {
+	case FMT_SPECIALS_IEEE: return top - 1u;
+	case FMT_SPECIALS_FN:   return top | (fmt_frac_mask(f) - 1u);
+	case FMT_SPECIALS_E8M0: return top - 1u;   /* 0xfe = 2^127 */
+	default:                return top | fmt_frac_mask(f);   /* NONE, FNUZ: all ones */
+	}
 }
 /* Bit pattern of +inf; for formats without inf, the canonical NaN. */
 static inline uint32_t fmt_inf_bits(const fmt_info *f)
@@ -84,17 +126,25 @@ static inline uint32_t fmt_inf_bits(const fmt_info *f)
 	return ((1u << f->exp_bits) - 1u) << f->frac_bits;
 }
 /* The canonical quiet NaN: positive, quiet bit (top fraction bit) set, rest 0;
- * for fn formats the only NaN pattern, S.1111.111 with S = 0. */
+ * for fn formats the only NaN pattern, S.1111.111 with S = 0; for FNUZ 0x80;
+ * for e8m0 0xff. Formats without NaN (fp6, fp4) have none: this returns +0,
+ * the pattern fmt_round_* give a NaN input together with FMT_FLAG_INVALID. */
 static inline uint32_t fmt_nan_bits(const fmt_info *f)
 {
 	uint32_t top = ((1u << f->exp_bits) - 1u) << f->frac_bits;
-	return fmt_has_inf(f) ? top | (1u << (f->frac_bits - 1)) : top | fmt_frac_mask(f);
+	switch (f->specials) {
+	case FMT_SPECIALS_IEEE: return top | (1u << (f->frac_bits - 1));
+	case FMT_SPECIALS_FN:   return top | fmt_frac_mask(f);
+	case FMT_SPECIALS_FNUZ: return 1u << (f->width - 1);
+	case FMT_SPECIALS_E8M0: return fmt_all_mask(f);
+	default:                return 0u;
+	}
 }
 
 /* Exact values (every one fits a binary64 exactly). */
 double fmt_max(const fmt_info *f);
 double fmt_min_normal(const fmt_info *f);
-double fmt_min_subnormal(const fmt_info *f);
+double fmt_min_subnormal(const fmt_info *f);  /* NaN for e8m0, which has none */
 double fmt_epsilon(const fmt_info *f);        /* spacing at 1: 2^-frac_bits */
 double fmt_decimal_digits(const fmt_info *f); /* precision * log10(2) */
 

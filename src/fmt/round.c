@@ -40,6 +40,8 @@ static uint32_t with_sign(const fmt_info *f, bool neg, uint32_t mag)
 /* The result of a finite value too large for f, by mode. */
 static uint32_t overflow_result(const fmt_info *f, const fmt_round_ctl *ctl, bool neg)
 {
+	if (f->specials == FMT_SPECIALS_NONE)   /* OCP MX fp6/fp4: saturate in every mode */
+		return with_sign(f, neg, fmt_max_bits(f));
 	bool to_inf;
 	switch (ctl->mode) {
 	case FMT_RTZ:  to_inf = false; break;
@@ -56,11 +58,32 @@ static uint32_t overflow_result(const fmt_info *f, const fmt_round_ctl *ctl, boo
 
 static uint32_t inf_result(const fmt_info *f, const fmt_round_ctl *ctl, bool neg)
 {
+	if (f->specials == FMT_SPECIALS_NONE)
+		return with_sign(f, neg, fmt_max_bits(f));
 	if (ctl->saturate)
 		return with_sign(f, neg, fmt_max_bits(f));
 	if (!fmt_has_inf(f))
 		return fmt_nan_bits(f);
 	return with_sign(f, neg, fmt_inf_bits(f));
+}
+
+const char *fmt_invalid_reason(const fmt_info *f, bool nan, bool zero, bool neg)
+{
+	if (nan)
+		return fmt_has_nan(f) ? "has a NaN (no error expected)" : "has no NaN (nor inf)";
+	if (f->specials != FMT_SPECIALS_E8M0)
+		return "can hold the value (no error expected)";
+	if (zero)
+		return "has no zero (its smallest value is 2^-127)";
+	return neg ? "is unsigned: it has no negative values" : "can hold the value (no error expected)";
+}
+
+/* The result for a value e8m0 cannot hold (zero, negatives): its NaN. */
+static uint32_t invalid_result(const fmt_info *f, unsigned *flags)
+{
+	if (flags)
+		*flags = FMT_FLAG_INVALID;
+	return fmt_nan_bits(f);
 }
 
 /* --- the core --- */
@@ -89,10 +112,12 @@ uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, 
                          uint64_t sig, bool sticky, unsigned *flags)
 {
 	unsigned fl = 0;
+	if (f->specials == FMT_SPECIALS_E8M0 && (neg || (sig == 0 && !sticky)))
+		return invalid_result(f, flags);
 	if (sig == 0 && !sticky) {
 		if (flags)
 			*flags = 0;
-		return with_sign(f, neg, 0);
+		return fmt_has_neg_zero(f) ? with_sign(f, neg, 0) : 0;
 	}
 	int fb = f->frac_bits;
 	long emin = fmt_emin(f);
@@ -102,6 +127,12 @@ uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, 
 		if (flags)
 			*flags = FMT_FLAG_OVERFLOW | FMT_FLAG_INEXACT;
 		return overflow_result(f, ctl, neg);
+	}
+	if (f->specials == FMT_SPECIALS_E8M0 && exp2 < emin) {
+		/* no zero: everything below 2^-127 clamps to it, in every mode */
+		if (flags)
+			*flags = FMT_FLAG_INEXACT | FMT_FLAG_UNDERFLOW;
+		return 0;
 	}
 
 	/* exponent of the result's last place: the normal grid, or the subnormal one */
@@ -114,10 +145,13 @@ uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, 
 	bool inexact = frac_hi32 != 0 || below32;
 	bool half = (frac_hi32 >> 31) & 1;
 	bool rest = (frac_hi32 & 0x7fffffffu) != 0 || below32;
+	/* ties go to the even encoding; without fraction bits (e8m0) its last
+	 * bit is the exponent's, not the significand's (always 1) */
+	bool odd = fb > 0 || exp2 < emin ? (kept & 1) : ((exp2 + f->bias) & 1);
 
 	bool up;
 	switch (ctl->mode) {
-	case FMT_RNE:  up = half && (rest || (kept & 1)); break;
+	case FMT_RNE:  up = half && (rest || odd); break;
 	case FMT_RNA:  up = half; break;
 	case FMT_RTZ:  up = false; break;
 	case FMT_UP:   up = inexact && !neg; break;
@@ -146,6 +180,8 @@ uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, 
 	}
 	if (flags)
 		*flags = fl;
+	if (enc == 0 && !fmt_has_neg_zero(f))
+		return 0;   /* FNUZ: a negative value rounding to zero gives 0x00 */
 	return with_sign(f, neg, (uint32_t)enc);
 }
 
@@ -154,10 +190,16 @@ uint32_t fmt_round_double(const fmt_info *f, const fmt_round_ctl *ctl, double x,
 	if (flags)
 		*flags = 0;
 	bool neg = signbit(x) != 0;
-	if (isnan(x))
+	if (isnan(x)) {
+		if (!fmt_has_nan(f) && flags)
+			*flags = FMT_FLAG_INVALID;
 		return fmt_nan_bits(f);
-	if (isinf(x))
+	}
+	if (isinf(x)) {
+		if (f->specials == FMT_SPECIALS_E8M0 && neg)
+			return invalid_result(f, flags);
 		return inf_result(f, ctl, neg);
+	}
 	if (x == 0)
 		return fmt_round_parts(f, ctl, neg, 0, 0, false, flags);
 	int e;

@@ -25,6 +25,11 @@ enum {
 	FMT_FLAG_INEXACT = 1u << 0,
 	FMT_FLAG_OVERFLOW = 1u << 1,
 	FMT_FLAG_UNDERFLOW = 1u << 2,  /* tiny and inexact */
+	/* The value has no encoding in the format: NaN into fp6/fp4 (no NaN),
+	 * zero, negatives and -inf into e8m0 (no zero, no sign). The bits
+	 * returned are fmt_nan_bits(f): +0 for fp6/fp4, the NaN 0xff for e8m0.
+	 * Front ends report it as an error naming the format (fmt_invalid_reason). */
+	FMT_FLAG_INVALID = 1u << 3,
 };
 
 typedef struct {
@@ -55,6 +60,11 @@ static inline bool fmt_sr_round_up(uint32_t rbits, uint32_t frac_hi32, bool belo
  * FMT_FLAG_* bits. */
 uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, long exp2,
                          uint64_t sig, bool sticky, unsigned *flags);
+
+/* Why a value flagged FMT_FLAG_INVALID has no encoding in f, as a clause
+ * to follow the format's name ("has no NaN (nor inf)"): a static string. The
+ * value was a NaN (nan), a zero of either sign (zero) or negative (neg). */
+const char *fmt_invalid_reason(const fmt_info *f, bool nan, bool zero, bool neg);
 
 /* Rounds an exact number (inf and NaN included). */
 uint32_t fmt_round_num(const fmt_info *f, const fmt_round_ctl *ctl, const fmt_num *x, unsigned *flags);

@@ -13,7 +13,7 @@ uint32_t fmt_round_num(const fmt_info *f, const fmt_round_ctl *ctl, const fmt_nu
 	if (flags)
 		*flags = 0;
 	if (x->kind == NUM_NAN)
-		return fmt_nan_bits(f);
+		return fmt_round_double(f, ctl, NAN, flags);
 	if (x->kind == NUM_INF)
 		return fmt_round_double(f, ctl, x->neg ? -INFINITY : INFINITY, flags);
 	if (mpq_sgn(x->mag) == 0)

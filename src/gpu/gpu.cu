@@ -403,6 +403,11 @@ static mp_status check_opts(const fmt_bulk_opts *o)
 		return MP_EUNSUPPORTED;
 	if ((unsigned)o->fmt >= FMT_COUNT)
 		return MP_EFORMAT;
+	if (!fmt_is_kernel(o->fmt)) {
+		gpu_set_error("%s is not available on the GPU (%s are); the CPU rounds it", fmt_get(o->fmt)->name,
+		              fmt_kernel_names());
+		return MP_EUNSUPPORTED;
+	}
 	return gpu_require();
 }
 
@@ -452,6 +457,10 @@ extern "C" mp_status gpu_bulk_decode(fmt_id fmt, float *d_out, const void *d_in,
 {
 	if ((unsigned)fmt >= FMT_COUNT)
 		return MP_EFORMAT;
+	if (!fmt_is_kernel(fmt)) {
+		gpu_set_error("%s is not available on the GPU (%s are)", fmt_get(fmt)->name, fmt_kernel_names());
+		return MP_EUNSUPPORTED;
+	}
 	mp_status st = gpu_require();
 	if (st != MP_OK || n == 0)
 		return st;

@@ -144,7 +144,12 @@ static bool parse_fmt_mode(const char *value, fmt_id *f, const char **mode, char
 	}
 	const fmt_info *fi = fmt_find(name);
 	if (!fi) {
-		snprintf(err, errlen, "unknown format '%s' (known: %s)", name, fmt_known_names());
+		snprintf(err, errlen, "unknown format '%s' (known: %s)", name, fmt_kernel_names());
+		return false;
+	}
+	if (!fmt_is_kernel(fi->id)) {   /* fp6, fp4, FNUZ, e8m0: round, bits and quantize only */
+		snprintf(err, errlen, "format '%s' is not available to training policies (known: %s)", name,
+		         fmt_kernel_names());
 		return false;
 	}
 	*f = fi->id;

@@ -42,8 +42,40 @@ typedef struct {
 	bool edited[FMT_COUNT];  /* changed by hand since the value was typed */
 	unsigned flags[FMT_COUNT];
 	int row, bit;          /* cursor: format row, bit from the left (0 = sign) */
+	int top, nvis;         /* the formats shown: rows top .. top + nvis - 1 (as last drawn) */
 	uint64_t sr_count;
 } bitex;
+
+/* Sign bits of f: 1, or 0 for e8m0. */
+static int sign_bits(const fmt_info *f)
+{
+	return fmt_has_sign(f) ? 1 : 0;
+}
+
+/* The field of bit k (from the left) of f. */
+static tui_role bit_role(const fmt_info *f, int k)
+{
+	int sb = sign_bits(f);
+	return k < sb ? ROLE_SIGN : k < sb + f->exp_bits ? ROLE_EXPONENT : ROLE_FRACTION;
+}
+
+/* Column (from the bits' start) of bit k: a blank between the fields. */
+static int bit_column(const fmt_info *f, int k)
+{
+	int sb = sign_bits(f);
+	return k + (k >= sb && sb ? 1 : 0) + (k >= sb + f->exp_bits ? 1 : 0);
+}
+
+/* The name in the 8-column format column: the short alias of a longer name
+ * (fp8-e4m3fnuz shows as e4m3fnuz). */
+static const char *short_name(const fmt_info *f, char *buf, size_t n)
+{
+	if (strlen(f->name) <= 8)
+		return f->name;
+	size_t len = strcspn(f->aliases, ",");
+	snprintf(buf, n, "%.*s", (int)len, f->aliases);
+	return buf;
+}
 
 static void reround(bitex *b)
 {
@@ -136,7 +168,6 @@ static void value_text(char *buf, size_t n, double v, int maxw)
 static void bits_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 {
 	bitex *b = s->priv;
-	(void)rows;
 	tui_put(w, 0, 1, 7, ROLE_STRONG, "Value");
 	field_draw(w, 0, 8, 36, &b->input, b->editing);
 	tui_putf(w, 0, 46, cols - 47, ROLE_NORMAL, "rounding %-4s  (m switches)", fmt_mode_name(b->mode));
@@ -149,25 +180,37 @@ static void bits_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	x += tui_put(w, 1, x, 2, ROLE_NORMAL, " ");
 	tui_put(w, 1, x, 10, ROLE_FRACTION, "fraction");
 	tui_put(w, 1, 47, cols - 47, ROLE_DIM, "hex         class");
-	for (int i = 0; i < FMT_COUNT; i++) {
+	/* as many formats as fit, three rows each, scrolled to the cursor */
+	b->nvis = (rows - 3) / 3;
+	if (b->nvis < 1)
+		b->nvis = 1;
+	if (b->nvis > FMT_COUNT)
+		b->nvis = FMT_COUNT;
+	if (b->row < b->top)
+		b->top = b->row;
+	if (b->row >= b->top + b->nvis)
+		b->top = b->row - b->nvis + 1;
+	if (b->top > FMT_COUNT - b->nvis)
+		b->top = FMT_COUNT - b->nvis;
+	if (b->nvis < FMT_COUNT)
+		tui_putf(w, 1, 66, cols - 66, ROLE_DIM, "%d-%d of %d", b->top + 1, b->top + b->nvis, FMT_COUNT);
+	for (int i = b->top; i < b->top + b->nvis; i++) {
 		const fmt_info *f = fmt_get((fmt_id)i);
-		int y = 2 + 3 * i;
+		int y = 2 + 3 * (i - b->top);
 		bool cur = i == b->row;
+		char nbuf[16];
 		tui_put(w, y, 0, 1, ROLE_SELECT, cur ? theme_glyph(GLYPH_ARROW) : " ");
 		if (!cur)
 			tui_put(w, y, 0, 1, ROLE_NORMAL, " ");
-		tui_put(w, y, 1, 9, cur ? ROLE_STRONG : ROLE_NORMAL, f->name);
+		tui_put(w, y, 1, 9, cur ? ROLE_STRONG : ROLE_NORMAL, short_name(f, nbuf, sizeof nbuf));
 		/* the bits: sign | exponent | fraction, a blank between the fields */
-		x = 10;
 		for (int k = 0; k < f->width; k++) {
 			int pos = f->width - 1 - k;
 			char c[2] = { (b->bits[i] >> pos) & 1 ? '1' : '0', 0 };
-			tui_role role = k == 0 ? ROLE_SIGN : k <= f->exp_bits ? ROLE_EXPONENT : ROLE_FRACTION;
+			tui_role role = bit_role(f, k);
 			if (cur && k == b->bit)
 				role = ROLE_SELECT;
-			if (k == 1 || k == 1 + f->exp_bits)
-				x++;
-			tui_put(w, y, x++, 1, role, c);
+			tui_put(w, y, 10 + bit_column(f, k), 1, role, c);
 		}
 		fmt_decoded d;
 		fmt_decode(f, b->bits[i], &d);
@@ -191,9 +234,10 @@ static void bits_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		tui_put(w, y + 1, 12, 30, ROLE_STRONG, val);
 		tui_putf(w, y + 1, 43, cols - 43, ROLE_NORMAL, "rel.err %-9s  ulp %s", rel, ulp);
 	}
-	int y = 2 + 3 * FMT_COUNT;
+	int y = 2 + 3 * b->nvis;
 	const fmt_info *f = fmt_get((fmt_id)b->row);
-	const char *field = b->bit == 0 ? "sign" : b->bit <= f->exp_bits ? "exponent" : "fraction";
+	tui_role r = bit_role(f, b->bit);
+	const char *field = r == ROLE_SIGN ? "sign" : r == ROLE_EXPONENT ? "exponent" : "fraction";
 	tui_putf(w, y, 1, cols - 2, ROLE_DIM, "%s bit %d (%s); * = changed by hand; errors against %s", f->name,
 	         f->width - 1 - b->bit, field, b->input.text);
 }
@@ -223,17 +267,14 @@ static int bits_handle(tui_screen *s, int action, int key)
 	const fmt_info *f = fmt_get((fmt_id)b->row);
 	if (key == FK(KEY_MOUSE)) {
 		const tui_mouse *m = tui_last_mouse(s->app);
-		int row = (m->y - 2) / 3;
-		if (m->click && m->y >= 2 && (m->y - 2) % 3 == 0 && row < FMT_COUNT) {
+		int row = b->top + (m->y - 2) / 3;
+		if (m->click && m->y >= 2 && (m->y - 2) % 3 == 0 && row < b->top + b->nvis && row < FMT_COUNT) {
 			const fmt_info *g = fmt_get((fmt_id)row);
-			/* columns as drawn: sign at 10, a blank, exponent, a blank, fraction */
+			/* columns as drawn (bit_column): the bit whose column was clicked */
 			int c = m->x - 10, k = -1;
-			if (c == 0)
-				k = 0;
-			else if (c >= 2 && c < 2 + g->exp_bits)
-				k = c - 1;
-			else if (c >= 3 + g->exp_bits && c < 3 + g->exp_bits + g->frac_bits)
-				k = c - 2;
+			for (int j = 0; j < g->width; j++)
+				if (bit_column(g, j) == c)
+					k = j;
 			b->row = row;
 			if (k >= 0)
 				b->bit = k;
@@ -260,9 +301,12 @@ static int bits_handle(tui_screen *s, int action, int key)
 	case BITS_RIGHT:
 		b->bit = b->bit + 1 < f->width ? b->bit + 1 : 0;
 		return TUI_HANDLED;
-	case BITS_TAB:
-		b->bit = b->bit == 0 ? 1 : b->bit <= f->exp_bits ? 1 + f->exp_bits : 0;
+	case BITS_TAB: {
+		/* the first bit of the next field, wrapping to the first */
+		int sb = sign_bits(f), next = bit_role(f, b->bit) == ROLE_SIGN ? sb : sb + f->exp_bits;
+		b->bit = bit_role(f, b->bit) != ROLE_FRACTION && next < f->width ? next : 0;
 		return TUI_HANDLED;
+	}
 	case BITS_TOGGLE:
 		b->bits[b->row] ^= 1u << (f->width - 1 - b->bit);
 		b->edited[b->row] = true;
