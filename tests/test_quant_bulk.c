@@ -71,16 +71,18 @@ static void fill(void)
 		data[i] = u2f((rng_bits(16, i) & 0x803fffffu) | 0x3f800000u);
 }
 
-/* Compares quant_bulk on every path against quant_run for one setting. */
-static void compare(quant_id fmt, quant_rule rule, fmt_mode mode, size_t block, size_t n)
+/* Compares quant_bulk on every path against quant_run for one setting,
+ * on dv[0..n) (xv holding the same values). */
+static void compare_on(const float *dv, const fmt_num *xv, quant_id fmt, quant_rule rule, fmt_mode mode,
+                       size_t block, size_t n)
 {
 	quant_opts o = { .fmt = fmt, .rule = rule, .mode = mode, .seed = 99, .block = block };
 	quant_result r;
-	ck_assert(quant_run(&o, xs, n, &r) == MP_OK);
+	ck_assert(quant_run(&o, xv, n, &r) == MP_OK);
 	const quant_info *q = quant_get(fmt);
 	float s_t = 0;
 	if (q->nvfp4) {
-		ck_assert(quant_bulk_tensor_scale(&s_t, data, n, NULL) == MP_OK);
+		ck_assert(quant_bulk_tensor_scale(&s_t, dv, n, NULL) == MP_OK);
 		uint32_t b;
 		memcpy(&b, &s_t, 4);
 		ck_assert_msg(b == r.tensor_scale_bits, "s_t 0x%08x, exact 0x%08x", b, r.tensor_scale_bits);
@@ -89,7 +91,7 @@ static void compare(quant_id fmt, quant_rule rule, fmt_mode mode, size_t block, 
 		if (!fmt_simd_available((fmt_simd)p))
 			continue;
 		memset(elems, 0xaa, sizeof elems);
-		ck_assert(quant_bulk((fmt_simd)p, &o, s_t, 0, elems, scales, data, n, NULL) == MP_OK);
+		ck_assert(quant_bulk((fmt_simd)p, &o, s_t, 0, elems, scales, dv, n, NULL) == MP_OK);
 		for (size_t k = 0; k < r.nblocks; k++)
 			ck_assert_msg(scales[k] == r.blocks[k].scale_bits, "%s %s %s %s block %zu: scale 0x%02x, exact 0x%02x",
 			              q->name, quant_rule_name(rule), fmt_mode_name(mode), fmt_simd_name((fmt_simd)p), k,
@@ -97,16 +99,61 @@ static void compare(quant_id fmt, quant_rule rule, fmt_mode mode, size_t block, 
 		for (size_t i = 0; i < n; i++)
 			ck_assert_msg(elems[i] == r.elems[i].bits, "%s %s %s %s block %zu: element %zu = %a: 0x%02x, exact 0x%02x",
 			              q->name, quant_rule_name(rule), fmt_mode_name(mode), fmt_simd_name((fmt_simd)p),
-			              i / r.opts.block, i, (double)data[i], elems[i], r.elems[i].bits);
+			              i / r.opts.block, i, (double)dv[i], elems[i], r.elems[i].bits);
 		/* in two calls split at a block boundary: the same bits */
 		size_t half = (n / 2 / r.opts.block) * r.opts.block;
-		ck_assert(quant_bulk((fmt_simd)p, &o, s_t, 0, elems2, scales2, data, half, NULL) == MP_OK);
-		ck_assert(quant_bulk((fmt_simd)p, &o, s_t, half, elems2 + half, scales2 + half / r.opts.block, data + half,
+		ck_assert(quant_bulk((fmt_simd)p, &o, s_t, 0, elems2, scales2, dv, half, NULL) == MP_OK);
+		ck_assert(quant_bulk((fmt_simd)p, &o, s_t, half, elems2 + half, scales2 + half / r.opts.block, dv + half,
 		                     n - half, NULL) == MP_OK);
 		ck_assert(memcmp(elems, elems2, n) == 0 && memcmp(scales, scales2, r.nblocks) == 0);
 	}
 	quant_result_free(&r);
 }
+
+static void compare(quant_id fmt, quant_rule rule, fmt_mode mode, size_t block, size_t n)
+{
+	compare_on(data, xs, fmt, rule, mode, block, n);
+}
+
+/* NVFP4 ties at both levels: s_t = 1 (amax_tensor 2688, in block 0);
+ * block c's amax is 6 times the midpoint of e4m3 codes c and c+1, so
+ * amax / (6 s_t) is that midpoint exactly and rounds to the even code; its
+ * other elements are the e2m1 midpoints times either candidate s_b, so
+ * every element tie of the rule occurs. */
+START_TEST(bulk_nvfp4_ties)
+{
+	static const float mid[7] = { 0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f };
+	enum { NB = 126, M = NB * 16 };   /* codes 1..125 and their upper neighbours, 448 at most */
+	static float v[M];
+	static fmt_num x[M];
+	memset(v, 0, sizeof v);
+	v[0] = 2688;
+	for (uint32_t c = 1; c < NB; c++) {
+		float lo = c < 8 ? (float)c * 0x1p-9f : ldexpf(1 + (float)(c & 7) / 8, (int)(c >> 3) - 7);
+		float hi = c + 1 < 8 ? (float)(c + 1) * 0x1p-9f : ldexpf(1 + (float)((c + 1) & 7) / 8, (int)((c + 1) >> 3) - 7);
+		float *b = v + 16 * c;
+		b[0] = 6 * (lo + hi) / 2;
+		for (int j = 0; j < 7; j++) {
+			b[1 + j] = mid[j] * lo;
+			b[8 + j] = (j & 1 ? -mid[j] : mid[j]) * hi;
+		}
+		b[15] = -lo;
+	}
+	for (size_t i = 0; i < M; i++) {
+		fmt_num_init(&x[i]);
+		fmt_num_set_double(&x[i], v[i]);
+	}
+	compare_on(v, x, QUANT_NVFP4, QUANT_RULE_OCP, FMT_RNE, 0, M);
+	compare_on(v, x, QUANT_NVFP4, QUANT_RULE_OCP, FMT_SR, 0, M);
+	/* MX on the same values: exact midpoints of every element grid too */
+	for (int f = 0; f < QUANT_NVFP4; f++) {
+		compare_on(v, x, (quant_id)f, QUANT_RULE_OCP, FMT_RNE, 0, M);
+		compare_on(v, x, (quant_id)f, QUANT_RULE_CEIL, FMT_SR, 16, M);
+	}
+	for (size_t i = 0; i < M; i++)
+		fmt_num_clear(&x[i]);
+}
+END_TEST
 
 START_TEST(bulk_matches_exact)
 {
@@ -221,6 +268,7 @@ int main(void)
 	tcase_add_test(tc, bulk_block_sizes);
 	tcase_add_test(tc, bulk_nonfinite);
 	tcase_add_test(tc, bulk_vanishing_product_sr);
+	tcase_add_test(tc, bulk_nvfp4_ties);
 	suite_add_tcase(s, tc);
 	int rc = testutil_run(s);
 	for (size_t i = 0; i < N; i++)

@@ -13,6 +13,14 @@ static const quant_info table[QUANT_COUNT] = {
 		.emax_elem = 8, .summary = "OCP MXFP8: fp8-e4m3 elements, an e8m0 scale per 32" },
 	[QUANT_MXFP8_E5M2] = { .id = QUANT_MXFP8_E5M2, .name = "mxfp8-e5m2", .elem = FMT_E5M2, .block = 32,
 		.emax_elem = 15, .summary = "OCP MXFP8: fp8-e5m2 elements, an e8m0 scale per 32" },
+	[QUANT_MXFP6_E3M2] = { .id = QUANT_MXFP6_E3M2, .name = "mxfp6-e3m2", .elem = FMT_E3M2, .block = 32,
+		.emax_elem = 4, .summary = "OCP MXFP6: fp6-e3m2 elements, an e8m0 scale per 32" },
+	[QUANT_MXFP6_E2M3] = { .id = QUANT_MXFP6_E2M3, .name = "mxfp6-e2m3", .elem = FMT_E2M3, .block = 32,
+		.emax_elem = 2, .summary = "OCP MXFP6: fp6-e2m3 elements, an e8m0 scale per 32" },
+	[QUANT_MXFP4] = { .id = QUANT_MXFP4, .name = "mxfp4", .elem = FMT_E2M1, .block = 32,
+		.emax_elem = 2, .summary = "OCP MXFP4: fp4-e2m1 elements, an e8m0 scale per 32" },
+	[QUANT_NVFP4] = { .id = QUANT_NVFP4, .name = "nvfp4", .elem = FMT_E2M1, .block = 16, .emax_elem = 2,
+		.nvfp4 = true, .summary = "NVIDIA NVFP4: fp4-e2m1 elements, an fp8-e4m3 scale per 16, an fp32 tensor scale" },
 };
 
 const quant_info *quant_get(quant_id id)
@@ -33,7 +41,7 @@ const quant_info *quant_find(const char *name)
 
 const char *quant_known_names(void)
 {
-	return "mxfp8-e4m3, mxfp8-e5m2";
+	return "mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, mxfp4, nvfp4";
 }
 
 static const char *const rule_names[QUANT_RULE_COUNT] = {
