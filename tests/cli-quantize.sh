@@ -167,6 +167,40 @@ err_has "stdin: line 2 named" "line 2: "
 err_has "stdin: line 4 (inf) named" "line 4: 'inf': inf and nan have no encoding"
 csv_row "stdin: the good values are quantized" 1 "1,0,2,1,0x78,0.0078125,0x78,2,0"
 
+echo "# MXFP4, MXFP6 and NVFP4"
+# mxfp4: amax 7 -> X = 2^(2-2) = 1 (0x7f); 7 saturates to 6 (0x7); -0.3 is
+# above the midpoint 0.25: -0.5 (0x9); 0.25, the midpoint, goes to the even
+# 0 (0x0); -0.1 is -0 (0x8, fp4's -0)
+run quantize 7 1 -0.3 0.25 -0.1 --to mxfp4 --csv
+expect_rc "mxfp4" 0
+csv_row "mxfp4: 7 saturates" 0 "0,0,7,1,0x7f,1,0x7,6,1"
+csv_row "mxfp4: -0.3 -> -0.5" 2 "2,0,-0.3,1,0x7f,1,0x9,-0.5,0.2"
+csv_row "mxfp4: the tie 0.25 -> 0" 3 "3,0,0.25,1,0x7f,1,0x0,0,0.25"
+csv_row "mxfp4: -0.1 -> -0 (0x8)" 4 "4,0,-0.1,1,0x7f,1,0x8,-0,0.1"
+# mxfp6-e3m2: 30 -> X = 2^(4-4) = 1; saturates to 28 = 1.75 * 2^4 (field 7,
+# fraction 11: 0x1f), two hex digits
+run quantize 30 --to mxfp6-e3m2 --csv
+csv_row "mxfp6-e3m2: 30 saturates to 28" 0 "0,0,30,1,0x7f,1,0x1f,28,2"
+# nvfp4, --block 4, amax 2688: s_t = 2688 / 2688 = 1; block 1 {6, 1.25, 0.25,
+# 5}: s_b = e4m3(6 / 6) = 1 (0x38); 1.25 ties to 1 (0x2), 5 ties to 4 (0x6)
+run quantize 2688 0 0 0 6 1.25 0.25 5 --to nvfp4 --block 4 --csv
+expect_rc "nvfp4" 0
+csv_row "nvfp4: block 0, s_b = 448" 0 "0,0,2688,1,0x7e,448,0x7,2688,0"
+csv_row "nvfp4: 1.25 ties to 1" 5 "5,1,1.25,1,0x38,1,0x2,1,0.25"
+csv_row "nvfp4: 5 ties to 4" 7 "7,1,5,1,0x38,1,0x6,4,1"
+# s_t = fp32(6 / 2688) = fp32(1/448): 8/7 = 1.001001...b rounds up at the
+# 24th bit: 0x3b124925
+run quantize 6 1 --to nvfp4
+out_has "nvfp4 text: the tensor scale's pattern" "(fp32 0x3b124925)"
+out_has "nvfp4 text: s_b = 448" "scale s_b = 448 (fp8-e4m3 0x7e)"
+run quantize 1 --to nvfp4 --scale-rule ceil
+expect_rc "nvfp4 --scale-rule" 2
+err_has "nvfp4 --scale-rule: one rule" "nvfp4 has one rule"
+# 1e42 / 2688 = 3.7e38 > fp32's max 3.4e38: the tensor scale overflows
+run quantize 1 -1e42 --to nvfp4
+expect_rc "nvfp4 tensor scale overflow" 2
+err_has "nvfp4 overflow: names the value" "value 2: '-1e42': nvfp4: the tensor scale"
+
 echo "# SR: seeded and reproducible"
 # 1.0375 in blocks of its own amax: 265.6 between 256 and 288 -> 1 or 1.125
 awk 'BEGIN { for (i = 0; i < 256; i++) print "1.0375" }' >"$tmp/sr"
