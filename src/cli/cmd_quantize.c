@@ -18,7 +18,8 @@ static void quantize_help(void)
 	char known[512];
 	cli_wrap_list(known, sizeof known, quant_known_names(), 16, 78);
 	printf("Usage: mixprec quantize [VALUE...] --to BLOCKFMT [--block N]\n"
-	       "                        [--scale-rule ocp|ceil] [--mode rne|sr] [--seed N] [--csv]\n"
+	       "                        [--scale-rule ocp|ceil] [--mode rne|sr] [--seed N]\n"
+	       "                        [--csv]\n"
 	       "Quantizes the VALUEs, or the lines of standard input when no VALUE is given,\n"
 	       "in consecutive blocks (the last may be shorter) that share one scale, and\n"
 	       "shows each block's scale and each element's bits, value and error.\n\n"

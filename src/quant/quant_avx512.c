@@ -202,6 +202,33 @@ Q512 void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uin
 	}
 }
 
+Q512 size_t quant_nv_rne16_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
+                                  const uint32_t g[127][8])
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff), minus1 = _mm512_set1_epi32(-1);
+	for (size_t b = 0; b < n; b += 16) {
+		__m512i v = _mm512_loadu_si512(in + b);
+		__m512i a = _mm512_and_si512(v, abs);
+		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(a);
+		if (amax >= 0x7f800000u)
+			return b;
+		float fa;
+		memcpy(&fa, &amax, 4);
+		uint32_t c = amax ? quant_e4m3_code((double)fa / six_st) : 0;
+		scales[b / 16] = (uint8_t)c;
+		const uint32_t *t = g[c];
+		/* code = the number of decision patterns below |v|: subtract -1 per mask */
+		__m512i k = _mm512_mask_sub_epi32(_mm512_setzero_si512(), _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32((int)t[0])),
+		                                  _mm512_setzero_si512(), minus1);
+#pragma GCC unroll 8
+		for (int j = 1; j < 7; j++)
+			k = _mm512_mask_sub_epi32(k, _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32((int)t[j])), k, minus1);
+		k = _mm512_or_si512(k, _mm512_slli_epi32(_mm512_srli_epi32(v, 31), 3));
+		_mm_storeu_si128((__m128i *)(elems + b), _mm512_cvtepi32_epi8(k));
+	}
+	return n;
+}
+
 #else
 
 uint32_t quant_amax_avx512(const float *in, size_t n)
@@ -236,6 +263,13 @@ size_t quant_mx_sr_avx512(uint8_t *elems, uint8_t *scales, const float *in, size
                           const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0)
 {
 	(void)elems, (void)scales, (void)in, (void)n, (void)bs, (void)r, (void)enc, (void)seed, (void)index0;
+	return 0;
+}
+
+size_t quant_nv_rne16_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
+                             const uint32_t g[127][8])
+{
+	(void)elems, (void)scales, (void)in, (void)n, (void)six_st, (void)g;
 	return 0;
 }
 

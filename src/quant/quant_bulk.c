@@ -303,22 +303,6 @@ void quant_nv_thresholds(uint32_t g[7], double D)
 	}
 }
 
-/* The e4m3 code of a positive binary64 q rounded to nearest even, saturating
- * at 448 (0x7e). Below the min normal 2^-6, adding 2^43 (whose ulp is
- * 2^-9, the subnormal spacing) rounds q once to the subnormal grid; above
- * it, the rounding is done on the pattern (a carry bumps the exponent) and
- * the code is the pattern's top bits rebiased. */
-static uint32_t e4m3_code(double q)
-{
-	if (q < 0x1p-6)
-		return (uint32_t)(((q + 0x1p43) - 0x1p43) * 0x1p9);
-	uint64_t b;
-	memcpy(&b, &q, 8);
-	b += (1ull << 48) - 1 + ((b >> 49) & 1);
-	uint64_t c = (b >> 49) - ((uint64_t)(1023 - 7) << 3);
-	return c > 0x7e ? 0x7e : (uint32_t)c;
-}
-
 /* The value of a finite e4m3 code (no sign). */
 static double e4m3_value(uint32_t c)
 {
@@ -331,8 +315,9 @@ static double e4m3_value(uint32_t c)
 }
 
 /* One nvfp4 block's scale byte s_b = e4m3(amax / (6 s_t)), 0 when s_t or
- * amax is 0. The quotient is taken in binary64 and rounded once more into
- * e4m3, which is the once-rounded result: amax = a 2^ea (a < 2^24) and
+ * amax is 0 (quant_nv_rne_avx512 computes it the same way). The quotient
+ * is taken in binary64 and rounded once more into e4m3, which is the
+ * once-rounded result: amax = a 2^ea (a < 2^24) and
  * 6 s_t = b 2^eb (b < 2^26) are exact, an e4m3 midpoint is m = M 2^em with
  * M < 2^5, and a quotient that is not m differs from it by |a 2^ea - M b
  * 2^(em+eb)| / (b 2^eb), a nonzero multiple of 2^min(ea, em+eb) over the
@@ -344,7 +329,7 @@ static uint32_t nv_block_scale(float s_t, uint32_t amax)
 {
 	if (s_t == 0 || amax == 0)
 		return 0;
-	return e4m3_code((double)u2f(amax) / (6.0 * (double)s_t));
+	return quant_e4m3_code((double)u2f(amax) / (6.0 * (double)s_t));
 }
 
 /* SR elements: each quotient exactly, through quant_div_round. */
@@ -384,10 +369,25 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 	bool v = use_avx512(path);
 	quant_nv_fn rne = v ? quant_nv_rne_avx512 : quant_nv_rne_portable;
 	quant_amax_fn amax = v ? quant_amax_avx512 : quant_amax_portable;
-	/* the decision patterns for each of the 126 nonzero block scales */
+	/* the decision patterns for each block scale; scale 0 (elements 0)
+	 * never passes one */
 	uint32_t g[127][8];
+	memset(g[0], 0xff, sizeof g[0]);
 	for (uint32_t c = 1; c < 127 && o->mode == FMT_RNE && s_t > 0; c++)
 		quant_nv_thresholds(g[c], e4m3_value(c) * (double)s_t);
+	if (v && bs == 16 && o->mode == FMT_RNE && s_t > 0) {
+		size_t done = quant_nv_rne16_avx512(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, g);
+		if (done < n / 16 * 16) {
+			if (bad)
+				*bad = done + first_nonfinite(in + done, 16);
+			return MP_EINVAL;
+		}
+		elems += done;
+		scales += done / 16;
+		in += done;
+		n -= done;
+		index0 += done;
+	}
 	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
 		size_t cnt = n - b < bs ? n - b : bs, where = 0;
 		uint32_t m = amax(in + b, cnt);

@@ -95,6 +95,30 @@ size_t quant_mx_rne_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const floa
 size_t quant_mx_sr_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n, size_t bs,
                           const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0);
 
+/* The e4m3 code of a positive binary64 q rounded to nearest even, saturating
+ * at 448 (0x7e). Below the min normal 2^-6, adding 2^43 (whose ulp is
+ * 2^-9, the subnormal spacing) rounds q once to the subnormal grid; above
+ * it, the rounding is done on the pattern (a carry bumps the exponent) and
+ * the code is the pattern's top bits rebiased. */
+static inline uint32_t quant_e4m3_code(double q)
+{
+	if (q < 0x1p-6)
+		return (uint32_t)(((q + 0x1p43) - 0x1p43) * 0x1p9);
+	uint64_t b;
+	__builtin_memcpy(&b, &q, 8);
+	b += (1ull << 48) - 1 + ((b >> 49) & 1);
+	uint64_t c = (b >> 49) - ((uint64_t)(1023 - 7) << 3);
+	return c > 0x7e ? 0x7e : (uint32_t)c;
+}
+
+/* nvfp4 rne over whole blocks of 16 (n a multiple of 16): the scale
+ * byte of each block from its amax and six_st = 6 s_t as nv_block_scale
+ * (quant_bulk.c), then the elements against g[scale] as
+ * quant_nv_rne_portable. Returns n, or the start of the first block that
+ * holds an inf or NaN. */
+size_t quant_nv_rne16_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n,
+                             double six_st, const uint32_t g[127][8]);
+
 uint32_t quant_amax_portable(const float *in, size_t n);
 void quant_mx_scale_portable(float *out, const float *in, size_t n, int k);
 void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32_t g[7]);
