@@ -42,17 +42,6 @@ static void f32_split(uint32_t bits, uint64_t *sig, int *e)
 	*e = ex ? (int)ex - 150 : -149;
 }
 
-/* A positive binary64 with at most 40 significant bits as sig * 2^e, sig odd. */
-static void f64_split(double v, uint64_t *sig, int *e)
-{
-	int x;
-	double m = frexp(v, &x);
-	uint64_t s = (uint64_t)ldexp(m, 53);
-	int tz = __builtin_ctzll(s);
-	*sig = s >> tz;
-	*e = x - 53 + tz;
-}
-
 static uint32_t f2u(float f)
 {
 	uint32_t u;
@@ -332,23 +321,55 @@ static uint32_t nv_block_scale(float s_t, uint32_t amax)
 	return quant_e4m3_code((double)u2f(amax) / (6.0 * (double)s_t));
 }
 
-/* SR elements: each quotient exactly, through quant_div_round. */
+/* |V| / D for fp32 V and D = s_b * s_t as fmt_round_parts wants it:
+ * the quotient truncated to 53 bits and a sticky bit, exactly. q = V / D
+ * rounded to binary64 and the residual r = V - q D, which fma gives
+ * exactly (the residual of a correctly rounded quotient is a binary64; no
+ * underflow: |r| is a multiple of ulp(q) ulp(D) >= 2^-506), say on which
+ * side of q the exact quotient lies; it is within half an ulp of q. So the
+ * truncation is q's significand M when r >= 0 (sticky when r > 0), else M -
+ * 1, or 2^53 - 1 one binade down when q is a power of two, with sticky. */
+static void nv_quotient(double a, double D, long *exp2, uint64_t *sig, bool *sticky)
+{
+	double q = a / D, r = fma(-q, D, a);
+	uint64_t b;
+	memcpy(&b, &q, 8);   /* q is normal: 2^-506 < q < 2^400 */
+	uint64_t m = (b & ((1ull << 52) - 1)) | 1ull << 52;   /* q = m 2^(E - 1075) */
+	*exp2 = (long)(b >> 52) - 1023;
+	*sticky = r != 0;
+	if (r < 0) {
+		if (m == 1ull << 52) {
+			m = (1ull << 53) - 1;
+			(*exp2)--;
+		} else {
+			m--;
+		}
+	}
+	*sig = m << 11;
+}
+
+/* SR elements, each quotient exact (nv_quotient) and rounded once by
+ * fmt_round_parts. */
 static void nv_sr(const quant_opts *o, uint64_t index, uint8_t *out, const float *in, size_t n, double D)
 {
 	const fmt_info *f = fmt_get(quant_get(QUANT_NVFP4)->elem);
-	uint64_t sd, sv;
-	int ed, ev;
-	f64_split(D, &sd, &ed);
+	rng_key key = rng_key_for(o->seed, index);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t v = f2u(in[i]);
 		bool neg = v >> 31;
-		f32_split(v, &sv, &ev);
-		if (sv == 0) {
+		if ((uint32_t)(index + i) == 0)
+			key = rng_key_for(o->seed, index + i);   /* a new 2^32 stretch of the stream */
+		uint32_t rbits = rng_bits_keyed(key, (uint32_t)(index + i));
+		if ((v & 0x7fffffffu) == 0) {
 			out[i] = neg ? 0x8 : 0;
 			continue;
 		}
-		fmt_round_ctl ctl = { .mode = FMT_SR, .saturate = true, .rbits = rng_bits(o->seed, index + i) };
-		out[i] = (uint8_t)quant_div_round(f, &ctl, neg, sv, ev, sd, ed);
+		long exp2;
+		uint64_t sig;
+		bool sticky;
+		nv_quotient(fabs((double)in[i]), D, &exp2, &sig, &sticky);
+		fmt_round_ctl ctl = { .mode = FMT_SR, .saturate = true, .rbits = rbits };
+		out[i] = (uint8_t)fmt_round_parts(f, &ctl, neg, exp2, sig, sticky, NULL);
 	}
 }
 
