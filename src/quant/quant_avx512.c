@@ -10,7 +10,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define Q512 __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
+#define Q512 __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512dq")))
 
 static inline __mmask16 tail_mask(size_t left)
 {
@@ -202,11 +202,97 @@ Q512 void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uin
 	}
 }
 
+/* The e2m1 codes of one block of 16 (patterns v, magnitudes a) against
+ * its scale's decision patterns t (non-decreasing): the count of patterns
+ * below |v|, found by a binary search of three comparisons per lane
+ * (against t3, then t1 or t5, then t0, t2, t4 or t6), and the sign. */
+Q512 static inline void nv_elems16(uint8_t *out, __m512i v, __m512i a, const uint32_t *t)
+{
+	const __m512i tv = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)t));
+	__mmask16 b2 = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32((int)t[3]));
+	__m512i idx = _mm512_maskz_mov_epi32(b2, _mm512_set1_epi32(4));
+	__m512i t1 = _mm512_mask_blend_epi32(b2, _mm512_set1_epi32((int)t[1]), _mm512_set1_epi32((int)t[5]));
+	__mmask16 b1 = _mm512_cmpgt_epu32_mask(a, t1);
+	idx = _mm512_mask_add_epi32(idx, b1, idx, _mm512_set1_epi32(2));
+	__mmask16 b0 = _mm512_cmpgt_epu32_mask(a, _mm512_permutexvar_epi32(idx, tv));
+	__m512i k = _mm512_mask_add_epi32(idx, b0, idx, _mm512_set1_epi32(1));
+	k = _mm512_or_si512(k, _mm512_slli_epi32(_mm512_srli_epi32(v, 31), 3));
+	_mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(k));
+}
+
+/* quant_e4m3_code on 8 binary64 lanes (q >= 0, finite). */
+Q512 static inline __m512i e4m3_code8(__m512d q)
+{
+	const __m512d big = _mm512_set1_pd(0x1p43);
+	__m512i sub = _mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_sub_pd(_mm512_add_pd(q, big), big), _mm512_set1_pd(0x1p9)));
+	__m512i b = _mm512_castpd_si512(q);
+	b = _mm512_add_epi64(b, _mm512_add_epi64(_mm512_set1_epi64((1ll << 48) - 1),
+	                                         _mm512_and_si512(_mm512_srli_epi64(b, 49), _mm512_set1_epi64(1))));
+	__m512i c = _mm512_sub_epi64(_mm512_srli_epi64(b, 49), _mm512_set1_epi64((1023 - 7) << 3));
+	c = _mm512_min_epu64(c, _mm512_set1_epi64(0x7e));
+	return _mm512_mask_blend_epi64(_mm512_cmp_pd_mask(q, _mm512_set1_pd(0x1p-6), _CMP_LT_OQ), c, sub);
+}
+
+/* max of a and b lane by lane after the lane permutations ia and ib of (a, b). */
+Q512 static inline __m512i max2(__m512i a, __m512i b, __m512i ia, __m512i ib)
+{
+	return _mm512_max_epu32(_mm512_permutex2var_epi32(a, ia, b), _mm512_permutex2var_epi32(a, ib, b));
+}
+
+/* The amax patterns of 16 blocks of 16 (lane k: block k), by a reduction
+ * tree over the 16 vectors of magnitudes: 128-bit halves, then quarters,
+ * then pairs and single lanes. */
+Q512 static inline __m512i amax16x16(const __m512i a[16])
+{
+	__m512i w[8], z[4], u[2];
+	for (int i = 0; i < 8; i++)
+		w[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+		                        _mm512_shuffle_i32x4(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+	for (int i = 0; i < 4; i++)
+		z[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(w[2 * i], w[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+		                        _mm512_shuffle_i32x4(w[2 * i], w[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+	const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+	const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+	u[0] = max2(z[0], z[1], even, odd);
+	u[1] = max2(z[2], z[3], even, odd);
+	return max2(u[0], u[1], even, odd);
+}
+
+/* 16 whole blocks of 16 from in: false (nothing reliable written) when one
+ * holds an inf or NaN. The scale codes of all 16 come from two binary64
+ * divisions of 8 lanes and e4m3_code8. */
+Q512 static bool nv_group256(uint8_t *elems, uint8_t *scales, const float *in, __m512d six_st,
+                             const uint32_t g[127][8])
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	__m512i a[16];
+	for (int i = 0; i < 16; i++)
+		a[i] = _mm512_and_si512(_mm512_loadu_si512(in + 16 * i), abs);
+	__m512i m = amax16x16(a);
+	if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x7f800000)))
+		return false;
+	__m512 mf = _mm512_castsi512_ps(m);
+	__m512i c_lo = e4m3_code8(_mm512_div_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(mf)), six_st));
+	__m512i c_hi = e4m3_code8(_mm512_div_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(
+		_mm512_castps_pd(mf), 1))), six_st));
+	__m512i c = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(c_lo)), _mm512_cvtepi64_epi32(c_hi), 1);
+	_mm_storeu_si128((__m128i *)scales, _mm512_cvtepi32_epi8(c));
+	uint32_t code[16];
+	_mm512_storeu_si512(code, c);
+	for (int i = 0; i < 16; i++)
+		nv_elems16(elems + 16 * i, _mm512_loadu_si512(in + 16 * i), a[i], g[code[i]]);
+	return true;
+}
+
 Q512 size_t quant_nv_rne16_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
                                   const uint32_t g[127][8])
 {
-	const __m512i abs = _mm512_set1_epi32(0x7fffffff), minus1 = _mm512_set1_epi32(-1);
-	for (size_t b = 0; b < n; b += 16) {
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	const __m512d six = _mm512_set1_pd(six_st);
+	size_t b = 0;
+	while (b + 256 <= n && nv_group256(elems + b, scales + b / 16, in + b, six, g))
+		b += 256;
+	for (; b < n; b += 16) {
 		__m512i v = _mm512_loadu_si512(in + b);
 		__m512i a = _mm512_and_si512(v, abs);
 		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(a);
@@ -214,17 +300,9 @@ Q512 size_t quant_nv_rne16_avx512(uint8_t *elems, uint8_t *scales, const float *
 			return b;
 		float fa;
 		memcpy(&fa, &amax, 4);
-		uint32_t c = amax ? quant_e4m3_code((double)fa / six_st) : 0;
+		uint32_t c = quant_e4m3_code((double)fa / six_st);
 		scales[b / 16] = (uint8_t)c;
-		const uint32_t *t = g[c];
-		/* code = the number of decision patterns below |v|: subtract -1 per mask */
-		__m512i k = _mm512_mask_sub_epi32(_mm512_setzero_si512(), _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32((int)t[0])),
-		                                  _mm512_setzero_si512(), minus1);
-#pragma GCC unroll 8
-		for (int j = 1; j < 7; j++)
-			k = _mm512_mask_sub_epi32(k, _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32((int)t[j])), k, minus1);
-		k = _mm512_or_si512(k, _mm512_slli_epi32(_mm512_srli_epi32(v, 31), 3));
-		_mm_storeu_si128((__m128i *)(elems + b), _mm512_cvtepi32_epi8(k));
+		nv_elems16(elems + b, v, a, g[c]);
 	}
 	return n;
 }

@@ -394,8 +394,10 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 	 * never passes one */
 	uint32_t g[127][8];
 	memset(g[0], 0xff, sizeof g[0]);
-	for (uint32_t c = 1; c < 127 && o->mode == FMT_RNE && s_t > 0; c++)
+	for (uint32_t c = 1; c < 127 && o->mode == FMT_RNE && s_t > 0; c++) {
 		quant_nv_thresholds(g[c], e4m3_value(c) * (double)s_t);
+		g[c][7] = 0xffffffffu;   /* unused: the rows are loaded 8 at a time */
+	}
 	if (v && bs == 16 && o->mode == FMT_RNE && s_t > 0) {
 		size_t done = quant_nv_rne16_avx512(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, g);
 		if (done < n / 16 * 16) {
