@@ -307,6 +307,62 @@ Q512 size_t quant_nv_rne16_avx512(uint8_t *elems, uint8_t *scales, const float *
 	return n;
 }
 
+/* sr up-masks of 8 lanes (64-bit): magnitudes a8 (fp32, widened), kept
+ * codes k8, random bits r8 (widened), against the row tables. */
+Q512 static inline __mmask8 nv_sr_up8(__m256 a8, __m512i k8, __m512i r8, const double *vd, const double *sc,
+                                      uint64_t dm)
+{
+	__m512d R = _mm512_sub_pd(_mm512_cvtps_pd(a8), _mm512_permutexvar_pd(k8, _mm512_loadu_pd(vd)));
+	__m512d X = _mm512_mul_pd(R, _mm512_permutexvar_pd(k8, _mm512_loadu_pd(sc)));
+	__m512d fX = _mm512_roundscale_pd(X, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+	__mmask8 frac = _mm512_cmp_pd_mask(X, fX, _CMP_NEQ_UQ);
+	__m512i xi = _mm512_cvttpd_epu64(fX);
+	__m512i y = _mm512_mullo_epi64(r8, _mm512_set1_epi64((long long)dm));
+	return _mm512_cmpgt_epu64_mask(xi, y) | (_mm512_cmpeq_epu64_mask(xi, y) & frac);
+}
+
+Q512 size_t quant_nv_sr16_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
+                                 const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
+	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	rng_key key = rng_key_for(seed, index0);
+	const __m512i k1 = _mm512_set1_epi32((int)key.k1), k2 = _mm512_set1_epi32((int)key.k2);
+	for (size_t b = 0; b < n; b += 16) {
+		__m512i v = _mm512_loadu_si512(in + b);
+		__m512i a = _mm512_and_si512(v, abs);
+		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(a);
+		if (amax >= 0x7f800000u)
+			return b;
+		float fa;
+		memcpy(&fa, &amax, 4);
+		uint32_t c = quant_e4m3_code((double)fa / six_st);
+		scales[b / 16] = (uint8_t)c;
+		__m512i k = _mm512_setzero_si512();
+		if (c) {
+			const uint32_t *h = tab->h[c];
+#pragma GCC unroll 8
+			for (int j = 0; j < 7; j++)
+				k = _mm512_mask_add_epi32(k, _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32((int)h[j])), k, one);
+			__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + b)), lane);
+			__m512i r = _mm512_xor_si512(mix32(_mm512_xor_si512(idx, k1)), k2);
+			__m512 af = _mm512_castsi512_ps(a);
+			__mmask8 lo = nv_sr_up8(_mm512_castps512_ps256(af), _mm512_cvtepu32_epi64(_mm512_castsi512_si256(k)),
+			                        _mm512_cvtepu32_epi64(_mm512_castsi512_si256(r)), tab->vd[c], tab->sc[c],
+			                        tab->dm[c]);
+			__mmask8 hi = nv_sr_up8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(af), 1)),
+			                        _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(k, 1)),
+			                        _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(r, 1)), tab->vd[c], tab->sc[c],
+			                        tab->dm[c]);
+			k = _mm512_mask_add_epi32(k, (__mmask16)(lo | (unsigned)hi << 8), k, one);
+			k = _mm512_min_epu32(k, _mm512_set1_epi32(7));
+		}
+		k = _mm512_or_si512(k, _mm512_slli_epi32(_mm512_srli_epi32(v, 31), 3));
+		_mm_storeu_si128((__m128i *)(elems + b), _mm512_cvtepi32_epi8(k));
+	}
+	return n;
+}
+
 #else
 
 uint32_t quant_amax_avx512(const float *in, size_t n)
@@ -348,6 +404,13 @@ size_t quant_nv_rne16_avx512(uint8_t *elems, uint8_t *scales, const float *in, s
                              const uint32_t g[127][8])
 {
 	(void)elems, (void)scales, (void)in, (void)n, (void)six_st, (void)g;
+	return 0;
+}
+
+size_t quant_nv_sr16_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
+                            const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0)
+{
+	(void)elems, (void)scales, (void)in, (void)n, (void)six_st, (void)tab, (void)seed, (void)index0;
 	return 0;
 }
 

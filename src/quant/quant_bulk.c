@@ -2,6 +2,7 @@
  * (quant.c, exact rationals), by integer and fp32 arithmetic whose
  * exactness is argued at each step. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fmt/decode.h"
@@ -292,6 +293,15 @@ void quant_nv_thresholds(uint32_t g[7], double D)
 	}
 }
 
+/* The pattern b with a > b iff a >= t, for every fp32 pattern a >= 0 (t > 0). */
+static uint32_t pattern_ge(double t)
+{
+	float f = (float)t;
+	if (isinf(f) || (double)f > t)
+		f = nextafterf(f, 0.0f);
+	return (double)f == t ? f2u(f) - 1 : f2u(f);
+}
+
 /* The value of a finite e4m3 code (no sign). */
 static double e4m3_value(uint32_t c)
 {
@@ -383,6 +393,27 @@ void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32
 	}
 }
 
+/* The tables of quant_nv_sr16_avx512 for s_t > 0. */
+static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
+{
+	static const double val[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
+	static const int gap[8] = { -1, -1, -1, -1, 0, 0, 1, 0 };
+	memset(t, 0xff, sizeof t->h[0]);
+	for (uint32_t c = 1; c < 127; c++) {
+		double D = e4m3_value(c) * (double)s_t;
+		int x;
+		uint64_t m = (uint64_t)ldexp(frexp(D, &x), 53);
+		int tz = __builtin_ctzll(m);
+		t->dm[c] = m >> tz;
+		int ed = x - 53 + tz;
+		for (int k = 0; k < 8; k++) {
+			t->h[c][k] = k < 7 ? pattern_ge(val[k + 1] * D) : 0xffffffffu;
+			t->vd[c][k] = val[k] * D;
+			t->sc[c][k] = ldexp(1.0, 32 - gap[k] - ed);
+		}
+	}
+}
+
 static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t index0, uint8_t *elems,
                          uint8_t *scales, const float *in, size_t n, size_t *bad)
 {
@@ -398,8 +429,19 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 		quant_nv_thresholds(g[c], e4m3_value(c) * (double)s_t);
 		g[c][7] = 0xffffffffu;   /* unused: the rows are loaded 8 at a time */
 	}
-	if (v && bs == 16 && o->mode == FMT_RNE && s_t > 0) {
-		size_t done = quant_nv_rne16_avx512(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, g);
+	bool one_key = n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32);
+	if (v && bs == 16 && s_t > 0 && (o->mode == FMT_RNE || one_key)) {
+		size_t done;
+		if (o->mode == FMT_RNE) {
+			done = quant_nv_rne16_avx512(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, g);
+		} else {
+			quant_nv_sr_tab *tab = malloc(sizeof *tab);
+			if (!tab)
+				return MP_ENOMEM;
+			nv_sr_tables(tab, s_t);
+			done = quant_nv_sr16_avx512(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, tab, o->seed, index0);
+			free(tab);
+		}
 		if (done < n / 16 * 16) {
 			if (bad)
 				*bad = done + first_nonfinite(in + done, 16);

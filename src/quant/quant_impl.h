@@ -119,6 +119,29 @@ static inline uint32_t quant_e4m3_code(double q)
 size_t quant_nv_rne16_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n,
                              double six_st, const uint32_t g[127][8]);
 
+/* nvfp4 sr, per block scale code c (D = e4m3(c) s_t = dm 2^ed, dm odd):
+ * h: the patterns of the truncation (|V| >= v_j D iff a > h[j-1], v_j the
+ * e2m1 magnitudes 0.5 .. 6); vd[k] = v_k D; sc[k] = 2^(32 - p_k - ed) for
+ * code k's gap 2^p_k. With kept = the truncated code, R = |V| - vd[kept]
+ * is exact (Sterbenz: vd[kept] <= |V| < 2 vd[kept]), the fraction of the
+ * gap is f = R / (2^p D), and fmt's sr rule (up iff rbits < floor(f 2^32)
+ * + sticky) is up iff rbits < f 2^32 = X / dm with X = R sc[kept], that is
+ * iff X > rbits dm: compared as floor(X) > rbits dm, or equal with X not
+ * whole (X < 2^60, rbits dm < 2^60: exact in 64-bit integers). */
+typedef struct {
+	uint32_t h[127][8];
+	double vd[127][8];
+	double sc[127][8];
+	uint64_t dm[127];
+} quant_nv_sr_tab;
+
+/* nvfp4 sr over whole blocks of 16 (n a multiple of 16), scale codes as
+ * quant_nv_rne16_avx512; element i draws rng_bits(seed, index0 + i), the
+ * indices sharing their top 32 bits. Returns n, or the start of the first
+ * block that holds an inf or NaN. */
+size_t quant_nv_sr16_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n,
+                            double six_st, const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0);
+
 uint32_t quant_amax_portable(const float *in, size_t n);
 void quant_mx_scale_portable(float *out, const float *in, size_t n, int k);
 void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32_t g[7]);
