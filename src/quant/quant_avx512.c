@@ -77,40 +77,71 @@ Q512 size_t quant_mx_blocks_avx512(float *out, uint8_t *scales, const float *in,
 	return full + got;
 }
 
+/* The constants of mx_rne16, in registers. */
+typedef struct {
+	__m512i half_m1, rebias, min_normal, magic, max_bits;
+	__m128i shift, sign_pos;
+} mx_enc;
+
+Q512 static inline mx_enc mx_enc_load(const quant_elem_enc *enc)
+{
+	mx_enc e = {
+		.half_m1 = _mm512_set1_epi32((int)enc->half_m1),
+		.rebias = _mm512_set1_epi32((int)enc->rebias),
+		.min_normal = _mm512_set1_epi32((int)enc->min_normal),
+		.magic = _mm512_set1_epi32((int)enc->magic),
+		.max_bits = _mm512_set1_epi32((int)enc->max_bits),
+		.shift = _mm_cvtsi32_si128((int)enc->shift),
+		.sign_pos = _mm_cvtsi32_si128(31 - (int)enc->sign_shift),
+	};
+	return e;
+}
+
+/* 16 elements: the patterns v times the scale's inverse mul, rounded as
+ * quant_elem_enc says, stored as bytes. */
+Q512 static inline void mx_rne16(uint8_t *out, __m512i v, __m512 mul, const mx_enc *e)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
+	__m512i p = _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(v), mul));
+	__m512i a = _mm512_and_si512(p, abs);
+	__m512i lsb = _mm512_and_si512(_mm512_srl_epi32(a, e->shift), one);
+	__m512i nrm = _mm512_sub_epi32(_mm512_srl_epi32(_mm512_add_epi32(a, _mm512_add_epi32(e->half_m1, lsb)), e->shift),
+	                               e->rebias);
+	__m512i sub = _mm512_sub_epi32(
+		_mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(e->magic))), e->magic);
+	__m512i c = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(a, e->min_normal), nrm, sub);
+	c = _mm512_min_epu32(c, e->max_bits);
+	c = _mm512_or_si512(c, _mm512_sll_epi32(_mm512_srli_epi32(p, 31), e->sign_pos));
+	_mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(c));
+}
+
+Q512 static bool mx_group512(uint8_t *elems, uint8_t *scales, const float *in, const quant_mx_rule *r,
+                             const mx_enc *e);
+
 Q512 size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
                                 const quant_mx_rule *r, const quant_elem_enc *enc)
 {
-	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
-	const __m512i half_m1 = _mm512_set1_epi32((int)enc->half_m1), rebias = _mm512_set1_epi32((int)enc->rebias);
-	const __m512i min_normal = _mm512_set1_epi32((int)enc->min_normal), magic = _mm512_set1_epi32((int)enc->magic);
-	const __m512i max_bits = _mm512_set1_epi32((int)enc->max_bits);
-	const __m128i shift = _mm_cvtsi32_si128((int)enc->shift), sign_shift = _mm_cvtsi32_si128((int)enc->sign_shift);
-	size_t full = n / bs * bs, k = 0;
-	for (size_t b = 0; b < full; b += bs, k++) {
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	const mx_enc e = mx_enc_load(enc);
+	size_t full = n / bs * bs, k = 0, b = 0;
+	if (bs == 32) {
+		while (b + 512 <= full && mx_group512(elems + b, scales + k, in + b, r, &e)) {
+			b += 512;
+			k += 16;
+		}
+	}
+	for (; b < full; b += bs, k++) {
 		__m512i m = _mm512_setzero_si512();
 		for (size_t i = b; i < b + bs; i += 16)
 			m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(in + i), abs));
 		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(m);
 		if (amax >= 0x7f800000u)
 			return b;
-		int e = quant_mx_exp(r, amax);
-		scales[k] = (uint8_t)(e + 127);
-		const __m512 mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - e) << 23)));
-		for (size_t i = b; i < b + bs; i += 16) {
-			__m512i v = _mm512_loadu_si512(in + i);
-			__m512i p = _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(v), mul));
-			__m512i a = _mm512_and_si512(p, abs);
-			__m512i lsb = _mm512_and_si512(_mm512_srl_epi32(a, shift), one);
-			__m512i nrm = _mm512_sub_epi32(_mm512_srl_epi32(_mm512_add_epi32(a, _mm512_add_epi32(half_m1, lsb)), shift),
-			                               rebias);
-			__m512i sub = _mm512_sub_epi32(
-				_mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(magic))), magic);
-			__m512i c = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(a, min_normal), nrm, sub);
-			c = _mm512_min_epu32(c, max_bits);
-			c = _mm512_or_si512(c, _mm512_sll_epi32(_mm512_srli_epi32(p, 31), _mm_sub_epi32(_mm_cvtsi32_si128(31),
-			                                                                                  sign_shift)));
-			_mm_storeu_si128((__m128i *)(elems + i), _mm512_cvtepi32_epi8(c));
-		}
+		int x = quant_mx_exp(r, amax);
+		scales[k] = (uint8_t)(x + 127);
+		const __m512 mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - x) << 23)));
+		for (size_t i = b; i < b + bs; i += 16)
+			mx_rne16(elems + i, _mm512_loadu_si512(in + i), mul, &e);
 	}
 	return full;
 }
@@ -256,6 +287,52 @@ Q512 static inline __m512i amax16x16(const __m512i a[16])
 	u[0] = max2(z[0], z[1], even, odd);
 	u[1] = max2(z[2], z[3], even, odd);
 	return max2(u[0], u[1], even, odd);
+}
+
+/* quant_mx_exp on 16 lanes of amax patterns (finite). A subnormal's top
+ * bit comes from its exact conversion to fp32. */
+Q512 static inline __m512i mx_exp16(__m512i m, const quant_mx_rule *r)
+{
+	__m512i ex = _mm512_srli_epi32(m, 23);
+	__mmask16 sub = _mm512_cmpeq_epi32_mask(ex, _mm512_setzero_si512());
+	__m512i top = _mm512_sub_epi32(_mm512_srli_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(m)), 23),
+	                               _mm512_set1_epi32(127));
+	__m512i L = _mm512_mask_blend_epi32(sub, _mm512_sub_epi32(ex, _mm512_set1_epi32(127)),
+	                                    _mm512_sub_epi32(top, _mm512_set1_epi32(149)));
+	__m512i f = _mm512_mask_blend_epi32(sub, m, _mm512_sllv_epi32(m, _mm512_sub_epi32(_mm512_set1_epi32(23), top)));
+	f = _mm512_and_si512(f, _mm512_set1_epi32(0x7fffff));
+	__m512i k = _mm512_sub_epi32(L, _mm512_set1_epi32(r->emax));
+	if (r->ceil)
+		k = _mm512_mask_add_epi32(k, _mm512_cmpgt_epu32_mask(f, _mm512_set1_epi32((int)r->mfrac)), k,
+		                          _mm512_set1_epi32(1));
+	k = _mm512_min_epi32(_mm512_max_epi32(k, _mm512_set1_epi32(-127)), _mm512_set1_epi32(127));
+	return _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(m, _mm512_setzero_si512()), k, _mm512_set1_epi32(-127));
+}
+
+/* 16 whole MX blocks of 32: the amaxes by the reduction tree, the 16
+ * exponents at once, then the elements. False (nothing reliable written)
+ * when a block holds an inf or NaN. */
+Q512 static bool mx_group512(uint8_t *elems, uint8_t *scales, const float *in, const quant_mx_rule *r,
+                             const mx_enc *e)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	__m512i a[16];
+	for (int i = 0; i < 16; i++)
+		a[i] = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(in + 32 * i), abs),
+		                        _mm512_and_si512(_mm512_loadu_si512(in + 32 * i + 16), abs));
+	__m512i m = amax16x16(a);
+	if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x7f800000)))
+		return false;
+	__m512i k = mx_exp16(m, r);
+	_mm_storeu_si128((__m128i *)scales, _mm512_cvtepi32_epi8(_mm512_add_epi32(k, _mm512_set1_epi32(127))));
+	uint32_t mul[16];
+	_mm512_storeu_si512(mul, _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), k), 23));
+	for (int i = 0; i < 16; i++) {
+		__m512 mv = _mm512_castsi512_ps(_mm512_set1_epi32((int)mul[i]));
+		mx_rne16(elems + 32 * i, _mm512_loadu_si512(in + 32 * i), mv, e);
+		mx_rne16(elems + 32 * i + 16, _mm512_loadu_si512(in + 32 * i + 16), mv, e);
+	}
+	return true;
 }
 
 /* 16 whole blocks of 16 from in: false (nothing reliable written) when one
