@@ -15,6 +15,7 @@ static const cli_command commands[] = {
 	{ .name = "formats", .run = cmd_formats, .summary = "the table of number formats" },
 	{ .name = "bits",    .run = cmd_bits,    .summary = "bit layout, class, value, spacing and neighbours of values" },
 	{ .name = "round",   .run = cmd_round,   .summary = "round values exactly into formats, in any rounding mode" },
+	{ .name = "quantize", .run = cmd_quantize, .summary = "block-scaled quantization (MXFP8/6/4, NVFP4): scales and elements" },
 	{ .name = "drift",   .run = cmd_drift,   .summary = "residual drift: small updates to a large value in fp32, bf16, fp16" },
 	{ .name = "train",   .run = cmd_train,   .summary = "train the tiny GPT under precision policies side by side" },
 	{ .name = "eval",    .run = cmd_eval,    .summary = "held-out loss of a model saved by train --save" },
@@ -325,6 +326,22 @@ bool cli_flush_stdout(const char *cmd)
 		return false;
 	}
 	return true;
+}
+
+int cli_read_line(FILE *fp, char *buf, size_t n, size_t *len)
+{
+	size_t k = 0;
+	int c = EOF;
+	while (k + 1 < n && (c = getc(fp)) != EOF) {
+		buf[k++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	buf[k] = '\0';
+	*len = k;
+	if (k == 0 && c == EOF)
+		return -1;
+	return k + 1 == n && buf[k - 1] != '\n' ? 1 : 0;
 }
 
 void cli_wrap_list(char *buf, size_t n, const char *list, int indent, int width)

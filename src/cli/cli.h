@@ -35,6 +35,7 @@ int cmd_lesson(int argc, char **argv);
 int cmd_formats(int argc, char **argv);
 int cmd_bits(int argc, char **argv);
 int cmd_round(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 int cmd_drift(int argc, char **argv);
 int cmd_drift_ema(int argc, char **argv);   /* drift --ema */
 int cmd_train(int argc, char **argv);
@@ -109,6 +110,11 @@ bool cli_out_open(const char *cmd, const char *opt, const char *path, file_atomi
  * the earlier file intact, reported, false), else removes what was written.
  * Nothing for stdout. */
 bool cli_out_close(const char *cmd, const char *opt, file_atomic *a, FILE *fp, bool ok);
+
+/* One line of at most n - 2 bytes and its newline into buf (NUL-terminated,
+ * *len bytes): 0, or 1 when the line is longer (the rest is left unread),
+ * -1 at the end of the input. round and quantize read stdin with it. */
+int cli_read_line(FILE *fp, char *buf, size_t n, size_t *len);
 
 /* Flushes stdout; on a write error reports it and returns false. */
 bool cli_flush_stdout(const char *cmd);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "cli/bench_quant.h"
 #include "cli/cli.h"
 #include "tui/tui.h"
 #include "drift/drift.h"
@@ -28,6 +29,8 @@ static void bench_help(void)
 	       "same size measured in the same run.\n\n"
 	       "  round          bulk rounding kernels: each one's memory traffic rate, (bytes\n"
 	       "                 read + written) per second, as a ratio to memcpy's (default)\n"
+	       "                 and the block formats (quantize: MX, nvfp4), elements and\n"
+	       "                 scales, 4 + 1 + 1/block bytes per element\n"
 	       "  drift          one step of the drift simulation per variant: updates per\n"
 	       "                 second and the ratio to the memory-bandwidth bound (memcpy's\n"
 	       "                 traffic rate / bytes an update must move)\n"
@@ -405,6 +408,7 @@ static int bench_round(const int *threads, int nthreads, size_t mib, unsigned re
 			}
 			fflush(stdout);
 		}
+		bench_quant_rows(csv ? &w : NULL, in, out, n, threads[ti], reps, base);
 		/* quantize rewrote the input: restore it for the next thread count */
 		for (size_t i = 0; i < n; i++) {
 			uint32_t r = rng_bits(7, i);

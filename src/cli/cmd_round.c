@@ -180,25 +180,6 @@ static int round_text(round_job *job, const char *text, const char *where, unsig
 	return r;
 }
 
-/* One line of at most n - 2 bytes and its newline into buf (NUL-terminated,
- * *len bytes): 0, or 1 when the line is longer (the rest is left unread),
- * -1 at the end of the input. */
-static int read_line(FILE *fp, char *buf, size_t n, size_t *len)
-{
-	size_t k = 0;
-	int c = EOF;
-	while (k + 1 < n && (c = getc(fp)) != EOF) {
-		buf[k++] = (char)c;
-		if (c == '\n')
-			break;
-	}
-	buf[k] = '\0';
-	*len = k;
-	if (k == 0 && c == EOF)
-		return -1;
-	return k + 1 == n && buf[k - 1] != '\n' ? 1 : 0;
-}
-
 /* round_parse_opts' result when the command should go on */
 #define ROUND_PROCEED (-1)
 
@@ -302,7 +283,7 @@ static int round_stdin(round_job *job)
 	size_t len;
 	int got, rc = CLI_OK;
 	unsigned long long lineno = 0, index = 0;
-	while ((got = read_line(stdin, line, sizeof line, &len)) >= 0) {
+	while ((got = cli_read_line(stdin, line, sizeof line, &len)) >= 0) {
 		lineno++;
 		char where[64];
 		snprintf(where, sizeof where, "line %llu: ", lineno);

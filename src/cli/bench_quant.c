@@ -1,0 +1,95 @@
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "cli/bench_quant.h"
+#include "quant/quant.h"
+
+typedef struct {
+	const char *name;
+	quant_id fmt;
+	fmt_mode mode;
+} qkernel;
+
+typedef struct {
+	const qkernel *k;
+	const float *in;
+	uint8_t *elems, *scales;
+	float s_t;
+	size_t begin, end, block;
+} qslice;
+
+static double qnow(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *qslice_run(void *arg)
+{
+	qslice *s = arg;
+	quant_opts o = { .fmt = s->k->fmt, .mode = s->k->mode, .seed = 42 };
+	quant_bulk(FMT_SIMD_AUTO, &o, s->s_t, s->begin, s->elems + s->begin, s->scales + s->begin / s->block,
+	           s->in + s->begin, s->end - s->begin, NULL);
+	return NULL;
+}
+
+/* Seconds for one pass on nthreads threads (slices of whole blocks, at
+ * multiples of 64 elements). */
+static double qtime(qslice proto, size_t n, int nthreads)
+{
+	pthread_t tid[64];
+	qslice sl[64];
+	double t0 = qnow();
+	for (int t = 0; t < nthreads; t++) {
+		sl[t] = proto;
+		sl[t].begin = (n * (size_t)t / (size_t)nthreads) & ~(size_t)63;
+		sl[t].end = t + 1 == nthreads ? n : (n * (size_t)(t + 1) / (size_t)nthreads) & ~(size_t)63;
+		if (t > 0)
+			pthread_create(&tid[t], NULL, qslice_run, &sl[t]);
+	}
+	qslice_run(&sl[0]);
+	for (int t = 1; t < nthreads; t++)
+		pthread_join(tid[t], NULL);
+	return qnow() - t0;
+}
+
+void bench_quant_rows(csvw *w, const float *in, void *out, size_t n, int nthreads, unsigned reps, double base)
+{
+	static const qkernel kernels[] = {
+		{ "block mxfp8-e4m3 rne", QUANT_MXFP8_E4M3, FMT_RNE },
+		{ "block mxfp8-e4m3 sr", QUANT_MXFP8_E4M3, FMT_SR },
+		{ "block mxfp4 rne", QUANT_MXFP4, FMT_RNE },
+		{ "block nvfp4 rne", QUANT_NVFP4, FMT_RNE },
+		{ "block nvfp4 sr", QUANT_NVFP4, FMT_SR },
+	};
+	const char *path = fmt_simd_name(fmt_simd_best());
+	float s_t = 0;
+	quant_bulk_tensor_scale(&s_t, in, n, NULL);
+	for (size_t ki = 0; ki < sizeof kernels / sizeof kernels[0]; ki++) {
+		const quant_info *q = quant_get(kernels[ki].fmt);
+		if (!q->name)
+			continue;
+		qslice proto = { .k = &kernels[ki], .in = in, .elems = out, .scales = (uint8_t *)out + n,
+		                 .s_t = s_t, .block = (size_t)q->block };
+		double best = 1e30;
+		for (unsigned r = 0; r < reps; r++) {
+			double t = qtime(proto, n, nthreads);
+			best = t < best ? t : best;
+		}
+		double gbps = (5.0 + 1.0 / q->block) * (double)n / best / 1e9;
+		if (w) {
+			csvw_fieldf(w, "%d", nthreads);
+			csvw_field(w, kernels[ki].name);
+			csvw_field(w, path);
+			csvw_fieldf(w, "%.6f", best);
+			csvw_fieldf(w, "%.3f", gbps);
+			csvw_fieldf(w, "%.3f", gbps / base);
+			csvw_end_row(w);
+		} else {
+			printf("%-8d %-30s %-18s %10.2f %7.2fx\n", nthreads, kernels[ki].name, path, gbps, gbps / base);
+		}
+		fflush(stdout);
+	}
+}

@@ -1,0 +1,381 @@
+/* mixprec quantize: block-scaled quantization (quant/) of typed values. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "fmt/decode.h"
+#include "fmt/parse.h"
+#include "quant/quant.h"
+#include "util/csvout.h"
+#include "util/numtext.h"
+
+static void quantize_help(void)
+{
+	char known[512];
+	cli_wrap_list(known, sizeof known, quant_known_names(), 16, 78);
+	printf("Usage: mixprec quantize [VALUE...] --to BLOCKFMT [--block N]\n"
+	       "                        [--scale-rule ocp|ceil] [--mode rne|sr] [--seed N]\n"
+	       "                        [--csv]\n"
+	       "Quantizes the VALUEs, or the lines of standard input when no VALUE is given,\n"
+	       "in consecutive blocks (the last may be shorter) that share one scale, and\n"
+	       "shows each block's scale and each element's bits, value and error, then the\n"
+	       "shares saturated and flushed to zero and the relative error ||value - V|| /\n"
+	       "||V|| (2-norms) of each block and of all the values.\n\n"
+	       "  --to F        block format:\n%s"
+	       "                mxfp*: e8m0 scale per 32; nvfp4: fp4-e2m1 elements, an\n"
+	       "                fp8-e4m3 scale per 16 and an fp32 tensor scale\n"
+	       "  --block N     elements per block, 1..%d (default 32 for MX, 16 for nvfp4)\n"
+	       "  --scale-rule R  MX only: ocp (default, OCP MX v1.0: X = 2^(floor(log2 amax)\n"
+	       "                - emax_elem); can saturate the largest element) or ceil\n"
+	       "                (X = 2^ceil(log2(amax / max_elem)), as NVIDIA's Transformer\n"
+	       "                Engine: never saturates); the exponent is clamped to\n"
+	       "                [-127, 127] and an all-zero block gets 2^-127\n"
+	       "  --mode M      elements: rne (default) or sr (stochastic; the scales are\n"
+	       "                always chosen as the rule says)\n"
+	       "  --seed N      seed for sr (default 0); value number i (from 0) uses the\n"
+	       "                random bits of element i of the stream: reproducible\n"
+	       "  --csv         CSV: index,block,input,tensor_scale,scale_bits,scale,bits,\n"
+	       "                value,abs_error (value = element x scale x tensor_scale)\n"
+	       "  -h, --help    this text\n\n"
+	       "nvfp4: s_t = fp32(amax / (448 x 6)) over all the values, s_b =\n"
+	       "e4m3(block amax / (6 x s_t)), elements e2m1(V / (s_b x s_t)) saturating at 6;\n"
+	       "every quotient is exact and rounded once (to nearest even); a block whose\n"
+	       "s_b is 0 has elements 0. Elements saturate at the format's max; zero keeps\n"
+	       "its sign (fp4 -0 is 0x8).\n\n"
+	       "VALUE: the syntax of 'round' (0.1, -6.5e-5, 0x1.8p-3, 1/3, 2^-14, 3*2^-10),\n"
+	       "quantized from its exact value. A bad VALUE or stdin line, and inf or nan\n"
+	       "(no block-scaled format encodes them), is reported (line N: ...) and left\n"
+	       "out; the others are quantized and the exit status is 2.\n",
+	       known, QUANT_BLOCK_MAX);
+}
+
+#define QUANTIZE_LINE_MAX 8192
+
+/* The accepted values, their texts and where they came from. */
+typedef struct {
+	fmt_num *x;
+	char **text;
+	char (*where)[32];
+	size_t n, cap;
+} value_list;
+
+static void values_free(value_list *v)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		fmt_num_clear(&v->x[i]);
+		free(v->text[i]);
+	}
+	free(v->x);
+	free(v->text);
+	free(v->where);
+}
+
+/* Parses text and appends it; reports a bad or non-finite one. 1 when
+ * appended, 0 when bad, -1 when out of memory. */
+static int values_add(value_list *v, const char *text, const char *where)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? 2 * v->cap : 64;
+		fmt_num *x = realloc(v->x, cap * sizeof *x);
+		if (x)
+			v->x = x;
+		char **t = realloc(v->text, cap * sizeof *t);
+		if (t)
+			v->text = t;
+		char(*w)[32] = realloc(v->where, cap * sizeof *w);
+		if (w)
+			v->where = w;
+		if (!x || !t || !w)
+			return -1;
+		v->cap = cap;
+	}
+	fmt_num *x = &v->x[v->n];
+	fmt_num_init(x);
+	char err[256];
+	if (fmt_parse_number(x, text, err, sizeof err) != MP_OK) {
+		cli_error("quantize", "%s%s", where, err);
+		fmt_num_clear(x);
+		return 0;
+	}
+	if (x->kind != NUM_FINITE) {
+		cli_error("quantize", "%s'%s': inf and nan have no encoding in a block-scaled format (left out)", where,
+		          text);
+		fmt_num_clear(x);
+		return 0;
+	}
+	if (!(v->text[v->n] = strdup(text))) {
+		fmt_num_clear(x);
+		return -1;
+	}
+	snprintf(v->where[v->n], sizeof v->where[v->n], "%s", where);
+	v->n++;
+	return 1;
+}
+
+/* The values of the command line or of stdin into v: CLI_OK, CLI_USAGE
+ * when some were bad (reported), CLI_ENV on a read error or out of memory. */
+static int values_read(value_list *v, char **args, size_t nargs)
+{
+	static char line[QUANTIZE_LINE_MAX + 2];
+	int rc = CLI_OK;
+	char where[32];
+	for (size_t i = 0; i < nargs; i++) {
+		snprintf(where, sizeof where, "value %zu: ", i + 1);
+		int r = values_add(v, args[i], where);
+		if (r < 0)
+			return CLI_ENV;
+		if (r == 0)
+			rc = CLI_USAGE;
+	}
+	if (nargs > 0)
+		return rc;
+	size_t len;
+	int got;
+	unsigned long long lineno = 0;
+	while ((got = cli_read_line(stdin, line, sizeof line, &len)) >= 0) {
+		snprintf(where, sizeof where, "line %llu: ", ++lineno);
+		if (got > 0) {
+			cli_error("quantize", "%slonger than %d bytes (is standard input a list of values?); stopped reading",
+			          where, QUANTIZE_LINE_MAX);
+			return CLI_USAGE;
+		}
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		int r = strlen(line) != len ? 0 : values_add(v, line, where);
+		if (strlen(line) != len)
+			cli_error("quantize", "%scontains a NUL byte", where);
+		if (r < 0)
+			return CLI_ENV;
+		if (r == 0)
+			rc = CLI_USAGE;
+	}
+	if (ferror(stdin)) {
+		cli_error("quantize", "reading standard input: %s", strerror(errno));
+		return CLI_ENV;
+	}
+	if (lineno == 0 && isatty(0))
+		cli_error("quantize", "no values given (see 'mixprec quantize --help')");
+	return rc;
+}
+
+/* --- output --- */
+
+static void print_csv(const quant_result *r, const value_list *v)
+{
+	const quant_info *q = quant_get(r->opts.fmt);
+	const fmt_info *f = fmt_get(q->elem);
+	csvw w;
+	csvw_init(&w, stdout);
+	csvw_header(&w, "index,block,input,tensor_scale,scale_bits,scale,bits,value,abs_error");
+	char ts[1200], sc[1200], val[1200], abs_s[64], rel_s[64];
+	numtext_exact(ts, sizeof ts, r->tensor_scale);
+	for (size_t k = 0; k < r->nblocks; k++) {
+		const quant_block *b = &r->blocks[k];
+		numtext_exact(sc, sizeof sc, b->scale);
+		for (size_t i = b->begin; i < b->begin + b->count; i++) {
+			const quant_elem *e = &r->elems[i];
+			numtext_exact(val, sizeof val, e->value);
+			fmt_error_text(&v->x[i], e->value, 10, abs_s, rel_s, sizeof abs_s);
+			csvw_fieldf(&w, "%zu", i);
+			csvw_fieldf(&w, "%zu", k);
+			csvw_field(&w, v->text[i]);
+			csvw_field(&w, ts);
+			csvw_fieldf(&w, "0x%02x", b->scale_bits);
+			csvw_field(&w, sc);
+			csvw_fieldf(&w, "0x%0*x", fmt_hex_digits(f), e->bits);
+			csvw_field(&w, val);
+			csvw_field(&w, abs_s);
+			csvw_end_row(&w);
+		}
+	}
+}
+
+/* A number for the text output: exact when short, else 17 digits. */
+static const char *short_text(char *buf, size_t n, double v)
+{
+	numtext_exact(buf, n, v);
+	if (numtext_sig_digits(buf) > 24)
+		snprintf(buf, n, "%.17g", v);
+	return buf;
+}
+
+static void print_shares(const char *lead, size_t nsat, size_t nflush, size_t n, double rel)
+{
+	printf("%ssaturated %zu of %zu (%.1f%%), flushed to zero %zu of %zu (%.1f%%), relative error %.4g\n", lead,
+	       nsat, n, n ? 100.0 * (double)nsat / (double)n : 0.0, nflush, n,
+	       n ? 100.0 * (double)nflush / (double)n : 0.0, rel);
+}
+
+static void print_block(const quant_result *r, const value_list *v, size_t k)
+{
+	const quant_info *q = quant_get(r->opts.fmt);
+	const fmt_info *f = fmt_get(q->elem);
+	const quant_block *b = &r->blocks[k];
+	char a[1200], s[1200], p[1200], val[1200], abs_s[64], rel_s[64];
+	printf("block %zu (elements %zu..%zu): amax %s\n", k, b->begin, b->begin + b->count - 1,
+	       short_text(a, sizeof a, b->amax));
+	if (q->nvfp4)
+		printf("  scale s_b = %s (fp8-e4m3 0x%02x), s_b x s_t = %s%s\n", short_text(s, sizeof s, b->scale),
+		       b->scale_bits, short_text(p, sizeof p, b->scale * r->tensor_scale),
+		       b->scale == 0 ? ": every element is 0" : "");
+	else
+		printf("  scale X = 2^%d (e8m0 0x%02x)%s\n", b->scale_exp, b->scale_bits,
+		       b->clamped ? ", exponent clamped to [-127, 127]" : "");
+	for (size_t i = b->begin; i < b->begin + b->count; i++) {
+		const quant_elem *e = &r->elems[i];
+		fmt_error_text(&v->x[i], e->value, 4, abs_s, rel_s, sizeof abs_s);
+		const char *note = (e->flags & QUANT_SATURATED) ? "saturated"
+		                   : (e->flags & QUANT_FLUSHED)  ? "flushed to zero"
+		                                                 : "";
+		char bits_s[16];
+		snprintf(bits_s, sizeof bits_s, "0x%0*x", fmt_hex_digits(f), e->bits);
+		printf("  [%zu] %-16s %-5s %-24s abs %s%s%s\n", i, v->text[i], bits_s,
+		       short_text(val, sizeof val, e->value), abs_s, *note ? "  " : "", note);
+	}
+	print_shares("  ", b->nsaturated, b->nflushed, b->count, b->rel_error);
+}
+
+static void print_text(const quant_result *r, const value_list *v)
+{
+	const quant_info *q = quant_get(r->opts.fmt);
+	char t[1200];
+	printf("%s (%s): %zu values in %zu block%s of %zu, elements %s", q->name, q->summary, r->n, r->nblocks,
+	       r->nblocks == 1 ? "" : "s", r->opts.block, fmt_mode_name(r->opts.mode));
+	if (!q->nvfp4)
+		printf(", scale rule %s", quant_rule_name(r->opts.rule));
+	printf("\n");
+	if (q->nvfp4)
+		printf("tensor scale s_t = fp32(amax / 2688) = %s (fp32 0x%08x)\n", short_text(t, sizeof t, r->tensor_scale),
+		       r->tensor_scale_bits);
+	for (size_t k = 0; k < r->nblocks; k++) {
+		printf("\n");
+		print_block(r, v, k);
+	}
+	printf("\n");
+	print_shares("summary: ", r->nsaturated, r->nflushed, r->n, r->rel_error);
+}
+
+/* --- options --- */
+
+/* quantize_parse's result when the command should go on */
+#define QUANTIZE_PROCEED (-1)
+
+/* The command line into o and args: QUANTIZE_PROCEED, or the exit status
+ * (reported; CLI_OK after --help). */
+static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, char **args, size_t *nargs)
+{
+	static const struct option opts[] = {
+		{ "to", required_argument, NULL, 't' },
+		{ "block", required_argument, NULL, 'b' },
+		{ "scale-rule", required_argument, NULL, 'r' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "csv", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *to = NULL, *rule = NULL;
+	cli_args a = { 0 };
+	int c;
+	char *value;
+	unsigned long long u;
+	while ((c = cli_getopt(&a, argc, argv, opts, &value)) != -1) {
+		switch (c) {
+		case CLI_ARG_VALUE: args[(*nargs)++] = value; break;
+		case 't': to = optarg; break;
+		case 'r': rule = optarg; break;
+		case 'b':
+			if (!cli_parse_u64("quantize", "--block", optarg, &u))
+				return CLI_USAGE;
+			if (u < 1 || u > QUANT_BLOCK_MAX) {
+				cli_error("quantize", "--block: %s is out of range (1..%d)", optarg, QUANT_BLOCK_MAX);
+				return CLI_USAGE;
+			}
+			o->block = (size_t)u;
+			break;
+		case 'm':
+			if (!cli_parse_mode("quantize", optarg, &o->mode))
+				return CLI_USAGE;
+			if (o->mode != FMT_RNE && o->mode != FMT_SR) {
+				cli_error("quantize", "--mode: elements round with rne or sr, not %s", optarg);
+				return CLI_USAGE;
+			}
+			break;
+		case 's':
+			if (!cli_parse_u64("quantize", "--seed", optarg, &u))
+				return CLI_USAGE;
+			o->seed = u;
+			break;
+		case 'c': *csv = true; break;
+		case 'h':
+			quantize_help();
+			return cli_flush_stdout("quantize") ? CLI_OK : CLI_ENV;
+		case ':':
+		default:
+			return cli_option_error("quantize", c, argv);
+		}
+	}
+	const quant_info *q = to ? quant_find(to) : NULL;
+	if (!q) {
+		if (to)
+			cli_error("quantize", "--to: unknown block format '%s' (known: %s)", to, quant_known_names());
+		else
+			cli_error("quantize", "--to: a block format is required (known: %s)", quant_known_names());
+		return CLI_USAGE;
+	}
+	o->fmt = q->id;
+	if (rule && quant_rule_parse(rule, &o->rule) != MP_OK) {
+		cli_error("quantize", "--scale-rule: unknown rule '%s' (known: ocp, ceil)", rule);
+		return CLI_USAGE;
+	}
+	if (rule && q->nvfp4) {
+		cli_error("quantize", "--scale-rule: nvfp4 has one rule (its scales are rounded to nearest)");
+		return CLI_USAGE;
+	}
+	return QUANTIZE_PROCEED;
+}
+
+int cmd_quantize(int argc, char **argv)
+{
+	quant_opts o = { .mode = FMT_RNE, .rule = QUANT_RULE_OCP };
+	bool csv = false;
+	char **args = calloc((size_t)argc + 1, sizeof *args);
+	size_t nargs = 0;
+	if (!args) {
+		cli_error("quantize", "out of memory");
+		return CLI_ENV;
+	}
+	int rc = quantize_parse(argc, argv, &o, &csv, args, &nargs);
+	if (rc != QUANTIZE_PROCEED) {
+		free(args);
+		return rc;
+	}
+	value_list v = { 0 };
+	rc = values_read(&v, args, nargs);
+	free(args);
+	quant_result r;
+	mp_status st = rc == CLI_ENV ? MP_OK : quant_run(&o, v.x, v.n, &r);
+	if (rc == CLI_ENV) {
+		cli_error("quantize", "out of memory or unreadable input");
+	} else if (st != MP_OK) {
+		if (st == MP_EINVAL && v.n > 0 && r.bad < v.n)
+			cli_error("quantize", "%s'%s': %s", v.where[r.bad], v.text[r.bad], r.why);
+		else
+			cli_error("quantize", "%s", r.why ? r.why : mp_status_message(st));
+		rc = st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
+	} else if (csv) {
+		print_csv(&r, &v);
+	} else if (v.n > 0) {
+		print_text(&r, &v);
+	}
+	if (rc != CLI_ENV)
+		quant_result_free(&r);
+	values_free(&v);
+	if (!cli_flush_stdout("quantize"))
+		return CLI_ENV;
+	return rc;
+}

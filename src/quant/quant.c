@@ -1,0 +1,362 @@
+/* Block-scaled quantization of exact values (the rules are in quant.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fmt/decode.h"
+#include "quant/quant.h"
+#include "util/rng.h"
+
+static const quant_info table[QUANT_COUNT] = {
+	[QUANT_MXFP8_E4M3] = { .id = QUANT_MXFP8_E4M3, .name = "mxfp8-e4m3", .elem = FMT_E4M3, .block = 32,
+		.emax_elem = 8, .summary = "OCP MXFP8: fp8-e4m3 elements, an e8m0 scale per 32" },
+	[QUANT_MXFP8_E5M2] = { .id = QUANT_MXFP8_E5M2, .name = "mxfp8-e5m2", .elem = FMT_E5M2, .block = 32,
+		.emax_elem = 15, .summary = "OCP MXFP8: fp8-e5m2 elements, an e8m0 scale per 32" },
+	[QUANT_MXFP6_E3M2] = { .id = QUANT_MXFP6_E3M2, .name = "mxfp6-e3m2", .elem = FMT_E3M2, .block = 32,
+		.emax_elem = 4, .summary = "OCP MXFP6: fp6-e3m2 elements, an e8m0 scale per 32" },
+	[QUANT_MXFP6_E2M3] = { .id = QUANT_MXFP6_E2M3, .name = "mxfp6-e2m3", .elem = FMT_E2M3, .block = 32,
+		.emax_elem = 2, .summary = "OCP MXFP6: fp6-e2m3 elements, an e8m0 scale per 32" },
+	[QUANT_MXFP4] = { .id = QUANT_MXFP4, .name = "mxfp4", .elem = FMT_E2M1, .block = 32,
+		.emax_elem = 2, .summary = "OCP MXFP4: fp4-e2m1 elements, an e8m0 scale per 32" },
+	[QUANT_NVFP4] = { .id = QUANT_NVFP4, .name = "nvfp4", .elem = FMT_E2M1, .block = 16, .emax_elem = 2,
+		.nvfp4 = true, .summary = "NVIDIA NVFP4: fp4-e2m1 elements, an fp8-e4m3 scale per 16, an fp32 tensor scale" },
+};
+
+const quant_info *quant_get(quant_id id)
+{
+	return &table[id];
+}
+
+const quant_info *quant_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (int i = 0; i < QUANT_COUNT; i++) {
+		if (table[i].name && strcasecmp(table[i].name, name) == 0)
+			return &table[i];
+	}
+	return NULL;
+}
+
+const char *quant_known_names(void)
+{
+	return "mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, mxfp4, nvfp4";
+}
+
+static const char *const rule_names[QUANT_RULE_COUNT] = {
+	[QUANT_RULE_OCP] = "ocp",
+	[QUANT_RULE_CEIL] = "ceil",
+};
+
+const char *quant_rule_name(quant_rule r)
+{
+	return (unsigned)r < QUANT_RULE_COUNT ? rule_names[r] : "?";
+}
+
+mp_status quant_rule_parse(const char *name, quant_rule *r)
+{
+	for (int i = 0; i < QUANT_RULE_COUNT; i++) {
+		if (strcasecmp(name, rule_names[i]) == 0) {
+			*r = (quant_rule)i;
+			return MP_OK;
+		}
+	}
+	return MP_EINVAL;
+}
+
+double quant_bits_per_elem(const quant_info *q, size_t block)
+{
+	size_t b = block ? block : (size_t)q->block;
+	return fmt_get(q->elem)->width + 8.0 / (double)b;
+}
+
+double quant_decode(const quant_info *q, uint32_t bits, uint32_t scale_bits, double tensor_scale)
+{
+	double e = fmt_to_double(fmt_get(q->elem), bits);
+	if (q->nvfp4)
+		return e * fmt_to_double(fmt_get(FMT_E4M3), scale_bits & 0xffu) * tensor_scale;
+	if ((scale_bits & 0xffu) == 0xffu)
+		return NAN;   /* e8m0's NaN */
+	return ldexp(e, (int)(scale_bits & 0xffu) - 127);
+}
+
+mp_status quant_opts_check(const quant_opts *o, const char **why)
+{
+	if ((unsigned)o->fmt >= QUANT_COUNT || !table[o->fmt].name) {
+		*why = "unknown block format";
+		return MP_EINVAL;
+	}
+	if ((unsigned)o->rule >= QUANT_RULE_COUNT) {
+		*why = "unknown scale rule";
+		return MP_EINVAL;
+	}
+	if (o->mode != FMT_RNE && o->mode != FMT_SR) {
+		*why = "elements round with rne or sr";
+		return MP_EINVAL;
+	}
+	if (o->block > QUANT_BLOCK_MAX) {
+		*why = "block size above 65536";
+		return MP_EINVAL;
+	}
+	return MP_OK;
+}
+
+/* --- exact helpers --- */
+
+/* floor(log2 q) for q > 0. */
+static long q_floor_log2(const mpq_t q)
+{
+	long e = (long)mpz_sizeinbase(mpq_numref(q), 2) - (long)mpz_sizeinbase(mpq_denref(q), 2);
+	mpz_t a, b;
+	mpz_inits(a, b, NULL);
+	if (e >= 0) {
+		mpz_set(a, mpq_numref(q));
+		mpz_mul_2exp(b, mpq_denref(q), (mp_bitcnt_t)e);
+	} else {
+		mpz_mul_2exp(a, mpq_numref(q), (mp_bitcnt_t)-e);
+		mpz_set(b, mpq_denref(q));
+	}
+	if (mpz_cmp(a, b) < 0)
+		e--;
+	mpz_clears(a, b, NULL);
+	return e;
+}
+
+/* q = d * 2^k, exactly. */
+static void q_set_d_2exp(mpq_t q, double d, long k)
+{
+	mpq_set_d(q, d);
+	if (k >= 0)
+		mpq_mul_2exp(q, q, (mp_bitcnt_t)k);
+	else
+		mpq_div_2exp(q, q, (mp_bitcnt_t)-k);
+}
+
+/* The MX scale exponent of a block whose max |V| is amax. */
+static int mx_scale_exp(const quant_info *q, quant_rule rule, const mpq_t amax, bool *clamped)
+{
+	*clamped = false;
+	if (mpq_sgn(amax) == 0)
+		return -127;   /* log2 0 = -inf: the clamp */
+	long k = q_floor_log2(amax) - q->emax_elem;
+	if (rule == QUANT_RULE_CEIL) {
+		/* 2^L <= amax < 2^(L+1) and max_elem = M * 2^emax_elem with 1 <= M < 2,
+		 * so ceil(log2(amax / max_elem)) is L - emax_elem, or one more when
+		 * amax > max_elem * 2^(L - emax_elem) */
+		mpq_t t;
+		mpq_init(t);
+		q_set_d_2exp(t, fmt_max(fmt_get(q->elem)), k);
+		if (mpq_cmp(amax, t) > 0)
+			k++;
+		mpq_clear(t);
+	}
+	if (k < -127 || k > 127) {
+		*clamped = true;
+		k = k < -127 ? -127 : 127;
+	}
+	return (int)k;
+}
+
+/* Rounds |V| / divisor (divisor > 0) into the element format with V's sign,
+ * saturating, and fills e (value = element x unit). */
+static void round_elem(const fmt_info *f, fmt_mode mode, uint32_t rbits, const fmt_num *v, const mpq_t divisor,
+                       double unit, const mpq_t maxq, quant_elem *e)
+{
+	fmt_num s;
+	fmt_num_init(&s);
+	s.neg = v->neg;
+	mpq_div(s.mag, v->mag, divisor);
+	fmt_round_ctl ctl = { .mode = mode, .saturate = true, .rbits = rbits };
+	e->bits = fmt_round_num(f, &ctl, &s, NULL);
+	e->value = fmt_to_double(f, e->bits) * unit;
+	e->flags = 0;
+	if (mpq_cmp(s.mag, maxq) > 0)
+		e->flags |= QUANT_SATURATED;
+	if (mpq_sgn(v->mag) != 0 && (e->bits & ~fmt_sign_mask(f)) == 0)
+		e->flags |= QUANT_FLUSHED;
+	fmt_num_clear(&s);
+}
+
+/* The block's counts and relative error from its elements. */
+static void block_stats(quant_block *b, const fmt_num *x, const quant_elem *e)
+{
+	double num = 0, den = 0;
+	b->nsaturated = b->nflushed = 0;
+	for (size_t i = 0; i < b->count; i++) {
+		b->nsaturated += (e[i].flags & QUANT_SATURATED) != 0;
+		b->nflushed += (e[i].flags & QUANT_FLUSHED) != 0;
+		/* relative to amax, so that squares neither overflow nor underflow */
+		double xi = fmt_num_to_double(&x[i]) / b->amax, vi = e[i].value / b->amax;
+		num += (vi - xi) * (vi - xi);
+		den += xi * xi;
+	}
+	b->rel_error = den > 0 ? sqrt(num / den) : 0;
+}
+
+/* max |x_i| over [0, n) into amax; returns the first i where it is. */
+static size_t q_amax(mpq_t amax, const fmt_num *x, size_t n)
+{
+	size_t at = 0;
+	mpq_set_ui(amax, 0, 1);
+	for (size_t i = 0; i < n; i++) {
+		if (mpq_cmp(x[i].mag, amax) > 0) {
+			mpq_set(amax, x[i].mag);
+			at = i;
+		}
+	}
+	return at;
+}
+
+/* --- the rules --- */
+
+static void run_mx_block(const quant_info *q, const quant_opts *o, const fmt_num *x, quant_block *b,
+                         quant_elem *e)
+{
+	const fmt_info *f = fmt_get(q->elem);
+	mpq_t amax, div, maxq;
+	mpq_inits(amax, div, maxq, NULL);
+	q_amax(amax, x + b->begin, b->count);
+	b->amax = mpq_get_d(amax);
+	b->scale_exp = mx_scale_exp(q, o->rule, amax, &b->clamped);
+	b->scale_bits = (uint32_t)(b->scale_exp + 127);
+	b->scale = ldexp(1.0, b->scale_exp);
+	q_set_d_2exp(div, 1.0, b->scale_exp);
+	mpq_set_d(maxq, fmt_max(f));
+	for (size_t i = 0; i < b->count; i++) {
+		size_t j = b->begin + i;
+		round_elem(f, o->mode, rng_bits(o->seed, j), &x[j], div, b->scale, maxq, &e[j]);
+	}
+	block_stats(b, x + b->begin, e + b->begin);
+	mpq_clears(amax, div, maxq, NULL);
+}
+
+/* nvfp4's s_t = fp32(amax / 2688) into r; MP_EINVAL when it overflows fp32. */
+static mp_status nv_tensor_scale(const fmt_num *x, size_t n, quant_result *r)
+{
+	fmt_num t;
+	fmt_num_init(&t);
+	size_t at = q_amax(t.mag, x, n);
+	mpq_t d;
+	mpq_init(d);
+	mpq_set_ui(d, 448 * 6, 1);
+	mpq_div(t.mag, t.mag, d);
+	mpq_clear(d);
+	fmt_round_ctl ctl = { .mode = FMT_RNE };
+	unsigned flags;
+	r->tensor_scale_bits = fmt_round_num(fmt_get(FMT_FP32), &ctl, &t, &flags);
+	fmt_num_clear(&t);
+	r->tensor_scale = fmt_to_double(fmt_get(FMT_FP32), r->tensor_scale_bits);
+	if (flags & FMT_FLAG_OVERFLOW) {
+		r->why = "nvfp4: the tensor scale amax / 2688 overflows fp32";
+		r->bad = at;
+		return MP_EINVAL;
+	}
+	return MP_OK;
+}
+
+static void run_nv_block(const quant_info *q, const quant_opts *o, double st, const fmt_num *x, quant_block *b,
+                         quant_elem *e)
+{
+	const fmt_info *f = fmt_get(q->elem), *e4 = fmt_get(FMT_E4M3);
+	fmt_num t;
+	fmt_num_init(&t);
+	q_amax(t.mag, x + b->begin, b->count);
+	b->amax = mpq_get_d(t.mag);
+	b->scale_bits = 0;
+	if (st > 0 && mpq_sgn(t.mag) > 0) {
+		mpq_t d;
+		mpq_init(d);
+		q_set_d_2exp(d, 6 * st, 0);   /* exact: 6 * an fp32 value */
+		mpq_div(t.mag, t.mag, d);
+		mpq_clear(d);
+		fmt_round_ctl ctl = { .mode = FMT_RNE, .saturate = true };
+		b->scale_bits = fmt_round_num(e4, &ctl, &t, NULL);
+	}
+	fmt_num_clear(&t);
+	b->scale = fmt_to_double(e4, b->scale_bits);
+	mpq_t div, maxq;
+	mpq_inits(div, maxq, NULL);
+	q_set_d_2exp(div, b->scale * st, 0);   /* exact: 4 by 24 significant bits */
+	mpq_set_d(maxq, fmt_max(f));
+	for (size_t i = 0; i < b->count; i++) {
+		size_t j = b->begin + i;
+		if (b->scale == 0) {
+			e[j].bits = x[j].neg ? fmt_sign_mask(f) : 0;
+			e[j].value = x[j].neg ? -0.0 : 0.0;
+			e[j].flags = mpq_sgn(x[j].mag) ? QUANT_FLUSHED : 0;
+			continue;
+		}
+		round_elem(f, o->mode, rng_bits(o->seed, j), &x[j], div, b->scale * st, maxq, &e[j]);
+	}
+	mpq_clears(div, maxq, NULL);
+	block_stats(b, x + b->begin, e + b->begin);
+}
+
+/* The counts and the relative error over every block. */
+static void result_totals(quant_result *r, const fmt_num *x)
+{
+	double amax = 0, num = 0, den = 0;
+	for (size_t k = 0; k < r->nblocks; k++) {
+		r->nsaturated += r->blocks[k].nsaturated;
+		r->nflushed += r->blocks[k].nflushed;
+		amax = fmax(amax, r->blocks[k].amax);
+	}
+	for (size_t i = 0; i < r->n && amax > 0; i++) {
+		double xi = fmt_num_to_double(&x[i]) / amax, vi = r->elems[i].value / amax;
+		num += (vi - xi) * (vi - xi);
+		den += xi * xi;
+	}
+	r->rel_error = den > 0 ? sqrt(num / den) : 0;
+}
+
+mp_status quant_run(const quant_opts *o, const fmt_num *x, size_t n, quant_result *r)
+{
+	memset(r, 0, sizeof *r);
+	mp_status st = quant_opts_check(o, &r->why);
+	if (st != MP_OK)
+		return st;
+	const quant_info *q = &table[o->fmt];
+	r->opts = *o;
+	if (!r->opts.block)
+		r->opts.block = (size_t)q->block;
+	size_t bs = r->opts.block;
+	r->n = n;
+	r->nblocks = (n + bs - 1) / bs;
+	r->tensor_scale = 1;
+	r->tensor_scale_bits = 0x3f800000u;
+	for (size_t i = 0; i < n; i++) {
+		if (x[i].kind != NUM_FINITE) {
+			r->bad = i;
+			r->why = "inf and NaN have no encoding in a block-scaled format";
+			return MP_EINVAL;
+		}
+	}
+	r->blocks = calloc(r->nblocks ? r->nblocks : 1, sizeof *r->blocks);
+	r->elems = calloc(n ? n : 1, sizeof *r->elems);
+	if (!r->blocks || !r->elems) {
+		r->why = "out of memory";
+		return MP_ENOMEM;
+	}
+	if (q->nvfp4 && (st = nv_tensor_scale(x, n, r)) != MP_OK)
+		return st;
+	for (size_t k = 0; k < r->nblocks; k++) {
+		quant_block *b = &r->blocks[k];
+		b->begin = k * bs;
+		b->count = n - b->begin < bs ? n - b->begin : bs;
+		if (q->nvfp4)
+			run_nv_block(q, o, r->tensor_scale, x, b, r->elems);
+		else
+			run_mx_block(q, o, x, b, r->elems);
+	}
+	result_totals(r, x);
+	return MP_OK;
+}
+
+void quant_result_free(quant_result *r)
+{
+	free(r->blocks);
+	free(r->elems);
+	r->blocks = NULL;
+	r->elems = NULL;
+}

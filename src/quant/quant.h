@@ -1,0 +1,169 @@
+/* Block-scaled quantization: OCP MX v1.0 (MXFP8, MXFP6, MXFP4: an e8m0
+ * power-of-two scale per block of 32) and NVFP4 (e2m1 elements, an e4m3
+ * scale per block of 16 and an fp32 tensor scale).
+ *
+ * The rules, exactly (issue 14):
+ * - MX, ocp (OCP MX v1.0 section 6.3): amax = max |V_i| over the block;
+ *   X = 2^(floor(log2 amax) - emax_elem); the exponent clamped to
+ *   [-127, 127]; an all-zero block gets 2^-127; the e8m0 byte is the
+ *   exponent + 127; elements are V_i / X rounded (rne or sr) with saturation
+ *   to the element format's max.
+ * - MX, ceil (NVIDIA Transformer Engine, cuBLAS): X = 2^ceil(log2(amax /
+ *   max_elem)), the same clamp, the same elements. It never saturates an
+ *   element; it can cost one binade of range.
+ * - nvfp4: s_t = fp32_rne(amax_tensor / (448 * 6)); s_b = e4m3_rne(block_amax
+ *   / (6 * s_t)); elements e2m1(V_i / (s_b * s_t)) saturating at 6. Every
+ *   quotient is taken exactly and rounded once. A block whose s_b is 0 (all
+ *   zero, or rounded to 0), and every block when s_t is 0, has elements 0.
+ *
+ * Defined edge cases:
+ * - Inputs are exact reals (fmt_num), never rounded to fp32 or binary64
+ *   first. inf and NaN have no place in a block (OCP gives the whole block a
+ *   NaN scale): quant_run refuses them with MP_EINVAL naming the index.
+ * - The last block may be shorter than the block size; its rule is the same.
+ * - Zero keeps its sign in the elements, and a negative element that rounds
+ *   to zero is -0 (fp4 -0 is 0x8), also in a block whose s_b is 0.
+ * - SR (elements only; scales are always as the rules say): element i of the
+ *   input draws rng_bits(seed, i), so results are reproducible and do not
+ *   depend on the block size, the code path or the thread split.
+ * - nvfp4: s_b is rounded with saturation at 448; the quotient can only
+ *   exceed 448 when s_t is an fp32 subnormal. A tensor whose amax / 2688
+ *   overflows fp32 is refused (MP_EINVAL).
+ *
+ * Depends on fmt/ and util/ only; returns statuses, never prints. */
+#ifndef MIXPREC_QUANT_QUANT_H
+#define MIXPREC_QUANT_QUANT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fmt/bulk.h"
+#include "fmt/format.h"
+#include "fmt/parse.h"
+#include "fmt/round.h"
+
+typedef enum {
+	QUANT_MXFP8_E4M3,
+	QUANT_MXFP8_E5M2,
+	QUANT_MXFP6_E3M2,
+	QUANT_MXFP6_E2M3,
+	QUANT_MXFP4,
+	QUANT_NVFP4,
+	QUANT_COUNT
+} quant_id;
+
+typedef enum {
+	QUANT_RULE_OCP,    /* floor(log2 amax) - emax_elem */
+	QUANT_RULE_CEIL,   /* ceil(log2(amax / max_elem)) */
+	QUANT_RULE_COUNT
+} quant_rule;
+
+typedef struct {
+	quant_id id;
+	const char *name;      /* "mxfp8-e4m3", ..., "nvfp4" */
+	const char *summary;   /* one line for help texts */
+	fmt_id elem;           /* the element format */
+	int block;             /* default elements per block: 32 (MX), 16 (nvfp4) */
+	int emax_elem;         /* OCP's emax_elem: exponent of the element's max */
+	bool nvfp4;            /* two-level: fp32 tensor scale, e4m3 block scales (MX: e8m0) */
+} quant_info;
+
+/* The largest --block accepted. */
+#define QUANT_BLOCK_MAX 65536
+
+/* The row of a block format; id must be < QUANT_COUNT. */
+const quant_info *quant_get(quant_id id);
+/* Looks a block-format name up, case-insensitively; NULL when unknown. */
+const quant_info *quant_find(const char *name);
+/* "mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, mxfp4, nvfp4". */
+const char *quant_known_names(void);
+/* "ocp" or "ceil". */
+const char *quant_rule_name(quant_rule r);
+/* A rule name into *r; MP_EINVAL when unknown. */
+mp_status quant_rule_parse(const char *name, quant_rule *r);
+
+/* Storage per element, scales included: the element width plus the scale's
+ * 8 bits shared by `block` elements (MXFP4: 4.25, NVFP4: 4.5); the tensor
+ * scale of nvfp4 is not counted (32 bits per tensor). block 0: the default. */
+double quant_bits_per_elem(const quant_info *q, size_t block);
+
+/* The value an element stands for: element(bits) x scale(scale_bits) x
+ * tensor_scale (tensor_scale is ignored for MX: pass 1). Exact. NaN for an
+ * e8m0 scale byte 0xff or an e4m3 NaN scale. */
+double quant_decode(const quant_info *q, uint32_t bits, uint32_t scale_bits, double tensor_scale);
+
+typedef struct {
+	quant_id fmt;
+	quant_rule rule;   /* MX only; nvfp4 has one rule */
+	fmt_mode mode;     /* of the elements: FMT_RNE or FMT_SR */
+	uint64_t seed;     /* SR: element i (from 0) uses rng_bits(seed, i) */
+	size_t block;      /* elements per block, 1..QUANT_BLOCK_MAX; 0: the format's default */
+} quant_opts;
+
+/* quant_elem.flags */
+enum {
+	QUANT_SATURATED = 1u << 0,   /* |V_i| beyond the largest element times the scale: clipped */
+	QUANT_FLUSHED = 1u << 1,     /* V_i nonzero, element zero */
+};
+
+typedef struct {
+	uint32_t bits;     /* element pattern (low width bits) */
+	double value;      /* element x scale x tensor scale (exact) */
+	unsigned flags;    /* QUANT_* */
+} quant_elem;
+
+typedef struct {
+	size_t begin, count;   /* the block holds elements [begin, begin + count) */
+	uint32_t scale_bits;   /* e8m0 byte (MX) or e4m3 byte (nvfp4) */
+	double scale;          /* X = 2^scale_exp (MX) or s_b (nvfp4), exact */
+	int scale_exp;         /* MX: the exponent; nvfp4: 0 */
+	bool clamped;          /* MX: the exponent was clamped to [-127, 127] */
+	double amax;           /* max |V_i| to the nearest binary64 */
+	size_t nsaturated;     /* elements with QUANT_SATURATED */
+	size_t nflushed;       /* elements with QUANT_FLUSHED */
+	double rel_error;      /* ||value - V|| / ||V|| (2-norms; 0 for an all-zero block) */
+} quant_block;
+
+typedef struct {
+	quant_opts opts;          /* with block resolved */
+	size_t n, nblocks;
+	double tensor_scale;      /* nvfp4: s_t (an fp32 value); MX: 1 */
+	uint32_t tensor_scale_bits;   /* nvfp4: s_t's fp32 pattern; MX: 0x3f800000 */
+	quant_block *blocks;      /* nblocks */
+	quant_elem *elems;        /* n */
+	size_t nsaturated, nflushed;   /* over all blocks */
+	double rel_error;         /* ||value - V|| / ||V|| over all elements */
+	size_t bad;               /* after MP_EINVAL for an input: its index */
+	const char *why;          /* after an error: what is wrong (static text) */
+} quant_result;
+
+/* Checks o (format, rule, mode, block): MP_OK, or MP_EINVAL with *why set. */
+mp_status quant_opts_check(const quant_opts *o, const char **why);
+
+/* Quantizes x[0..n) exactly. On MP_EINVAL, r->why says why and, when an
+ * input is to blame (inf, NaN, nvfp4 tensor scale overflow), r->bad is its
+ * index. MP_ENOMEM when out of memory. r is freed by quant_result_free in
+ * every case (a zeroed r stays safe to free). n may be 0. */
+mp_status quant_run(const quant_opts *o, const fmt_num *x, size_t n, quant_result *r);
+void quant_result_free(quant_result *r);
+
+/* --- bulk: fp32 arrays (quant_bulk.c) --- */
+
+/* nvfp4's tensor scale of an fp32 array: s_t = fp32_rne(amax / 2688).
+ * MP_EINVAL when an element is inf or NaN (*bad, may be NULL, gets its
+ * index). */
+mp_status quant_bulk_tensor_scale(float *s_t, const float *in, size_t n, size_t *bad);
+
+/* Quantizes the fp32 array in[0..n) (element index0 + i of a tensor, index0
+ * a multiple of the block size) into elems (one element per byte, its low
+ * bits) and scales (one byte per block: e8m0 or e4m3), bit-identical to
+ * quant_run on the same values. s_t: nvfp4's tensor scale (from
+ * quant_bulk_tensor_scale over the whole tensor); ignored for MX. path
+ * selects the SIMD path as fmt/bulk.h does. MP_EINVAL when an element is inf
+ * or NaN (*bad, may be NULL, gets its index; the outputs are then
+ * unspecified) or o is invalid; MP_EUNSUPPORTED for a path the CPU lacks. */
+mp_status quant_bulk(fmt_simd path, const quant_opts *o, float s_t, uint64_t index0, uint8_t *elems,
+                     uint8_t *scales, const float *in, size_t n, size_t *bad);
+
+#endif

@@ -1,0 +1,492 @@
+/* Block-scaled quantization of fp32 arrays: the same bits as quant_run
+ * (quant.c, exact rationals), by integer and fp32 arithmetic whose
+ * exactness is argued at each step. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt/decode.h"
+#include "quant/quant.h"
+#include "quant/quant_impl.h"
+#include "util/rng.h"
+
+/* --- exact quotients --- */
+
+/* Rounds (a * 2^ea) / (d * 2^ed) into f, once: a and d nonzero, a < 2^32,
+ * d < 2^40. The quotient's first 64 bits and the remainder come from one
+ * 128-bit integer division, so fmt_round_parts sees the exact value (its
+ * significand and a sticky bit), as fmt_round_num does for a rational. */
+uint32_t quant_div_round(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, uint64_t a, int ea, uint64_t d,
+                         int ed)
+{
+	int la = 64 - __builtin_clzll(a), ld = 64 - __builtin_clzll(d);
+	/* a << s is in [2^(63+ld), 2^(64+ld)) and d in [2^(ld-1), 2^ld): the
+	 * quotient is in (2^63, 2^65); s <= 103, so a << s < 2^104 fits */
+	int s = 64 - la + ld;
+	unsigned __int128 num = (unsigned __int128)a << s;
+	unsigned __int128 q = num / d;
+	bool sticky = num % d != 0;
+	long exp2 = (long)ea - ed - s + 63;
+	if (q >> 64) {
+		sticky |= (q & 1) != 0;
+		q >>= 1;
+		exp2++;
+	}
+	return fmt_round_parts(f, ctl, neg, exp2, (uint64_t)q, sticky, NULL);
+}
+
+/* |x| of an fp32 pattern as sig * 2^e (sig < 2^24; 0 for zero). */
+static void f32_split(uint32_t bits, uint64_t *sig, int *e)
+{
+	uint32_t ex = (bits >> 23) & 0xffu, fr = bits & 0x7fffffu;
+	*sig = ex ? fr | 0x800000u : fr;
+	*e = ex ? (int)ex - 150 : -149;
+}
+
+static uint32_t f2u(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static float u2f(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+uint32_t quant_amax_portable(const float *in, size_t n)
+{
+	uint32_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t a = f2u(in[i]) & 0x7fffffffu;
+		m = a > m ? a : m;
+	}
+	return m;
+}
+
+/* The SIMD twins, by path (AVX-512 where it pays; AVX2 takes the portable code). */
+static bool use_avx512(fmt_simd path)
+{
+#if defined(__x86_64__)
+	return path == FMT_SIMD_AVX512;
+#else
+	(void)path;
+	return false;
+#endif
+}
+
+/* The largest |x| pattern of in[0..n) (NaN patterns are the largest);
+ * *bad gets the index of the first inf or NaN when the result is one. */
+static uint32_t amax_bits(const float *in, size_t n, size_t *bad)
+{
+	uint32_t m = quant_amax_portable(in, n);
+	if (m >= 0x7f800000u && bad) {
+		for (size_t i = 0; i < n; i++) {
+			if ((f2u(in[i]) & 0x7fffffffu) >= 0x7f800000u) {
+				*bad = i;
+				break;
+			}
+		}
+	}
+	return m;
+}
+
+mp_status quant_bulk_tensor_scale(float *s_t, const float *in, size_t n, size_t *bad)
+{
+	uint32_t m = amax_bits(in, n, bad);
+	if (m >= 0x7f800000u)
+		return MP_EINVAL;
+	*s_t = 0;
+	if (m == 0)
+		return MP_OK;
+	uint64_t sig;
+	int e;
+	f32_split(m, &sig, &e);
+	fmt_round_ctl ctl = { .mode = FMT_RNE };
+	/* 448 * 6 = 21 * 2^7 */
+	*s_t = u2f(quant_div_round(fmt_get(FMT_FP32), &ctl, false, sig, e, 21, 7));
+	return MP_OK;
+}
+
+/* --- MX --- */
+
+quant_elem_enc quant_elem_enc_of(fmt_id elem)
+{
+	const fmt_info *f = fmt_get(elem);
+	int emin = fmt_emin(f);
+	quant_elem_enc e = {
+		.shift = (uint32_t)(23 - f->frac_bits),
+		.half_m1 = (1u << (22 - f->frac_bits)) - 1u,
+		.rebias = (uint32_t)(127 - f->bias) << f->frac_bits,
+		.min_normal = (uint32_t)(127 + emin) << 23,
+		.magic = (uint32_t)(127 + emin - f->frac_bits + 23) << 23,
+		.max_bits = fmt_max_bits(f),
+		.sign_shift = (uint32_t)(32 - f->width),
+		.sub_base = (uint32_t)(emin - f->frac_bits + 150),
+	};
+	return e;
+}
+
+quant_mx_rule quant_mx_rule_of(const quant_info *q, quant_rule rule)
+{
+	float m = (float)fmt_max(fmt_get(q->elem));
+	quant_mx_rule r = { .emax = q->emax_elem, .ceil = rule == QUANT_RULE_CEIL, .mfrac = f2u(m) & 0x7fffffu };
+	return r;
+}
+
+/* tmp[i] = in[i] * 2^-k. For fp32 input k is in [-127, 126] (k <= 127 -
+ * emax_elem + 1), so 2^-k is a normal fp32 and the product is exact unless
+ * it falls below 2^-126. Such a product is below a hundredth of half the
+ * smallest subnormal of every element format: rne gives +-0 from the exact
+ * value and from the rounded product alike, and sr rounds up iff rbits == 0
+ * (the first 32 bits of the fraction are 0, the rest is not) for any nonzero
+ * value that small. Only a product that vanished entirely would differ: it
+ * is replaced by the smallest subnormal of its sign. */
+void quant_mx_scale_portable(float *tmp, const float *in, size_t n, int k)
+{
+	float m = u2f((uint32_t)(127 - k) << 23);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = f2u(in[i]), p = f2u(in[i] * m);
+		if ((p << 1) == 0 && (v << 1) != 0)
+			p |= 1;
+		tmp[i] = u2f(p);
+	}
+}
+
+/* Elements of one run of scaled values, through the bulk encoder (saturating). */
+static mp_status mx_flush(fmt_simd path, const quant_opts *o, fmt_id elem, uint64_t index, uint8_t *out,
+                          const float *tmp, size_t n)
+{
+	fmt_bulk_opts bo = { .fmt = elem, .mode = o->mode, .saturate = true, .seed = o->seed, .index0 = index };
+	return fmt_bulk_encode(path, &bo, out, tmp, n);
+}
+
+size_t quant_mx_blocks_portable(float *out, uint8_t *scales, const float *in, size_t n, size_t bs,
+                                const quant_mx_rule *r)
+{
+	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
+		size_t cnt = n - b < bs ? n - b : bs;
+		uint32_t m = quant_amax_portable(in + b, cnt);
+		if (m >= 0x7f800000u)
+			return b;
+		int e = quant_mx_exp(r, m);
+		scales[k] = (uint8_t)(e + 127);
+		quant_mx_scale_portable(out + b, in + b, cnt, e);
+	}
+	return n;
+}
+
+#define QUANT_CHUNK 4096
+
+/* The index of the first inf or NaN of in[0..n) (there is one). */
+static size_t first_nonfinite(const float *in, size_t n)
+{
+	size_t where = 0;
+	amax_bits(in, n, &where);
+	return where;
+}
+
+/* A block larger than the chunk: its amax first, then its scaled values
+ * chunk by chunk. */
+static mp_status mx_big_block(fmt_simd path, const quant_opts *o, const quant_mx_rule *rr, uint64_t index,
+                              uint8_t *elems, uint8_t *scale, const float *in, size_t cnt, size_t *bad)
+{
+	bool v = use_avx512(path);
+	uint32_t m = v ? quant_amax_avx512(in, cnt) : quant_amax_portable(in, cnt);
+	if (m >= 0x7f800000u) {
+		if (bad)
+			*bad = first_nonfinite(in, cnt);
+		return MP_EINVAL;
+	}
+	int e = quant_mx_exp(rr, m);
+	*scale = (uint8_t)(e + 127);
+	float tmp[QUANT_CHUNK];
+	for (size_t i = 0; i < cnt; i += QUANT_CHUNK) {
+		size_t take = cnt - i < QUANT_CHUNK ? cnt - i : QUANT_CHUNK;
+		(v ? quant_mx_scale_avx512 : quant_mx_scale_portable)(tmp, in + i, take, e);
+		mp_status st = mx_flush(path, o, quant_get(o->fmt)->elem, index + i, elems + i, tmp, take);
+		if (st != MP_OK)
+			return st;
+	}
+	return MP_OK;
+}
+
+static mp_status bulk_mx(fmt_simd path, const quant_opts *o, uint64_t index0, uint8_t *elems, uint8_t *scales,
+                         const float *in, size_t n, size_t *bad)
+{
+	const quant_info *q = quant_get(o->fmt);
+	size_t bs = o->block ? o->block : (size_t)q->block;
+	quant_mx_rule rr = quant_mx_rule_of(q, o->rule);
+	if (bs > QUANT_CHUNK) {
+		for (size_t b = 0; b < n; b += bs) {
+			size_t cnt = n - b < bs ? n - b : bs, at = 0;
+			mp_status st = mx_big_block(path, o, &rr, index0 + b, elems + b, scales + b / bs, in + b, cnt, &at);
+			if (st != MP_OK) {
+				if (bad)
+					*bad = b + at;
+				return st;
+			}
+		}
+		return MP_OK;
+	}
+	/* sr into fp8 is faster through fmt's SIMD encoder (below) than fused */
+	bool fused_sr = o->mode == FMT_SR && q->elem != FMT_E4M3 && q->elem != FMT_E5M2 &&
+	                (n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32));
+	if (use_avx512(path) && bs % 16 == 0 && (o->mode == FMT_RNE || fused_sr)) {
+		/* whole blocks in one pass; a short last block below */
+		quant_elem_enc enc = quant_elem_enc_of(q->elem);
+		size_t done = o->mode == FMT_RNE ? quant_mx_rne_avx512(elems, scales, in, n, bs, &rr, &enc)
+		                                 : quant_mx_sr_avx512(elems, scales, in, n, bs, &rr, &enc, o->seed, index0);
+		if (done < n / bs * bs) {
+			if (bad)
+				*bad = done + first_nonfinite(in + done, bs);
+			return MP_EINVAL;
+		}
+		index0 += done;
+		elems += done;
+		scales += done / bs;
+		in += done;
+		n -= done;
+	}
+	/* whole blocks per chunk: scales and scaled values, then one encoder call */
+	quant_mx_blocks_fn blocks = use_avx512(path) ? quant_mx_blocks_avx512 : quant_mx_blocks_portable;
+	float tmp[QUANT_CHUNK];
+	size_t per = QUANT_CHUNK / bs * bs;
+	for (size_t b = 0; b < n; b += per) {
+		size_t cnt = n - b < per ? n - b : per;
+		size_t got = blocks(tmp, scales + b / bs, in + b, cnt, bs, &rr);
+		if (got < cnt) {
+			if (bad)
+				*bad = b + got + first_nonfinite(in + b + got, cnt - got < bs ? cnt - got : bs);
+			return MP_EINVAL;
+		}
+		mp_status st = mx_flush(path, o, q->elem, index0 + b, elems + b, tmp, cnt);
+		if (st != MP_OK)
+			return st;
+	}
+	return MP_OK;
+}
+
+/* --- nvfp4 --- */
+
+/* Rounding-to-nearest-even into e2m1 of |V| / D, for fp32 V, as 7
+ * comparisons of patterns. The midpoints between the e2m1 magnitudes (codes
+ * 0..7: 0, 0.5, 1, 1.5, 2, 3, 4, 6) are mid_j * D, exact in binary64
+ * (mid_j has at most 3 significant bits, D = s_b * s_t at most 28). For an
+ * fp32 a, a > t iff a > rd32(t), the largest fp32 not above t; a == t only
+ * when t is an fp32. A tie goes to the even code: up (a >= t, that is a >
+ * the fp32 below t) when j is odd. Above the last midpoint is code 7 (6):
+ * the saturation. */
+void quant_nv_thresholds(uint32_t g[7], double D)
+{
+	static const double mid[7] = { 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0 };
+	for (int j = 0; j < 7; j++) {
+		double t = mid[j] * D;
+		float f = (float)t;
+		if (isinf(f) || (double)f > t)
+			f = nextafterf(f, 0.0f);
+		uint32_t b = f2u(f);
+		g[j] = (j & 1) && (double)f == t ? b - 1 : b;
+	}
+}
+
+/* The pattern b with a > b iff a >= t, for every fp32 pattern a >= 0 (t > 0). */
+static uint32_t pattern_ge(double t)
+{
+	float f = (float)t;
+	if (isinf(f) || (double)f > t)
+		f = nextafterf(f, 0.0f);
+	return (double)f == t ? f2u(f) - 1 : f2u(f);
+}
+
+/* The value of a finite e4m3 code (no sign). */
+static double e4m3_value(uint32_t c)
+{
+	if (c < 8)
+		return (double)c * 0x1p-9;
+	uint64_t b = ((uint64_t)((c >> 3) - 7 + 1023) << 52) | ((uint64_t)(c & 7) << 49);
+	double v;
+	memcpy(&v, &b, 8);
+	return v;
+}
+
+/* One nvfp4 block's scale byte s_b = e4m3(amax / (6 s_t)), 0 when s_t or
+ * amax is 0 (quant_nv_rne_avx512 computes it the same way). The quotient
+ * is taken in binary64 and rounded once more into e4m3, which is the
+ * once-rounded result: amax = a 2^ea (a < 2^24) and
+ * 6 s_t = b 2^eb (b < 2^26) are exact, an e4m3 midpoint is m = M 2^em with
+ * M < 2^5, and a quotient that is not m differs from it by |a 2^ea - M b
+ * 2^(em+eb)| / (b 2^eb), a nonzero multiple of 2^min(ea, em+eb) over the
+ * divisor: at least 2^-32 of m relatively (2^-31 over M b, or 2^-26 when
+ * ea is the smaller, the quotient being near m). Binary64's division errs
+ * by at most 2^-53 relatively, so it lands on the same side of every
+ * midpoint as the exact quotient, and on m exactly when that is m. */
+static uint32_t nv_block_scale(float s_t, uint32_t amax)
+{
+	if (s_t == 0 || amax == 0)
+		return 0;
+	return quant_e4m3_code((double)u2f(amax) / (6.0 * (double)s_t));
+}
+
+/* |V| / D for fp32 V and D = s_b * s_t as fmt_round_parts wants it:
+ * the quotient truncated to 53 bits and a sticky bit, exactly. q = V / D
+ * rounded to binary64 and the residual r = V - q D, which fma gives
+ * exactly (the residual of a correctly rounded quotient is a binary64; no
+ * underflow: |r| is a multiple of ulp(q) ulp(D) >= 2^-506), say on which
+ * side of q the exact quotient lies; it is within half an ulp of q. So the
+ * truncation is q's significand M when r >= 0 (sticky when r > 0), else M -
+ * 1, or 2^53 - 1 one binade down when q is a power of two, with sticky. */
+static void nv_quotient(double a, double D, long *exp2, uint64_t *sig, bool *sticky)
+{
+	double q = a / D, r = fma(-q, D, a);
+	uint64_t b;
+	memcpy(&b, &q, 8);   /* q is normal: 2^-506 < q < 2^400 */
+	uint64_t m = (b & ((1ull << 52) - 1)) | 1ull << 52;   /* q = m 2^(E - 1075) */
+	*exp2 = (long)(b >> 52) - 1023;
+	*sticky = r != 0;
+	if (r < 0) {
+		if (m == 1ull << 52) {
+			m = (1ull << 53) - 1;
+			(*exp2)--;
+		} else {
+			m--;
+		}
+	}
+	*sig = m << 11;
+}
+
+/* SR elements, each quotient exact (nv_quotient) and rounded once by
+ * fmt_round_parts. */
+static void nv_sr(const quant_opts *o, uint64_t index, uint8_t *out, const float *in, size_t n, double D)
+{
+	const fmt_info *f = fmt_get(quant_get(QUANT_NVFP4)->elem);
+	rng_key key = rng_key_for(o->seed, index);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = f2u(in[i]);
+		bool neg = v >> 31;
+		if ((uint32_t)(index + i) == 0)
+			key = rng_key_for(o->seed, index + i);   /* a new 2^32 stretch of the stream */
+		uint32_t rbits = rng_bits_keyed(key, (uint32_t)(index + i));
+		if ((v & 0x7fffffffu) == 0) {
+			out[i] = neg ? 0x8 : 0;
+			continue;
+		}
+		long exp2;
+		uint64_t sig;
+		bool sticky;
+		nv_quotient(fabs((double)in[i]), D, &exp2, &sig, &sticky);
+		fmt_round_ctl ctl = { .mode = FMT_SR, .saturate = true, .rbits = rbits };
+		out[i] = (uint8_t)fmt_round_parts(f, &ctl, neg, exp2, sig, sticky, NULL);
+	}
+}
+
+void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32_t g[7])
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = f2u(in[i]), a = v & 0x7fffffffu, c = 0;
+		for (int j = 0; j < 7; j++)
+			c += a > g[j];
+		out[i] = (uint8_t)(c | (v >> 31) << 3);
+	}
+}
+
+/* The tables of quant_nv_sr16_avx512 for s_t > 0. */
+static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
+{
+	static const double val[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
+	static const int gap[8] = { -1, -1, -1, -1, 0, 0, 1, 0 };
+	memset(t, 0xff, sizeof t->h[0]);
+	for (uint32_t c = 1; c < 127; c++) {
+		double D = e4m3_value(c) * (double)s_t;
+		int x;
+		uint64_t m = (uint64_t)ldexp(frexp(D, &x), 53);
+		int tz = __builtin_ctzll(m);
+		t->dm[c] = m >> tz;
+		int ed = x - 53 + tz;
+		for (int k = 0; k < 8; k++) {
+			t->h[c][k] = k < 7 ? pattern_ge(val[k + 1] * D) : 0xffffffffu;
+			t->vd[c][k] = val[k] * D;
+			t->sc[c][k] = ldexp(1.0, 32 - gap[k] - ed);
+		}
+	}
+}
+
+static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t index0, uint8_t *elems,
+                         uint8_t *scales, const float *in, size_t n, size_t *bad)
+{
+	size_t bs = o->block ? o->block : (size_t)quant_get(QUANT_NVFP4)->block;
+	bool v = use_avx512(path);
+	quant_nv_fn rne = v ? quant_nv_rne_avx512 : quant_nv_rne_portable;
+	quant_amax_fn amax = v ? quant_amax_avx512 : quant_amax_portable;
+	/* the decision patterns for each block scale; scale 0 (elements 0)
+	 * never passes one */
+	uint32_t g[127][8];
+	memset(g[0], 0xff, sizeof g[0]);
+	for (uint32_t c = 1; c < 127 && o->mode == FMT_RNE && s_t > 0; c++) {
+		quant_nv_thresholds(g[c], e4m3_value(c) * (double)s_t);
+		g[c][7] = 0xffffffffu;   /* unused: the rows are loaded 8 at a time */
+	}
+	bool one_key = n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32);
+	if (v && bs == 16 && s_t > 0 && (o->mode == FMT_RNE || one_key)) {
+		size_t done;
+		if (o->mode == FMT_RNE) {
+			done = quant_nv_rne16_avx512(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, g);
+		} else {
+			quant_nv_sr_tab *tab = malloc(sizeof *tab);
+			if (!tab)
+				return MP_ENOMEM;
+			nv_sr_tables(tab, s_t);
+			done = quant_nv_sr16_avx512(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, tab, o->seed, index0);
+			free(tab);
+		}
+		if (done < n / 16 * 16) {
+			if (bad)
+				*bad = done + first_nonfinite(in + done, 16);
+			return MP_EINVAL;
+		}
+		elems += done;
+		scales += done / 16;
+		in += done;
+		n -= done;
+		index0 += done;
+	}
+	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
+		size_t cnt = n - b < bs ? n - b : bs, where = 0;
+		uint32_t m = amax(in + b, cnt);
+		if (m >= 0x7f800000u) {
+			amax_bits(in + b, cnt, &where);
+			if (bad)
+				*bad = b + where;
+			return MP_EINVAL;
+		}
+		uint32_t c = nv_block_scale(s_t, m);
+		scales[k] = (uint8_t)c;
+		if (c == 0) {
+			for (size_t i = 0; i < cnt; i++)
+				elems[b + i] = (uint8_t)((f2u(in[b + i]) >> 31) << 3);
+		} else if (o->mode == FMT_SR) {
+			nv_sr(o, index0 + b, elems + b, in + b, cnt, e4m3_value(c) * (double)s_t);
+		} else {
+			rne(elems + b, in + b, cnt, g[c]);
+		}
+	}
+	return MP_OK;
+}
+
+mp_status quant_bulk(fmt_simd path, const quant_opts *o, float s_t, uint64_t index0, uint8_t *elems,
+                     uint8_t *scales, const float *in, size_t n, size_t *bad)
+{
+	const char *why;
+	if (quant_opts_check(o, &why) != MP_OK)
+		return MP_EINVAL;
+	if (path == FMT_SIMD_AUTO)
+		path = fmt_simd_best();
+	if (!fmt_simd_available(path))
+		return MP_EUNSUPPORTED;
+	if (quant_get(o->fmt)->nvfp4)
+		return bulk_nv(path, o, s_t, index0, elems, scales, in, n, bad);
+	return bulk_mx(path, o, index0, elems, scales, in, n, bad);
+}

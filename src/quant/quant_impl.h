@@ -1,0 +1,152 @@
+/* Internal to quant/: the pieces of the bulk kernels that have SIMD twins. */
+#ifndef MIXPREC_QUANT_QUANT_IMPL_H
+#define MIXPREC_QUANT_QUANT_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quant/quant.h"
+
+/* (a * 2^ea) / (d * 2^ed) rounded once into f (a, d nonzero; a < 2^32, d < 2^40). */
+uint32_t quant_div_round(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, uint64_t a, int ea, uint64_t d,
+                         int ed);
+/* An MX rule in integers: max_elem = (1 + mfrac * 2^-23) * 2^emax. */
+typedef struct {
+	int emax;          /* emax_elem */
+	bool ceil;         /* QUANT_RULE_CEIL */
+	uint32_t mfrac;    /* the fp32 fraction field of max_elem */
+} quant_mx_rule;
+
+quant_mx_rule quant_mx_rule_of(const quant_info *q, quant_rule rule);
+
+/* The MX scale exponent of a block whose largest |x| has the finite fp32
+ * pattern amax (mx_scale_exp in quant.c does the same on rationals).
+ * floor(log2 amax) = L is the exponent field, or the top bit of a
+ * subnormal; with amax = (1 + f * 2^-23) * 2^L, the ceil rule's amax >
+ * max_elem * 2^(L - emax) is f > mfrac. */
+static inline int quant_mx_exp(const quant_mx_rule *r, uint32_t amax)
+{
+	if (amax == 0)
+		return -127;
+	uint32_t ex = amax >> 23, f;
+	int L;
+	if (ex) {
+		L = (int)ex - 127;
+		f = amax & 0x7fffffu;
+	} else {
+		int top = 31 - __builtin_clz(amax);
+		L = top - 149;
+		f = (amax << (23 - top)) & 0x7fffffu;
+	}
+	int k = L - r->emax + (r->ceil && f > r->mfrac);
+	return k < -127 ? -127 : k > 127 ? 127 : k;
+}
+/* The 7 e2m1 decision patterns of quotients by D (see quant_bulk.c). */
+void quant_nv_thresholds(uint32_t g[7], double D);
+
+/* The largest |x| pattern of in[0..n) (NaN patterns above inf). */
+typedef uint32_t (*quant_amax_fn)(const float *in /* (n) */, size_t n);
+/* out[i] = in[i] * 2^-k, with a vanished nonzero product kept as the smallest subnormal. */
+typedef void (*quant_scale_fn)(float *out /* (n) */, const float *in /* (n) */, size_t n, int k);
+/* nvfp4 rne elements from the thresholds g. */
+typedef void (*quant_nv_fn)(uint8_t *out /* (n) */, const float *in /* (n) */, size_t n, const uint32_t g[7]);
+
+/* The e8m0 bytes (scales[k]) and the scaled values (out) of the blocks of
+ * in[0..n), bs elements each (the last may be shorter). Returns n, or the
+ * start of the first block that holds an inf or NaN (written up to there). */
+typedef size_t (*quant_mx_blocks_fn)(float *out /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n,
+                                     size_t bs, const quant_mx_rule *r);
+size_t quant_mx_blocks_portable(float *out, uint8_t *scales, const float *in, size_t n, size_t bs,
+                                const quant_mx_rule *r);
+size_t quant_mx_blocks_avx512(float *out, uint8_t *scales, const float *in, size_t n, size_t bs,
+                              const quant_mx_rule *r);
+
+/* Rounding a scaled MX value p (finite, |p| < 2^(emax_elem + 1)) to
+ * nearest even into the element format, in integers and one fp32 add:
+ * at or above the element's min normal, (a + half_m1 + lsb) >> shift -
+ * rebias on the pattern a = |p| (a carry bumps the exponent); below it, the
+ * add of magic = 2^(emin - frac_bits + 23) rounds |p| once to the
+ * subnormal grid and the code is bits(|p| + magic) - bits(magic); then the
+ * saturation min(code, max_bits) and the sign. */
+typedef struct {
+	uint32_t shift;        /* 23 - frac_bits */
+	uint32_t half_m1;      /* 2^(shift - 1) - 1 */
+	uint32_t rebias;       /* (127 - bias) << frac_bits */
+	uint32_t min_normal;   /* fp32 pattern of the element's min normal */
+	uint32_t magic;        /* fp32 pattern of 2^(emin - frac_bits + 23) */
+	uint32_t max_bits;     /* the element's largest finite magnitude */
+	uint32_t sign_shift;   /* 32 - width: bit 31 to the element's sign */
+	uint32_t sub_base;     /* emin - frac_bits + 150: the shift of a subnormal result is sub_base - max(e32, 1) */
+} quant_elem_enc;
+
+quant_elem_enc quant_elem_enc_of(fmt_id elem);
+
+/* MX rne in one pass over whole blocks of bs elements (bs a multiple of
+ * 16): e8m0 bytes into scales, elements into elems. Returns the number of
+ * elements done (whole blocks), or fewer: the start of the first block that
+ * holds an inf or NaN. */
+size_t quant_mx_rne_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n, size_t bs,
+                           const quant_mx_rule *r, const quant_elem_enc *enc);
+
+/* MX sr in one pass, as quant_mx_rne_avx512: element i draws
+ * rng_bits(seed, index0 + i); index0 .. index0 + n - 1 must share their
+ * top 32 bits (one key). The rounding is bulk_encode1's (fmt/bulk_impl.h)
+ * on the scaled pattern: the first 32 discarded bits and a sticky bit. */
+size_t quant_mx_sr_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n, size_t bs,
+                          const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0);
+
+/* The e4m3 code of a positive binary64 q rounded to nearest even, saturating
+ * at 448 (0x7e). Below the min normal 2^-6, adding 2^43 (whose ulp is
+ * 2^-9, the subnormal spacing) rounds q once to the subnormal grid; above
+ * it, the rounding is done on the pattern (a carry bumps the exponent) and
+ * the code is the pattern's top bits rebiased. */
+static inline uint32_t quant_e4m3_code(double q)
+{
+	if (q < 0x1p-6)
+		return (uint32_t)(((q + 0x1p43) - 0x1p43) * 0x1p9);
+	uint64_t b;
+	__builtin_memcpy(&b, &q, 8);
+	b += (1ull << 48) - 1 + ((b >> 49) & 1);
+	uint64_t c = (b >> 49) - ((uint64_t)(1023 - 7) << 3);
+	return c > 0x7e ? 0x7e : (uint32_t)c;
+}
+
+/* nvfp4 rne over whole blocks of 16 (n a multiple of 16): the scale
+ * byte of each block from its amax and six_st = 6 s_t as nv_block_scale
+ * (quant_bulk.c), then the elements against g[scale] as
+ * quant_nv_rne_portable. Returns n, or the start of the first block that
+ * holds an inf or NaN. */
+size_t quant_nv_rne16_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n,
+                             double six_st, const uint32_t g[127][8]);
+
+/* nvfp4 sr, per block scale code c (D = e4m3(c) s_t = dm 2^ed, dm odd):
+ * h: the patterns of the truncation (|V| >= v_j D iff a > h[j-1], v_j the
+ * e2m1 magnitudes 0.5 .. 6); vd[k] = v_k D; sc[k] = 2^(32 - p_k - ed) for
+ * code k's gap 2^p_k. With kept = the truncated code, R = |V| - vd[kept]
+ * is exact (Sterbenz: vd[kept] <= |V| < 2 vd[kept]), the fraction of the
+ * gap is f = R / (2^p D), and fmt's sr rule (up iff rbits < floor(f 2^32)
+ * + sticky) is up iff rbits < f 2^32 = X / dm with X = R sc[kept], that is
+ * iff X > rbits dm: compared as floor(X) > rbits dm, or equal with X not
+ * whole (X < 2^60, rbits dm < 2^60: exact in 64-bit integers). */
+typedef struct {
+	uint32_t h[127][8];
+	double vd[127][8];
+	double sc[127][8];
+	uint64_t dm[127];
+} quant_nv_sr_tab;
+
+/* nvfp4 sr over whole blocks of 16 (n a multiple of 16), scale codes as
+ * quant_nv_rne16_avx512; element i draws rng_bits(seed, index0 + i), the
+ * indices sharing their top 32 bits. Returns n, or the start of the first
+ * block that holds an inf or NaN. */
+size_t quant_nv_sr16_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n,
+                            double six_st, const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0);
+
+uint32_t quant_amax_portable(const float *in, size_t n);
+void quant_mx_scale_portable(float *out, const float *in, size_t n, int k);
+void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32_t g[7]);
+uint32_t quant_amax_avx512(const float *in, size_t n);
+void quant_mx_scale_avx512(float *out, const float *in, size_t n, int k);
+void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uint32_t g[7]);
+
+#endif

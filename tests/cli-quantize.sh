@@ -1,0 +1,217 @@
+#!/bin/sh
+# CLI contract tests for mixprec quantize (issue 14): the CSV header, scales
+# and elements of hand-derived blocks, the text paragraphs and summary,
+# stdin with bad lines, option errors and exit statuses.
+#
+# Every expected value is derived by hand in the comment beside it from the
+# rules (OCP MX v1.0 floor rule, the ceil rule, nvfp4's two levels); none is
+# copied from the program's output.
+
+. "${srcdir:-.}/tests/harness.sh"
+need_mixprec
+
+LC_ALL=C
+NO_COLOR=1
+export LC_ALL NO_COLOR
+
+make_tmp cliq
+
+run() {
+	"$MIXPREC" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+run_in() {
+	in=$1
+	shift
+	"$MIXPREC" "$@" <"$in" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+show_io() {
+	echo "     stdout: $(head -c 600 "$tmp/out" | head -n 8)"
+	echo "     stderr: $(head -c 600 "$tmp/err" | head -n 4)"
+}
+
+expect_rc() {
+	if [ "$rc" -eq "$2" ]; then
+		ok "$1: exit $2"
+	else
+		bad "$1: exit $2" "got exit $rc"
+		show_io
+	fi
+}
+
+out_line() {
+	if grep -Fqx -e "$2" "$tmp/out"; then
+		ok "$1"
+	else
+		bad "$1" "no stdout line: $2"
+		show_io
+	fi
+}
+
+out_has() {
+	if grep -Fq -e "$2" "$tmp/out"; then
+		ok "$1"
+	else
+		bad "$1" "stdout lacks: $2"
+		show_io
+	fi
+}
+
+err_has() {
+	if grep -Fq -e "$2" "$tmp/err"; then
+		ok "$1"
+	else
+		bad "$1" "stderr lacks: $2"
+		show_io
+	fi
+}
+
+err_empty() {
+	if [ -s "$tmp/err" ]; then
+		bad "$1: no stderr" "stderr: $(head -n 3 "$tmp/err")"
+	else
+		ok "$1: no stderr"
+	fi
+}
+
+HEADER=index,block,input,tensor_scale,scale_bits,scale,bits,value,abs_error
+
+# csv_row NAME INDEX EXPECTED: the CSV row of element INDEX (column 1) is EXPECTED.
+csv_row() {
+	got=$(awk -F, -v i="$2" 'NR > 1 && $1 == i' "$tmp/out")
+	if [ "$got" = "$3" ]; then
+		ok "$1"
+	else
+		bad "$1" "want: $3" "got:  $got"
+	fi
+}
+
+echo "# help and usage"
+run quantize --help
+expect_rc "quantize --help" 0
+out_has "--help lists the block formats" "mxfp8-e4m3"
+out_has "--help names the CSV header" "index,block,input,tensor_scale,scale_bits,scale,bits,"
+run quantize 1 2
+expect_rc "no --to" 2
+err_has "no --to: says so" "--to: a block format is required"
+run quantize 1 --to mxfp9
+expect_rc "--to mxfp9" 2
+err_has "--to mxfp9: names it and the known ones" "--to: unknown block format 'mxfp9' (known: mxfp8-e4m3"
+for b in 0 65537 -1 1.5 x; do
+	run quantize 1 --to mxfp8-e4m3 --block "$b"
+	expect_rc "--block $b" 2
+	err_has "--block $b: names the option" "--block"
+done
+run quantize 1 --to mxfp8-e4m3 --scale-rule floor
+expect_rc "--scale-rule floor" 2
+err_has "--scale-rule floor: known rules" "unknown rule 'floor' (known: ocp, ceil)"
+run quantize 1 --to mxfp8-e4m3 --mode rtz
+expect_rc "--mode rtz" 2
+err_has "--mode rtz: elements take rne or sr" "rne or sr"
+
+echo "# MXFP8 e4m3: the floor rule saturates 500, the ceil rule does not"
+# amax 500: floor(log2 500) = 8, emax_elem 8 -> X = 2^0, e8m0 0x7f; 500 > 448
+# saturates to 448 (0x7e), abs error 52. 1 = 2^0: field 7 -> 0x38. -3 = -1.5 *
+# 2: field 8, fraction 100 -> 0xc4. 0.1 = 1.6 * 2^-4 -> 1.625 * 2^-4 =
+# 0.1015625 (field 3, fraction 101: 0x1d), error 0.0015625.
+run quantize 500 1 -3 0.1 --to mxfp8-e4m3 --csv
+expect_rc "e4m3 ocp --csv" 0
+err_empty "e4m3 ocp --csv"
+out_line "e4m3 ocp: the contract header" "$HEADER"
+csv_row "e4m3 ocp: 500 saturates" 0 "0,0,500,1,0x7f,1,0x7e,448,52"
+csv_row "e4m3 ocp: 1" 1 "1,0,1,1,0x7f,1,0x38,1,0"
+csv_row "e4m3 ocp: -3" 2 "2,0,-3,1,0x7f,1,0xc4,-3,0"
+csv_row "e4m3 ocp: 0.1" 3 "3,0,0.1,1,0x7f,1,0x1d,0.1015625,0.0015625"
+# ceil: 500 / 448 = 1.116 -> X = 2^1 (0x80); 250 -> 256 (above the midpoint
+# 248 of 240 and 256): field 15 -> 0x78, value 512, error 12.
+run quantize 500 1 -3 0.1 --to mxfp8-e4m3 --scale-rule ceil --csv
+expect_rc "e4m3 ceil --csv" 0
+csv_row "e4m3 ceil: 500 does not saturate" 0 "0,0,500,1,0x80,2,0x78,512,12"
+csv_row "e4m3 ceil: 1 -> 0.5 * 2" 1 "1,0,1,1,0x80,2,0x30,1,0"
+
+echo "# text: one paragraph per block and a summary"
+run quantize 500 1 -3 0.1 --to mxfp8-e4m3
+expect_rc "e4m3 text" 0
+out_has "text: the block's scale" "scale X = 2^0 (e8m0 0x7f)"
+out_has "text: the saturated element is marked" "saturated"
+# 1 of 4 saturated = 25.0%; none flushed
+out_has "text: block shares" "saturated 1 of 4 (25.0%), flushed to zero 0 of 4 (0.0%)"
+out_has "text: the summary" "summary: saturated 1 of 4 (25.0%)"
+
+echo "# all-zero block, signed zero, the clamp, short last block"
+# all zero: X = 2^-127, e8m0 0x00; -0 keeps its sign: e4m3 0x80
+run quantize 0 -0 --to mxfp8-e4m3 --csv
+expect_rc "all-zero block" 0
+out_has "all-zero block: scale 0x00" "0,0,0,1,0x00,"
+out_has "all-zero block: -0 is 0x80" ",0x80,-0,0"
+# 2^140: 140 - 8 = 132 clamps to 127 (0xfe); 2^13 saturates to 448 (0x7e)
+run quantize 2^140 --to mxfp8-e4m3
+expect_rc "clamp at 127" 0
+out_has "clamp at 127: scale byte" "scale X = 2^127 (e8m0 0xfe), exponent clamped to [-127, 127]"
+# --block 2 over 4, 1, 3: {4, 1} X = 2^(2-8) (0x79), {3} X = 2^(1-8) (0x78): 384 -> 0x7c
+run quantize 4 1 3 --to mxfp8-e4m3 --block 2 --csv
+expect_rc "--block 2" 0
+csv_row "--block 2: short last block" 2 "2,1,3,1,0x78,0.0078125,0x7c,3,0"
+csv_row "--block 2: first block" 1 "1,0,1,1,0x79,0.015625,0x68,1,0"
+
+echo "# stdin with bad lines"
+# line 2 is not a number, line 4 is inf: both reported as line N and left
+# out; the rest (1, 2) is one block: X = 2^(1-8) (0x78); 2 * 128 = 256 -> 0x78
+printf '1\nabc\n2\ninf\n' >"$tmp/in"
+run_in "$tmp/in" quantize --to mxfp8-e4m3 --csv
+expect_rc "stdin with bad lines" 2
+err_has "stdin: line 2 named" "line 2: "
+err_has "stdin: line 4 (inf) named" "line 4: 'inf': inf and nan have no encoding"
+csv_row "stdin: the good values are quantized" 1 "1,0,2,1,0x78,0.0078125,0x78,2,0"
+
+echo "# MXFP4, MXFP6 and NVFP4"
+# mxfp4: amax 7 -> X = 2^(2-2) = 1 (0x7f); 7 saturates to 6 (0x7); -0.3 is
+# above the midpoint 0.25: -0.5 (0x9); 0.25, the midpoint, goes to the even
+# 0 (0x0); -0.1 is -0 (0x8, fp4's -0)
+run quantize 7 1 -0.3 0.25 -0.1 --to mxfp4 --csv
+expect_rc "mxfp4" 0
+csv_row "mxfp4: 7 saturates" 0 "0,0,7,1,0x7f,1,0x7,6,1"
+csv_row "mxfp4: -0.3 -> -0.5" 2 "2,0,-0.3,1,0x7f,1,0x9,-0.5,0.2"
+csv_row "mxfp4: the tie 0.25 -> 0" 3 "3,0,0.25,1,0x7f,1,0x0,0,0.25"
+csv_row "mxfp4: -0.1 -> -0 (0x8)" 4 "4,0,-0.1,1,0x7f,1,0x8,-0,0.1"
+# mxfp6-e3m2: 30 -> X = 2^(4-4) = 1; saturates to 28 = 1.75 * 2^4 (field 7,
+# fraction 11: 0x1f), two hex digits
+run quantize 30 --to mxfp6-e3m2 --csv
+csv_row "mxfp6-e3m2: 30 saturates to 28" 0 "0,0,30,1,0x7f,1,0x1f,28,2"
+# nvfp4, --block 4, amax 2688: s_t = 2688 / 2688 = 1; block 1 {6, 1.25, 0.25,
+# 5}: s_b = e4m3(6 / 6) = 1 (0x38); 1.25 ties to 1 (0x2), 5 ties to 4 (0x6)
+run quantize 2688 0 0 0 6 1.25 0.25 5 --to nvfp4 --block 4 --csv
+expect_rc "nvfp4" 0
+csv_row "nvfp4: block 0, s_b = 448" 0 "0,0,2688,1,0x7e,448,0x7,2688,0"
+csv_row "nvfp4: 1.25 ties to 1" 5 "5,1,1.25,1,0x38,1,0x2,1,0.25"
+csv_row "nvfp4: 5 ties to 4" 7 "7,1,5,1,0x38,1,0x6,4,1"
+# s_t = fp32(6 / 2688) = fp32(1/448): 8/7 = 1.001001...b rounds up at the
+# 24th bit: 0x3b124925
+run quantize 6 1 --to nvfp4
+out_has "nvfp4 text: the tensor scale's pattern" "(fp32 0x3b124925)"
+out_has "nvfp4 text: s_b = 448" "scale s_b = 448 (fp8-e4m3 0x7e)"
+run quantize 1 --to nvfp4 --scale-rule ceil
+expect_rc "nvfp4 --scale-rule" 2
+err_has "nvfp4 --scale-rule: one rule" "nvfp4 has one rule"
+# 1e42 / 2688 = 3.7e38 > fp32's max 3.4e38: the tensor scale overflows
+run quantize 1 -1e42 --to nvfp4
+expect_rc "nvfp4 tensor scale overflow" 2
+err_has "nvfp4 overflow: names the value" "value 2: '-1e42': nvfp4: the tensor scale"
+
+echo "# SR: seeded and reproducible"
+# 1.0375 in blocks of its own amax: 265.6 between 256 and 288 -> 1 or 1.125
+awk 'BEGIN { for (i = 0; i < 256; i++) print "1.0375" }' >"$tmp/sr"
+run_in "$tmp/sr" quantize --to mxfp8-e4m3 --mode sr --seed 5 --csv
+expect_rc "sr" 0
+cp "$tmp/out" "$tmp/sr1"
+res=$(awk -F, 'NR > 1 && $8 != "1" && $8 != "1.125" { print $1 ": " $8 }' "$tmp/sr1")
+[ -z "$res" ] && ok "sr: every element is a neighbour" || bad "sr: every element is a neighbour" "$res"
+run_in "$tmp/sr" quantize --to mxfp8-e4m3 --mode sr --seed 5 --csv
+cmp -s "$tmp/out" "$tmp/sr1" && ok "sr: the same seed, the same bits" || bad "sr: the same seed, the same bits"
+run_in "$tmp/sr" quantize --to mxfp8-e4m3 --mode sr --seed 6 --csv
+cmp -s "$tmp/out" "$tmp/sr1" && bad "sr: another seed, other bits" || ok "sr: another seed, other bits"
+
+finish
