@@ -9,12 +9,14 @@
 
 typedef struct {
 	__m512i shift, e32_min, rebias, sub_base, max_bits, ov_bits, nan_bits, sign_shift;
-	__m512i min_normal, half_m1, keep_shift;   /* encode_fast: a of the min normal, 2^(shift-1) - 1, 32 - shift */
+	__m512i min_normal, half_rb, keep_shift;   /* encode_fast: a of the min normal, 2^(shift-1) - 1 -
+	                                              (rebias << shift) (mod 2^32), 32 - shift */
 	__m512 sub_scale;                          /* encode_fast: 2^-m, m = log2 of the min subnormal */
 	__m512i k1f, k2, nk2, lane;                /* k1f = k1 ^ (k1 >> 16), nk2 = ~k2 */
 	__m512i sign_bit;                          /* encode_fast: the format's sign bit */
 	__m128i sign_count;                        /* encode_fast: sign_shift, as a shift count */
 	__mmask16 ov_signed;
+	uint16_t ov_bits16, nan_bits16;            /* fp16 and fp8 lines: ov_bits and nan_bits */
 	int sr, saturate;
 	fmt_id fmt;
 } vparams;
@@ -35,7 +37,7 @@ T512 static inline __attribute__((always_inline)) vparams vparams_load(const bul
 	vparams v = {
 		.min_normal = _mm512_set1_epi32((int)(p->e32_min << 23)),
 		/* fp32 (shift 0) never takes encode_fast; its accumulate still loads these */
-		.half_m1 = _mm512_set1_epi32(p->shift ? (int)((1u << (p->shift - 1)) - 1u) : 0),
+		.half_rb = _mm512_set1_epi32(p->shift ? (int)((1u << (p->shift - 1)) - 1u - (p->rebias << p->shift)) : 0),
 		.keep_shift = _mm512_set1_epi32((int)(32 - p->shift)),
 		.sub_scale = _mm512_set1_ps(sub_scale_of(p)),
 		.shift = _mm512_set1_epi32((int)p->shift),
@@ -53,6 +55,8 @@ T512 static inline __attribute__((always_inline)) vparams vparams_load(const bul
 		.sign_count = _mm_cvtsi32_si128((int)p->sign_shift),
 		.lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
 		.ov_signed = p->ov_signed ? 0xffff : 0,
+		.ov_bits16 = (uint16_t)p->ov_bits,
+		.nan_bits16 = (uint16_t)p->nan_bits,
 		.sr = p->sr,
 		.saturate = p->ov_bits == p->max_bits,
 		.fmt = p->fmt,
@@ -150,16 +154,28 @@ T512 static inline __attribute__((always_inline)) __m512i encode_generic(const v
  *   and its scaling by 2^32 are exact).
  * Overflow, sign and NaN as in encode_generic, for formats whose overflow
  * result takes the sign (ov_signed). */
-T512 static inline __attribute__((always_inline)) __m512i encode_fast(const vparams *v, bool sr, __m512i x, __m512i nr)
+/* The magnitude's encoding before overflow: in [0, max_bits] when the result
+ * is finite, above max_bits (and below 2^16) on overflow or NaN; *nan gets
+ * the NaN lanes. */
+T512 static inline __attribute__((always_inline)) __m512i encode_fast_mag(const vparams *v, bool sr, __m512i x,
+                                                                         __m512i nr, __mmask16 *nan)
 {
 	const __m512i one = _mm512_set1_epi32(1);
 	__m512i a = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
-	__mmask16 nan = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(0x7f800000));
+	*nan = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(0x7f800000));
 	__mmask16 sub = _mm512_cmplt_epu32_mask(a, v->min_normal);
-	/* SR: nr = ~r, so ~r >> (32 - shift) costs one shift */
-	__m512i add = sr ? _mm512_srlv_epi32(nr, v->keep_shift)
-	                 : _mm512_add_epi32(v->half_m1, _mm512_and_si512(_mm512_srlv_epi32(a, v->shift), one));
-	__m512i enc = _mm512_sub_epi32(_mm512_srlv_epi32(_mm512_add_epi32(a, add), v->shift), v->rebias);
+	/* SR: nr = ~r, so ~r >> (32 - shift) costs one shift. RNE: the rebias is
+	 * folded into the constant, (a - (rebias << shift) + half + lsb) >> shift,
+	 * which on normal lanes (a >= min_normal > rebias << shift) is the same */
+	__m512i enc;
+	if (sr)
+		enc = _mm512_sub_epi32(_mm512_srlv_epi32(_mm512_add_epi32(a, _mm512_srlv_epi32(nr, v->keep_shift)),
+		                                         v->shift),
+		                       v->rebias);
+	else
+		enc = _mm512_srlv_epi32(_mm512_add_epi32(_mm512_add_epi32(a, v->half_rb),
+		                                         _mm512_and_si512(_mm512_srlv_epi32(a, v->shift), one)),
+		                        v->shift);
 	{
 		/* subnormal lanes: the conversions write straight into enc */
 		__m512 y = _mm512_mul_ps(_mm512_castsi512_ps(a), v->sub_scale);
@@ -176,6 +192,13 @@ T512 static inline __attribute__((always_inline)) __m512i encode_fast(const vpar
 			enc = _mm512_mask_cvt_roundps_epi32(enc, sub, y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 		}
 	}
+	return enc;
+}
+
+T512 static inline __attribute__((always_inline)) __m512i encode_fast(const vparams *v, bool sr, __m512i x, __m512i nr)
+{
+	__mmask16 nan;
+	__m512i enc = encode_fast_mag(v, sr, x, nr, &nan);
 	__mmask16 ov = _mm512_cmpgt_epu32_mask(enc, v->max_bits);
 	enc = _mm512_mask_mov_epi32(enc, ov, v->ov_bits);
 	/* the sign on every lane (the fast kinds take overflow's sign, kind_for),
@@ -206,7 +229,11 @@ static kernel_kind kind_for(const bulk_params *p)
 		return KIND_FP16_RNE;
 	if (p->fmt == FMT_FP32 && !saturate)
 		return KIND_FP32;
-	if ((p->fmt == FMT_FP16 || p->fmt == FMT_E4M3 || p->fmt == FMT_E5M2) && p->ov_signed)
+	/* fp16 and fp8 lines take overflow as min(element, ov_bits): ov_bits must be
+	 * max_bits (saturate) or max_bits + 1 (e4m3's NaN, fp16's and e5m2's inf),
+	 * as it is for all three */
+	bool ov_next = p->ov_bits == p->max_bits || p->ov_bits == p->max_bits + 1;
+	if ((p->fmt == FMT_FP16 || p->fmt == FMT_E4M3 || p->fmt == FMT_E5M2) && ov_next && p->ov_signed)
 		return p->sr ? KIND_FAST_SR : KIND_FAST_RNE;
 	return p->sr ? KIND_GEN_SR : KIND_GEN_RNE;
 }
@@ -328,6 +355,55 @@ T512 static inline __attribute__((always_inline)) __m512i load16(size_t size, co
 #define STREAM_MIN_ELEMS (1u << 20)
 #define STREAM_BLOCK 1024u   /* elements per block: 4 KiB of fp32 */
 
+/* The 32 fp16 encodings of in[0..31] (encode_fast's kinds; iv: the SR
+ * indices of in[0..15]): the magnitudes packed to words first (qword q of the
+ * pack holds elements 4 (q / 2) + 16 (q % 2) ..+3), then overflow, sign and
+ * NaN once per 32 words. Overflow is min(word, ov_bits), as ov_bits is
+ * max_bits or max_bits + 1 (kind_for). */
+T512 static inline __attribute__((always_inline)) __m512i line_fast16(const vparams *v, bool sr, const float *in,
+                                                                     __m512i iv)
+{
+	const __m512i order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+	__m512i iv1 = _mm512_add_epi32(iv, _mm512_set1_epi32(16));
+	__m512i x0 = _mm512_loadu_si512(in), x1 = _mm512_loadu_si512(in + 16);
+	__mmask16 n0, n1;
+	__m512i y0 = encode_fast_mag(v, sr, x0, sr ? rand16_not(v, iv) : iv, &n0);
+	__m512i y1 = encode_fast_mag(v, sr, x1, sr ? rand16_not(v, iv1) : iv1, &n1);
+	__m512i line = _mm512_permutexvar_epi64(order, _mm512_packus_epi32(y0, y1));
+	line = _mm512_min_epu16(line, _mm512_set1_epi16((short)v->ov_bits16));
+	__mmask32 neg = _kunpackw_mask32(_mm512_movepi32_mask(x1), _mm512_movepi32_mask(x0));
+	line = _mm512_mask_add_epi16(line, neg, line, _mm512_set1_epi16((short)0x8000));
+	return _mm512_mask_mov_epi16(line, _kunpackw_mask32(n1, n0), _mm512_set1_epi16((short)v->nan_bits16));
+}
+
+/* The 64 fp8 encodings of in[0..63], as line_fast16: two saturating packs
+ * (unsigned saturation keeps every overflowing magnitude above max_bits) put
+ * dword j of 128-bit lane l at elements 16 j + 4 l ..+3, one dword permute
+ * puts them in order, then overflow, sign and NaN once per 64 bytes. */
+T512 static inline __attribute__((always_inline)) __m512i line_fast8(const vparams *v, bool sr, const float *in,
+                                                                    __m512i iv)
+{
+	const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+	const __m512i c16 = _mm512_set1_epi32(16);
+	__m512i iv1 = _mm512_add_epi32(iv, c16), iv2 = _mm512_add_epi32(iv1, c16);
+	__m512i iv3 = _mm512_add_epi32(iv2, c16);
+	__m512i x0 = _mm512_loadu_si512(in), x1 = _mm512_loadu_si512(in + 16);
+	__m512i x2 = _mm512_loadu_si512(in + 32), x3 = _mm512_loadu_si512(in + 48);
+	__mmask16 n0, n1, n2, n3;
+	__m512i y0 = encode_fast_mag(v, sr, x0, sr ? rand16_not(v, iv) : iv, &n0);
+	__m512i y1 = encode_fast_mag(v, sr, x1, sr ? rand16_not(v, iv1) : iv1, &n1);
+	__m512i y2 = encode_fast_mag(v, sr, x2, sr ? rand16_not(v, iv2) : iv2, &n2);
+	__m512i y3 = encode_fast_mag(v, sr, x3, sr ? rand16_not(v, iv3) : iv3, &n3);
+	__m512i line = _mm512_packus_epi16(_mm512_packus_epi32(y0, y1), _mm512_packus_epi32(y2, y3));
+	line = _mm512_permutexvar_epi32(order, line);
+	line = _mm512_min_epu8(line, _mm512_set1_epi8((char)v->ov_bits16));
+	__mmask64 neg = _kunpackd_mask64(_kunpackw_mask32(_mm512_movepi32_mask(x3), _mm512_movepi32_mask(x2)),
+	                                 _kunpackw_mask32(_mm512_movepi32_mask(x1), _mm512_movepi32_mask(x0)));
+	__mmask64 nan = _kunpackd_mask64(_kunpackw_mask32(n3, n2), _kunpackw_mask32(n1, n0));
+	line = _mm512_mask_add_epi8(line, neg, line, _mm512_set1_epi8((char)0x80));
+	return _mm512_mask_mov_epi8(line, nan, _mm512_set1_epi8((char)v->nan_bits16));
+}
+
 /* Encodes the 64 / size elements that fill one 64-byte output line; iv
  * holds the SR indices of its first 16 elements. */
 T512 static inline __attribute__((always_inline)) void encode_line(const vparams *v, kernel_kind kind, size_t size,
@@ -353,6 +429,8 @@ T512 static inline __attribute__((always_inline)) void encode_line(const vparams
 		__mmask16 n1 = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x1, absmask), inf);
 		line = _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1);
 		line = _mm512_mask_mov_epi16(line, (__mmask32)n0 | ((__mmask32)n1 << 16), _mm512_set1_epi16(0x7e00));
+	} else if (size == 2 && (kind == KIND_FAST_RNE || kind == KIND_FAST_SR)) {
+		line = line_fast16(v, kind == KIND_FAST_SR, in + i, iv);
 	} else if (size == 2) {
 		const __m512i even = _mm512_setr_epi32(0x00020000, 0x00060004, 0x000a0008, 0x000e000c, 0x00120010,
 		                                       0x00160014, 0x001a0018, 0x001e001c, 0x00220020, 0x00260024,
@@ -361,6 +439,8 @@ T512 static inline __attribute__((always_inline)) void encode_line(const vparams
 		__m512i y0 = encode16_v(v, kind, _mm512_loadu_si512(in + i), iv);
 		__m512i y1 = encode16_v(v, kind, _mm512_loadu_si512(in + i + 16), _mm512_add_epi32(iv, c16));
 		line = _mm512_permutex2var_epi16(y0, even, y1);
+	} else if (size == 1 && (kind == KIND_FAST_RNE || kind == KIND_FAST_SR)) {
+		line = line_fast8(v, kind == KIND_FAST_SR, in + i, iv);
 	} else if (size == 1) {
 		/* four vectors of bytes in 32-bit lanes: two saturating packs (no-ops
 		 * on values below 256) put dword j of 128-bit lane l of the result at
