@@ -229,10 +229,12 @@ static kernel_kind kind_for(const bulk_params *p)
 		return KIND_FP16_RNE;
 	if (p->fmt == FMT_FP32 && !saturate)
 		return KIND_FP32;
-	/* fp16 and fp8 lines take overflow as min(element, ov_bits): ov_bits must be
-	 * max_bits (saturate) or max_bits + 1 (e4m3's NaN, fp16's and e5m2's inf),
-	 * as it is for all three */
-	bool ov_next = p->ov_bits == p->max_bits || p->ov_bits == p->max_bits + 1;
+	/* fp16 and fp8 lines take overflow as min(element, ov_bits) and then add
+	 * the sign: ov_bits must be max_bits (saturate) or max_bits + 1 (e4m3's
+	 * NaN, fp16's and e5m2's inf), as it is for all three, and below the sign
+	 * bit (not so for a NaN 0x80, as FNUZ formats have) */
+	bool ov_next = (p->ov_bits == p->max_bits || p->ov_bits == p->max_bits + 1) &&
+	               (p->ov_bits >> (31 - p->sign_shift)) == 0;
 	if ((p->fmt == FMT_FP16 || p->fmt == FMT_E4M3 || p->fmt == FMT_E5M2) && ov_next && p->ov_signed)
 		return p->sr ? KIND_FAST_SR : KIND_FAST_RNE;
 	return p->sr ? KIND_GEN_SR : KIND_GEN_RNE;
