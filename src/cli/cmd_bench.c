@@ -43,7 +43,8 @@ static void bench_help(void)
 	       "  all            all four\n"
 	       "  --threads N,.. thread counts to measure (default 1,2)\n"
 	       "  --mib N        size of the fp32 input array in MiB (default 512)\n"
-	       "  --reps N       repetitions per kernel; the best is kept (default 3)\n"
+	       "  --reps N       repetitions (default 3), each running every kernel once;\n"
+	       "                 each kernel's best is kept\n"
 	       "  --csv          CSV, by measurement:\n"
 	       "                 round: threads,kernel,path,seconds,gb_per_s,ratio_to_memcpy\n"
 	       "                 drift: threads,variant,seconds,updates_per_s,bound_per_s,ratio\n"
@@ -109,7 +110,7 @@ static void *run_slice(void *arg)
 	case K_DECODE:
 		fmt_bulk_decode(k->path, k->fmt, s->in + s->begin, (char *)s->out + s->begin * es, n);
 		break;
-	case K_QUANTIZE:
+	case K_QUANTIZE:   /* in place, on a copy of the input (bench_round) */
 		fmt_bulk_quantize(k->path, &o, s->in + s->begin, n);
 		break;
 	}
@@ -374,24 +375,43 @@ static int bench_round(const int *threads, int nthreads, size_t mib, unsigned re
 		       mib, n, fmt_simd_name(best), reps);
 		printf("%-8s %-30s %-18s %10s %8s\n", "threads", "kernel", "path", "GB/s", "ratio");
 	}
+	/* each repetition runs every kernel once, so that every kernel's best and
+	 * memcpy's come from the same stretch of time on a shared machine */
+	double *bestt = malloc(nk * sizeof *bestt);
+	if (!bestt) {
+		cli_error("bench", "out of memory");
+		free(in);
+		free(out);
+		return CLI_ENV;
+	}
 	for (int ti = 0; ti < nthreads; ti++) {
+		for (size_t ki = 0; ki < nk; ki++)
+			bestt[ki] = 1e30;
+		for (unsigned r = 0; r < reps; r++) {
+			for (size_t ki = 0; ki < nk; ki++) {
+				const kernel *k = &kernels[ki];
+				double t;
+				/* untimed: decode reads what an encode wrote; quantize
+				 * rewrites a copy of the input, which stays as it is */
+				if (k->kind == K_DECODE) {
+					fmt_bulk_opts o = { .fmt = k->fmt, .mode = FMT_RNE };
+					fmt_bulk_encode(best, &o, out, in, n);
+					t = time_pass(k, (float *)out + n / 2, out, n / 2, threads[ti]);
+				} else if (k->kind == K_QUANTIZE) {
+					memcpy(out, in, n * sizeof(float));
+					t = time_pass(k, (float *)out, out, n, threads[ti]);
+				} else {
+					t = time_pass(k, in, out, n, threads[ti]);
+				}
+				if (t < bestt[ki])
+					bestt[ki] = t;
+			}
+		}
 		double base = 0;
 		for (size_t ki = 0; ki < nk; ki++) {
 			const kernel *k = &kernels[ki];
-			/* decode reads what an encode wrote: prepare it untimed */
-			if (k->kind == K_DECODE) {
-				fmt_bulk_opts o = { .fmt = k->fmt, .mode = FMT_RNE };
-				fmt_bulk_encode(best, &o, out, in, n);
-			}
-			double bestt = 1e30;
-			for (unsigned r = 0; r < reps; r++) {
-				double t = k->kind == K_DECODE ? time_pass(k, (float *)out + n / 2, out, n / 2, threads[ti])
-				                               : time_pass(k, in, out, n, threads[ti]);
-				if (t < bestt)
-					bestt = t;
-			}
 			size_t elems = k->kind == K_DECODE ? n / 2 : n;
-			double gbps = traffic_per_elem(k) * (double)elems / bestt / 1e9;
+			double gbps = traffic_per_elem(k) * (double)elems / bestt[ki] / 1e9;
 			if (k->kind == K_MEMCPY)
 				base = gbps;
 			const char *path = k->kind == K_MEMCPY ? "libc" : fmt_simd_name(k->path);
@@ -399,23 +419,19 @@ static int bench_round(const int *threads, int nthreads, size_t mib, unsigned re
 				csvw_fieldf(&w, "%d", threads[ti]);
 				csvw_field(&w, k->name);
 				csvw_field(&w, path);
-				csvw_fieldf(&w, "%.6f", bestt);
+				csvw_fieldf(&w, "%.6f", bestt[ki]);
 				csvw_fieldf(&w, "%.3f", gbps);
 				csvw_fieldf(&w, "%.3f", gbps / base);
 				csvw_end_row(&w);
 			} else {
 				printf("%-8d %-30s %-18s %10.2f %7.2fx\n", threads[ti], k->name, path, gbps, gbps / base);
 			}
-			fflush(stdout);
 		}
+		fflush(stdout);
 		bench_quant_rows(csv ? &w : NULL, in, out, n, threads[ti], reps, base);
-		/* quantize rewrote the input: restore it for the next thread count */
-		for (size_t i = 0; i < n; i++) {
-			uint32_t r = rng_bits(7, i);
-			uint32_t bits = (r & 0x807fffffu) | ((uint32_t)(100 + (r >> 23) % 56) << 23);
-			memcpy(&in[i], &bits, 4);
-		}
+		fflush(stdout);
 	}
+	free(bestt);
 	free(in);
 	free(out);
 	return CLI_OK;

@@ -170,10 +170,12 @@ T256 static inline __attribute__((always_inline)) __m256i load8(size_t size, con
 	return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)((const uint8_t *)in + i)));
 }
 
-/* Large 16-bit outputs: non-temporal 32-byte stores and four 4 KiB blocks
- * at once, as in the AVX-512 kernel (see there why). */
+/* Large 16-bit outputs: non-temporal 32-byte stores in one sequential
+ * stream, as in the AVX-512 kernel (see there why). Measured on the machine
+ * of issue 17 (MIXPREC_SIMD=avx2, 2 threads, 512 MiB, same-run ratio to
+ * memcpy): bf16 rne 0.60-0.88 -> 1.21-1.27, fp16 rne 0.65-0.96 -> 1.24-1.27
+ * against four 4 KiB blocks at once. */
 #define STREAM_MIN_ELEMS (1u << 20)
-#define STREAM_BLOCK 1024u
 
 T256 static inline __attribute__((always_inline)) void encode16_stream(const vparams *v, void *out,
                                                                       const float *in, size_t i, uint32_t idx_lo)
@@ -194,14 +196,6 @@ T256 void bulk_avx2_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, voi
 		for (; i < head; i++) {
 			uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
 			bulk_store_elem(out, i, 2, bulk_encode1(p, bulk_f2u(in[i]), r));
-		}
-		for (; i + 4 * STREAM_BLOCK <= n; i += 4 * STREAM_BLOCK) {
-			for (size_t j = 0; j < STREAM_BLOCK; j += 16) {
-				encode16_stream(&v, out, in, i + j, idx_lo);
-				encode16_stream(&v, out, in, i + STREAM_BLOCK + j, idx_lo);
-				encode16_stream(&v, out, in, i + 2 * STREAM_BLOCK + j, idx_lo);
-				encode16_stream(&v, out, in, i + 3 * STREAM_BLOCK + j, idx_lo);
-			}
 		}
 		for (; i + 16 <= n; i += 16)
 			encode16_stream(&v, out, in, i, idx_lo);
