@@ -139,8 +139,9 @@ static void check_call(const float *in0, size_t shift, size_t n, const fmt_bulk_
 START_TEST(bits_match_cpu)
 {
 	float *in = inputs();
+	/* the GPU layer refuses the formats below 8 bits (gpu.cu: fmt_is_kernel) */
 	for (int f = 0; f < FMT_COUNT; f++)
-		for (int m = 0; m < 2; m++)
+		for (int m = 0; m < 2 && fmt_is_kernel((fmt_id)f); m++)
 			for (int sat = 0; sat < 2; sat++) {
 				fmt_bulk_opts o = { .fmt = (fmt_id)f, .mode = m ? FMT_SR : FMT_RNE, .saturate = sat,
 					            .seed = 12345 };
