@@ -12,8 +12,8 @@ param i: 1
 vary i: list 0 1 2 3
 param format: mxfp4
 prompt: A block of MXFP4 (fp4-e2m1 elements: 1 sign, 2 exponent and 1 fraction bit,
-  bias 1, largest value 6) holds the values {block}. Its shared scale X = 2^k is
-  stored as an e8m0 byte (k + 127).
+  bias 1; magnitudes 0, 0.5, 1, 1.5, 2, 3, 4 and 6) holds the values {block}. Its
+  shared scale X = 2^k is stored as an e8m0 byte (k + 127).
   .
   Under OCP's rule, k = floor(log2 amax) - emax_elem; under the ceil rule
   (Transformer Engine, cuBLAS), k = ceil(log2(amax / 6)). For each rule give k,
@@ -30,8 +30,8 @@ field ocp_elem_value: optional number rel 1e-9 -- the value element {i} stands f
 hint: amax is the largest magnitude, sign ignored. emax_elem is the exponent of the
   element format's largest value: write 6 as a significand times a power of two.
 hint: 6 = 1.5 x 2^2, so emax_elem = 2. The ceil rule divides amax by 6 first and takes
-  the smallest power of two at least that large. The E2M1 magnitudes are 0, 0.5, 1,
-  1.5, 2, 3, 4 and 6; a quotient beyond 6 is stored as 6.
+  the smallest power of two at least that large. A quotient beyond 6 is stored as 6,
+  one between two magnitudes goes to the nearer (a tie to the even pattern).
 hint: The e8m0 byte is k + 127 in hex. Check both rules with:
   mixprec quantize {block} --to mxfp4 and mixprec quantize {block} --to mxfp4 --scale-rule ceil
 
@@ -50,14 +50,15 @@ vary tensor_scale: list 2^-10 0.0011160714784637094 1 3*2^-12 0.0372023805975914
 prompt: An NVFP4 tensor stores the element bits {elem} (fp4-e2m1) in a block whose scale
   byte is {scale} (fp8-e4m3: 1 sign, 4 exponent and 3 fraction bits, bias 7). The
   tensor's fp32 scale is s_t = {tensor_scale}. What value does the element stand for?
+  (E2M1 has 1 sign, 2 exponent and 1 fraction bit, bias 1: magnitudes 0, 0.5, 1,
+  1.5, 2, 3, 4 and 6.)
 field value: number rel 1e-6 -- the value element {elem} stands for
 field elem_value: optional number exact -- the e2m1 element alone
 field block_scale: optional number exact -- the block scale s_b decoded from {scale}
 hint: Decode each of the three numbers on its own first: the element, the block scale,
   the tensor scale. Then combine them.
-hint: E2M1: the top bit is the sign, then 2 exponent bits (bias 1) and 1 fraction bit; the
-  magnitudes are 0, 0.5, 1, 1.5, 2, 3, 4, 6. The e4m3 byte reads as 2^(e - 7) x (1 + f/8),
-  or 2^-6 x f/8 when its exponent field is 0.
+hint: E2M1: the top bit is the sign, the three others pick the magnitude in order. The
+  e4m3 byte reads as 2^(e - 7) x (1 + f/8), or 2^-6 x f/8 when its exponent field is 0.
 hint: The value is element x s_b x s_t. The same decoding, for any block, is what
   mixprec quantize --to nvfp4 prints in its value column.
 

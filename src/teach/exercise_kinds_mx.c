@@ -190,13 +190,14 @@ static void mx_scale_mistakes(solve_ctx *c, const quant_info *q, const mx_rule_a
 	exs_mistake_num(c, "ceil_elem_value", ce->evalue, "That is the element alone; the value it stands for is the "
 	                                              "element times the scale 2^%d.",
 	            ce->exp);
-	exs_mistake_num(c, "ocp_elem_value", ce->value, "That is the value under the ceil rule's scale.");
-	exs_mistake_num(c, "ceil_elem_value", oc->value, "That is the value under OCP's floor-rule scale.");
+	/* before the other rule's value, which can coincide: the clip is the likelier slip */
 	double un = round_unclipped(vi / ldexp(1, oc->exp), ef->frac_bits) * ldexp(1, oc->exp);
 	if ((oc->r.elems[i].flags & QUANT_SATURATED) && un != oc->value)
 		exs_mistake_num(c, "ocp_elem_value", un, "%s has no value beyond %s: V_i / X = %s is clipped to the largest "
 		                                     "element (it saturates).",
 		            ef->name, exs_g(fmt_max(ef)), exs_g(vi / ldexp(1, oc->exp)));
+	exs_mistake_num(c, "ocp_elem_value", ce->value, "That is the value under the ceil rule's scale.");
+	exs_mistake_num(c, "ceil_elem_value", oc->value, "That is the value under OCP's floor-rule scale.");
 }
 
 static void mx_scale_worked(solve_ctx *c, const quant_info *q, const mx_rule_answer *oc, const mx_rule_answer *ce,
