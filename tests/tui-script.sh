@@ -88,7 +88,7 @@ has() {
 
 # --- Home, help, a terminal too small, resize ---
 # Home lists the lessons with their section counts (the headings of each
-# lesson file, counted here with grep) and the five labs; the ? overlay lists
+# lesson file, counted here with grep) and the seven labs; the ? overlay lists
 # the Home keys and then the global ones from the same tables as the keymap.
 script home <<'EOF'
 dump home
@@ -106,10 +106,11 @@ expect home home-help
 expect home too-small
 # back at 80x24 the same Home screen again
 expect home home-again home
-for lesson in mixed-precision residual-drift; do
+for lesson in mixed-precision residual-drift low-precision; do
 	n=$(grep -c '^#' "$srcdir/lessons/$lesson.md")
 	case $lesson in
 	mixed-precision) title='Mixed precision training' ;;
+	low-precision) title='Below 16 bits: fp8, MX and NVFP4' ;;
 	*) title='Why long bf16 runs stall' ;;
 	esac
 	has home home "$title.* 0/$n sections read" "$lesson: $n sections (its headings), none read"
@@ -176,7 +177,7 @@ expect drift drift-constant
 # Leaving the lab (Esc) and opening it again from Home keeps what was typed
 # (std 0.25), for the rest of the session.
 script driftkeep <<'EOF'
-keys j j j j j Enter
+keys j j j j j j Enter
 keys j j j j j j Enter C-u
 type abc
 keys Enter
@@ -220,7 +221,7 @@ has driftkeep back '^ x0 \[600\] +steps \[10000\] ' "... and steps its valid 100
 # allocated are only checked for their form here (their formula, 135.45 MB,
 # is checked against the allocation in test_budget.c).
 script lesson <<'EOF'
-keys Enter /
+keys j Enter /
 type zero 3
 keys Enter Tab
 dump lesson-zero3
@@ -262,7 +263,7 @@ has memfp32 fp32 '^ formula, MB +0\.00 +3\.30 +3\.30 +0\.00 +6\.61 +135\.45$' ".
 # Reading the first pages of a lesson marks its sections read; the state
 # survives the program and r resumes at the same line.
 script progress <<'EOF'
-keys j Enter Space Space
+keys j j Enter Space Space
 dump reading
 keys q
 dump home-after
@@ -331,7 +332,7 @@ fi
 blk=$(grep -m 1 '^mixprec train .*--resid-offset' "$srcdir/lessons/residual-drift.md")
 blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
 script trainblock <<EOF
-keys j Enter /
+keys j j Enter /
 type ${blk#mixprec train }
 keys Enter Tab Enter
 dump opened
@@ -604,7 +605,7 @@ keys Enter
 type 0x2e66
 keys Enter
 dump hr-solved
-keys q j j Enter
+keys q j j j Enter
 wait
 dump list-after
 EOF
@@ -619,15 +620,15 @@ else
 fi
 
 # --- the mouse ---
-# Home's "Bit explorer" row is screen row 10 (title bar, a blank, "Lessons",
-# two lessons, a blank, "Exercises", its item, a blank, "Labs"); in the explorer bf16 is the fourth format, its
+# Home's "Bit explorer" row is screen row 11 (title bar, a blank, "Lessons",
+# three lessons, a blank, "Exercises", its item, a blank, "Labs"); in the explorer bf16 is the fourth format, its
 # bits on screen row 2 + 1 + 3 * 3 = 12: sign at column 10, a blank, 8 exponent
 # bits at 12..19, a blank, 7 fraction bits at 21..27. Clicking column 27 and
 # pressing Space flips bf16's last bit: 0x3dcd (0.1) becomes 0x3dcc =
 # 1.1001100b * 2^-4 = 1.59375 / 16 = 0.099609375. The wheel scrolls a lesson
 # by three lines.
 script mouse <<'EOF'
-click 10 10
+click 10 11
 dump clicked
 click 27 12
 keys Space
