@@ -619,6 +619,81 @@ else
 	bad "handround: progress recorded in progress.csv" "$(cat "$XDG_STATE_HOME/mixprec/progress.csv" 2>&1)"
 fi
 
+# --- Block explorer ---
+# 7, 0.3, -1.2, 2.5 in MXFP4 (E2M1: magnitudes 0 0.5 1 1.5 2 3 4 6, 6 = 1.5 x 2^2):
+# amax 7 = 1.75 x 2^2. OCP: X = 2^(2 - 2) = 2^0, e8m0 127 = 0x7f; ceil: 7 / 6 =
+# 1.17 -> 2^1, e8m0 0x80. Under OCP: 7 > 6 saturates to 6 (0 11 1 = 0x7), 0.3 is
+# past the midpoint 0.25 -> 0.5 (0x1), -1.2 -> -1 (1 01 0 = 0xa), 2.5 is the tie
+# between 2 (code 100) and 3 (101) -> the even code, 2 (0x4); errors 1, 0.2,
+# 0.2, 0.5; relative error sqrt(1.33) / sqrt(56.78) = 0.153. Under ceil (V / 2):
+# 3.5 ties between 3 and 4 -> 4 (0x6) = 8; 0.15 -> 0 (flushed); -0.6 -> -0.5
+# (0x9) = -1; 1.25 ties between 1 and 1.5 -> 1 (0x2) = 2; nothing saturates.
+# nvfp4: s_t = 7 / 2688, s_b = e4m3(7 / (6 s_t)) = 448 (0x7e); V / (448 s_t)
+# = 6V / 7: 6 (0x7), 0.257 -> 0.5 (0x1), -1.03 -> -1 (0xa), 2.14 -> 2 (0x4).
+script block --start block <<'EOF'
+keys e
+type 7, 0.3, -1.2, 2.5
+keys Enter
+dump mxfp4
+keys r
+dump ceil
+keys f
+dump nvfp4
+keys r
+dump nvfp4-rule
+keys F F
+dump mxfp6
+keys ?
+dump help
+keys Esc g
+dump gpt
+keys j j j j j j j j j j j j j j j j
+dump gpt-scrolled
+resize 100x30
+dump wide
+keys e C-u
+type 1, inf
+keys Enter
+dump bad
+EOF
+expect block mxfp4 block-mxfp4
+has block ceil '^ format < mxfp4 >  f   rule < ceil >  r ' "r switches to the ceil rule"
+has block ceil '^>   0 7 +0 11 0 +0x6 +8 +1 *$' "ceil: 7 / 2 = 3.5 ties to 4: 0x6 = 8, not saturated"
+has block ceil '^    1 0\.3 +0 00 0 +0x0 +0 +0\.3 +flushed$' "ceil: 0.3 / 2 flushes to zero"
+has block ceil '^    3 2\.5 +0 01 0 +0x2 +2 +0\.5 *$' "ceil: 1.25 ties to 1: 0x2 = 2"
+has block ceil 'saturated 0, flushed to zero 1 of 4' "ceil: nothing saturates, one flushes"
+has block nvfp4 '^ format < nvfp4 >  f   rule \(one rule\) +fp4-e2m1, e4m3 scale per 16$' "f switches to nvfp4 (e4m3 scales per 16)"
+has block nvfp4 'block scale s_b 448 \(e4m3 0x7e\)' "nvfp4: s_b = 448"
+has block nvfp4 '^    1 0\.3 +0 00 1 +0x1 ' "nvfp4: 0.3 -> 0.5 element (0x1)"
+has block nvfp4 '^    2 -1\.2 +1 01 0 +0xa ' "nvfp4: -1.2 -> -1 element (0xa)"
+has block nvfp4-rule 'nvfp4 has one rule' "r on nvfp4 says it has one rule"
+# F F from nvfp4: mxfp4, then mxfp6-e2m3 (bias 1, max 7.5 = 1.875 x 2^2): X = 2^0
+# under both rules (7 / 7.5 -> 2^0); 7 = 1.75 x 2^2 fits: exponent field 2 + 1 = 11,
+# fraction .75 = 110: 0 11 110 = 0x1e; 0.3 = 0.25 + 0.05 -> 0 00 010 (subnormal 2/8)
+has block mxfp6 '^ format < mxfp6-e2m3 >' "F goes back through the formats"
+has block mxfp6 '^>   0 7 +0 11 110 +0x1e +7 +0 *$' "mxfp6-e2m3: 7 is exact (0x1e)"
+has block mxfp6 '^    1 0\.3 +0 00 010 +0x02 +0\.25 ' "mxfp6-e2m3: 0.3 -> the subnormal 0.25"
+has block mxfp6 'ceil 2\^0 = e8m0 0x7f  \(the same\)' "... where both rules give one scale"
+has block help '^ +\| f +next block format \(mxfp8, mxfp6, mxfp4, nvfp4\) +\|$' "? lists the block keys"
+# the screen opened on wte row 0 (no values given); g after the typed values loads the next row
+has block gpt 'tiny GPT \(seed 1\): wte row 1, values 0\.\.31' "g loads the next row: 32 initial weights of the tiny GPT"
+has block gpt 'elements 0-14 of 32' "... and shows the first 15 at 80x24"
+has block gpt-scrolled '^>  16 ' "j moves the cursor, the table scrolls"
+has block wide 'elements [0-9]+-[0-9]+ of 32' "resized to 100x30 the table grows"
+has block wide '^ +i input' "... keeping its header"
+has block bad "value 2: 'inf' has no place in a block" "an inf value is refused, naming it"
+
+# A lesson's quantize block opens the Block explorer with its values and options.
+script lessonblock <<'EOF'
+keys Enter /
+type quantize 7 0.3
+keys Enter Tab Enter
+dump opened
+EOF
+has lessonblock opened '^ mixprec \| Home > .* > Block explorer' "Enter on a quantize block opens the Block explorer"
+has lessonblock opened '^ Values 7 0\.3 -1\.2 2\.5$' "... with the block's values"
+has lessonblock opened '^ format < mxfp4 >  f   rule < ocp >' "... and its format"
+
 # --- the mouse ---
 # Home's "Bit explorer" row is screen row 11 (title bar, a blank, "Lessons",
 # three lessons, a blank, "Exercises", its item, a blank, "Labs"); in the explorer bf16 is the fourth format, its

@@ -17,10 +17,10 @@
 
 #define BLOCK_KEYS(X)                                                                                 \
 	X(BLOCK_EDIT, "e Enter", "type values, commas or blanks between (Esc cancels)", 'e', TUI_ENTER_KEYS) \
-	X(BLOCK_FORMAT, "f", "next format: mxfp8 e4m3/e5m2, mxfp6 e3m2/e2m3, mxfp4, nvfp4", 'f') \
+	X(BLOCK_FORMAT, "f", "next block format (mxfp8, mxfp6, mxfp4, nvfp4)", 'f') \
 	X(BLOCK_FORMAT_BACK, "F", "previous block format", 'F')                                            \
 	X(BLOCK_RULE, "r", "switch the scale rule: ocp (floor) or ceil", 'r')                               \
-	X(BLOCK_GPT, "g", "next row of the tiny GPT's initial wte weights (32 values)", 'g')               \
+	X(BLOCK_GPT, "g", "next row of the tiny GPT's initial weights (wte)", 'g')               \
 	X(BLOCK_DOWN, "j Down", "next element", 'j', FK(KEY_DOWN))                                         \
 	X(BLOCK_UP, "k Up", "previous element", 'k', FK(KEY_UP))
 TUI_KEYMAP(block, BLOCK_KEYS);
