@@ -16,7 +16,7 @@ prompt: A block of MXFP4 (fp4-e2m1 elements: 1 sign, 2 exponent and 1 fraction b
   shared scale X = 2^k is stored as an e8m0 byte (k + 127).
   .
   Under OCP's rule, k = floor(log2 amax) - emax_elem; under the ceil rule
-  (Transformer Engine, cuBLAS), k = ceil(log2(amax / 6)). For each rule give k,
+  (NVIDIA's Transformer Engine), k = ceil(log2(amax / 6)). For each rule give k,
   the e8m0 byte, and the fp4 bits of element {i} (counting from 0) after dividing
   it by X and rounding to nearest even, with saturation at 6.
 field amax: optional number rel 1e-9 -- the largest magnitude of the block
