@@ -10,47 +10,12 @@
 #include "fmt/decode.h"
 #include "fmt/format.h"
 #include "fmt/round.h"
+#include "small_formats.h"
 #include "testutil.h"
-
-/* The table, typed in. */
-typedef struct {
-	fmt_id id;
-	const char *name;
-	int width, exp_bits, frac_bits, bias;
-	double max, min_normal, min_subnormal;   /* min_subnormal NaN: none */
-	int kind;   /* 0 no inf/NaN, 1 FNUZ, 2 e8m0 */
-} spec;
-
-static const spec SPECS[] = {
-	{ FMT_E3M2, "fp6-e3m2", 6, 3, 2, 3, 28.0, 0.25, 0.0625, 0 },
-	{ FMT_E2M3, "fp6-e2m3", 6, 2, 3, 1, 7.5, 1.0, 0.125, 0 },
-	{ FMT_E2M1, "fp4-e2m1", 4, 2, 1, 1, 6.0, 1.0, 0.5, 0 },
-	{ FMT_E4M3FNUZ, "fp8-e4m3fnuz", 8, 4, 3, 8, 240.0, 0x1p-7, 0x1p-10, 1 },
-	{ FMT_E5M2FNUZ, "fp8-e5m2fnuz", 8, 5, 2, 16, 57344.0, 0x1p-15, 0x1p-17, 1 },
-	{ FMT_E8M0, "e8m0", 8, 8, 0, 127, 0x1p127, 0x1p-127, NAN, 2 },
-};
-#define NSPECS ((int)(sizeof SPECS / sizeof SPECS[0]))
-
-/* The value of pattern b by the formulas: sign s, exponent field e, fraction
- * field m; (-1)^s 2^(1-bias) m/2^M when e = 0, else (-1)^s 2^(e-bias) (1 +
- * m/2^M). FNUZ: 0x80 is NaN. e8m0: 2^(b - 127), 0xff NaN. */
-static double hand_value(const spec *s, uint32_t b)
-{
-	if (s->kind == 2)
-		return b == 0xff ? NAN : ldexp(1.0, (int)b - 127);
-	if (s->kind == 1 && b == 0x80)
-		return NAN;
-	uint32_t sgn = b >> (s->width - 1);
-	uint32_t e = (b >> s->frac_bits) & ((1u << s->exp_bits) - 1);
-	uint32_t m = b & ((1u << s->frac_bits) - 1);
-	double v = e == 0 ? ldexp((double)m, 1 - s->bias - s->frac_bits)
-	                  : ldexp(1.0 + ldexp((double)m, -s->frac_bits), (int)e - s->bias);
-	return sgn ? -v : v;
-}
 
 START_TEST(table)
 {
-	const spec *s = &SPECS[_i];
+	const small_spec *s = &SPECS[_i];
 	const fmt_info *f = fmt_get(s->id);
 	ck_assert_str_eq(f->name, s->name);
 	ck_assert_int_eq(f->width, s->width);
@@ -107,13 +72,13 @@ END_TEST
 /* Every pattern: class, value, fields and ulp against hand_value. */
 START_TEST(every_pattern)
 {
-	const spec *s = &SPECS[_i];
+	const small_spec *s = &SPECS[_i];
 	const fmt_info *f = fmt_get(s->id);
 	int nnan = 0, nzero = 0;
 	for (uint32_t b = 0; b < (1u << s->width); b++) {
 		fmt_decoded d;
 		fmt_decode(f, b, &d);
-		double want = hand_value(s, b);
+		double want = small_value(s, b);
 		if (isnan(want)) {
 			nnan++;
 			ck_assert_msg(d.cls == FMT_CLASS_NAN && isnan(d.value), "%s 0x%x", s->name, b);
@@ -130,7 +95,7 @@ START_TEST(every_pattern)
 		fmt_class cls = want == 0 ? FMT_CLASS_ZERO
 		              : s->kind != 2 && fabs(want) < s->min_normal ? FMT_CLASS_SUBNORMAL : FMT_CLASS_NORMAL;
 		ck_assert_msg(d.cls == cls, "%s 0x%x: class %s", s->name, b, fmt_class_name(d.cls));
-		if (s->kind == 2) {
+		if (s->kind == SMALL_E8M0) {
 			ck_assert(!d.neg && d.exp_field == b && d.frac_field == 0);
 			ck_assert(d.ulp == want);   /* 2^(e+1) - 2^e */
 		} else {
@@ -193,19 +158,19 @@ static int cmp_double(const void *a, const void *b)
  * larger (smaller) value, zero counted once; none past the ends. */
 START_TEST(neighbours)
 {
-	const spec *s = &SPECS[_i];
+	const small_spec *s = &SPECS[_i];
 	const fmt_info *f = fmt_get(s->id);
 	uint32_t npat = 1u << s->width;
 	double *vals = malloc(npat * sizeof *vals);
 	size_t nv = 0;
 	for (uint32_t b = 0; b < npat; b++) {
-		double v = hand_value(s, b);
+		double v = small_value(s, b);
 		if (!isnan(v) && !(v == 0 && signbit(v)))
 			vals[nv++] = v;
 	}
 	qsort(vals, nv, sizeof *vals, cmp_double);
 	for (uint32_t b = 0; b < npat; b++) {
-		double v = hand_value(s, b);
+		double v = small_value(s, b);
 		uint32_t out;
 		if (isnan(v)) {
 			ck_assert(!fmt_next_up(f, b, &out) && !fmt_next_down(f, b, &out));
@@ -217,14 +182,14 @@ START_TEST(neighbours)
 		bool up = fmt_next_up(f, b, &out);
 		ck_assert_msg(up == (k + 1 < nv), "%s 0x%x up", s->name, b);
 		if (up) {
-			ck_assert_msg(hand_value(s, out) == vals[k + 1], "%s next_up(0x%x) = 0x%x", s->name, b, out);
-			ck_assert(!isnan(hand_value(s, out)));
+			ck_assert_msg(small_value(s, out) == vals[k + 1], "%s next_up(0x%x) = 0x%x", s->name, b, out);
+			ck_assert(!isnan(small_value(s, out)));
 		}
 		bool down = fmt_next_down(f, b, &out);
 		ck_assert_msg(down == (k > 0), "%s 0x%x down", s->name, b);
 		if (down) {
-			ck_assert_msg(hand_value(s, out) == vals[k - 1], "%s next_down(0x%x) = 0x%x", s->name, b, out);
-			ck_assert(!isnan(hand_value(s, out)));
+			ck_assert_msg(small_value(s, out) == vals[k - 1], "%s next_down(0x%x) = 0x%x", s->name, b, out);
+			ck_assert(!isnan(small_value(s, out)));
 		}
 	}
 	free(vals);

@@ -155,6 +155,26 @@ has bits prev '^>bf16 .* 0x4415 ' "- - steps back past 600 to 596 = 0x4415"
 has bits prev '^ += 596 ' "... whose value is 596"
 has bits bad-value '1/0x' "a malformed value is reported, the text kept for editing"
 
+# The issue 14 formats, below fp8-e5m2, reached by scrolling (six formats fit
+# at 80x24). 0.1 in fp4-e2m1 is 0 (below 0.25, half the min subnormal 0.5):
+# 0x0. In e8m0 it is 2^-3 = 0x7c (above 0.09375, the midpoint of 2^-4 and
+# 2^-3), eight exponent bits and no sign bit. fp8-e4m3fnuz (shown by its
+# alias) has bias 8: 0.1 = 1.625 * 2^-4 = 0 0100 101. nan has no fp4 code.
+script bitsnew --start bits <<'EOF'
+keys j j j j j j j j j j j
+dump e8m0
+keys e C-u
+type nan
+keys Enter
+dump nan
+EOF
+has bitsnew e8m0 'class  7-12 of 12$' "scrolled to the last six of the twelve formats"
+has bitsnew e8m0 '^>e8m0     01111100  +0x7c  +normal' "e8m0: 0.1 -> 2^-3 = 0x7c, eight exponent bits, no sign"
+has bitsnew e8m0 '^ fp4-e2m1 0 00 0  +0x0  +zero' "fp4-e2m1: 0.1 -> 0 = 0x0"
+has bitsnew e8m0 '^ e4m3fnuz 0 0100 101  +0x25 ' "fp8-e4m3fnuz: 0.1 -> 0 0100 101 = 0x25"
+has bitsnew nan '^ fp4-e2m1 .* no encoding$' "nan: fp4-e2m1 has no encoding for it"
+has bitsnew nan '^>e8m0 .* 0xff  +nan$' "nan: e8m0's NaN 0xff"
+
 # --- Drift lab ---
 # dist constant, mean 0.5, x0 600, 10,000 steps: fp64 and fp32 add every 0.5
 # exactly (600 + 5000 = 5600 < 2^13 needs 13 of fp32's 24 bits): drift 5000,

@@ -26,7 +26,9 @@ static void bits_help(void)
 	       "                  next_bits,next\n"
 	       "  -h, --help      this text\n\n"
 	       "fp6 and fp4 have no inf and no NaN; FNUZ formats no -0 (0x80 is NaN); e8m0\n"
-	       "is unsigned, 2^(bits - 127), with no zero (0xff is NaN).\n");
+	       "is unsigned, 2^(bits - 127), with no zero (0xff is NaN). A VALUE a format\n"
+	       "cannot hold (nan in fp4, 0 or a negative in e8m0) is an error when --format\n"
+	       "names that format, and left out of that format otherwise.\n");
 }
 
 /* Parses a bit pattern for f: 0x.., 0b.., or 0/1 digits with spaces. */
@@ -112,7 +114,7 @@ static void show(const fmt_info *f, const char *input, uint32_t bits, const fmt_
 	bool has_prev = fmt_next_down(f, bits, &prev), has_next = fmt_next_up(f, bits, &next);
 	char sbits[40], ebits[40], fbits[40], hex[16], phex[16] = "", nhex[16] = "";
 	char val[2048], pv[1200] = "", nv[1200] = "", ulp[1200] = "";
-	field_bits(sbits, d.neg, 1);
+	field_bits(sbits, d.neg, fmt_has_sign(f) ? 1 : 0);
 	field_bits(ebits, d.exp_field, f->exp_bits);
 	field_bits(fbits, d.frac_field, f->frac_bits);
 	snprintf(hex, sizeof hex, "0x%0*x", fmt_hex_digits(f), bits);
@@ -160,13 +162,17 @@ static void show(const fmt_info *f, const char *input, uint32_t bits, const fmt_
 	} else {
 		printf("%s as %s\n", input, f->name);
 	}
-	printf("  bits       %s = %s %s %s\n", hex, sbits, ebits, fbits);
-	printf("  fields     sign %s | exponent %s = %u", sbits, ebits, d.exp_field);
+	/* e8m0 has neither a sign nor a fraction field */
+	printf("  bits       %s = %s%s%s%s%s\n", hex, sbits, sbits[0] ? " " : "", ebits, fbits[0] ? " " : "", fbits);
+	printf("  fields     %s%s%sexponent %s = %u", sbits[0] ? "sign " : "", sbits, sbits[0] ? " | " : "", ebits,
+	       d.exp_field);
 	if (d.cls == FMT_CLASS_NORMAL)
 		printf(" (2^%d)", d.exponent);
 	else if (d.cls == FMT_CLASS_ZERO || d.cls == FMT_CLASS_SUBNORMAL)
 		printf(" (subnormal range, 2^%d)", fmt_emin(f));
-	printf(" | fraction %s = %u\n", fbits, d.frac_field);
+	if (f->frac_bits)
+		printf(" | fraction %s = %u", fbits, d.frac_field);
+	putchar('\n');
 	printf("  class      %s\n", fmt_class_name(d.cls));
 	printf("  value      %s\n", val);
 	if (d.cls != FMT_CLASS_NAN && d.cls != FMT_CLASS_INF) {
@@ -177,6 +183,45 @@ static void show(const fmt_info *f, const char *input, uint32_t bits, const fmt_
 	}
 	printf("  prev       %s%s%s%s\n", has_prev ? pv : "none", has_prev ? " (" : "", phex, has_prev ? ")" : "");
 	printf("  next       %s%s%s%s\n", has_next ? nv : "none", has_next ? " (" : "", nhex, has_next ? ")" : "");
+}
+
+/* Shows VALUE number i (from 0) in each format; false when it is bad or a
+ * named format cannot hold it (reported). *first: nothing shown yet. */
+static bool bits_value(const char *text, size_t i, const fmt_id *fmts, size_t nfmts, bool have_formats,
+                       fmt_mode mode, bool csv, csvw *w, bool *first)
+{
+	char err[256];
+	fmt_num x;
+	fmt_num_init(&x);
+	if (fmt_parse_number(&x, text, err, sizeof err) != MP_OK) {
+		cli_error("bits", "value %zu: %s", i + 1, err);
+		fmt_num_clear(&x);
+		return false;
+	}
+	bool ok = true;
+	for (size_t k = 0; k < nfmts; k++) {
+		const fmt_info *f = fmt_get(fmts[k]);
+		fmt_round_ctl ctl = { .mode = mode };
+		unsigned flags;
+		uint32_t bits = fmt_round_num(f, &ctl, &x, &flags);
+		if (flags & FMT_FLAG_INVALID) {
+			/* asked for: an error; among all formats (no --format): left out */
+			if (have_formats) {
+				cli_error("bits", "value %zu: '%s' cannot be rounded to %s: %s %s", i + 1, text, f->name,
+				          f->name,
+				          fmt_invalid_reason(f, x.kind == NUM_NAN, x.kind == NUM_FINITE && mpq_sgn(x.mag) == 0,
+				                             x.neg));
+				ok = false;
+			}
+			continue;
+		}
+		if (!csv && !*first)
+			putchar('\n');
+		*first = false;
+		show(f, text, bits, &x, mode, csv, w);
+	}
+	fmt_num_clear(&x);
+	return ok;
 }
 
 int cmd_bits(int argc, char **argv)
@@ -271,26 +316,9 @@ int cmd_bits(int argc, char **argv)
 		first = false;
 		show(f, raws[i], bits, NULL, mode, csv, &w);
 	}
-	for (size_t i = 0; i < nvalues; i++) {
-		fmt_num x;
-		fmt_num_init(&x);
-		if (fmt_parse_number(&x, values[i], err, sizeof err) != MP_OK) {
-			cli_error("bits", "value %zu: %s", i + 1, err);
+	for (size_t i = 0; i < nvalues; i++)
+		if (!bits_value(values[i], i, fmts, nfmts, have_formats, mode, csv, &w, &first))
 			rc = CLI_USAGE;
-			fmt_num_clear(&x);
-			continue;
-		}
-		for (size_t k = 0; k < nfmts; k++) {
-			const fmt_info *f = fmt_get(fmts[k]);
-			fmt_round_ctl ctl = { .mode = mode };
-			uint32_t bits = fmt_round_num(f, &ctl, &x, NULL);
-			if (!csv && !first)
-				putchar('\n');
-			first = false;
-			show(f, values[i], bits, &x, mode, csv, &w);
-		}
-		fmt_num_clear(&x);
-	}
 	if (!cli_flush_stdout("bits"))
 		return CLI_ENV;
 	return rc;

@@ -242,8 +242,9 @@ static void hand_round_fields(solve_ctx *c, const fmt_info *f, const fmt_num *x,
 			if (o == id || of->width != f->width)
 				continue;
 			fmt_round_ctl octl = { .mode = FMT_RNE };
-			uint32_t ob = fmt_round_num(of, &octl, x, NULL);
-			if (ob == bits)
+			unsigned ofl;
+			uint32_t ob = fmt_round_num(of, &octl, x, &ofl);
+			if (ob == bits || (ofl & FMT_FLAG_INVALID))   /* e8m0 holds no negative V, fp4 no NaN */
 				continue;
 			ex_mistake *wm = exs_mistake(c, fb,
 			                         "That is the %s pattern of V (%d exponent bits, bias %d); %s has %d "

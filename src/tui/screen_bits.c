@@ -215,8 +215,11 @@ static void bits_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		fmt_decoded d;
 		fmt_decode(f, b->bits[i], &d);
 		tui_putf(w, y, 47, 11, ROLE_NORMAL, "0x%0*x", fmt_hex_digits(f), b->bits[i]);
-		tui_putf(w, y, 59, cols - 59, b->edited[i] ? ROLE_EMPH : ROLE_DIM, "%s%s", fmt_class_name(d.cls),
-		         b->edited[i] ? "*" : "");
+		if ((b->flags[i] & FMT_FLAG_INVALID) && !b->edited[i])   /* nan in fp4, 0 or -1 in e8m0 */
+			tui_put(w, y, 59, cols - 59, ROLE_BAD, "no encoding");
+		else
+			tui_putf(w, y, 59, cols - 59, b->edited[i] ? ROLE_EMPH : ROLE_DIM, "%s%s", fmt_class_name(d.cls),
+			         b->edited[i] ? "*" : "");
 		/* value, error against the typed value, spacing */
 		char val[1300], rel[64] = "", ulp[64] = "-";
 		value_text(val, sizeof val, d.value, 30);
