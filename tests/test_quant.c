@@ -62,6 +62,11 @@ START_TEST(mx_e4m3_floor_saturates_ceil_does_not)
 	/* 0.1 = 1.6 * 2^-4: 1.6 * 8 = 12.8 -> 13, so 1.625 * 2^-4, field 3, fraction 101 */
 	expect_elem(&r, 3, 0x1d, 0.1015625, 0);
 	ck_assert(r.blocks[0].nsaturated == 1 && r.nsaturated == 1 && r.nflushed == 0);
+	/* ||value - V|| / ||V||: errors 52, 0, 0, 0.0015625 over 500, 1, -3, 0.1 */
+	double want = sqrt((52.0 * 52 + 0.0015625 * 0.0015625) / (500.0 * 500 + 1 + 9 + 0.01));
+	ck_assert_msg(fabs(r.blocks[0].rel_error - want) < 1e-12 * want, "rel_error %.17g, want %.17g",
+	              r.blocks[0].rel_error, want);
+	ck_assert(fabs(r.rel_error - want) < 1e-12 * want);
 	quant_result_free(&r);
 
 	ck_assert(run(QUANT_MXFP8_E4M3, QUANT_RULE_CEIL, FMT_RNE, 0, v, 4, &r) == MP_OK);

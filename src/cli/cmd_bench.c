@@ -28,6 +28,8 @@ static void bench_help(void)
 	       "same size measured in the same run.\n\n"
 	       "  round          bulk rounding kernels: each one's memory traffic rate, (bytes\n"
 	       "                 read + written) per second, as a ratio to memcpy's (default)\n"
+	       "                 and the block formats (quantize: MX, nvfp4), elements and\n"
+	       "                 scales, 4 + 1 + 1/block bytes per element\n"
 	       "  drift          one step of the drift simulation per variant: updates per\n"
 	       "                 second and the ratio to the memory-bandwidth bound (memcpy's\n"
 	       "                 traffic rate / bytes an update must move)\n"

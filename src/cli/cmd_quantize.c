@@ -18,10 +18,13 @@ static void quantize_help(void)
 	char known[512];
 	cli_wrap_list(known, sizeof known, quant_known_names(), 16, 78);
 	printf("Usage: mixprec quantize [VALUE...] --to BLOCKFMT [--block N]\n"
-	       "                        [--scale-rule ocp|ceil] [--mode rne|sr] [--seed N] [--csv]\n"
+	       "                        [--scale-rule ocp|ceil] [--mode rne|sr] [--seed N]\n"
+	       "                        [--csv]\n"
 	       "Quantizes the VALUEs, or the lines of standard input when no VALUE is given,\n"
 	       "in consecutive blocks (the last may be shorter) that share one scale, and\n"
-	       "shows each block's scale and each element's bits, value and error.\n\n"
+	       "shows each block's scale and each element's bits, value and error, then the\n"
+	       "shares saturated and flushed to zero and the relative error ||value - V|| /\n"
+	       "||V|| (2-norms) of each block and of all the values.\n\n"
 	       "  --to F        block format:\n%s"
 	       "                mxfp*: e8m0 scale per 32; nvfp4: fp4-e2m1 elements, an\n"
 	       "                fp8-e4m3 scale per 16 and an fp32 tensor scale\n"

@@ -10,7 +10,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define Q512 __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
+#define Q512 __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512dq")))
 
 static inline __mmask16 tail_mask(size_t left)
 {
@@ -77,40 +77,71 @@ Q512 size_t quant_mx_blocks_avx512(float *out, uint8_t *scales, const float *in,
 	return full + got;
 }
 
+/* The constants of mx_rne16, in registers. */
+typedef struct {
+	__m512i half_m1, rebias, min_normal, magic, max_bits;
+	__m128i shift, sign_pos;
+} mx_enc;
+
+Q512 static inline mx_enc mx_enc_load(const quant_elem_enc *enc)
+{
+	mx_enc e = {
+		.half_m1 = _mm512_set1_epi32((int)enc->half_m1),
+		.rebias = _mm512_set1_epi32((int)enc->rebias),
+		.min_normal = _mm512_set1_epi32((int)enc->min_normal),
+		.magic = _mm512_set1_epi32((int)enc->magic),
+		.max_bits = _mm512_set1_epi32((int)enc->max_bits),
+		.shift = _mm_cvtsi32_si128((int)enc->shift),
+		.sign_pos = _mm_cvtsi32_si128(31 - (int)enc->sign_shift),
+	};
+	return e;
+}
+
+/* 16 elements: the patterns v times the scale's inverse mul, rounded as
+ * quant_elem_enc says, stored as bytes. */
+Q512 static inline void mx_rne16(uint8_t *out, __m512i v, __m512 mul, const mx_enc *e)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
+	__m512i p = _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(v), mul));
+	__m512i a = _mm512_and_si512(p, abs);
+	__m512i lsb = _mm512_and_si512(_mm512_srl_epi32(a, e->shift), one);
+	__m512i nrm = _mm512_sub_epi32(_mm512_srl_epi32(_mm512_add_epi32(a, _mm512_add_epi32(e->half_m1, lsb)), e->shift),
+	                               e->rebias);
+	__m512i sub = _mm512_sub_epi32(
+		_mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(e->magic))), e->magic);
+	__m512i c = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(a, e->min_normal), nrm, sub);
+	c = _mm512_min_epu32(c, e->max_bits);
+	c = _mm512_or_si512(c, _mm512_sll_epi32(_mm512_srli_epi32(p, 31), e->sign_pos));
+	_mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(c));
+}
+
+Q512 static bool mx_group512(uint8_t *elems, uint8_t *scales, const float *in, const quant_mx_rule *r,
+                             const mx_enc *e);
+
 Q512 size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
                                 const quant_mx_rule *r, const quant_elem_enc *enc)
 {
-	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
-	const __m512i half_m1 = _mm512_set1_epi32((int)enc->half_m1), rebias = _mm512_set1_epi32((int)enc->rebias);
-	const __m512i min_normal = _mm512_set1_epi32((int)enc->min_normal), magic = _mm512_set1_epi32((int)enc->magic);
-	const __m512i max_bits = _mm512_set1_epi32((int)enc->max_bits);
-	const __m128i shift = _mm_cvtsi32_si128((int)enc->shift), sign_shift = _mm_cvtsi32_si128((int)enc->sign_shift);
-	size_t full = n / bs * bs, k = 0;
-	for (size_t b = 0; b < full; b += bs, k++) {
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	const mx_enc e = mx_enc_load(enc);
+	size_t full = n / bs * bs, k = 0, b = 0;
+	if (bs == 32) {
+		while (b + 512 <= full && mx_group512(elems + b, scales + k, in + b, r, &e)) {
+			b += 512;
+			k += 16;
+		}
+	}
+	for (; b < full; b += bs, k++) {
 		__m512i m = _mm512_setzero_si512();
 		for (size_t i = b; i < b + bs; i += 16)
 			m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(in + i), abs));
 		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(m);
 		if (amax >= 0x7f800000u)
 			return b;
-		int e = quant_mx_exp(r, amax);
-		scales[k] = (uint8_t)(e + 127);
-		const __m512 mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - e) << 23)));
-		for (size_t i = b; i < b + bs; i += 16) {
-			__m512i v = _mm512_loadu_si512(in + i);
-			__m512i p = _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(v), mul));
-			__m512i a = _mm512_and_si512(p, abs);
-			__m512i lsb = _mm512_and_si512(_mm512_srl_epi32(a, shift), one);
-			__m512i nrm = _mm512_sub_epi32(_mm512_srl_epi32(_mm512_add_epi32(a, _mm512_add_epi32(half_m1, lsb)), shift),
-			                               rebias);
-			__m512i sub = _mm512_sub_epi32(
-				_mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(magic))), magic);
-			__m512i c = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(a, min_normal), nrm, sub);
-			c = _mm512_min_epu32(c, max_bits);
-			c = _mm512_or_si512(c, _mm512_sll_epi32(_mm512_srli_epi32(p, 31), _mm_sub_epi32(_mm_cvtsi32_si128(31),
-			                                                                                  sign_shift)));
-			_mm_storeu_si128((__m128i *)(elems + i), _mm512_cvtepi32_epi8(c));
-		}
+		int x = quant_mx_exp(r, amax);
+		scales[k] = (uint8_t)(x + 127);
+		const __m512 mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - x) << 23)));
+		for (size_t i = b; i < b + bs; i += 16)
+			mx_rne16(elems + i, _mm512_loadu_si512(in + i), mul, &e);
 	}
 	return full;
 }
@@ -202,6 +233,213 @@ Q512 void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uin
 	}
 }
 
+/* The e2m1 codes of one block of 16 (patterns v, magnitudes a) against
+ * its scale's decision patterns t (non-decreasing): the count of patterns
+ * below |v|, found by a binary search of three comparisons per lane
+ * (against t3, then t1 or t5, then t0, t2, t4 or t6), and the sign. */
+Q512 static inline void nv_elems16(uint8_t *out, __m512i v, __m512i a, const uint32_t *t)
+{
+	const __m512i tv = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)t));
+	__mmask16 b2 = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32((int)t[3]));
+	__m512i idx = _mm512_maskz_mov_epi32(b2, _mm512_set1_epi32(4));
+	__m512i t1 = _mm512_mask_blend_epi32(b2, _mm512_set1_epi32((int)t[1]), _mm512_set1_epi32((int)t[5]));
+	__mmask16 b1 = _mm512_cmpgt_epu32_mask(a, t1);
+	idx = _mm512_mask_add_epi32(idx, b1, idx, _mm512_set1_epi32(2));
+	__mmask16 b0 = _mm512_cmpgt_epu32_mask(a, _mm512_permutexvar_epi32(idx, tv));
+	__m512i k = _mm512_mask_add_epi32(idx, b0, idx, _mm512_set1_epi32(1));
+	k = _mm512_or_si512(k, _mm512_slli_epi32(_mm512_srli_epi32(v, 31), 3));
+	_mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(k));
+}
+
+/* quant_e4m3_code on 8 binary64 lanes (q >= 0, finite). */
+Q512 static inline __m512i e4m3_code8(__m512d q)
+{
+	const __m512d big = _mm512_set1_pd(0x1p43);
+	__m512i sub = _mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_sub_pd(_mm512_add_pd(q, big), big), _mm512_set1_pd(0x1p9)));
+	__m512i b = _mm512_castpd_si512(q);
+	b = _mm512_add_epi64(b, _mm512_add_epi64(_mm512_set1_epi64((1ll << 48) - 1),
+	                                         _mm512_and_si512(_mm512_srli_epi64(b, 49), _mm512_set1_epi64(1))));
+	__m512i c = _mm512_sub_epi64(_mm512_srli_epi64(b, 49), _mm512_set1_epi64((1023 - 7) << 3));
+	c = _mm512_min_epu64(c, _mm512_set1_epi64(0x7e));
+	return _mm512_mask_blend_epi64(_mm512_cmp_pd_mask(q, _mm512_set1_pd(0x1p-6), _CMP_LT_OQ), c, sub);
+}
+
+/* max of a and b lane by lane after the lane permutations ia and ib of (a, b). */
+Q512 static inline __m512i max2(__m512i a, __m512i b, __m512i ia, __m512i ib)
+{
+	return _mm512_max_epu32(_mm512_permutex2var_epi32(a, ia, b), _mm512_permutex2var_epi32(a, ib, b));
+}
+
+/* The amax patterns of 16 blocks of 16 (lane k: block k), by a reduction
+ * tree over the 16 vectors of magnitudes: 128-bit halves, then quarters,
+ * then pairs and single lanes. */
+Q512 static inline __m512i amax16x16(const __m512i a[16])
+{
+	__m512i w[8], z[4], u[2];
+	for (int i = 0; i < 8; i++)
+		w[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+		                        _mm512_shuffle_i32x4(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+	for (int i = 0; i < 4; i++)
+		z[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(w[2 * i], w[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+		                        _mm512_shuffle_i32x4(w[2 * i], w[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+	const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+	const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+	u[0] = max2(z[0], z[1], even, odd);
+	u[1] = max2(z[2], z[3], even, odd);
+	return max2(u[0], u[1], even, odd);
+}
+
+/* quant_mx_exp on 16 lanes of amax patterns (finite). A subnormal's top
+ * bit comes from its exact conversion to fp32. */
+Q512 static inline __m512i mx_exp16(__m512i m, const quant_mx_rule *r)
+{
+	__m512i ex = _mm512_srli_epi32(m, 23);
+	__mmask16 sub = _mm512_cmpeq_epi32_mask(ex, _mm512_setzero_si512());
+	__m512i top = _mm512_sub_epi32(_mm512_srli_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(m)), 23),
+	                               _mm512_set1_epi32(127));
+	__m512i L = _mm512_mask_blend_epi32(sub, _mm512_sub_epi32(ex, _mm512_set1_epi32(127)),
+	                                    _mm512_sub_epi32(top, _mm512_set1_epi32(149)));
+	__m512i f = _mm512_mask_blend_epi32(sub, m, _mm512_sllv_epi32(m, _mm512_sub_epi32(_mm512_set1_epi32(23), top)));
+	f = _mm512_and_si512(f, _mm512_set1_epi32(0x7fffff));
+	__m512i k = _mm512_sub_epi32(L, _mm512_set1_epi32(r->emax));
+	if (r->ceil)
+		k = _mm512_mask_add_epi32(k, _mm512_cmpgt_epu32_mask(f, _mm512_set1_epi32((int)r->mfrac)), k,
+		                          _mm512_set1_epi32(1));
+	k = _mm512_min_epi32(_mm512_max_epi32(k, _mm512_set1_epi32(-127)), _mm512_set1_epi32(127));
+	return _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(m, _mm512_setzero_si512()), k, _mm512_set1_epi32(-127));
+}
+
+/* 16 whole MX blocks of 32: the amaxes by the reduction tree, the 16
+ * exponents at once, then the elements. False (nothing reliable written)
+ * when a block holds an inf or NaN. */
+Q512 static bool mx_group512(uint8_t *elems, uint8_t *scales, const float *in, const quant_mx_rule *r,
+                             const mx_enc *e)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	__m512i a[16];
+	for (int i = 0; i < 16; i++)
+		a[i] = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(in + 32 * i), abs),
+		                        _mm512_and_si512(_mm512_loadu_si512(in + 32 * i + 16), abs));
+	__m512i m = amax16x16(a);
+	if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x7f800000)))
+		return false;
+	__m512i k = mx_exp16(m, r);
+	_mm_storeu_si128((__m128i *)scales, _mm512_cvtepi32_epi8(_mm512_add_epi32(k, _mm512_set1_epi32(127))));
+	uint32_t mul[16];
+	_mm512_storeu_si512(mul, _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), k), 23));
+	for (int i = 0; i < 16; i++) {
+		__m512 mv = _mm512_castsi512_ps(_mm512_set1_epi32((int)mul[i]));
+		mx_rne16(elems + 32 * i, _mm512_loadu_si512(in + 32 * i), mv, e);
+		mx_rne16(elems + 32 * i + 16, _mm512_loadu_si512(in + 32 * i + 16), mv, e);
+	}
+	return true;
+}
+
+/* 16 whole blocks of 16 from in: false (nothing reliable written) when one
+ * holds an inf or NaN. The scale codes of all 16 come from two binary64
+ * divisions of 8 lanes and e4m3_code8. */
+Q512 static bool nv_group256(uint8_t *elems, uint8_t *scales, const float *in, __m512d six_st,
+                             const uint32_t g[127][8])
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	__m512i a[16];
+	for (int i = 0; i < 16; i++)
+		a[i] = _mm512_and_si512(_mm512_loadu_si512(in + 16 * i), abs);
+	__m512i m = amax16x16(a);
+	if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x7f800000)))
+		return false;
+	__m512 mf = _mm512_castsi512_ps(m);
+	__m512i c_lo = e4m3_code8(_mm512_div_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(mf)), six_st));
+	__m512i c_hi = e4m3_code8(_mm512_div_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(
+		_mm512_castps_pd(mf), 1))), six_st));
+	__m512i c = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(c_lo)), _mm512_cvtepi64_epi32(c_hi), 1);
+	_mm_storeu_si128((__m128i *)scales, _mm512_cvtepi32_epi8(c));
+	uint32_t code[16];
+	_mm512_storeu_si512(code, c);
+	for (int i = 0; i < 16; i++)
+		nv_elems16(elems + 16 * i, _mm512_loadu_si512(in + 16 * i), a[i], g[code[i]]);
+	return true;
+}
+
+Q512 size_t quant_nv_rne16_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
+                                  const uint32_t g[127][8])
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	const __m512d six = _mm512_set1_pd(six_st);
+	size_t b = 0;
+	while (b + 256 <= n && nv_group256(elems + b, scales + b / 16, in + b, six, g))
+		b += 256;
+	for (; b < n; b += 16) {
+		__m512i v = _mm512_loadu_si512(in + b);
+		__m512i a = _mm512_and_si512(v, abs);
+		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(a);
+		if (amax >= 0x7f800000u)
+			return b;
+		float fa;
+		memcpy(&fa, &amax, 4);
+		uint32_t c = quant_e4m3_code((double)fa / six_st);
+		scales[b / 16] = (uint8_t)c;
+		nv_elems16(elems + b, v, a, g[c]);
+	}
+	return n;
+}
+
+/* sr up-masks of 8 lanes (64-bit): magnitudes a8 (fp32, widened), kept
+ * codes k8, random bits r8 (widened), against the row tables. */
+Q512 static inline __mmask8 nv_sr_up8(__m256 a8, __m512i k8, __m512i r8, const double *vd, const double *sc,
+                                      uint64_t dm)
+{
+	__m512d R = _mm512_sub_pd(_mm512_cvtps_pd(a8), _mm512_permutexvar_pd(k8, _mm512_loadu_pd(vd)));
+	__m512d X = _mm512_mul_pd(R, _mm512_permutexvar_pd(k8, _mm512_loadu_pd(sc)));
+	__m512d fX = _mm512_roundscale_pd(X, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+	__mmask8 frac = _mm512_cmp_pd_mask(X, fX, _CMP_NEQ_UQ);
+	__m512i xi = _mm512_cvttpd_epu64(fX);
+	__m512i y = _mm512_mullo_epi64(r8, _mm512_set1_epi64((long long)dm));
+	return _mm512_cmpgt_epu64_mask(xi, y) | (_mm512_cmpeq_epu64_mask(xi, y) & frac);
+}
+
+Q512 size_t quant_nv_sr16_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
+                                 const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
+	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	rng_key key = rng_key_for(seed, index0);
+	const __m512i k1 = _mm512_set1_epi32((int)key.k1), k2 = _mm512_set1_epi32((int)key.k2);
+	for (size_t b = 0; b < n; b += 16) {
+		__m512i v = _mm512_loadu_si512(in + b);
+		__m512i a = _mm512_and_si512(v, abs);
+		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(a);
+		if (amax >= 0x7f800000u)
+			return b;
+		float fa;
+		memcpy(&fa, &amax, 4);
+		uint32_t c = quant_e4m3_code((double)fa / six_st);
+		scales[b / 16] = (uint8_t)c;
+		__m512i k = _mm512_setzero_si512();
+		if (c) {
+			const uint32_t *h = tab->h[c];
+#pragma GCC unroll 8
+			for (int j = 0; j < 7; j++)
+				k = _mm512_mask_add_epi32(k, _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32((int)h[j])), k, one);
+			__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + b)), lane);
+			__m512i r = _mm512_xor_si512(mix32(_mm512_xor_si512(idx, k1)), k2);
+			__m512 af = _mm512_castsi512_ps(a);
+			__mmask8 lo = nv_sr_up8(_mm512_castps512_ps256(af), _mm512_cvtepu32_epi64(_mm512_castsi512_si256(k)),
+			                        _mm512_cvtepu32_epi64(_mm512_castsi512_si256(r)), tab->vd[c], tab->sc[c],
+			                        tab->dm[c]);
+			__mmask8 hi = nv_sr_up8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(af), 1)),
+			                        _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(k, 1)),
+			                        _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(r, 1)), tab->vd[c], tab->sc[c],
+			                        tab->dm[c]);
+			k = _mm512_mask_add_epi32(k, (__mmask16)(lo | (unsigned)hi << 8), k, one);
+			k = _mm512_min_epu32(k, _mm512_set1_epi32(7));
+		}
+		k = _mm512_or_si512(k, _mm512_slli_epi32(_mm512_srli_epi32(v, 31), 3));
+		_mm_storeu_si128((__m128i *)(elems + b), _mm512_cvtepi32_epi8(k));
+	}
+	return n;
+}
+
 #else
 
 uint32_t quant_amax_avx512(const float *in, size_t n)
@@ -236,6 +474,20 @@ size_t quant_mx_sr_avx512(uint8_t *elems, uint8_t *scales, const float *in, size
                           const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0)
 {
 	(void)elems, (void)scales, (void)in, (void)n, (void)bs, (void)r, (void)enc, (void)seed, (void)index0;
+	return 0;
+}
+
+size_t quant_nv_rne16_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
+                             const uint32_t g[127][8])
+{
+	(void)elems, (void)scales, (void)in, (void)n, (void)six_st, (void)g;
+	return 0;
+}
+
+size_t quant_nv_sr16_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
+                            const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0)
+{
+	(void)elems, (void)scales, (void)in, (void)n, (void)six_st, (void)tab, (void)seed, (void)index0;
 	return 0;
 }
 

@@ -2,6 +2,7 @@
  * (quant.c, exact rationals), by integer and fp32 arithmetic whose
  * exactness is argued at each step. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fmt/decode.h"
@@ -40,17 +41,6 @@ static void f32_split(uint32_t bits, uint64_t *sig, int *e)
 	uint32_t ex = (bits >> 23) & 0xffu, fr = bits & 0x7fffffu;
 	*sig = ex ? fr | 0x800000u : fr;
 	*e = ex ? (int)ex - 150 : -149;
-}
-
-/* A positive binary64 with at most 40 significant bits as sig * 2^e, sig odd. */
-static void f64_split(double v, uint64_t *sig, int *e)
-{
-	int x;
-	double m = frexp(v, &x);
-	uint64_t s = (uint64_t)ldexp(m, 53);
-	int tz = __builtin_ctzll(s);
-	*sig = s >> tz;
-	*e = x - 53 + tz;
 }
 
 static uint32_t f2u(float f)
@@ -303,20 +293,13 @@ void quant_nv_thresholds(uint32_t g[7], double D)
 	}
 }
 
-/* The e4m3 code of a positive binary64 q rounded to nearest even, saturating
- * at 448 (0x7e). Below the min normal 2^-6, adding 2^43 (whose ulp is
- * 2^-9, the subnormal spacing) rounds q once to the subnormal grid; above
- * it, the rounding is done on the pattern (a carry bumps the exponent) and
- * the code is the pattern's top bits rebiased. */
-static uint32_t e4m3_code(double q)
+/* The pattern b with a > b iff a >= t, for every fp32 pattern a >= 0 (t > 0). */
+static uint32_t pattern_ge(double t)
 {
-	if (q < 0x1p-6)
-		return (uint32_t)(((q + 0x1p43) - 0x1p43) * 0x1p9);
-	uint64_t b;
-	memcpy(&b, &q, 8);
-	b += (1ull << 48) - 1 + ((b >> 49) & 1);
-	uint64_t c = (b >> 49) - ((uint64_t)(1023 - 7) << 3);
-	return c > 0x7e ? 0x7e : (uint32_t)c;
+	float f = (float)t;
+	if (isinf(f) || (double)f > t)
+		f = nextafterf(f, 0.0f);
+	return (double)f == t ? f2u(f) - 1 : f2u(f);
 }
 
 /* The value of a finite e4m3 code (no sign). */
@@ -331,8 +314,9 @@ static double e4m3_value(uint32_t c)
 }
 
 /* One nvfp4 block's scale byte s_b = e4m3(amax / (6 s_t)), 0 when s_t or
- * amax is 0. The quotient is taken in binary64 and rounded once more into
- * e4m3, which is the once-rounded result: amax = a 2^ea (a < 2^24) and
+ * amax is 0 (quant_nv_rne_avx512 computes it the same way). The quotient
+ * is taken in binary64 and rounded once more into e4m3, which is the
+ * once-rounded result: amax = a 2^ea (a < 2^24) and
  * 6 s_t = b 2^eb (b < 2^26) are exact, an e4m3 midpoint is m = M 2^em with
  * M < 2^5, and a quotient that is not m differs from it by |a 2^ea - M b
  * 2^(em+eb)| / (b 2^eb), a nonzero multiple of 2^min(ea, em+eb) over the
@@ -344,26 +328,58 @@ static uint32_t nv_block_scale(float s_t, uint32_t amax)
 {
 	if (s_t == 0 || amax == 0)
 		return 0;
-	return e4m3_code((double)u2f(amax) / (6.0 * (double)s_t));
+	return quant_e4m3_code((double)u2f(amax) / (6.0 * (double)s_t));
 }
 
-/* SR elements: each quotient exactly, through quant_div_round. */
+/* |V| / D for fp32 V and D = s_b * s_t as fmt_round_parts wants it:
+ * the quotient truncated to 53 bits and a sticky bit, exactly. q = V / D
+ * rounded to binary64 and the residual r = V - q D, which fma gives
+ * exactly (the residual of a correctly rounded quotient is a binary64; no
+ * underflow: |r| is a multiple of ulp(q) ulp(D) >= 2^-506), say on which
+ * side of q the exact quotient lies; it is within half an ulp of q. So the
+ * truncation is q's significand M when r >= 0 (sticky when r > 0), else M -
+ * 1, or 2^53 - 1 one binade down when q is a power of two, with sticky. */
+static void nv_quotient(double a, double D, long *exp2, uint64_t *sig, bool *sticky)
+{
+	double q = a / D, r = fma(-q, D, a);
+	uint64_t b;
+	memcpy(&b, &q, 8);   /* q is normal: 2^-506 < q < 2^400 */
+	uint64_t m = (b & ((1ull << 52) - 1)) | 1ull << 52;   /* q = m 2^(E - 1075) */
+	*exp2 = (long)(b >> 52) - 1023;
+	*sticky = r != 0;
+	if (r < 0) {
+		if (m == 1ull << 52) {
+			m = (1ull << 53) - 1;
+			(*exp2)--;
+		} else {
+			m--;
+		}
+	}
+	*sig = m << 11;
+}
+
+/* SR elements, each quotient exact (nv_quotient) and rounded once by
+ * fmt_round_parts. */
 static void nv_sr(const quant_opts *o, uint64_t index, uint8_t *out, const float *in, size_t n, double D)
 {
 	const fmt_info *f = fmt_get(quant_get(QUANT_NVFP4)->elem);
-	uint64_t sd, sv;
-	int ed, ev;
-	f64_split(D, &sd, &ed);
+	rng_key key = rng_key_for(o->seed, index);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t v = f2u(in[i]);
 		bool neg = v >> 31;
-		f32_split(v, &sv, &ev);
-		if (sv == 0) {
+		if ((uint32_t)(index + i) == 0)
+			key = rng_key_for(o->seed, index + i);   /* a new 2^32 stretch of the stream */
+		uint32_t rbits = rng_bits_keyed(key, (uint32_t)(index + i));
+		if ((v & 0x7fffffffu) == 0) {
 			out[i] = neg ? 0x8 : 0;
 			continue;
 		}
-		fmt_round_ctl ctl = { .mode = FMT_SR, .saturate = true, .rbits = rng_bits(o->seed, index + i) };
-		out[i] = (uint8_t)quant_div_round(f, &ctl, neg, sv, ev, sd, ed);
+		long exp2;
+		uint64_t sig;
+		bool sticky;
+		nv_quotient(fabs((double)in[i]), D, &exp2, &sig, &sticky);
+		fmt_round_ctl ctl = { .mode = FMT_SR, .saturate = true, .rbits = rbits };
+		out[i] = (uint8_t)fmt_round_parts(f, &ctl, neg, exp2, sig, sticky, NULL);
 	}
 }
 
@@ -377,6 +393,27 @@ void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32
 	}
 }
 
+/* The tables of quant_nv_sr16_avx512 for s_t > 0. */
+static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
+{
+	static const double val[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
+	static const int gap[8] = { -1, -1, -1, -1, 0, 0, 1, 0 };
+	memset(t, 0xff, sizeof t->h[0]);
+	for (uint32_t c = 1; c < 127; c++) {
+		double D = e4m3_value(c) * (double)s_t;
+		int x;
+		uint64_t m = (uint64_t)ldexp(frexp(D, &x), 53);
+		int tz = __builtin_ctzll(m);
+		t->dm[c] = m >> tz;
+		int ed = x - 53 + tz;
+		for (int k = 0; k < 8; k++) {
+			t->h[c][k] = k < 7 ? pattern_ge(val[k + 1] * D) : 0xffffffffu;
+			t->vd[c][k] = val[k] * D;
+			t->sc[c][k] = ldexp(1.0, 32 - gap[k] - ed);
+		}
+	}
+}
+
 static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t index0, uint8_t *elems,
                          uint8_t *scales, const float *in, size_t n, size_t *bad)
 {
@@ -384,10 +421,38 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 	bool v = use_avx512(path);
 	quant_nv_fn rne = v ? quant_nv_rne_avx512 : quant_nv_rne_portable;
 	quant_amax_fn amax = v ? quant_amax_avx512 : quant_amax_portable;
-	/* the decision patterns for each of the 126 nonzero block scales */
+	/* the decision patterns for each block scale; scale 0 (elements 0)
+	 * never passes one */
 	uint32_t g[127][8];
-	for (uint32_t c = 1; c < 127 && o->mode == FMT_RNE && s_t > 0; c++)
+	memset(g[0], 0xff, sizeof g[0]);
+	for (uint32_t c = 1; c < 127 && o->mode == FMT_RNE && s_t > 0; c++) {
 		quant_nv_thresholds(g[c], e4m3_value(c) * (double)s_t);
+		g[c][7] = 0xffffffffu;   /* unused: the rows are loaded 8 at a time */
+	}
+	bool one_key = n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32);
+	if (v && bs == 16 && s_t > 0 && (o->mode == FMT_RNE || one_key)) {
+		size_t done;
+		if (o->mode == FMT_RNE) {
+			done = quant_nv_rne16_avx512(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, g);
+		} else {
+			quant_nv_sr_tab *tab = malloc(sizeof *tab);
+			if (!tab)
+				return MP_ENOMEM;
+			nv_sr_tables(tab, s_t);
+			done = quant_nv_sr16_avx512(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, tab, o->seed, index0);
+			free(tab);
+		}
+		if (done < n / 16 * 16) {
+			if (bad)
+				*bad = done + first_nonfinite(in + done, 16);
+			return MP_EINVAL;
+		}
+		elems += done;
+		scales += done / 16;
+		in += done;
+		n -= done;
+		index0 += done;
+	}
 	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
 		size_t cnt = n - b < bs ? n - b : bs, where = 0;
 		uint32_t m = amax(in + b, cnt);

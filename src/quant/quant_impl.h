@@ -95,6 +95,53 @@ size_t quant_mx_rne_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const floa
 size_t quant_mx_sr_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n, size_t bs,
                           const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0);
 
+/* The e4m3 code of a positive binary64 q rounded to nearest even, saturating
+ * at 448 (0x7e). Below the min normal 2^-6, adding 2^43 (whose ulp is
+ * 2^-9, the subnormal spacing) rounds q once to the subnormal grid; above
+ * it, the rounding is done on the pattern (a carry bumps the exponent) and
+ * the code is the pattern's top bits rebiased. */
+static inline uint32_t quant_e4m3_code(double q)
+{
+	if (q < 0x1p-6)
+		return (uint32_t)(((q + 0x1p43) - 0x1p43) * 0x1p9);
+	uint64_t b;
+	__builtin_memcpy(&b, &q, 8);
+	b += (1ull << 48) - 1 + ((b >> 49) & 1);
+	uint64_t c = (b >> 49) - ((uint64_t)(1023 - 7) << 3);
+	return c > 0x7e ? 0x7e : (uint32_t)c;
+}
+
+/* nvfp4 rne over whole blocks of 16 (n a multiple of 16): the scale
+ * byte of each block from its amax and six_st = 6 s_t as nv_block_scale
+ * (quant_bulk.c), then the elements against g[scale] as
+ * quant_nv_rne_portable. Returns n, or the start of the first block that
+ * holds an inf or NaN. */
+size_t quant_nv_rne16_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n,
+                             double six_st, const uint32_t g[127][8]);
+
+/* nvfp4 sr, per block scale code c (D = e4m3(c) s_t = dm 2^ed, dm odd):
+ * h: the patterns of the truncation (|V| >= v_j D iff a > h[j-1], v_j the
+ * e2m1 magnitudes 0.5 .. 6); vd[k] = v_k D; sc[k] = 2^(32 - p_k - ed) for
+ * code k's gap 2^p_k. With kept = the truncated code, R = |V| - vd[kept]
+ * is exact (Sterbenz: vd[kept] <= |V| < 2 vd[kept]), the fraction of the
+ * gap is f = R / (2^p D), and fmt's sr rule (up iff rbits < floor(f 2^32)
+ * + sticky) is up iff rbits < f 2^32 = X / dm with X = R sc[kept], that is
+ * iff X > rbits dm: compared as floor(X) > rbits dm, or equal with X not
+ * whole (X < 2^60, rbits dm < 2^60: exact in 64-bit integers). */
+typedef struct {
+	uint32_t h[127][8];
+	double vd[127][8];
+	double sc[127][8];
+	uint64_t dm[127];
+} quant_nv_sr_tab;
+
+/* nvfp4 sr over whole blocks of 16 (n a multiple of 16), scale codes as
+ * quant_nv_rne16_avx512; element i draws rng_bits(seed, index0 + i), the
+ * indices sharing their top 32 bits. Returns n, or the start of the first
+ * block that holds an inf or NaN. */
+size_t quant_nv_sr16_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n,
+                            double six_st, const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0);
+
 uint32_t quant_amax_portable(const float *in, size_t n);
 void quant_mx_scale_portable(float *out, const float *in, size_t n, int k);
 void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32_t g[7]);
