@@ -140,6 +140,14 @@ out_has "text: the saturated element is marked" "saturated"
 # 1 of 4 saturated = 25.0%; none flushed
 out_has "text: block shares" "saturated 1 of 4 (25.0%), flushed to zero 0 of 4 (0.0%)"
 out_has "text: the summary" "summary: saturated 1 of 4 (25.0%)"
+# storage: 8 + 8/32 = 8.25 bits; mxfp4 4 + 8/32 = 4.25; nvfp4 4 + 8/16 = 4.5; --block 8 on mxfp6: 6 + 1 = 7
+out_has "text: mxfp8 storage" "storage: 8.25 bits per element (8-bit elements, an 8-bit scale per 32)"
+run quantize 1 --to mxfp4
+out_has "text: mxfp4 storage" "storage: 4.25 bits per element (4-bit elements, an 8-bit scale per 32)"
+run quantize 1 --to nvfp4
+out_has "text: nvfp4 storage" "storage: 4.5 bits per element (4-bit elements, an 8-bit scale per 16), and 32 bits of tensor scale"
+run quantize 1 --to mxfp6-e2m3 --block 8
+out_has "text: storage follows --block" "storage: 7 bits per element (6-bit elements, an 8-bit scale per 8)"
 
 echo "# all-zero block, signed zero, the clamp, short last block"
 # all zero: X = 2^-127, e8m0 0x00; -0 keeps its sign: e4m3 0x80

@@ -946,6 +946,7 @@ run lesson list
 expect_rc "lesson list" 0
 out_has "lesson list: mixed-precision" "mixed-precision"
 out_has "lesson list: residual-drift" "residual-drift"
+out_has "lesson list: low-precision" "Below 16 bits: fp8, MX and NVFP4"
 run lesson show mixed-precision --width 60
 expect_rc "lesson show" 0
 # columns, not bytes: UTF-8 continuation bytes (0x80-0xbf) take no column

@@ -307,9 +307,9 @@ START_TEST(commands_exist)
 	size_t n = fread(help, 1, sizeof help - 1, p);
 	help[n] = '\0';
 	pclose(p);
-	static const char *const lessons[] = { "mixed-precision", "residual-drift" };
+	static const char *const lessons[] = { "mixed-precision", "residual-drift", "low-precision" };
 	size_t checked = 0;
-	for (size_t l = 0; l < 2; l++) {
+	for (size_t l = 0; l < sizeof lessons / sizeof lessons[0]; l++) {
 		lesson_doc d;
 		load(&d, lessons[l]);
 		for (size_t i = 0; i < d.nblocks; i++) {

@@ -88,7 +88,7 @@ has() {
 
 # --- Home, help, a terminal too small, resize ---
 # Home lists the lessons with their section counts (the headings of each
-# lesson file, counted here with grep) and the five labs; the ? overlay lists
+# lesson file, counted here with grep) and the seven labs; the ? overlay lists
 # the Home keys and then the global ones from the same tables as the keymap.
 script home <<'EOF'
 dump home
@@ -106,10 +106,11 @@ expect home home-help
 expect home too-small
 # back at 80x24 the same Home screen again
 expect home home-again home
-for lesson in mixed-precision residual-drift; do
+for lesson in mixed-precision residual-drift low-precision; do
 	n=$(grep -c '^#' "$srcdir/lessons/$lesson.md")
 	case $lesson in
 	mixed-precision) title='Mixed precision training' ;;
+	low-precision) title='Below 16 bits: fp8, MX and NVFP4' ;;
 	*) title='Why long bf16 runs stall' ;;
 	esac
 	has home home "$title.* 0/$n sections read" "$lesson: $n sections (its headings), none read"
@@ -196,7 +197,7 @@ expect drift drift-constant
 # Leaving the lab (Esc) and opening it again from Home keeps what was typed
 # (std 0.25), for the rest of the session.
 script driftkeep <<'EOF'
-keys j j j j j Enter
+keys j j j j j j Enter
 keys j j j j j j Enter C-u
 type abc
 keys Enter
@@ -240,7 +241,7 @@ has driftkeep back '^ x0 \[600\] +steps \[10000\] ' "... and steps its valid 100
 # allocated are only checked for their form here (their formula, 135.45 MB,
 # is checked against the allocation in test_budget.c).
 script lesson <<'EOF'
-keys Enter /
+keys j Enter /
 type zero 3
 keys Enter Tab
 dump lesson-zero3
@@ -282,7 +283,7 @@ has memfp32 fp32 '^ formula, MB +0\.00 +3\.30 +3\.30 +0\.00 +6\.61 +135\.45$' ".
 # Reading the first pages of a lesson marks its sections read; the state
 # survives the program and r resumes at the same line.
 script progress <<'EOF'
-keys j Enter Space Space
+keys j j Enter Space Space
 dump reading
 keys q
 dump home-after
@@ -351,7 +352,7 @@ fi
 blk=$(grep -m 1 '^mixprec train .*--resid-offset' "$srcdir/lessons/residual-drift.md")
 blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
 script trainblock <<EOF
-keys j Enter /
+keys j j Enter /
 type ${blk#mixprec train }
 keys Enter Tab Enter
 dump opened
@@ -624,7 +625,7 @@ keys Enter
 type 0x2e66
 keys Enter
 dump hr-solved
-keys q j j Enter
+keys q j j j Enter
 wait
 dump list-after
 EOF
@@ -638,16 +639,91 @@ else
 	bad "handround: progress recorded in progress.csv" "$(cat "$XDG_STATE_HOME/mixprec/progress.csv" 2>&1)"
 fi
 
+# --- Block explorer ---
+# 7, 0.3, -1.2, 2.5 in MXFP4 (E2M1: magnitudes 0 0.5 1 1.5 2 3 4 6, 6 = 1.5 x 2^2):
+# amax 7 = 1.75 x 2^2. OCP: X = 2^(2 - 2) = 2^0, e8m0 127 = 0x7f; ceil: 7 / 6 =
+# 1.17 -> 2^1, e8m0 0x80. Under OCP: 7 > 6 saturates to 6 (0 11 1 = 0x7), 0.3 is
+# past the midpoint 0.25 -> 0.5 (0x1), -1.2 -> -1 (1 01 0 = 0xa), 2.5 is the tie
+# between 2 (code 100) and 3 (101) -> the even code, 2 (0x4); errors 1, 0.2,
+# 0.2, 0.5; relative error sqrt(1.33) / sqrt(56.78) = 0.153. Under ceil (V / 2):
+# 3.5 ties between 3 and 4 -> 4 (0x6) = 8; 0.15 -> 0 (flushed); -0.6 -> -0.5
+# (0x9) = -1; 1.25 ties between 1 and 1.5 -> 1 (0x2) = 2; nothing saturates.
+# nvfp4: s_t = 7 / 2688, s_b = e4m3(7 / (6 s_t)) = 448 (0x7e); V / (448 s_t)
+# = 6V / 7: 6 (0x7), 0.257 -> 0.5 (0x1), -1.03 -> -1 (0xa), 2.14 -> 2 (0x4).
+script block --start block <<'EOF'
+keys e
+type 7, 0.3, -1.2, 2.5
+keys Enter
+dump mxfp4
+keys r
+dump ceil
+keys f
+dump nvfp4
+keys r
+dump nvfp4-rule
+keys F F
+dump mxfp6
+keys ?
+dump help
+keys Esc g
+dump gpt
+keys j j j j j j j j j j j j j j j j
+dump gpt-scrolled
+resize 100x30
+dump wide
+keys e C-u
+type 1, inf
+keys Enter
+dump bad
+EOF
+expect block mxfp4 block-mxfp4
+has block ceil '^ format < mxfp4 >  f   rule < ceil >  r ' "r switches to the ceil rule"
+has block ceil '^>   0 7 +0 11 0 +0x6 +8 +1 *$' "ceil: 7 / 2 = 3.5 ties to 4: 0x6 = 8, not saturated"
+has block ceil '^    1 0\.3 +0 00 0 +0x0 +0 +0\.3 +flushed$' "ceil: 0.3 / 2 flushes to zero"
+has block ceil '^    3 2\.5 +0 01 0 +0x2 +2 +0\.5 *$' "ceil: 1.25 ties to 1: 0x2 = 2"
+has block ceil 'saturated 0, flushed to zero 1 of 4' "ceil: nothing saturates, one flushes"
+has block nvfp4 '^ format < nvfp4 >  f   rule \(one rule\) +fp4-e2m1, e4m3 scale per 16$' "f switches to nvfp4 (e4m3 scales per 16)"
+has block nvfp4 'block scale s_b 448 \(e4m3 0x7e\)' "nvfp4: s_b = 448"
+has block nvfp4 '^    1 0\.3 +0 00 1 +0x1 ' "nvfp4: 0.3 -> 0.5 element (0x1)"
+has block nvfp4 '^    2 -1\.2 +1 01 0 +0xa ' "nvfp4: -1.2 -> -1 element (0xa)"
+has block nvfp4-rule 'nvfp4 has one rule' "r on nvfp4 says it has one rule"
+# F F from nvfp4: mxfp4, then mxfp6-e2m3 (bias 1, max 7.5 = 1.875 x 2^2): X = 2^0
+# under both rules (7 / 7.5 -> 2^0); 7 = 1.75 x 2^2 fits: exponent field 2 + 1 = 11,
+# fraction .75 = 110: 0 11 110 = 0x1e; 0.3 = 0.25 + 0.05 -> 0 00 010 (subnormal 2/8)
+has block mxfp6 '^ format < mxfp6-e2m3 >' "F goes back through the formats"
+has block mxfp6 '^>   0 7 +0 11 110 +0x1e +7 +0 *$' "mxfp6-e2m3: 7 is exact (0x1e)"
+has block mxfp6 '^    1 0\.3 +0 00 010 +0x02 +0\.25 ' "mxfp6-e2m3: 0.3 -> the subnormal 0.25"
+has block mxfp6 'ceil 2\^0 = e8m0 0x7f  \(the same\)' "... where both rules give one scale"
+has block help '^ +\| f +next block format \(mxfp8, mxfp6, mxfp4, nvfp4\) +\|$' "? lists the block keys"
+# the screen opened on wte row 0 (no values given); g after the typed values loads the next row
+has block gpt 'tiny GPT \(seed 1\): wte row 1, values 0\.\.31' "g loads the next row: 32 initial weights of the tiny GPT"
+has block gpt 'elements 0-14 of 32' "... and shows the first 15 at 80x24"
+has block gpt-scrolled '^>  16 ' "j moves the cursor, the table scrolls"
+has block wide 'elements [0-9]+-[0-9]+ of 32' "resized to 100x30 the table grows"
+has block wide '^ +i input' "... keeping its header"
+has block bad "value 2: 'inf' has no place in a block" "an inf value is refused, naming it"
+
+# A lesson's quantize block opens the Block explorer with its values and options.
+script lessonblock <<'EOF'
+keys Enter /
+type quantize 7 0.3
+keys Enter Tab Enter
+dump opened
+EOF
+has lessonblock opened '^ mixprec \| Home > .* > Block explorer' "Enter on a quantize block opens the Block explorer"
+has lessonblock opened '^ Values 7 0\.3 -1\.2 2\.5$' "... with the block's values"
+has lessonblock opened '^ format < mxfp4 >  f   rule < ocp >' "... and its format"
+
 # --- the mouse ---
-# Home's "Bit explorer" row is screen row 10 (title bar, a blank, "Lessons",
-# two lessons, a blank, "Exercises", its item, a blank, "Labs"); in the explorer bf16 is the fourth format, its
+# Home's "Bit explorer" row is screen row 11 (title bar, a blank, "Lessons",
+# three lessons, a blank, "Exercises", its item, a blank, "Labs"); in the explorer bf16 is the fourth format, its
 # bits on screen row 2 + 1 + 3 * 3 = 12: sign at column 10, a blank, 8 exponent
 # bits at 12..19, a blank, 7 fraction bits at 21..27. Clicking column 27 and
 # pressing Space flips bf16's last bit: 0x3dcd (0.1) becomes 0x3dcc =
 # 1.1001100b * 2^-4 = 1.59375 / 16 = 0.099609375. The wheel scrolls a lesson
 # by three lines.
 script mouse <<'EOF'
-click 10 10
+click 10 11
 dump clicked
 click 27 12
 keys Space

@@ -108,9 +108,9 @@ for size in 80x24 132x43; do
 	keys Escape
 	waitfor 'Keys: Home' 1 && sleep 0.2
 
-	# a lesson
-	keys Enter
-	check 'section 1/12' "Enter opens the first lesson"
+	# a lesson (the second: the lessons are listed by name, low-precision first)
+	keys j Enter
+	check 'section 1/12' "Enter opens the mixed-precision lesson"
 	keys q
 
 	# an exercise, answered wrongly, then rightly: 7.4d, 0.1 in fp16 is 0x2e66
@@ -194,6 +194,14 @@ for size in 80x24 132x43; do
 	keys q j Enter
 	check 'Home > Loss-scaling lab' "the Loss-scaling lab opens"
 	check 'underflow to 0: ' "the shares at S appear after its run" 60
+	keys q
+
+	# the Block explorer: a tiny GPT row in MXFP4, then the ceil rule
+	keys j Enter
+	check 'Home > Block explorer' "the Block explorer opens"
+	check 'tiny GPT \(seed 1\): wte row 0' "with a row of the tiny GPT's weights"
+	keys r
+	check 'rule < ceil >' "r switches the scale rule"
 	keys q
 
 	# too small, then back

@@ -257,6 +257,9 @@ static void print_text(const quant_result *r, const value_list *v)
 	}
 	printf("\n");
 	print_shares("summary: ", r->nsaturated, r->nflushed, r->n, r->rel_error);
+	printf("storage: %g bits per element (%d-bit elements, an 8-bit scale per %zu)%s\n",
+	       quant_bits_per_elem(q, r->opts.block), fmt_get(q->elem)->width, r->opts.block,
+	       q->nvfp4 ? ", and 32 bits of tensor scale per tensor" : "");
 }
 
 /* --- options --- */

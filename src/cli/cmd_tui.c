@@ -16,7 +16,7 @@ static void tui_help(void)
 	       "Press ? on any screen for its keys. It needs a terminal (not TERM=dumb) of at\n"
 	       "least 80x24; every lab has a command for scripts (see 'mixprec --help').\n\n"
 	       "  --start SCREEN   open this screen first: home, lesson, exercises, exercise,\n"
-	       "                   bits, handround, drift, train, budget, scale\n"
+	       "                   bits, handround, drift, train, budget, scale, block\n"
 	       "  --keys FILE      run a key script off-screen instead (no terminal needed):\n"
 	       "                   lines 'keys K...', 'type TEXT', 'dump LABEL', 'wait [S]',\n"
 	       "                   'resize COLSxROWS'; # starts a comment\n"
@@ -73,13 +73,13 @@ int cmd_tui(int argc, char **argv)
 	}
 	if (o.start) {
 		static const char *const known[] = { "home",  "lesson", "exercises", "exercise", "bits",
-			                             "handround", "drift", "train", "budget", "scale" };
+			                             "handround", "drift", "train", "budget", "scale", "block" };
 		bool ok = false;
 		for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 			ok = ok || !strcmp(o.start, known[i]);
 		if (!ok) {
 			cli_error("tui", "--start: unknown screen '%s' (known: home, lesson, exercises, exercise, bits, "
-			                 "handround, drift, train, budget, scale)", o.start);
+			                 "handround, drift, train, budget, scale, block)", o.start);
 			return CLI_USAGE;
 		}
 	}

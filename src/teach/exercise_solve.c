@@ -349,6 +349,27 @@ static const ex_kind kinds[] = {
 	  .params = "K N p",
 	  .fields = "exact result rel_error exact_steps",
 	  .solve = exs_solve_accum_error },
+	{ .name = "mx-scale",
+	  .summary = "an MX block's e8m0 scale and one element's bits under OCP's floor rule and the ceil rule",
+	  .params = "block i",
+	  .fields = "amax ocp_exponent ceil_exponent ocp_scale_bits ceil_scale_bits ocp_elem_bits ceil_elem_bits "
+	            "ocp_elem_value ceil_elem_value",
+	  .solve = exs_solve_mx_scale },
+	{ .name = "nvfp4-decode",
+	  .summary = "the value of an NVFP4 element from its bits, its block's e4m3 scale and the fp32 tensor scale",
+	  .params = "elem scale tensor_scale",
+	  .fields = "value elem_value block_scale",
+	  .solve = exs_solve_nvfp4_decode },
+	{ .name = "block-bits",
+	  .summary = "bits per parameter of a block format, scales included, and the bytes of P parameters",
+	  .params = "format P",
+	  .fields = "bits_per_param scale_bits_per_param total_gb",
+	  .solve = exs_solve_block_bits },
+	{ .name = "mx-saturate",
+	  .summary = "which element of an MX block OCP's floor rule saturates, and what it is stored as",
+	  .params = "block",
+	  .fields = "saturates stored",
+	  .solve = exs_solve_mx_saturate },
 };
 
 #define NKINDS (sizeof kinds / sizeof kinds[0])

@@ -80,5 +80,9 @@ bool exs_solve_lost_updates(solve_ctx *c);
 bool exs_solve_drift_retained(solve_ctx *c);
 bool exs_solve_ema_stall(solve_ctx *c);
 bool exs_solve_accum_error(solve_ctx *c);
+bool exs_solve_mx_scale(solve_ctx *c);
+bool exs_solve_nvfp4_decode(solve_ctx *c);
+bool exs_solve_block_bits(solve_ctx *c);
+bool exs_solve_mx_saturate(solve_ctx *c);
 
 #endif

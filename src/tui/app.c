@@ -27,7 +27,7 @@ TUI_KEYMAP(global, GLOBAL_KEYS);
 
 const tui_screen_ops *const tui_screens[] = {
 	&screen_home_ops, &screen_lesson_ops, &screen_exercises_ops, &screen_exercise_ops, &screen_bits_ops,
-	&screen_handround_ops, &screen_drift_ops, &screen_train_ops, &screen_budget_ops, &screen_scale_ops, NULL,
+	&screen_handround_ops, &screen_drift_ops, &screen_train_ops, &screen_budget_ops, &screen_scale_ops, &screen_block_ops, NULL,
 };
 
 /* --- the screen stack --- */

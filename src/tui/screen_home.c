@@ -45,6 +45,7 @@ static const struct {
 	{ &screen_train_ops, "the tiny GPT under precision policies, live" },
 	{ &screen_budget_ops, "training memory per component and per GPU" },
 	{ &screen_scale_ops, "gradients against fp16's range; the scale S" },
+	{ &screen_block_ops, "MX/NVFP4 blocks: scale rules, each element's bits" },
 };
 
 static mp_status home_init(tui_screen *s, int argc, char **argv)

@@ -225,7 +225,7 @@ static const char *lab_for(const char *cmd)
 		const char *cmd, *lab;
 	} map[] = {
 		{ "bits", "bits" }, { "round", "bits" }, { "formats", "bits" }, { "drift", "drift" },
-		{ "train", "train" }, { "budget", "budget" }, { "gradhist", "scale" },
+		{ "train", "train" }, { "budget", "budget" }, { "gradhist", "scale" }, { "quantize", "block" },
 	};
 	while (*cmd == ' ')
 		cmd++;

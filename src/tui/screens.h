@@ -14,6 +14,7 @@ extern const tui_screen_ops screen_scale_ops;
 extern const tui_screen_ops screen_exercises_ops;
 extern const tui_screen_ops screen_exercise_ops;
 extern const tui_screen_ops screen_handround_ops;
+extern const tui_screen_ops screen_block_ops;
 
 /* Opens exercise id over screen s (loading the exercises first, in the
  * background, when they are not loaded yet). */

@@ -1,0 +1,361 @@
+/* Block explorer: a block of values (typed, or a row of the tiny GPT's
+ * initial weights) quantized to an MX format or NVFP4 through quant/, as
+ * `mixprec quantize` does: the amax, the shared scale under each rule, and
+ * each element's bits, value and error. One key switches the element format,
+ * one the rule. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt/format.h"
+#include "fmt/parse.h"
+#include "fmt/round.h"
+#include "quant/quant.h"
+#include "train/model.h"
+#include "tui/screens.h"
+
+#define BLOCK_KEYS(X)                                                                                 \
+	X(BLOCK_EDIT, "e Enter", "type values, commas or blanks between (Esc cancels)", 'e', TUI_ENTER_KEYS) \
+	X(BLOCK_FORMAT, "f", "next block format (mxfp8, mxfp6, mxfp4, nvfp4)", 'f') \
+	X(BLOCK_FORMAT_BACK, "F", "previous block format", 'F')                                            \
+	X(BLOCK_RULE, "r", "switch the scale rule: ocp (floor) or ceil", 'r')                               \
+	X(BLOCK_GPT, "g", "next row of the tiny GPT's initial weights (wte)", 'g')               \
+	X(BLOCK_DOWN, "j Down", "next element", 'j', FK(KEY_DOWN))                                         \
+	X(BLOCK_UP, "k Up", "previous element", 'k', FK(KEY_UP))
+TUI_KEYMAP(block, BLOCK_KEYS);
+
+enum { BLOCK_MAXV = 64, BLOCK_GPT_VALUES = 32 };
+
+typedef struct {
+	tui_field input;
+	bool editing;
+	fmt_num xs[BLOCK_MAXV];
+	size_t n;
+	char source[96];             /* what the values are, one line */
+	quant_id fmt;
+	quant_rule rule;
+	size_t block;                /* 0: the format's own */
+	quant_result res[QUANT_RULE_COUNT];   /* MX: both rules; nvfp4: res[0] */
+	bool have;
+	int cur, top;
+	int gpt_row;                 /* the next row g loads */
+} blockex;
+
+static void results_free(blockex *b)
+{
+	for (int r = 0; r < QUANT_RULE_COUNT; r++)
+		quant_result_free(&b->res[r]);
+	memset(b->res, 0, sizeof b->res);
+	b->have = false;
+}
+
+/* Quantizes the values under both rules (nvfp4: once); false with a message. */
+static bool requantize(tui_screen *s)
+{
+	blockex *b = s->priv;
+	results_free(b);
+	if (b->n == 0)
+		return false;
+	const quant_info *q = quant_get(b->fmt);
+	for (int r = 0; r < (q->nvfp4 ? 1 : QUANT_RULE_COUNT); r++) {
+		quant_opts o = { .fmt = b->fmt, .rule = (quant_rule)r, .mode = FMT_RNE, .block = b->block };
+		mp_status st = quant_run(&o, b->xs, b->n, &b->res[r]);
+		if (st != MP_OK) {
+			tui_message(s->app, true, "%s: %s", q->name, b->res[r].why ? b->res[r].why : mp_status_message(st));
+			results_free(b);
+			return false;
+		}
+	}
+	b->have = true;
+	if (b->cur >= (int)b->n)
+		b->cur = (int)b->n - 1;
+	return true;
+}
+
+static void values_clear(blockex *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		fmt_num_clear(&b->xs[i]);
+	b->n = 0;
+}
+
+/* Parses the typed values (every number syntax of round); false with a message. */
+static bool set_values(tui_screen *s, const char *typed)
+{
+	blockex *b = s->priv;
+	char text[sizeof b->input.text], keep[sizeof b->input.text];   /* typed may be the field itself */
+	snprintf(text, sizeof text, "%s", typed);
+	snprintf(keep, sizeof keep, "%s", typed);
+	fmt_num v[BLOCK_MAXV];
+	size_t n = 0;
+	char *save = NULL, err[256];
+	for (char *w = strtok_r(text, ", \t", &save); w; w = strtok_r(NULL, ", \t", &save)) {
+		if (n == BLOCK_MAXV) {
+			tui_message(s->app, true, "at most %d values", BLOCK_MAXV);
+			goto fail;
+		}
+		fmt_num_init(&v[n]);
+		n++;
+		if (fmt_parse_number(&v[n - 1], w, err, sizeof err) != MP_OK) {
+			tui_message(s->app, true, "value %zu: %s", n, err);
+			goto fail;
+		}
+		if (v[n - 1].kind != NUM_FINITE) {
+			tui_message(s->app, true, "value %zu: '%s' has no place in a block (inf and NaN are refused)", n, w);
+			goto fail;
+		}
+	}
+	if (n == 0) {
+		tui_message(s->app, true, "no values: type numbers separated by commas or blanks");
+		return false;
+	}
+	values_clear(b);
+	memcpy(b->xs, v, n * sizeof v[0]);
+	b->n = n;
+	field_set(&b->input, keep);
+	snprintf(b->source, sizeof b->source, "%zu typed value%s", n, n == 1 ? "" : "s");
+	b->cur = b->top = 0;
+	requantize(s);
+	return true;
+fail:
+	for (size_t i = 0; i < n; i++)
+		fmt_num_clear(&v[i]);
+	return false;
+}
+
+/* Row b->gpt_row of the tiny GPT's wte (default shape, seed 1), its first 32 values. */
+static void load_gpt_row(tui_screen *s)
+{
+	blockex *b = s->priv;
+	gpt_model m = { 0 };
+	gpt_config cfg = gpt_config_default();
+	if (gpt_init(&m, cfg, 1, 1, 1) != MP_OK) {
+		tui_message(s->app, true, "the tiny GPT could not be allocated");
+		return;
+	}
+	int row = b->gpt_row % (int)cfg.V;
+	values_clear(b);
+	for (size_t i = 0; i < BLOCK_GPT_VALUES && i < cfg.C; i++) {
+		fmt_num_init(&b->xs[i]);
+		fmt_num_set_double(&b->xs[i], (double)m.params.wte[(size_t)row * cfg.C + i]);
+		b->n++;
+	}
+	gpt_free(&m);
+	snprintf(b->source, sizeof b->source, "tiny GPT (seed 1): wte row %d, values 0..%zu", row, b->n - 1);
+	field_set(&b->input, "");
+	b->gpt_row = row + 1;
+	b->cur = b->top = 0;
+	requantize(s);
+}
+
+static mp_status block_init(tui_screen *s, int argc, char **argv)
+{
+	blockex *b = s->priv;
+	b->fmt = QUANT_MXFP4;
+	b->rule = QUANT_RULE_OCP;
+	char values[256] = "";
+	/* the options of `mixprec quantize` a lesson block carries */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--to") && i + 1 < argc) {
+			const quant_info *q = quant_find(argv[++i]);
+			if (q)
+				b->fmt = q->id;
+			else
+				tui_message(s->app, true, "--to: unknown block format '%s' (known: %s)", argv[i], quant_known_names());
+		} else if (!strcmp(argv[i], "--scale-rule") && i + 1 < argc) {
+			if (quant_rule_parse(argv[++i], &b->rule) != MP_OK)
+				tui_message(s->app, true, "--scale-rule: unknown rule '%s' (known: ocp, ceil)", argv[i]);
+		} else if (!strcmp(argv[i], "--block") && i + 1 < argc) {
+			long v = strtol(argv[++i], NULL, 10);
+			if (v >= 1 && v <= BLOCK_MAXV)
+				b->block = (size_t)v;
+			else
+				tui_message(s->app, true, "--block: %s is out of range (1..%d here)", argv[i], BLOCK_MAXV);
+		} else if (argv[i][0] != '-' || (argv[i][1] >= '0' && argv[i][1] <= '9') || argv[i][1] == '.') {
+			size_t l = strlen(values);
+			snprintf(values + l, sizeof values - l, "%s%s", l ? " " : "", argv[i]);
+		}
+	}
+	if (!values[0] || !set_values(s, values))
+		load_gpt_row(s);
+	return MP_OK;
+}
+
+static void block_done(tui_screen *s)
+{
+	blockex *b = s->priv;
+	results_free(b);
+	values_clear(b);
+}
+
+/* --- drawing --- */
+
+static tui_role bit_role(const fmt_info *f, int k)
+{
+	return k < 1 ? ROLE_SIGN : k < 1 + f->exp_bits ? ROLE_EXPONENT : ROLE_FRACTION;
+}
+
+/* Element bits as sign, exponent and fraction fields with a blank between. */
+static void draw_bits(WINDOW *w, int y, int x, const fmt_info *f, uint32_t bits, bool cur)
+{
+	int col = x;
+	for (int k = 0; k < f->width; k++) {
+		if (k == 1 || k == 1 + f->exp_bits)
+			col++;
+		char c[2] = { (bits >> (f->width - 1 - k)) & 1 ? '1' : '0', 0 };
+		tui_put(w, y, col++, 1, cur ? ROLE_SELECT : bit_role(f, k), c);
+	}
+}
+
+static const char *g6(char *buf, size_t n, double v)
+{
+	snprintf(buf, n, "%.6g", v);
+	return buf;
+}
+
+/* The lines above the table: the format, the block of the cursor, its scales. */
+static void draw_head(blockex *b, WINDOW *w, int cols, const quant_info *q, const quant_result *r)
+{
+	const fmt_info *ef = fmt_get(q->elem);
+	char rule[32];
+	snprintf(rule, sizeof rule, q->nvfp4 ? "(one rule)" : "< %s >  r", quant_rule_name(b->rule));
+	tui_putf(w, 1, 1, cols - 2, ROLE_NORMAL, "format < %s >  f   rule %-10s  %s, %s scale per %zu", q->name, rule,
+	         ef->name, q->nvfp4 ? "e4m3" : "e8m0", r->opts.block);
+	size_t k = (size_t)b->cur / r->opts.block;
+	const quant_block *bl = &r->blocks[k];
+	char a[32], t[32], sb[32];
+	tui_putf(w, 2, 1, cols - 2, ROLE_STRONG, "block %zu of %zu (elements %zu..%zu): amax %s", k, r->nblocks, bl->begin,
+	         bl->begin + bl->count - 1, g6(a, sizeof a, bl->amax));
+	if (q->nvfp4) {
+		tui_putf(w, 3, 1, cols - 2, ROLE_NORMAL, "tensor scale s_t %s; block scale s_b %s (e4m3 0x%02x)",
+		         g6(t, sizeof t, r->tensor_scale), g6(sb, sizeof sb, bl->scale), (unsigned)bl->scale_bits);
+	} else {
+		const quant_block *o = &b->res[QUANT_RULE_OCP].blocks[k], *c = &b->res[QUANT_RULE_CEIL].blocks[k];
+		tui_putf(w, 3, 1, cols - 2, ROLE_NORMAL, "scale  ocp (floor) 2^%d = e8m0 0x%02x   ceil 2^%d = e8m0 0x%02x%s",
+		         o->scale_exp, (unsigned)o->scale_bits, c->scale_exp, (unsigned)c->scale_bits,
+		         o->scale_exp == c->scale_exp ? "  (the same)" : "");
+	}
+	tui_putf(w, 4, 1, cols - 2, ROLE_NORMAL, "this block: saturated %zu, flushed to zero %zu of %zu, relative error %.4g",
+	         bl->nsaturated, bl->nflushed, bl->count, bl->rel_error);
+}
+
+static void block_draw(tui_screen *s, WINDOW *w, int rows, int cols)
+{
+	blockex *b = s->priv;
+	tui_put(w, 0, 1, 7, ROLE_STRONG, "Values");
+	if (b->editing || b->input.text[0])
+		field_draw(w, 0, 8, cols - 9, &b->input, b->editing);
+	else
+		tui_put_fit(w, 0, 8, cols - 9, ROLE_DIM, b->source);
+	if (!b->have)
+		return;
+	const quant_info *q = quant_get(b->fmt);
+	const quant_result *r = &b->res[q->nvfp4 ? 0 : b->rule];
+	const fmt_info *ef = fmt_get(q->elem);
+	draw_head(b, w, cols, q, r);
+	tui_putf(w, 5, 1, cols - 2, ROLE_DIM, "%4s %-15s %-11s %-5s %-15s %-10s", "i", "input", "bits", "hex", "value",
+	         "abs error");
+	int nvis = rows - 7;
+	if (nvis < 1)
+		nvis = 1;
+	if (b->cur < b->top)
+		b->top = b->cur;
+	if (b->cur >= b->top + nvis)
+		b->top = b->cur - nvis + 1;
+	for (int i = b->top; i < (int)b->n && i < b->top + nvis; i++) {
+		int y = 6 + i - b->top;
+		bool cur = i == b->cur;
+		const quant_elem *e = &r->elems[i];
+		char in[32], val[32], err[32];
+		double x = fmt_num_to_double(&b->xs[i]);
+		tui_put(w, y, 0, 1, ROLE_SELECT, cur ? theme_glyph(GLYPH_ARROW) : " ");
+		if (!cur)
+			tui_put(w, y, 0, 1, ROLE_NORMAL, " ");
+		tui_putf(w, y, 1, 20, cur ? ROLE_STRONG : ROLE_NORMAL, "%4d %-15s", i, g6(in, sizeof in, x));
+		draw_bits(w, y, 22, ef, e->bits, false);
+		tui_putf(w, y, 34, cols - 34, ROLE_NORMAL, "0x%0*x%*s %-15s %-10s", fmt_hex_digits(ef), (unsigned)e->bits,
+		         5 - 2 - fmt_hex_digits(ef), "", g6(val, sizeof val, e->value), g6(err, sizeof err, fabs(e->value - x)));
+		if (e->flags & QUANT_SATURATED)
+			tui_put(w, y, 70, cols - 70, ROLE_BAD, "saturated");
+		else if (e->flags & QUANT_FLUSHED)
+			tui_put(w, y, 70, cols - 70, ROLE_EMPH, "flushed");
+	}
+	if (b->n > (size_t)nvis)
+		tui_putf(w, rows - 1, 1, cols - 2, ROLE_DIM, "elements %d-%d of %zu (j/k scroll); %s", b->top,
+		         (int)(b->top + nvis < (int)b->n ? b->top + nvis : (int)b->n) - 1, b->n, b->source);
+	else
+		tui_put_fit(w, rows - 1, 1, cols - 2, ROLE_DIM, b->source);
+}
+
+/* --- keys --- */
+
+static int block_handle(tui_screen *s, int action, int key)
+{
+	blockex *b = s->priv;
+	if (b->editing) {
+		int r = field_key(&b->input, key);
+		if (r == FIELD_ENTER) {
+			if (set_values(s, b->input.text))
+				b->editing = false;
+		} else if (r == FIELD_CANCEL) {
+			b->editing = false;
+		}
+		return TUI_HANDLED;
+	}
+	switch (action) {
+	case BLOCK_EDIT:
+		b->editing = true;
+		field_begin(&b->input);
+		return TUI_HANDLED;
+	case BLOCK_FORMAT:
+	case BLOCK_FORMAT_BACK:
+		b->fmt = (quant_id)((b->fmt + (action == BLOCK_FORMAT ? 1 : QUANT_COUNT - 1)) % QUANT_COUNT);
+		requantize(s);
+		return TUI_HANDLED;
+	case BLOCK_RULE:
+		if (quant_get(b->fmt)->nvfp4)
+			tui_message(s->app, false, "nvfp4 has one rule: s_b = e4m3(amax / (6 x s_t))");
+		else
+			b->rule = b->rule == QUANT_RULE_OCP ? QUANT_RULE_CEIL : QUANT_RULE_OCP;
+		return TUI_HANDLED;
+	case BLOCK_GPT:
+		load_gpt_row(s);
+		return TUI_HANDLED;
+	case BLOCK_DOWN:
+		if (b->cur + 1 < (int)b->n)
+			b->cur++;
+		return TUI_HANDLED;
+	case BLOCK_UP:
+		if (b->cur > 0)
+			b->cur--;
+		return TUI_HANDLED;
+	}
+	/* typing a number starts editing with it */
+	if (action < 0 && ((key >= '0' && key <= '9') || key == '.' || key == '-')) {
+		b->editing = true;
+		field_begin(&b->input);
+		field_set(&b->input, "");
+		field_key(&b->input, key);
+		return TUI_HANDLED;
+	}
+	return TUI_PASS;
+}
+
+static bool block_editing(tui_screen *s)
+{
+	return ((blockex *)s->priv)->editing;
+}
+
+const tui_screen_ops screen_block_ops = {
+	.name = "block",
+	.title = "Block explorer",
+	.private_size = sizeof(blockex),
+	.keys = block_keys,
+	.nkeys = block_ACTION_COUNT,
+	.init = block_init,
+	.draw = block_draw,
+	.handle = block_handle,
+	.editing = block_editing,
+	.done = block_done,
+};
