@@ -162,4 +162,32 @@ run train --preset tiny --steps 4 --resume "$tmp/nov.safetensors"
 expect_rc "a missing tensor" 2
 err_has "a missing tensor: names it" "tensor 'optimizer.v.wte.weight' is missing"
 
+# more tensors than any run has (train/ckpt_state.h: 16384): 16385 empty U8
+# tensors added after the real ones; refused before they are read one by one
+h=$(hlen "$one")
+data=$(( $(wc -c <"$one") - 8 - h ))
+header "$one" | sed 's/ *$//' | awk -v e="$data" '{
+	sub(/^\{/, "")
+	printf "{"
+	for (i = 0; i < 16385; i++)
+		printf "\"z.%d\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[%d,%d]},", i, e, e
+	printf "%s", $0
+}' >"$tmp/many.hdr"
+n=$(wc -c <"$tmp/many.hdr")
+pad=$(( (8 - n % 8) % 8 ))
+while [ "$pad" -gt 0 ]; do printf ' ' >>"$tmp/many.hdr"; pad=$((pad - 1)); done
+n=$(wc -c <"$tmp/many.hdr")
+# shellcheck disable=SC2059
+printf "$(awk -v n="$n" 'BEGIN { for (i = 0; i < 8; i++) { printf "\\%03o", n % 256; n = int(n / 256) } }')" \
+	>"$tmp/many.safetensors"
+cat "$tmp/many.hdr" >>"$tmp/many.safetensors"
+tail -c +$((9 + h)) "$one" >>"$tmp/many.safetensors"
+run eval "$tmp/many.safetensors"
+expect_rc "16385 extra tensors: still a model for eval" 0
+run train --preset tiny --steps 4 --resume "$tmp/many.safetensors"
+expect_rc "16385 extra tensors" 2
+# the run's own 54: tiny has one layer, 2 + 12 + 2 = 16 weight tensors, as
+# many m and v, and six scalars (train/train_state.h)
+err_has "16385 extra tensors: says how many" "holds $((16385 + 3 * 16 + 6)) tensors, more than the 16384 a run can have"
+
 finish

@@ -50,6 +50,10 @@ mp_status ckpt_state_read(const ckpt_model *m, run_state *rs)
 {
 	const st_file *f = &m->file;
 	mp_status st = MP_OK;
+	/* a run of the largest shape train accepts holds a few thousand tensors;
+	 * more would only make the duplicate check in run_state_add quadratic */
+	if (f->n > CKPT_STATE_MAX_TENSORS)
+		return MP_EINVAL;
 	for (size_t i = 0; i < f->n && st == MP_OK; i++) {
 		const st_tensor *t = &f->tensors[i];
 		if (t->ndim > RS_MAX_DIM || strlen(t->name) >= RS_NAME_MAX)

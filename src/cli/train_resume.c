@@ -108,6 +108,10 @@ static int read_one(train_resume *r, const train_setup *su, const train_policy *
 	} else if (m.policy && strcmp(m.policy, p->name)) {
 		cli_error("train", "--resume: %s holds a run of policy %s, the options give %s", path, m.policy, p->name);
 		rc = CLI_USAGE;
+	} else if (m.file.n > CKPT_STATE_MAX_TENSORS) {
+		cli_error("train", "--resume: %s holds %zu tensors, more than the %d a run can have", path, m.file.n,
+		          CKPT_STATE_MAX_TENSORS);
+		rc = CLI_USAGE;
 	} else if (ckpt_state_read(&m, &r->states[i]) != MP_OK) {
 		cli_error("train", "--resume: out of memory");
 		rc = CLI_ENV;

@@ -8,8 +8,8 @@
  *   [-127, 127]; an all-zero block gets 2^-127; the e8m0 byte is the
  *   exponent + 127; elements are V_i / X rounded (rne or sr) with saturation
  *   to the element format's max.
- * - MX, ceil (NVIDIA Transformer Engine, cuBLAS): X = 2^ceil(log2(amax /
- *   max_elem)), the same clamp, the same elements. It never saturates an
+ * - MX, ceil (NVIDIA Transformer Engine's MXFP8 rule; cuBLAS's not verified):
+ *   X = 2^ceil(log2(amax / max_elem)), the same clamp, the same elements. It never saturates an
  *   element; it can cost one binade of range.
  * - nvfp4: s_t = fp32_rne(amax_tensor / (448 * 6)); s_b = e4m3_rne(block_amax
  *   / (6 * s_t)); elements e2m1(V_i / (s_b * s_t)) saturating at 6. Every
