@@ -1,0 +1,38 @@
+#!/bin/sh
+# The GPU machine's standalone build (tests/gpu/device-build.sh, which lists
+# its C sources by hand) compiles and links here, so that a source added to a
+# layer cannot break the first GPU run. nvcc's part is stood in for by the
+# objects this build's nvcc already made (src/gpu/*.o): the test checks the
+# C compiles, the source lists and the links, and then that device-check.sh
+# reports "Overall: pass" with the GPU steps skipped (or run, on a GPU).
+# Run by Automake's plain test-driver: exit 0 pass, 1 fail, 77 skip.
+. "${srcdir:-.}/tests/harness.sh"
+
+build=$(pwd)
+if [ ! -f "$build/src/gpu/gpu.o" ] || [ ! -f "$build/src/gpu/gpu_trainer.o" ]; then
+	echo "SKIP: built without CUDA (no src/gpu/gpu.o)"
+	exit 77
+fi
+make_tmp standalone-link
+cat >"$tmp/nvcc" <<EOS
+#!/bin/sh
+if [ "\$1" = --version ]; then echo "stand-in for nvcc: the objects of $build/src/gpu"; exit 0; fi
+src= out=
+while [ \$# -gt 0 ]; do case "\$1" in -c) src=\$2; shift;; -o) out=\$2; shift;; esac; shift; done
+cp "$build/src/gpu/\$(basename "\$src" .cu).o" "\$out"
+EOS
+chmod +x "$tmp/nvcc"
+cuda_home=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")")
+NVCC=$tmp/nvcc CUDA_HOME=$cuda_home MODE=standalone EXHAUSTIVE=0 OUT=$tmp/out STEP_TIMEOUT=120 \
+	BUILD_TIMEOUT=600 sh "${srcdir:-.}/tests/gpu/device-check.sh" >"$tmp/log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "Overall: pass" "$tmp/log"; then
+	ok "standalone device build: compiles, links, Overall: pass"
+else
+	bad "standalone device build: compiles, links, Overall: pass" "device-check.sh exit $rc"
+	tail -n 8 "$tmp/log"
+	if [ -f "$tmp/out/logs.tar.gz" ]; then
+		tar -C "$tmp" -xzf "$tmp/out/logs.tar.gz" && grep -n "error\|undefined" "$tmp/logs/build.log" | head -n 20
+	fi
+fi
+finish
