@@ -454,6 +454,44 @@ START_TEST(bad_files)
 }
 END_TEST
 
+/* Many entries: st_find on each of them must not scan the whole index (a
+ * linear st_find makes this quadratic, 100000^2/2 name comparisons, and the
+ * test runs past Check's timeout; a sorted index answers in well under it). */
+START_TEST(many_entries)
+{
+	enum { N = 100000 };
+	size_t cap = (size_t)N * 64 + 16, at = 0;
+	char *h = malloc(cap);
+	ck_assert_ptr_nonnull(h);
+	h[at++] = '{';
+	for (size_t i = 0; i < N; i++)   /* names in descending order: header order is not name order */
+		at += (size_t)snprintf(h + at, cap - at, "%s\"t%06zu\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}",
+		                       i ? "," : "", (size_t)(N - 1 - i));
+	h[at++] = '}';
+	h[at] = '\0';
+	size_t len;
+	unsigned char *b = craft(h, 0, 0, &len);
+	free(h);
+	st_file f;
+	char err[512];
+	ck_assert_msg(st_read_mem(&f, b, len, "t.st", err, sizeof err) == MP_OK, "%s", err);
+	ck_assert_uint_eq(f.n, N);
+	ck_assert_str_eq(f.tensors[0].name, "t099999");   /* f.tensors keeps header order */
+	for (size_t i = 0; i < N; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "t%06zu", i);
+		const st_tensor *t = st_find(&f, name);
+		ck_assert_msg(t && !strcmp(t->name, name), "st_find(%s)", name);
+		ck_assert_ptr_eq(t, &f.tensors[N - 1 - i]);
+	}
+	ck_assert_ptr_null(st_find(&f, "t"));
+	ck_assert_ptr_null(st_find(&f, "t100000"));
+	ck_assert_ptr_null(st_find(&f, ""));
+	st_free(&f);
+	free(b);
+}
+END_TEST
+
 /* A whole file in memory with some GPT-2 tensors changed. */
 static unsigned char *small_file(const char *drop, const char *reshape, st_dtype wte_dtype, const char *n_head,
                                  size_t *len)
@@ -581,6 +619,7 @@ int main(void)
 	tcase_add_test(tc, sixteen_bit);
 	tcase_add_test(tc, extras);
 	tcase_add_test(tc, bad_files);
+	tcase_add_test(tc, many_entries);
 	tcase_add_test(tc, bad_models);
 	tcase_add_test(tc, config_json);
 	tcase_add_test(tc, policy_paths);
