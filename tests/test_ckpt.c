@@ -577,6 +577,54 @@ START_TEST(bad_models)
 }
 END_TEST
 
+/* A header of the five shape keys only (no tensors), with key set to value. */
+static unsigned char *shape_only(const char *key, const char *value, size_t *len)
+{
+	st_meta m[5] = { { "n_layer", "2" }, { "n_head", "2" }, { "n_embd", "4" }, { "n_positions", "3" },
+		         { "vocab_size", "5" } };
+	for (size_t i = 0; i < 5; i++)
+		if (!strcmp(m[i].key, key))
+			m[i].value = value;
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&buf, &n);
+	char err[256];
+	ck_assert(st_write(fp, NULL, 0, m, 5, err, sizeof err) == MP_OK);
+	fclose(fp);
+	*len = n;
+	return (unsigned char *)buf;
+}
+
+/* The reader's shape limits are train's (64 layers and heads, context and
+ * channels 4096; a token is a byte: 256): beyond them a file is bad input
+ * (MP_EINVAL), not a model that eval would try to allocate. */
+START_TEST(shape_limits)
+{
+	static const struct {
+		const char *key, *value, *limit;
+	} bad[] = {
+		{ "n_layer", "65", "from 1 to 64" },           { "n_layer", "1024", "from 1 to 64" },
+		{ "n_head", "65", "from 1 to 64" },            { "n_embd", "4097", "from 1 to 4096" },
+		{ "n_positions", "4097", "from 1 to 4096" },   { "n_positions", "1048576", "from 1 to 4096" },
+		{ "vocab_size", "257", "from 1 to 256" },      { "vocab_size", "1048576", "from 1 to 256" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		size_t len;
+		unsigned char *b = shape_only(bad[i].key, bad[i].value, &len);
+		char what[96];
+		snprintf(what, sizeof what, "'%s' is '%s', not a whole number %s", bad[i].key, bad[i].value, bad[i].limit);
+		expect_ckpt_refused(b, len, what);
+	}
+	/* at the limits the shape passes, and the next check (the tensors) refuses the file */
+	static const char *const at_limit[][2] = { { "n_layer", "64" }, { "n_positions", "4096" }, { "vocab_size", "256" } };
+	for (size_t i = 0; i < 3; i++) {
+		size_t len;
+		unsigned char *b = shape_only(at_limit[i][0], at_limit[i][1], &len);
+		expect_ckpt_refused(b, len, "missing tensor 'wte.weight'");
+	}
+}
+END_TEST
+
 START_TEST(config_json)
 {
 	make_tmpdir();
@@ -621,6 +669,7 @@ int main(void)
 	tcase_add_test(tc, bad_files);
 	tcase_add_test(tc, many_entries);
 	tcase_add_test(tc, bad_models);
+	tcase_add_test(tc, shape_limits);
 	tcase_add_test(tc, config_json);
 	tcase_add_test(tc, policy_paths);
 	suite_add_tcase(s, tc);

@@ -308,11 +308,13 @@ static bool meta_num(const ckpt_model *m, const char *key, uint64_t lo, uint64_t
 static mp_status check_model(ckpt_model *m, const char *name, char *err, size_t errlen)
 {
 	uint64_t L, NH, C, T, V;
-	enum { DIM_MAX = 1 << 20 };
-	if (!meta_num(m, "n_layer", 1, 1024, &L, name, err, errlen) || !meta_num(m, "n_head", 1, DIM_MAX, &NH, name, err, errlen) ||
-	    !meta_num(m, "n_embd", 1, DIM_MAX, &C, name, err, errlen) ||
-	    !meta_num(m, "n_positions", 1, DIM_MAX, &T, name, err, errlen) ||
-	    !meta_num(m, "vocab_size", 1, DIM_MAX, &V, name, err, errlen))
+	/* train's own limits: a larger model is no mixprec checkpoint, and eval or
+	 * sample would try to allocate what its shape implies */
+	if (!meta_num(m, "n_layer", 1, GPT_MAX_LAYERS, &L, name, err, errlen) ||
+	    !meta_num(m, "n_head", 1, GPT_MAX_HEADS, &NH, name, err, errlen) ||
+	    !meta_num(m, "n_embd", 1, GPT_MAX_CHANNELS, &C, name, err, errlen) ||
+	    !meta_num(m, "n_positions", 1, GPT_MAX_CONTEXT, &T, name, err, errlen) ||
+	    !meta_num(m, "vocab_size", 1, GPT_MAX_VOCAB, &V, name, err, errlen))
 		return MP_EINVAL;
 	if (C % NH != 0) {
 		snprintf(err, errlen, "%s: n_head %llu does not divide n_embd %llu", name, (unsigned long long)NH,

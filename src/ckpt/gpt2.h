@@ -67,8 +67,8 @@ typedef struct {
 } ckpt_model;
 
 /* Reads path and checks it holds a whole tiny GPT: the shape metadata
- * (n_layer, n_head, n_embd, n_positions, vocab_size: whole numbers, n_head
- * dividing n_embd) and every GPT-2 tensor present, F32, BF16 or F16, with
+ * (n_layer, n_head, n_embd, n_positions, vocab_size: whole numbers within
+ * train's limits, train/model.h's GPT_MAX_*, n_head dividing n_embd) and every GPT-2 tensor present, F32, BF16 or F16, with
  * the shape that metadata implies. Errors (MP_EINVAL; MP_EIO when the file
  * cannot be read) name the file and the problem in err. */
 mp_status ckpt_open(ckpt_model *m, const char *path, char *err, size_t errlen);
