@@ -151,6 +151,16 @@ out_has "all-zero block: -0 is 0x80" ",0x80,-0,0"
 run quantize 2^140 --to mxfp8-e4m3
 expect_rc "clamp at 127" 0
 out_has "clamp at 127: scale byte" "scale X = 2^127 (e8m0 0xfe), exponent clamped to [-127, 127]"
+# beyond binary64's range (see test_quant's beyond_binary64): 1e400 and 1
+# give amax 1e400 (not inf) and a relative error of 1 (not 0); 1e-400 and
+# 3e-400 both flush (100%) and the relative error is ||V|| / ||V|| = 1
+run quantize 1e400 1 --to mxfp4
+expect_rc "1e400" 0
+out_has "1e400: amax from the exact value" "block 0 (elements 0..1): amax 1e+400"
+out_has "1e400: relative error 1" "saturated 1 of 2 (50.0%), flushed to zero 1 of 2 (50.0%), relative error 1"
+run quantize 1e-400 3e-400 --to mxfp4
+out_has "1e-400: amax from the exact value" "amax 3e-400"
+out_has "1e-400: all flushed, relative error 1" "summary: saturated 0 of 2 (0.0%), flushed to zero 2 of 2 (100.0%), relative error 1"
 # --block 2 over 4, 1, 3: {4, 1} X = 2^(2-8) (0x79), {3} X = 2^(1-8) (0x78): 384 -> 0x7c
 run quantize 4 1 3 --to mxfp8-e4m3 --block 2 --csv
 expect_rc "--block 2" 0

@@ -260,8 +260,14 @@ static void print_block(const quant_result *r, const value_list *v, size_t k)
 		printf("block %zu (elements %zu..%zu): no good value\n", k, b->begin, b->begin + b->count - 1);
 		return;
 	}
-	printf("block %zu (elements %zu..%zu): amax %s\n", k, b->begin, b->begin + b->count - 1,
-	       short_text(a, sizeof a, b->amax));
+	/* amax from its exact value when binary64 cannot hold it (1e400, 1e-400) */
+	double abs_amax, rel_amax;
+	fmt_error_of(&v->x[b->amax_at], b->amax, &abs_amax, &rel_amax);
+	if (rel_amax <= 0x1p-53)
+		short_text(a, sizeof a, b->amax);
+	else
+		fmt_error_text(&v->x[b->amax_at], 0.0, 17, a, s, sizeof a);   /* |0 - amax| */
+	printf("block %zu (elements %zu..%zu): amax %s\n", k, b->begin, b->begin + b->count - 1, a);
 	if (q->nvfp4)
 		printf("  scale s_b = %s (fp8-e4m3 0x%02x), s_b x s_t = %s%s\n", short_text(s, sizeof s, b->scale),
 		       b->scale_bits, short_text(p, sizeof p, b->scale * r->tensor_scale),
