@@ -179,6 +179,30 @@ static void save_small(const char *path, const float *w, st_dtype dt, const st_t
 	ck_assert_msg(ckpt_save(path, small, w, &info, err, sizeof err) == MP_OK, "%s", err);
 }
 
+/* ckpt_save never writes what the reader refuses: 2112 bytes of fp32
+ * weights (528 x 4) plus an extra of 2^31 - 2^20 - 2111 bytes is one byte
+ * over CKPT_MAX_TENSOR_BYTES = 2^31 - 2^20; refused before anything is
+ * written (the extra's data is never read). One byte less passes the check
+ * (not written here: it would be a 2 GiB file). */
+START_TEST(save_size_limit)
+{
+	ck_assert_uint_eq(CKPT_MAX_TENSOR_BYTES, 2147483648u - 1048576u);
+	make_tmpdir();
+	char path[128], err[512];
+	snprintf(path, sizeof path, "%s/big.safetensors", tmpdir);
+	float *w = index_weights(0);
+	st_tensor big = { .name = "optimizer.big", .dtype = ST_U8, .ndim = 1,
+		          .shape = { 2147483648u - 1048576u - 2111u }, .data = NULL,
+		          .nbytes = 2147483648u - 1048576u - 2111u };
+	ckpt_info info = { .policy = "fp32", .dtype = ST_F32, .extra = &big, .nextra = 1 };
+	ck_assert(ckpt_save(path, small, w, &info, err, sizeof err) == MP_EINVAL);
+	ck_assert_msg(strstr(err, "the tensors would take 2146435073 bytes, above the 2146435072"), "%s", err);
+	ck_assert(access(path, F_OK) != 0);
+	free(w);
+	remove_tmpdir();
+}
+END_TEST
+
 START_TEST(independent_reader_f32)
 {
 	make_tmpdir();
@@ -664,6 +688,7 @@ int main(void)
 	Suite *s = suite_create("ckpt");
 	TCase *tc = tcase_create("ckpt");
 	tcase_add_test(tc, independent_reader_f32);
+	tcase_add_test(tc, save_size_limit);
 	tcase_add_test(tc, sixteen_bit);
 	tcase_add_test(tc, extras);
 	tcase_add_test(tc, bad_files);
