@@ -120,6 +120,22 @@ expect_rc "--save into a missing folder" 3
 err_has "--save into a missing folder: names it" "--save: /nonexistent-dir/m.safetensors"
 run train --steps 1 --save-every 2
 expect_rc "--save-every without --save" 2
+# --save names a file: a folder (with or without the slash) is a usage error
+mkdir "$tmp/dir"
+for d in "$tmp/dir/" "$tmp/dir"; do
+	run train --steps 1 --save "$d"
+	expect_rc "--save $d (a folder)" 2
+	err_has "--save $d: says to pass FILE.safetensors" "--save: '$d' is a folder; pass a file, FILE.safetensors"
+done
+# a checkpoint the reader could not open is refused before training: V = 128,
+# T = 64, C = 2048, L = 4 has 128*2048 + 64*2048 + 4*(12*2048^2 + 13*2048)
+# + 2*2048 = 201830400 parameters; fp32 weights, m and v: 12 bytes each =
+# 2421964800 > 2^31 - 2^20 = 2146435072 (2 GiB less 1 MiB for the header)
+run train --steps 1 --layers 4 --channels 2048 --context 64 --save "$tmp/big.safetensors"
+expect_rc "--save of a model above the reader's limit" 2
+err_has "--save too big: names the size and the limit" \
+	"--save: policy fp32: the checkpoint would take at least 2421964800 bytes (the weights and Adam's m and v), above the 2146435072"
+[ -e "$tmp/big.safetensors" ] && bad "--save too big: no file" || ok "--save too big: no file"
 
 # --- init ---
 run train --preset tiny --steps 1 --init "$m" --policy bf16-pure,bf16-mixed

@@ -159,6 +159,16 @@ out_has "all-zero block: -0 is 0x80" ",0x80,-0,0"
 run quantize 2^140 --to mxfp8-e4m3
 expect_rc "clamp at 127" 0
 out_has "clamp at 127: scale byte" "scale X = 2^127 (e8m0 0xfe), exponent clamped to [-127, 127]"
+# beyond binary64's range (see test_quant's beyond_binary64): 1e400 and 1
+# give amax 1e400 (not inf) and a relative error of 1 (not 0); 1e-400 and
+# 3e-400 both flush (100%) and the relative error is ||V|| / ||V|| = 1
+run quantize 1e400 1 --to mxfp4
+expect_rc "1e400" 0
+out_has "1e400: amax from the exact value" "block 0 (elements 0..1): amax 1e+400"
+out_has "1e400: relative error 1" "saturated 1 of 2 (50.0%), flushed to zero 1 of 2 (50.0%), relative error 1"
+run quantize 1e-400 3e-400 --to mxfp4
+out_has "1e-400: amax from the exact value" "amax 3e-400"
+out_has "1e-400: all flushed, relative error 1" "summary: saturated 0 of 2 (0.0%), flushed to zero 2 of 2 (100.0%), relative error 1"
 # --block 2 over 4, 1, 3: {4, 1} X = 2^(2-8) (0x79), {3} X = 2^(1-8) (0x78): 384 -> 0x7c
 run quantize 4 1 3 --to mxfp8-e4m3 --block 2 --csv
 expect_rc "--block 2" 0
@@ -167,13 +177,53 @@ csv_row "--block 2: first block" 1 "1,0,1,1,0x79,0.015625,0x68,1,0"
 
 echo "# stdin with bad lines"
 # line 2 is not a number, line 4 is inf: both reported as line N and left
-# out; the rest (1, 2) is one block: X = 2^(1-8) (0x78); 2 * 128 = 256 -> 0x78
+# out; the rest (1, 2) is one block: X = 2^(1-8) (0x78); 2 * 128 = 256 -> 0x78.
+# Values keep their input positions: 2 is line 3, index 2; indices 1 and 3
+# have no row.
 printf '1\nabc\n2\ninf\n' >"$tmp/in"
 run_in "$tmp/in" quantize --to mxfp8-e4m3 --csv
 expect_rc "stdin with bad lines" 2
 err_has "stdin: line 2 named" "line 2: "
 err_has "stdin: line 4 (inf) named" "line 4: 'inf': inf and nan have no encoding"
-csv_row "stdin: the good values are quantized" 1 "1,0,2,1,0x78,0.0078125,0x78,2,0"
+csv_row "stdin: the good values are quantized at their positions" 2 "2,0,2,1,0x78,0.0078125,0x78,2,0"
+csv_row "stdin: no row for bad line 2" 1 ""
+csv_row "stdin: no row for bad line 4" 3 ""
+# the reviewer's case: mxfp4 over {1, bad, 2}: amax 2, X = 2^(1-2) (0x7e);
+# 1 / 0.5 = 2 = 1.0 * 2^1 (field 2: 0x4) at index 0, 2 / 0.5 = 4 (field 3: 0x6)
+# at index 2
+printf '1\nabc\n2\n' >"$tmp/in"
+run_in "$tmp/in" quantize --to mxfp4 --csv
+expect_rc "mxfp4 with a bad line" 2
+err_has "mxfp4 bad line: line 2 named" "line 2: 'abc'"
+csv_row "mxfp4 bad line: 1 at index 0" 0 "0,0,1,1,0x7e,0.5,0x4,1,0"
+csv_row "mxfp4 bad line: 2 at index 2" 2 "2,0,2,1,0x7e,0.5,0x6,2,0"
+rows=$(awk 'END { print NR - 1 }' "$tmp/out")
+[ "$rows" = 2 ] && ok "mxfp4 bad line: two rows" || bad "mxfp4 bad line: two rows" "got $rows"
+# --block 2 over 4, x, 1, 3: the blocks are positions {0, 1} and {2, 3}, not
+# {4, 1} and {3}: block 0 is {4}: X = 2^(2-8) (0x79), 4 * 64 = 256 = 2^8
+# (field 15: 0x78); block 1 is {1, 3}: X = 2^(1-8) (0x78), 1 * 128 = 2^7
+# (field 14: 0x70), 3 * 128 = 384 (0x7c)
+printf '4\nx\n1\n3\n' >"$tmp/in"
+run_in "$tmp/in" quantize --to mxfp8-e4m3 --block 2 --csv
+expect_rc "--block 2 with a bad line" 2
+csv_row "--block 2 bad line: block 0 is 4 alone" 0 "0,0,4,1,0x79,0.015625,0x78,4,0"
+csv_row "--block 2 bad line: 1 is in block 1" 2 "2,1,1,1,0x78,0.0078125,0x70,1,0"
+csv_row "--block 2 bad line: 3 is in block 1" 3 "3,1,3,1,0x78,0.0078125,0x7c,3,0"
+run_in "$tmp/in" quantize --to mxfp8-e4m3 --block 2
+out_has "--block 2 bad line text: block 0's amax is 4" "block 0 (elements 0..1): amax 4"
+out_has "--block 2 bad line text: its shares count 1 value" "saturated 0 of 1 (0.0%)"
+out_has "--block 2 bad line text: the summary counts 3" "summary: saturated 0 of 3 (0.0%)"
+
+echo "# no values from a terminal: a usage error (exit 2), for quantize and round"
+if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>&1; then
+	for cmd in "quantize --to mxfp4" "round --to bf16"; do
+		script -qec "'$MIXPREC' $cmd; echo \"rc=\$?\"" /dev/null >"$tmp/out" 2>&1 </dev/null
+		out_has "$cmd on a terminal, no values: says so" "no values given"
+		out_has "$cmd on a terminal, no values: exit 2" "rc=2"
+	done
+else
+	echo "# no script(1): the terminal case is not checked"
+fi
 
 echo "# MXFP4, MXFP6 and NVFP4"
 # mxfp4: amax 7 -> X = 2^(2-2) = 1 (0x7f); 7 saturates to 6 (0x7); -0.3 is

@@ -179,6 +179,30 @@ static void save_small(const char *path, const float *w, st_dtype dt, const st_t
 	ck_assert_msg(ckpt_save(path, small, w, &info, err, sizeof err) == MP_OK, "%s", err);
 }
 
+/* ckpt_save never writes what the reader refuses: 2112 bytes of fp32
+ * weights (528 x 4) plus an extra of 2^31 - 2^20 - 2111 bytes is one byte
+ * over CKPT_MAX_TENSOR_BYTES = 2^31 - 2^20; refused before anything is
+ * written (the extra's data is never read). One byte less passes the check
+ * (not written here: it would be a 2 GiB file). */
+START_TEST(save_size_limit)
+{
+	ck_assert_uint_eq(CKPT_MAX_TENSOR_BYTES, 2147483648u - 1048576u);
+	make_tmpdir();
+	char path[128], err[512];
+	snprintf(path, sizeof path, "%s/big.safetensors", tmpdir);
+	float *w = index_weights(0);
+	st_tensor big = { .name = "optimizer.big", .dtype = ST_U8, .ndim = 1,
+		          .shape = { 2147483648u - 1048576u - 2111u }, .data = NULL,
+		          .nbytes = 2147483648u - 1048576u - 2111u };
+	ckpt_info info = { .policy = "fp32", .dtype = ST_F32, .extra = &big, .nextra = 1 };
+	ck_assert(ckpt_save(path, small, w, &info, err, sizeof err) == MP_EINVAL);
+	ck_assert_msg(strstr(err, "the tensors would take 2146435073 bytes, above the 2146435072"), "%s", err);
+	ck_assert(access(path, F_OK) != 0);
+	free(w);
+	remove_tmpdir();
+}
+END_TEST
+
 START_TEST(independent_reader_f32)
 {
 	make_tmpdir();
@@ -454,6 +478,44 @@ START_TEST(bad_files)
 }
 END_TEST
 
+/* Many entries: st_find on each of them must not scan the whole index (a
+ * linear st_find makes this quadratic, 100000^2/2 name comparisons, and the
+ * test runs past Check's timeout; a sorted index answers in well under it). */
+START_TEST(many_entries)
+{
+	enum { N = 100000 };
+	size_t cap = (size_t)N * 64 + 16, at = 0;
+	char *h = malloc(cap);
+	ck_assert_ptr_nonnull(h);
+	h[at++] = '{';
+	for (size_t i = 0; i < N; i++)   /* names in descending order: header order is not name order */
+		at += (size_t)snprintf(h + at, cap - at, "%s\"t%06zu\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}",
+		                       i ? "," : "", (size_t)(N - 1 - i));
+	h[at++] = '}';
+	h[at] = '\0';
+	size_t len;
+	unsigned char *b = craft(h, 0, 0, &len);
+	free(h);
+	st_file f;
+	char err[512];
+	ck_assert_msg(st_read_mem(&f, b, len, "t.st", err, sizeof err) == MP_OK, "%s", err);
+	ck_assert_uint_eq(f.n, N);
+	ck_assert_str_eq(f.tensors[0].name, "t099999");   /* f.tensors keeps header order */
+	for (size_t i = 0; i < N; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "t%06zu", i);
+		const st_tensor *t = st_find(&f, name);
+		ck_assert_msg(t && !strcmp(t->name, name), "st_find(%s)", name);
+		ck_assert_ptr_eq(t, &f.tensors[N - 1 - i]);
+	}
+	ck_assert_ptr_null(st_find(&f, "t"));
+	ck_assert_ptr_null(st_find(&f, "t100000"));
+	ck_assert_ptr_null(st_find(&f, ""));
+	st_free(&f);
+	free(b);
+}
+END_TEST
+
 /* A whole file in memory with some GPT-2 tensors changed. */
 static unsigned char *small_file(const char *drop, const char *reshape, st_dtype wte_dtype, const char *n_head,
                                  size_t *len)
@@ -539,6 +601,54 @@ START_TEST(bad_models)
 }
 END_TEST
 
+/* A header of the five shape keys only (no tensors), with key set to value. */
+static unsigned char *shape_only(const char *key, const char *value, size_t *len)
+{
+	st_meta m[5] = { { "n_layer", "2" }, { "n_head", "2" }, { "n_embd", "4" }, { "n_positions", "3" },
+		         { "vocab_size", "5" } };
+	for (size_t i = 0; i < 5; i++)
+		if (!strcmp(m[i].key, key))
+			m[i].value = value;
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&buf, &n);
+	char err[256];
+	ck_assert(st_write(fp, NULL, 0, m, 5, err, sizeof err) == MP_OK);
+	fclose(fp);
+	*len = n;
+	return (unsigned char *)buf;
+}
+
+/* The reader's shape limits are train's (64 layers and heads, context and
+ * channels 4096; a token is a byte: 256): beyond them a file is bad input
+ * (MP_EINVAL), not a model that eval would try to allocate. */
+START_TEST(shape_limits)
+{
+	static const struct {
+		const char *key, *value, *limit;
+	} bad[] = {
+		{ "n_layer", "65", "from 1 to 64" },           { "n_layer", "1024", "from 1 to 64" },
+		{ "n_head", "65", "from 1 to 64" },            { "n_embd", "4097", "from 1 to 4096" },
+		{ "n_positions", "4097", "from 1 to 4096" },   { "n_positions", "1048576", "from 1 to 4096" },
+		{ "vocab_size", "257", "from 1 to 256" },      { "vocab_size", "1048576", "from 1 to 256" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		size_t len;
+		unsigned char *b = shape_only(bad[i].key, bad[i].value, &len);
+		char what[96];
+		snprintf(what, sizeof what, "'%s' is '%s', not a whole number %s", bad[i].key, bad[i].value, bad[i].limit);
+		expect_ckpt_refused(b, len, what);
+	}
+	/* at the limits the shape passes, and the next check (the tensors) refuses the file */
+	static const char *const at_limit[][2] = { { "n_layer", "64" }, { "n_positions", "4096" }, { "vocab_size", "256" } };
+	for (size_t i = 0; i < 3; i++) {
+		size_t len;
+		unsigned char *b = shape_only(at_limit[i][0], at_limit[i][1], &len);
+		expect_ckpt_refused(b, len, "missing tensor 'wte.weight'");
+	}
+}
+END_TEST
+
 START_TEST(config_json)
 {
 	make_tmpdir();
@@ -578,10 +688,13 @@ int main(void)
 	Suite *s = suite_create("ckpt");
 	TCase *tc = tcase_create("ckpt");
 	tcase_add_test(tc, independent_reader_f32);
+	tcase_add_test(tc, save_size_limit);
 	tcase_add_test(tc, sixteen_bit);
 	tcase_add_test(tc, extras);
 	tcase_add_test(tc, bad_files);
+	tcase_add_test(tc, many_entries);
 	tcase_add_test(tc, bad_models);
+	tcase_add_test(tc, shape_limits);
 	tcase_add_test(tc, config_json);
 	tcase_add_test(tc, policy_paths);
 	suite_add_tcase(s, tc);

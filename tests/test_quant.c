@@ -153,6 +153,34 @@ END_TEST
 /* --block 2 over three values: a short last block with its own scale.
  * {4, 1}: X = 2^(2-8) = 2^-6 (0x79): 256 (field 15, 0x78), 64 (field 13,
  * 0x68). {3}: X = 2^(1-8) = 2^-7 (0x78): 384 = 1.5 * 2^8 (0x7c). */
+/* Inputs beyond binary64's range. 1e400 (about 2^1328.8) and 1: floor(log2)
+ * - 2 clamps to 127, 1e400 / 2^127 saturates to 6 (0x7), 1 / 2^127 flushes;
+ * ||value - V||^2 / ||V||^2 = ((1e400 - 6 * 2^127)^2 + 1) / (1e800 + 1),
+ * 1 minus about 1e-361: 1 in binary64 (the old code, in binary64, got 0).
+ * 1e-400 and 3e-400: X = 2^-127, both flush to zero, so the error is
+ * ||V|| / ||V|| = 1 exactly (the old code got 0). */
+START_TEST(beyond_binary64)
+{
+	static const char *const big[] = { "1e400", "1" }, *const tiny[] = { "1e-400", "3e-400" };
+	quant_result r;
+	ck_assert(run(QUANT_MXFP4, QUANT_RULE_OCP, FMT_RNE, 0, big, 2, &r) == MP_OK);
+	expect_scale(&r, 0, 0xfe, 0x1p127);
+	expect_elem(&r, 0, 0x7, 6 * 0x1p127, QUANT_SATURATED);
+	expect_elem(&r, 1, 0x0, 0, QUANT_FLUSHED);
+	ck_assert(r.blocks[0].amax_at == 0 && isinf(r.blocks[0].amax));
+	ck_assert_msg(r.blocks[0].rel_error == 1.0 && r.rel_error == 1.0, "rel_error %.17g, %.17g",
+	              r.blocks[0].rel_error, r.rel_error);
+	quant_result_free(&r);
+	for (int nv = 0; nv < 2; nv++) {
+		ck_assert(run(nv ? QUANT_NVFP4 : QUANT_MXFP4, QUANT_RULE_OCP, FMT_RNE, 0, tiny, 2, &r) == MP_OK);
+		ck_assert(r.nflushed == 2 && r.blocks[0].amax_at == 1 && r.blocks[0].amax == 0);
+		ck_assert_msg(r.blocks[0].rel_error == 1.0 && r.rel_error == 1.0, "%s: rel_error %.17g, %.17g",
+		              nv ? "nvfp4" : "mxfp4", r.blocks[0].rel_error, r.rel_error);
+		quant_result_free(&r);
+	}
+}
+END_TEST
+
 START_TEST(mx_short_last_block)
 {
 	static const char *const v[] = { "4", "1", "3" };
@@ -255,6 +283,7 @@ int main(void)
 	tcase_add_test(tc, mx_e5m2_rules);
 	tcase_add_test(tc, mx_all_zero_block);
 	tcase_add_test(tc, mx_clamp);
+	tcase_add_test(tc, beyond_binary64);
 	tcase_add_test(tc, mx_short_last_block);
 	tcase_add_test(tc, errors);
 	tcase_add_test(tc, mx_sr_unbiased);

@@ -152,6 +152,31 @@ static size_t fill_meta(st_meta *m, char num[7][32], gpt_config c, const ckpt_in
 	return n;
 }
 
+bool ckpt_weight_bytes(gpt_config c, st_dtype dtype, uint64_t *bytes)
+{
+	size_t sizes[GPT_NUM_PARAM_TENSORS];
+	uint64_t P = 0, es = st_dtype_size(dtype);
+	gpt_param_sizes(sizes, c);
+	for (size_t i = 0; i < GPT_NUM_PARAM_TENSORS; i++) {
+		if (sizes[i] > UINT64_MAX - P)
+			return false;
+		P += sizes[i];
+	}
+	if (es == 0 || P > UINT64_MAX / es)
+		return false;
+	*bytes = P * es;
+	return true;
+}
+
+/* The file's size but for the header: every tensor's bytes. */
+static uint64_t data_bytes(const st_tensor *t, size_t n, uint64_t weights)
+{
+	uint64_t total = weights;
+	for (size_t i = 0; i < n; i++)
+		total = t[i].nbytes > UINT64_MAX - total ? UINT64_MAX : total + t[i].nbytes;
+	return total;
+}
+
 mp_status ckpt_save(const char *path, gpt_config c, const float *params, const ckpt_info *info, char *err,
                     size_t errlen)
 {
@@ -165,6 +190,14 @@ mp_status ckpt_save(const char *path, gpt_config c, const float *params, const c
 		return MP_EINVAL;
 	}
 	size_t es = st_dtype_size(dt);
+	uint64_t wb = 0;
+	uint64_t total = ckpt_weight_bytes(c, dt, &wb) ? data_bytes(info->extra, info->nextra, wb) : UINT64_MAX;
+	if (total > CKPT_MAX_TENSOR_BYTES) {
+		snprintf(err, errlen, "%s: the tensors would take %" PRIu64 " bytes, above the %llu that a checkpoint "
+		         "may hold (files up to %zu bytes are read)", path, total, (unsigned long long)CKPT_MAX_TENSOR_BYTES,
+		         ST_MAX_FILE);
+		return MP_EINVAL;
+	}
 	unsigned char *bytes = malloc(P * es);
 	st_tensor *t = calloc(nt + info->nextra, sizeof *t);
 	tensor_spec *specs = calloc(nt, sizeof *specs);
@@ -308,11 +341,13 @@ static bool meta_num(const ckpt_model *m, const char *key, uint64_t lo, uint64_t
 static mp_status check_model(ckpt_model *m, const char *name, char *err, size_t errlen)
 {
 	uint64_t L, NH, C, T, V;
-	enum { DIM_MAX = 1 << 20 };
-	if (!meta_num(m, "n_layer", 1, 1024, &L, name, err, errlen) || !meta_num(m, "n_head", 1, DIM_MAX, &NH, name, err, errlen) ||
-	    !meta_num(m, "n_embd", 1, DIM_MAX, &C, name, err, errlen) ||
-	    !meta_num(m, "n_positions", 1, DIM_MAX, &T, name, err, errlen) ||
-	    !meta_num(m, "vocab_size", 1, DIM_MAX, &V, name, err, errlen))
+	/* train's own limits: a larger model is no mixprec checkpoint, and eval or
+	 * sample would try to allocate what its shape implies */
+	if (!meta_num(m, "n_layer", 1, GPT_MAX_LAYERS, &L, name, err, errlen) ||
+	    !meta_num(m, "n_head", 1, GPT_MAX_HEADS, &NH, name, err, errlen) ||
+	    !meta_num(m, "n_embd", 1, GPT_MAX_CHANNELS, &C, name, err, errlen) ||
+	    !meta_num(m, "n_positions", 1, GPT_MAX_CONTEXT, &T, name, err, errlen) ||
+	    !meta_num(m, "vocab_size", 1, GPT_MAX_VOCAB, &V, name, err, errlen))
 		return MP_EINVAL;
 	if (C % NH != 0) {
 		snprintf(err, errlen, "%s: n_head %llu does not divide n_embd %llu", name, (unsigned long long)NH,

@@ -38,12 +38,21 @@ st_dtype ckpt_dtype_for_policy(const train_policy *p);
 /* Number of GPT-2 tensors of a model with L layers. */
 size_t ckpt_tensor_count(size_t L);
 
+/* The most tensor bytes ckpt_save writes: the reader's ST_MAX_FILE less 1
+ * MiB for the header (a few hundred KiB at train's largest shape). */
+#define CKPT_MAX_TENSOR_BYTES ((uint64_t)ST_MAX_FILE - ((uint64_t)1 << 20))
+
+/* Bytes of the GPT-2 weight tensors of c stored as dtype (no header, no
+ * extras); false when the count overflows. */
+bool ckpt_weight_bytes(gpt_config c, st_dtype dtype, uint64_t *bytes);
+
 /* Writes the weights params (the num_params floats of c, in gpt_params
  * order) to path, atomically, with metadata format=pt, n_layer, n_head,
  * n_embd, n_positions, vocab_size, policy, step, seed, mixprec_version,
  * and the extras of info. Weights that a BF16/F16 dtype cannot hold
  * exactly are rounded to nearest even. MP_EINVAL / MP_EIO / MP_ENOMEM with
- * "path: reason" in err. */
+ * "path: reason" in err; MP_EINVAL, before anything is written, when the
+ * tensors exceed CKPT_MAX_TENSOR_BYTES (no reader here would open the file). */
 mp_status ckpt_save(const char *path, gpt_config c, const float *params, const ckpt_info *info, char *err,
                     size_t errlen);
 
@@ -67,8 +76,8 @@ typedef struct {
 } ckpt_model;
 
 /* Reads path and checks it holds a whole tiny GPT: the shape metadata
- * (n_layer, n_head, n_embd, n_positions, vocab_size: whole numbers, n_head
- * dividing n_embd) and every GPT-2 tensor present, F32, BF16 or F16, with
+ * (n_layer, n_head, n_embd, n_positions, vocab_size: whole numbers within
+ * train's limits, train/model.h's GPT_MAX_*, n_head dividing n_embd) and every GPT-2 tensor present, F32, BF16 or F16, with
  * the shape that metadata implies. Errors (MP_EINVAL; MP_EIO when the file
  * cannot be read) name the file and the problem in err. */
 mp_status ckpt_open(ckpt_model *m, const char *path, char *err, size_t errlen);

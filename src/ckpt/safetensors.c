@@ -195,6 +195,7 @@ void st_free(st_file *f)
 		free((char *)f->meta[i].value);
 	}
 	free(f->tensors);
+	free(f->by_name);
 	free(f->meta);
 	free(f->bytes);
 	memset(f, 0, sizeof *f);
@@ -323,6 +324,29 @@ static mp_status check_cover(const st_file *f, st_range *r, uint64_t data_len, c
 	return MP_OK;
 }
 
+/* qsort cannot pass the file to its comparison: the tensors being sorted. */
+static _Thread_local const st_tensor *sort_tensors;
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(sort_tensors[*(const size_t *)a].name, sort_tensors[*(const size_t *)b].name);
+}
+
+/* f->by_name: the tensors' indices in name order (names are unique: the
+ * JSON reader refuses duplicate keys). */
+static mp_status index_names(st_file *f)
+{
+	f->by_name = malloc((f->n + 1) * sizeof *f->by_name);
+	if (!f->by_name)
+		return MP_ENOMEM;
+	for (size_t i = 0; i < f->n; i++)
+		f->by_name[i] = i;
+	sort_tensors = f->tensors;
+	qsort(f->by_name, f->n, sizeof *f->by_name, name_cmp);
+	sort_tensors = NULL;
+	return MP_OK;
+}
+
 /* The header (already parsed into root) against the data of data_len bytes at data. */
 static mp_status read_header(st_file *f, json_t *root, const unsigned char *data, uint64_t data_len,
                              const char *name, char *err, size_t errlen)
@@ -356,6 +380,8 @@ static mp_status read_header(st_file *f, json_t *root, const unsigned char *data
 	}
 	if (st == MP_OK)
 		st = check_cover(f, r, data_len, name, err, errlen);
+	if (st == MP_OK)
+		st = index_names(f);
 	free(r);
 	return st;
 }
@@ -433,9 +459,18 @@ mp_status st_read_file(st_file *f, const char *path, char *err, size_t errlen)
 
 const st_tensor *st_find(const st_file *f, const char *name)
 {
-	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(f->tensors[i].name, name))
-			return &f->tensors[i];
+	size_t lo = 0, hi = f->by_name ? f->n : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const st_tensor *t = &f->tensors[f->by_name[mid]];
+		int c = strcmp(name, t->name);
+		if (c == 0)
+			return t;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
 	return NULL;
 }
 

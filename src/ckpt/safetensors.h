@@ -78,6 +78,7 @@ typedef struct {
 	size_t len;
 	st_tensor *tensors;
 	size_t n;
+	size_t *by_name;         /* indices into tensors, sorted by name (st_find) */
 	st_meta *meta;
 	size_t nmeta;
 } st_file;
@@ -95,7 +96,7 @@ mp_status st_read_mem(st_file *f, const void *data, size_t len, const char *name
 mp_status st_read_file(st_file *f, const char *path, char *err, size_t errlen);
 void st_free(st_file *f);
 
-/* The tensor called name, or NULL. */
+/* The tensor called name, or NULL (a binary search: O(log n) comparisons). */
 const st_tensor *st_find(const st_file *f, const char *name);
 /* The metadata value of key, or NULL. */
 const char *st_meta_get(const st_file *f, const char *key);

@@ -120,8 +120,8 @@ int cmd_eval(int argc, char **argv)
 	rc = load_text(data, &text, &n);
 	for (size_t i = 0; rc == CLI_OK && i < n; i++)
 		if (text[i] >= m.config.V) {
-			cli_error("eval", "--data: byte %zu (0x%02x) is outside the model's vocabulary of %zu", i, text[i],
-			          m.config.V);
+			cli_error("eval", "--data: byte %zu (0x%02x) is outside the model's vocabulary of %zu (bytes count "
+			          "from 1, as in sample's --prompt)", i + 1, text[i], m.config.V);
 			rc = CLI_USAGE;
 		}
 	if (rc == CLI_OK) {

@@ -49,18 +49,24 @@ static void quantize_help(void)
 	       "VALUE: the syntax of 'round' (0.1, -6.5e-5, 0x1.8p-3, 1/3, 2^-14, 3*2^-10),\n"
 	       "quantized from its exact value. A bad VALUE or stdin line, and inf or nan\n"
 	       "(no block-scaled format encodes them), is reported (line N: ...) and left\n"
-	       "out; the others are quantized and the exit status is 2.\n",
+	       "out; the others are quantized and the exit status is 2. Values keep their\n"
+	       "input positions: index i is value (or line) i + 1 and its block is\n"
+	       "i / block size, so a bad one leaves a gap (no row, not in amax or the\n"
+	       "shares) and moves no other value to another block.\n",
 	       known, QUANT_BLOCK_MAX);
 }
 
 #define QUANTIZE_LINE_MAX 8192
 
-/* The accepted values, their texts and where they came from. */
+/* The values by input position, their texts and where they came from. A
+ * bad one keeps its slot (bad[i]) with x[i] = +0, which changes neither a
+ * block's amax, nor its shares, nor its error; it is left out of the output. */
 typedef struct {
 	fmt_num *x;
 	char **text;
 	char (*where)[32];
-	size_t n, cap;
+	bool *bad;
+	size_t n, cap, nbad;
 } value_list;
 
 static void values_free(value_list *v)
@@ -72,48 +78,73 @@ static void values_free(value_list *v)
 	free(v->x);
 	free(v->text);
 	free(v->where);
+	free(v->bad);
 }
 
-/* Parses text and appends it; reports a bad or non-finite one. 1 when
- * appended, 0 when bad, -1 when out of memory. */
-static int values_add(value_list *v, const char *text, const char *where)
+/* Appends the slot of text (parsed into x when good, else +0): 0, or -1
+ * when out of memory. */
+static int values_push(value_list *v, const char *text, const char *where, bool bad, fmt_num *x)
 {
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? 2 * v->cap : 64;
-		fmt_num *x = realloc(v->x, cap * sizeof *x);
-		if (x)
-			v->x = x;
+		fmt_num *nx = realloc(v->x, cap * sizeof *nx);
+		if (nx)
+			v->x = nx;
 		char **t = realloc(v->text, cap * sizeof *t);
 		if (t)
 			v->text = t;
 		char(*w)[32] = realloc(v->where, cap * sizeof *w);
 		if (w)
 			v->where = w;
-		if (!x || !t || !w)
+		bool *b = realloc(v->bad, cap * sizeof *b);
+		if (b)
+			v->bad = b;
+		if (!nx || !t || !w || !b)
 			return -1;
 		v->cap = cap;
 	}
-	fmt_num *x = &v->x[v->n];
-	fmt_num_init(x);
-	char err[256];
-	if (fmt_parse_number(x, text, err, sizeof err) != MP_OK) {
-		cli_error("quantize", "%s%s", where, err);
-		fmt_num_clear(x);
-		return 0;
-	}
-	if (x->kind != NUM_FINITE) {
-		cli_error("quantize", "%s'%s': inf and nan have no encoding in a block-scaled format (left out)", where,
-		          text);
-		fmt_num_clear(x);
-		return 0;
-	}
-	if (!(v->text[v->n] = strdup(text))) {
-		fmt_num_clear(x);
+	if (!(v->text[v->n] = strdup(text)))
 		return -1;
+	fmt_num_init(&v->x[v->n]);
+	if (!bad) {
+		mpq_swap(v->x[v->n].mag, x->mag);
+		v->x[v->n].neg = x->neg;
+		v->x[v->n].kind = x->kind;
 	}
 	snprintf(v->where[v->n], sizeof v->where[v->n], "%s", where);
+	v->bad[v->n] = bad;
+	v->nbad += bad;
 	v->n++;
-	return 1;
+	return 0;
+}
+
+/* Parses text and appends it; reports a bad or non-finite one, which keeps
+ * its slot. 1 when good, 0 when bad, -1 when out of memory. */
+static int values_add(value_list *v, const char *text, const char *where)
+{
+	fmt_num x;
+	fmt_num_init(&x);
+	char err[256];
+	bool bad = true;
+	if (fmt_parse_number(&x, text, err, sizeof err) != MP_OK)
+		cli_error("quantize", "%s%s", where, err);
+	else if (x.kind != NUM_FINITE)
+		cli_error("quantize", "%s'%s': inf and nan have no encoding in a block-scaled format (left out)", where,
+		          text);
+	else
+		bad = false;
+	int r = values_push(v, text, where, bad, &x);
+	fmt_num_clear(&x);
+	return r < 0 ? -1 : !bad;
+}
+
+/* Bad slots among elements [begin, begin + count). */
+static size_t bad_in(const value_list *v, size_t begin, size_t count)
+{
+	size_t n = 0;
+	for (size_t i = begin; i < begin + count; i++)
+		n += v->bad[i];
+	return n;
 }
 
 /* The values of the command line or of stdin into v: CLI_OK, CLI_USAGE
@@ -145,9 +176,13 @@ static int values_read(value_list *v, char **args, size_t nargs)
 		}
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = '\0';
-		int r = strlen(line) != len ? 0 : values_add(v, line, where);
-		if (strlen(line) != len)
+		int r;
+		if (strlen(line) != len) {   /* a bad line: its slot stays */
 			cli_error("quantize", "%scontains a NUL byte", where);
+			r = values_push(v, line, where, true, NULL) < 0 ? -1 : 0;
+		} else {
+			r = values_add(v, line, where);
+		}
 		if (r < 0)
 			return CLI_ENV;
 		if (r == 0)
@@ -157,8 +192,10 @@ static int values_read(value_list *v, char **args, size_t nargs)
 		cli_error("quantize", "reading standard input: %s", strerror(errno));
 		return CLI_ENV;
 	}
-	if (lineno == 0 && isatty(0))
+	if (lineno == 0 && isatty(0)) {
 		cli_error("quantize", "no values given (see 'mixprec quantize --help')");
+		return CLI_USAGE;
+	}
 	return rc;
 }
 
@@ -177,6 +214,8 @@ static void print_csv(const quant_result *r, const value_list *v)
 		const quant_block *b = &r->blocks[k];
 		numtext_exact(sc, sizeof sc, b->scale);
 		for (size_t i = b->begin; i < b->begin + b->count; i++) {
+			if (v->bad[i])
+				continue;
 			const quant_elem *e = &r->elems[i];
 			numtext_exact(val, sizeof val, e->value);
 			fmt_error_text(&v->x[i], e->value, 10, abs_s, rel_s, sizeof abs_s);
@@ -216,8 +255,19 @@ static void print_block(const quant_result *r, const value_list *v, size_t k)
 	const fmt_info *f = fmt_get(q->elem);
 	const quant_block *b = &r->blocks[k];
 	char a[1200], s[1200], p[1200], val[1200], abs_s[64], rel_s[64];
-	printf("block %zu (elements %zu..%zu): amax %s\n", k, b->begin, b->begin + b->count - 1,
-	       short_text(a, sizeof a, b->amax));
+	size_t nbad = bad_in(v, b->begin, b->count);
+	if (nbad == b->count) {
+		printf("block %zu (elements %zu..%zu): no good value\n", k, b->begin, b->begin + b->count - 1);
+		return;
+	}
+	/* amax from its exact value when binary64 cannot hold it (1e400, 1e-400) */
+	double abs_amax, rel_amax;
+	fmt_error_of(&v->x[b->amax_at], b->amax, &abs_amax, &rel_amax);
+	if (rel_amax <= 0x1p-53)
+		short_text(a, sizeof a, b->amax);
+	else
+		fmt_error_text(&v->x[b->amax_at], 0.0, 17, a, s, sizeof a);   /* |0 - amax| */
+	printf("block %zu (elements %zu..%zu): amax %s\n", k, b->begin, b->begin + b->count - 1, a);
 	if (q->nvfp4)
 		printf("  scale s_b = %s (fp8-e4m3 0x%02x), s_b x s_t = %s%s\n", short_text(s, sizeof s, b->scale),
 		       b->scale_bits, short_text(p, sizeof p, b->scale * r->tensor_scale),
@@ -226,6 +276,8 @@ static void print_block(const quant_result *r, const value_list *v, size_t k)
 		printf("  scale X = 2^%d (e8m0 0x%02x)%s\n", b->scale_exp, b->scale_bits,
 		       b->clamped ? ", exponent clamped to [-127, 127]" : "");
 	for (size_t i = b->begin; i < b->begin + b->count; i++) {
+		if (v->bad[i])
+			continue;
 		const quant_elem *e = &r->elems[i];
 		fmt_error_text(&v->x[i], e->value, 4, abs_s, rel_s, sizeof abs_s);
 		const char *note = (e->flags & QUANT_SATURATED) ? "saturated"
@@ -236,15 +288,17 @@ static void print_block(const quant_result *r, const value_list *v, size_t k)
 		printf("  [%zu] %-16s %-5s %-24s abs %s%s%s\n", i, v->text[i], bits_s,
 		       short_text(val, sizeof val, e->value), abs_s, *note ? "  " : "", note);
 	}
-	print_shares("  ", b->nsaturated, b->nflushed, b->count, b->rel_error);
+	print_shares("  ", b->nsaturated, b->nflushed, b->count - nbad, b->rel_error);
 }
 
 static void print_text(const quant_result *r, const value_list *v)
 {
 	const quant_info *q = quant_get(r->opts.fmt);
 	char t[1200];
-	printf("%s (%s): %zu values in %zu block%s of %zu, elements %s", q->name, q->summary, r->n, r->nblocks,
-	       r->nblocks == 1 ? "" : "s", r->opts.block, fmt_mode_name(r->opts.mode));
+	printf("%s (%s): %zu values in %zu block%s of %zu, elements %s", q->name, q->summary, r->n - v->nbad,
+	       r->nblocks, r->nblocks == 1 ? "" : "s", r->opts.block, fmt_mode_name(r->opts.mode));
+	if (v->nbad)
+		printf(", %zu bad left out", v->nbad);
 	if (!q->nvfp4)
 		printf(", scale rule %s", quant_rule_name(r->opts.rule));
 	printf("\n");
@@ -256,7 +310,7 @@ static void print_text(const quant_result *r, const value_list *v)
 		print_block(r, v, k);
 	}
 	printf("\n");
-	print_shares("summary: ", r->nsaturated, r->nflushed, r->n, r->rel_error);
+	print_shares("summary: ", r->nsaturated, r->nflushed, r->n - v->nbad, r->rel_error);
 	printf("storage: %g bits per element (%d-bit elements, an 8-bit scale per %zu)%s\n",
 	       quant_bits_per_elem(q, r->opts.block), fmt_get(q->elem)->width, r->opts.block,
 	       q->nvfp4 ? ", and 32 bits of tensor scale per tensor" : "");
@@ -372,7 +426,7 @@ int cmd_quantize(int argc, char **argv)
 		rc = st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
 	} else if (csv) {
 		print_csv(&r, &v);
-	} else if (v.n > 0) {
+	} else if (v.n > v.nbad) {
 		print_text(&r, &v);
 	}
 	if (rc != CLI_ENV)

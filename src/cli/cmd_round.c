@@ -314,8 +314,10 @@ static int round_stdin(round_job *job)
 		cli_error("round", "reading standard input: %s", strerror(errno));
 		rc = CLI_ENV;
 	}
-	if (lineno == 0 && rc == CLI_OK && isatty(0))
+	if (lineno == 0 && rc == CLI_OK && isatty(0)) {
 		cli_error("round", "no values given (see 'mixprec round --help')");
+		rc = CLI_USAGE;
+	}
 	return rc;
 }
 

@@ -1,7 +1,9 @@
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "cli/train_ckpt.h"
@@ -15,6 +17,7 @@ const char train_ckpt_help[] =
 	"                     Hugging Face GPT-2 names (F32; BF16/F16 for a policy that\n"
 	"                     keeps its weights only in that format), and config.json\n"
 	"                     beside it; several policies: FILE-POLICY.safetensors\n"
+	"                     (a file, not a folder; at most 2 GiB, checked first)\n"
 	"  --save-every N     also save every N steps (each write atomic)\n"
 	"  --init FILE        start every policy from the weights in FILE (a --save),\n"
 	"                     with a fresh optimiser; the shape options must match it\n";
@@ -48,8 +51,29 @@ bool train_ckpt_path(char *out, size_t n, const char *file, const train_policy *
 	return np == 1 ? snprintf(out, n, "%s", file) < (int)n : ckpt_policy_path(out, n, file, pols[i].name);
 }
 
-static int prepare_paths(train_ckpt *k, const train_policy *pols, size_t np)
+/* At least the bytes of policy p's checkpoint of model c: the weights in
+ * their dtype and Adam's m and v in the optimiser's (both always saved;
+ * v_ref and Kahan terms, and the header, only add to it). */
+static uint64_t least_bytes(gpt_config c, const train_policy *p)
 {
+	uint64_t w, f32;
+	if (!ckpt_weight_bytes(c, ckpt_dtype_for_policy(p), &w) || !ckpt_weight_bytes(c, ST_F32, &f32))
+		return UINT64_MAX;
+	uint64_t mv = f32 / 4 * 2 * rs_dtype_size(rs_dtype_of_format(p->optim_fmt));
+	return mv > UINT64_MAX - w ? UINT64_MAX : w + mv;
+}
+
+static int prepare_paths(train_ckpt *k, gpt_config c, const train_policy *pols, size_t np)
+{
+	/* --save names a file, never a folder (the folder of the file holds config.json) */
+	struct stat sb;
+	size_t sl = strlen(k->save);
+	if (sl == 0 || k->save[sl - 1] == '/' || (stat(k->save, &sb) == 0 && S_ISDIR(sb.st_mode))) {
+		cli_error("train", "--save: '%s' is %s; pass a file, FILE.safetensors (in a folder: "
+		          "%s%smodel.safetensors; several policies get FILE-POLICY.safetensors)", k->save,
+		          sl ? "a folder" : "empty", k->save, sl && k->save[sl - 1] != '/' ? "/" : "");
+		return CLI_USAGE;
+	}
 	k->paths = calloc(np, sizeof *k->paths);
 	if (!k->paths) {
 		cli_error("train", "out of memory");
@@ -67,6 +91,14 @@ static int prepare_paths(train_ckpt *k, const train_policy *pols, size_t np)
 				          pols[i].name, k->paths[i]);
 				return CLI_USAGE;
 			}
+		uint64_t least = least_bytes(c, &pols[i]);
+		if (least > CKPT_MAX_TENSOR_BYTES) {
+			cli_error("train", "--save: policy %s: the checkpoint would take at least %" PRIu64 " bytes (the "
+			          "weights and Adam's m and v), above the %" PRIu64 " a checkpoint may hold (eval, sample and "
+			          "--resume read files up to %zu bytes); choose a smaller --layers, --channels or --context",
+			          pols[i].name, least, (uint64_t)CKPT_MAX_TENSOR_BYTES, ST_MAX_FILE);
+			return CLI_USAGE;
+		}
 		char err[4200];
 		if (file_check_target(k->paths[i], 0, err, sizeof err) != MP_OK) {
 			cli_error("train", "--save: %s", err);
@@ -108,7 +140,7 @@ int train_ckpt_prepare(train_ckpt *k, train_setup *su, const train_policy *pols,
 		cli_error("train", "--save-every: needs --save FILE");
 		return CLI_USAGE;
 	}
-	int rc = k->save ? prepare_paths(k, pols, np) : CLI_OK;
+	int rc = k->save ? prepare_paths(k, su->cfg.model, pols, np) : CLI_OK;
 	if (rc == CLI_OK && k->init)
 		rc = prepare_init(k, su);
 	return rc;

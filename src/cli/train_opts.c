@@ -124,20 +124,20 @@ int train_opts_common(const char *cmd, train_setup *su, int c)
 		su->shape_set |= TRAIN_SHAPE_SET_B;
 		return parse_pos(cmd, "--batch", optarg, &su->cfg.B, 4096) ? 1 : -1;
 	case OPT_CONTEXT:
-		if (!parse_pos(cmd, "--context", optarg, &v, 4096))
+		if (!parse_pos(cmd, "--context", optarg, &v, GPT_MAX_CONTEXT))
 			return -1;
 		su->cfg.t = su->cfg.model.T = v;
 		su->shape_set |= TRAIN_SHAPE_SET_T;
 		return 1;
 	case OPT_LAYERS:
 		su->shape_set |= TRAIN_SHAPE_SET_L;
-		return parse_pos(cmd, "--layers", optarg, &su->cfg.model.L, 64) ? 1 : -1;
+		return parse_pos(cmd, "--layers", optarg, &su->cfg.model.L, GPT_MAX_LAYERS) ? 1 : -1;
 	case OPT_HEADS:
 		su->shape_set |= TRAIN_SHAPE_SET_NH;
-		return parse_pos(cmd, "--heads", optarg, &su->cfg.model.NH, 64) ? 1 : -1;
+		return parse_pos(cmd, "--heads", optarg, &su->cfg.model.NH, GPT_MAX_HEADS) ? 1 : -1;
 	case OPT_CHANNELS:
 		su->shape_set |= TRAIN_SHAPE_SET_C;
-		return parse_pos(cmd, "--channels", optarg, &su->cfg.model.C, 4096) ? 1 : -1;
+		return parse_pos(cmd, "--channels", optarg, &su->cfg.model.C, GPT_MAX_CHANNELS) ? 1 : -1;
 	case OPT_PRESET: {
 		const train_shape *sh;
 		if (train_shape_from_name(optarg, &sh) != MP_OK) {

@@ -1,5 +1,6 @@
 /* Block-scaled quantization of exact values (the rules are in quant.h). */
 #include <math.h>
+#include <mpfr.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -178,20 +179,64 @@ static void round_elem(const fmt_info *f, fmt_mode mode, uint32_t rbits, const f
 	fmt_num_clear(&s);
 }
 
+/* ||value - V|| / ||V|| over elements: each difference exact (mpq), the
+ * squares and sums in MPFR, whose exponent range is far beyond binary64's
+ * (inputs such as 1e400 or 1e-400 neither overflow nor vanish); only the
+ * ratio is rounded to binary64. */
+typedef struct {
+	mpq_t d;
+	mpfr_t t, num, den;
+} err_sum;
+
+static void err_init(err_sum *s)
+{
+	mpq_init(s->d);
+	mpfr_inits2(128, s->t, s->num, s->den, (mpfr_ptr)0);
+	mpfr_set_zero(s->num, 1);
+	mpfr_set_zero(s->den, 1);
+}
+
+static void err_add(err_sum *s, const fmt_num *x, double value)
+{
+	mpq_set_d(s->d, value);
+	if (x->neg)
+		mpq_add(s->d, s->d, x->mag);
+	else
+		mpq_sub(s->d, s->d, x->mag);
+	mpfr_set_q(s->t, s->d, MPFR_RNDN);
+	mpfr_sqr(s->t, s->t, MPFR_RNDN);
+	mpfr_add(s->num, s->num, s->t, MPFR_RNDN);
+	mpfr_set_q(s->t, x->mag, MPFR_RNDN);
+	mpfr_sqr(s->t, s->t, MPFR_RNDN);
+	mpfr_add(s->den, s->den, s->t, MPFR_RNDN);
+}
+
+/* The relative error (0 when every V is 0); s is cleared. */
+static double err_done(err_sum *s)
+{
+	double rel = 0;
+	if (!mpfr_zero_p(s->den)) {
+		mpfr_div(s->t, s->num, s->den, MPFR_RNDN);
+		mpfr_sqrt(s->t, s->t, MPFR_RNDN);
+		rel = mpfr_get_d(s->t, MPFR_RNDN);
+	}
+	mpq_clear(s->d);
+	mpfr_clears(s->t, s->num, s->den, (mpfr_ptr)0);
+	return rel;
+}
+
 /* The block's counts and relative error from its elements. */
 static void block_stats(quant_block *b, const fmt_num *x, const quant_elem *e)
 {
-	double num = 0, den = 0;
+	err_sum s;
+	err_init(&s);
 	b->nsaturated = b->nflushed = 0;
 	for (size_t i = 0; i < b->count; i++) {
 		b->nsaturated += (e[i].flags & QUANT_SATURATED) != 0;
 		b->nflushed += (e[i].flags & QUANT_FLUSHED) != 0;
-		/* relative to amax, so that squares neither overflow nor underflow */
-		double xi = fmt_num_to_double(&x[i]) / b->amax, vi = e[i].value / b->amax;
-		num += (vi - xi) * (vi - xi);
-		den += xi * xi;
+		err_add(&s, &x[i], e[i].value);
 	}
-	b->rel_error = den > 0 ? sqrt(num / den) : 0;
+	b->rel_error = err_done(&s);
 }
 
 /* max |x_i| over [0, n) into amax; returns the first i where it is. */
@@ -216,8 +261,8 @@ static void run_mx_block(const quant_info *q, const quant_opts *o, const fmt_num
 	const fmt_info *f = fmt_get(q->elem);
 	mpq_t amax, div, maxq;
 	mpq_inits(amax, div, maxq, NULL);
-	q_amax(amax, x + b->begin, b->count);
-	b->amax = mpq_get_d(amax);
+	b->amax_at = b->begin + q_amax(amax, x + b->begin, b->count);
+	b->amax = fmt_num_to_double(&x[b->amax_at]);
 	b->scale_exp = mx_scale_exp(q, o->rule, amax, &b->clamped);
 	b->scale_bits = (uint32_t)(b->scale_exp + 127);
 	b->scale = ldexp(1.0, b->scale_exp);
@@ -261,8 +306,8 @@ static void run_nv_block(const quant_info *q, const quant_opts *o, double st, co
 	const fmt_info *f = fmt_get(q->elem), *e4 = fmt_get(FMT_E4M3);
 	fmt_num t;
 	fmt_num_init(&t);
-	q_amax(t.mag, x + b->begin, b->count);
-	b->amax = mpq_get_d(t.mag);
+	b->amax_at = b->begin + q_amax(t.mag, x + b->begin, b->count);
+	b->amax = fmt_num_to_double(&x[b->amax_at]);
 	b->scale_bits = 0;
 	if (st > 0 && mpq_sgn(t.mag) > 0) {
 		mpq_t d;
@@ -296,18 +341,15 @@ static void run_nv_block(const quant_info *q, const quant_opts *o, double st, co
 /* The counts and the relative error over every block. */
 static void result_totals(quant_result *r, const fmt_num *x)
 {
-	double amax = 0, num = 0, den = 0;
 	for (size_t k = 0; k < r->nblocks; k++) {
 		r->nsaturated += r->blocks[k].nsaturated;
 		r->nflushed += r->blocks[k].nflushed;
-		amax = fmax(amax, r->blocks[k].amax);
 	}
-	for (size_t i = 0; i < r->n && amax > 0; i++) {
-		double xi = fmt_num_to_double(&x[i]) / amax, vi = r->elems[i].value / amax;
-		num += (vi - xi) * (vi - xi);
-		den += xi * xi;
-	}
-	r->rel_error = den > 0 ? sqrt(num / den) : 0;
+	err_sum s;
+	err_init(&s);
+	for (size_t i = 0; i < r->n; i++)
+		err_add(&s, &x[i], r->elems[i].value);
+	r->rel_error = err_done(&s);
 }
 
 mp_status quant_run(const quant_opts *o, const fmt_num *x, size_t n, quant_result *r)

@@ -119,10 +119,12 @@ typedef struct {
 	double scale;          /* X = 2^scale_exp (MX) or s_b (nvfp4), exact */
 	int scale_exp;         /* MX: the exponent; nvfp4: 0 */
 	bool clamped;          /* MX: the exponent was clamped to [-127, 127] */
-	double amax;           /* max |V_i| to the nearest binary64 */
+	double amax;           /* max |V_i| to the nearest binary64 (inf or 0 beyond its range) */
+	size_t amax_at;        /* an element whose |V_i| is the amax (its exact value) */
 	size_t nsaturated;     /* elements with QUANT_SATURATED */
 	size_t nflushed;       /* elements with QUANT_FLUSHED */
-	double rel_error;      /* ||value - V|| / ||V|| (2-norms; 0 for an all-zero block) */
+	double rel_error;      /* ||value - V|| / ||V|| (2-norms; 0 for an all-zero block), computed
+	                        * exactly then rounded: right for inputs beyond binary64's range */
 } quant_block;
 
 typedef struct {

@@ -27,6 +27,15 @@ typedef struct {
 /* V=128 (bytes below 128), T=128, C=128, L=4, NH=4. */
 gpt_config gpt_config_default(void);
 
+/* The largest shape train accepts (--layers, --heads, --context,
+ * --channels), and the largest vocabulary (a token is one byte); the
+ * checkpoint reader refuses a file beyond them. */
+#define GPT_MAX_LAYERS 64
+#define GPT_MAX_HEADS 64
+#define GPT_MAX_CONTEXT 4096
+#define GPT_MAX_CHANNELS 4096
+#define GPT_MAX_VOCAB 256
+
 #define GPT_NUM_PARAM_TENSORS 16
 
 /* Element counts of the 16 parameter tensors of config c, in gpt_params
