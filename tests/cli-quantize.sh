@@ -272,4 +272,10 @@ cmp -s "$tmp/out" "$tmp/sr1" && ok "sr: the same seed, the same bits" || bad "sr
 run_in "$tmp/sr" quantize --to mxfp8-e4m3 --mode sr --seed 6 --csv
 cmp -s "$tmp/out" "$tmp/sr1" && bad "sr: another seed, other bits" || ok "sr: another seed, other bits"
 
+# the amax is a magnitude even when the largest element is negative: |-3| = 3,
+# printed short (the exact value is a binary64)
+run quantize --to mxfp4 -- -3 1 2
+expect_rc "a negative largest element" 0
+out_has "a negative largest element: amax 3" "block 0 (elements 0..2): amax 3"
+
 finish

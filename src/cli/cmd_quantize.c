@@ -262,7 +262,8 @@ static void print_block(const quant_result *r, const value_list *v, size_t k)
 	}
 	/* amax from its exact value when binary64 cannot hold it (1e400, 1e-400) */
 	double abs_amax, rel_amax;
-	fmt_error_of(&v->x[b->amax_at], b->amax, &abs_amax, &rel_amax);
+	double signed_amax = fmt_num_to_double(&v->x[b->amax_at]) < 0 ? -b->amax : b->amax;
+	fmt_error_of(&v->x[b->amax_at], signed_amax, &abs_amax, &rel_amax);
 	if (rel_amax <= 0x1p-53)
 		short_text(a, sizeof a, b->amax);
 	else

@@ -262,7 +262,7 @@ static void run_mx_block(const quant_info *q, const quant_opts *o, const fmt_num
 	mpq_t amax, div, maxq;
 	mpq_inits(amax, div, maxq, NULL);
 	b->amax_at = b->begin + q_amax(amax, x + b->begin, b->count);
-	b->amax = fmt_num_to_double(&x[b->amax_at]);
+	b->amax = fabs(fmt_num_to_double(&x[b->amax_at]));   /* the element may be negative */
 	b->scale_exp = mx_scale_exp(q, o->rule, amax, &b->clamped);
 	b->scale_bits = (uint32_t)(b->scale_exp + 127);
 	b->scale = ldexp(1.0, b->scale_exp);
@@ -307,7 +307,7 @@ static void run_nv_block(const quant_info *q, const quant_opts *o, double st, co
 	fmt_num t;
 	fmt_num_init(&t);
 	b->amax_at = b->begin + q_amax(t.mag, x + b->begin, b->count);
-	b->amax = fmt_num_to_double(&x[b->amax_at]);
+	b->amax = fabs(fmt_num_to_double(&x[b->amax_at]));   /* the element may be negative */
 	b->scale_bits = 0;
 	if (st > 0 && mpq_sgn(t.mag) > 0) {
 		mpq_t d;
