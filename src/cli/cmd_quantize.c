@@ -242,6 +242,18 @@ static const char *short_text(char *buf, size_t n, double v)
 	return buf;
 }
 
+/* The shortest decimal that reads back as v: the amax is an input, shown as
+ * typed (0.05, not the binary64's 0.050000000000000003). */
+static const char *shortest_text(char *buf, size_t n, double v)
+{
+	for (int digits = 1; digits <= 17; digits++) {
+		snprintf(buf, n, "%.*g", digits, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
 static void print_shares(const char *lead, size_t nsat, size_t nflush, size_t n, double rel)
 {
 	printf("%ssaturated %zu of %zu (%.1f%%), flushed to zero %zu of %zu (%.1f%%), relative error %.4g\n", lead,
@@ -265,7 +277,7 @@ static void print_block(const quant_result *r, const value_list *v, size_t k)
 	double signed_amax = fmt_num_to_double(&v->x[b->amax_at]) < 0 ? -b->amax : b->amax;
 	fmt_error_of(&v->x[b->amax_at], signed_amax, &abs_amax, &rel_amax);
 	if (rel_amax <= 0x1p-53)
-		short_text(a, sizeof a, b->amax);
+		shortest_text(a, sizeof a, b->amax);
 	else
 		fmt_error_text(&v->x[b->amax_at], 0.0, 17, a, s, sizeof a);   /* |0 - amax| */
 	printf("block %zu (elements %zu..%zu): amax %s\n", k, b->begin, b->begin + b->count - 1, a);
