@@ -115,6 +115,9 @@ else
 	expect_rc "fp8-delayed --device cuda" 2
 	err_has "fp8-delayed --device cuda: CPU only" "device cpu only"
 fi
+run bench train --policy bf16-mixed,fp9
+expect_rc "bench train --policy bf16-mixed,fp9" 2
+err_has "bench --policy fp9: names it and the presets" "'fp9'.*fp8-delayed"
 run train --policy list
 grep -q "fp8-delayed" "$tmp/out" && grep -q "fp8-current" "$tmp/out"
 check "train --policy list: both recipes" $? ""
