@@ -105,6 +105,23 @@ static int optim_option(const char *cmd, train_setup *su, int c)
 	}
 }
 
+/* The accumulator and fp8-scaling options, each a policy change named as
+ * its option; 1, or -1 (reported) when there are too many. */
+static int later_part(const char *cmd, train_setup *su, int c)
+{
+	static const char *const keys[] = {
+		[OPT_ACCBITS - OPT_ACCBITS] = "accum-bits", [OPT_PROMOTE - OPT_ACCBITS] = "promote-every",
+		[OPT_FP8SCALING - OPT_ACCBITS] = "fp8-scaling", [OPT_FP8FMT - OPT_ACCBITS] = "fp8-format",
+		[OPT_AMAXH - OPT_ACCBITS] = "amax-history", [OPT_AMAXALGO - OPT_ACCBITS] = "amax-algo",
+		[OPT_MARGIN - OPT_ACCBITS] = "fp8-margin" };
+	if (su->nchanges == sizeof su->changes / sizeof su->changes[0]) {
+		cli_error(cmd, "too many policy changes");
+		return -1;
+	}
+	su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_ACCBITS], optarg };
+	return 1;
+}
+
 /* Handles one common option; returns 1 handled, 0 not common, -1 error. */
 int train_opts_common(const char *cmd, train_setup *su, int c)
 {
@@ -210,19 +227,8 @@ int train_opts_common(const char *cmd, train_setup *su, int c)
 		return 1;
 	}
 	case OPT_ACCBITS: case OPT_PROMOTE: case OPT_FP8SCALING: case OPT_FP8FMT: case OPT_AMAXH: case OPT_AMAXALGO:
-	case OPT_MARGIN: {
-		static const char *const keys[] = {
-			[OPT_ACCBITS - OPT_ACCBITS] = "accum-bits", [OPT_PROMOTE - OPT_ACCBITS] = "promote-every",
-			[OPT_FP8SCALING - OPT_ACCBITS] = "fp8-scaling", [OPT_FP8FMT - OPT_ACCBITS] = "fp8-format",
-			[OPT_AMAXH - OPT_ACCBITS] = "amax-history", [OPT_AMAXALGO - OPT_ACCBITS] = "amax-algo",
-			[OPT_MARGIN - OPT_ACCBITS] = "fp8-margin" };
-		if (su->nchanges == sizeof su->changes / sizeof su->changes[0]) {
-			cli_error(cmd, "too many policy changes");
-			return -1;
-		}
-		su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_ACCBITS], optarg };
-		return 1;
-	}
+	case OPT_MARGIN:
+		return later_part(cmd, su, c);
 	default:
 		return optim_option(cmd, su, c);
 	}
