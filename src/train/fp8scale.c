@@ -26,7 +26,7 @@ float fp8_current_scale(float fp8_max, float amax)
 	return isinf(s) ? FLT_MAX : s;
 }
 
-float fp8_history_amax(const float *hist, size_t H, amax_algo algo)
+float fp8_history_amax(const float *hist, size_t H, fp8_amax_algo algo)
 {
 	if (algo == AMAX_ALGO_MOST_RECENT || H == 0)
 		return H ? hist[0] : 0.0f;
@@ -99,7 +99,7 @@ typedef struct {
 struct fp8_state {
 	size_t count, H;
 	fp8_scaling scaling;
-	amax_algo algo;
+	fp8_amax_algo algo;
 	int margin;
 	fmt_id fwd, bwd;
 	float *hist;                /* (count, H) newest first */
@@ -133,7 +133,7 @@ static bool fp8_kind(fmt_id f)
 }
 
 mp_status fp8_state_create(fp8_state **out, size_t L, fp8_scaling s, fmt_id fwd, fmt_id bwd, size_t H,
-                           amax_algo algo, int margin)
+                           fp8_amax_algo algo, int margin)
 {
 	*out = NULL;
 	if (s == FP8_SCALING_NONE || L == 0 || H == 0 || H > FP8_HISTORY_MAX || !fp8_kind(fwd) || !fp8_kind(bwd))

@@ -41,7 +41,7 @@ float fp8_delayed_scale(float fp8_max, float amax, int margin, float prev);
 float fp8_current_scale(float fp8_max, float amax);
 
 /* The amax the history hist[0..H) (hist[0] the newest) gives under algo. */
-float fp8_history_amax(const float *hist, size_t H, amax_algo algo);
+float fp8_history_amax(const float *hist, size_t H, fp8_amax_algo algo);
 
 /* hist[0..H) after amax enters it: hist[0] = amax, the rest shifted one
  * place older, the oldest dropped. */
@@ -76,7 +76,7 @@ typedef struct fp8_state fp8_state;
  * fwd, output gradients in bwd, with an H-step history. MP_ENOMEM,
  * MP_EINVAL for a bad H or format. */
 mp_status fp8_state_create(fp8_state **out, size_t L, fp8_scaling s, fmt_id fwd, fmt_id bwd, size_t H,
-                           amax_algo algo, int margin);
+                           fp8_amax_algo algo, int margin);
 void fp8_state_free(fp8_state *st);
 
 /* The index of block l's Linear k (0 attn.c_attn, 1 attn.c_proj, 2

@@ -12,7 +12,7 @@ typedef enum {
 typedef enum {
 	AMAX_ALGO_MAX,          /* the largest amax in the history window */
 	AMAX_ALGO_MOST_RECENT,  /* the last step's amax */
-} amax_algo;
+} fp8_amax_algo;
 
 enum { FP8_HISTORY_MAX = 1024, FP8_MARGIN_MAX = 32 };
 

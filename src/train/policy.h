@@ -49,7 +49,7 @@ typedef struct {
 	fp8_scaling fp8;
 	fmt_id fp8_fwd, fp8_bwd;
 	size_t amax_history;       /* delayed: the window, 1..FP8_HISTORY_MAX */
-	amax_algo amax_algo;
+	fp8_amax_algo amax_algo;
 	int fp8_margin;            /* scale = fp8_max / amax / 2^margin */
 } train_policy;
 
