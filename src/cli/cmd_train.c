@@ -45,7 +45,7 @@ static void train_help(void)
 	       "                     grad_norm,loss_scale,skipped,underflow_frac,\n"
 	       "                     lost_update_frac,resid_lost_frac,ms,overflow_frac\n"
 	       "                     (overflow_frac: the share of the fp8-scaled tensors'\n"
-	       "                     elements saturated or NaN; empty without per-tensor scaling)\n"
+	       "                     elements saturated or NaN; empty for other policies)\n"
 	       "  --tensor-stats FILE   per step, policy and fp8-scaled tensor (FILE may be -):\n"
 	       "                     step,policy,tensor,format,amax,scale,overflow_frac,\n"
 	       "                     underflow_frac (tensors as h.2.mlp.c_fc.input)\n"

@@ -87,4 +87,11 @@ static inline bool policy_accum_emulated(const train_policy *p)
 	return p->accum_bits != 0 || p->promote_every != 0;
 }
 
+/* Whether only the CPU trainer runs p (an emulated accumulator, per-tensor
+ * fp8 scaling): the GPU trainers refuse it. */
+static inline bool policy_cpu_only(const train_policy *p)
+{
+	return policy_accum_emulated(p) || p->fp8 != FP8_SCALING_NONE;
+}
+
 #endif

@@ -40,11 +40,9 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	const train_backend *be = train_backend_for(cfg->device);
 	if (!be || cfg->B == 0 || cfg->t == 0 || cfg->t > cfg->model.T)
 		return MP_EINVAL;
-	/* the emulated accumulator lives in model.c, which only the CPU backend runs */
-	if (policy_accum_emulated(p) && cfg->device != TRAIN_DEVICE_CPU)
-		return MP_EUNSUPPORTED;
-	/* so is the per-tensor fp8 scaling */
-	if (p->fp8 != FP8_SCALING_NONE && cfg->device != TRAIN_DEVICE_CPU)
+	/* the emulated accumulator and the per-tensor fp8 casts live in model.c,
+	 * which only the CPU backend runs */
+	if (policy_cpu_only(p) && cfg->device != TRAIN_DEVICE_CPU)
 		return MP_EUNSUPPORTED;
 	trainer *t = calloc(1, sizeof *t);
 	if (!t)
