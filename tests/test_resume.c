@@ -69,9 +69,9 @@ static void csv_text(const char *policy, const train_stats *s, char *buf, size_t
 static void assert_same_record(const char *what, const train_stats *a, const train_stats *b)
 {
 	const double x[] = { a->loss, a->val_loss, a->grad_norm, a->loss_scale, a->underflow_frac,
-		             a->lost_update_frac, a->resid_lost_frac };
+		             a->lost_update_frac, a->resid_lost_frac, a->overflow_frac };
 	const double y[] = { b->loss, b->val_loss, b->grad_norm, b->loss_scale, b->underflow_frac,
-		             b->lost_update_frac, b->resid_lost_frac };
+		             b->lost_update_frac, b->resid_lost_frac, b->overflow_frac };
 	ck_assert_msg(a->step == b->step && a->skipped == b->skipped && !memcmp(x, y, sizeof x),
 	              "%s step %zu: loss %.17g / %.17g, grad_norm %.17g / %.17g, scale %g / %g, val %.17g / %.17g", what,
 	              a->step, a->loss, b->loss, a->grad_norm, b->grad_norm, a->loss_scale, b->loss_scale, a->val_loss,
@@ -341,6 +341,62 @@ static void assert_refused(const train_config *cfg, const train_policy *p, const
 	trainer_free(fresh);
 }
 
+/* Delayed fp8 scaling keeps an amax history per tensor and the next
+ * scale: a 2-step window (so the split falls after it has wrapped), the
+ * most_recent algorithm, a margin; and current scaling, which keeps none.
+ * A resume that lost the history would cast step k with scale 1 (the
+ * initial one) and differ from the straight run. */
+START_TEST(fp8_scaling_state)
+{
+	load_corpus();
+	train_config cfg = small_config();
+	train_policy p = policy_named("fp8-delayed", "amax-history", "2");
+	char err[256];
+	ck_assert_int_eq(policy_set(&p, "fp8-margin", "1", err, sizeof err), MP_OK);
+	check_resume(&cfg, &p, 4);
+	p = policy_named("fp8-delayed", "amax-algo", "most_recent");
+	check_resume(&cfg, &p, 3);
+	p = policy_named("fp8-current", NULL, NULL);
+	check_resume(&cfg, &p, 3);
+
+	/* the state holds the tensors: (L*4*3, H) histories and scales, the
+	 * scales no longer the initial 1 after a step; without them, refused */
+	p = policy_named("fp8-delayed", "amax-history", "2");
+	trainer *t = make(&cfg, &p);
+	train_stats s;
+	ck_assert_int_eq(trainer_step(t, &s), MP_OK);
+	run_state rs, bad;
+	run_state_init(&rs);
+	ck_assert_int_eq(trainer_state_export(t, &rs), MP_OK);
+	trainer_free(t);
+	const rs_tensor *h = run_state_find(&rs, "state.fp8.amax_history");
+	const rs_tensor *sc = run_state_find(&rs, "state.fp8.scale");
+	ck_assert(h && h->ndim == 2 && h->shape[0] == cfg.model.L * 12 && h->shape[1] == 2);
+	ck_assert(sc && sc->ndim == 1 && sc->shape[0] == cfg.model.L * 12);
+	float s0;
+	memcpy(&s0, sc->data, sizeof s0);
+	ck_assert_msg(s0 != 1.0f, "scale of h.0.attn.c_attn.weight still 1 after a step");
+	copy_state(&bad, &rs, "state.fp8.scale");
+	assert_refused(&cfg, &p, &bad, "'state.fp8.scale' is missing");
+	run_state_free(&bad);
+	copy_state(&bad, &rs, "state.fp8.scale");
+	float neg[24];
+	for (size_t i = 0; i < 24; i++)
+		neg[i] = -1.0f;
+	ck_assert_int_eq(run_state_add(&bad, "state.fp8.scale", RS_F32, 1, (size_t[]){ 24 }, neg), MP_OK);
+	assert_refused(&cfg, &p, &bad, "state.fp8.scale[0] is -1, not a positive scale");
+	run_state_free(&bad);
+	/* another window is another policy */
+	train_policy q = policy_named("fp8-delayed", "amax-history", "3");
+	assert_refused(&cfg, &q, &rs, "state.policy");
+	/* nor is the current-scaling policy, which keeps no such tensors */
+	q = policy_named("fp8-current", NULL, NULL);
+	assert_refused(&cfg, &q, &rs, "state.policy");
+	run_state_free(&rs);
+	corpus_free(&data);
+}
+END_TEST
+
 START_TEST(import_refuses)
 {
 	load_corpus();
@@ -454,6 +510,7 @@ static Suite *resume_suite(void)
 	tcase_add_test(tc, warmup_cosine);
 	tcase_add_test(tc, optim_state_sr_and_16bit_weights);
 	tcase_add_test(tc, gpt2_layout);
+	tcase_add_test(tc, fp8_scaling_state);
 	tcase_add_test(tc, import_refuses);
 	tcase_add_test(tc, gpu_code);
 	suite_add_tcase(s, tc);

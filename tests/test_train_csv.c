@@ -28,7 +28,7 @@ START_TEST(header)
 	csvw_init(&w, fp);
 	train_csv_header(&w);
 	ck_assert_str_eq(written(fp), "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,"
-	                              "lost_update_frac,resid_lost_frac,ms\n");
+	                              "lost_update_frac,resid_lost_frac,ms,overflow_frac\n");
 }
 END_TEST
 
@@ -42,17 +42,19 @@ START_TEST(rows)
 	 * (a number: no apostrophe), 6 significant digits, ms to 3 decimals */
 	train_stats a = { .step = 7, .loss = 2.5, .val_loss = NAN, .grad_norm = 0.125, .loss_scale = 65536,
 		          .skipped = true, .underflow_frac = 0.25, .lost_update_frac = 1e-7,
-		          .resid_lost_frac = -9.96731e-10, .ms = 12.3456 };
-	/* 1/3 to 6 decimals, 123456789 as 1.23457e+08, zeros */
-	train_stats b = { .step = 8, .loss = 1.0 / 3.0, .val_loss = 1.75, .grad_norm = 123456789, .loss_scale = 1 };
+		          .resid_lost_frac = -9.96731e-10, .ms = 12.3456, .overflow_frac = NAN };
+	/* 1/3 to 6 decimals, 123456789 as 1.23457e+08, zeros; overflow_frac
+	 * last, empty without per-tensor scaling (a), else 6 digits (b) */
+	train_stats b = { .step = 8, .loss = 1.0 / 3.0, .val_loss = 1.75, .grad_norm = 123456789, .loss_scale = 1,
+		          .overflow_frac = 1.0 / 3.0 * 1e-6 };
 	train_csv_row(&w, "fp16-mixed", &a);
 	train_csv_row(&w, "fp32", &b);
 	/* a name with a comma is quoted */
 	train_csv_row(&w, "a,b", &b);
 	ck_assert(csvw_ok(&w));
-	ck_assert_str_eq(written(fp), "7,fp16-mixed,2.500000,,0.125,65536,1,0.25,1e-07,-9.96731e-10,12.346\n"
-	                              "8,fp32,0.333333,1.750000,1.23457e+08,1,0,0,0,0,0.000\n"
-	                              "8,\"a,b\",0.333333,1.750000,1.23457e+08,1,0,0,0,0,0.000\n");
+	ck_assert_str_eq(written(fp), "7,fp16-mixed,2.500000,,0.125,65536,1,0.25,1e-07,-9.96731e-10,12.346,\n"
+	                              "8,fp32,0.333333,1.750000,1.23457e+08,1,0,0,0,0,0.000,3.33333e-07\n"
+	                              "8,\"a,b\",0.333333,1.750000,1.23457e+08,1,0,0,0,0,0.000,3.33333e-07\n");
 }
 END_TEST
 

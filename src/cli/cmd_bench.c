@@ -37,6 +37,8 @@ static void bench_help(void)
 	       "  train          ms per training step of the tiny GPT (default shape) for fp32\n"
 	       "                 and bf16-mixed, the share of the step spent in sgemm, and the\n"
 	       "                 achieved GFLOP/s against sgemm's own at the same shapes\n"
+	       "  --policy P,..  train: the policies timed, each against the first (default\n"
+	       "                 fp32,bf16-mixed; e.g. bf16-mixed,fp8-delayed,fp8-current)\n"
 	       "  tui            the workbench, off-screen: time to its first frame at 80x24\n"
 	       "                 and 132x43 (the budget is 100 ms), and the time from a key\n"
 	       "                 to its finished frame while training runs (budget 50 ms)\n"
@@ -152,7 +154,7 @@ static double traffic_per_elem(const kernel *k)
 
 static int bench_round(const int *threads, int nthreads, size_t mib, unsigned reps, bool csv);
 static int bench_drift(const int *threads, int nthreads, size_t mib, unsigned reps, bool csv);
-static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv);
+static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv, const char *policy_list);
 static int bench_tui(unsigned reps, bool csv);
 
 /* --- the GPU --- */
@@ -244,10 +246,11 @@ int cmd_bench(int argc, char **argv)
 		{ "reps", required_argument, NULL, 'r' },
 		{ "csv", no_argument, NULL, 'c' },
 		{ "device", required_argument, NULL, 'd' },
+		{ "policy", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *threads_list = "1,2", *device = "cpu";
+	const char *threads_list = "1,2", *device = "cpu", *policies = "fp32,bf16-mixed";
 	bool mib_given = false;
 	unsigned long long mib = 512, reps = 3;
 	bool csv = false;
@@ -267,6 +270,7 @@ int cmd_bench(int argc, char **argv)
 				return CLI_USAGE;
 			break;
 		case 'c': csv = true; break;
+		case 'p': policies = optarg; break;
 		case 'd':
 			if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda")) {
 				cli_error("bench", "--device: unknown device '%s' (known: cpu, cuda)", optarg);
@@ -320,7 +324,7 @@ int cmd_bench(int argc, char **argv)
 	if (rc == CLI_OK && (all || !strcmp(what, "drift")))
 		rc = bench_drift(threads, nthreads, (size_t)mib, (unsigned)reps, csv);
 	if (rc == CLI_OK && (all || !strcmp(what, "train")))
-		rc = bench_train(threads, nthreads, (unsigned)reps, csv);
+		rc = bench_train(threads, nthreads, (unsigned)reps, csv, policies);
 	if (rc == CLI_OK && (all || !strcmp(what, "tui")))
 		rc = bench_tui((unsigned)reps, csv);
 	if (rc == CLI_OK && !cli_flush_stdout("bench"))
@@ -554,8 +558,17 @@ static int bench_drift(const int *threads, int nthreads, size_t mib, unsigned re
 
 void openblas_set_num_threads(int num_threads);
 
-static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv)
+static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv, const char *policy_list)
 {
+	train_policy pols[16];
+	size_t np = 0;
+	char names[512];
+	snprintf(names, sizeof names, "%s", policy_list);
+	for (char *save = NULL, *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (np == 16 || policy_from_name(tok, &pols[np++]) != MP_OK) {
+			cli_error("bench", "--policy: unknown policy '%s' or more than 16 (known: %s)", tok, policy_preset_names());
+			return CLI_USAGE;
+		}
 	train_config cfg = train_config_default();
 	cfg.eval_every = 0;
 	corpus data;
@@ -565,7 +578,6 @@ static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv
 		cli_error("bench", "train: %s", err);
 		return CLI_ENV;
 	}
-	static const char *const policies[] = { "fp32", "bf16-mixed" };
 	size_t steps = 4 * (size_t)reps;
 	csvw w;
 	if (csv) {
@@ -583,13 +595,12 @@ static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv
 	for (int ti = 0; ti < nthreads && rc == CLI_OK; ti++) {
 		/* the trainer runs the two batch halves on up to two threads */
 		cfg.threads = threads[ti] >= 2 ? 2 : 1;
-		double fp32_ms = 0;
-		for (size_t k = 0; k < sizeof policies / sizeof policies[0]; k++) {
-			train_policy p;
-			policy_from_name(policies[k], &p);
+		double first_ms = 0;
+		for (size_t k = 0; k < np; k++) {
+			const char *name = pols[k].name;
 			trainer *t;
-			if (trainer_create(&t, &cfg, &p, &data) != MP_OK) {
-				cli_error("bench", "train: cannot set up %s", policies[k]);
+			if (trainer_create(&t, &cfg, &pols[k], &data) != MP_OK) {
+				cli_error("bench", "train: cannot set up %s", name);
 				rc = CLI_ENV;
 				break;
 			}
@@ -606,20 +617,20 @@ static int bench_train(const int *threads, int nthreads, unsigned reps, bool csv
 			trainer_free(t);
 			double ms = 1e3 * el / (double)steps;
 			if (k == 0)
-				fp32_ms = ms;
+				first_ms = ms;
 			if (csv) {
 				csvw_fieldf(&w, "%d", threads[ti]);
-				csvw_field(&w, policies[k]);
+				csvw_field(&w, name);
 				csvw_fieldf(&w, "%.2f", ms);
 				csvw_fieldf(&w, "%.3f", gs / el);
 				csvw_fieldf(&w, "%.2f", gf / el * 1e-9);
 				csvw_fieldf(&w, "%.2f", gs > 0 ? gf / gs * 1e-9 : 0.0);
 				csvw_end_row(&w);
 			} else {
-				printf("%-8d %-12s %10.1f %11.0f%% %10.1f %14.1f", threads[ti], policies[k], ms, 100 * gs / el,
+				printf("%-8d %-12s %10.1f %11.0f%% %10.1f %14.1f", threads[ti], name, ms, 100 * gs / el,
 				       gf / el * 1e-9, gs > 0 ? gf / gs * 1e-9 : 0.0);
 				if (k > 0)
-					printf("   (%.2fx the fp32 step)", ms / fp32_ms);
+					printf("   (%.2fx the %s step)", ms / first_ms, pols[0].name);
 				printf("\n");
 			}
 			fflush(stdout);

@@ -43,7 +43,12 @@ static void train_help(void)
 	       "  --steps N          optimisation steps (default 200)\n"
 	       "  --csv FILE         per-step CSV (FILE may be -): step,policy,loss,val_loss,\n"
 	       "                     grad_norm,loss_scale,skipped,underflow_frac,\n"
-	       "                     lost_update_frac,resid_lost_frac,ms\n"
+	       "                     lost_update_frac,resid_lost_frac,ms,overflow_frac\n"
+	       "                     (overflow_frac: the share of the fp8-scaled tensors'\n"
+	       "                     elements saturated or NaN; empty for other policies)\n"
+	       "  --tensor-stats FILE   per step, policy and fp8-scaled tensor (FILE may be -):\n"
+	       "                     step,policy,tensor,format,amax,scale,overflow_frac,\n"
+	       "                     underflow_frac (tensors as h.2.mlp.c_fc.input)\n"
 	       "  --data FILE        training text (default: the bundled corpus); the last tenth\n"
 	       "                     is held out\n"
 	       "  --lr X             AdamW learning rate (default %g; a schedule's peak)\n"
@@ -83,7 +88,14 @@ static void train_help(void)
 	       "                     truncated in blocks of 32 as Hopper's fp8 tensor cores do\n"
 	       "                     (see mixprec accum); CPU only, a low-precision GEMM only,\n"
 	       "                     and slow: a C loop per dot instead of BLAS\n"
-	       "  --promote-every K  add the partial sum into fp32 every K products (0: never)\n\n"
+	       "  --promote-every K  add the partial sum into fp32 every K products (0: never)\n"
+	       "  --fp8-scaling none|delayed|current   the Linear layers' operands cast to fp8\n"
+	       "                     with one fp32 scale per tensor (Transformer Engine's\n"
+	       "                     DelayedScaling / Float8CurrentScaling; CPU only)\n"
+	       "  --fp8-format hybrid|e4m3   E4M3 forward and E5M2 gradients, or E4M3 for all\n"
+	       "  --amax-history H   delayed: amax over the last H steps (1..1024; presets 16)\n"
+	       "  --amax-algo max|most_recent   delayed: the history's max or newest amax\n"
+	       "  --fp8-margin M     delayed: scale = fp8_max / amax / 2^M (default 0)\n\n"
 	       "Progress goes to stderr: on a terminal one line rewritten each step, else a\n"
 	       "line every --progress-every S seconds (default 5; 0: every step).\n"
 	       "A loss that turns inf or NaN stops the run with exit status 2 (the CSV keeps\n"
@@ -244,11 +256,12 @@ static void print_progress(const run_meter *pm, const train_setup *su, const tra
 
 /* Parses train's arguments into *su and *csv_path; returns -1 to go on,
  * else the exit status (after --help, or for a bad option). */
-static int train_parse(int argc, char **argv, train_setup *su, const char **csv_path, train_ckpt *ck,
-                       train_resume *rz)
+static int train_parse(int argc, char **argv, train_setup *su, const char **csv_path, const char **stats_path,
+                       train_ckpt *ck, train_resume *rz)
 {
 	static const struct option opts[] = { COMMON_OPTIONS, TRAIN_CKPT_OPTIONS, TRAIN_RESUME_OPTIONS,
 		                              { "csv", required_argument, NULL, OPT_CSV },
+		                              { "tensor-stats", required_argument, NULL, OPT_TSTATS },
 		                              { "progress-every", required_argument, NULL, OPT_PROGRESS }, { 0 } };
 	cli_args args = { 0 };
 	char *value;
@@ -258,8 +271,8 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 			train_help();
 			return cli_flush_stdout("train") ? CLI_OK : CLI_ENV;
 		}
-		if (c == OPT_CSV) {
-			*csv_path = optarg;
+		if (c == OPT_CSV || c == OPT_TSTATS) {
+			*(c == OPT_CSV ? csv_path : stats_path) = optarg;
 			continue;
 		}
 		if (c == OPT_PROGRESS) {
@@ -312,24 +325,51 @@ static int create_trainers(const train_setup *su, const train_policy *pols, size
 	return rz->file ? train_resume_apply(rz, tr, pols) : CLI_OK;
 }
 
-/* Opens the CSV (FILE, written to a temporary and renamed at the end, or -
- * for stdout) and writes its header; CLI_ENV when it cannot be opened. */
-static int open_csv(const char *path, file_atomic *out, FILE **fp, csvw *w)
+/* An output CSV: --csv or --tensor-stats. */
+typedef struct {
+	const char *opt, *path;   /* path NULL: not asked for */
+	file_atomic out;
+	FILE *fp;
+	csvw w;
+} csv_out;
+
+/* Opens o (FILE, written to a temporary and renamed at the end, or - for
+ * stdout) and writes its header; CLI_ENV when it cannot be opened. */
+static int open_csv(csv_out *o, void (*header)(csvw *))
 {
-	if (!cli_out_open("train", "--csv", path, out, fp))
+	if (!o->path)
+		return CLI_OK;
+	if (!cli_out_open("train", o->opt, o->path, &o->out, &o->fp))
 		return CLI_ENV;
-	csvw_init(w, *fp);
-	train_csv_header(w);
+	csvw_init(&o->w, o->fp);
+	header(&o->w);
+	return CLI_OK;
+}
+
+/* Step s of policy p into the two CSVs that are open; CLI_ENV (reported)
+ * when a write fails. */
+static int write_step(csv_out *csv, csv_out *stats, const trainer *t, const train_policy *p, const train_stats *s)
+{
+	if (csv->fp)
+		train_csv_row(&csv->w, p->name, s);
+	if (stats->fp)
+		tensor_stats_rows(&stats->w, s->step, p->name, trainer_fp8(t));
+	csv_out *o[2] = { csv, stats };
+	for (int i = 0; i < 2; i++)
+		if (o[i]->fp && (fflush(o[i]->fp) != 0 || ferror(o[i]->fp))) {
+			cli_error("train", "%s: writing '%s' failed: %s", o[i]->opt, o[i]->path, strerror(errno ? errno : EIO));
+			return CLI_ENV;
+		}
 	return CLI_OK;
 }
 
 int cmd_train(int argc, char **argv)
 {
 	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 200, .progress_every = 5 };
-	const char *csv_path = NULL;
+	csv_out csv = { .opt = "--csv" }, stats = { .opt = "--tensor-stats" };
 	train_ckpt ck = { 0 };
 	train_resume rz = { 0 };
-	int rc = train_parse(argc, argv, &su, &csv_path, &ck, &rz);
+	int rc = train_parse(argc, argv, &su, &csv.path, &stats.path, &ck, &rz);
 	if (rc >= 0)
 		return rc;
 	if (!strcmp(su.policies, "list"))
@@ -354,11 +394,10 @@ int cmd_train(int argc, char **argv)
 
 	trainer *tr[16] = { 0 };
 	rc = create_trainers(&su, pols, np, &data, tr, &rz);
-	FILE *fp = NULL;
-	file_atomic out;
-	csvw w;
-	if (rc == CLI_OK && csv_path)
-		rc = open_csv(csv_path, &out, &fp, &w);
+	if (rc == CLI_OK)
+		rc = open_csv(&csv, train_csv_header);
+	if (rc == CLI_OK)
+		rc = open_csv(&stats, tensor_stats_header);
 	struct sigaction sa = { .sa_handler = on_sigint }, old;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old);
@@ -385,14 +424,8 @@ int cmd_train(int argc, char **argv)
 			skipped[i] += last[i].skipped;
 			if (!isnan(last[i].val_loss))
 				last_val[i] = last[i].val_loss;
-			if (fp) {
-				train_csv_row(&w, pols[i].name, &last[i]);
-				if (fflush(fp) != 0 || ferror(fp)) {
-					cli_error("train", "--csv: writing '%s' failed: %s", csv_path, strerror(errno ? errno : EIO));
-					rc = CLI_ENV;
-					break;
-				}
-			}
+			if ((rc = write_step(&csv, &stats, tr[i], &pols[i], &last[i])) != CLI_OK)
+				break;
 			if (!isfinite(last[i].loss)) {
 				cli_error("train", "policy %s, step %zu: the loss is %g; the run diverged and stops here "
 				          "(a smaller --lr or --resid-offset may help)", pols[i].name, step, last[i].loss);
@@ -412,12 +445,15 @@ int cmd_train(int argc, char **argv)
 		cli_error("train", "interrupted after %zu steps; the CSV has every finished step", done);
 	if (rc == CLI_OK)
 		rc = train_ckpt_step(&ck, &su, tr, pols, done, true);
-	if (rc == CLI_OK && done > rz.start && fp != stdout)
+	if (rc == CLI_OK && done > rz.start && csv.fp != stdout && stats.fp != stdout)
 		print_summary(&su, pols, np, tr, last, last_val, ms, skipped, done - rz.start);
 	if (done > 0 && su.cfg.device == TRAIN_DEVICE_CUDA)
 		print_gpu_profile();
 	/* a diverged run (CLI_USAGE) keeps its CSV up to the step that diverged */
-	if (!cli_out_close("train", "--csv", &out, fp, rc == CLI_OK || rc == CLI_USAGE))
+	bool keep = rc == CLI_OK || rc == CLI_USAGE;
+	if (!cli_out_close("train", "--csv", &csv.out, csv.fp, keep))
+		rc = CLI_ENV;
+	if (!cli_out_close("train", "--tensor-stats", &stats.out, stats.fp, keep))
 		rc = CLI_ENV;
 	for (size_t i = 0; i < np; i++)
 		trainer_free(tr[i]);

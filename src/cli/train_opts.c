@@ -105,6 +105,23 @@ static int optim_option(const char *cmd, train_setup *su, int c)
 	}
 }
 
+/* The accumulator and fp8-scaling options, each a policy change named as
+ * its option; 1, or -1 (reported) when there are too many. */
+static int later_part(const char *cmd, train_setup *su, int c)
+{
+	static const char *const keys[] = {
+		[OPT_ACCBITS - OPT_ACCBITS] = "accum-bits", [OPT_PROMOTE - OPT_ACCBITS] = "promote-every",
+		[OPT_FP8SCALING - OPT_ACCBITS] = "fp8-scaling", [OPT_FP8FMT - OPT_ACCBITS] = "fp8-format",
+		[OPT_AMAXH - OPT_ACCBITS] = "amax-history", [OPT_AMAXALGO - OPT_ACCBITS] = "amax-algo",
+		[OPT_MARGIN - OPT_ACCBITS] = "fp8-margin" };
+	if (su->nchanges == sizeof su->changes / sizeof su->changes[0]) {
+		cli_error(cmd, "too many policy changes");
+		return -1;
+	}
+	su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_ACCBITS], optarg };
+	return 1;
+}
+
 /* Handles one common option; returns 1 handled, 0 not common, -1 error. */
 int train_opts_common(const char *cmd, train_setup *su, int c)
 {
@@ -209,13 +226,9 @@ int train_opts_common(const char *cmd, train_setup *su, int c)
 		su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_GEMM], value };
 		return 1;
 	}
-	case OPT_ACCBITS: case OPT_PROMOTE:
-		if (su->nchanges == sizeof su->changes / sizeof su->changes[0]) {
-			cli_error(cmd, "too many policy changes");
-			return -1;
-		}
-		su->changes[su->nchanges++] = (policy_change){ c == OPT_ACCBITS ? "accum-bits" : "promote-every", optarg };
-		return 1;
+	case OPT_ACCBITS: case OPT_PROMOTE: case OPT_FP8SCALING: case OPT_FP8FMT: case OPT_AMAXH: case OPT_AMAXALGO:
+	case OPT_MARGIN:
+		return later_part(cmd, su, c);
 	default:
 		return optim_option(cmd, su, c);
 	}
@@ -293,6 +306,11 @@ bool train_opts_offset_fits(const char *cmd, const train_setup *su, const train_
 static bool accum_options_fit(const char *cmd, const train_setup *su, const train_policy *pols, size_t np)
 {
 	for (size_t i = 0; i < np; i++) {
+		if (pols[i].fp8 != FP8_SCALING_NONE && su->cfg.device != TRAIN_DEVICE_CPU) {
+			cli_error(cmd, "--device cuda: policy %s scales its fp8 tensors one by one (amax, scale, "
+			          "history), which is emulated with --device cpu only", pols[i].name);
+			return false;
+		}
 		if (!policy_accum_emulated(&pols[i]))
 			continue;
 		const char *opt = pols[i].accum_bits ? "--accum-bits" : "--promote-every";

@@ -34,7 +34,7 @@ enum {
 	OPT_OFFSET_CH, OPT_THREADS, OPT_DEVICE, OPT_GEMM, OPT_RESID, OPT_WEIGHTS, OPT_GRADS, OPT_ACCUM,
 	OPT_OPTIM, OPT_SCALE, OPT_REDUCE, OPT_LR, OPT_SEED, OPT_DATA, OPT_STEPS, OPT_POLICY, OPT_CSV, OPT_HSCALE,
 	OPT_SCHED, OPT_WARMUP, OPT_LRMIN, OPT_PROGRESS, OPT_BETA1, OPT_BETA2, OPT_OF, OPT_PRESET,
-	OPT_ACCBITS, OPT_PROMOTE,
+	OPT_ACCBITS, OPT_PROMOTE, OPT_FP8SCALING, OPT_FP8FMT, OPT_AMAXH, OPT_AMAXALGO, OPT_MARGIN, OPT_TSTATS,
 };
 
 #define COMMON_OPTIONS                                                       \
@@ -72,6 +72,11 @@ enum {
 	{ "preset", required_argument, NULL, OPT_PRESET },                   \
 	{ "accum-bits", required_argument, NULL, OPT_ACCBITS },              \
 	{ "promote-every", required_argument, NULL, OPT_PROMOTE },           \
+	{ "fp8-scaling", required_argument, NULL, OPT_FP8SCALING },          \
+	{ "fp8-format", required_argument, NULL, OPT_FP8FMT },               \
+	{ "amax-history", required_argument, NULL, OPT_AMAXH },              \
+	{ "amax-algo", required_argument, NULL, OPT_AMAXALGO },              \
+	{ "fp8-margin", required_argument, NULL, OPT_MARGIN },               \
 	{ "help", no_argument, NULL, 'h' }
 
 /* A finite number into *v; false (reported) otherwise. */

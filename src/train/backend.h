@@ -87,6 +87,10 @@ typedef struct {
 	bool (*state_has)(const void *s, train_state_array which);
 	mp_status (*state_read)(void *s, train_state_array which, float *host);
 	mp_status (*state_write)(void *s, train_state_array which, const float *host);
+	/* The per-tensor fp8 scaling state (train/fp8scale.h) of a policy that
+	 * has one; NULL (or no operation) otherwise. Only the CPU backend runs
+	 * such policies. */
+	struct fp8_state *(*fp8)(void *s);
 } train_backend;
 
 extern const train_backend train_backend_cpu;   /* train/backend_cpu.c */

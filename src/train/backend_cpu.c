@@ -9,6 +9,7 @@
 
 #include "fmt/bulk.h"
 #include "train/backend.h"
+#include "train/fp8scale.h"
 #include "train/optim.h"
 
 typedef struct {
@@ -24,6 +25,7 @@ typedef struct {
 	float *before;          /* (P) scratch: the weights before the update */
 	float *raw_grads;       /* (P) gradients before rounding */
 	float *wq;              /* (P) the weights rounded to the GEMM format, or NULL */
+	fp8_state *fp8;         /* the per-tensor fp8 scales of a policy with them, or NULL */
 	const int *inputs, *targets;   /* (B,t) of the last forward, borrowed */
 	uint64_t step;          /* of the last forward (its SR draws; the backward's numerics) */
 } cpu_trainer;
@@ -59,7 +61,7 @@ static gpt_numerics numerics_of(const cpu_trainer *t, int h)
 	                       .reduce_lowp = p->reduce_lowp, .reduce_fmt = p->reduce_fmt, .resid_lowp = p->resid_lowp,
 	                       .resid_fmt = p->resid_fmt, .resid_mode = p->resid_mode,
 	                       .seed = t->cfg->seed ^ 0x5eedull ^ ((uint64_t)h << 40), .step = t->step,
-	                       .resid_offset = t->cfg->resid_offset,
+	                       .fp8 = t->fp8, .fp8_half = h, .resid_offset = t->cfg->resid_offset,
 	                       .resid_offset_channels = t->cfg->resid_offset_channels };
 }
 
@@ -119,6 +121,8 @@ static mp_status cpu_forward(void *state, const int *inputs, const int *targets,
 	t->inputs = inputs;
 	t->targets = targets;
 	t->step = step;
+	if (t->fp8)   /* an evaluation's casts since the last step do not count */
+		fp8_state_begin(t->fp8);
 	mp_status st = halves(t, HALF_FORWARD, 0.0f);
 	if (st != MP_OK)
 		return st;
@@ -138,7 +142,12 @@ static mp_status cpu_forward(void *state, const int *inputs, const int *targets,
 
 static mp_status cpu_backward(void *state, float loss_scale)
 {
-	return halves(state, HALF_BACKWARD, loss_scale);
+	cpu_trainer *t = state;
+	mp_status st = halves(t, HALF_BACKWARD, loss_scale);
+	/* the step's amaxes enter the histories after the step used the scales */
+	if (st == MP_OK && t->fp8)
+		fp8_state_step_end(t->fp8);
+	return st;
 }
 
 /* --- the optimiser step, on two fixed halves of the parameters --- */
@@ -418,6 +427,7 @@ static void cpu_free(void *state)
 	free(t->before);
 	free(t->raw_grads);
 	free(t->wq);
+	fp8_state_free(t->fp8);
 	free(t);
 }
 
@@ -458,6 +468,12 @@ static mp_status cpu_create(void **out, const train_config *cfg, const train_pol
 		cpu_free(t);
 		return MP_ENOMEM;
 	}
+	if (p->fp8 != FP8_SCALING_NONE &&
+	    (st = fp8_state_create(&t->fp8, cfg->model.L, p->fp8, p->fp8_fwd, p->fp8_bwd, p->amax_history,
+	                           p->amax_algo, p->fp8_margin)) != MP_OK) {
+		cpu_free(t);
+		return st;
+	}
 	memcpy(t->half[0].params_memory, params, P * sizeof(float));
 	if (t->hB[1])
 		memcpy(t->half[1].params_memory, params, P * sizeof(float));
@@ -494,6 +510,11 @@ static gpt_model *cpu_host_model(void *state)
 static const float *cpu_host_raw_grads(const void *state)
 {
 	return ((const cpu_trainer *)state)->raw_grads;
+}
+
+static fp8_state *cpu_fp8(void *state)
+{
+	return ((cpu_trainer *)state)->fp8;
 }
 
 static double cpu_v_ratio(const void *state)
@@ -562,4 +583,5 @@ const train_backend train_backend_cpu = {
 	.state_has = cpu_state_has,
 	.state_read = cpu_state_read,
 	.state_write = cpu_state_write,
+	.fp8 = cpu_fp8,
 };

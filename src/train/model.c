@@ -8,6 +8,7 @@
 
 #include "fmt/bulk.h"
 #include "train/accum.h"
+#include "train/fp8scale.h"
 #include "train/layers.h"
 #include "util/rng.h"
 
@@ -299,17 +300,11 @@ static mp_status weight_operand(gpt_model *m, const gpt_numerics *nx, const floa
  * (ln1, atty, ln2, fch_gelu, lnf) is used by nothing but its GEMM's forward
  * and backward products, so the stored activation is the rounded operand,
  * as autocast saves it, and the backward pass uses it as it is. */
-static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
-                              float *inp, const float *w, const float *bias,
-                              size_t BT, size_t C, size_t OC)
+/* out = inp @ wq^T + bias from operands already rounded, through the
+ * emulated accumulator or BLAS, the output rounded to the GEMM format. */
+static mp_status gemm_forward_core(const gpt_numerics *nx, float *out, const float *inp, const float *wq,
+                                   const float *bias, size_t BT, size_t C, size_t OC)
 {
-	if (!gemm_lowp(nx)) {
-		matmul_forward(out, inp, w, bias, 1, BT, C, OC);
-		return MP_OK;
-	}
-	TRY(round_rne(inp, BT * C, nx->gemm_fmt));
-	const float *wq;
-	TRY(weight_operand(m, nx, w, OC * C, &wq));
 	if (accum_emulated(nx)) {
 		accum_cfg c = accum_of(nx);
 		TRY(accum_gemm(out, OC, false, inp, C, 1, wq, C, 1, BT, OC, C, &c));
@@ -319,7 +314,49 @@ static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
 	} else {
 		matmul_forward(out, inp, wq, bias, 1, BT, C, OC);
 	}
-	return round_rne(out, BT * OC, nx->gemm_fmt);
+	return gemm_lowp(nx) ? round_rne(out, BT * OC, nx->gemm_fmt) : MP_OK;
+}
+
+/* Whether Linear number lin (block l's k-th: 4l + k; -1 the head) casts its
+ * operands with per-tensor fp8 scales. */
+static bool scaled(const gpt_numerics *nx, int lin)
+{
+	return nx != NULL && nx->fp8 != NULL && lin >= 0;
+}
+
+/* Casts x (n) as Linear lin's tensor of role r, by this numerics' half. */
+static void fp8_operand(const gpt_numerics *nx, size_t lin, fp8_role r, bool record, float *x, size_t n)
+{
+	fp8_state_cast(nx->fp8, nx->fp8_half, fp8_tensor_index(lin / FP8_LINEARS, lin % FP8_LINEARS, r), record, x, n);
+}
+
+/* gemm_forward under per-tensor scaling, as Transformer Engine's Linear:
+ * the input cast in place (the backward pass reuses it, as TE saves the
+ * fp8 input), the weight cast from the fp32 master into scratch. */
+static mp_status gemm_forward_scaled(gpt_model *m, const gpt_numerics *nx, float *out, float *inp, const float *w,
+                                     const float *bias, size_t BT, size_t C, size_t OC, size_t lin)
+{
+	fp8_operand(nx, lin, FP8_INPUT, true, inp, BT * C);
+	float *wq = m->acts.q_w;
+	memcpy(wq, w, OC * C * sizeof *wq);
+	fp8_operand(nx, lin, FP8_WEIGHT, true, wq, OC * C);
+	return gemm_forward_core(nx, out, inp, wq, bias, BT, C, OC);
+}
+
+static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
+                              float *inp, const float *w, const float *bias,
+                              size_t BT, size_t C, size_t OC, int lin)
+{
+	if (scaled(nx, lin))
+		return gemm_forward_scaled(m, nx, out, inp, w, bias, BT, C, OC, (size_t)lin);
+	if (!gemm_lowp(nx)) {
+		matmul_forward(out, inp, w, bias, 1, BT, C, OC);
+		return MP_OK;
+	}
+	TRY(round_rne(inp, BT * C, nx->gemm_fmt));
+	const float *wq;
+	TRY(weight_operand(m, nx, w, OC * C, &wq));
+	return gemm_forward_core(nx, out, inp, wq, bias, BT, C, OC);
 }
 
 /* The backward products of gemm_forward, emulated the same way: operands
@@ -333,17 +370,27 @@ static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
  * gradient is a reduction, not a GEMM, and stays in fp32. */
 static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp,
                                float *dweight, float *dbias, const float *dout,
-                               const float *inp, const float *w, size_t BT, size_t C, size_t OC)
+                               const float *inp, const float *w, size_t BT, size_t C, size_t OC, int lin)
 {
-	if (!gemm_lowp(nx)) {
+	bool sc = scaled(nx, lin);
+	if (!sc && !gemm_lowp(nx)) {
 		matmul_backward(dinp, dweight, dbias, dout, inp, w, 1, BT, C, OC);
 		return MP_OK;
 	}
 	gpt_acts *a = &m->acts;
-	fmt_id f = nx->gemm_fmt;
-	TRY(copy_rounded(a->q_act, dout, BT * OC, f));
 	const float *wq;
-	TRY(weight_operand(m, nx, w, OC * C, &wq));
+	if (sc) {
+		/* the output gradient in its own format and scale; the weight cast
+		 * again with the forward's scale (the same bits), not recorded twice */
+		memcpy(a->q_act, dout, BT * OC * sizeof *a->q_act);
+		fp8_operand(nx, (size_t)lin, FP8_GRAD_OUTPUT, true, a->q_act, BT * OC);
+		memcpy(a->q_w, w, OC * C * sizeof *a->q_w);
+		fp8_operand(nx, (size_t)lin, FP8_WEIGHT, false, a->q_w, OC * C);
+		wq = a->q_w;
+	} else {
+		TRY(copy_rounded(a->q_act, dout, BT * OC, nx->gemm_fmt));
+		TRY(weight_operand(m, nx, w, OC * C, &wq));
+	}
 	/* inp was rounded in place by gemm_forward */
 	if (accum_emulated(nx)) {
 		accum_cfg c = accum_of(nx);
@@ -355,7 +402,8 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
 	} else {
 		matmul_backward(dinp, dweight, NULL, a->q_act, inp, wq, 1, BT, C, OC);
 	}
-	TRY(round_rne(dinp, BT * C, f));
+	if (gemm_lowp(nx))
+		TRY(round_rne(dinp, BT * C, nx->gemm_fmt));
 	if (dbias != NULL)
 		matmul_backward(NULL, NULL, dbias, dout, inp, w, 1, BT, C, OC);
 	return MP_OK;
@@ -459,10 +507,10 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 		layernorm_forward_q(ln1, ln1_mean, ln1_rstd, resid, p->ln1w + l * C, p->ln1b + l * C, B, T, C,
 		                    kf.reduce);
 		TRY(gemm_forward(model, nx, qkv, ln1, p->qkvw + l * 3 * C * C, p->qkvb + l * 3 * C,
-		                 BT, C, 3 * C));
+		                 BT, C, 3 * C, (int)(4 * l)));
 		attention_forward_q(atty, preatt, att, a->q_att, qkv, B, T, C, NH, kf);
 		TRY(gemm_forward(model, nx, attproj, atty, p->attprojw + l * C * C, p->attprojb + l * C,
-		                 BT, C, C));
+		                 BT, C, C, (int)(4 * l + 1)));
 		accumulate_exact(a->dexact, attproj, BTC);
 		residual_forward(resid2, resid, attproj, BTC);
 		TRY(resid_store(model, nx, resid2, 1 + 2 * l));
@@ -470,10 +518,10 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 		layernorm_forward_q(ln2, ln2_mean, ln2_rstd, resid2, p->ln2w + l * C, p->ln2b + l * C, B, T, C,
 		                    kf.reduce);
 		TRY(gemm_forward(model, nx, fch, ln2, p->fcw + l * 4 * C * C, p->fcb + l * 4 * C,
-		                 BT, C, 4 * C));
+		                 BT, C, 4 * C, (int)(4 * l + 2)));
 		gelu_forward(fch_gelu, fch, BTC * 4);
 		TRY(gemm_forward(model, nx, fcproj, fch_gelu, p->fcprojw + l * C * 4 * C,
-		                 p->fcprojb + l * C, BT, 4 * C, C));
+		                 p->fcprojb + l * C, BT, 4 * C, C, (int)(4 * l + 3)));
 		accumulate_exact(a->dexact, fcproj, BTC);
 		residual_forward(resid3, resid2, fcproj, BTC);
 		TRY(resid_store(model, nx, resid3, 2 + 2 * l));
@@ -481,7 +529,7 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 
 	const float *last = a->residual3 + (L - 1) * BTC;   // (B,T,C)
 	layernorm_forward_q(a->lnf, a->lnf_mean, a->lnf_rstd, last, p->lnfw, p->lnfb, B, T, C, kf.reduce);
-	TRY(gemm_forward(model, nx, a->logits, a->lnf, p->wte, NULL, BT, C, V));
+	TRY(gemm_forward(model, nx, a->logits, a->lnf, p->wte, NULL, BT, C, V, -1));
 	model->resid_lost_frac = lost_fraction(last, a->encoded, a->dexact, BTC, &model->resid_dot_se,
 	                                       &model->resid_dot_ee);
 
@@ -518,7 +566,7 @@ mp_status gpt_backward(gpt_model *model, const gpt_numerics *nx, float loss_scal
 	zero(a->dlogits, BT * V);
 	crossentropy_softmax_backward(a->dlogits, a->probs, model->targets, dloss, B, T, V);
 	zero(a->dbuf_c, BTC);
-	TRY(gemm_backward(model, nx, a->dbuf_c, g->wte, NULL, a->dlogits, a->lnf, p->wte, BT, C, V));
+	TRY(gemm_backward(model, nx, a->dbuf_c, g->wte, NULL, a->dlogits, a->lnf, p->wte, BT, C, V, -1));
 	const float *last = a->residual3 + (L - 1) * BTC;   // (B,T,C)
 	zero(a->dresid, BTC);
 	layernorm_backward_q(a->dresid, g->lnfw, g->lnfb, a->dbuf_c, last, p->lnfw,
@@ -543,24 +591,24 @@ mp_status gpt_backward(gpt_model *model, const gpt_numerics *nx, float loss_scal
 
 		zero(dgelu, BTC * 4);
 		TRY(gemm_backward(model, nx, dgelu, g->fcprojw + l * C * 4 * C, g->fcprojb + l * C,
-		                  a->dresid, fch_gelu, p->fcprojw + l * C * 4 * C, BT, 4 * C, C));
+		                  a->dresid, fch_gelu, p->fcprojw + l * C * 4 * C, BT, 4 * C, C, (int)(4 * l + 3)));
 		zero(dfch, BTC * 4);
 		gelu_backward(dfch, fch, dgelu, BTC * 4);
 		zero(dln, BTC);
 		TRY(gemm_backward(model, nx, dln, g->fcw + l * 4 * C * C, g->fcb + l * 4 * C,
-		                  dfch, ln2, p->fcw + l * 4 * C * C, BT, C, 4 * C));
+		                  dfch, ln2, p->fcw + l * 4 * C * C, BT, C, 4 * C, (int)(4 * l + 2)));
 		layernorm_backward_q(a->dresid, g->ln2w + l * C, g->ln2b + l * C, dln, resid2,
 		                     p->ln2w + l * C, a->ln2_mean + l * BT, a->ln2_rstd + l * BT, B, T, C,
 		                     kf.reduce);
 
 		zero(dln, BTC);
 		TRY(gemm_backward(model, nx, dln, g->attprojw + l * C * C, g->attprojb + l * C,
-		                  a->dresid, atty, p->attprojw + l * C * C, BT, C, C));
+		                  a->dresid, atty, p->attprojw + l * C * C, BT, C, C, (int)(4 * l + 1)));
 		zero(dqkv, BTC * 3);
 		attention_backward_q(dqkv, a->dpreatt, a->datt, a->q_att, dln, qkv, att, B, T, C, NH, kf);
 		zero(dln, BTC);
 		TRY(gemm_backward(model, nx, dln, g->qkvw + l * 3 * C * C, g->qkvb + l * 3 * C,
-		                  dqkv, ln1, p->qkvw + l * 3 * C * C, BT, C, 3 * C));
+		                  dqkv, ln1, p->qkvw + l * 3 * C * C, BT, C, 3 * C, (int)(4 * l)));
 		layernorm_backward_q(a->dresid, g->ln1w + l * C, g->ln1b + l * C, dln, resid,
 		                     p->ln1w + l * C, a->ln1_mean + l * BT, a->ln1_rstd + l * BT, B, T, C,
 		                     kf.reduce);

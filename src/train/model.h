@@ -123,6 +123,12 @@ typedef struct {
 	fmt_mode resid_mode;     /* FMT_RNE or FMT_SR */
 	uint64_t seed;           /* SR seed */
 	uint64_t step;           /* SR: distinct per step so the random bits never repeat */
+	/* NULL, or the per-tensor fp8 scaling of the Linear GEMMs' operands
+	 * (train/fp8scale.h): weight and input cast in the forward, the output
+	 * gradient in the backward, by batch half fp8_half; the outputs then
+	 * rounded to gemm_fmt when gemm_lowp */
+	struct fp8_state *fp8;
+	int fp8_half;
 	float resid_offset;      /* added to the stream after the embeddings */
 	int resid_offset_channels; /* first channels that get the offset; 0 = all C */
 } gpt_numerics;

@@ -86,6 +86,30 @@ static const preset presets[] = {
 		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
 		.grad_fmt = FMT_E5M2, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
 		.scaling = SCALER_DYNAMIC, .static_scale = 1.0 } },
+	/* Transformer Engine's recipes: the Linear layers' weights and inputs in
+	 * E4M3, their output gradients in E5M2 (Format.HYBRID), one fp32 scale
+	 * per tensor and no loss scale; attention, the tied head, LayerNorm,
+	 * softmax and the loss as TE leaves them outside fp8 (bf16 GEMMs, fp32
+	 * reductions); the weight gradients out of the GEMM in bf16, accumulated
+	 * and stepped in fp32 */
+	{ .about = "TE DelayedScaling: per-tensor scales from an amax history",
+	  .p = { .name = "fp8-delayed",
+		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
+		.scaling = SCALER_NONE, .static_scale = 1.0,
+		.fp8 = FP8_SCALING_DELAYED, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E5M2, .amax_history = 16,
+		.amax_algo = AMAX_ALGO_MAX, .fp8_margin = 0 } },
+	{ .about = "TE Float8CurrentScaling: per-tensor scales from each amax",
+	  .p = { .name = "fp8-current",
+		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
+		.scaling = SCALER_NONE, .static_scale = 1.0,
+		.fp8 = FP8_SCALING_CURRENT, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E5M2, .amax_history = 16,
+		.amax_algo = AMAX_ALGO_MAX, .fp8_margin = 0 } },
 };
 
 enum { PRESET_COUNT = sizeof presets / sizeof presets[0] };
@@ -193,6 +217,72 @@ static bool accum_part(train_policy *p, const char *key, const char *value, char
 	return true;
 }
 
+/* An integer in [lo, hi] from value; false (err written) otherwise. */
+static bool int_part(const char *key, const char *value, long lo, long hi, long *v, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(value, &end, 10);
+	if (!*value || *end || errno || x < lo || x > hi) {
+		snprintf(err, errlen, "%s '%s' is not a whole number in %ld..%ld", key, value, lo, hi);
+		return false;
+	}
+	*v = x;
+	return true;
+}
+
+/* fp8-scaling, fp8-format, amax-history, amax-algo, fp8-margin into p. */
+static bool fp8_part(train_policy *p, const char *key, const char *value, char *err, size_t errlen)
+{
+	long v;
+	if (!strcmp(key, "fp8-scaling")) {
+		static const char *const names[] = { [FP8_SCALING_NONE] = "none", [FP8_SCALING_DELAYED] = "delayed",
+			                             [FP8_SCALING_CURRENT] = "current" };
+		for (int i = 0; i < 3; i++)
+			if (!strcmp(value, names[i])) {
+				p->fp8 = (fp8_scaling)i;
+				if (p->fp8 != FP8_SCALING_NONE && p->fp8_fwd != FMT_E4M3) {   /* from a preset without it */
+					p->fp8_fwd = FMT_E4M3;
+					p->fp8_bwd = FMT_E5M2;
+				}
+				if (!p->amax_history)
+					p->amax_history = 16;
+				return true;
+			}
+		snprintf(err, errlen, "fp8-scaling '%s' is not none, delayed or current", value);
+		return false;
+	}
+	if (!strcmp(key, "fp8-format")) {
+		bool hybrid = !strcmp(value, "hybrid");
+		if (!hybrid && strcmp(value, "e4m3")) {
+			snprintf(err, errlen, "fp8-format '%s' is not hybrid (E4M3 forward, E5M2 gradients) or e4m3", value);
+			return false;
+		}
+		p->fp8_fwd = FMT_E4M3;
+		p->fp8_bwd = hybrid ? FMT_E5M2 : FMT_E4M3;
+		return true;
+	}
+	if (!strcmp(key, "amax-algo")) {
+		bool most = !strcmp(value, "most_recent");
+		if (!most && strcmp(value, "max")) {
+			snprintf(err, errlen, "amax-algo '%s' is not max or most_recent", value);
+			return false;
+		}
+		p->amax_algo = most ? AMAX_ALGO_MOST_RECENT : AMAX_ALGO_MAX;
+		return true;
+	}
+	if (!strcmp(key, "amax-history")) {
+		if (!int_part(key, value, 1, FP8_HISTORY_MAX, &v, err, errlen))
+			return false;
+		p->amax_history = (size_t)v;
+		return true;
+	}
+	if (!int_part(key, value, -FP8_MARGIN_MAX, FP8_MARGIN_MAX, &v, err, errlen))
+		return false;
+	p->fp8_margin = (int)v;
+	return true;
+}
+
 mp_status policy_set(train_policy *p, const char *key, const char *value, char *err, size_t errlen)
 {
 	const char *mode;
@@ -286,6 +376,10 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 	} else if (!strcmp(key, "accum-bits") || !strcmp(key, "promote-every")) {
 		if (!accum_part(p, key, value, err, errlen))
 			return MP_EINVAL;
+	} else if (!strcmp(key, "fp8-scaling") || !strcmp(key, "fp8-format") || !strcmp(key, "amax-history") ||
+	           !strcmp(key, "amax-algo") || !strcmp(key, "fp8-margin")) {
+		if (!fp8_part(p, key, value, err, errlen))
+			return MP_EINVAL;
 	} else {
 		snprintf(err, errlen, "unknown policy part '%s'", key);
 		return MP_EINVAL;
@@ -317,8 +411,14 @@ void policy_describe(const train_policy *p, char *buf, size_t n)
 	if (policy_accum_emulated(p))
 		snprintf(accum, sizeof accum, " (%d-bit accumulator%s)", p->accum_bits ? p->accum_bits : ACCUM_BITS_FP32,
 		         every);
-	snprintf(buf, n, "gemm %s%s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s%s%s, %s",
-	         fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name, accum,
+	char fp8[120] = "";
+	if (p->fp8 != FP8_SCALING_NONE)
+		snprintf(fp8, sizeof fp8, ", linears %s/%s %s-scaled per tensor (history %zu %s, margin %d)",
+		         fmt_get(p->fp8_fwd)->name, fmt_get(p->fp8_bwd)->name,
+		         p->fp8 == FP8_SCALING_DELAYED ? "delayed" : "current", p->amax_history,
+		         p->amax_algo == AMAX_ALGO_MAX ? "max" : "most_recent", p->fp8_margin);
+	snprintf(buf, n, "gemm %s%s%s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s%s%s, %s",
+	         fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name, accum, fp8,
 	         fmt_get(p->reduce_lowp ? p->reduce_fmt : FMT_FP32)->name,
 	         fmt_get(p->resid_lowp ? p->resid_fmt : FMT_FP32)->name,
 	         p->resid_lowp ? ":" : "", p->resid_lowp ? fmt_mode_name(p->resid_mode) : "", weights,

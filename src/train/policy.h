@@ -9,6 +9,7 @@
 
 #include "fmt/format.h"
 #include "fmt/round.h"
+#include "train/fp8scale_kind.h"
 #include "train/scaler.h"
 #include "util/status.h"
 
@@ -41,11 +42,20 @@ typedef struct {
 	 * promoted to fp32 every promote_every products (0 = never) */
 	int accum_bits;
 	size_t promote_every;
+	/* per-tensor fp8 scaling of the Linear GEMMs' operands (train/fp8scale.h),
+	 * CPU only: FP8_SCALING_NONE, or the weight and input in fp8_fwd and the
+	 * output gradient in fp8_bwd, each with its own fp32 scale; everything
+	 * else (attention, the tied head, GEMM outputs) then in gemm_fmt */
+	fp8_scaling fp8;
+	fmt_id fp8_fwd, fp8_bwd;
+	size_t amax_history;       /* delayed: the window, 1..FP8_HISTORY_MAX */
+	fp8_amax_algo amax_algo;
+	int fp8_margin;            /* scale = fp8_max / amax / 2^margin */
 } train_policy;
 
 /* The presets (policy.c's table): fp32, bf16-mixed, bf16-resid,
  * bf16-resid-sr, bf16-pure, bf16-pure-sr, bf16-pure-kahan, fp16-mixed,
- * fp16-noscale, fp8-mixed. policy_preset and policy_preset_about return
+ * fp16-noscale, fp8-mixed, fp8-delayed, fp8-current. policy_preset and policy_preset_about return
  * NULL for i >= policy_preset_count(). */
 size_t policy_preset_count(void);
 const train_policy *policy_preset(size_t i);
@@ -60,7 +70,9 @@ mp_status policy_from_name(const char *name, train_policy *p);
 /* Changes one part of a policy, as the train command's options do:
  * gemm=F, reductions=fp32|low|F (low: the GEMM format), residual=F[:rne|sr], weights=fp32|F[:rne|sr|kahan], grads=F,
  * grad-accum=F, optim-state=F[:rne|sr], loss-scale=none|dynamic|static:S,
- * accum-bits=N (2..24), promote-every=K (0 = never).
+ * accum-bits=N (2..24), promote-every=K (0 = never),
+ * fp8-scaling=none|delayed|current, fp8-format=hybrid|e4m3, amax-history=H
+ * (1..1024), amax-algo=max|most_recent, fp8-margin=M (-32..32).
  * The name gets "+key=value" appended. On error returns MP_EINVAL and writes
  * what is wrong into err. */
 mp_status policy_set(train_policy *p, const char *key, const char *value, char *err, size_t errlen);
@@ -73,6 +85,13 @@ void policy_describe(const train_policy *p, char *buf, size_t n);
 static inline bool policy_accum_emulated(const train_policy *p)
 {
 	return p->accum_bits != 0 || p->promote_every != 0;
+}
+
+/* Whether only the CPU trainer runs p (an emulated accumulator, per-tensor
+ * fp8 scaling): the GPU trainers refuse it. */
+static inline bool policy_cpu_only(const train_policy *p)
+{
+	return policy_accum_emulated(p) || p->fp8 != FP8_SCALING_NONE;
 }
 
 #endif

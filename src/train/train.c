@@ -5,6 +5,7 @@
 
 #include "fmt/bulk.h"
 #include "train/backend.h"
+#include "train/fp8scale.h"
 #include "train/train.h"
 #include "train/train_impl.h"
 
@@ -39,8 +40,9 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 	const train_backend *be = train_backend_for(cfg->device);
 	if (!be || cfg->B == 0 || cfg->t == 0 || cfg->t > cfg->model.T)
 		return MP_EINVAL;
-	/* the emulated accumulator lives in model.c, which only the CPU backend runs */
-	if (policy_accum_emulated(p) && cfg->device != TRAIN_DEVICE_CPU)
+	/* the emulated accumulator and the per-tensor fp8 casts live in model.c,
+	 * which only the CPU backend runs */
+	if (policy_cpu_only(p) && cfg->device != TRAIN_DEVICE_CPU)
 		return MP_EUNSUPPORTED;
 	trainer *t = calloc(1, sizeof *t);
 	if (!t)
@@ -149,6 +151,8 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	s->resid_lost_frac = ee == 0 ? 0 : 1 - se / ee;
 	s->underflow_frac = nonzero ? (double)flushed / (double)nonzero : 0;
 	s->grad_norm = sqrt(norm2);
+	const fp8_state *fs = trainer_fp8(t);
+	s->overflow_frac = fs ? fp8_state_overflow_frac(fs) : NAN;
 	bool apply = scaler_update(&t->scaler, found_inf || !isfinite(norm2));
 	s->skipped = !apply;
 	t->step++;
@@ -178,6 +182,11 @@ const train_policy *trainer_policy(const trainer *t)
 size_t trainer_steps_done(const trainer *t)
 {
 	return t->step;
+}
+
+const fp8_state *trainer_fp8(const trainer *t)
+{
+	return t->be->fp8 ? t->be->fp8(t->state) : NULL;
 }
 
 double trainer_v_ratio(const trainer *t)

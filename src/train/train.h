@@ -62,6 +62,8 @@ typedef struct {
 	double lost_update_frac;   /* nonzero updates that left the stored weight unchanged */
 	double resid_lost_frac;
 	double ms;
+	double overflow_frac;      /* elements the per-tensor fp8 casts saturated or made NaN; NaN
+	                            * for a policy without per-tensor scaling */
 } train_stats;
 
 /* Bytes each class of state takes under the policy (element width of its
@@ -98,6 +100,12 @@ size_t trainer_steps_done(const trainer *t);
  * the last update. NaN for fp32 state, before the first update, and on a
  * GPU (which keeps no reference). */
 double trainer_v_ratio(const trainer *t);
+
+/* The per-tensor fp8 scaling state (train/fp8scale.h: each quantized
+ * tensor's last-step statistics and running scales); NULL for a policy
+ * without it. */
+struct fp8_state;
+const struct fp8_state *trainer_fp8(const trainer *t);
 /* On a GPU: copies the weights, the gradients of the last step and their raw
  * form back to the host, for trainer_model and trainer_raw_grads; MP_EIO
  * (gpu_last_error() says why) when the device fails. Nothing to do (MP_OK)

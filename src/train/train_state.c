@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/fp8scale.h"
 #include "train/train_impl.h"
 #include "train/train_state.h"
 
@@ -125,6 +126,8 @@ static void scalar_get(const trainer *t, scalar_id id, void *out)
 		memcpy(out, &i, sizeof i);
 }
 
+static mp_status fp8_export(const trainer *t, run_state *rs);
+
 mp_status trainer_state_export(trainer *t, run_state *rs)
 {
 	const train_backend *be = t->be;
@@ -162,6 +165,8 @@ mp_status trainer_state_export(trainer *t, run_state *rs)
 		scalar_get(t, (scalar_id)i, value);
 		st = run_state_add(rs, scalars[i].name, scalars[i].dtype, 0, NULL, value);
 	}
+	if (st == MP_OK)
+		st = fp8_export(t, rs);
 	free(flat);
 	free(buf);
 	free(enc);
@@ -226,9 +231,89 @@ static mp_status expect(const run_state *rs, const char *name, rs_dtype dt, size
 	return MP_OK;
 }
 
+/* --- per-tensor fp8 scaling --- */
+
+/* Under delayed scaling the running state is each quantized tensor's amax
+ * history (newest first) and the scale the next step casts with:
+ *   state.fp8.amax_history  F32 (tensors, H)
+ *   state.fp8.scale         F32 (tensors)
+ * in train/fp8scale.h's tensor order (its names are in --tensor-stats).
+ * Current scaling keeps nothing from step to step. */
+#define FP8_HIST_NAME "state.fp8.amax_history"
+#define FP8_SCALE_NAME "state.fp8.scale"
+
+/* The delayed-scaling state of t, or NULL. */
+static fp8_state *fp8_of(const trainer *t)
+{
+	return t->pol.fp8 == FP8_SCALING_DELAYED && t->be->fp8 ? t->be->fp8(t->state) : NULL;
+}
+
+static mp_status fp8_export(const trainer *t, run_state *rs)
+{
+	fp8_state *fs = fp8_of(t);
+	if (!fs)
+		return MP_OK;
+	size_t n = fp8_state_count(fs), H = fp8_state_history_len(fs);
+	size_t hshape[2] = { n, H }, sshape[1] = { n };
+	void *enc = malloc(n * H * sizeof(float));
+	if (!enc)
+		return MP_ENOMEM;
+	mp_status st = rs_encode_floats(RS_F32, enc, fp8_state_histories(fs), n * H);
+	if (st == MP_OK)
+		st = run_state_add(rs, FP8_HIST_NAME, RS_F32, 2, hshape, enc);
+	if (st == MP_OK)
+		st = rs_encode_floats(RS_F32, enc, fp8_state_scales(fs), n);
+	if (st == MP_OK)
+		st = run_state_add(rs, FP8_SCALE_NAME, RS_F32, 1, sshape, enc);
+	free(enc);
+	return st;
+}
+
+/* The fp8 tensors of rs checked (present with t's shape when t keeps
+ * them; every amax NaN or >= 0, every scale finite and positive) and
+ * decoded into hist (n*H) and scale (n), which the caller frees. */
+static mp_status fp8_check(const trainer *t, const run_state *rs, float **hist, float **scale, char *err,
+                           size_t errlen)
+{
+	*hist = *scale = NULL;
+	fp8_state *fs = fp8_of(t);
+	if (!fs)
+		return MP_OK;
+	size_t n = fp8_state_count(fs), H = fp8_state_history_len(fs);
+	size_t hshape[2] = { n, H }, sshape[1] = { n };
+	const rs_tensor *xh, *xs;
+	mp_status st = expect(rs, FP8_HIST_NAME, RS_F32, 2, hshape, &xh, err, errlen);
+	if (st == MP_OK)
+		st = expect(rs, FP8_SCALE_NAME, RS_F32, 1, sshape, &xs, err, errlen);
+	if (st != MP_OK)
+		return st;
+	*hist = malloc(n * H * sizeof **hist);
+	*scale = malloc(n * sizeof **scale);
+	if (!*hist || !*scale)
+		return MP_ENOMEM;
+	st = rs_decode_floats(RS_F32, *hist, xh->data, n * H);
+	if (st == MP_OK)
+		st = rs_decode_floats(RS_F32, *scale, xs->data, n);
+	for (size_t i = 0; i < n * H && st == MP_OK; i++)
+		if ((*hist)[i] < 0 || isinf((*hist)[i]))
+			st = fail(err, errlen, "%s[%zu][%zu] is %g, not an amax", FP8_HIST_NAME, i / H, i % H, (*hist)[i]);
+	for (size_t i = 0; i < n && st == MP_OK; i++)
+		if (!isfinite((*scale)[i]) || !((*scale)[i] > 0))
+			st = fail(err, errlen, "%s[%zu] is %g, not a positive scale", FP8_SCALE_NAME, i, (*scale)[i]);
+	return st;
+}
+
+/* Whether name is an fp8 tensor t keeps. */
+static bool fp8_name(const trainer *t, const char *name)
+{
+	return fp8_of(t) && (!strcmp(name, FP8_HIST_NAME) || !strcmp(name, FP8_SCALE_NAME));
+}
+
 /* Whether name is one of the state's under policy p (an array present or a scalar). */
 static bool known_name(const trainer *t, const gpt_param_view *views, size_t nv, const char *name)
 {
+	if (fp8_name(t, name))
+		return true;
 	for (size_t i = 0; i < SC_COUNT; i++)
 		if (!strcmp(name, scalars[i].name))
 			return true;
@@ -342,8 +427,19 @@ mp_status trainer_state_import(trainer *t, const run_state *rs, char *err, size_
 		gpt_param_views(t->cfg.model, views);
 		st = check_tensors(t, rs, views, nv, err, errlen);
 	}
+	float *hist = NULL, *fscale = NULL;
+	if (st == MP_OK)
+		st = fp8_check(t, rs, &hist, &fscale, err, errlen);
 	if (st == MP_OK)
 		st = apply_arrays(t, rs, views, nv);
+	fp8_state *fs = fp8_of(t);
+	if (st == MP_OK && fs) {
+		size_t n = fp8_state_count(fs);
+		memcpy(fp8_state_histories(fs), hist, n * fp8_state_history_len(fs) * sizeof *hist);
+		memcpy(fp8_state_scales(fs), fscale, n * sizeof *fscale);
+	}
+	free(hist);
+	free(fscale);
 	free(views);
 	if (st != MP_OK)
 		return st;

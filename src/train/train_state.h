@@ -19,7 +19,11 @@
  *                          an evaluation is due);
  *   state.scaler.scale     F64, state.scaler.clean_steps and
  *                          state.scaler.skipped I64: the loss scaler;
- *   state.rng.seed         I64 (the seed's bits).
+ *   state.rng.seed         I64 (the seed's bits);
+ *   state.fp8.amax_history F32 (tensors, H) and state.fp8.scale F32
+ *                          (tensors): under delayed fp8 scaling, each
+ *                          quantized tensor's amax history (newest first)
+ *                          and next scale (train/fp8scale.h's order).
  * Every random stream is counter-based: element i of a stream is drawn
  * from (the seed, the stream's tag, state.step or optimizer.step, i), and
  * batches from (seed, state.step, sequence): the seed and the two counters

@@ -45,6 +45,8 @@ static void passes(const char *label, const train_config *cfg, const corpus *c)
 {
 	for (size_t i = 0; i < policy_preset_count(); i++) {
 		const char *name = policy_preset(i)->name;
+		if (policy_cpu_only(policy_preset(i)))   /* the GPU trainer refuses them */
+			continue;
 		gpu_compare_pass r;
 		mp_status st = gpu_compare_pass_compare(TRAIN_DEVICE_CUDA, name, cfg, c, &r);
 		if (st != MP_OK) {

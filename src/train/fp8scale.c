@@ -1,0 +1,245 @@
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt/bulk.h"
+#include "train/fp8scale.h"
+
+/* --- the rules --- */
+
+float fp8_delayed_scale(float fp8_max, float amax, int margin, float prev)
+{
+	/* delayed_scaling.cu: scaled_max = fp8_max * 2^-margin; the scale is
+	 * scaled_max / amax if isfinite(amax) && amax > 0, else the old one */
+	float scaled_max = (float)ldexp(fp8_max, -margin);
+	return isfinite(amax) && amax > 0 ? scaled_max / amax : prev;
+}
+
+float fp8_current_scale(float fp8_max, float amax)
+{
+	/* recipe_common.cuh compute_scale_from_amax (epsilon 0, no pow2) */
+	if (isinf(amax) || isnan(amax) || amax == 0.0f)
+		return 1.0f;
+	float s = fp8_max / amax;
+	return isinf(s) ? FLT_MAX : s;
+}
+
+float fp8_history_amax(const float *hist, size_t H, fp8_amax_algo algo)
+{
+	if (algo == AMAX_ALGO_MOST_RECENT || H == 0)
+		return H ? hist[0] : 0.0f;
+	float m = 0;
+	for (size_t i = 0; i < H; i++)   /* fmaxf as TE does: a NaN entry is passed over */
+		m = fmaxf(m, hist[i]);
+	return m;
+}
+
+void fp8_history_push(float *hist, size_t H, float amax)
+{
+	if (H == 0)
+		return;
+	memmove(hist + 1, hist, (H - 1) * sizeof *hist);
+	hist[0] = amax;
+}
+
+float fp8_amax(const float *x, size_t n)
+{
+	float m = 0;
+	for (size_t i = 0; i < n; i++) {
+		float a = fabsf(x[i]);
+		if (isnan(a))
+			return NAN;
+		m = a > m ? a : m;
+	}
+	return m;
+}
+
+void fp8_cast(float *x, size_t n, fmt_id fmt, float scale, fp8_cast_stat *stat)
+{
+	enum { BLOCK = 1024 };
+	float before[BLOCK];
+	float fmax = (float)fmt_max(fmt_get(fmt));
+	/* rounded without saturation first: an element overflowed when its
+	 * nearest value is past the largest (NaN in E4M3, inf in E5M2), so a
+	 * value that merely rounds down onto fp8_max is not counted; it is then
+	 * saturated to +-fp8_max as TE's cast does */
+	fmt_bulk_opts o = { .fmt = fmt, .mode = FMT_RNE };
+	stat->amax = fp8_amax(x, n);
+	stat->n = n;
+	stat->overflow = stat->underflow = 0;
+	for (size_t i0 = 0; i0 < n; i0 += BLOCK) {
+		size_t len = n - i0 < BLOCK ? n - i0 : BLOCK;
+		float *b = x + i0;
+		memcpy(before, b, len * sizeof *b);
+		for (size_t i = 0; i < len; i++)
+			b[i] *= scale;
+		/* RNE on the automatic path cannot fail */
+		(void)fmt_bulk_quantize(FMT_SIMD_AUTO, &o, b, len);
+		for (size_t i = 0; i < len; i++) {
+			if (!isfinite(b[i])) {
+				stat->overflow++;
+				b[i] = isnan(before[i]) ? NAN : copysignf(fmax, before[i]);
+			}
+			b[i] /= scale;
+			stat->underflow += before[i] != 0 && b[i] == 0;
+		}
+	}
+}
+
+/* --- the state --- */
+
+typedef struct {
+	float amax;                 /* max over the casts recorded */
+	float scale;                /* the scale of the last recorded cast */
+	size_t overflow, underflow, n;
+} slot;
+
+struct fp8_state {
+	size_t count, H;
+	fp8_scaling scaling;
+	fp8_amax_algo algo;
+	int margin;
+	fmt_id fwd, bwd;
+	float *hist;                /* (count, H) newest first */
+	float *scale;               /* (count) delayed: the next step's scales */
+	slot *rec[2];               /* (count) what each half recorded this step */
+	fp8_tensor_stat *last;      /* (count) the last step's statistics */
+	char (*names)[48];          /* (count) */
+	size_t step_over, step_n;   /* the last step's saturated or NaN elements, of all cast */
+};
+
+static const char *const linear_names[FP8_LINEARS] = { "attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj" };
+static const char *const role_names[FP8_ROLES] = {
+	[FP8_WEIGHT] = "weight", [FP8_INPUT] = "input", [FP8_GRAD_OUTPUT] = "grad_output" };
+
+void fp8_state_free(fp8_state *st)
+{
+	if (!st)
+		return;
+	free(st->hist);
+	free(st->scale);
+	free(st->rec[0]);
+	free(st->rec[1]);
+	free(st->last);
+	free(st->names);
+	free(st);
+}
+
+static bool fp8_kind(fmt_id f)
+{
+	return f == FMT_E4M3 || f == FMT_E5M2;
+}
+
+mp_status fp8_state_create(fp8_state **out, size_t L, fp8_scaling s, fmt_id fwd, fmt_id bwd, size_t H,
+                           fp8_amax_algo algo, int margin)
+{
+	*out = NULL;
+	if (s == FP8_SCALING_NONE || L == 0 || H == 0 || H > FP8_HISTORY_MAX || !fp8_kind(fwd) || !fp8_kind(bwd))
+		return MP_EINVAL;
+	fp8_state *st = calloc(1, sizeof *st);
+	if (!st)
+		return MP_ENOMEM;
+	size_t n = L * FP8_LINEARS * FP8_ROLES;
+	*st = (fp8_state){ .count = n, .H = H, .scaling = s, .algo = algo, .margin = margin, .fwd = fwd, .bwd = bwd };
+	st->hist = calloc(n * H, sizeof *st->hist);
+	st->scale = malloc(n * sizeof *st->scale);
+	st->rec[0] = calloc(n, sizeof(slot));
+	st->rec[1] = calloc(n, sizeof(slot));
+	st->last = calloc(n, sizeof *st->last);
+	st->names = malloc(n * sizeof *st->names);
+	if (!st->hist || !st->scale || !st->rec[0] || !st->rec[1] || !st->last || !st->names) {
+		fp8_state_free(st);
+		return MP_ENOMEM;
+	}
+	for (size_t l = 0; l < L; l++)
+		for (size_t k = 0; k < FP8_LINEARS; k++)
+			for (int r = 0; r < FP8_ROLES; r++) {
+				size_t i = fp8_tensor_index(l, k, (fp8_role)r);
+				snprintf(st->names[i], sizeof st->names[i], "h.%zu.%s.%s", l, linear_names[k], role_names[r]);
+				st->scale[i] = 1.0f;
+				st->last[i] = (fp8_tensor_stat){ .name = st->names[i], .fmt = r == FP8_GRAD_OUTPUT ? bwd : fwd,
+				                                 .scale = 1.0f };
+			}
+	*out = st;
+	return MP_OK;
+}
+
+size_t fp8_state_count(const fp8_state *st)
+{
+	return st->count;
+}
+
+void fp8_state_cast(fp8_state *st, int h, size_t i, bool record, float *x, size_t n)
+{
+	fmt_id f = st->last[i].fmt;
+	float scale = st->scaling == FP8_SCALING_DELAYED ? st->scale[i]
+	              : fp8_current_scale((float)fmt_max(fmt_get(f)), fp8_amax(x, n));
+	fp8_cast_stat cs;
+	fp8_cast(x, n, f, scale, &cs);
+	if (!record)
+		return;
+	slot *r = &st->rec[h][i];
+	r->amax = isnan(cs.amax) || isnan(r->amax) ? NAN : fmaxf(r->amax, cs.amax);
+	r->scale = scale;
+	r->overflow += cs.overflow;
+	r->underflow += cs.underflow;
+	r->n += cs.n;
+}
+
+void fp8_state_begin(fp8_state *st)
+{
+	memset(st->rec[0], 0, st->count * sizeof(slot));
+	memset(st->rec[1], 0, st->count * sizeof(slot));
+}
+
+void fp8_state_step_end(fp8_state *st)
+{
+	st->step_over = st->step_n = 0;
+	for (size_t i = 0; i < st->count; i++) {
+		const slot *a = &st->rec[0][i], *b = &st->rec[1][i];
+		float amax = isnan(a->amax) || isnan(b->amax) ? NAN : fmaxf(a->amax, b->amax);
+		size_t n = a->n + b->n;
+		fp8_tensor_stat *s = &st->last[i];
+		s->amax = amax;
+		s->scale = a->n ? a->scale : b->scale;
+		s->overflow_frac = n ? (double)(a->overflow + b->overflow) / (double)n : 0;
+		s->underflow_frac = n ? (double)(a->underflow + b->underflow) / (double)n : 0;
+		st->step_over += a->overflow + b->overflow;
+		st->step_n += n;
+		if (st->scaling == FP8_SCALING_DELAYED && n) {
+			float *h = st->hist + i * st->H;
+			fp8_history_push(h, st->H, amax);
+			float fmax = (float)fmt_max(fmt_get(s->fmt));
+			st->scale[i] = fp8_delayed_scale(fmax, fp8_history_amax(h, st->H, st->algo), st->margin,
+			                                 st->scale[i]);
+		}
+	}
+	fp8_state_begin(st);
+}
+
+fp8_tensor_stat fp8_state_stat(const fp8_state *st, size_t i)
+{
+	return st->last[i];
+}
+
+double fp8_state_overflow_frac(const fp8_state *st)
+{
+	return st->step_n ? (double)st->step_over / (double)st->step_n : 0;
+}
+
+size_t fp8_state_history_len(const fp8_state *st)
+{
+	return st->H;
+}
+
+float *fp8_state_histories(fp8_state *st)
+{
+	return st->hist;
+}
+
+float *fp8_state_scales(fp8_state *st)
+{
+	return st->scale;
+}

@@ -1,0 +1,126 @@
+/* Per-tensor fp8 scaling as Transformer Engine does it: each quantized
+ * tensor x is cast as q = sat(round(x * scale)) in an fp8 format and used
+ * as q / scale, one fp32 scale per tensor.
+ *
+ * Delayed scaling (TE's DelayedScaling; transformer_engine/common/recipe/
+ * delayed_scaling.cu, amax_and_scale_update): a step quantizes with the scale
+ * left by the previous step and records the tensor's amax; after the step
+ * the amax enters the history (the newest first, the oldest dropped) and the
+ * next scale is (fp8_max * 2^-margin) / amax, amax being the history's max
+ * (or its newest entry with most_recent). An amax of 0, inf or NaN keeps
+ * the previous scale; scales start at 1 and histories at 0 (TE's initial
+ * values).
+ * Current scaling (TE's Float8CurrentScaling; common/recipe/recipe_common.cuh,
+ * compute_scale_from_amax): the scale is fp8_max / amax of the tensor being
+ * cast; amax 0, inf or NaN gives 1, and a scale that overflows fp32 gives
+ * FLT_MAX. TE's current recipe has no margin.
+ * The cast saturates to +-fp8_max, as TE's (cuda_fp8.h __NV_SATFINITE); an
+ * inf input becomes +-fp8_max too, a NaN stays NaN.
+ *
+ * The two batch halves of the CPU trainer quantize in parallel: each writes
+ * only its own slot, and the step's end combines them (the amax is the max
+ * over both, as TE reduces amaxes over data-parallel ranks). */
+#ifndef MIXPREC_TRAIN_FP8SCALE_H
+#define MIXPREC_TRAIN_FP8SCALE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fmt/format.h"
+#include "train/fp8scale_kind.h"
+#include "util/status.h"
+
+/* --- the rules, on numbers --- */
+
+/* The delayed scale from amax (already reduced over the history): fp8_max
+ * * 2^-margin / amax, or prev when amax is 0, inf or NaN. */
+float fp8_delayed_scale(float fp8_max, float amax, int margin, float prev);
+
+/* The current scale: fp8_max / amax; 1 for amax 0, inf or NaN; FLT_MAX
+ * when the quotient overflows. */
+float fp8_current_scale(float fp8_max, float amax);
+
+/* The amax the history hist[0..H) (hist[0] the newest) gives under algo. */
+float fp8_history_amax(const float *hist, size_t H, fp8_amax_algo algo);
+
+/* hist[0..H) after amax enters it: hist[0] = amax, the rest shifted one
+ * place older, the oldest dropped. */
+void fp8_history_push(float *hist, size_t H, float amax);
+
+/* What casting one tensor did. */
+typedef struct {
+	float amax;             /* max |x| (NaN when x held a NaN) */
+	size_t overflow;        /* elements saturated (x * scale nearer a value past fp8_max) or NaN */
+	size_t underflow;       /* nonzero elements that became 0 */
+	size_t n;
+} fp8_cast_stat;
+
+/* x[0..n) = sat(rne(x * scale)) / scale in fmt (fp8-e4m3 or fp8-e5m2), in
+ * place; *stat counts what it did (amax of the input). */
+void fp8_cast(float *x, size_t n, fmt_id fmt, float scale, fp8_cast_stat *stat);
+
+/* max |x| over x[0..n); NaN when x holds a NaN. */
+float fp8_amax(const float *x, size_t n);
+
+/* --- the scaling state of a model's tensors --- */
+
+/* Roles of a Linear layer's quantized tensors. */
+typedef enum { FP8_WEIGHT, FP8_INPUT, FP8_GRAD_OUTPUT, FP8_ROLES } fp8_role;
+
+/* The Linear layers of a block, in GPT-2's names. */
+enum { FP8_LINEARS = 4 };
+
+typedef struct fp8_state fp8_state;
+
+/* The state for L blocks under scaling s (not NONE), forward tensors in
+ * fwd, output gradients in bwd, with an H-step history. MP_ENOMEM,
+ * MP_EINVAL for a bad H or format. */
+mp_status fp8_state_create(fp8_state **out, size_t L, fp8_scaling s, fmt_id fwd, fmt_id bwd, size_t H,
+                           fp8_amax_algo algo, int margin);
+void fp8_state_free(fp8_state *st);
+
+/* The index of block l's Linear k (0 attn.c_attn, 1 attn.c_proj, 2
+ * mlp.c_fc, 3 mlp.c_proj), role r. */
+static inline size_t fp8_tensor_index(size_t l, size_t k, fp8_role r)
+{
+	return (l * FP8_LINEARS + k) * FP8_ROLES + (size_t)r;
+}
+
+size_t fp8_state_count(const fp8_state *st);
+
+/* Casts x (n) as tensor i, in its format, with its scale (delayed: the
+ * state's; current: from x's amax), for batch half h (0 or 1); with record,
+ * the cast counts towards the step's statistics (a weight cast again in the
+ * backward pass does not). */
+void fp8_state_cast(fp8_state *st, int h, size_t i, bool record, float *x, size_t n);
+
+/* Forgets what casts recorded since the last step_end (an evaluation's
+ * forward passes). */
+void fp8_state_begin(fp8_state *st);
+
+/* The step's end: the halves' records combined into the step's
+ * statistics; under delayed scaling each amax enters its history and the
+ * scales are updated. */
+void fp8_state_step_end(fp8_state *st);
+
+/* One tensor's statistics at the last step_end. */
+typedef struct {
+	const char *name;       /* "h.2.mlp.c_fc.weight", ".input", ".grad_output" */
+	fmt_id fmt;
+	float amax;             /* over both halves */
+	float scale;            /* the scale the step cast with (current: half 0's) */
+	double overflow_frac, underflow_frac;
+} fp8_tensor_stat;
+
+fp8_tensor_stat fp8_state_stat(const fp8_state *st, size_t i);
+
+/* Saturated or NaN elements over every element cast in the last step. */
+double fp8_state_overflow_frac(const fp8_state *st);
+
+/* The running state (for a checkpoint): the (count, H) histories, the
+ * newest first in each row, and the count scales. */
+size_t fp8_state_history_len(const fp8_state *st);
+float *fp8_state_histories(fp8_state *st);
+float *fp8_state_scales(fp8_state *st);
+
+#endif
