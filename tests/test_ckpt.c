@@ -687,6 +687,8 @@ int main(void)
 {
 	Suite *s = suite_create("ckpt");
 	TCase *tc = tcase_create("ckpt");
+	/* many_entries writes and reads 100,000 tensors: seconds under ASan */
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, independent_reader_f32);
 	tcase_add_test(tc, save_size_limit);
 	tcase_add_test(tc, sixteen_bit);

@@ -609,6 +609,9 @@ static Suite *gpu_kernels_suite(void)
 {
 	Suite *s = suite_create("gpu_kernels");
 	TCase *tc = tcase_create("bodies");
+	/* the kernel bodies run thread by thread on the CPU: slow under
+	 * --enable-sanitizers on a shared machine */
+	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_encoder_forward);
 	tcase_add_test(tc, test_encoder_backward);
 	tcase_add_test(tc, test_layernorm);
