@@ -193,6 +193,53 @@ static bool same_pow2(const char *cell, double v)
 	return ldexp(1.0, k) == v && same_3sig(dec, v);
 }
 
+/* lesson_list: course order from ORDER (CRLF line, an unknown name, the
+ * unlisted lessons after, by name), plain name order without it. */
+static void write_text(const char *dir, const char *file, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	FILE *fp = fopen(path, "wb");
+	ck_assert_ptr_nonnull(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void expect_list(const char *dir, const char *want)
+{
+	char **names, got[256] = "";
+	size_t n;
+	ck_assert_int_eq(lesson_list(dir, &names, &n), MP_OK);
+	for (size_t i = 0; i < n; i++) {
+		strcat(got, i ? " " : "");
+		strcat(got, names[i]);
+		free(names[i]);
+	}
+	free(names);
+	ck_assert_str_eq(got, want);
+}
+
+START_TEST(list_in_course_order)
+{
+	char dir[] = "/tmp/mixprec-lesson-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	const char *files[] = { "b.md", "a.md", "d.md", "c.md", "README.md" };
+	for (size_t i = 0; i < 5; i++)
+		write_text(dir, files[i], "# T\n");
+	expect_list(dir, "a b c d");
+	write_text(dir, "ORDER", "c\nmissing\na\r\n");
+	expect_list(dir, "c a b d");
+	char path[256];
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof path, "%s/ORDER", dir);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(format_table_matches_engine)
 {
 	lesson_doc d;
@@ -440,6 +487,7 @@ static Suite *lesson_suite(void)
 	tcase_add_test(tc, model_of_a_sample);
 	tcase_add_test(tc, wrapping);
 	tcase_add_test(tc, load_limits);
+	tcase_add_test(tc, list_in_course_order);
 	tcase_add_test(tc, format_table_matches_engine);
 	tcase_add_test(tc, prose_figures_match_engine);
 	tcase_add_test(tc, commands_exist);

@@ -241,7 +241,7 @@ has driftkeep back '^ x0 \[600\] +steps \[10000\] ' "... and steps its valid 100
 # allocated are only checked for their form here (their formula, 135.45 MB,
 # is checked against the allocation in test_budget.c).
 script lesson <<'EOF'
-keys j Enter /
+keys Enter /
 type zero 3
 keys Enter Tab
 dump lesson-zero3
@@ -283,7 +283,7 @@ has memfp32 fp32 '^ formula, MB +0\.00 +3\.30 +3\.30 +0\.00 +6\.61 +135\.45$' ".
 # Reading the first pages of a lesson marks its sections read; the state
 # survives the program and r resumes at the same line.
 script progress <<'EOF'
-keys j j Enter Space Space
+keys j Enter Space Space
 dump reading
 keys q
 dump home-after
@@ -352,7 +352,7 @@ fi
 blk=$(grep -m 1 '^mixprec train .*--resid-offset' "$srcdir/lessons/residual-drift.md")
 blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
 script trainblock <<EOF
-keys j j Enter /
+keys j Enter /
 type ${blk#mixprec train }
 keys Enter Tab Enter
 dump opened
@@ -705,7 +705,7 @@ has block bad "value 2: 'inf' has no place in a block" "an inf value is refused,
 
 # A lesson's quantize block opens the Block explorer with its values and options.
 script lessonblock <<'EOF'
-keys Enter /
+keys j j Enter /
 type quantize 7 0.3
 keys Enter Tab Enter
 dump opened

@@ -1,4 +1,3 @@
-#include <dirent.h>
 #include <md4c.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -550,54 +549,6 @@ const char *lesson_dir(void)
 {
 	static char path[4096];
 	return file_data_path(path, sizeof path, "MIXPREC_LESSONDIR", NULL, "lessons", "lessons");
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-mp_status lesson_list(const char *dir, char ***names, size_t *count)
-{
-	*names = NULL;
-	*count = 0;
-	DIR *d = opendir(dir);
-	if (!d)
-		return MP_EIO;
-	size_t cap = 0;
-	struct dirent *e;
-	mp_status st = MP_OK;
-	while ((e = readdir(d)) != NULL) {
-		size_t n = strlen(e->d_name);
-		if (n <= 3 || strcmp(e->d_name + n - 3, ".md") || !strcmp(e->d_name, "README.md") || e->d_name[0] == '.')
-			continue;
-		if (*count == cap) {
-			cap = cap ? 2 * cap : 8;
-			char **p = realloc(*names, cap * sizeof *p);
-			if (!p) {
-				st = MP_ENOMEM;
-				break;
-			}
-			*names = p;
-		}
-		char *name = strndup(e->d_name, n - 3);
-		if (!name) {
-			st = MP_ENOMEM;
-			break;
-		}
-		(*names)[(*count)++] = name;
-	}
-	closedir(d);
-	if (st != MP_OK) {
-		for (size_t i = 0; i < *count; i++)
-			free((*names)[i]);
-		free(*names);
-		*names = NULL;
-		*count = 0;
-		return st;
-	}
-	qsort(*names, *count, sizeof **names, cmp_names);
-	return MP_OK;
 }
 
 /* --- plain-text rendering --- */

@@ -65,8 +65,10 @@ void lesson_free(lesson_doc *doc);
  * one, else the source tree's lessons/. */
 const char *lesson_dir(void);
 
-/* Lists the *.md lessons in dir (sorted names without .md, README excluded);
- * *names is malloc'd, free each and the array. */
+/* Lists the *.md lessons in dir (names without .md, README excluded) in
+ * course order: the lessons named in dir/ORDER (one a line) in that order,
+ * then the others by name; without ORDER, by name. *names is malloc'd, free
+ * each and the array. */
 mp_status lesson_list(const char *dir, char ***names, size_t *count);
 
 /* Plain-text rendering, wrapped to width columns (at least 40). Returns false
