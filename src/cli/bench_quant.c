@@ -1,7 +1,7 @@
 #include <pthread.h>
 #include <stdio.h>
-#include <time.h>
 
+#include "cli/bench.h"
 #include "cli/bench_quant.h"
 #include "quant/quant.h"
 
@@ -19,13 +19,6 @@ typedef struct {
 	size_t begin, end, block;
 } qslice;
 
-static double qnow(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void *qslice_run(void *arg)
 {
 	qslice *s = arg;
@@ -41,7 +34,7 @@ static double qtime(qslice proto, size_t n, int nthreads)
 {
 	pthread_t tid[64];
 	qslice sl[64];
-	double t0 = qnow();
+	double t0 = bench_now();
 	for (int t = 0; t < nthreads; t++) {
 		sl[t] = proto;
 		sl[t].begin = (n * (size_t)t / (size_t)nthreads) & ~(size_t)63;
@@ -52,7 +45,7 @@ static double qtime(qslice proto, size_t n, int nthreads)
 	qslice_run(&sl[0]);
 	for (int t = 1; t < nthreads; t++)
 		pthread_join(tid[t], NULL);
-	return qnow() - t0;
+	return bench_now() - t0;
 }
 
 void bench_quant_rows(csvw *w, const float *in, void *out, size_t n, int nthreads, unsigned reps, double base)
