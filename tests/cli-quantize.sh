@@ -16,11 +16,6 @@ export LC_ALL NO_COLOR
 
 make_tmp cliq
 
-run() {
-	"$MIXPREC" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
-
 run_in() {
 	in=$1
 	shift
@@ -28,43 +23,11 @@ run_in() {
 	rc=$?
 }
 
-show_io() {
-	echo "     stdout: $(head -c 600 "$tmp/out" | head -n 8)"
-	echo "     stderr: $(head -c 600 "$tmp/err" | head -n 4)"
-}
-
-expect_rc() {
-	if [ "$rc" -eq "$2" ]; then
-		ok "$1: exit $2"
-	else
-		bad "$1: exit $2" "got exit $rc"
-		show_io
-	fi
-}
-
 out_line() {
 	if grep -Fqx -e "$2" "$tmp/out"; then
 		ok "$1"
 	else
 		bad "$1" "no stdout line: $2"
-		show_io
-	fi
-}
-
-out_has() {
-	if grep -Fq -e "$2" "$tmp/out"; then
-		ok "$1"
-	else
-		bad "$1" "stdout lacks: $2"
-		show_io
-	fi
-}
-
-err_has() {
-	if grep -Fq -e "$2" "$tmp/err"; then
-		ok "$1"
-	else
-		bad "$1" "stderr lacks: $2"
 		show_io
 	fi
 }

@@ -15,28 +15,6 @@ NO_COLOR=1
 export LC_ALL NO_COLOR
 make_tmp cli-resume
 
-run() {
-	"$MIXPREC" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
-
-show_io() {
-	echo "     stdout: $(head -c 400 "$tmp/out" | head -n 6)"
-	echo "     stderr: $(head -c 400 "$tmp/err" | head -n 4)"
-}
-
-expect_rc() {
-	if [ "$rc" -eq "$2" ]; then ok "$1: exit $2"; else bad "$1: exit $2" "got exit $rc"; show_io; fi
-}
-
-err_has() {
-	if grep -Fq -e "$2" "$tmp/err"; then ok "$1"; else bad "$1" "stderr lacks: $2"; show_io; fi
-}
-
-same() {
-	if [ "$2" = "$3" ]; then ok "$1"; else bad "$1" "'$2' != '$3'"; fi
-}
-
 # rows CSV...: the data rows of each file without column 11 (ms; overflow_frac
 # follows it)
 rows() {

@@ -47,3 +47,33 @@ finish() {
 	[ "$fail" -eq 0 ] || exit 1
 	exit 0
 }
+
+# --- for the CLI tests: run the program, then check what it did ---
+# run ARGS...: the program with stdin /dev/null; stdout, stderr in $tmp/out,
+# $tmp/err, the exit status in $rc (make_tmp first).
+run() {
+	"$MIXPREC" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+show_io() {
+	echo "     stdout: $(head -c 600 "$tmp/out" | head -n 8)"
+	echo "     stderr: $(head -c 600 "$tmp/err" | head -n 4)"
+}
+
+# expect_rc NAME N; err_has / out_has NAME TEXT (fixed strings); same NAME A B
+expect_rc() {
+	if [ "$rc" -eq "$2" ]; then ok "$1: exit $2"; else bad "$1: exit $2" "got exit $rc"; show_io; fi
+}
+
+err_has() {
+	if grep -Fq -e "$2" "$tmp/err"; then ok "$1"; else bad "$1" "stderr lacks: $2"; show_io; fi
+}
+
+out_has() {
+	if grep -Fq -e "$2" "$tmp/out"; then ok "$1"; else bad "$1" "stdout lacks: $2"; show_io; fi
+}
+
+same() {
+	if [ "$2" = "$3" ]; then ok "$1"; else bad "$1" "'$2' != '$3'"; fi
+}
