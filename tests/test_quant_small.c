@@ -5,41 +5,8 @@
 
 #include "fmt/parse.h"
 #include "quant/quant.h"
-#include "testutil.h"
-
-#define MAXV 4096
-
-static fmt_num xs[MAXV];
-
-static mp_status run(quant_id fmt, quant_rule rule, fmt_mode mode, size_t block, const char *const *texts, size_t n,
-                     quant_result *r)
-{
-	for (size_t i = 0; i < n; i++) {
-		fmt_num_init(&xs[i]);
-		ck_assert_msg(fmt_parse_number(&xs[i], texts[i], NULL, 0) == MP_OK, "%s", texts[i]);
-	}
-	quant_opts o = { .fmt = fmt, .rule = rule, .mode = mode, .block = block, .seed = 3 };
-	mp_status st = quant_run(&o, xs, n, r);
-	for (size_t i = 0; i < n; i++)
-		fmt_num_clear(&xs[i]);
-	return st;
-}
-
-static void expect_elem(const quant_result *r, size_t i, uint32_t bits, double value, unsigned flags)
-{
-	const quant_elem *e = &r->elems[i];
-	ck_assert_msg(e->bits == bits, "element %zu: bits 0x%x, want 0x%x", i, e->bits, bits);
-	ck_assert_msg(e->value == value && signbit(e->value) == signbit(value), "element %zu: value %a, want %a", i,
-	              e->value, value);
-	ck_assert_msg(e->flags == flags, "element %zu: flags %u, want %u", i, e->flags, flags);
-}
-
-static void expect_scale(const quant_result *r, size_t k, uint32_t bits, double scale)
-{
-	ck_assert_msg(r->blocks[k].scale_bits == bits && r->blocks[k].scale == scale,
-	              "block %zu: scale 0x%x = %a, want 0x%x = %a", k, r->blocks[k].scale_bits, r->blocks[k].scale, bits,
-	              scale);
-}
+#define QF_SEED 3
+#include "quant_fixture.h"
 
 /* MXFP4 (e2m1: 0, 0.5, 1, 1.5, 2, 3, 4, 6; emax_elem 2). amax 7: ocp
  * floor(log2 7) - 2 = 0, X = 1 (0x7f): 7 saturates to 6 (0x7); -0.3 lies
