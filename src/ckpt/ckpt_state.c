@@ -12,11 +12,6 @@ static const struct {
 };
 enum { NDTYPES = sizeof dtypes / sizeof dtypes[0] };
 
-static bool is_state_name(const char *name)
-{
-	return !strncmp(name, "optimizer.", 10) || !strncmp(name, "state.", 6);
-}
-
 mp_status ckpt_state_extras(const run_state *rs, st_tensor **x, size_t *n, st_meta **m, size_t *nm)
 {
 	*x = calloc(rs->n ? rs->n : 1, sizeof **x);
@@ -31,7 +26,7 @@ mp_status ckpt_state_extras(const run_state *rs, st_tensor **x, size_t *n, st_me
 	}
 	for (size_t i = 0; i < rs->n; i++) {
 		const rs_tensor *t = &rs->tensors[i];
-		if (!is_state_name(t->name))
+		if (!run_state_is_state_name(t->name))
 			continue;
 		st_tensor s = { .name = t->name, .ndim = t->ndim, .data = t->data, .nbytes = t->nbytes };
 		for (size_t d = 0; d < NDTYPES; d++)

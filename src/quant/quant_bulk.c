@@ -302,15 +302,10 @@ static uint32_t pattern_ge(double t)
 	return (double)f == t ? f2u(f) - 1 : f2u(f);
 }
 
-/* The value of a finite e4m3 code (no sign). */
+/* The value of a finite e4m3 code (no sign); once per scale code. */
 static double e4m3_value(uint32_t c)
 {
-	if (c < 8)
-		return (double)c * 0x1p-9;
-	uint64_t b = ((uint64_t)((c >> 3) - 7 + 1023) << 52) | ((uint64_t)(c & 7) << 49);
-	double v;
-	memcpy(&v, &b, 8);
-	return v;
+	return fmt_to_double(fmt_get(FMT_E4M3), c);
 }
 
 /* One nvfp4 block's scale byte s_b = e4m3(amax / (6 s_t)), 0 when s_t or

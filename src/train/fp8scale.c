@@ -101,7 +101,6 @@ struct fp8_state {
 	fp8_scaling scaling;
 	fp8_amax_algo algo;
 	int margin;
-	fmt_id fwd, bwd;
 	float *hist;                /* (count, H) newest first */
 	float *scale;               /* (count) delayed: the next step's scales */
 	slot *rec[2];               /* (count) what each half recorded this step */
@@ -142,7 +141,7 @@ mp_status fp8_state_create(fp8_state **out, size_t L, fp8_scaling s, fmt_id fwd,
 	if (!st)
 		return MP_ENOMEM;
 	size_t n = L * FP8_LINEARS * FP8_ROLES;
-	*st = (fp8_state){ .count = n, .H = H, .scaling = s, .algo = algo, .margin = margin, .fwd = fwd, .bwd = bwd };
+	*st = (fp8_state){ .count = n, .H = H, .scaling = s, .algo = algo, .margin = margin };
 	st->hist = calloc(n * H, sizeof *st->hist);
 	st->scale = malloc(n * sizeof *st->scale);
 	st->rec[0] = calloc(n, sizeof(slot));

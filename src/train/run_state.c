@@ -24,19 +24,14 @@ const char *rs_dtype_name(rs_dtype d)
 	return (size_t)d < RS_DTYPE_COUNT ? dtypes[d].name : NULL;
 }
 
+bool run_state_is_state_name(const char *name)
+{
+	return !strncmp(name, "optimizer.", 10) || !strncmp(name, "state.", 6);
+}
+
 size_t rs_dtype_size(rs_dtype d)
 {
 	return (size_t)d < RS_DTYPE_COUNT ? dtypes[d].size : 0;
-}
-
-bool rs_dtype_parse(const char *name, rs_dtype *d)
-{
-	for (size_t i = 0; i < RS_DTYPE_COUNT; i++)
-		if (!strcmp(name, dtypes[i].name)) {
-			*d = (rs_dtype)i;
-			return true;
-		}
-	return false;
 }
 
 rs_dtype rs_dtype_of_format(fmt_id f)

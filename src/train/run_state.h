@@ -55,12 +55,14 @@ typedef struct {
 	size_t nmeta, metacap;
 } run_state;
 
+/* Whether name is a run-state tensor (under optimizer.* or state.*) rather
+ * than a model weight. */
+bool run_state_is_state_name(const char *name);
+
 /* "F32", "BF16", ...; NULL outside the enum. */
 const char *rs_dtype_name(rs_dtype d);
 /* Bytes per element; 0 outside the enum. */
 size_t rs_dtype_size(rs_dtype d);
-/* A safetensors dtype name into *d; false for one not in the enum. */
-bool rs_dtype_parse(const char *name, rs_dtype *d);
 /* The dtype that holds values of format f exactly as stored: BF16 and
  * F16 for those formats, F32 for every other (fp32 holds tf32's and the
  * fp8 formats' values exactly; ckpt/'s files have no fp8 dtypes). */

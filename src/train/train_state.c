@@ -378,8 +378,7 @@ static mp_status check_tensors(const trainer *t, const run_state *rs, const gpt_
 	}
 	for (size_t i = 0; i < rs->n; i++) {
 		const char *name = rs->tensors[i].name;
-		bool ours = !strncmp(name, "optimizer.", 10) || !strncmp(name, "state.", 6);
-		if (ours && !known_name(t, views, nv, name))
+		if (run_state_is_state_name(name) && !known_name(t, views, nv, name))
 			return fail(err, errlen, "unexpected tensor '%s' (not part of policy %s's state)", name, t->pol.name);
 	}
 	return MP_OK;
