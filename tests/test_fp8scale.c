@@ -14,6 +14,10 @@
 #include "train/train.h"
 #include "testutil.h"
 
+/* The options of a per-tensor state: scaling, forward format, history, algo, margin. */
+#define OPTS(S, F, H_, A, M) \
+	(&(fp8_opts){ .scaling = (S), .fwd = (F), .bwd = FMT_E5M2, .H = (H_), .algo = (A), .margin = (M) })
+
 /* --- the rules on numbers --- */
 
 /* 448 / 2 = 224; margin 1 halves it (112), margin -1 doubles it (448);
@@ -123,7 +127,7 @@ static float next_scale(fp8_state *st)
 START_TEST(delayed_over_steps)
 {
 	fp8_state *st;
-	ck_assert_int_eq(fp8_state_create(&st, 1, FP8_SCALING_DELAYED, FMT_E4M3, FMT_E5M2, 2, AMAX_ALGO_MAX, 0), MP_OK);
+	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(FP8_SCALING_DELAYED, FMT_E4M3, 2, AMAX_ALGO_MAX, 0)), MP_OK);
 	fp8_tensor_stat s = step_with(st, 2);
 	ck_assert(s.scale == 1 && s.amax == 2);
 	ck_assert_float_eq(next_scale(st), 224);
@@ -138,14 +142,14 @@ START_TEST(delayed_over_steps)
 	ck_assert(h[0] == 1 && h[1] == 1);
 	fp8_state_free(st);
 
-	ck_assert_int_eq(fp8_state_create(&st, 1, FP8_SCALING_DELAYED, FMT_E4M3, FMT_E5M2, 2, AMAX_ALGO_MAX, 1), MP_OK);
+	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(FP8_SCALING_DELAYED, FMT_E4M3, 2, AMAX_ALGO_MAX, 1)), MP_OK);
 	step_with(st, 2);
 	ck_assert_float_eq(next_scale(st), 112);
 	step_with(st, 4);
 	ck_assert_float_eq(next_scale(st), 56);
 	fp8_state_free(st);
 
-	ck_assert_int_eq(fp8_state_create(&st, 1, FP8_SCALING_DELAYED, FMT_E4M3, FMT_E5M2, 2, AMAX_ALGO_MOST_RECENT, 0),
+	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(FP8_SCALING_DELAYED, FMT_E4M3, 2, AMAX_ALGO_MOST_RECENT, 0)),
 	                 MP_OK);
 	step_with(st, 2);
 	step_with(st, 4);
@@ -168,8 +172,7 @@ START_TEST(spike)
 	const float amax[] = { 1, 1, 1, 8, 1, 1 };
 	for (int cur = 0; cur < 2; cur++) {
 		fp8_state *st;
-		ck_assert_int_eq(fp8_state_create(&st, 1, cur ? FP8_SCALING_CURRENT : FP8_SCALING_DELAYED, FMT_E4M3,
-		                                  FMT_E5M2, 4, AMAX_ALGO_MAX, 0), MP_OK);
+		ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(cur ? FP8_SCALING_CURRENT : FP8_SCALING_DELAYED, FMT_E4M3, 4, AMAX_ALGO_MAX, 0)), MP_OK);
 		for (int k = 0; k < 6; k++) {
 			fp8_tensor_stat s = step_with(st, amax[k]);
 			double want = !cur && k == 3 ? 0.5 : 0;
@@ -191,7 +194,7 @@ END_TEST
 START_TEST(halves_and_names)
 {
 	fp8_state *st;
-	ck_assert_int_eq(fp8_state_create(&st, 2, FP8_SCALING_DELAYED, FMT_E4M3, FMT_E5M2, 16, AMAX_ALGO_MAX, 0), MP_OK);
+	ck_assert_int_eq(fp8_state_create(&st, 2, OPTS(FP8_SCALING_DELAYED, FMT_E4M3, 16, AMAX_ALGO_MAX, 0)), MP_OK);
 	ck_assert_uint_eq(fp8_state_count(st), 24);
 	size_t i = fp8_tensor_index(1, 2, FP8_WEIGHT);
 	float a[2] = { 2, 1 }, b[2] = { 8, 1 }, c[2] = { 1000, 1 };
@@ -210,9 +213,9 @@ START_TEST(halves_and_names)
 	ck_assert(s.fmt == FMT_E5M2);
 	ck_assert_str_eq(fp8_state_stat(st, fp8_tensor_index(0, 1, FP8_INPUT)).name, "h.0.attn.c_proj.input");
 	fp8_state_free(st);
-	ck_assert_int_eq(fp8_state_create(&st, 1, FP8_SCALING_DELAYED, FMT_E4M3, FMT_E5M2, 0, AMAX_ALGO_MAX, 0),
+	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(FP8_SCALING_DELAYED, FMT_E4M3, 0, AMAX_ALGO_MAX, 0)),
 	                 MP_EINVAL);
-	ck_assert_int_eq(fp8_state_create(&st, 1, FP8_SCALING_DELAYED, FMT_BF16, FMT_E5M2, 4, AMAX_ALGO_MAX, 0),
+	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(FP8_SCALING_DELAYED, FMT_BF16, 4, AMAX_ALGO_MAX, 0)),
 	                 MP_EINVAL);
 }
 END_TEST

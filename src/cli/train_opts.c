@@ -113,12 +113,16 @@ static int later_part(const char *cmd, train_setup *su, int c)
 		[OPT_ACCBITS - OPT_ACCBITS] = "accum-bits", [OPT_PROMOTE - OPT_ACCBITS] = "promote-every",
 		[OPT_FP8SCALING - OPT_ACCBITS] = "fp8-scaling", [OPT_FP8FMT - OPT_ACCBITS] = "fp8-format",
 		[OPT_AMAXH - OPT_ACCBITS] = "amax-history", [OPT_AMAXALGO - OPT_ACCBITS] = "amax-algo",
-		[OPT_MARGIN - OPT_ACCBITS] = "fp8-margin" };
+		[OPT_MARGIN - OPT_ACCBITS] = "fp8-margin", [OPT_POW2 - OPT_ACCBITS] = "scale-pow2",
+		[OPT_SRULE - OPT_ACCBITS] = "scale-rule", [OPT_BF16LAST - OPT_ACCBITS] = "bf16-last",
+		[OPT_NORHT - OPT_ACCBITS] = "rht", [OPT_NOSR - OPT_ACCBITS] = "sr", [OPT_NO2D - OPT_ACCBITS] = "2d" };
 	if (su->nchanges == sizeof su->changes / sizeof su->changes[0]) {
 		cli_error(cmd, "too many policy changes");
 		return -1;
 	}
-	su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_ACCBITS], optarg };
+	/* --no-rht, --no-sr, --no-2d: the part switched off */
+	const char *value = c == OPT_NORHT || c == OPT_NOSR || c == OPT_NO2D ? "off" : optarg;
+	su->changes[su->nchanges++] = (policy_change){ keys[c - OPT_ACCBITS], value };
 	return 1;
 }
 
@@ -227,7 +231,7 @@ int train_opts_common(const char *cmd, train_setup *su, int c)
 		return 1;
 	}
 	case OPT_ACCBITS: case OPT_PROMOTE: case OPT_FP8SCALING: case OPT_FP8FMT: case OPT_AMAXH: case OPT_AMAXALGO:
-	case OPT_MARGIN:
+	case OPT_MARGIN: case OPT_POW2: case OPT_SRULE: case OPT_BF16LAST: case OPT_NORHT: case OPT_NOSR: case OPT_NO2D:
 		return later_part(cmd, su, c);
 	default:
 		return optim_option(cmd, su, c);
@@ -311,6 +315,11 @@ static bool accum_options_fit(const char *cmd, const train_setup *su, const trai
 			          "history), which is emulated with --device cpu only", pols[i].name);
 			return false;
 		}
+		if (pols[i].fp8 != FP8_SCALING_NONE && pols[i].bf16_last > su->cfg.model.L) {
+			cli_error(cmd, "--bf16-last: policy %s leaves its last %zu blocks in bf16, and the model has %zu "
+			          "(--layers)", pols[i].name, pols[i].bf16_last, su->cfg.model.L);
+			return false;
+		}
 		if (!policy_accum_emulated(&pols[i]))
 			continue;
 		const char *opt = pols[i].accum_bits ? "--accum-bits" : "--promote-every";
@@ -328,10 +337,18 @@ static bool accum_options_fit(const char *cmd, const train_setup *su, const trai
 	return true;
 }
 
+/* The option a policy change came from ("rht" from --no-rht). */
+static const char *change_option(const char *key)
+{
+	return !strcmp(key, "rht") ? "no-rht" : !strcmp(key, "sr") ? "no-sr" : !strcmp(key, "2d") ? "no-2d" : key;
+}
+
 /* Resolves the policy list with the changes applied. */
 bool train_opts_policies(const char *cmd, const train_setup *su, train_policy *out, size_t max, size_t *n)
 {
 	char *copy = strdup(su->policies), *save = NULL;
+	char err[sizeof su->changes / sizeof su->changes[0]][256];
+	bool applied[sizeof su->changes / sizeof su->changes[0]] = { false };
 	*n = 0;
 	bool ok = copy != NULL;
 	for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && ok; tok = strtok_r(NULL, ",", &save)) {
@@ -346,15 +363,23 @@ bool train_opts_policies(const char *cmd, const train_setup *su, train_policy *o
 			break;
 		}
 		for (size_t k = 0; k < su->nchanges && ok; k++) {
-			char err[256];
-			if (policy_set(&out[*n], su->changes[k].key, su->changes[k].value, err, sizeof err) != MP_OK) {
-				cli_error(cmd, "--%s: %s", su->changes[k].key, err);
+			mp_status st = policy_set(&out[*n], su->changes[k].key, su->changes[k].value, err[k], sizeof err[k]);
+			if (st == MP_OK)
+				applied[k] = true;
+			else if (st != MP_EUNSUPPORTED)   /* a recipe's own part: the policies without it skip it */
+			{
+				cli_error(cmd, "--%s: %s", change_option(su->changes[k].key), err[k]);
 				ok = false;
 			}
 		}
 		(*n)++;
 	}
 	free(copy);
+	for (size_t k = 0; k < su->nchanges && ok; k++)
+		if (!applied[k]) {
+			cli_error(cmd, "--%s: %s", change_option(su->changes[k].key), err[k]);
+			ok = false;
+		}
 	if (ok && *n == 0) {
 		cli_error(cmd, "--policy: no policy named");
 		ok = false;

@@ -34,7 +34,8 @@ enum {
 	OPT_OFFSET_CH, OPT_THREADS, OPT_DEVICE, OPT_GEMM, OPT_RESID, OPT_WEIGHTS, OPT_GRADS, OPT_ACCUM,
 	OPT_OPTIM, OPT_SCALE, OPT_REDUCE, OPT_LR, OPT_SEED, OPT_DATA, OPT_STEPS, OPT_POLICY, OPT_CSV, OPT_HSCALE,
 	OPT_SCHED, OPT_WARMUP, OPT_LRMIN, OPT_PROGRESS, OPT_BETA1, OPT_BETA2, OPT_OF, OPT_PRESET,
-	OPT_ACCBITS, OPT_PROMOTE, OPT_FP8SCALING, OPT_FP8FMT, OPT_AMAXH, OPT_AMAXALGO, OPT_MARGIN, OPT_TSTATS,
+	OPT_ACCBITS, OPT_PROMOTE, OPT_FP8SCALING, OPT_FP8FMT, OPT_AMAXH, OPT_AMAXALGO, OPT_MARGIN,
+	OPT_POW2, OPT_SRULE, OPT_BF16LAST, OPT_NORHT, OPT_NOSR, OPT_NO2D, OPT_TSTATS,
 };
 
 #define COMMON_OPTIONS                                                       \
@@ -77,6 +78,12 @@ enum {
 	{ "amax-history", required_argument, NULL, OPT_AMAXH },              \
 	{ "amax-algo", required_argument, NULL, OPT_AMAXALGO },              \
 	{ "fp8-margin", required_argument, NULL, OPT_MARGIN },               \
+	{ "scale-pow2", required_argument, NULL, OPT_POW2 },                 \
+	{ "scale-rule", required_argument, NULL, OPT_SRULE },                \
+	{ "bf16-last", required_argument, NULL, OPT_BF16LAST },              \
+	{ "no-rht", no_argument, NULL, OPT_NORHT },                          \
+	{ "no-sr", no_argument, NULL, OPT_NOSR },                            \
+	{ "no-2d", no_argument, NULL, OPT_NO2D },                            \
 	{ "help", no_argument, NULL, 'h' }
 
 /* A finite number into *v; false (reported) otherwise. */

@@ -42,6 +42,7 @@
 #include "fmt/format.h"
 #include "fmt/parse.h"
 #include "fmt/round.h"
+#include "quant/quant_rule.h"
 
 typedef enum {
 	QUANT_MXFP8_E4M3,
@@ -53,11 +54,6 @@ typedef enum {
 	QUANT_COUNT
 } quant_id;
 
-typedef enum {
-	QUANT_RULE_OCP,    /* floor(log2 amax) - emax_elem */
-	QUANT_RULE_CEIL,   /* ceil(log2(amax / max_elem)) */
-	QUANT_RULE_COUNT
-} quant_rule;
 
 typedef struct {
 	quant_id id;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fmt/bulk.h"
+#include "train/blockcast.h"
 #include "train/fp8scale.h"
 
 /* --- the rules --- */
@@ -97,10 +98,14 @@ typedef struct {
 } slot;
 
 struct fp8_state {
-	size_t count, H;
+	size_t count, H, L;
 	fp8_scaling scaling;
 	fp8_amax_algo algo;
 	int margin;
+	fp8_opts o;
+	block_scratch bs[2];        /* block_cast's, per half */
+	float *buf[2];              /* fp8_state_scratch's, per half */
+	size_t buf_cap[2];
 	float *hist;                /* (count, H) newest first */
 	float *scale;               /* (count) delayed: the next step's scales */
 	slot *rec[2];               /* (count) what each half recorded this step */
@@ -123,6 +128,10 @@ void fp8_state_free(fp8_state *st)
 	free(st->rec[1]);
 	free(st->last);
 	free(st->names);
+	for (int h = 0; h < 2; h++) {
+		block_scratch_free(&st->bs[h]);
+		free(st->buf[h]);
+	}
 	free(st);
 }
 
@@ -131,17 +140,27 @@ static bool fp8_kind(fmt_id f)
 	return f == FMT_E4M3 || f == FMT_E5M2;
 }
 
-mp_status fp8_state_create(fp8_state **out, size_t L, fp8_scaling s, fmt_id fwd, fmt_id bwd, size_t H,
-                           fp8_amax_algo algo, int margin)
+static bool opts_ok(size_t L, const fp8_opts *o)
+{
+	bool fp4 = o->scaling == FP8_SCALING_NVFP4;
+	bool fmts = fp4 ? o->fwd == FMT_E2M1 && o->bwd == FMT_E2M1 : fp8_kind(o->fwd) && fp8_kind(o->bwd);
+	return o->scaling != FP8_SCALING_NONE && o->scaling < FP8_SCALING_COUNT && L > 0 && o->H > 0 &&
+	       o->H <= FP8_HISTORY_MAX && fmts && o->bf16_last <= L && (unsigned)o->rule < QUANT_RULE_COUNT;
+}
+
+mp_status fp8_state_create(fp8_state **out, size_t L, const fp8_opts *o)
 {
 	*out = NULL;
-	if (s == FP8_SCALING_NONE || L == 0 || H == 0 || H > FP8_HISTORY_MAX || !fp8_kind(fwd) || !fp8_kind(bwd))
+	if (!opts_ok(L, o))
 		return MP_EINVAL;
+	fp8_scaling s = o->scaling;
+	size_t H = o->H;
+	fmt_id fwd = o->fwd, bwd = o->bwd;
 	fp8_state *st = calloc(1, sizeof *st);
 	if (!st)
 		return MP_ENOMEM;
 	size_t n = L * FP8_LINEARS * FP8_ROLES;
-	*st = (fp8_state){ .count = n, .H = H, .scaling = s, .algo = algo, .margin = margin };
+	*st = (fp8_state){ .count = n, .H = H, .L = L, .scaling = s, .algo = o->algo, .margin = o->margin, .o = *o };
 	st->hist = calloc(n * H, sizeof *st->hist);
 	st->scale = malloc(n * sizeof *st->scale);
 	st->rec[0] = calloc(n, sizeof(slot));
@@ -168,6 +187,70 @@ mp_status fp8_state_create(fp8_state **out, size_t L, fp8_scaling s, fmt_id fwd,
 size_t fp8_state_count(const fp8_state *st)
 {
 	return st->count;
+}
+
+bool fp8_state_covers(const fp8_state *st, size_t l)
+{
+	return l + st->o.bf16_last < st->L;
+}
+
+bool fp8_state_blocked(const fp8_state *st)
+{
+	return fp8_scaling_blocked(st->scaling);
+}
+
+float *fp8_state_scratch(fp8_state *st, int h, size_t n)
+{
+	if (n > st->buf_cap[h]) {
+		float *b = realloc(st->buf[h], n * sizeof *b);
+		if (!b)
+			return NULL;
+		st->buf[h] = b;
+		st->buf_cap[h] = n;
+	}
+	return st->buf[h];
+}
+
+/* What a block recipe casts tensor i with, contracted along `along`. */
+static block_cast_cfg block_cfg(const fp8_state *st, size_t i, fp8_along along, uint64_t seed)
+{
+	fp8_role role = (fp8_role)(i % FP8_ROLES);
+	size_t b = st->scaling == FP8_SCALING_BLOCK ? 128 : st->scaling == FP8_SCALING_MX ? 32 : 16;
+	bool square = role == FP8_WEIGHT && (st->scaling == FP8_SCALING_BLOCK || (st->scaling == FP8_SCALING_NVFP4 &&
+	                                                                         st->o.w2d));
+	block_cast_cfg c = { .kind = st->scaling, .elem = st->last[i].fmt, .pow2 = st->o.pow2, .rule = st->o.rule,
+		             .mode = FMT_RNE, .seed = seed };
+	c.br = square || along == FP8_ALONG_COLS ? b : 1;
+	c.bc = square || along == FP8_ALONG_ROWS ? b : 1;
+	if (st->scaling == FP8_SCALING_NVFP4 && role == FP8_GRAD_OUTPUT && st->o.sr)
+		c.mode = FMT_SR;
+	return c;
+}
+
+mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8_along along, uint64_t seed,
+                                float *x, size_t rows, size_t cols)
+{
+	if (!fp8_state_blocked(st)) {
+		fp8_state_cast(st, h, i, record, x, rows * cols);
+		return MP_OK;
+	}
+	/* nvfp4: the weight-gradient GEMM's operands (input and output
+	 * gradient, contracted over the tokens) rotated first */
+	if (st->scaling == FP8_SCALING_NVFP4 && st->o.rht && along == FP8_ALONG_COLS && i % FP8_ROLES != FP8_WEIGHT)
+		rht16_rows(x, rows, cols, RHT_SIGNS);
+	block_cast_cfg c = block_cfg(st, i, along, seed);
+	block_cast_stat bs;
+	mp_status rc = block_cast(x, rows, cols, &c, &st->bs[h], &bs);
+	if (rc != MP_OK || !record)
+		return rc;
+	slot *r = &st->rec[h][i];
+	if (isnan(bs.amax) || isnan(r->amax) || bs.amax >= r->amax || r->n == 0)
+		r->scale = bs.scale;
+	r->amax = isnan(bs.amax) || isnan(r->amax) ? NAN : fmaxf(r->amax, bs.amax);
+	r->overflow += bs.overflow;
+	r->underflow += bs.underflow;
+	r->n += bs.n;
+	return MP_OK;
 }
 
 void fp8_state_cast(fp8_state *st, int h, size_t i, bool record, float *x, size_t n)

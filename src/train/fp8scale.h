@@ -17,6 +17,19 @@
  * The cast saturates to +-fp8_max, as TE's (cuda_fp8.h __NV_SATFINITE); an
  * inf input becomes +-fp8_max too, a NaN stays NaN.
  *
+ * Block recipes (fp8-block, mxfp8, nvfp4: train/blockcast.h) keep no
+ * history: each cast scales its blocks from their own amax. The GEMM then
+ * needs each operand cast along its contraction: a weight or input along
+ * its rows for the forward GEMM, the input and output gradient down their
+ * columns (over the tokens) for the weight-gradient GEMM, each cast from
+ * the high-precision tensor (TE: "both versions must be quantized
+ * separately from the high-precision source"); 2D weight blocks cover the
+ * same elements either way. Block sizes, as TE's recipes use them:
+ * fp8-block 1x128 for inputs and gradients, 128x128 for weights; mxfp8
+ * 1x32 for all; nvfp4 1x16, 16x16 for weights (2d). nvfp4 rounds the
+ * output gradients stochastically (sr) and rotates the weight-gradient
+ * GEMM's operands by a 16x16 random Hadamard transform first (rht).
+ *
  * The two batch halves of the CPU trainer quantize in parallel: each writes
  * only its own slot, and the step's end combines them (the amax is the max
  * over both, as TE reduces amaxes over data-parallel ranks). */
@@ -27,6 +40,7 @@
 #include <stddef.h>
 
 #include "fmt/format.h"
+#include "quant/quant_rule.h"
 #include "train/fp8scale_kind.h"
 #include "util/status.h"
 
@@ -72,12 +86,29 @@ enum { FP8_LINEARS = 4 };
 
 typedef struct fp8_state fp8_state;
 
-/* The state for L blocks under scaling s (not NONE), forward tensors in
- * fwd, output gradients in bwd, with an H-step history. MP_ENOMEM,
- * MP_EINVAL for a bad H or format. */
-mp_status fp8_state_create(fp8_state **out, size_t L, fp8_scaling s, fmt_id fwd, fmt_id bwd, size_t H,
-                           fp8_amax_algo algo, int margin);
+typedef struct {
+	fp8_scaling scaling;    /* not NONE */
+	fmt_id fwd, bwd;        /* weights and inputs; output gradients (fp8; nvfp4: fp4-e2m1 both) */
+	size_t H;               /* delayed: the history, 1..FP8_HISTORY_MAX (others: 1 or more, unused) */
+	fp8_amax_algo algo;
+	int margin;
+	bool pow2;              /* fp8-block: scales rounded down to powers of two */
+	quant_rule rule;        /* mxfp8: the e8m0 scale's rule */
+	bool rht, sr, w2d;      /* nvfp4: the Hadamard transform, SR gradients, 16x16 weight blocks */
+	size_t bf16_last;       /* the last blocks whose Linears are left out (the GEMM format), 0..L */
+} fp8_opts;
+
+/* The state for L blocks under o. MP_ENOMEM, MP_EINVAL for a bad H,
+ * format or bf16_last. */
+mp_status fp8_state_create(fp8_state **out, size_t L, const fp8_opts *o);
 void fp8_state_free(fp8_state *st);
+
+/* Whether block l's Linears are cast (l below L - bf16_last). */
+bool fp8_state_covers(const fp8_state *st, size_t l);
+
+/* Whether the state scales blocks: the GEMMs then cast each operand along
+ * its contraction with fp8_state_cast_matrix. */
+bool fp8_state_blocked(const fp8_state *st);
 
 /* The index of block l's Linear k (0 attn.c_attn, 1 attn.c_proj, 2
  * mlp.c_fc, 3 mlp.c_proj), role r. */
@@ -94,6 +125,22 @@ size_t fp8_state_count(const fp8_state *st);
  * backward pass does not). */
 void fp8_state_cast(fp8_state *st, int h, size_t i, bool record, float *x, size_t n);
 
+typedef enum {
+	FP8_ALONG_ROWS,   /* the GEMM contracts x's columns: blocks run along each row */
+	FP8_ALONG_COLS,   /* ... x's rows: blocks run down each column */
+} fp8_along;
+
+/* Casts the matrix x (rows, cols) as tensor i for a GEMM that contracts it
+ * `along`; per-tensor scaling as fp8_state_cast. seed: SR's stream (nvfp4
+ * gradients); distinct for every cast that must not share random bits.
+ * MP_ENOMEM when the scratch cannot grow. */
+mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8_along along, uint64_t seed,
+                                float *x, size_t rows, size_t cols);
+
+/* A buffer of at least n floats for half h, kept between calls (a GEMM
+ * operand's cast copy); NULL when out of memory. */
+float *fp8_state_scratch(fp8_state *st, int h, size_t n);
+
 /* Forgets what casts recorded since the last step_end (an evaluation's
  * forward passes). */
 void fp8_state_begin(fp8_state *st);
@@ -108,7 +155,8 @@ typedef struct {
 	const char *name;       /* "h.2.mlp.c_fc.weight", ".input", ".grad_output" */
 	fmt_id fmt;
 	float amax;             /* over both halves */
-	float scale;            /* the scale the step cast with (current: half 0's) */
+	float scale;            /* the scale the step cast with (current: half 0's; blocks: the
+	                         * multiplier of the block holding the amax) */
 	double overflow_frac, underflow_frac;
 } fp8_tensor_stat;
 

@@ -321,7 +321,27 @@ static mp_status gemm_forward_core(const gpt_numerics *nx, float *out, const flo
  * operands with per-tensor fp8 scales. */
 static bool scaled(const gpt_numerics *nx, int lin)
 {
-	return nx != NULL && nx->fp8 != NULL && lin >= 0;
+	return nx != NULL && nx->fp8 != NULL && lin >= 0 && fp8_state_covers(nx->fp8, (size_t)lin / FP8_LINEARS);
+}
+
+/* Casts the matrix x (rows, cols) as Linear lin's tensor of role r for a
+ * GEMM contracting it `along`, with SR bits of its own for every step,
+ * tensor, direction and batch half (nx->seed is the half's). */
+static mp_status fp8_matrix(const gpt_numerics *nx, size_t lin, fp8_role r, bool record, fp8_along along, float *x,
+                            size_t rows, size_t cols)
+{
+	size_t i = fp8_tensor_index(lin / FP8_LINEARS, lin % FP8_LINEARS, r);
+	uint64_t seed = rng_mix64(nx->seed ^ rng_mix64((nx->step << 20) ^ (i << 1) ^ (uint64_t)along));
+	return fp8_state_cast_matrix(nx->fp8, nx->fp8_half, i, record, along, seed, x, rows, cols);
+}
+
+/* A copy of x (n) in the half's scratch, for a block recipe's cast. */
+static float *fp8_copy(const gpt_numerics *nx, const float *x, size_t n)
+{
+	float *c = fp8_state_scratch(nx->fp8, nx->fp8_half, n);
+	if (c != NULL)
+		memcpy(c, x, n * sizeof *c);
+	return c;
 }
 
 /* Casts x (n) as Linear lin's tensor of role r, by this numerics' half. */
@@ -336,9 +356,19 @@ static void fp8_operand(const gpt_numerics *nx, size_t lin, fp8_role r, bool rec
 static mp_status gemm_forward_scaled(gpt_model *m, const gpt_numerics *nx, float *out, float *inp, const float *w,
                                      const float *bias, size_t BT, size_t C, size_t OC, size_t lin)
 {
-	fp8_operand(nx, lin, FP8_INPUT, true, inp, BT * C);
 	float *wq = m->acts.q_w;
 	memcpy(wq, w, OC * C * sizeof *wq);
+	if (fp8_state_blocked(nx->fp8)) {
+		/* inp is left as it is: the weight-gradient GEMM casts it again,
+		 * down its columns, from the high-precision tensor */
+		float *xq = fp8_copy(nx, inp, BT * C);
+		if (xq == NULL)
+			return MP_ENOMEM;
+		TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_ROWS, xq, BT, C));
+		TRY(fp8_matrix(nx, lin, FP8_WEIGHT, true, FP8_ALONG_ROWS, wq, OC, C));
+		return gemm_forward_core(nx, out, xq, wq, bias, BT, C, OC);
+	}
+	fp8_operand(nx, lin, FP8_INPUT, true, inp, BT * C);
 	fp8_operand(nx, lin, FP8_WEIGHT, true, wq, OC * C);
 	return gemm_forward_core(nx, out, inp, wq, bias, BT, C, OC);
 }
@@ -357,6 +387,49 @@ static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
 	const float *wq;
 	TRY(weight_operand(m, nx, w, OC * C, &wq));
 	return gemm_forward_core(nx, out, inp, wq, bias, BT, C, OC);
+}
+
+/* dinp (BT,C) += dq (BT,OC) @ wq (OC,C) and dweight (OC,C) += dq^T @ xq
+ * (BT,C), either NULL, through the emulated accumulator or BLAS. */
+static mp_status gemm_products(const gpt_numerics *nx, float *dinp, float *dweight, const float *dq,
+                               const float *xq, const float *wq, size_t BT, size_t C, size_t OC)
+{
+	if (accum_emulated(nx)) {
+		accum_cfg c = accum_of(nx);
+		if (dinp != NULL)
+			TRY(accum_gemm(dinp, C, true, dq, OC, 1, wq, 1, C, BT, C, OC, &c));
+		if (dweight != NULL)
+			TRY(accum_gemm(dweight, C, true, dq, 1, OC, xq, 1, C, OC, C, BT, &c));
+	} else {
+		matmul_backward(dinp, dweight, NULL, dq, xq, wq, 1, BT, C, OC);
+	}
+	return MP_OK;
+}
+
+/* The backward GEMMs of a block recipe: each operand cast along the
+ * contraction of the GEMM that reads it, from the high-precision tensor. */
+static mp_status gemm_backward_blocked(gpt_model *m, const gpt_numerics *nx, float *dinp, float *dweight,
+                                       const float *dout, const float *inp, const float *w, size_t BT, size_t C,
+                                       size_t OC, size_t lin)
+{
+	gpt_acts *a = &m->acts;
+	if (dinp != NULL) {   /* over OC: the gradient along its rows, the weight down its columns */
+		memcpy(a->q_act, dout, BT * OC * sizeof *a->q_act);
+		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_ROWS, a->q_act, BT, OC));
+		memcpy(a->q_w, w, OC * C * sizeof *a->q_w);
+		TRY(fp8_matrix(nx, lin, FP8_WEIGHT, false, FP8_ALONG_COLS, a->q_w, OC, C));
+		TRY(gemm_products(nx, dinp, NULL, a->q_act, NULL, a->q_w, BT, C, OC));
+	}
+	if (dweight != NULL) {   /* over the tokens: both down their columns */
+		memcpy(a->q_act, dout, BT * OC * sizeof *a->q_act);
+		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_COLS, a->q_act, BT, OC));
+		float *xq = fp8_copy(nx, inp, BT * C);
+		if (xq == NULL)
+			return MP_ENOMEM;
+		TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_COLS, xq, BT, C));
+		TRY(gemm_products(nx, NULL, dweight, a->q_act, xq, NULL, BT, C, OC));
+	}
+	return MP_OK;
 }
 
 /* The backward products of gemm_forward, emulated the same way: operands
@@ -378,29 +451,24 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
 		return MP_OK;
 	}
 	gpt_acts *a = &m->acts;
-	const float *wq;
-	if (sc) {
-		/* the output gradient in its own format and scale; the weight cast
-		 * again with the forward's scale (the same bits), not recorded twice */
-		memcpy(a->q_act, dout, BT * OC * sizeof *a->q_act);
-		fp8_operand(nx, (size_t)lin, FP8_GRAD_OUTPUT, true, a->q_act, BT * OC);
-		memcpy(a->q_w, w, OC * C * sizeof *a->q_w);
-		fp8_operand(nx, (size_t)lin, FP8_WEIGHT, false, a->q_w, OC * C);
-		wq = a->q_w;
+	if (sc && fp8_state_blocked(nx->fp8)) {
+		TRY(gemm_backward_blocked(m, nx, dinp, dweight, dout, inp, w, BT, C, OC, (size_t)lin));
 	} else {
-		TRY(copy_rounded(a->q_act, dout, BT * OC, nx->gemm_fmt));
-		TRY(weight_operand(m, nx, w, OC * C, &wq));
-	}
-	/* inp was rounded in place by gemm_forward */
-	if (accum_emulated(nx)) {
-		accum_cfg c = accum_of(nx);
-		/* dinp (BT,C) += dout (BT,OC) @ w (OC,C); dweight (OC,C) += dout^T @ inp (BT,C) */
-		if (dinp != NULL)
-			TRY(accum_gemm(dinp, C, true, a->q_act, OC, 1, wq, 1, C, BT, C, OC, &c));
-		if (dweight != NULL)
-			TRY(accum_gemm(dweight, C, true, a->q_act, 1, OC, inp, 1, C, OC, C, BT, &c));
-	} else {
-		matmul_backward(dinp, dweight, NULL, a->q_act, inp, wq, 1, BT, C, OC);
+		const float *wq;
+		if (sc) {
+			/* the output gradient in its own format and scale; the weight cast
+			 * again with the forward's scale (the same bits), not recorded twice */
+			memcpy(a->q_act, dout, BT * OC * sizeof *a->q_act);
+			fp8_operand(nx, (size_t)lin, FP8_GRAD_OUTPUT, true, a->q_act, BT * OC);
+			memcpy(a->q_w, w, OC * C * sizeof *a->q_w);
+			fp8_operand(nx, (size_t)lin, FP8_WEIGHT, false, a->q_w, OC * C);
+			wq = a->q_w;
+		} else {
+			TRY(copy_rounded(a->q_act, dout, BT * OC, nx->gemm_fmt));
+			TRY(weight_operand(m, nx, w, OC * C, &wq));
+		}
+		/* inp was rounded in place by gemm_forward */
+		TRY(gemm_products(nx, dinp, dweight, a->q_act, inp, wq, BT, C, OC));
 	}
 	if (gemm_lowp(nx))
 		TRY(round_rne(dinp, BT * C, nx->gemm_fmt));

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quant/quant.h"
 #include "train/accum.h"
 #include "train/policy.h"
 
@@ -110,6 +111,37 @@ static const preset presets[] = {
 		.scaling = SCALER_NONE, .static_scale = 1.0,
 		.fp8 = FP8_SCALING_CURRENT, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E5M2, .amax_history = 16,
 		.amax_algo = AMAX_ALGO_MAX, .fp8_margin = 0 } },
+	/* the block recipes, the rest as the two above: DeepSeek-V3's (TE's
+	 * Float8BlockScaling), MXFP8 (TE's MXFP8BlockScaling) and NVIDIA's NVFP4
+	 * pretraining recipe (TE's NVFP4BlockScaling, arXiv:2509.25149), its
+	 * last block kept in bf16 at this depth */
+	{ .about = "DeepSeek-V3: E4M3, fp32 scales per 1x128 and 128x128",
+	  .p = { .name = "fp8-block",
+		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
+		.scaling = SCALER_NONE, .static_scale = 1.0,
+		.fp8 = FP8_SCALING_BLOCK, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E4M3, .amax_history = 1,
+		.amax_algo = AMAX_ALGO_MAX, .scale_pow2 = true } },
+	{ .about = "MXFP8: E4M3, an e8m0 scale per 32 (the ceil rule)",
+	  .p = { .name = "mxfp8",
+		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
+		.scaling = SCALER_NONE, .static_scale = 1.0,
+		.fp8 = FP8_SCALING_MX, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E4M3, .amax_history = 1,
+		.amax_algo = AMAX_ALGO_MAX, .mx_rule = QUANT_RULE_CEIL } },
+	{ .about = "NVFP4 recipe: RHT, SR grads, 2D weights, last block bf16",
+	  .p = { .name = "nvfp4",
+		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
+		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
+		.scaling = SCALER_NONE, .static_scale = 1.0,
+		.fp8 = FP8_SCALING_NVFP4, .fp8_fwd = FMT_E2M1, .fp8_bwd = FMT_E2M1, .amax_history = 1,
+		.amax_algo = AMAX_ALGO_MAX, .nvfp4_rht = true, .nvfp4_sr = true, .nvfp4_2d = true, .bf16_last = 1 } },
 };
 
 enum { PRESET_COUNT = sizeof presets / sizeof presets[0] };
@@ -231,31 +263,98 @@ static bool int_part(const char *key, const char *value, long lo, long hi, long 
 	return true;
 }
 
+static const char *const scaling_names[FP8_SCALING_COUNT] = {
+	[FP8_SCALING_NONE] = "none", [FP8_SCALING_DELAYED] = "delayed", [FP8_SCALING_CURRENT] = "current",
+	[FP8_SCALING_BLOCK] = "block", [FP8_SCALING_MX] = "mx", [FP8_SCALING_NVFP4] = "nvfp4" };
+
+/* The preset whose fp8 parts fp8-scaling=s takes. */
+static const char *const scaling_presets[FP8_SCALING_COUNT] = {
+	[FP8_SCALING_DELAYED] = "fp8-delayed", [FP8_SCALING_CURRENT] = "fp8-current",
+	[FP8_SCALING_BLOCK] = "fp8-block", [FP8_SCALING_MX] = "mxfp8", [FP8_SCALING_NVFP4] = "nvfp4" };
+
+/* fp8-scaling=S: the recipe's own formats and parts, from its preset. */
+static bool scaling_part(train_policy *p, const char *value, char *err, size_t errlen)
+{
+	for (int i = 0; i < FP8_SCALING_COUNT; i++) {
+		if (strcmp(value, scaling_names[i]))
+			continue;
+		train_policy r;
+		if (i != FP8_SCALING_NONE && policy_from_name(scaling_presets[i], &r) == MP_OK) {
+			p->fp8_fwd = r.fp8_fwd;
+			p->fp8_bwd = r.fp8_bwd;
+			p->amax_history = r.amax_history;
+			p->amax_algo = r.amax_algo;
+			p->fp8_margin = r.fp8_margin;
+			p->scale_pow2 = r.scale_pow2;
+			p->mx_rule = r.mx_rule;
+			p->nvfp4_rht = r.nvfp4_rht;
+			p->nvfp4_sr = r.nvfp4_sr;
+			p->nvfp4_2d = r.nvfp4_2d;
+			p->bf16_last = r.bf16_last;
+		}
+		p->fp8 = (fp8_scaling)i;
+		return true;
+	}
+	snprintf(err, errlen, "fp8-scaling '%s' is not none, delayed, current, block, mx or nvfp4", value);
+	return false;
+}
+
+/* on|off into *b. */
+static bool switch_part(const char *key, const char *value, bool *b, char *err, size_t errlen)
+{
+	if (strcmp(value, "on") && strcmp(value, "off")) {
+		snprintf(err, errlen, "%s '%s' is not on or off", key, value);
+		return false;
+	}
+	*b = !strcmp(value, "on");
+	return true;
+}
+
+/* The block recipes' parts: scale-pow2, scale-rule, rht, sr, 2d, bf16-last.
+ * MP_EUNSUPPORTED (err says why) when p's recipe has no such part. */
+static mp_status block_part(train_policy *p, const char *key, const char *value, char *err, size_t errlen)
+{
+	long v;
+	fp8_scaling want = !strcmp(key, "scale-pow2") ? FP8_SCALING_BLOCK
+	                   : !strcmp(key, "scale-rule") ? FP8_SCALING_MX
+	                   : !strcmp(key, "bf16-last") ? FP8_SCALING_COUNT : FP8_SCALING_NVFP4;
+	if (want == FP8_SCALING_COUNT ? p->fp8 == FP8_SCALING_NONE : p->fp8 != want) {
+		snprintf(err, errlen, "%s applies to %s scaling only, and policy %s has %s", key,
+		         want == FP8_SCALING_COUNT ? "fp8 or fp4" : scaling_names[want], p->name, scaling_names[p->fp8]);
+		return MP_EUNSUPPORTED;
+	}
+	if (!strcmp(key, "bf16-last")) {
+		if (!int_part(key, value, 0, 64, &v, err, errlen))
+			return MP_EINVAL;
+		p->bf16_last = (size_t)v;
+		return MP_OK;
+	}
+	if (!strcmp(key, "scale-rule")) {
+		if (quant_rule_parse(value, &p->mx_rule) != MP_OK) {
+			snprintf(err, errlen, "scale-rule '%s' is not ceil or ocp", value);
+			return MP_EINVAL;
+		}
+		return MP_OK;
+	}
+	bool *b = !strcmp(key, "scale-pow2") ? &p->scale_pow2 : !strcmp(key, "rht") ? &p->nvfp4_rht
+	          : !strcmp(key, "sr") ? &p->nvfp4_sr : &p->nvfp4_2d;
+	return switch_part(key, value, b, err, errlen) ? MP_OK : MP_EINVAL;
+}
+
 /* fp8-scaling, fp8-format, amax-history, amax-algo, fp8-margin into p. */
 static bool fp8_part(train_policy *p, const char *key, const char *value, char *err, size_t errlen)
 {
 	long v;
-	if (!strcmp(key, "fp8-scaling")) {
-		static const char *const names[] = { [FP8_SCALING_NONE] = "none", [FP8_SCALING_DELAYED] = "delayed",
-			                             [FP8_SCALING_CURRENT] = "current" };
-		for (int i = 0; i < 3; i++)
-			if (!strcmp(value, names[i])) {
-				p->fp8 = (fp8_scaling)i;
-				if (p->fp8 != FP8_SCALING_NONE && p->fp8_fwd != FMT_E4M3) {   /* from a preset without it */
-					p->fp8_fwd = FMT_E4M3;
-					p->fp8_bwd = FMT_E5M2;
-				}
-				if (!p->amax_history)
-					p->amax_history = 16;
-				return true;
-			}
-		snprintf(err, errlen, "fp8-scaling '%s' is not none, delayed or current", value);
-		return false;
-	}
+	if (!strcmp(key, "fp8-scaling"))
+		return scaling_part(p, value, err, errlen);
 	if (!strcmp(key, "fp8-format")) {
 		bool hybrid = !strcmp(value, "hybrid");
 		if (!hybrid && strcmp(value, "e4m3")) {
 			snprintf(err, errlen, "fp8-format '%s' is not hybrid (E4M3 forward, E5M2 gradients) or e4m3", value);
+			return false;
+		}
+		if (p->fp8 == FP8_SCALING_NVFP4) {
+			snprintf(err, errlen, "policy %s casts to fp4-e2m1, not fp8", p->name);
 			return false;
 		}
 		p->fp8_fwd = FMT_E4M3;
@@ -380,6 +479,11 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 	           !strcmp(key, "amax-algo") || !strcmp(key, "fp8-margin")) {
 		if (!fp8_part(p, key, value, err, errlen))
 			return MP_EINVAL;
+	} else if (!strcmp(key, "scale-pow2") || !strcmp(key, "scale-rule") || !strcmp(key, "rht") ||
+	           !strcmp(key, "sr") || !strcmp(key, "2d") || !strcmp(key, "bf16-last")) {
+		mp_status st = block_part(p, key, value, err, errlen);
+		if (st != MP_OK)
+			return st;
 	} else {
 		snprintf(err, errlen, "unknown policy part '%s'", key);
 		return MP_EINVAL;
@@ -387,6 +491,37 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 	size_t len = strlen(p->name);
 	snprintf(p->name + len, sizeof p->name - len, "+%s=%s", key, value);
 	return MP_OK;
+}
+
+/* ", linears ..." for a policy with fp8 scaling, else "". */
+static void describe_fp8(const train_policy *p, char *buf, size_t n)
+{
+	char last[48] = "";
+	if (p->fp8 != FP8_SCALING_NONE && p->bf16_last)
+		snprintf(last, sizeof last, ", the last %zu block%s unscaled", p->bf16_last, p->bf16_last > 1 ? "s" : "");
+	const char *f = fmt_get(p->fp8_fwd)->name, *b = fmt_get(p->fp8_bwd)->name;
+	switch (p->fp8) {
+	case FP8_SCALING_NONE:
+		buf[0] = '\0';
+		break;
+	case FP8_SCALING_DELAYED: case FP8_SCALING_CURRENT:
+		snprintf(buf, n, ", linears %s/%s %s-scaled per tensor (history %zu %s, margin %d)%s", f, b,
+		         scaling_names[p->fp8], p->amax_history, p->amax_algo == AMAX_ALGO_MAX ? "max" : "most_recent",
+		         p->fp8_margin, last);
+		break;
+	case FP8_SCALING_BLOCK:
+		snprintf(buf, n, ", linears %s/%s with fp32 scales per 1x128 tile and 128x128 weight block%s%s", f, b,
+		         p->scale_pow2 ? " (powers of two)" : "", last);
+		break;
+	case FP8_SCALING_MX:
+		snprintf(buf, n, ", linears %s/%s with an e8m0 scale per 32 (%s rule)%s", f, b,
+		         quant_rule_name(p->mx_rule), last);
+		break;
+	default:
+		snprintf(buf, n, ", linears %s with e4m3 scales per %s and an fp32 tensor scale%s%s%s", f,
+		         p->nvfp4_2d ? "16 (16x16 for weights)" : "16", p->nvfp4_sr ? ", SR gradients" : "",
+		         p->nvfp4_rht ? ", RHT on wgrad" : "", last);
+	}
 }
 
 void policy_describe(const train_policy *p, char *buf, size_t n)
@@ -411,12 +546,8 @@ void policy_describe(const train_policy *p, char *buf, size_t n)
 	if (policy_accum_emulated(p))
 		snprintf(accum, sizeof accum, " (%d-bit accumulator%s)", p->accum_bits ? p->accum_bits : ACCUM_BITS_FP32,
 		         every);
-	char fp8[120] = "";
-	if (p->fp8 != FP8_SCALING_NONE)
-		snprintf(fp8, sizeof fp8, ", linears %s/%s %s-scaled per tensor (history %zu %s, margin %d)",
-		         fmt_get(p->fp8_fwd)->name, fmt_get(p->fp8_bwd)->name,
-		         p->fp8 == FP8_SCALING_DELAYED ? "delayed" : "current", p->amax_history,
-		         p->amax_algo == AMAX_ALGO_MAX ? "max" : "most_recent", p->fp8_margin);
+	char fp8[200] = "";
+	describe_fp8(p, fp8, sizeof fp8);
 	snprintf(buf, n, "gemm %s%s%s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s%s%s, %s",
 	         fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name, accum, fp8,
 	         fmt_get(p->reduce_lowp ? p->reduce_fmt : FMT_FP32)->name,

@@ -9,6 +9,7 @@
 
 #include "fmt/format.h"
 #include "fmt/round.h"
+#include "quant/quant_rule.h"
 #include "train/fp8scale_kind.h"
 #include "train/scaler.h"
 #include "util/status.h"
@@ -51,11 +52,19 @@ typedef struct {
 	size_t amax_history;       /* delayed: the window, 1..FP8_HISTORY_MAX */
 	fp8_amax_algo amax_algo;
 	int fp8_margin;            /* scale = fp8_max / amax / 2^margin */
+	/* the block recipes (fp8 block, mx, nvfp4; train/blockcast.h) */
+	bool scale_pow2;           /* block: scales rounded down to powers of two */
+	quant_rule mx_rule;        /* mx: the e8m0 scale's rule (TE: ceil) */
+	bool nvfp4_rht;            /* nvfp4: 16x16 random Hadamard transform on the wgrad GEMM's operands */
+	bool nvfp4_sr;             /* nvfp4: output gradients rounded stochastically */
+	bool nvfp4_2d;             /* nvfp4: 16x16 weight blocks (else 1x16, as the others) */
+	size_t bf16_last;          /* any fp8 scaling: the last N blocks' Linears left in gemm_fmt */
 } train_policy;
 
 /* The presets (policy.c's table): fp32, bf16-mixed, bf16-resid,
  * bf16-resid-sr, bf16-pure, bf16-pure-sr, bf16-pure-kahan, fp16-mixed,
- * fp16-noscale, fp8-mixed, fp8-delayed, fp8-current. policy_preset and policy_preset_about return
+ * fp16-noscale, fp8-mixed, fp8-delayed, fp8-current, fp8-block, mxfp8, nvfp4.
+ * policy_preset and policy_preset_about return
  * NULL for i >= policy_preset_count(). */
 size_t policy_preset_count(void);
 const train_policy *policy_preset(size_t i);
@@ -71,8 +80,11 @@ mp_status policy_from_name(const char *name, train_policy *p);
  * gemm=F, reductions=fp32|low|F (low: the GEMM format), residual=F[:rne|sr], weights=fp32|F[:rne|sr|kahan], grads=F,
  * grad-accum=F, optim-state=F[:rne|sr], loss-scale=none|dynamic|static:S,
  * accum-bits=N (2..24), promote-every=K (0 = never),
- * fp8-scaling=none|delayed|current, fp8-format=hybrid|e4m3, amax-history=H
- * (1..1024), amax-algo=max|most_recent, fp8-margin=M (-32..32).
+ * fp8-scaling=none|delayed|current|block|mx|nvfp4 (the recipe's own formats
+ * and parts with it), fp8-format=hybrid|e4m3, amax-history=H (1..1024),
+ * amax-algo=max|most_recent, fp8-margin=M (-32..32), scale-pow2=on|off,
+ * scale-rule=ceil|ocp, rht=on|off, sr=on|off, 2d=on|off, bf16-last=N
+ * (0..GPT_MAX_LAYERS; checked against the model's layers when it is made).
  * The name gets "+key=value" appended. On error returns MP_EINVAL and writes
  * what is wrong into err. */
 mp_status policy_set(train_policy *p, const char *key, const char *value, char *err, size_t errlen);

@@ -1,0 +1,12 @@
+/* The rules for an MX block's shared e8m0 scale (quant/quant.h), apart so
+ * that a header C++ (CUDA) also reads can name one without quant.h's MPFR. */
+#ifndef MIXPREC_QUANT_QUANT_RULE_H
+#define MIXPREC_QUANT_QUANT_RULE_H
+
+typedef enum {
+	QUANT_RULE_OCP,    /* floor(log2 amax) - emax_elem */
+	QUANT_RULE_CEIL,   /* ceil(log2(amax / max_elem)) */
+	QUANT_RULE_COUNT
+} quant_rule;
+
+#endif

@@ -1,0 +1,232 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt/decode.h"
+#include "quant/quant.h"
+#include "train/blockcast.h"
+#include "train/fp8scale.h"
+#include "util/rng.h"
+
+void block_scratch_free(block_scratch *s)
+{
+	free(s->f);
+	free(s->b);
+	*s = (block_scratch){ 0 };
+}
+
+static mp_status scratch_grow(block_scratch *s, size_t n)
+{
+	if (n <= s->cap)
+		return MP_OK;
+	float *f = realloc(s->f, n * sizeof *f);
+	if (!f)
+		return MP_ENOMEM;
+	s->f = f;
+	uint8_t *b = realloc(s->b, 2 * n);   /* the elements, then one scale byte per block */
+	if (!b)
+		return MP_ENOMEM;
+	s->b = b;
+	s->cap = n;
+	return MP_OK;
+}
+
+double block_elem_max(const block_cast_cfg *c)
+{
+	return fmt_max(fmt_get(c->elem));
+}
+
+/* The block-ordered copy: block (tr, tc) of the (nr, nc) grid at
+ * buf[(tr * nc + tc) * br * bc], its rows one after another; past x's
+ * edge, zeros. back: the other way, the padding dropped. */
+static void reorder(float *x, size_t rows, size_t cols, size_t br, size_t bc, float *buf, bool back)
+{
+	size_t nr = (rows + br - 1) / br, nc = (cols + bc - 1) / bc;
+	for (size_t tr = 0; tr < nr; tr++)
+		for (size_t tc = 0; tc < nc; tc++) {
+			float *blk = buf + (tr * nc + tc) * br * bc;
+			for (size_t i = 0; i < br; i++) {
+				size_t r = tr * br + i, c0 = tc * bc;
+				size_t w = r < rows ? (cols - c0 < bc ? cols - c0 : bc) : 0;
+				if (back) {
+					memcpy(x + r * cols + c0, blk + i * bc, w * sizeof *x);
+				} else {
+					memcpy(blk + i * bc, x + r * cols + c0, w * sizeof *x);
+					memset(blk + i * bc + w, 0, (bc - w) * sizeof *x);
+				}
+			}
+		}
+}
+
+/* max |v| over v[0..n); NaN when v holds a NaN or an inf */
+static float amax_finite(const float *v, size_t n)
+{
+	float m = 0;
+	for (size_t i = 0; i < n; i++) {
+		float a = fabsf(v[i]);
+		if (!(a <= 3.4028235e38f))
+			return NAN;
+		m = a > m ? a : m;
+	}
+	return m;
+}
+
+/* Keeps the largest block amax and its block's multiplier; a NaN (an inf
+ * or NaN element) sticks. */
+static void note_amax(block_cast_stat *st, float a, float mult)
+{
+	if (isnan(a) || isnan(st->amax)) {
+		st->amax = NAN;
+		return;
+	}
+	if (a > st->amax || st->scale == 0) {
+		st->amax = a;
+		st->scale = mult;
+	}
+}
+
+/* Makes v[0..n) NaN, its nonzero elements counted as overflow. */
+static void spoil(float *v, size_t n, block_cast_stat *st)
+{
+	note_amax(st, NAN, 0);
+	for (size_t i = 0; i < n; i++) {
+		st->overflow += v[i] != 0;
+		v[i] = NAN;
+	}
+}
+
+/* FP8_SCALING_BLOCK: buf holds nb blocks of len elements. */
+static void cast_fp32_scaled(float *buf, size_t nb, size_t len, const block_cast_cfg *c, block_cast_stat *st)
+{
+	float fmax = (float)block_elem_max(c);
+	for (size_t b = 0; b < nb; b++) {
+		float *v = buf + b * len;
+		float a = amax_finite(v, len);
+		if (isnan(a)) {   /* an inf or NaN in the block: the block is NaN */
+			spoil(v, len, st);
+			continue;
+		}
+		float s = fp8_current_scale(fmax, a);
+		if (c->pow2) {   /* clear the fraction bits: the power of two at or below s */
+			int e;
+			(void)frexpf(s, &e);
+			s = ldexpf(1.0f, e - 1);
+		}
+		note_amax(st, a, s);
+		fp8_cast_stat cs;
+		fp8_cast(v, len, c->elem, s, &cs);
+		st->overflow += cs.overflow;
+		st->underflow += cs.underflow;
+	}
+}
+
+/* FP8_SCALING_MX and _NVFP4 through quant_bulk: buf holds nb blocks of len. */
+static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_cfg *c, uint8_t *bytes,
+                            block_cast_stat *st)
+{
+	quant_id id = c->kind == FP8_SCALING_NVFP4 ? QUANT_NVFP4
+	              : c->elem == FMT_E5M2 ? QUANT_MXFP8_E5M2 : QUANT_MXFP8_E4M3;
+	const quant_info *q = quant_get(id);
+	const fmt_info *ef = fmt_get(q->elem);
+	quant_opts o = { .fmt = id, .rule = c->rule, .mode = c->mode, .seed = c->seed, .block = len };
+	size_t n = nb * len, bad;
+	float s_t = 1.0f;
+	uint8_t *elems = bytes, *scales = bytes + n;
+	double emax = fmt_max(ef);
+	mp_status rc = q->nvfp4 ? quant_bulk_tensor_scale(&s_t, buf, n, &bad) : MP_OK;
+	if (rc == MP_OK)
+		rc = quant_bulk(FMT_SIMD_AUTO, &o, s_t, 0, elems, scales, buf, n, &bad);
+	if (rc == MP_EINVAL) {
+		/* an inf or NaN: its block (NVFP4: the tensor) has no scale; the
+		 * other blocks of an MX tensor cast as usual */
+		for (size_t b = 0; b < nb; b++) {
+			float *v = buf + b * len;
+			if (q->nvfp4 || isnan(amax_finite(v, len))) {
+				spoil(v, len, st);
+				continue;
+			}
+			block_cast_cfg one = *c;
+			one.seed = rng_mix64(c->seed + b);
+			if ((rc = cast_quant(v, 1, len, &one, bytes, st)) != MP_OK)
+				return rc;
+		}
+		return MP_OK;
+	}
+	if (rc != MP_OK)
+		return rc;
+	double val[256];
+	for (uint32_t bits = 0; bits < (1u << ef->width); bits++)
+		val[bits] = fmt_to_double(ef, bits);
+	const fmt_info *e4 = fmt_get(FMT_E4M3);
+	for (size_t b = 0; b < nb; b++) {
+		float *v = buf + b * len;
+		double scale = q->nvfp4 ? fmt_to_double(e4, scales[b]) * (double)s_t
+		               : scales[b] == 0xff ? NAN : ldexp(1.0, (int)scales[b] - 127);
+		note_amax(st, amax_finite(v, len), scale > 0 ? (float)(1.0 / scale) : 0.0f);
+		float qv[128];
+		for (size_t i0 = 0; i0 < len; i0 += 128) {
+			size_t k = len - i0 < 128 ? len - i0 : 128;
+			for (size_t i = 0; i < k; i++) {
+				float x = v[i0 + i];
+				qv[i] = (float)(val[elems[b * len + i0 + i]] * scale);
+				if (x == 0)   /* zeros, the padding among them, neither overflow nor underflow */
+					continue;
+				if (isnan(qv[i]) || fabs((double)x) > emax * scale)
+					st->overflow++;
+				else if (qv[i] == 0)
+					st->underflow++;
+			}
+			memcpy(v + i0, qv, k * sizeof *v);
+		}
+	}
+	return MP_OK;
+}
+
+mp_status block_cast(float *x, size_t rows, size_t cols, const block_cast_cfg *c, block_scratch *s,
+                     block_cast_stat *st)
+{
+	*st = (block_cast_stat){ .n = rows * cols };
+	size_t len = c->br * c->bc;
+	if (c->br == 0 || c->bc == 0 || len > QUANT_BLOCK_MAX ||
+	    (c->kind != FP8_SCALING_BLOCK && c->kind != FP8_SCALING_MX && c->kind != FP8_SCALING_NVFP4) ||
+	    (c->kind == FP8_SCALING_NVFP4) != (c->elem == FMT_E2M1) ||
+	    (c->kind != FP8_SCALING_NVFP4 && c->elem != FMT_E4M3 && c->elem != FMT_E5M2))
+		return MP_EINVAL;
+	if (rows == 0 || cols == 0)
+		return MP_OK;
+	size_t nb = ((rows + c->br - 1) / c->br) * ((cols + c->bc - 1) / c->bc);
+	mp_status rc = scratch_grow(s, nb * len);
+	if (rc != MP_OK)
+		return rc;
+	reorder(x, rows, cols, c->br, c->bc, s->f, false);
+	if (c->kind == FP8_SCALING_BLOCK)
+		cast_fp32_scaled(s->f, nb, len, c, st);
+	else if ((rc = cast_quant(s->f, nb, len, c, s->b, st)) != MP_OK)
+		return rc;
+	reorder(x, rows, cols, c->br, c->bc, s->f, true);
+	return MP_OK;
+}
+
+void rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs)
+{
+	for (size_t r0 = 0; r0 + 16 <= rows; r0 += 16) {
+		float *blk = x + r0 * cols;
+		for (int i = 0; i < 16; i++)
+			if (signs >> i & 1)
+				for (size_t j = 0; j < cols; j++)
+					blk[i * cols + j] = -blk[i * cols + j];
+		/* v H16 = H16 v (H16 is symmetric): four butterfly stages over the rows */
+		for (int h = 1; h < 16; h *= 2)
+			for (int i = 0; i < 16; i += 2 * h)
+				for (int k = i; k < i + h; k++) {
+					float *a = blk + (size_t)k * cols, *b = blk + (size_t)(k + h) * cols;
+					for (size_t j = 0; j < cols; j++) {
+						float u = a[j], w = b[j];
+						a[j] = u + w;
+						b[j] = u - w;
+					}
+				}
+		for (size_t j = 0; j < 16 * cols; j++)
+			blk[j] *= 0.25f;
+	}
+}
