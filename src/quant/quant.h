@@ -40,7 +40,6 @@
 
 #include "fmt/bulk.h"
 #include "fmt/format.h"
-#include "fmt/parse.h"
 #include "fmt/round.h"
 #include "quant/quant_rule.h"
 

@@ -32,7 +32,12 @@ else
 	bad "standalone device build: compiles, links, Overall: pass" "device-check.sh exit $rc"
 	tail -n 8 "$tmp/log"
 	if [ -f "$tmp/out/logs.tar.gz" ]; then
-		tar -C "$tmp" -xzf "$tmp/out/logs.tar.gz" && grep -n "error\|undefined" "$tmp/logs/build.log" | head -n 20
+		# the compiler's and linker's own lines (ld's "multiple definition",
+		# "cannot find", "No space left" name no error), then the log's end
+		tar -C "$tmp" -xzf "$tmp/out/logs.tar.gz" &&
+			grep -n "error\|undefined\|ld:\|cannot\|multiple\|space" "$tmp/logs/build.log" | head -n 20 &&
+			tail -n 15 "$tmp/logs/build.log"
+		df -h "$tmp" 2> /dev/null | tail -n 1
 	fi
 fi
 finish

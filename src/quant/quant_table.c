@@ -1,0 +1,105 @@
+/* The block formats' table, their names and the option checks: apart from
+ * quant.c's exact arithmetic (GMP, MPFR), so that the trainer's block casts
+ * (train/blockcast.c, through quant_bulk) link without them. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fmt/decode.h"
+#include "quant/quant.h"
+
+static const quant_info table[QUANT_COUNT] = {
+	[QUANT_MXFP8_E4M3] = { .id = QUANT_MXFP8_E4M3, .name = "mxfp8-e4m3", .elem = FMT_E4M3, .block = 32,
+		.emax_elem = 8, .summary = "OCP MXFP8: fp8-e4m3 elements, an e8m0 scale per 32" },
+	[QUANT_MXFP8_E5M2] = { .id = QUANT_MXFP8_E5M2, .name = "mxfp8-e5m2", .elem = FMT_E5M2, .block = 32,
+		.emax_elem = 15, .summary = "OCP MXFP8: fp8-e5m2 elements, an e8m0 scale per 32" },
+	[QUANT_MXFP6_E3M2] = { .id = QUANT_MXFP6_E3M2, .name = "mxfp6-e3m2", .elem = FMT_E3M2, .block = 32,
+		.emax_elem = 4, .summary = "OCP MXFP6: fp6-e3m2 elements, an e8m0 scale per 32" },
+	[QUANT_MXFP6_E2M3] = { .id = QUANT_MXFP6_E2M3, .name = "mxfp6-e2m3", .elem = FMT_E2M3, .block = 32,
+		.emax_elem = 2, .summary = "OCP MXFP6: fp6-e2m3 elements, an e8m0 scale per 32" },
+	[QUANT_MXFP4] = { .id = QUANT_MXFP4, .name = "mxfp4", .elem = FMT_E2M1, .block = 32,
+		.emax_elem = 2, .summary = "OCP MXFP4: fp4-e2m1 elements, an e8m0 scale per 32" },
+	[QUANT_NVFP4] = { .id = QUANT_NVFP4, .name = "nvfp4", .elem = FMT_E2M1, .block = 16, .emax_elem = 2,
+		.nvfp4 = true, .summary = "NVIDIA NVFP4: fp4-e2m1 elements, an fp8-e4m3 scale per 16, an fp32 tensor scale" },
+};
+
+const quant_info *quant_get(quant_id id)
+{
+	return &table[id];
+}
+
+const quant_info *quant_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (int i = 0; i < QUANT_COUNT; i++) {
+		if (table[i].name && strcasecmp(table[i].name, name) == 0)
+			return &table[i];
+	}
+	return NULL;
+}
+
+const char *quant_known_names(void)
+{
+	return "mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, mxfp4, nvfp4";
+}
+
+static const char *const rule_names[QUANT_RULE_COUNT] = {
+	[QUANT_RULE_OCP] = "ocp",
+	[QUANT_RULE_CEIL] = "ceil",
+};
+
+const char *quant_rule_name(quant_rule r)
+{
+	return (unsigned)r < QUANT_RULE_COUNT ? rule_names[r] : "?";
+}
+
+mp_status quant_rule_parse(const char *name, quant_rule *r)
+{
+	for (int i = 0; i < QUANT_RULE_COUNT; i++) {
+		if (strcasecmp(name, rule_names[i]) == 0) {
+			*r = (quant_rule)i;
+			return MP_OK;
+		}
+	}
+	return MP_EINVAL;
+}
+
+double quant_bits_per_elem(const quant_info *q, size_t block)
+{
+	size_t b = block ? block : (size_t)q->block;
+	return fmt_get(q->elem)->width + 8.0 / (double)b;
+}
+
+double quant_decode(const quant_info *q, uint32_t bits, uint32_t scale_bits, double tensor_scale)
+{
+	double e = fmt_to_double(fmt_get(q->elem), bits);
+	if (q->nvfp4)
+		return e * fmt_to_double(fmt_get(FMT_E4M3), scale_bits & 0xffu) * tensor_scale;
+	if ((scale_bits & 0xffu) == 0xffu)
+		return NAN;   /* e8m0's NaN */
+	return ldexp(e, (int)(scale_bits & 0xffu) - 127);
+}
+
+mp_status quant_opts_check(const quant_opts *o, const char **why)
+{
+	if ((unsigned)o->fmt >= QUANT_COUNT || !table[o->fmt].name) {
+		*why = "unknown block format";
+		return MP_EINVAL;
+	}
+	if ((unsigned)o->rule >= QUANT_RULE_COUNT) {
+		*why = "unknown scale rule";
+		return MP_EINVAL;
+	}
+	if (o->mode != FMT_RNE && o->mode != FMT_SR) {
+		*why = "elements round with rne or sr";
+		return MP_EINVAL;
+	}
+	if (o->block > QUANT_BLOCK_MAX) {
+		*why = "block size above 65536";
+		return MP_EINVAL;
+	}
+	return MP_OK;
+}
+

@@ -1,0 +1,359 @@
+/* train/blockcast.c and the block recipes of train/fp8scale.c: every
+ * expected value is worked out by hand in the comments (a block's amax, its
+ * scale by the recipe's rule, each element rounded to the element format),
+ * on small matrices cut into row, column and square blocks; partial blocks,
+ * non-finite inputs, SR's mean, the Hadamard transform, and the recipes
+ * inside a few training steps. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "train/blockcast.h"
+#include "train/data.h"
+#include "train/fp8scale.h"
+#include "train/policy.h"
+#include "train/train.h"
+#include "testutil.h"
+
+static block_cast_cfg fp32_cfg(size_t br, size_t bc, bool pow2)
+{
+	return (block_cast_cfg){ .kind = FP8_SCALING_BLOCK, .elem = FMT_E4M3, .br = br, .bc = bc, .pow2 = pow2 };
+}
+
+static void expect(const float *got, const float *want, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(got[i] == want[i] || (isnan(got[i]) && isnan(want[i])), "element %zu: %.9g, expected %.9g",
+		              i, (double)got[i], (double)want[i]);
+}
+
+static block_cast_stat cast(float *x, size_t rows, size_t cols, block_cast_cfg c)
+{
+	block_scratch s = { 0 };
+	block_cast_stat st;
+	ck_assert_int_eq(block_cast(x, rows, cols, &c, &s, &st), MP_OK);
+	block_scratch_free(&s);
+	return st;
+}
+
+START_TEST(fp32_rows)
+{
+	/* 1x4 blocks of a 2x6 matrix, the last block of each row 2 wide.
+	 * (0,0..3): amax 3, 448/3 = 149.3 -> power of two 128: 3*128 = 384 and
+	 * 1.5*128 = 192 and -2*128 = -256 are E4M3 values; 0.1*128 = 12.8 lies
+	 * in [8,16), spacing 1 -> 13: 13/128. (0,4..5): amax 0.5 -> 896 -> 512:
+	 * 256 and 128 exact. (1,0..3): all zero, scale 1. (1,4..5): amax 0.75
+	 * -> 597.3 -> 512: -384 exact; 1e-6*512 = 5.1e-4 is below half the
+	 * smallest subnormal 2^-9: 0, an underflow. */
+	float x[12] = { 3, 1.5f, 0.1f, -2, 0.5f, 0.25f, 0, 0, 0, 0, 1e-6f, -0.75f };
+	const float want[12] = { 3, 1.5f, 13.0f / 128, -2, 0.5f, 0.25f, 0, 0, 0, 0, 0, -0.75f };
+	block_cast_stat st = cast(x, 2, 6, fp32_cfg(1, 4, true));
+	expect(x, want, 12);
+	ck_assert(st.amax == 3 && st.scale == 128 && st.overflow == 0 && st.underflow == 1 && st.n == 12);
+
+	/* without pow2: s = fp32(448/3); 3*s rounds to 448 in E4M3, 0.1*s =
+	 * 14.93 to 15; each divided back by s */
+	float y[4] = { 3, 1.5f, 0.1f, -2 };
+	float s = 448.0f / 3.0f;
+	st = cast(y, 1, 4, fp32_cfg(1, 4, false));
+	ck_assert(y[0] == 448 / s && y[2] == 15 / s && st.scale == s);
+	/* 1.5*s = 224 (E4M3: [128,256) spacing 16 -> 224), -2*s = -298.7 -> -288 */
+	ck_assert(y[1] == 224 / s && y[3] == -288 / s);
+}
+END_TEST
+
+START_TEST(fp32_columns_and_squares)
+{
+	/* [[3,-2],[0.1,1.5],[0.5,-0.75],[0.25,1e-6]] */
+	const float m[8] = { 3, -2, 0.1f, 1.5f, 0.5f, -0.75f, 0.25f, 1e-6f };
+	float x[8];
+	/* 2x1 blocks: column 0 rows 0-1 amax 3 -> 128 (0.1 -> 13/128); rows
+	 * 2-3 amax 0.5 -> 512, exact. Column 1 rows 0-1 amax 2 -> 224 -> 128,
+	 * exact; rows 2-3 amax 0.75 -> 512: 1e-6 underflows. */
+	memcpy(x, m, sizeof x);
+	block_cast_stat st = cast(x, 4, 2, fp32_cfg(2, 1, true));
+	const float cols[8] = { 3, -2, 13.0f / 128, 1.5f, 0.5f, -0.75f, 0.25f, 0 };
+	expect(x, cols, 8);
+	ck_assert(st.underflow == 1 && st.amax == 3);
+	/* 2x2 blocks: rows 0-1 amax 3 -> 128; rows 2-3 amax 0.75 -> 512 */
+	memcpy(x, m, sizeof x);
+	cast(x, 4, 2, fp32_cfg(2, 2, true));
+	expect(x, cols, 8);
+	/* one 128x128 block over the whole 4x2: amax 3 -> 128 for all; 0.5,
+	 * 0.25, 0.75 exact; 1e-6*128 = 1.3e-4, below 2^-10: 0 */
+	memcpy(x, m, sizeof x);
+	st = cast(x, 4, 2, fp32_cfg(128, 128, true));
+	expect(x, cols, 8);
+	ck_assert(st.scale == 128);
+}
+END_TEST
+
+START_TEST(mx_rules)
+{
+	/* 1x4 blocks of {500, 1, 0, 0 | 0.1, 0.2, 0.3, 0.4}, E4M3.
+	 * ceil: X = 2^ceil(log2(500/448)) = 2: 250 in [128,256) spacing 16 ->
+	 * 256: 512; 1/2 = 0.5 exact. Block 2: log2(0.4/448) = -10.1 -> X =
+	 * 2^-10: 409.6 -> 416, 102.4 -> 104, 204.8 -> 208, 307.2 -> 320. */
+	block_cast_cfg c = { .kind = FP8_SCALING_MX, .elem = FMT_E4M3, .br = 1, .bc = 4, .rule = QUANT_RULE_CEIL };
+	float x[8] = { 500, 1, 0, 0, 0.1f, 0.2f, 0.3f, 0.4f };
+	block_cast_stat st = cast(x, 1, 8, c);
+	const float ceil_want[8] = { 512, 1, 0, 0, 104.0f / 1024, 208.0f / 1024, 320.0f / 1024, 416.0f / 1024 };
+	expect(x, ceil_want, 8);
+	ck_assert(st.overflow == 0 && st.amax == 500 && st.scale == 0.5f);
+	/* ocp: X = 2^(floor(log2 500) - 8) = 1: 500 saturates to 448 (an
+	 * overflow: 500 > 448 * 1); block 2: 2^(floor(log2 0.4) - 8) = 2^-10 */
+	c.rule = QUANT_RULE_OCP;
+	float y[8] = { 500, 1, 0, 0, 0.1f, 0.2f, 0.3f, 0.4f };
+	st = cast(y, 1, 8, c);
+	const float ocp_want[8] = { 448, 1, 0, 0, 104.0f / 1024, 208.0f / 1024, 320.0f / 1024, 416.0f / 1024 };
+	expect(y, ocp_want, 8);
+	ck_assert(st.overflow == 1 && st.scale == 1);
+	/* an inf spoils its block only: {inf,1,2,3} NaN (4 overflows); {1,2,3,4}:
+	 * 2^ceil(log2(4/448)) = 2^-6, 64..256 exact */
+	float z[8] = { INFINITY, 1, 2, 3, 1, 2, 3, 4 };
+	c.rule = QUANT_RULE_CEIL;
+	st = cast(z, 2, 4, c);
+	const float z_want[8] = { NAN, NAN, NAN, NAN, 1, 2, 3, 4 };
+	expect(z, z_want, 8);
+	ck_assert(st.overflow == 4 && isnan(st.amax));
+}
+END_TEST
+
+START_TEST(nvfp4_rule)
+{
+	/* three 1x16 blocks. Tensor amax 2688: s_t = 2688 / (448*6) = 1.
+	 * A {2688, 1000}: s_b = e4m3(2688/6) = 448: 6 -> 2688; 1000/448 = 2.23
+	 * -> e2m1 2 -> 896. B {6, 2.4, 0.2, -3.1}: s_b = 1: 6, 2, 0 (0.2 <
+	 * 0.25: an underflow), -3. C {6.2}: s_b = e4m3(1.033) = 1: 6.2 > 6 ->
+	 * saturated at 6 (an overflow). */
+	float x[48] = { 0 };
+	x[0] = 2688, x[1] = 1000;
+	x[16] = 6, x[17] = 2.4f, x[18] = 0.2f, x[19] = -3.1f;
+	x[32] = 6.2f;
+	float want[48] = { 0 };
+	want[0] = 2688, want[1] = 896;
+	want[16] = 6, want[17] = 2, want[18] = 0, want[19] = -3;
+	want[32] = 6;
+	block_cast_cfg c = { .kind = FP8_SCALING_NVFP4, .elem = FMT_E2M1, .br = 1, .bc = 16 };
+	block_cast_stat st = cast(x, 1, 48, c);
+	expect(x, want, 48);
+	ck_assert(st.amax == 2688 && st.scale == 1.0f / 448 && st.overflow == 1 && st.underflow == 1);
+	/* a NaN anywhere spoils the tensor's scale: all NaN */
+	float y[4] = { 1, NAN, 2, 3 };
+	c.bc = 2;
+	st = cast(y, 2, 2, c);
+	ck_assert(isnan(y[0]) && isnan(y[3]) && isnan(st.amax));
+	/* bad configurations */
+	block_scratch s = { 0 };
+	c.elem = FMT_E4M3;
+	ck_assert_int_eq(block_cast(y, 2, 2, &c, &s, &st), MP_EINVAL);
+	c = fp32_cfg(0, 4, true);
+	ck_assert_int_eq(block_cast(y, 2, 2, &c, &s, &st), MP_EINVAL);
+	block_scratch_free(&s);
+}
+END_TEST
+
+START_TEST(nvfp4_sr_mean)
+{
+	/* blocks {6, 2.4 x 15}: s_t = 6/2688, s_b = e4m3(6 / (6 s_t)) = 448, so
+	 * 2.4 stands at 2.4 / (448 s_t) = 2.4 in e2m1 units, between 2 and 3:
+	 * SR gives 3 with probability 0.4. 15000 draws: the mean within 0.02
+	 * of 2.4 (8 standard errors) and every value 2 or 3 */
+	enum { NB = 1000 };
+	static float x[NB * 16];
+	for (size_t b = 0; b < NB; b++) {
+		x[b * 16] = 6;
+		for (int i = 1; i < 16; i++)
+			x[b * 16 + i] = 2.4f;
+	}
+	block_cast_cfg c = { .kind = FP8_SCALING_NVFP4, .elem = FMT_E2M1, .br = 1, .bc = 16, .mode = FMT_SR,
+		             .seed = 7 };
+	cast(x, NB, 16, c);
+	double sum = 0;
+	for (size_t b = 0; b < NB; b++)
+		for (int i = 1; i < 16; i++) {
+			float v = x[b * 16 + i];
+			ck_assert_msg(fabsf(v - 2) < 1e-5f || fabsf(v - 3) < 1e-5f, "block %zu: %g", b, (double)v);
+			sum += v;
+		}
+	ck_assert_double_lt(fabs(sum / (NB * 15) - 2.4), 0.02);
+}
+END_TEST
+
+START_TEST(hadamard)
+{
+	/* e_0 as a 16-token column: v H = row 0 of S H16 / 4; sign 0 of 0xa53c
+	 * is + and row 0 of H16 is all ones: 1/4 everywhere. e_2: sign 2 is -
+	 * (0x3c has bit 2), row 2 of H16 is (-1)^(bit 1 of j): -1/4 where bit 1
+	 * of j is clear, +1/4 where it is set. */
+	float e0[16] = { 1 }, e2[16] = { 0 };
+	e2[2] = 1;
+	rht16_rows(e0, 16, 1, RHT_SIGNS);
+	rht16_rows(e2, 16, 1, RHT_SIGNS);
+	for (int j = 0; j < 16; j++) {
+		ck_assert(e0[j] == 0.25f);
+		ck_assert(e2[j] == (j & 2 ? 0.25f : -0.25f));
+	}
+	/* every row: e_i with only sign i flipped gives -H16[i][j] / 4, with
+	 * none flipped +H16[i][j] / 4; Sylvester's H16[i][j] = (-1)^popcount(i & j) */
+	for (int i = 0; i < 16; i++)
+		for (int flip = 0; flip < 2; flip++) {
+			float e[16] = { 0 };
+			e[i] = 1;
+			rht16_rows(e, 16, 1, (uint16_t)(flip << i));
+			for (int j = 0; j < 16; j++) {
+				float h = __builtin_popcount((unsigned)(i & j)) & 1 ? -0.25f : 0.25f;
+				ck_assert_msg(e[j] == (flip ? -h : h), "row %d flip %d column %d: %g", i, flip, j, (double)e[j]);
+			}
+		}
+	/* H orthogonal: A^T B unchanged for 35 tokens (rows 32..34 untouched) */
+	enum { T = 35, CA = 3, CB = 2 };
+	float a[T * CA], b[T * CB];
+	for (int i = 0; i < T * CA; i++)
+		a[i] = (float)sin(0.7 * i + 0.1);
+	for (int i = 0; i < T * CB; i++)
+		b[i] = (float)cos(1.3 * i);
+	double before[CA][CB] = { { 0 } }, after[CA][CB] = { { 0 } };
+	for (int t = 0; t < T; t++)
+		for (int i = 0; i < CA; i++)
+			for (int j = 0; j < CB; j++)
+				before[i][j] += (double)a[t * CA + i] * b[t * CB + j];
+	float a34 = a[34 * CA];
+	rht16_rows(a, T, CA, RHT_SIGNS);
+	rht16_rows(b, T, CB, RHT_SIGNS);
+	ck_assert(a[34 * CA] == a34);
+	for (int t = 0; t < T; t++)
+		for (int i = 0; i < CA; i++)
+			for (int j = 0; j < CB; j++)
+				after[i][j] += (double)a[t * CA + i] * b[t * CB + j];
+	for (int i = 0; i < CA; i++)
+		for (int j = 0; j < CB; j++)
+			ck_assert_double_lt(fabs(after[i][j] - before[i][j]), 1e-5);
+}
+END_TEST
+
+/* Casts x (rows, cols) as block 0's attn.c_attn tensor of role r through st. */
+static void state_cast(fp8_state *st, fp8_role r, fp8_along along, uint64_t seed, float *x, size_t rows,
+                       size_t cols)
+{
+	ck_assert_int_eq(fp8_state_cast_matrix(st, 0, fp8_tensor_index(0, 0, r), true, along, seed, x, rows, cols),
+	                 MP_OK);
+}
+
+START_TEST(state_roles)
+{
+	fp8_state *st;
+	fp8_opts o = { .scaling = FP8_SCALING_BLOCK, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1, .pow2 = true,
+		       .bf16_last = 1 };
+	ck_assert_int_eq(fp8_state_create(&st, 2, &o), MP_OK);
+	ck_assert(fp8_state_blocked(st) && fp8_state_covers(st, 0) && !fp8_state_covers(st, 1));
+	/* {{3, 0}, {0.5, 1e-4}}. As an input along its rows (1x128 tiles: one
+	 * per row): row 1 amax 0.5 -> 512: 1e-4*512 = 0.0512 in [2^-5, 2^-4),
+	 * spacing 2^-8 -> 13 * 2^-8, /512. As a weight (one 128x128 block):
+	 * amax 3 -> 128: 1e-4*128 = 0.0128, subnormal, spacing 2^-9 -> 7 *
+	 * 2^-9, /128. */
+	float in[4] = { 3, 0, 0.5f, 1e-4f }, w[4] = { 3, 0, 0.5f, 1e-4f };
+	state_cast(st, FP8_INPUT, FP8_ALONG_ROWS, 0, in, 2, 2);
+	state_cast(st, FP8_WEIGHT, FP8_ALONG_ROWS, 0, w, 2, 2);
+	ck_assert(in[3] == 13.0f / 256 / 512 && w[3] == 7.0f / 512 / 128);
+	/* down the columns (128x1): column 1 {0, 1e-4} on its own, amax 1e-4 ->
+	 * 4.48e6 -> 2^22: 1e-4 * 2^22 = 419.4 -> 416 (spacing 32), / 2^22 */
+	float g[4] = { 3, 0, 0.5f, 1e-4f };
+	state_cast(st, FP8_GRAD_OUTPUT, FP8_ALONG_COLS, 0, g, 2, 2);
+	ck_assert(g[3] == 416.0f / 4194304.0f);
+	fp8_state_step_end(st);
+	fp8_tensor_stat s = fp8_state_stat(st, fp8_tensor_index(0, 0, FP8_WEIGHT));
+	ck_assert(s.amax == 3 && s.scale == 128 && s.underflow_frac == 0);
+	fp8_state_free(st);
+
+	/* nvfp4: output gradients rounded stochastically, with the seed given */
+	o = (fp8_opts){ .scaling = FP8_SCALING_NVFP4, .fwd = FMT_E2M1, .bwd = FMT_E2M1, .H = 1, .sr = true };
+	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_OK);
+	float g1[64], g2[64], g3[64];
+	for (int i = 0; i < 64; i++)
+		g1[i] = g2[i] = g3[i] = (float)(1 + 0.37 * i);
+	state_cast(st, FP8_GRAD_OUTPUT, FP8_ALONG_ROWS, 5, g1, 4, 16);
+	state_cast(st, FP8_GRAD_OUTPUT, FP8_ALONG_ROWS, 5, g2, 4, 16);
+	state_cast(st, FP8_GRAD_OUTPUT, FP8_ALONG_ROWS, 6, g3, 4, 16);
+	ck_assert(!memcmp(g1, g2, sizeof g1) && memcmp(g1, g3, sizeof g1));
+	fp8_state_free(st);
+	/* fp4 formats only; fp8 refused, as is bf16_last beyond L */
+	o.fwd = FMT_E4M3;
+	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_EINVAL);
+	o = (fp8_opts){ .scaling = FP8_SCALING_MX, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1, .bf16_last = 3 };
+	ck_assert_int_eq(fp8_state_create(&st, 2, &o), MP_EINVAL);
+}
+END_TEST
+
+/* Three steps of preset name (with policy changes key=value) on a tiny
+ * model; the final loss. */
+static double train_tiny(const char *name, const char *key, const char *value, bool check_scales)
+{
+	corpus data;
+	char err[512];
+	ck_assert_msg(corpus_load(&data, corpus_default_path(), 16, err, sizeof err) == MP_OK, "%s", err);
+	train_config cfg = train_config_default();
+	cfg.model = (gpt_config){ .V = 128, .T = 32, .C = 32, .L = 2, .NH = 2 };
+	cfg.B = 4;
+	cfg.t = 32;
+	cfg.eval_every = 0;
+	train_policy p;
+	ck_assert_int_eq(policy_from_name(name, &p), MP_OK);
+	if (key)
+		ck_assert_int_eq(policy_set(&p, key, value, err, sizeof err), MP_OK);
+	trainer *t;
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_OK);
+	train_stats s;
+	for (int k = 0; k < 3; k++)
+		ck_assert_int_eq(trainer_step(t, &s), MP_OK);
+	ck_assert(isfinite(s.loss) && s.overflow_frac >= 0 && s.overflow_frac < 0.1);
+	const fp8_state *fs = trainer_fp8(t);
+	for (size_t i = 0; check_scales && i < fp8_state_count(fs); i++) {
+		fp8_tensor_stat x = fp8_state_stat(fs, i);
+		int e;
+		bool covered = fp8_state_covers(fs, i / (FP8_LINEARS * FP8_ROLES));
+		/* fp8-block and mxfp8: every scale a power of two, every amax > 0 */
+		ck_assert_msg(!covered || (frexpf(x.scale, &e) == 0.5f && x.amax > 0), "%s: scale %g", x.name,
+		              (double)x.scale);
+	}
+	double loss = s.loss;
+	trainer_free(t);
+	corpus_free(&data);
+	return loss;
+}
+
+START_TEST(recipes_train)
+{
+	double block = train_tiny("fp8-block", NULL, NULL, true);
+	double mx = train_tiny("mxfp8", NULL, NULL, true);
+	double nv = train_tiny("nvfp4", NULL, NULL, false);
+	/* each part of nvfp4 changes the numbers */
+	ck_assert(train_tiny("nvfp4", "rht", "off", false) != nv);
+	ck_assert(train_tiny("nvfp4", "2d", "off", false) != nv);
+	ck_assert(train_tiny("nvfp4", "bf16-last", "0", false) != nv);
+	ck_assert(train_tiny("fp8-block", "scale-pow2", "off", false) != block);
+	ck_assert(train_tiny("mxfp8", "scale-rule", "ocp", false) != mx);
+	/* within reach of each other after three steps from the same weights */
+	ck_assert_double_lt(fabs(block - mx), 0.05);
+	ck_assert_double_lt(fabs(nv - mx), 0.2);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+	testutil_fast_blas(argv);
+	(void)argc;
+	Suite *s = suite_create("blockcast");
+	TCase *tc = tcase_create("blockcast");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, fp32_rows);
+	tcase_add_test(tc, fp32_columns_and_squares);
+	tcase_add_test(tc, mx_rules);
+	tcase_add_test(tc, nvfp4_rule);
+	tcase_add_test(tc, nvfp4_sr_mean);
+	tcase_add_test(tc, hadamard);
+	tcase_add_test(tc, state_roles);
+	tcase_add_test(tc, recipes_train);
+	suite_add_tcase(s, tc);
+	return testutil_run(s);
+}
