@@ -357,8 +357,9 @@ bool train_opts_policies(const char *cmd, const train_setup *su, train_policy *o
 			ok = false;
 			break;
 		}
-		if (policy_from_name(tok, &out[*n]) != MP_OK) {
-			cli_error(cmd, "--policy: unknown policy '%s' (known: %s)", tok, policy_preset_names());
+		char why[512];
+		if (policy_parse(tok, &out[*n], why, sizeof why) != MP_OK) {
+			cli_error(cmd, "--policy: %s", why);
 			ok = false;
 			break;
 		}

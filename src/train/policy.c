@@ -189,6 +189,34 @@ mp_status policy_from_name(const char *name, train_policy *p)
 	return MP_EINVAL;
 }
 
+mp_status policy_parse(const char *spec, train_policy *p, char *err, size_t errlen)
+{
+	char buf[sizeof p->name];
+	if (snprintf(buf, sizeof buf, "%s", spec) >= (int)sizeof buf) {
+		snprintf(err, errlen, "policy '%.40s...' is too long", spec);
+		return MP_EINVAL;
+	}
+	char *save = NULL, *part = strtok_r(buf, "+", &save);
+	if (!part || policy_from_name(part, p) != MP_OK) {
+		snprintf(err, errlen, "unknown policy '%s' (known: %s)", part ? part : spec, policy_preset_names());
+		return MP_EINVAL;
+	}
+	while ((part = strtok_r(NULL, "+", &save)) != NULL) {
+		char *eq = strchr(part, '=');
+		if (!eq || eq == part) {
+			snprintf(err, errlen, "'%s' in policy '%s' is not KEY=VALUE", part, spec);
+			return MP_EINVAL;
+		}
+		*eq = '\0';
+		char why[192];
+		if (policy_set(p, part, eq + 1, why, sizeof why) != MP_OK) {
+			snprintf(err, errlen, "policy '%s': %s", spec, why);
+			return MP_EINVAL;
+		}
+	}
+	return MP_OK;
+}
+
 /* "F" or "F:mode" into a format and mode; mode_ok lists the modes allowed. */
 static bool parse_fmt_mode(const char *value, fmt_id *f, const char **mode, char *err, size_t errlen)
 {

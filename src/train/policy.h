@@ -76,6 +76,11 @@ const char *policy_preset_names(void);
 /* Copies the preset called name into *p; MP_EINVAL when unknown. */
 mp_status policy_from_name(const char *name, train_policy *p);
 
+/* A preset with changes, as policy names print them: "nvfp4+rht=off+2d=off"
+ * (the preset, then policy_set's KEY=VALUE parts, each after a '+'). On
+ * error MP_EINVAL, with what is wrong in err. */
+mp_status policy_parse(const char *spec, train_policy *p, char *err, size_t errlen);
+
 /* Changes one part of a policy, as the train command's options do:
  * gemm=F, reductions=fp32|low|F (low: the GEMM format), residual=F[:rne|sr], weights=fp32|F[:rne|sr|kahan], grads=F,
  * grad-accum=F, optim-state=F[:rne|sr], loss-scale=none|dynamic|static:S,
