@@ -44,7 +44,7 @@ static void accum_help(void)
 	       "                     16384; each 1..%d)\n"
 	       "  --at K             the K of the summary under the table (default 4096):\n"
 	       "                     the largest error with and without promotion, in both\n"
-	       "                     measures below\n"
+	       "                     measures below (--csv: the rows of that K hold them)\n"
 	       "  --bits N           bits the partial sum keeps (default 14; 2..24, 24: fp32)\n"
 	       "  --promote-every K  products between promotions (default 128; 0: none)\n"
 	       "  --block B          products aligned together (default 32, Hopper fp8)\n"

@@ -8,7 +8,10 @@
  *    fp8 GEMM's accumulation "is limited to retaining around 14 bits", which
  *    for K = 4096 gives a maximum relative error of nearly 2%; the fix copies
  *    the partial result to fp32 registers on CUDA cores every N_C = 128
- *    elements (4 WGMMAs). Sec. 3.5.2: the tensor core aligns the 32 mantissa
+ *    elements (4 WGMMAs). DeepGEMM's SM90 fp8 kernels do it so: per
+ *    BLOCK_K = 128, four K = 32 WGMMAs of which the first overwrites the
+ *    accumulator (scale_d = 0, ScaleOut::Zero), then final_accum +=
+ *    scale_a * scale_b * accum in fp32 (impls/sm90_fp8_gemm_1d2d.cuh). Sec. 3.5.2: the tensor core aligns the 32 mantissa
  *    products of a block by right-shifting to the maximum exponent, keeps the
  *    highest 14 bits of each and truncates the rest, and accumulates into the
  *    register with 14-bit precision too (quoted in deepseek-ai/DeepSeek-V3
