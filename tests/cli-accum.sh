@@ -37,6 +37,37 @@ if [ "$w" -le 80 ]; then ok "accum --help fits 80 columns"; else bad "accum --he
 w=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$tmp/t")
 if [ "$w" -le 80 ] && grep -q "14-bit+fp32/128" "$tmp/t"; then ok "accum table fits 80 columns"; else bad "accum table fits 80 columns" "widest $w"; fi
 
+# the summary under the table: K = 4096 (--at), the largest error with and
+# without promotion in both measures, the same figures as the CSV's K = 4096
+# rows. For positive products |exact| = sum |x y|, so the two measures agree.
+# summ ROW COL: the figure (without %) of the summary row ROW, column COL
+# (2: unpromoted, 3: promoted)
+summ() { awk -v r="$1" -v c="$2" '$1 == r { v = $c; sub(/%$/, "", v); print v }' "$tmp/t"; }
+"$MIXPREC" accum --k 300 --trials 12 >"$tmp/t" 2>&1
+if grep -q "At K = 4096, 14 bits, blocks of 32" "$tmp/t" && grep -q "every 128 products" "$tmp/t" &&
+	[ "$(summ relative 2)" = "$(summ normwise 2)" ] && [ "$(summ relative 3)" = "$(summ normwise 3)" ]; then
+	ok "accum summary: K = 4096; positive products: relative = normwise"
+else
+	bad "accum summary: K = 4096; positive products: relative = normwise" "$(cat "$tmp/t")"
+fi
+"$MIXPREC" accum --csv --k 4096 --trials 12 --dist mixed >"$tmp/a.csv"
+"$MIXPREC" accum --k 300 --trials 12 --dist mixed >"$tmp/t"
+same() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > 0 && (a - b) / a < 1e-3 && (b - a) / a < 1e-3) }'; }
+if same "$(summ relative 2)" "$(awk -v v="$(field max_rel_error 4096 14-bit)" 'BEGIN { print 100 * v }')" &&
+	same "$(summ relative 3)" "$(awk -v v="$(field max_rel_error 4096 14-bit+fp32/128)" 'BEGIN { print 100 * v }')" &&
+	same "$(summ normwise 2)" "$(awk -v v="$(field max_scaled_error 4096 14-bit)" 'BEGIN { print 100 * v }')" &&
+	same "$(summ normwise 3)" "$(awk -v v="$(field max_scaled_error 4096 14-bit+fp32/128)" 'BEGIN { print 100 * v }')"; then
+	ok "accum summary: the CSV's K = 4096 figures (mixed signs)"
+else
+	bad "accum summary: the CSV's K = 4096 figures (mixed signs)" "$(cat "$tmp/t")" "$(cat "$tmp/a.csv")"
+fi
+"$MIXPREC" accum --k 300 --trials 3 --at 512 --promote-every 0 >"$tmp/t"
+if grep -q "At K = 512" "$tmp/t" && ! grep -qw "promoted" "$tmp/t" && [ -n "$(summ normwise 2)" ]; then
+	ok "accum --at 512 --promote-every 0: one summary column"
+else
+	bad "accum --at 512 --promote-every 0: one summary column" "$(cat "$tmp/t")"
+fi
+
 # the CSV: header, one row per K and accumulator
 "$MIXPREC" accum --csv --k 1024,4096 --trials 12 >"$tmp/a.csv" 2>"$tmp/err"
 rc=$?
@@ -120,6 +151,7 @@ usage() {
 usage "accum --bits 30" "--bits: 30 is out of range" accum --bits 30
 usage "accum --bits 1" "--bits: 1 is out of range" accum --bits 1
 usage "accum --k 0" "--k: 0 is out of range" accum --k 0
+usage "accum --at 0" "--at: 0 is out of range" accum --at 0
 usage "accum --k x" "--k" accum --k 12,x
 usage "accum --format" "--format: unknown format 'fp9'" accum --format fp9
 usage "accum --dist" "--dist: 'normal'" accum --dist normal

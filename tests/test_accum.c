@@ -218,6 +218,38 @@ START_TEST(error_size)
 }
 END_TEST
 
+/* Why promotion every 128 leaves positive dots near 0.05% (the lesson's
+ * "it cannot fall further"): with positive products every truncation cuts
+ * toward zero, so each 128-long piece ends at or below its exact sum
+ * (MPFR), and the promoted dot, the fp32 sum of the pieces, errs by the
+ * pieces' errors added up, up to its 31 fp32 additions (each at most
+ * 2^-24 of the running total, so 2^-19 of the whole). Its relative error
+ * is then at least the smallest piece's. Each piece's last block adds
+ * products near 1/4 to a sum near 24, where the cut is 2^-9: most
+ * products lose bits, so no piece can be below 0.01%. */
+START_TEST(promotion_floor)
+{
+	enum { K = 4096, NC = 128 };
+	static float x[K], y[K];
+	operands(x, K, FMT_E4M3, 21);
+	operands(y, K, FMT_E4M3, 22);
+	for (size_t k = 0; k < K; k++)
+		x[k] = fabsf(x[k]), y[k] = fabsf(y[k]);
+	double exact, piece_min = 1.0;
+	ck_assert_int_eq(accum_exact_dot(x, y, K, &exact), MP_OK);
+	for (size_t c = 0; c < K / NC; c++) {
+		double e;
+		ck_assert_int_eq(accum_exact_dot(x + c * NC, y + c * NC, NC, &e), MP_OK);
+		double p = dot(x + c * NC, y + c * NC, NC, 14, 32, 0);
+		ck_assert_double_le(p, e);
+		piece_min = fmin(piece_min, (e - p) / e);
+	}
+	ck_assert_double_gt(piece_min, 1e-4);
+	double d = dot(x, y, K, 14, 32, NC);
+	ck_assert_double_ge((exact - d) / exact, piece_min - 0x1p-19);
+}
+END_TEST
+
 /* --- in training --- */
 
 /* The first `steps` losses of policy fp8-mixed with the changes (key,
@@ -303,6 +335,7 @@ int main(void)
 	tcase_add_test(tc, gemm);
 	tcase_add_test(tc, cfg_ranges);
 	tcase_add_test(tc, error_size);
+	tcase_add_test(tc, promotion_floor);
 	tcase_add_test(tc, in_training);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);

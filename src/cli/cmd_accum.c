@@ -13,6 +13,7 @@ enum { MAX_K = 32, K_LIMIT = 1 << 20, TRIALS_LIMIT = 100000 };
 
 typedef struct {
 	size_t k[MAX_K], nk;
+	size_t at;                /* the K of the summary under the table */
 	accum_cfg acc;            /* bits, block, promote_every (0: no promoted rows) */
 	fmt_id fmt;
 	accum_dist dist;
@@ -29,9 +30,9 @@ typedef struct {
 
 static void accum_help(void)
 {
-	printf("Usage: mixprec accum [--k LIST] [--bits N] [--promote-every K] [--block B]\n"
-	       "                     [--format F] [--dist positive|mixed] [--trials T]\n"
-	       "                     [--seed S] [--csv]\n"
+	printf("Usage: mixprec accum [--k LIST] [--at K] [--bits N] [--promote-every K]\n"
+	       "                     [--block B] [--format F] [--dist positive|mixed]\n"
+	       "                     [--trials T] [--seed S] [--csv]\n"
 	       "The relative error of K-long dot products summed the way Hopper's fp8 tensor\n"
 	       "cores sum them, against the exact dot (MPFR), per K: with the partial sum\n"
 	       "alone, with it promoted into an fp32 accumulator every K products (as\n"
@@ -41,6 +42,9 @@ static void accum_help(void)
 	       "of 2^(E-N+1), summed exactly, stored in fp32 rounded toward zero.\n\n"
 	       "  --k LIST           dot lengths (default 128,256,512,1024,2048,4096,8192,\n"
 	       "                     16384; each 1..%d)\n"
+	       "  --at K             the K of the summary under the table (default 4096):\n"
+	       "                     the largest error with and without promotion, in both\n"
+	       "                     measures below (--csv: the rows of that K hold them)\n"
 	       "  --bits N           bits the partial sum keeps (default 14; 2..24, 24: fp32)\n"
 	       "  --promote-every K  products between promotions (default 128; 0: none)\n"
 	       "  --block B          products aligned together (default 32, Hopper fp8)\n"
@@ -52,8 +56,9 @@ static void accum_help(void)
 	       "  --seed S           (default 1)\n"
 	       "  --csv              CSV: k,accumulator,bits,block,promote_every,format,dist,\n"
 	       "                     trials,max_rel_error,mean_rel_error,max_scaled_error\n"
-	       "rel_error = |dot - exact| / |exact|; scaled_error = |dot - exact| / sum |x y|\n"
-	       "(the norm-wise measure: it stays small where cancellation makes |exact| tiny).\n"
+	       "rel_error = |dot - exact| / |exact| (the summary's 'relative'); scaled_error =\n"
+	       "|dot - exact| / sum |x y| (its 'normwise': the measure of error analysis,\n"
+	       "which stays meaningful where cancellation makes |exact| tiny).\n"
 	       "Plot: mixprec accum --csv > a.csv; mixprec plot a.csv --x k --y max_rel_error\n"
 	       "      --by accumulator --logx --logy\n",
 	       K_LIMIT);
@@ -104,7 +109,7 @@ static bool parse_range(const char *opt, const char *text, unsigned long long lo
 	return true;
 }
 
-enum { O_K = 256, O_BITS, O_PROMOTE, O_BLOCK, O_FORMAT, O_DIST, O_TRIALS, O_SEED, O_CSV };
+enum { O_K = 256, O_AT, O_BITS, O_PROMOTE, O_BLOCK, O_FORMAT, O_DIST, O_TRIALS, O_SEED, O_CSV };
 
 /* One option into a; returns false after reporting a bad one. */
 static bool accum_option(int c, const char *arg, accum_args *a)
@@ -112,6 +117,11 @@ static bool accum_option(int c, const char *arg, accum_args *a)
 	unsigned long long v;
 	switch (c) {
 	case O_K: return parse_k_list(arg, a);
+	case O_AT:
+		if (!parse_range("--at", arg, 1, K_LIMIT, &v))
+			return false;
+		a->at = (size_t)v;
+		return true;
 	case O_BITS:
 		if (!parse_range("--bits", arg, ACCUM_BITS_MIN, ACCUM_BITS_FP32, &v))
 			return false;
@@ -156,7 +166,8 @@ static bool accum_option(int c, const char *arg, accum_args *a)
 static int accum_parse(int argc, char **argv, accum_args *a)
 {
 	static const struct option opts[] = {
-		{ "k", required_argument, NULL, O_K },           { "bits", required_argument, NULL, O_BITS },
+		{ "k", required_argument, NULL, O_K },           { "at", required_argument, NULL, O_AT },
+		{ "bits", required_argument, NULL, O_BITS },
 		{ "promote-every", required_argument, NULL, O_PROMOTE },
 		{ "block", required_argument, NULL, O_BLOCK },   { "format", required_argument, NULL, O_FORMAT },
 		{ "dist", required_argument, NULL, O_DIST },     { "trials", required_argument, NULL, O_TRIALS },
@@ -164,7 +175,7 @@ static int accum_parse(int argc, char **argv, accum_args *a)
 		{ "help", no_argument, NULL, 'h' },              { 0 },
 	};
 	*a = (accum_args){ .acc = { .bits = 14, .block = ACCUM_BLOCK_HOPPER, .promote_every = 128 },
-		           .fmt = FMT_E4M3, .dist = ACCUM_DIST_POSITIVE, .trials = 100, .seed = 1,
+		           .fmt = FMT_E4M3, .dist = ACCUM_DIST_POSITIVE, .trials = 100, .seed = 1, .at = 4096,
 		           .k = { 128, 256, 512, 1024, 2048, 4096, 8192, 16384 }, .nk = 8 };
 	cli_args args = { 0 };
 	char *value;
@@ -235,6 +246,33 @@ static void print_heading(const accum_args *a, const accum_series *s, size_t ns)
 	printf("\n");
 }
 
+/* The summary under the table: at K = a->at, the largest error of the
+ * partial sum alone and promoted (s[0], s[1] when promoted), in both
+ * measures. Rows and columns are single words, so that a lesson's claims
+ * can name them (promoted[normwise]). False when out of memory. */
+static bool print_summary(const accum_args *a, const accum_series *s)
+{
+	size_t np = a->acc.promote_every ? 2 : 1;
+	accum_error e[2];
+	for (size_t i = 0; i < np; i++)
+		if (accum_error_measure(&e[i], a->fmt, a->dist, a->at, a->trials, a->seed, &s[i].c) != MP_OK)
+			return false;
+	printf("\nAt K = %zu, %d bits, blocks of %zu: the largest error over the %zu dots\n", a->at, a->acc.bits,
+	       a->acc.block, a->trials);
+	if (np == 2)
+		printf("(promoted: into fp32 every %zu products).\n", a->acc.promote_every);
+	printf("%10s  %12s%s\n", "measure", "unpromoted", np == 2 ? "      promoted" : "");
+	printf("%10s  %11.4g%%", "relative", 100 * e[0].max_rel);
+	if (np == 2)
+		printf("  %11.4g%%", 100 * e[1].max_rel);
+	printf("\n%10s  %11.4g%%", "normwise", 100 * e[0].max_scaled);
+	if (np == 2)
+		printf("  %11.4g%%", 100 * e[1].max_scaled);
+	printf("\nrelative: |dot - exact| / |exact|; normwise: |dot - exact| / sum |x y|, as\n"
+	       "error analysis bounds a dot product (the same for positive products).\n");
+	return true;
+}
+
 int cmd_accum(int argc, char **argv)
 {
 	accum_args a;
@@ -267,6 +305,10 @@ int cmd_accum(int argc, char **argv)
 		}
 		if (!a.csv)
 			printf("\n");
+	}
+	if (!a.csv && !print_summary(&a, s)) {
+		cli_error("accum", "out of memory");
+		return CLI_ENV;
 	}
 	return cli_flush_stdout("accum") ? CLI_OK : CLI_ENV;
 }

@@ -8,7 +8,10 @@
  *    fp8 GEMM's accumulation "is limited to retaining around 14 bits", which
  *    for K = 4096 gives a maximum relative error of nearly 2%; the fix copies
  *    the partial result to fp32 registers on CUDA cores every N_C = 128
- *    elements (4 WGMMAs). Sec. 3.5.2: the tensor core aligns the 32 mantissa
+ *    elements (4 WGMMAs). DeepGEMM's SM90 fp8 kernels do it so: per
+ *    BLOCK_K = 128, four K = 32 WGMMAs of which the first overwrites the
+ *    accumulator (scale_d = 0, ScaleOut::Zero), then final_accum +=
+ *    scale_a * scale_b * accum in fp32 (impls/sm90_fp8_gemm_1d2d.cuh). Sec. 3.5.2: the tensor core aligns the 32 mantissa
  *    products of a block by right-shifting to the maximum exponent, keeps the
  *    highest 14 bits of each and truncates the rest, and accumulates into the
  *    register with 14-bit precision too (quoted in deepseek-ai/DeepSeek-V3
@@ -33,7 +36,21 @@
  * leaves that detail out.) bits = 24 is an IEEE fp32 accumulator instead:
  * every product added in order, rounded to nearest even, as the CUDA cores
  * and the CPU's sgemm-based emulation do. Promotion adds the partial sum to
- * an fp32 accumulator (round to nearest) and restarts it at zero. */
+ * an fp32 accumulator (round to nearest) and restarts it at zero.
+ *
+ * What this model gives (mixprec accum, fp8-e4m3 operands, 100 dots of
+ * K = 4096, 14 bits): on positive operands (uniform [0, 1)) the largest
+ * relative error is 6.9% unpromoted and 0.057% promoted every 128; the
+ * promoted sum cannot do better than one 128-long partial sum (0.10% at
+ * worst, 0.05% on average), whose errors all have the same sign. On
+ * operands of both signs the relative error |err| / |exact| is ruled by
+ * the dots whose exact value is small (2.1% and 1.4% here, a factor of ten
+ * either way with another seed); the normwise error |err| / sum |x y|, the
+ * measure of the standard bound |err| <= gamma_K sum |x_k y_k| (Higham,
+ * Accuracy and Stability of Numerical Algorithms, sec. 3.1), is 0.0087%
+ * unpromoted and 0.00069% promoted. DeepSeek-V3's "nearly 2%" names
+ * neither its operands nor its measure. The model is not tuned to any of
+ * these figures: block, bits and truncation are the sources' own. */
 #ifndef MIXPREC_TRAIN_ACCUM_H
 #define MIXPREC_TRAIN_ACCUM_H
 
