@@ -217,8 +217,11 @@ same "step 1: no tensor overflowed" "$(cell "$(fp8row lab step1 5)" 0 $cw)" "non
 # fp8_max / amax, amax far below 448 and 57344: every later step is higher
 for r in 11 12; do
 	sp=$(cell "$(fp8row lab step5 $r)" 0 $cw)
-	printf '%s\n' "$sp" | grep -Eq '^_[^_]{4}$' && ok "step 5: log2(scale) sparkline $r rises after step 0 ($sp)" ||
+	if printf '%s\n' "$sp" | grep -Eq '^_[^_]{4}$'; then
+		ok "step 5: log2(scale) sparkline $r rises after step 0 ($sp)"
+	else
 		bad "step 5: log2(scale) sparkline $r rises after step 0" "got '$sp'"
+	fi
 done
 has lab help '\| v +fp8 view: scales, overflow and underflow per policy' "? lists v"
 has lab help '\| l +plot: one panel per policy side by side, or all in one' "? lists l"
@@ -264,15 +267,18 @@ has panels loss '^loss {20,}loss$' "each with the metric as its y label"
 lostmax=$(awk -F, 'NR > 1 && $2 == "fp8-delayed" && $9 > m { m = $9 } END { print m + 0 }' "$tmp/cli.csv")
 lostbf=$(awk -F, 'NR > 1 && $2 == "bf16-mixed" && $9 != 0 { n++ } END { print n + 0 }' "$tmp/cli.csv")
 same "oracle: bf16-mixed loses no update, fp8-delayed some" "$lostbf $( [ "$lostmax" != 0 ] && echo some)" "0 some"
-screen panels lost | awk '
+if screen panels lost | awk '
 	/^ *[-0-9.e]*\+|^ +\|/ && !/--/ { l = substr($0, 1, 4); r = substr($0, 41, 4); rows++
 		if (l != r) bad = bad " [" l "|" r "]"
 		if (l ~ /[0-9]/) ticks++
 		if (index(substr($0, 1, 40), "*")) { stars++; if (l !~ /^ *0$/) off++ } }
 	END { if (rows < 4 || ticks < 2 || bad != "" || !stars || off) {
 		print rows " rows, " ticks " ticks, differing:" bad ", " stars " rows with *, " off " off the 0 row"; exit 1 } }' \
-	>"$tmp/why" && ok "lost_update_frac panels share the y range; bf16-mixed's zeros on the 0 row" ||
+	>"$tmp/why"; then
+	ok "lost_update_frac panels share the y range; bf16-mixed's zeros on the 0 row"
+else
 	bad "lost_update_frac panels share the y range; bf16-mixed's zeros on the 0 row" "$(cat "$tmp/why")"
+fi
 has panels wide '^ {15,}bf16-mixed {40,}fp8-delayed$' "120 columns: still both, each 60 wide"
 
 # --- four policies fit 80x24 ---

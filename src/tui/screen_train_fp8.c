@@ -218,7 +218,7 @@ static void draw_cell(WINDOW *w, int y, int x, int cw, int r, const fp8v_policy 
 		const double *ring = r == ROW_OVER_SPARK ? p->hist_over : r == ROW_UNDER_SPARK ? p->hist_under
 		                     : r == ROW_LMAX_SPARK ? p->hist_lmax : p->hist_lmin;
 		sparkline(line, sizeof line, ring, p->steps, n, r == ROW_OVER_SPARK || r == ROW_UNDER_SPARK);
-		tui_put(w, y, x, width, r == ROW_OVER_SPARK ? ROLE_BAD : ROLE_EMPH, line);
+		tui_put(w, y, x, width, r == ROW_OVER_SPARK && p->overflow > 0 ? ROLE_BAD : ROLE_NORMAL, line);
 		break;
 	}
 	case ROW_WORST:

@@ -58,9 +58,10 @@ mp_status fp8v_copy(fp8v_policy *dst, const fp8v_policy *src);
  * train --csv prints them, %.6g) and sparklines of recent steps, the worst
  * tensor by overflow, and per role (weight, input, grad_output) the min,
  * median and max of log2(scale) over its tensors, and sparklines of the
- * greatest and least log2(scale). Policies that scale come first when not
- * all fit the width (those left out counted on the first row); rows that do
- * not fit are left out from the bottom. Sparklines: 8 levels, U+2581..U+2588 or "_.:-=+*#". */
+ * greatest and least log2(scale). Policies that scale come first, the
+ * others after them saying "no fp8 scaling"; columns that do not fit the
+ * width are counted on the first row, rows that do not fit are left out
+ * from the bottom. Sparklines: 8 levels, U+2581..U+2588 or "_.:-=+*#". */
 void fp8v_draw(WINDOW *w, int y, int rows, int cols, const fp8v_policy *p, const char *const *names, size_t np);
 
 /* One loss panel per series of base (base->series[i], titled names[i]) in
