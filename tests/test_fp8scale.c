@@ -220,6 +220,31 @@ START_TEST(halves_and_names)
 }
 END_TEST
 
+/* The policy's underflow share weighs each tensor by its elements. Current
+ * scaling: the c_attn input {1e-6, 1, 2, 0} casts with 448/2 = 224, and
+ * 1e-6 * 224 = 2.2e-4 is below half of E4M3's least subnormal 2^-9, so it
+ * becomes 0 (the 0 was 0 already): 1 of 4. The grad_output {1, 1e-12} casts
+ * with 57344/1, and 5.7e-8 is below half of E5M2's 2^-16: 1 of 2. Over the
+ * step 2 of 6 elements, 1/3 (not the mean of the tensors' shares, 3/8). */
+START_TEST(underflow_share)
+{
+	fp8_state *st;
+	ck_assert_int_eq(fp8_state_create(&st, 1, FP8_SCALING_CURRENT, FMT_E4M3, FMT_E5M2, 1, AMAX_ALGO_MAX, 0), MP_OK);
+	ck_assert(fp8_state_underflow_frac(st) == 0);   /* before any step */
+	float in[4] = { 1e-6f, 1, 2, 0 }, go[2] = { 1, 1e-12f };
+	fp8_state_cast(st, 0, fp8_tensor_index(0, 0, FP8_INPUT), true, in, 4);
+	fp8_state_cast(st, 1, fp8_tensor_index(0, 0, FP8_GRAD_OUTPUT), true, go, 2);
+	fp8_state_step_end(st);
+	ck_assert(fp8_state_stat(st, fp8_tensor_index(0, 0, FP8_INPUT)).underflow_frac == 0.25);
+	ck_assert(fp8_state_stat(st, fp8_tensor_index(0, 0, FP8_GRAD_OUTPUT)).underflow_frac == 0.5);
+	ck_assert_msg(fp8_state_underflow_frac(st) == 2.0 / 6, "underflow %g, expected 1/3", fp8_state_underflow_frac(st));
+	ck_assert(fp8_state_overflow_frac(st) == 0);
+	fp8_state_step_end(st);   /* a step that cast nothing */
+	ck_assert(fp8_state_underflow_frac(st) == 0);
+	fp8_state_free(st);
+}
+END_TEST
+
 /* --- the policy parts --- */
 
 START_TEST(policy_parts)
@@ -324,6 +349,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, delayed_over_steps);
 	tcase_add_test(tc, spike);
 	tcase_add_test(tc, halves_and_names);
+	tcase_add_test(tc, underflow_share);
 	tcase_add_test(tc, policy_parts);
 	tcase_add_test(tc, in_training);
 	suite_add_tcase(s, tc);

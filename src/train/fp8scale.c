@@ -112,6 +112,7 @@ struct fp8_state {
 	fp8_tensor_stat *last;      /* (count) the last step's statistics */
 	char (*names)[48];          /* (count) */
 	size_t step_over, step_n;   /* the last step's saturated or NaN elements, of all cast */
+	size_t step_under;          /* ... and its nonzero elements that became 0 */
 };
 
 static const char *const linear_names[FP8_LINEARS] = { "attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj" };
@@ -278,7 +279,7 @@ void fp8_state_begin(fp8_state *st)
 
 void fp8_state_step_end(fp8_state *st)
 {
-	st->step_over = st->step_n = 0;
+	st->step_over = st->step_under = st->step_n = 0;
 	for (size_t i = 0; i < st->count; i++) {
 		const slot *a = &st->rec[0][i], *b = &st->rec[1][i];
 		float amax = isnan(a->amax) || isnan(b->amax) ? NAN : fmaxf(a->amax, b->amax);
@@ -289,6 +290,7 @@ void fp8_state_step_end(fp8_state *st)
 		s->overflow_frac = n ? (double)(a->overflow + b->overflow) / (double)n : 0;
 		s->underflow_frac = n ? (double)(a->underflow + b->underflow) / (double)n : 0;
 		st->step_over += a->overflow + b->overflow;
+		st->step_under += a->underflow + b->underflow;
 		st->step_n += n;
 		if (st->scaling == FP8_SCALING_DELAYED && n) {
 			float *h = st->hist + i * st->H;
@@ -309,6 +311,11 @@ fp8_tensor_stat fp8_state_stat(const fp8_state *st, size_t i)
 double fp8_state_overflow_frac(const fp8_state *st)
 {
 	return st->step_n ? (double)st->step_over / (double)st->step_n : 0;
+}
+
+double fp8_state_underflow_frac(const fp8_state *st)
+{
+	return st->step_n ? (double)st->step_under / (double)st->step_n : 0;
 }
 
 size_t fp8_state_history_len(const fp8_state *st)

@@ -164,6 +164,9 @@ fp8_tensor_stat fp8_state_stat(const fp8_state *st, size_t i);
 
 /* Saturated or NaN elements over every element cast in the last step. */
 double fp8_state_overflow_frac(const fp8_state *st);
+/* Nonzero elements that became 0, over every element cast in the last step
+ * (the per-tensor underflow_frac, weighted by each tensor's element count). */
+double fp8_state_underflow_frac(const fp8_state *st);
 
 /* The running state (for a checkpoint): the (count, H) histories, the
  * newest first in each row, and the count scales. */

@@ -18,6 +18,7 @@
 #include "train/train_csv.h"
 #include "tui/plotview.h"
 #include "tui/screens.h"
+#include "tui/screen_train_fp8.h"
 #include "tui/worker.h"
 #include "tui/train_args.h"
 #include "util/csvout.h"
@@ -32,6 +33,8 @@ void openblas_set_num_threads(int num_threads);
 	X(TR_PAUSE, "p", "pause / resume", 'p')                                                 \
 	X(TR_STOP, "x", "stop", 'x')                                                            \
 	X(TR_METRIC, "m Tab", "plot: loss, resid_lost_frac, lost_update_frac", 'm', '\t')       \
+	X(TR_PANELS, "l", "plot: one panel per policy side by side, or all in one", 'l')          \
+	X(TR_FP8, "v", "fp8 view: scales, overflow and underflow per policy", 'v')                 \
 	X(TR_SHAPE, "z", "model: tiny (seconds), or the default or the lesson's options", 'z')   \
 	X(TR_DEVICE, "g", "train on the GPU (CUDA) or the CPU", 'g')                             \
 	X(TR_STEPS, "n", "edit the number of steps", 'n')                                       \
@@ -53,6 +56,7 @@ typedef struct {
 	char phase[96];
 	char err[256];
 	train_stats *hist;          /* (steps, np) */
+	fp8v_policy fp8[MAXPOL];    /* (np) each policy's fp8 scaling after its last step */
 	bool snap_req;              /* the UI asks for a copy of every run's weights */
 	float *snap;                /* (np, P) the copy, handed over to the UI (at the end too) */
 	size_t snap_step;
@@ -65,6 +69,8 @@ typedef struct {
 	bool chosen[MAXPOL];        /* by preset index */
 	int cursor;
 	int metric;
+	bool panels;                /* the plot: a panel per policy, not all in one */
+	bool show_fp8;              /* the fp8 view in place of the table and the plot */
 	bool tiny;
 	bool gpu;           /* the next run trains on the GPU */
 	bool have_args;     /* opened with a command's options (a lesson's block) */
@@ -78,6 +84,7 @@ typedef struct {
 	char sample[MAXPOL][100];   /* the Sample panel: each run's text */
 	size_t sample_step;
 	train_stats *ui_hist;
+	fp8v_policy ui_fp8[MAXPOL];
 	size_t ui_done;
 	bool ui_running, ui_paused;
 	char ui_phase[96];
@@ -138,6 +145,11 @@ static void *worker(void *arg)
 			}
 			pthread_mutex_lock(&t->work.mu);
 			t->hist[step * t->np + i] = s;
+			if (fp8v_capture(&t->fp8[i], trainer_fp8(tr[i])) != MP_OK) {
+				st = MP_ENOMEM;
+				snprintf(err, sizeof err, "policy %s, step %zu: out of memory for the fp8 view",
+				         t->pols[i].name, step);
+			}
 			if (i + 1 == t->np)
 				t->done_steps = step + 1;
 			pthread_mutex_unlock(&t->work.mu);
@@ -187,6 +199,10 @@ static void free_run(train_lab *t)
 	free(t->py);
 	t->hist = t->ui_hist = NULL;
 	t->px = t->py = NULL;
+	for (size_t i = 0; i < MAXPOL; i++) {
+		fp8v_clear(&t->fp8[i]);
+		fp8v_clear(&t->ui_fp8[i]);
+	}
 }
 
 /* The tiny shape (train/shape.c, train --preset tiny) trains a step in
@@ -428,6 +444,9 @@ static bool train_tick(tui_screen *s)
 	if (t->hist && t->done_steps > t->ui_done)
 		memcpy(t->ui_hist + t->ui_done * t->np, t->hist + t->ui_done * t->np,
 		       (t->done_steps - t->ui_done) * t->np * sizeof *t->hist);
+	for (size_t i = 0; t->hist && changed && i < t->np; i++)
+		if (fp8v_copy(&t->ui_fp8[i], &t->fp8[i]) != MP_OK)
+			tui_message(s->app, true, "fp8 view: out of memory");
 	t->ui_done = t->done_steps;
 	t->ui_running = t->work.running;
 	t->ui_paused = t->paused;
@@ -518,7 +537,14 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	else
 		tui_put(w, y, 1, cols - 2, ROLE_DIM, "Space chooses policies, s starts");
 	y++;
-	if (!t->ui_hist || !t->np)
+	const char *names[MAXPOL];
+	for (size_t i = 0; i < t->np; i++)
+		names[i] = t->pols[i].name;
+	if (t->show_fp8 && (!t->ui_hist || !t->np))
+		tui_put(w, y, 1, cols - 2, ROLE_DIM, "fp8 view: each policy's scales once a run starts (v: back)");
+	else if (t->show_fp8)
+		fp8v_draw(w, y, rows - y, cols, t->ui_fp8, names, t->np);
+	if (t->show_fp8 || !t->ui_hist || !t->np)
 		return;
 	tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "%-15s %6s %8s %8s %8s %7s %9s %10s", "policy", "step", "loss",
 	         "ms/step", "scale", "skipped", "lost_upd", "resid_lost");
@@ -564,7 +590,12 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	fig.fix_x = true;
 	fig.xmin = 1;
 	fig.xmax = (double)(t->steps > 1 ? t->steps : 2);
-	plotview_draw(w, y, 0, rows - y, cols, &fig, &t->canvas);
+	if (t->panels) {
+		fig.ylabel = metric_names[t->metric];
+		train_panels_draw(w, y, rows - y, cols, &fig, names, &t->canvas);
+	} else {
+		plotview_draw(w, y, 0, rows - y, cols, &fig, &t->canvas);
+	}
 }
 
 static void export_csv(tui_screen *s)
@@ -634,6 +665,8 @@ static int train_handle(tui_screen *s, int action, int key)
 		train_tick(s);
 		return TUI_HANDLED;
 	case TR_METRIC: t->metric = (t->metric + 1) % METRIC_COUNT; return TUI_HANDLED;
+	case TR_PANELS: t->panels = !t->panels; return TUI_HANDLED;
+	case TR_FP8: t->show_fp8 = !t->show_fp8; return TUI_HANDLED;
 	case TR_DEVICE: {
 		const char *why;
 		if (!t->gpu && !gpu_ready(&why, NULL)) {
