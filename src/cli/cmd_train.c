@@ -210,10 +210,44 @@ static void print_v_ratios(const train_policy *pols, size_t np, trainer *const *
 
 /* The table after a run: per policy the last loss, the last held-out loss,
  * time per step and the last statistics, then the memory of each. */
-static void print_summary(const train_setup *su, const train_policy *pols, size_t np, trainer *const *tr,
-                          const train_stats *last, const double *last_val, const double *ms,
-                          const size_t *skipped, size_t done)
+/* What a run adds up over its steps, per policy. */
+typedef struct {
+	double ms[16];
+	size_t skipped[16];
+	double over[16], under[16];   /* the fp8 / fp4 casts' overflow and underflow shares, summed */
+} run_totals;
+
+static void run_totals_add(run_totals *r, size_t i, const train_stats *s)
 {
+	r->ms[i] += s->ms;
+	r->skipped[i] += s->skipped;
+	r->over[i] += s->overflow_frac;
+	r->under[i] += s->cast_underflow_frac;
+}
+
+/* The casts' table, when a policy has fp8 scaling: the mean shares over
+ * the run's steps. */
+static void print_casts(const train_policy *pols, size_t np, const run_totals *r, size_t done, int pw)
+{
+	size_t scaled = 0;
+	for (size_t i = 0; i < np; i++)
+		scaled += pols[i].fp8 != FP8_SCALING_NONE;
+	if (scaled == 0)
+		return;
+	printf("\nfp8 and fp4 casts of the Linear layers' operands (mean share of the elements cast,\n"
+	       "over the steps): cast_over saturated or NaN, cast_under nonzero made 0\n");
+	printf("%-*s %10s %10s\n", pw, "policy", "cast_over", "cast_under");
+	for (size_t i = 0; i < np; i++)
+		if (pols[i].fp8 != FP8_SCALING_NONE)
+			printf("%-*s %10.3g %10.3g\n", pw, pols[i].name, r->over[i] / (double)done,
+			       r->under[i] / (double)done);
+}
+
+static void print_summary(const train_setup *su, const train_policy *pols, size_t np, trainer *const *tr,
+                          const train_stats *last, const double *last_val, const run_totals *tot, size_t done)
+{
+	const double *ms = tot->ms;
+	const size_t *skipped = tot->skipped;
 	gpu_info gi = { .name = "" };
 	if (su->cfg.device == TRAIN_DEVICE_CUDA)
 		gpu_ready(NULL, &gi);
@@ -234,6 +268,7 @@ static void print_summary(const train_setup *su, const train_policy *pols, size_
 		       ms[i] / (double)done, skipped[i], last[i].underflow_frac, last[i].lost_update_frac,
 		       last[i].resid_lost_frac);
 	}
+	print_casts(pols, np, tot, done, pw);
 	printf("\nmemory per policy (MB = 10^6 bytes; weights, gradients and Adam state at the width of\n"
 	       "their formats; activations as allocated here):\n");
 	printf("%-*s %8s %8s %8s %8s %8s %8s\n", pw, "policy", "master", "working", "grads", "accum", "adam", "acts");
@@ -412,10 +447,11 @@ int cmd_train(int argc, char **argv)
 	double t0 = meter_now();
 	meter_init(&pm, isatty(STDERR_FILENO), su.progress_every, t0);
 	train_stats last[16];
-	double last_val[16], ms[16] = { 0 };
+	double last_val[16];
+	run_totals tot = { .ms = { 0 } };
 	for (size_t i = 0; i < 16; i++)
 		last_val[i] = NAN;
-	size_t skipped[16] = { 0 }, done = rz.start;   /* steps of the run so far, a saved run's too */
+	size_t done = rz.start;   /* steps of the run so far, a saved run's too */
 	for (size_t step = rz.start; rc == CLI_OK && step < rz.end && !interrupted; step++) {
 		if (gpu_profile_enabled())
 			gpu_profile_reset();   /* the profile printed at the end is the last step's */
@@ -427,8 +463,7 @@ int cmd_train(int argc, char **argv)
 				rc = CLI_ENV;
 				break;
 			}
-			ms[i] += last[i].ms;
-			skipped[i] += last[i].skipped;
+			run_totals_add(&tot, i, &last[i]);
 			if (!isnan(last[i].val_loss))
 				last_val[i] = last[i].val_loss;
 			if ((rc = write_step(&csv, &stats, tr[i], &pols[i], &last[i])) != CLI_OK)
@@ -453,7 +488,7 @@ int cmd_train(int argc, char **argv)
 	if (rc == CLI_OK)
 		rc = train_ckpt_step(&ck, &su, tr, pols, done, true);
 	if (rc == CLI_OK && done > rz.start && csv.fp != stdout && stats.fp != stdout)
-		print_summary(&su, pols, np, tr, last, last_val, ms, skipped, done - rz.start);
+		print_summary(&su, pols, np, tr, last, last_val, &tot, done - rz.start);
 	if (done > 0 && su.cfg.device == TRAIN_DEVICE_CUDA)
 		print_gpu_profile();
 	/* a diverged run (CLI_USAGE) keeps its CSV up to the step that diverged */

@@ -153,6 +153,7 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	s->grad_norm = sqrt(norm2);
 	const fp8_state *fs = trainer_fp8(t);
 	s->overflow_frac = fs ? fp8_state_overflow_frac(fs) : NAN;
+	s->cast_underflow_frac = fs ? fp8_state_underflow_frac(fs) : NAN;
 	bool apply = scaler_update(&t->scaler, found_inf || !isfinite(norm2));
 	s->skipped = !apply;
 	t->step++;

@@ -62,8 +62,9 @@ typedef struct {
 	double lost_update_frac;   /* nonzero updates that left the stored weight unchanged */
 	double resid_lost_frac;
 	double ms;
-	double overflow_frac;      /* elements the per-tensor fp8 casts saturated or made NaN; NaN
-	                            * for a policy without per-tensor scaling */
+	double overflow_frac;      /* elements the fp8 / fp4 casts saturated or made NaN; NaN for a
+	                            * policy without fp8 scaling */
+	double cast_underflow_frac; /* nonzero elements those casts made 0; NaN likewise */
 } train_stats;
 
 /* Bytes each class of state takes under the policy (element width of its
