@@ -242,7 +242,7 @@ static void saturated_steps(const amax_replay_step *s, size_t n, char *out, size
 	}
 }
 
-static void print_table(const amax_replay_step *s, size_t n, const amax_replay_cfg *c, float fmax)
+static void print_table(const amax_replay_step *s, size_t n, float next, const amax_replay_cfg *c, float fmax)
 {
 	printf("amax: %s (max %g), history %zu, algo %s, margin %d\n"
 	       "delayed: scale from the steps before (1 at the start); current: fp8_max / amax\n\n",
@@ -268,6 +268,7 @@ static void print_table(const amax_replay_step *s, size_t n, const amax_replay_c
 	if (dsat)
 		printf("delayed: the worst, step %zu, is %.4g times fp8_max\n", worst + 1, s[worst].delayed_peak / fmax);
 	printf("current: saturates on %zu of %zu steps\n", csat, n);
+	printf("delayed: the next step would cast with %.6g\n", (double)next);
 }
 
 int cmd_amax(int argc, char **argv)
@@ -279,7 +280,8 @@ int cmd_amax(int argc, char **argv)
 		return rc;
 	}
 	amax_replay_step *s = calloc(a.n, sizeof *s);
-	if (!s || amax_replay(s, NULL, a.amax, a.n, &a.cfg) != MP_OK) {
+	float next;
+	if (!s || amax_replay(s, &next, a.amax, a.n, &a.cfg) != MP_OK) {
 		/* the parser checked every value and option: only memory is left */
 		cli_error("amax", "out of memory");
 		free(s);
@@ -290,7 +292,7 @@ int cmd_amax(int argc, char **argv)
 	if (a.csv)
 		print_csv(s, a.n, fmax);
 	else
-		print_table(s, a.n, &a.cfg, fmax);
+		print_table(s, a.n, next, &a.cfg, fmax);
 	free(s);
 	free(a.amax);
 	return cli_flush_stdout("amax") ? CLI_OK : CLI_ENV;
