@@ -85,6 +85,13 @@ expect_rc "amax (table)" 0
 out_has "table: the spike step" "saturates on 1 of 10 steps (step 4)"
 out_has "table: by how much" "the worst, step 4, is 40 times fp8_max"
 out_has "table: current never" "current: saturates on 0 of 10 steps"
+# after step 10 the history holds 1,1,1,1: the next scale is 448 again; after the spike
+# alone (4 values) it would be 448 / 40
+out_has "table: the next step's scale" "delayed: the next step would cast with 448"
+run amax --amax 1,1,1,40 --history 4
+out_has "table: the next step's scale after the spike" "delayed: the next step would cast with 11.2"
+run amax --amax 1,1.1,1.2 --history 4
+out_has "table: several steps named" "saturates on 2 of 3 steps (steps 2, 3)"
 w=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$tmp/out")
 if [ "$w" -le 80 ]; then ok "amax table fits 80 columns"; else bad "amax table fits 80 columns" "widest $w"; fi
 

@@ -248,12 +248,12 @@ static void print_table(const amax_replay_step *s, size_t n, float next, const a
 	       "delayed: scale from the steps before (1 at the start); current: fp8_max / amax\n\n",
 	       fmt_get(c->fmt)->name, (double)fmax, c->history, c->algo == AMAX_ALGO_MAX ? "max" : "most_recent",
 	       c->margin);
-	printf("%5s %10s %10s %10s %8s %5s %9s %9s %5s\n", "step", "amax", "d_scale", "d_peak", "d_use", "d_sat",
+	printf("%5s %10s %10s %10s %9s %5s %9s %9s %5s\n", "step", "amax", "d_scale", "d_peak", "d_use", "d_sat",
 	       "d_stored", "c_scale", "c_sat");
 	size_t dsat = 0, csat = 0, worst = 0;
 	for (size_t i = 0; i < n; i++) {
 		const amax_replay_step *p = &s[i];
-		printf("%5zu %10.4g %10.4g %10.4g %8.4g %5s %9.4g %9.4g %5s\n", i + 1, (double)p->amax,
+		printf("%5zu %10.4g %10.4g %10.4g %9.4g %5s %9.4g %9.4g %5s\n", i + 1, (double)p->amax,
 		       (double)p->delayed_scale, p->delayed_peak, p->delayed_peak / fmax, p->delayed_saturates ? "yes" : "no",
 		       (double)p->delayed_stored, (double)p->current_scale, p->current_saturates ? "yes" : "no");
 		dsat += p->delayed_saturates;
@@ -263,8 +263,8 @@ static void print_table(const amax_replay_step *s, size_t n, float next, const a
 	}
 	char steps[128];
 	saturated_steps(s, n, steps, sizeof steps);
-	printf("\ndelayed: saturates on %zu of %zu steps%s%s%s\n", dsat, n, dsat ? " (step " : "", steps,
-	       dsat ? ")" : "");
+	printf("\ndelayed: saturates on %zu of %zu steps%s%s%s\n", dsat, n, dsat > 1 ? " (steps " : dsat ? " (step " : "",
+	       steps, dsat ? ")" : "");
 	if (dsat)
 		printf("delayed: the worst, step %zu, is %.4g times fp8_max\n", worst + 1, s[worst].delayed_peak / fmax);
 	printf("current: saturates on %zu of %zu steps\n", csat, n);
