@@ -69,6 +69,12 @@ run amax --amax $seq --history 4 --algo most_recent --csv
 check_near "most_recent: step 5 casts with 11.2" "$(col delayed_scale 5)" 11.2
 check_near "most_recent: step 6 is back at 448" "$(col delayed_scale 6)" 448
 
+# --csv - is --csv (train's --csv FILE takes -); a stray - elsewhere is refused
+run amax --amax $seq --history 4 --csv
+cp "$tmp/out" "$tmp/plain.csv"
+run amax --amax $seq --history 4 --csv -
+expect_rc "amax --csv -" 0
+if cmp -s "$tmp/out" "$tmp/plain.csv"; then ok "amax --csv - prints what --csv prints"; else bad "amax --csv - prints what --csv prints"; fi
 # the margin halves the scale per binade: 448 / 2 / 2^1 at step 2 for amax 2
 run amax --amax 2,2 --margin 1 --csv
 check_near "margin 1: 448 / 2 / 2" "$(col delayed_scale 2)" 112
@@ -126,6 +132,7 @@ usage "margin not whole" "--margin: 0.5 is not a whole number" amax --amax 1 --m
 usage "margin too large" "--margin: 40 is out of range" amax --amax 1 --margin 40
 usage "not an fp8 format" "--format: 'bf16'" amax --amax 1 --format bf16
 usage "stray argument" "unexpected argument '3'" amax --amax 1 3
+usage "stray -" "unexpected argument '-'" amax --amax 1 -
 usage "unknown option" "--frob" amax --frob
 usage "no values on stdin" "no amax" amax
 finish

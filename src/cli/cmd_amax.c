@@ -39,7 +39,7 @@ static void amax_help(void)
 	       "  --algo A        max (default) or most_recent\n"
 	       "  --margin M      delayed: scale / 2^M (default 0; -%d..%d)\n"
 	       "  --format F      e4m3 (default, max 448) or e5m2 (max 57344)\n"
-	       "  --csv           CSV: step,amax,history_amax,delayed_scale,delayed_peak,\n"
+	       "  --csv [-]       CSV: step,amax,history_amax,delayed_scale,delayed_peak,\n"
 	       "                  delayed_of_max,delayed_saturates,delayed_stored,current_scale,\n"
 	       "                  current_peak,current_saturates,current_stored\n"
 	       "Columns: d_peak = amax x d_scale, d_use = d_peak / fp8_max (above 1: clipped;\n"
@@ -180,12 +180,15 @@ static int amax_parse(int argc, char **argv, amax_args *a)
 	cli_args args = { 0 };
 	char *value;
 	int c;
+	bool after_csv = false;   /* "--csv -" is "--csv", as train's --csv FILE takes "-" */
 	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
+		bool csv_dash = after_csv && c == CLI_ARG_VALUE && !strcmp(value, "-");
+		after_csv = c == O_CSV;
 		if (c == 'h') {
 			amax_help();
 			return cli_flush_stdout("amax") ? CLI_OK : CLI_ENV;
 		}
-		if (c == O_CSV) {
+		if (c == O_CSV || csv_dash) {
 			a->csv = true;
 		} else if (c == CLI_ARG_VALUE) {
 			cli_error("amax", "unexpected argument '%s' (values go in --amax A,A,...)", value);
