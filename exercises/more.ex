@@ -1,7 +1,7 @@
 # More exercises: fp8, spacing and ulp, overflow thresholds, choosing a loss scale,
 # ZeRO sharding.
 
-[fp8.1]
+[fp8.0]
 title: Round a value to both fp8 formats
 kind: hand-round
 lesson: mixed-precision

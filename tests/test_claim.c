@@ -335,6 +335,13 @@ START_TEST(commands_run_safely)
 	for (size_t i = 0; i < argc; i++)
 		free(argv[i]);
 	free(argv);
+	/* amax may run, and like budget it takes no seed */
+	ck_assert_int_eq(lesson_command_argv("mixprec amax --amax 1,40,1 --history 4", &argv, &argc, err, sizeof err),
+	                 MP_OK);
+	ck_assert(!lesson_command_seeded(argv, argc, 1, &sv, &svc));
+	for (size_t i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
 }
 END_TEST
 

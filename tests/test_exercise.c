@@ -251,7 +251,7 @@ END_TEST
 
 START_TEST(fp8_by_hand)
 {
-	const ex_exercise *ex = get("fp8.1");
+	const ex_exercise *ex = get("fp8.0");
 	ex_solution s;
 	solve_with(ex, NULL, NULL, &s);   /* V = 0.7 = 1.4 x 2^-1 */
 	/* e4m3: exponent field -1 + 7 = 6; 0.4 x 8 = 3.2: fraction 011, rest 0.2 < 0.5: down

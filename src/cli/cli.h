@@ -43,6 +43,7 @@ int cmd_eval(int argc, char **argv);     /* cmd_ckpt.c */
 int cmd_sample(int argc, char **argv);
 int cmd_gradhist(int argc, char **argv);
 int cmd_accum(int argc, char **argv);
+int cmd_amax(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_budget(int argc, char **argv);
 int cmd_exercise(int argc, char **argv);

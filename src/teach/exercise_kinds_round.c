@@ -1,5 +1,5 @@
 /* Exercise kinds about rounding by hand: a value into several formats with
- * its relative errors (7.4d, fp8.1), and one step at a time (the
+ * its relative errors (7.4d, fp8.0), and one step at a time (the
  * hand-rounding lab). The steps are derived with exact rationals (GMP) and
  * cross-checked against fmt/'s rounding. */
 #include <math.h>

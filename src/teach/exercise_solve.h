@@ -80,6 +80,8 @@ bool exs_solve_lost_updates(solve_ctx *c);
 bool exs_solve_drift_retained(solve_ctx *c);
 bool exs_solve_ema_stall(solve_ctx *c);
 bool exs_solve_accum_error(solve_ctx *c);
+bool exs_solve_fp8_delayed_scale(solve_ctx *c);
+bool exs_solve_fp8_spike(solve_ctx *c);
 bool exs_solve_mx_scale(solve_ctx *c);
 bool exs_solve_nvfp4_decode(solve_ctx *c);
 bool exs_solve_block_bits(solve_ctx *c);

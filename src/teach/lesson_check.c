@@ -20,6 +20,7 @@ static const struct {
 	{ .name = "quantize", .seed = -1 }, { .name = "drift", .seed = 0 },
 	{ .name = "train", .seed = 1 },     { .name = "gradhist", .seed = 1 },
 	{ .name = "accum", .seed = 1 },
+	{ .name = "amax", .seed = -1 },
 };
 
 /* Options that write files (or read state) wherever they appear. */
@@ -97,7 +98,7 @@ mp_status lesson_command_argv(const char *line, char ***argv, size_t *argc, char
 	if (*argc < 2 || strcmp((*argv)[0], "mixprec"))
 		why = "a command is 'mixprec SUBCOMMAND ...'";
 	else if (command_index((*argv)[1]) < 0)
-		why = "only formats, bits, round, budget, quantize, drift, train, gradhist and accum are run by lesson check";
+		why = "only formats, bits, round, budget, quantize, drift, train, gradhist, accum and amax are run by lesson check";
 	for (size_t i = 2; !why && i < *argc; i++)
 		if (writes_file(*argv, *argc, i))
 			why = "an option that writes a file (lesson check only runs commands that print)";
