@@ -241,4 +241,19 @@ run quantize --to mxfp4 -- -3 1 2
 expect_rc "a negative largest element" 0
 out_has "a negative largest element: amax 3" "block 0 (elements 0..2): amax 3"
 
+echo "# --rht: the 16-point Hadamard transform, exactly"
+# e_2 times 4: row 2 of S H16 (signs 0xa53c: sign 2 is -) is -(-1)^(bit 1 of j),
+# so the rotated inputs are -1 where bit 1 of j is clear and +1 where set
+run quantize 0 0 4 0 0 0 0 0 0 0 0 0 0 0 0 0 --to nvfp4 --rht --csv
+expect_rc "rht" 0
+res=$(awk -F, 'NR > 1 { want = (int($1 / 2) % 2) ? 1 : -1; if ($3 != want) print $1 ": " $3 " not " want }' "$tmp/out")
+[ -z "$res" ] && ok "rht: the rotated inputs are row 2 of S H16" || bad "rht: the rotated inputs are row 2 of S H16" "$res"
+# values past the last full 16 stay as they are
+run quantize 4 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 3 --to nvfp4 --rht --csv
+res=$(awk -F, 'NR > 1 && NR < 18 && $3 != 1 { print $1 ": " $3 } NR == 18 && $3 != 3 { print "16: " $3 }' "$tmp/out")
+[ -z "$res" ] && ok "rht: e_0 rotates to 1s, the 17th value stays" || bad "rht: e_0 rotates to 1s, the 17th value stays" "$res"
+run quantize 1 x 2 --to nvfp4 --rht
+expect_rc "rht with a bad value" 2
+err_has "rht with a bad value" "--rht: every value must be good"
+
 finish

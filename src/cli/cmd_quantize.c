@@ -19,7 +19,7 @@ static void quantize_help(void)
 	cli_wrap_list(known, sizeof known, quant_known_names(), 16, 78);
 	printf("Usage: mixprec quantize [VALUE...] --to BLOCKFMT [--block N]\n"
 	       "                        [--scale-rule ocp|ceil] [--mode rne|sr] [--seed N]\n"
-	       "                        [--csv]\n"
+	       "                        [--rht] [--csv]\n"
 	       "Quantizes the VALUEs, or the lines of standard input when no VALUE is given,\n"
 	       "in consecutive blocks (the last may be shorter) that share one scale, and\n"
 	       "shows each block's scale and each element's bits, value and error, then the\n"
@@ -38,6 +38,10 @@ static void quantize_help(void)
 	       "                always chosen as the rule says)\n"
 	       "  --seed N      seed for sr (default 0); value number i (from 0) uses the\n"
 	       "                random bits of element i of the stream: reproducible\n"
+	       "  --rht         rotate every 16 consecutive values by NVFP4's random\n"
+	       "                Hadamard transform first (v S H16 / 4, exactly; signs 0xa53c,\n"
+	       "                the trainer's): the inputs shown are the rotated ones; H is\n"
+	       "                orthogonal, so the errors equal those after rotating back\n"
 	       "  --csv         CSV: index,block,input,tensor_scale,scale_bits,scale,bits,\n"
 	       "                value,abs_error (value = element x scale x tensor_scale)\n"
 	       "  -h, --help    this text\n\n"
@@ -332,11 +336,35 @@ static void print_text(const quant_result *r, const value_list *v)
 /* --- options --- */
 
 /* quantize_parse's result when the command should go on */
+/* --rht: the values rotated in 16s, their texts the rotated values (to
+ * 17 digits; quantized exactly). CLI_USAGE (reported) for a bad value. */
+static int rotate(value_list *v)
+{
+	if (v->nbad) {
+		cli_error("quantize", "--rht: every value must be good (a bad one would be rotated as 0)");
+		return CLI_USAGE;
+	}
+	if (quant_rht16(v->x, v->n, QUANT_RHT_SIGNS) != MP_OK) {
+		cli_error("quantize", "--rht: inf or nan among the values");
+		return CLI_USAGE;
+	}
+	for (size_t i = 0; i < v->n; i++) {
+		char buf[40];
+		snprintf(buf, sizeof buf, "%.17g", fmt_num_to_double(&v->x[i]));
+		char *t = strdup(buf);
+		if (!t)
+			return CLI_ENV;
+		free(v->text[i]);
+		v->text[i] = t;
+	}
+	return CLI_OK;
+}
+
 #define QUANTIZE_PROCEED (-1)
 
 /* The command line into o and args: QUANTIZE_PROCEED, or the exit status
  * (reported; CLI_OK after --help). */
-static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, char **args, size_t *nargs)
+static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool *rht, char **args, size_t *nargs)
 {
 	static const struct option opts[] = {
 		{ "to", required_argument, NULL, 't' },
@@ -345,6 +373,7 @@ static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, char 
 		{ "mode", required_argument, NULL, 'm' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "csv", no_argument, NULL, 'c' },
+		{ "rht", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -381,6 +410,7 @@ static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, char 
 			o->seed = u;
 			break;
 		case 'c': *csv = true; break;
+		case 'R': *rht = true; break;
 		case 'h':
 			quantize_help();
 			return cli_flush_stdout("quantize") ? CLI_OK : CLI_ENV;
@@ -419,7 +449,8 @@ int cmd_quantize(int argc, char **argv)
 		cli_error("quantize", "out of memory");
 		return CLI_ENV;
 	}
-	int rc = quantize_parse(argc, argv, &o, &csv, args, &nargs);
+	bool rht = false;
+	int rc = quantize_parse(argc, argv, &o, &csv, &rht, args, &nargs);
 	if (rc != QUANTIZE_PROCEED) {
 		free(args);
 		return rc;
@@ -427,6 +458,13 @@ int cmd_quantize(int argc, char **argv)
 	value_list v = { 0 };
 	rc = values_read(&v, args, nargs);
 	free(args);
+	if (rht && rc != CLI_ENV) {
+		int rr = rotate(&v);
+		if (rr != CLI_OK) {
+			values_free(&v);
+			return rr;
+		}
+	}
 	quant_result r;
 	mp_status st = rc == CLI_ENV ? MP_OK : quant_run(&o, v.x, v.n, &r);
 	if (rc == CLI_ENV) {

@@ -310,3 +310,38 @@ void quant_result_free(quant_result *r)
 	r->blocks = NULL;
 	r->elems = NULL;
 }
+
+mp_status quant_rht16(fmt_num *x, size_t n, uint16_t signs)
+{
+	for (size_t i = 0; i < n; i++)
+		if (x[i].kind != NUM_FINITE)
+			return MP_EINVAL;
+	mpq_t v[16], a, b;
+	for (int i = 0; i < 16; i++)
+		mpq_init(v[i]);
+	mpq_inits(a, b, NULL);
+	for (size_t r0 = 0; r0 + 16 <= n; r0 += 16) {
+		for (int i = 0; i < 16; i++) {   /* v = x S */
+			mpq_set(v[i], x[r0 + i].mag);
+			if (x[r0 + i].neg != ((signs >> i & 1) != 0))
+				mpq_neg(v[i], v[i]);
+		}
+		for (int h = 1; h < 16; h *= 2)   /* v H16: four butterfly stages */
+			for (int i = 0; i < 16; i += 2 * h)
+				for (int k = i; k < i + h; k++) {
+					mpq_add(a, v[k], v[k + h]);
+					mpq_sub(b, v[k], v[k + h]);
+					mpq_set(v[k], a);
+					mpq_set(v[k + h], b);
+				}
+		for (int i = 0; i < 16; i++) {   /* / 4 */
+			mpq_div_2exp(v[i], v[i], 2);
+			x[r0 + i].neg = mpq_sgn(v[i]) < 0;
+			mpq_abs(x[r0 + i].mag, v[i]);
+		}
+	}
+	for (int i = 0; i < 16; i++)
+		mpq_clear(v[i]);
+	mpq_clears(a, b, NULL);
+	return MP_OK;
+}

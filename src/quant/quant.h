@@ -145,6 +145,15 @@ mp_status quant_opts_check(const quant_opts *o, const char **why);
 mp_status quant_run(const quant_opts *o, const fmt_num *x, size_t n, quant_result *r);
 void quant_result_free(quant_result *r);
 
+/* The 16-point random Hadamard transform of NVIDIA's NVFP4 recipe, exactly:
+ * every 16 consecutive values v (a row vector) become v S H16 / 4, H16
+ * Sylvester's Hadamard matrix and S = diag(signs), bit i set for -1; values
+ * past the last full 16 stay. The matrix is orthogonal: norms and errors
+ * measured after it equal those of the rotated-back values. MP_EINVAL for
+ * an inf or NaN. The trainer applies the same transform in fp32
+ * (train/blockcast.h, rht16_rows) with QUANT_RHT_SIGNS. */
+mp_status quant_rht16(fmt_num *x, size_t n, uint16_t signs);
+
 /* --- bulk: fp32 arrays (quant_bulk.c) --- */
 
 /* nvfp4's tensor scale of an fp32 array: s_t = fp32_rne(amax / 2688).

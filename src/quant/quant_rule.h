@@ -1,4 +1,5 @@
-/* The rules for an MX block's shared e8m0 scale (quant/quant.h), apart so
+/* The rules for an MX block's shared e8m0 scale (quant/quant.h) and the
+ * Hadamard transform's signs, apart so
  * that a header C++ (CUDA) also reads can name one without quant.h's MPFR. */
 #ifndef MIXPREC_QUANT_QUANT_RULE_H
 #define MIXPREC_QUANT_QUANT_RULE_H
@@ -8,5 +9,11 @@ typedef enum {
 	QUANT_RULE_CEIL,   /* ceil(log2(amax / max_elem)) */
 	QUANT_RULE_COUNT
 } quant_rule;
+
+/* The sign vector of the 16-point random Hadamard transform that the
+ * trainer (train/blockcast.h) and quantize --rht (quant_rht16) use: one for
+ * every tensor, as Transformer Engine's recipe keeps one (nvfp4.rst, "Sign
+ * matrix"). */
+enum { QUANT_RHT_SIGNS = 0xa53c };
 
 #endif

@@ -73,14 +73,11 @@ double block_elem_max(const block_cast_cfg *c);
 /* The random Hadamard transform of TE's NVFP4 recipe along the rows: every
  * column's values in rows 16k .. 16k + 15 (a row vector v over 16 tokens)
  * become v H with H = S H16 / 4, H16 the Sylvester Hadamard matrix of
- * order 16 and S = diag(signs) from the bits of `signs` (bit i set: -1).
+ * order 16 and S = diag(signs) from the bits of `signs` (bit i set: -1;
+ * the trainer passes QUANT_RHT_SIGNS, as quant_rht16 does).
  * H is orthogonal, so transforming both operands of a product that
  * contracts over the rows leaves it unchanged. Rows past the last full 16
  * stay as they are (the identity, also orthogonal). */
 void rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs);
-
-/* The fixed sign vector the trainer uses: one for every layer and step, as
- * TE's recipe keeps one (nvfp4.rst, "Sign matrix"). */
-enum { RHT_SIGNS = 0xa53c };
 
 #endif
