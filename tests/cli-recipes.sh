@@ -125,4 +125,46 @@ run train --help
 grep -q -- "--tensor-stats" "$tmp/out" && grep -q -- "--amax-history" "$tmp/out"
 check "train --help: --tensor-stats and --amax-history" $? ""
 
+echo "# the block recipes: fp8-block, mxfp8, nvfp4"
+tiny2="--layers 2 --channels 16 --heads 2 --batch 2 --context 16 --eval-every 0 $data"
+run train $tiny2 --steps 2 --policy fp8-block,mxfp8,nvfp4,bf16-mixed --tensor-stats "$tmp/b.csv"
+expect_rc "train fp8-block,mxfp8,nvfp4,bf16-mixed" 0
+# fp8-block: E4M3 for every tensor (gradients too); its scales and mxfp8's
+# (1 / the e8m0 scale) are powers of two; nvfp4: fp4-e2m1, and its last
+# block (h.1) is left in bf16, so only h.0's 12 tensors are listed
+res=$(awk -F, 'NR > 1 {
+	if ($2 == "fp8-block" && $4 != "fp8-e4m3") print $3 ": " $4
+	if ($2 == "fp8-block" || $2 == "mxfp8") { x = $6; e = 0; while (x >= 2) { x /= 2; e++ } while (x < 1) { x *= 2; e-- }
+		if (x != 1) print $2 " " $3 ": scale " $6 " is not a power of two" }
+	if ($2 == "nvfp4") { n++; if ($4 != "fp4-e2m1") print $3 ": " $4; if ($3 !~ /^h\.0\./) print "nvfp4 lists " $3 } }
+	END { if (n != 24) print "nvfp4: " n " rows, not 2 steps x 12" }' "$tmp/b.csv")
+[ -z "$res" ] && ok "block recipes: formats, power-of-two scales, nvfp4's last block left out" \
+	|| bad "block recipes: formats, power-of-two scales, nvfp4's last block left out" "$res"
+grep -q "^policy  *cast_over  *cast_under$" "$tmp/out"
+check "the summary's casts table" $? "$(cat "$tmp/out")"
+[ "$(awk '/cast_over/ { on = 1; next } on && NF == 3 { print $1 }' "$tmp/out" | tr '\n' ' ')" = "fp8-block mxfp8 nvfp4 " ]
+check "the casts table lists the scaled policies only" $? "$(cat "$tmp/out")"
+run train $tiny2 --steps 1 --policy nvfp4,fp8-delayed --no-rht --no-2d --bf16-last 0 --tensor-stats "$tmp/c.csv"
+expect_rc "--no-rht --no-2d --bf16-last 0 with nvfp4,fp8-delayed" 0
+cut -d, -f2 "$tmp/c.csv" | sort -u | tr '\n' ' ' | grep -q "fp8-delayed+bf16-last=0 nvfp4+rht=off+2d=off+bf16-last=0 "
+check "an nvfp4 part applies to nvfp4 only; bf16-last to both" $? "$(cut -d, -f2 "$tmp/c.csv" | sort -u | tr '\n' ' ')"
+run train $tiny2 --steps 1 --policy nvfp4,nvfp4+sr=off+2d=off
+expect_rc "--policy nvfp4+sr=off+2d=off" 0
+grep -q "^nvfp4+sr=off+2d=off " "$tmp/out"
+check "--policy PRESET+KEY=VALUE: the row's name" $? "$(head -12 "$tmp/out")"
+run train $tiny2 --steps 1 --policy fp8-delayed --no-rht
+expect_rc "--no-rht without nvfp4" 2
+err_has "--no-rht without nvfp4: says what it applies to" "no-rht: rht applies to nvfp4 scaling only"
+run train $tiny2 --steps 1 --policy nvfp4 --bf16-last 3
+expect_rc "--bf16-last 3 of 2 layers" 2
+err_has "--bf16-last 3: names the layers" "the model has 2 (--layers)"
+run train $tiny2 --steps 1 --policy nvfp4+rht
+expect_rc "--policy nvfp4+rht" 2
+err_has "--policy nvfp4+rht: KEY=VALUE" "'rht' in policy 'nvfp4+rht' is not KEY=VALUE"
+run train $tiny2 --steps 1 --policy mxfp8 --scale-rule round
+expect_rc "--scale-rule round" 2
+run train $tiny2 --steps 1 --policy nvfp4 --fp8-format hybrid
+expect_rc "nvfp4 --fp8-format hybrid" 2
+err_has "nvfp4 --fp8-format: fp4, not fp8" "casts to fp4-e2m1"
+
 finish
