@@ -48,7 +48,7 @@ END_TEST
 
 START_TEST(policies)
 {
-	ck_assert_uint_eq(policy_preset_count(), 12);
+	ck_assert_uint_eq(policy_preset_count(), 15);
 	train_policy p;
 	for (size_t i = 0; i < policy_preset_count(); i++) {
 		ck_assert_int_eq(policy_from_name(policy_preset(i)->name, &p), MP_OK);
@@ -61,6 +61,32 @@ START_TEST(policies)
 	ck_assert(!p.master_fp32 && p.weight_fmt == FMT_BF16 && p.wupdate == WUPD_KAHAN);
 	ck_assert_int_eq(policy_from_name("fp16-mixed", &p), MP_OK);
 	ck_assert(p.scaling == SCALER_DYNAMIC && p.grad_fmt == FMT_FP16);
+	/* the block recipes, as their presets' rows say */
+	ck_assert_int_eq(policy_from_name("fp8-block", &p), MP_OK);
+	ck_assert(p.fp8 == FP8_SCALING_BLOCK && p.fp8_fwd == FMT_E4M3 && p.fp8_bwd == FMT_E4M3 && p.scale_pow2);
+	ck_assert_int_eq(policy_from_name("mxfp8", &p), MP_OK);
+	ck_assert(p.fp8 == FP8_SCALING_MX && p.mx_rule == QUANT_RULE_CEIL && p.bf16_last == 0);
+	ck_assert_int_eq(policy_from_name("nvfp4", &p), MP_OK);
+	ck_assert(p.fp8 == FP8_SCALING_NVFP4 && p.fp8_fwd == FMT_E2M1 && p.nvfp4_rht && p.nvfp4_sr && p.nvfp4_2d &&
+	          p.bf16_last == 1 && p.master_fp32 && p.gemm_fmt == FMT_BF16);
+	/* PRESET+KEY=VALUE: the parts applied in order, the name as written */
+	char why[512];
+	ck_assert_int_eq(policy_parse("nvfp4+rht=off+bf16-last=0", &p, why, sizeof why), MP_OK);
+	ck_assert(!p.nvfp4_rht && p.nvfp4_sr && p.bf16_last == 0);
+	ck_assert_str_eq(p.name, "nvfp4+rht=off+bf16-last=0");
+	ck_assert_int_eq(policy_parse("fp8-delayed+fp8-scaling=nvfp4", &p, why, sizeof why), MP_OK);
+	ck_assert(p.fp8 == FP8_SCALING_NVFP4 && p.fp8_fwd == FMT_E2M1 && p.nvfp4_rht && p.bf16_last == 1);
+	ck_assert_int_eq(policy_parse("nvfp4+fp8-scaling=delayed", &p, why, sizeof why), MP_OK);
+	ck_assert(p.fp8 == FP8_SCALING_DELAYED && p.fp8_fwd == FMT_E4M3 && p.fp8_bwd == FMT_E5M2 && p.amax_history == 16);
+	ck_assert_int_eq(policy_parse("nvfp4+rht", &p, why, sizeof why), MP_EINVAL);
+	ck_assert(strstr(why, "KEY=VALUE") != NULL);
+	ck_assert_int_eq(policy_parse("nvfp5", &p, why, sizeof why), MP_EINVAL);
+	ck_assert(strstr(why, "nvfp5") != NULL);
+	ck_assert_int_eq(policy_parse("mxfp8+rht=off", &p, why, sizeof why), MP_EINVAL);
+	ck_assert(strstr(why, "nvfp4 scaling only") != NULL);
+	ck_assert_int_eq(policy_from_name("fp8-block", &p), MP_OK);
+	ck_assert_int_eq(policy_set(&p, "sr", "off", why, sizeof why), MP_EUNSUPPORTED);
+	ck_assert_int_eq(policy_set(&p, "scale-pow2", "maybe", why, sizeof why), MP_EINVAL);
 	ck_assert_int_eq(policy_from_name("bf16-mixed", &p), MP_OK);
 	char err[256];
 	ck_assert_int_eq(policy_set(&p, "residual", "bf16:sr", err, sizeof err), MP_OK);

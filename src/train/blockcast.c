@@ -42,6 +42,18 @@ double block_elem_max(const block_cast_cfg *c)
 static void reorder(float *x, size_t rows, size_t cols, size_t br, size_t bc, float *buf, bool back)
 {
 	size_t nr = (rows + br - 1) / br, nc = (cols + bc - 1) / bc;
+	if (bc == 1) {   /* blocks down the columns: element by element, no call per element */
+		for (size_t r = 0; r < nr * br; r++) {
+			float *dst = buf + (r / br) * nc * br + r % br, *row = x + r * cols;
+			if (back && r < rows)
+				for (size_t c = 0; c < cols; c++)
+					row[c] = dst[c * br];
+			else if (!back)
+				for (size_t c = 0; c < cols; c++)
+					dst[c * br] = r < rows ? row[c] : 0.0f;
+		}
+		return;
+	}
 	for (size_t tr = 0; tr < nr; tr++)
 		for (size_t tc = 0; tc < nc; tc++) {
 			float *blk = buf + (tr * nc + tc) * br * bc;
@@ -52,7 +64,8 @@ static void reorder(float *x, size_t rows, size_t cols, size_t br, size_t bc, fl
 					memcpy(x + r * cols + c0, blk + i * bc, w * sizeof *x);
 				} else {
 					memcpy(blk + i * bc, x + r * cols + c0, w * sizeof *x);
-					memset(blk + i * bc + w, 0, (bc - w) * sizeof *x);
+					if (w < bc)
+						memset(blk + i * bc + w, 0, (bc - w) * sizeof *x);
 				}
 			}
 		}
@@ -198,12 +211,17 @@ mp_status block_cast(float *x, size_t rows, size_t cols, const block_cast_cfg *c
 	mp_status rc = scratch_grow(s, nb * len);
 	if (rc != MP_OK)
 		return rc;
-	reorder(x, rows, cols, c->br, c->bc, s->f, false);
+	/* blocks along whole rows are x's own order: cast in place */
+	bool in_place = c->br == 1 && cols % c->bc == 0;
+	float *buf = in_place ? x : s->f;
+	if (!in_place)
+		reorder(x, rows, cols, c->br, c->bc, buf, false);
 	if (c->kind == FP8_SCALING_BLOCK)
-		cast_fp32_scaled(s->f, nb, len, c, st);
-	else if ((rc = cast_quant(s->f, nb, len, c, s->b, st)) != MP_OK)
+		cast_fp32_scaled(buf, nb, len, c, st);
+	else if ((rc = cast_quant(buf, nb, len, c, s->b, st)) != MP_OK)
 		return rc;
-	reorder(x, rows, cols, c->br, c->bc, s->f, true);
+	if (!in_place)
+		reorder(x, rows, cols, c->br, c->bc, buf, true);
 	return MP_OK;
 }
 
