@@ -525,8 +525,11 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 static void describe_fp8(const train_policy *p, char *buf, size_t n)
 {
 	char last[48] = "";
-	if (p->fp8 != FP8_SCALING_NONE && p->bf16_last)
-		snprintf(last, sizeof last, ", the last %zu block%s unscaled", p->bf16_last, p->bf16_last > 1 ? "s" : "");
+	const char *g = fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name;
+	if (p->fp8 != FP8_SCALING_NONE && p->bf16_last == 1)
+		snprintf(last, sizeof last, ", the last block in %s", g);
+	else if (p->fp8 != FP8_SCALING_NONE && p->bf16_last)
+		snprintf(last, sizeof last, ", the last %zu blocks in %s", p->bf16_last, g);
 	const char *f = fmt_get(p->fp8_fwd)->name, *b = fmt_get(p->fp8_bwd)->name;
 	switch (p->fp8) {
 	case FP8_SCALING_NONE:
