@@ -349,6 +349,8 @@ bool train_opts_policies(const char *cmd, const train_setup *su, train_policy *o
 	char *copy = strdup(su->policies), *save = NULL;
 	char err[sizeof su->changes / sizeof su->changes[0]][256];
 	bool applied[sizeof su->changes / sizeof su->changes[0]] = { false };
+	for (size_t k = 0; k < su->nchanges; k++)
+		err[k][0] = '\0';
 	*n = 0;
 	bool ok = copy != NULL;
 	for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && ok; tok = strtok_r(NULL, ",", &save)) {
@@ -363,28 +365,32 @@ bool train_opts_policies(const char *cmd, const train_setup *su, train_policy *o
 			ok = false;
 			break;
 		}
-		for (size_t k = 0; k < su->nchanges && ok; k++) {
-			mp_status st = policy_set(&out[*n], su->changes[k].key, su->changes[k].value, err[k], sizeof err[k]);
-			if (st == MP_OK)
-				applied[k] = true;
-			else if (st != MP_EUNSUPPORTED)   /* a recipe's own part: the policies without it skip it */
-			{
-				cli_error(cmd, "--%s: %s", change_option(su->changes[k].key), err[k]);
-				ok = false;
+		/* --fp8-scaling first: it chooses the recipe the other parts change */
+		for (int pass = 0; pass < 2 && ok; pass++)
+			for (size_t k = 0; k < su->nchanges && ok; k++) {
+				if ((pass == 0) != !strcmp(su->changes[k].key, "fp8-scaling"))
+					continue;
+				mp_status st = policy_set(&out[*n], su->changes[k].key, su->changes[k].value, err[k],
+				                          sizeof err[k]);
+				if (st == MP_OK) {
+					applied[k] = true;
+				} else if (st != MP_EUNSUPPORTED) {   /* a recipe's own part: policies without it skip it */
+					cli_error(cmd, "--%s: %s", change_option(su->changes[k].key), err[k]);
+					ok = false;
+				}
 			}
-		}
 		(*n)++;
 	}
 	free(copy);
+	if (ok && *n == 0) {
+		cli_error(cmd, "--policy: no policy named");
+		ok = false;
+	}
 	for (size_t k = 0; k < su->nchanges && ok; k++)
 		if (!applied[k]) {
 			cli_error(cmd, "--%s: %s", change_option(su->changes[k].key), err[k]);
 			ok = false;
 		}
-	if (ok && *n == 0) {
-		cli_error(cmd, "--policy: no policy named");
-		ok = false;
-	}
 	return ok && accum_options_fit(cmd, su, out, *n);
 }
 

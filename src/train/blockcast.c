@@ -133,6 +133,19 @@ static void cast_fp32_scaled(float *buf, size_t nb, size_t len, const block_cast
 	}
 }
 
+/* Where an element overflows, as fp8_cast counts it: its nearest value
+ * without saturation would lie past the largest, max + half the spacing
+ * there (e2m1 7, e4m3 464, e5m2 61440); at the tie itself when rounding to
+ * even goes up, that is when the largest value's last fraction bit is 1. */
+static void overflow_threshold(const fmt_info *f, double *thr, bool *tie_over)
+{
+	double max = fmt_max(f);
+	int emax = fmt_emax(f);
+	double ulp = ldexp(1.0, emax - f->frac_bits);
+	*thr = max + ulp / 2;
+	*tie_over = ((long long)((max - ldexp(1.0, emax)) / ulp) & 1) != 0;
+}
+
 /* FP8_SCALING_MX and _NVFP4 through quant_bulk: buf holds nb blocks of len. */
 static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_cfg *c, uint8_t *bytes,
                             block_cast_stat *st)
@@ -145,11 +158,13 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 	size_t n = nb * len, bad;
 	float s_t = 1.0f;
 	uint8_t *elems = bytes, *scales = bytes + n;
-	double emax = fmt_max(ef);
+	double thr;
+	bool tie_over;
+	overflow_threshold(ef, &thr, &tie_over);
 	mp_status rc = q->nvfp4 ? quant_bulk_tensor_scale(&s_t, buf, n, &bad) : MP_OK;
 	if (rc == MP_OK)
 		rc = quant_bulk(FMT_SIMD_AUTO, &o, s_t, 0, elems, scales, buf, n, &bad);
-	if (rc == MP_EINVAL) {
+	if (rc == MP_EINVAL && isnan(amax_finite(buf, n))) {
 		/* an inf or NaN: its block (NVFP4: the tensor) has no scale; the
 		 * other blocks of an MX tensor cast as usual */
 		for (size_t b = 0; b < nb; b++) {
@@ -184,7 +199,8 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 				qv[i] = (float)(val[elems[b * len + i0 + i]] * scale);
 				if (x == 0)   /* zeros, the padding among them, neither overflow nor underflow */
 					continue;
-				if (isnan(qv[i]) || fabs((double)x) > emax * scale)
+				double ax = fabs((double)x), t = thr * scale;   /* exact: few bits times a scale */
+				if (isnan(qv[i]) || ax > t || (ax == t && tie_over))
 					st->overflow++;
 				else if (qv[i] == 0)
 					st->underflow++;

@@ -46,7 +46,9 @@ typedef struct {
 typedef struct {
 	float amax;         /* max |x| (NaN when x held a NaN or inf: the cast then gives NaN, see below) */
 	float scale;        /* the multiplier of the block holding the amax (x * scale is what is cast) */
-	size_t overflow;    /* elements beyond the block's largest value (saturated), or NaN */
+	size_t overflow;    /* elements whose nearest value without saturation lies past the block's
+	                     * largest (as fp8_cast counts them; quant/'s QUANT_SATURATED also counts
+	                     * those that merely round down onto it), or NaN */
 	size_t underflow;   /* nonzero elements cast to 0 */
 	size_t n;           /* rows * cols */
 } block_cast_stat;
@@ -63,7 +65,8 @@ void block_scratch_free(block_scratch *s);
 /* Casts x (rows, cols) in place as c says; *st says what it did. An inf or
  * NaN in a block makes the whole block NaN (OCP MX gives such a block a NaN
  * scale; for NVFP4 the whole tensor, whose scale it spoils), all counted as
- * overflow. MP_EINVAL for a bad c, MP_ENOMEM when the scratch cannot grow. */
+ * overflow (its zeros aside). MP_EINVAL for a bad c, MP_ENOMEM when the
+ * scratch cannot grow. */
 mp_status block_cast(float *x, size_t rows, size_t cols, const block_cast_cfg *c, block_scratch *s,
                      block_cast_stat *st);
 

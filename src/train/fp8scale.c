@@ -245,9 +245,15 @@ mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8
 	if (rc != MP_OK || !record)
 		return rc;
 	slot *r = &st->rec[h][i];
-	if (isnan(bs.amax) || isnan(r->amax) || bs.amax >= r->amax || r->n == 0)
-		r->scale = bs.scale;
-	r->amax = isnan(bs.amax) || isnan(r->amax) ? NAN : fmaxf(r->amax, bs.amax);
+	/* amax and scale from the cast along the rows (the forward's, the
+	 * input gradient's), which sees the tensor itself; the weight
+	 * gradient's casts down the columns (rotated under nvfp4) count
+	 * towards the shares only */
+	if (along == FP8_ALONG_ROWS) {
+		if (isnan(bs.amax) || isnan(r->amax) || bs.amax >= r->amax || r->n == 0)
+			r->scale = bs.scale;
+		r->amax = isnan(bs.amax) || isnan(r->amax) ? NAN : fmaxf(r->amax, bs.amax);
+	}
 	r->overflow += bs.overflow;
 	r->underflow += bs.underflow;
 	r->n += bs.n;
@@ -287,6 +293,8 @@ void fp8_state_step_end(fp8_state *st)
 		fp8_tensor_stat *s = &st->last[i];
 		s->amax = amax;
 		s->scale = a->n ? a->scale : b->scale;
+		if (fp8_state_blocked(st) && b->n && (!a->n || b->amax > a->amax))   /* the block holding the amax */
+			s->scale = b->scale;
 		s->overflow_frac = n ? (double)(a->overflow + b->overflow) / (double)n : 0;
 		s->underflow_frac = n ? (double)(a->underflow + b->underflow) / (double)n : 0;
 		st->step_over += a->overflow + b->overflow;

@@ -29,6 +29,11 @@
  * 1x32 for all; nvfp4 1x16, 16x16 for weights (2d). nvfp4 rounds the
  * output gradients stochastically (sr) and rotates the weight-gradient
  * GEMM's operands by a 16x16 random Hadamard transform first (rht).
+ * A tensor's statistics: amax and scale from its cast along the rows (the
+ * forward GEMM's, for an output gradient the input gradient's); the
+ * overflow and underflow shares over its recorded casts, inputs and output
+ * gradients twice (the weight-gradient GEMM's cast too), weights once (a
+ * 1D weight's second cast, for the input gradient, is not counted).
  *
  * The two batch halves of the CPU trainer quantize in parallel: each writes
  * only its own slot, and the step's end combines them (the amax is the max
@@ -156,7 +161,7 @@ typedef struct {
 	fmt_id fmt;
 	float amax;             /* over both halves */
 	float scale;            /* the scale the step cast with (current: half 0's; blocks: the
-	                         * multiplier of the block holding the amax) */
+	                         * multiplier of the block holding the amax, in the half holding it) */
 	double overflow_frac, underflow_frac;
 } fp8_tensor_stat;
 

@@ -300,14 +300,15 @@ static const char *const scaling_presets[FP8_SCALING_COUNT] = {
 	[FP8_SCALING_DELAYED] = "fp8-delayed", [FP8_SCALING_CURRENT] = "fp8-current",
 	[FP8_SCALING_BLOCK] = "fp8-block", [FP8_SCALING_MX] = "mxfp8", [FP8_SCALING_NVFP4] = "nvfp4" };
 
-/* fp8-scaling=S: the recipe's own formats and parts, from its preset. */
+/* fp8-scaling=S: a recipe other than p's brings its own formats and parts,
+ * from its preset; p's own recipe keeps the parts p has. */
 static bool scaling_part(train_policy *p, const char *value, char *err, size_t errlen)
 {
 	for (int i = 0; i < FP8_SCALING_COUNT; i++) {
 		if (strcmp(value, scaling_names[i]))
 			continue;
-		train_policy r;
-		if (i != FP8_SCALING_NONE && policy_from_name(scaling_presets[i], &r) == MP_OK) {
+		train_policy r;   /* a new recipe brings its parts; the same one keeps the policy's */
+		if (i != FP8_SCALING_NONE && i != (int)p->fp8 && policy_from_name(scaling_presets[i], &r) == MP_OK) {
 			p->fp8_fwd = r.fp8_fwd;
 			p->fp8_bwd = r.fp8_bwd;
 			p->amax_history = r.amax_history;
@@ -369,45 +370,46 @@ static mp_status block_part(train_policy *p, const char *key, const char *value,
 	return switch_part(key, value, b, err, errlen) ? MP_OK : MP_EINVAL;
 }
 
-/* fp8-scaling, fp8-format, amax-history, amax-algo, fp8-margin into p. */
-static bool fp8_part(train_policy *p, const char *key, const char *value, char *err, size_t errlen)
+/* fp8-scaling, fp8-format, amax-history, amax-algo, fp8-margin into p:
+ * MP_OK, MP_EINVAL, or MP_EUNSUPPORTED for a part p's recipe lacks. */
+static mp_status fp8_part(train_policy *p, const char *key, const char *value, char *err, size_t errlen)
 {
 	long v;
 	if (!strcmp(key, "fp8-scaling"))
-		return scaling_part(p, value, err, errlen);
+		return scaling_part(p, value, err, errlen) ? MP_OK : MP_EINVAL;
 	if (!strcmp(key, "fp8-format")) {
 		bool hybrid = !strcmp(value, "hybrid");
 		if (!hybrid && strcmp(value, "e4m3")) {
 			snprintf(err, errlen, "fp8-format '%s' is not hybrid (E4M3 forward, E5M2 gradients) or e4m3", value);
-			return false;
+			return MP_EINVAL;
 		}
 		if (p->fp8 == FP8_SCALING_NVFP4) {
 			snprintf(err, errlen, "policy %s casts to fp4-e2m1, not fp8", p->name);
-			return false;
+			return MP_EUNSUPPORTED;
 		}
 		p->fp8_fwd = FMT_E4M3;
 		p->fp8_bwd = hybrid ? FMT_E5M2 : FMT_E4M3;
-		return true;
+		return MP_OK;
 	}
 	if (!strcmp(key, "amax-algo")) {
 		bool most = !strcmp(value, "most_recent");
 		if (!most && strcmp(value, "max")) {
 			snprintf(err, errlen, "amax-algo '%s' is not max or most_recent", value);
-			return false;
+			return MP_EINVAL;
 		}
 		p->amax_algo = most ? AMAX_ALGO_MOST_RECENT : AMAX_ALGO_MAX;
-		return true;
+		return MP_OK;
 	}
 	if (!strcmp(key, "amax-history")) {
 		if (!int_part(key, value, 1, FP8_HISTORY_MAX, &v, err, errlen))
-			return false;
+			return MP_EINVAL;
 		p->amax_history = (size_t)v;
-		return true;
+		return MP_OK;
 	}
 	if (!int_part(key, value, -FP8_MARGIN_MAX, FP8_MARGIN_MAX, &v, err, errlen))
-		return false;
+		return MP_EINVAL;
 	p->fp8_margin = (int)v;
-	return true;
+	return MP_OK;
 }
 
 mp_status policy_set(train_policy *p, const char *key, const char *value, char *err, size_t errlen)
@@ -505,8 +507,9 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 			return MP_EINVAL;
 	} else if (!strcmp(key, "fp8-scaling") || !strcmp(key, "fp8-format") || !strcmp(key, "amax-history") ||
 	           !strcmp(key, "amax-algo") || !strcmp(key, "fp8-margin")) {
-		if (!fp8_part(p, key, value, err, errlen))
-			return MP_EINVAL;
+		mp_status st = fp8_part(p, key, value, err, errlen);
+		if (st != MP_OK)
+			return st;
 	} else if (!strcmp(key, "scale-pow2") || !strcmp(key, "scale-rule") || !strcmp(key, "rht") ||
 	           !strcmp(key, "sr") || !strcmp(key, "2d") || !strcmp(key, "bf16-last")) {
 		mp_status st = block_part(p, key, value, err, errlen);

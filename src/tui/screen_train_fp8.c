@@ -38,7 +38,11 @@ mp_status fp8v_capture(fp8v_policy *p, const fp8_state *st)
 		p->steps++;
 		return MP_OK;
 	}
-	size_t n = fp8_state_count(st);
+	/* the tensors cast: a block left in bf16 (--bf16-last) has none, and
+	 * its Linears come last, after every covered one */
+	size_t n = 0;
+	while (n < fp8_state_count(st) && fp8_state_covers(st, n / (FP8_LINEARS * FP8_ROLES)))
+		n++;
 	if (n != p->ntensors) {
 		fp8v_tensor *t = realloc(p->tensors, (n ? n : 1) * sizeof *t);
 		if (!t)
