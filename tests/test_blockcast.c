@@ -144,6 +144,17 @@ START_TEST(nvfp4_rule)
 	block_cast_stat st = cast(x, 1, 48, c);
 	expect(x, want, 48);
 	ck_assert(st.amax == 2688 && st.scale == 1.0f / 448 && st.overflow == 0 && st.underflow == 1);
+	/* a block far below the tensor's amax: amax 1e6 gives s_t = 1e6 / 2688 =
+	 * 372; the block {0.001 .. 0.016} needs s_b = 0.016 / (6 * 372) = 7e-6,
+	 * below half of E4M3's smallest subnormal 2^-9: s_b = 0, the block's 16
+	 * elements are 0, all underflow and none overflows */
+	float z[32] = { 1e6f };
+	for (int i = 16; i < 32; i++)
+		z[i] = 1e-3f * (float)(i - 15);
+	st = cast(z, 1, 32, c);
+	for (int i = 16; i < 32; i++)
+		ck_assert(z[i] == 0);
+	ck_assert(st.underflow == 16 && st.overflow == 0);
 	/* a NaN anywhere spoils the tensor's scale: all NaN */
 	float y[4] = { 1, NAN, 2, 3 };
 	c.bc = 2;

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,16 +73,23 @@ static void reorder(float *x, size_t rows, size_t cols, size_t br, size_t bc, fl
 }
 
 /* max |v| over v[0..n); NaN when v holds a NaN or an inf */
+__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
 static float amax_finite(const float *v, size_t n)
 {
 	float m = 0;
-	for (size_t i = 0; i < n; i++) {
+	uint32_t bad = 0;
+	for (size_t i = 0; i < n; i++) {   /* branch-free, so that it vectorises */
 		float a = fabsf(v[i]);
-		if (!(a <= 3.4028235e38f))
-			return NAN;
+		bad |= (uint32_t)!(a <= 3.4028235e38f);
 		m = a > m ? a : m;
 	}
-	return m;
+	return bad ? NAN : m;
+}
+
+/* max(a, b) with a NaN kept */
+static float fmaxf_nan(float a, float b)
+{
+	return isnan(a) || isnan(b) ? NAN : fmaxf(a, b);
 }
 
 /* Keeps the largest block amax and its block's multiplier; a NaN (an inf
@@ -108,31 +116,6 @@ static void spoil(float *v, size_t n, block_cast_stat *st)
 	}
 }
 
-/* FP8_SCALING_BLOCK: buf holds nb blocks of len elements. */
-static void cast_fp32_scaled(float *buf, size_t nb, size_t len, const block_cast_cfg *c, block_cast_stat *st)
-{
-	float fmax = (float)block_elem_max(c);
-	for (size_t b = 0; b < nb; b++) {
-		float *v = buf + b * len;
-		float a = amax_finite(v, len);
-		if (isnan(a)) {   /* an inf or NaN in the block: the block is NaN */
-			spoil(v, len, st);
-			continue;
-		}
-		float s = fp8_current_scale(fmax, a);
-		if (c->pow2) {   /* clear the fraction bits: the power of two at or below s */
-			int e;
-			(void)frexpf(s, &e);
-			s = ldexpf(1.0f, e - 1);
-		}
-		note_amax(st, a, s);
-		fp8_cast_stat cs;
-		fp8_cast(v, len, c->elem, s, &cs);
-		st->overflow += cs.overflow;
-		st->underflow += cs.underflow;
-	}
-}
-
 /* Where an element overflows, as fp8_cast counts it: its nearest value
  * without saturation would lie past the largest, max + half the spacing
  * there (e2m1 7, e4m3 464, e5m2 61440); at the tie itself when rounding to
@@ -144,6 +127,122 @@ static void overflow_threshold(const fmt_info *f, double *thr, bool *tie_over)
 	double ulp = ldexp(1.0, emax - f->frac_bits);
 	*thr = max + ulp / 2;
 	*tie_over = ((long long)((max - ldexp(1.0, emax)) / ulp) & 1) != 0;
+}
+
+/* The scales of one chunk of br rows: colmax[j] the largest |x| of column
+ * j over the chunk (NaN once an inf or NaN is seen), each block's amax the
+ * largest over its bc columns, its scale fp8_current_scale's (rounded down
+ * to a power of two with pow2; NaN for a spoilt block) spread over its
+ * columns in scol. Returns whether a block is spoilt. */
+static bool chunk_scales(const float *chunk, size_t h, size_t cols, const block_cast_cfg *c, float fmax, float *colmax,
+                         float *scol, block_cast_stat *st)
+{
+	for (size_t j = 0; j < cols; j++)
+		colmax[j] = 0;
+	for (size_t i = 0; i < h; i++)
+		for (size_t j = 0; j < cols; j++) {
+			float a = fabsf(chunk[i * cols + j]), m = colmax[j];
+			bool finite = a <= 3.4028235e38f;   /* false for inf and NaN */
+			colmax[j] = m != m ? m : !finite ? NAN : a > m ? a : m;
+		}
+	bool spoilt = false;
+	for (size_t j0 = 0; j0 < cols; j0 += c->bc) {
+		size_t e = j0 + c->bc < cols ? j0 + c->bc : cols;
+		float a = 0, s = NAN;
+		for (size_t j = j0; j < e; j++)
+			a = fmaxf_nan(a, colmax[j]);
+		if (!isnan(a)) {
+			s = fp8_current_scale(fmax, a);
+			if (c->pow2) {   /* clear the fraction bits: the power of two at or below s */
+				int ex;
+				(void)frexpf(s, &ex);
+				s = ldexpf(1.0f, ex - 1);
+			}
+		}
+		spoilt |= isnan(a);
+		note_amax(st, a, s);
+		for (size_t j = j0; j < e; j++)
+			scol[j] = s;
+	}
+	return spoilt;
+}
+
+/* FP8_SCALING_BLOCK in place, br rows at a time: the chunk's scales, then
+ * the elements scaled, rounded (saturating) and scaled back; bit for bit
+ * fp8_cast on each block with its scale, without gathering a block's
+ * elements. w holds 2 cols floats. */
+__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+static void cast_fp32_blocks(float *x, size_t rows, size_t cols, const block_cast_cfg *c, float *w,
+                             block_cast_stat *st)
+{
+	const fmt_info *f = fmt_get(c->elem);
+	double thr;
+	bool tie_over;
+	overflow_threshold(f, &thr, &tie_over);
+	/* overflow: above thr, or at it when the tie goes up; ay > t2 says both */
+	float t2 = tie_over ? nextafterf((float)thr, 0.0f) : (float)thr;   /* 464, 61440: exact */
+	/* at or below half the smallest subnormal, rounding to nearest even gives 0 */
+	float lo = ldexpf(1.0f, fmt_emin(f) - f->frac_bits - 1);
+	fmt_bulk_opts o = { .fmt = c->elem, .mode = FMT_RNE, .saturate = true };
+	float *colmax = w, *scol = w + cols;
+	for (size_t r0 = 0; r0 < rows; r0 += c->br) {
+		size_t h = rows - r0 < c->br ? rows - r0 : c->br;
+		float *chunk = x + r0 * cols;
+		bool spoilt = chunk_scales(chunk, h, cols, c, (float)fmt_max(f), colmax, scol, st);
+		size_t ov = 0, un = 0;
+		/* an inf or NaN in a block: the block is NaN (its NaN scale makes it
+		 * so below) and its nonzero elements, NaN among them, overflow */
+		for (size_t i = 0; spoilt && i < h; i++)
+			for (size_t j = 0; j < cols; j++)
+				ov += isnan(scol[j]) && chunk[i * cols + j] != 0;
+		for (size_t i = 0; i < h; i++) {   /* branch-free, so that it vectorises */
+			float *row = chunk + i * cols;
+			uint32_t oc = 0, u = 0;
+			for (size_t j = 0; j < cols; j++) {
+				float v = row[j], y = v * scol[j], ay = fabsf(y);
+				oc += (uint32_t)(ay > t2);
+				u += (uint32_t)(fabsf(v) > 0.0f) & (uint32_t)(ay <= lo);
+				row[j] = y;
+			}
+			ov += oc;
+			un += u;
+		}
+		/* RNE on the automatic path cannot fail; NaN stays NaN */
+		(void)fmt_bulk_quantize(FMT_SIMD_AUTO, &o, chunk, h * cols);
+		for (size_t i = 0; i < h; i++) {
+			float *row = chunk + i * cols;
+			uint32_t u = 0;
+			for (size_t j = 0; j < cols; j++) {
+				float q = row[j], v = q / scol[j];
+				u += (uint32_t)(fabsf(q) > 0.0f) & (uint32_t)(v == 0.0f);
+				row[j] = v;
+			}
+			un += u;
+		}
+		st->overflow += ov;
+		st->underflow += un;
+	}
+}
+
+/* One block's elements decoded in place: v[i] = val[elems[i]] x scale
+ * (exact, then rounded once to fp32), counting the inputs past t (at t,
+ * tie_over) as overflow and the nonzero ones decoded to 0 as underflow
+ * (zeros, the padding among them, count as neither). t = thr x scale is
+ * exact: few bits times a scale. */
+__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+static void decode_block(float *v, const uint8_t *elems, size_t len, const double *val, double scale, double t,
+                         bool tie_over, block_cast_stat *st)
+{
+	uint32_t oc = 0, u = 0, tie = tie_over;
+	for (size_t i = 0; i < len; i++) {   /* branch-free, so that it vectorises */
+		double ax = fabs((double)v[i]);
+		float qv = (float)(val[elems[i]] * scale);
+		oc += (uint32_t)(ax > t) | (tie & (uint32_t)(ax == t));
+		u += (uint32_t)(ax > 0) & (uint32_t)(qv == 0.0f);
+		v[i] = qv;
+	}
+	st->overflow += oc;
+	st->underflow += u;
 }
 
 /* FP8_SCALING_MX and _NVFP4 through quant_bulk: buf holds nb blocks of len. */
@@ -182,31 +281,18 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 	}
 	if (rc != MP_OK)
 		return rc;
-	double val[256];
+	double val[256], sval[256];   /* the element and scale patterns' values */
 	for (uint32_t bits = 0; bits < (1u << ef->width); bits++)
 		val[bits] = fmt_to_double(ef, bits);
 	const fmt_info *e4 = fmt_get(FMT_E4M3);
+	for (uint32_t bits = 0; bits < 256; bits++)
+		sval[bits] = q->nvfp4 ? fmt_to_double(e4, bits) * (double)s_t : bits == 0xff ? NAN : ldexp(1.0, (int)bits - 127);
 	for (size_t b = 0; b < nb; b++) {
 		float *v = buf + b * len;
-		double scale = q->nvfp4 ? fmt_to_double(e4, scales[b]) * (double)s_t
-		               : scales[b] == 0xff ? NAN : ldexp(1.0, (int)scales[b] - 127);
+		double scale = sval[scales[b]];
 		note_amax(st, amax_finite(v, len), scale > 0 ? (float)(1.0 / scale) : 0.0f);
-		float qv[128];
-		for (size_t i0 = 0; i0 < len; i0 += 128) {
-			size_t k = len - i0 < 128 ? len - i0 : 128;
-			for (size_t i = 0; i < k; i++) {
-				float x = v[i0 + i];
-				qv[i] = (float)(val[elems[b * len + i0 + i]] * scale);
-				if (x == 0)   /* zeros, the padding among them, neither overflow nor underflow */
-					continue;
-				double ax = fabs((double)x), t = thr * scale;   /* exact: few bits times a scale */
-				if (isnan(qv[i]) || ax > t || (ax == t && tie_over))
-					st->overflow++;
-				else if (qv[i] == 0)
-					st->underflow++;
-			}
-			memcpy(v + i0, qv, k * sizeof *v);
-		}
+		/* a block whose scale is 0 holds zeros only: underflow, never overflow */
+		decode_block(v, elems + b * len, len, val, scale, scale > 0 ? thr * scale : INFINITY, tie_over, st);
 	}
 	return MP_OK;
 }
@@ -223,18 +309,22 @@ mp_status block_cast(float *x, size_t rows, size_t cols, const block_cast_cfg *c
 		return MP_EINVAL;
 	if (rows == 0 || cols == 0)
 		return MP_OK;
+	mp_status rc;
+	if (c->kind == FP8_SCALING_BLOCK) {   /* in place, whatever the block's shape */
+		if ((rc = scratch_grow(s, 2 * cols)) != MP_OK)
+			return rc;
+		cast_fp32_blocks(x, rows, cols, c, s->f, st);
+		return MP_OK;
+	}
 	size_t nb = ((rows + c->br - 1) / c->br) * ((cols + c->bc - 1) / c->bc);
-	mp_status rc = scratch_grow(s, nb * len);
-	if (rc != MP_OK)
+	if ((rc = scratch_grow(s, nb * len)) != MP_OK)
 		return rc;
 	/* blocks along whole rows are x's own order: cast in place */
 	bool in_place = c->br == 1 && cols % c->bc == 0;
 	float *buf = in_place ? x : s->f;
 	if (!in_place)
 		reorder(x, rows, cols, c->br, c->bc, buf, false);
-	if (c->kind == FP8_SCALING_BLOCK)
-		cast_fp32_scaled(buf, nb, len, c, st);
-	else if ((rc = cast_quant(buf, nb, len, c, s->b, st)) != MP_OK)
+	if ((rc = cast_quant(buf, nb, len, c, s->b, st)) != MP_OK)
 		return rc;
 	if (!in_place)
 		reorder(x, rows, cols, c->br, c->bc, buf, true);
