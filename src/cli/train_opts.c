@@ -315,6 +315,11 @@ static bool accum_options_fit(const char *cmd, const train_setup *su, const trai
 			          "history), which is emulated with --device cpu only", pols[i].name);
 			return false;
 		}
+		if (pols[i].fp8 != FP8_SCALING_NONE && pols[i].bf16_last == su->cfg.model.L)
+			fprintf(stderr, "mixprec %s: note: policy %s leaves all %zu blocks' Linears in %s (--bf16-last "
+			        "%zu): nothing is cast to fp8 or fp4 (--bf16-last 0 casts them)\n", cmd, pols[i].name,
+			        pols[i].bf16_last, fmt_get(pols[i].gemm_lowp ? pols[i].gemm_fmt : FMT_FP32)->name,
+			        pols[i].bf16_last);
 		if (pols[i].fp8 != FP8_SCALING_NONE && pols[i].bf16_last > su->cfg.model.L) {
 			cli_error(cmd, "--bf16-last: policy %s leaves its last %zu blocks in bf16, and the model has %zu "
 			          "(--layers)", pols[i].name, pols[i].bf16_last, su->cfg.model.L);

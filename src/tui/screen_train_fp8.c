@@ -208,6 +208,13 @@ static void draw_cell(WINDOW *w, int y, int x, int cw, int r, const fp8v_policy 
 			tui_put(w, y, x, width, ROLE_DIM, p->steps ? "no fp8 scaling" : "-");
 		return;
 	}
+	if (p->ntensors == 0) {   /* --bf16-last covers every block: nothing is cast */
+		if (r == ROW_OVER)
+			tui_put(w, y, x, width, ROLE_DIM, "all blocks in bf16");
+		if (r == ROW_UNDER)
+			tui_put(w, y, x, width, ROLE_DIM, "(bf16-last)");
+		return;
+	}
 	size_t n = nspark < p->steps ? nspark : p->steps;
 	char line[FP8V_HIST * 4 + 1];
 	double v[3];
