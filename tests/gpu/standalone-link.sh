@@ -13,6 +13,10 @@ if [ ! -f "$build/src/gpu/gpu.o" ] || [ ! -f "$build/src/gpu/gpu_trainer.o" ]; t
 	echo "SKIP: built without CUDA (no src/gpu/gpu.o)"
 	exit 77
 fi
+# the standalone build's files (tens of MB) beside this build's, on the disk
+# that just held the whole build, not in a /tmp that may be small
+TMPDIR=$build
+export TMPDIR
 make_tmp standalone-link
 cat >"$tmp/nvcc" <<EOS
 #!/bin/sh
