@@ -490,7 +490,8 @@ static size_t cpu_acts_bytes(const void *state)
 	size_t n = gpt_memory_bytes(&t->half[0]).acts;
 	if (t->hB[1])
 		n += gpt_memory_bytes(&t->half[1]).acts;
-	return n;
+	/* the fp8 / fp4 casts' copies and block scratch, as grown so far */
+	return n + (t->fp8 ? fp8_state_scratch_bytes(t->fp8) : 0);
 }
 
 static mp_status cpu_read(void *state, train_array which, float *host)

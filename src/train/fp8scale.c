@@ -212,6 +212,14 @@ float *fp8_state_scratch(fp8_state *st, int h, size_t n)
 	return st->buf[h];
 }
 
+size_t fp8_state_scratch_bytes(const fp8_state *st)
+{
+	size_t n = 0;
+	for (int h = 0; h < 2; h++)   /* block_scratch: cap floats and 2 cap bytes */
+		n += st->buf_cap[h] * sizeof(float) + st->bs[h].cap * (sizeof(float) + 2);
+	return n;
+}
+
 /* What a block recipe casts tensor i with, contracted along `along`. */
 static block_cast_cfg block_cfg(const fp8_state *st, size_t i, fp8_along along, uint64_t seed)
 {

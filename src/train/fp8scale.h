@@ -146,6 +146,10 @@ mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8
  * operand's cast copy); NULL when out of memory. */
 float *fp8_state_scratch(fp8_state *st, int h, size_t n);
 
+/* Bytes of scratch the state holds now (both halves' operand copies and
+ * block-cast buffers): activation memory the casts add. */
+size_t fp8_state_scratch_bytes(const fp8_state *st);
+
 /* Forgets what casts recorded since the last step_end (an evaluation's
  * forward passes). */
 void fp8_state_begin(fp8_state *st);
