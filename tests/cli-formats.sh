@@ -16,20 +16,6 @@ export LC_ALL NO_COLOR
 
 make_tmp cliformats
 
-run() {
-	"$MIXPREC" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
-
-# check NAME COND-STATUS DETAIL: ok when the previous test command succeeded
-check() {
-	if [ "$2" -eq 0 ]; then ok "$1"; else bad "$1" "$3"; fi
-}
-
-expect_rc() {
-	[ "$rc" -eq "$2" ]
-	check "$1: exit $2" $? "got exit $rc; stderr: $(head -c 300 "$tmp/err")"
-}
 
 # csv_cell FORMAT COLUMN: the cell of formats --csv (in $tmp/out)
 csv_cell() { awk -F, -v n="$1" -v c="$2" '$1 == n { print $c }' "$tmp/out"; }

@@ -74,6 +74,11 @@ out_has() {
 	if grep -Fq -e "$2" "$tmp/out"; then ok "$1"; else bad "$1" "stdout lacks: $2"; show_io; fi
 }
 
+# check NAME STATUS DETAIL: ok when STATUS (the test command's $?) is 0
+check() {
+	if [ "$2" -eq 0 ]; then ok "$1"; else bad "$1" "$3"; fi
+}
+
 same() {
 	if [ "$2" = "$3" ]; then ok "$1"; else bad "$1" "'$2' != '$3'"; fi
 }

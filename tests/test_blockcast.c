@@ -206,8 +206,8 @@ START_TEST(hadamard)
 	 * of j is clear, +1/4 where it is set. */
 	float e0[16] = { 1 }, e2[16] = { 0 };
 	e2[2] = 1;
-	rht16_rows(e0, 16, 1, QUANT_RHT_SIGNS);
-	rht16_rows(e2, 16, 1, QUANT_RHT_SIGNS);
+	block_rht16_rows(e0, 16, 1, QUANT_RHT_SIGNS);
+	block_rht16_rows(e2, 16, 1, QUANT_RHT_SIGNS);
 	for (int j = 0; j < 16; j++) {
 		ck_assert(e0[j] == 0.25f);
 		ck_assert(e2[j] == (j & 2 ? 0.25f : -0.25f));
@@ -218,7 +218,7 @@ START_TEST(hadamard)
 		for (int flip = 0; flip < 2; flip++) {
 			float e[16] = { 0 };
 			e[i] = 1;
-			rht16_rows(e, 16, 1, (uint16_t)(flip << i));
+			block_rht16_rows(e, 16, 1, (uint16_t)(flip << i));
 			for (int j = 0; j < 16; j++) {
 				float h = __builtin_popcount((unsigned)(i & j)) & 1 ? -0.25f : 0.25f;
 				ck_assert_msg(e[j] == (flip ? -h : h), "row %d flip %d column %d: %g", i, flip, j, (double)e[j]);
@@ -237,8 +237,8 @@ START_TEST(hadamard)
 			for (int j = 0; j < CB; j++)
 				before[i][j] += (double)a[t * CA + i] * b[t * CB + j];
 	float a34 = a[34 * CA];
-	rht16_rows(a, T, CA, QUANT_RHT_SIGNS);
-	rht16_rows(b, T, CB, QUANT_RHT_SIGNS);
+	block_rht16_rows(a, T, CA, QUANT_RHT_SIGNS);
+	block_rht16_rows(b, T, CB, QUANT_RHT_SIGNS);
 	ck_assert(a[34 * CA] == a34);
 	for (int t = 0; t < T; t++)
 		for (int i = 0; i < CA; i++)

@@ -16,36 +16,22 @@ typedef struct {
 	const float *in;
 	uint8_t *elems, *scales;
 	float s_t;
-	size_t begin, end, block;
+	size_t block;
 } qslice;
 
-static void *qslice_run(void *arg)
+static void qslice_run(const void *ctx, size_t begin, size_t end)
 {
-	qslice *s = arg;
+	const qslice *s = ctx;
 	quant_opts o = { .fmt = s->k->fmt, .mode = s->k->mode, .seed = 42 };
-	quant_bulk(FMT_SIMD_AUTO, &o, s->s_t, s->begin, s->elems + s->begin, s->scales + s->begin / s->block,
-	           s->in + s->begin, s->end - s->begin, NULL);
-	return NULL;
+	quant_bulk(FMT_SIMD_AUTO, &o, s->s_t, begin, s->elems + begin, s->scales + begin / s->block, s->in + begin,
+	           end - begin, NULL);
 }
 
 /* Seconds for one pass on nthreads threads (slices of whole blocks, at
  * multiples of 64 elements). */
 static double qtime(qslice proto, size_t n, int nthreads)
 {
-	pthread_t tid[64];
-	qslice sl[64];
-	double t0 = bench_now();
-	for (int t = 0; t < nthreads; t++) {
-		sl[t] = proto;
-		sl[t].begin = (n * (size_t)t / (size_t)nthreads) & ~(size_t)63;
-		sl[t].end = t + 1 == nthreads ? n : (n * (size_t)(t + 1) / (size_t)nthreads) & ~(size_t)63;
-		if (t > 0)
-			pthread_create(&tid[t], NULL, qslice_run, &sl[t]);
-	}
-	qslice_run(&sl[0]);
-	for (int t = 1; t < nthreads; t++)
-		pthread_join(tid[t], NULL);
-	return bench_now() - t0;
+	return bench_parallel(qslice_run, &proto, n, nthreads);
 }
 
 void bench_quant_rows(csvw *w, const float *in, void *out, size_t n, int nthreads, unsigned reps, double base)

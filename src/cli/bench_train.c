@@ -21,11 +21,17 @@ int bench_train(const int *threads, int nthreads, unsigned reps, bool csv, const
 	size_t np = 0;
 	char names[512];
 	snprintf(names, sizeof names, "%s", policy_list);
-	for (char *save = NULL, *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		if (np == 16 || policy_from_name(tok, &pols[np++]) != MP_OK) {
-			cli_error("bench", "--policy: unknown policy '%s' or more than 16 (known: %s)", tok, policy_preset_names());
+	for (char *save = NULL, *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char why[512];
+		if (np == 16) {
+			cli_error("bench", "--policy: at most 16 policies");
 			return CLI_USAGE;
 		}
+		if (policy_parse(tok, &pols[np++], why, sizeof why) != MP_OK) {   /* as train reads them */
+			cli_error("bench", "--policy: %s", why);
+			return CLI_USAGE;
+		}
+	}
 	train_config cfg = train_config_default();
 	cfg.eval_every = 0;
 	corpus data;

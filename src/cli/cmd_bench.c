@@ -82,7 +82,6 @@ typedef struct {
 	const kernel *k;
 	float *in;
 	void *out;
-	size_t begin, end;
 } slice;
 
 double bench_now(void)
@@ -92,47 +91,65 @@ double bench_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void *run_slice(void *arg)
+typedef struct {
+	bench_work *work;
+	const void *ctx;
+	size_t begin, end;
+} bench_share;
+
+static void *bench_share_run(void *arg)
 {
-	slice *s = arg;
+	const bench_share *b = arg;
+	b->work(b->ctx, b->begin, b->end);
+	return NULL;
+}
+
+double bench_parallel(bench_work *work, const void *ctx, size_t n, int nthreads)
+{
+	pthread_t tid[64];
+	bench_share sh[64];
+	nthreads = nthreads < 1 ? 1 : nthreads > 64 ? 64 : nthreads;
+	double t0 = bench_now();
+	for (int t = 0; t < nthreads; t++) {
+		size_t b = (n * (size_t)t / (size_t)nthreads) & ~(size_t)63;
+		size_t e = t + 1 == nthreads ? n : (n * (size_t)(t + 1) / (size_t)nthreads) & ~(size_t)63;
+		sh[t] = (bench_share){ .work = work, .ctx = ctx, .begin = b, .end = e };
+		if (t > 0)
+			pthread_create(&tid[t], NULL, bench_share_run, &sh[t]);
+	}
+	bench_share_run(&sh[0]);
+	for (int t = 1; t < nthreads; t++)
+		pthread_join(tid[t], NULL);
+	return bench_now() - t0;
+}
+
+static void run_slice(const void *ctx, size_t begin, size_t end)
+{
+	const slice *s = ctx;
 	const kernel *k = s->k;
-	size_t n = s->end - s->begin, es = fmt_bulk_elem_size(k->fmt);
-	fmt_bulk_opts o = { .fmt = k->fmt, .mode = k->mode, .seed = 42, .index0 = s->begin };
+	size_t n = end - begin, es = fmt_bulk_elem_size(k->fmt);
+	fmt_bulk_opts o = { .fmt = k->fmt, .mode = k->mode, .seed = 42, .index0 = begin };
 	switch (k->kind) {
 	case K_MEMCPY:
-		memcpy((float *)s->out + s->begin, s->in + s->begin, n * sizeof(float));
+		memcpy((float *)s->out + begin, s->in + begin, n * sizeof(float));
 		break;
 	case K_ENCODE:
-		fmt_bulk_encode(k->path, &o, (char *)s->out + s->begin * es, s->in + s->begin, n);
+		fmt_bulk_encode(k->path, &o, (char *)s->out + begin * es, s->in + begin, n);
 		break;
 	case K_DECODE:
-		fmt_bulk_decode(k->path, k->fmt, s->in + s->begin, (char *)s->out + s->begin * es, n);
+		fmt_bulk_decode(k->path, k->fmt, s->in + begin, (char *)s->out + begin * es, n);
 		break;
 	case K_QUANTIZE:   /* in place, on a copy of the input (bench_round) */
-		fmt_bulk_quantize(k->path, &o, s->in + s->begin, n);
+		fmt_bulk_quantize(k->path, &o, s->in + begin, n);
 		break;
 	}
-	return NULL;
 }
 
 /* Seconds for one pass of k over n elements on nthreads threads. */
 static double time_pass(const kernel *k, float *in, void *out, size_t n, int nthreads)
 {
-	pthread_t tid[64];
-	slice sl[64];
-	double t0 = bench_now();
-	for (int t = 0; t < nthreads; t++) {
-		/* slices start at multiples of 64 elements: whole cache lines */
-		size_t b = (n * (size_t)t / (size_t)nthreads) & ~(size_t)63;
-		size_t e = t + 1 == nthreads ? n : (n * (size_t)(t + 1) / (size_t)nthreads) & ~(size_t)63;
-		sl[t] = (slice){ .k = k, .in = in, .out = out, .begin = b, .end = e };
-		if (t > 0)
-			pthread_create(&tid[t], NULL, run_slice, &sl[t]);
-	}
-	run_slice(&sl[0]);
-	for (int t = 1; t < nthreads; t++)
-		pthread_join(tid[t], NULL);
-	return bench_now() - t0;
+	slice sl = { .k = k, .in = in, .out = out };
+	return bench_parallel(run_slice, &sl, n, nthreads);
 }
 
 /* Bytes moved per element: read + written. */
@@ -442,41 +459,26 @@ typedef struct {
 	float *x, *comp, *dst;
 	double *x64;
 	const float *u;
-	size_t begin, end;
 } drift_slice;
 
-static void *drift_slice_run(void *arg)
+static void drift_slice_run(const void *ctx, size_t begin, size_t end)
 {
-	drift_slice *s = arg;
-	size_t n = s->end - s->begin;
+	const drift_slice *s = ctx;
+	size_t n = end - begin;
 	if (s->variant < 0) {
-		memcpy(s->dst + s->begin, s->x + s->begin, n * sizeof(float));
+		memcpy(s->dst + begin, s->x + begin, n * sizeof(float));
 	} else if (s->variant == DRIFT_FP64) {
-		for (size_t i = s->begin; i < s->end; i++)
+		for (size_t i = begin; i < end; i++)
 			s->x64[i] += (double)s->u[i];
 	} else {
-		drift_apply((drift_variant)s->variant, s->x + s->begin, s->comp ? s->comp + s->begin : NULL,
-		            s->u + s->begin, n, 1, s->begin);
+		drift_apply((drift_variant)s->variant, s->x + begin, s->comp ? s->comp + begin : NULL,
+		            s->u + begin, n, 1, begin);
 	}
-	return NULL;
 }
 
 static double drift_time(drift_slice proto, size_t n, int nthreads)
 {
-	pthread_t tid[64];
-	drift_slice sl[64];
-	double t0 = bench_now();
-	for (int t = 0; t < nthreads; t++) {
-		sl[t] = proto;
-		sl[t].begin = (n * (size_t)t / (size_t)nthreads) & ~(size_t)63;
-		sl[t].end = t + 1 == nthreads ? n : (n * (size_t)(t + 1) / (size_t)nthreads) & ~(size_t)63;
-		if (t > 0)
-			pthread_create(&tid[t], NULL, drift_slice_run, &sl[t]);
-	}
-	drift_slice_run(&sl[0]);
-	for (int t = 1; t < nthreads; t++)
-		pthread_join(tid[t], NULL);
-	return bench_now() - t0;
+	return bench_parallel(drift_slice_run, &proto, n, nthreads);
 }
 
 static int bench_drift(const int *threads, int nthreads, size_t mib, unsigned reps, bool csv)

@@ -151,7 +151,7 @@ void quant_result_free(quant_result *r);
  * past the last full 16 stay. The matrix is orthogonal: norms and errors
  * measured after it equal those of the rotated-back values. MP_EINVAL for
  * an inf or NaN. The trainer applies the same transform in fp32
- * (train/blockcast.h, rht16_rows) with QUANT_RHT_SIGNS. */
+ * (train/blockcast.h, block_rht16_rows) with QUANT_RHT_SIGNS. */
 mp_status quant_rht16(fmt_num *x, size_t n, uint16_t signs);
 
 /* --- bulk: fp32 arrays (quant_bulk.c) --- */

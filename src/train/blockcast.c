@@ -32,11 +32,6 @@ static mp_status scratch_grow(block_scratch *s, size_t n)
 	return MP_OK;
 }
 
-double block_elem_max(const block_cast_cfg *c)
-{
-	return fmt_max(fmt_get(c->elem));
-}
-
 /* The block-ordered copy: block (tr, tc) of the (nr, nc) grid at
  * buf[(tr * nc + tc) * br * bc], its rows one after another; past x's
  * edge, zeros. back: the other way, the padding dropped. */
@@ -331,7 +326,7 @@ mp_status block_cast(float *x, size_t rows, size_t cols, const block_cast_cfg *c
 	return MP_OK;
 }
 
-void rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs)
+void block_rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs)
 {
 	for (size_t r0 = 0; r0 + 16 <= rows; r0 += 16) {
 		float *blk = x + r0 * cols;

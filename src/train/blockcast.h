@@ -70,9 +70,6 @@ void block_scratch_free(block_scratch *s);
 mp_status block_cast(float *x, size_t rows, size_t cols, const block_cast_cfg *c, block_scratch *s,
                      block_cast_stat *st);
 
-/* The largest element of c->elem (448, 57344 or 6). */
-double block_elem_max(const block_cast_cfg *c);
-
 /* The random Hadamard transform of TE's NVFP4 recipe along the rows: every
  * column's values in rows 16k .. 16k + 15 (a row vector v over 16 tokens)
  * become v H with H = S H16 / 4, H16 the Sylvester Hadamard matrix of
@@ -81,6 +78,6 @@ double block_elem_max(const block_cast_cfg *c);
  * H is orthogonal, so transforming both operands of a product that
  * contracts over the rows leaves it unchanged. Rows past the last full 16
  * stay as they are (the identity, also orthogonal). */
-void rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs);
+void block_rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs);
 
 #endif

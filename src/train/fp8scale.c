@@ -246,7 +246,7 @@ mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8
 	/* nvfp4: the weight-gradient GEMM's operands (input and output
 	 * gradient, contracted over the tokens) rotated first */
 	if (st->scaling == FP8_SCALING_NVFP4 && st->o.rht && along == FP8_ALONG_COLS && i % FP8_ROLES != FP8_WEIGHT)
-		rht16_rows(x, rows, cols, QUANT_RHT_SIGNS);
+		block_rht16_rows(x, rows, cols, QUANT_RHT_SIGNS);
 	block_cast_cfg c = block_cfg(st, i, along, seed);
 	block_cast_stat bs;
 	mp_status rc = block_cast(x, rows, cols, &c, &st->bs[h], &bs);

@@ -344,33 +344,21 @@ static float *fp8_copy(const gpt_numerics *nx, const float *x, size_t n)
 	return c;
 }
 
-/* Casts x (n) as Linear lin's tensor of role r, by this numerics' half. */
-static void fp8_operand(const gpt_numerics *nx, size_t lin, fp8_role r, bool record, float *x, size_t n)
-{
-	fp8_state_cast(nx->fp8, nx->fp8_half, fp8_tensor_index(lin / FP8_LINEARS, lin % FP8_LINEARS, r), record, x, n);
-}
-
-/* gemm_forward under per-tensor scaling, as Transformer Engine's Linear:
- * the input cast in place (the backward pass reuses it, as TE saves the
- * fp8 input), the weight cast from the fp32 master into scratch. */
+/* gemm_forward under fp8 scaling, as Transformer Engine's Linear: the
+ * weight cast from the fp32 master into scratch; per-tensor, the input cast
+ * in place (the backward pass reuses it, as TE saves the fp8 input); block
+ * recipes cast a copy and leave inp as it is, for the weight-gradient GEMM
+ * to cast again, down its columns, from the high-precision tensor. */
 static mp_status gemm_forward_scaled(gpt_model *m, const gpt_numerics *nx, float *out, float *inp, const float *w,
                                      const float *bias, size_t BT, size_t C, size_t OC, size_t lin)
 {
-	float *wq = m->acts.q_w;
+	float *wq = m->acts.q_w, *xq = inp;
 	memcpy(wq, w, OC * C * sizeof *wq);
-	if (fp8_state_blocked(nx->fp8)) {
-		/* inp is left as it is: the weight-gradient GEMM casts it again,
-		 * down its columns, from the high-precision tensor */
-		float *xq = fp8_copy(nx, inp, BT * C);
-		if (xq == NULL)
-			return MP_ENOMEM;
-		TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_ROWS, xq, BT, C));
-		TRY(fp8_matrix(nx, lin, FP8_WEIGHT, true, FP8_ALONG_ROWS, wq, OC, C));
-		return gemm_forward_core(nx, out, xq, wq, bias, BT, C, OC);
-	}
-	fp8_operand(nx, lin, FP8_INPUT, true, inp, BT * C);
-	fp8_operand(nx, lin, FP8_WEIGHT, true, wq, OC * C);
-	return gemm_forward_core(nx, out, inp, wq, bias, BT, C, OC);
+	if (fp8_state_blocked(nx->fp8) && (xq = fp8_copy(nx, inp, BT * C)) == NULL)
+		return MP_ENOMEM;
+	TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_ROWS, xq, BT, C));
+	TRY(fp8_matrix(nx, lin, FP8_WEIGHT, true, FP8_ALONG_ROWS, wq, OC, C));
+	return gemm_forward_core(nx, out, xq, wq, bias, BT, C, OC);
 }
 
 static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
@@ -459,9 +447,9 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
 			/* the output gradient in its own format and scale; the weight cast
 			 * again with the forward's scale (the same bits), not recorded twice */
 			memcpy(a->q_act, dout, BT * OC * sizeof *a->q_act);
-			fp8_operand(nx, (size_t)lin, FP8_GRAD_OUTPUT, true, a->q_act, BT * OC);
+			TRY(fp8_matrix(nx, (size_t)lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_ROWS, a->q_act, BT, OC));
 			memcpy(a->q_w, w, OC * C * sizeof *a->q_w);
-			fp8_operand(nx, (size_t)lin, FP8_WEIGHT, false, a->q_w, OC * C);
+			TRY(fp8_matrix(nx, (size_t)lin, FP8_WEIGHT, false, FP8_ALONG_ROWS, a->q_w, OC, C));
 			wq = a->q_w;
 		} else {
 			TRY(copy_rounded(a->q_act, dout, BT * OC, nx->gemm_fmt));
