@@ -53,10 +53,19 @@ trap 'exit 130' INT TERM
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 # the toolkit folder: above nvcc's real bin/ (nvcc may be a link in /usr/bin)
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$NVCC" 2>/dev/null || echo "$NVCC")")")}
-cuda_lib=$CUDA_HOME/lib64
-for d in "$CUDA_HOME/lib64" "$CUDA_HOME/lib" "$CUDA_HOME/targets/x86_64-linux/lib" /usr/lib/x86_64-linux-gnu; do
+# the folder of the static CUDA runtime: CUDA_LIBDIR when given (configure's
+# choice, from the tests), else the toolkit's usual folders, else where the
+# C compiler finds it (LIBRARY_PATH included)
+cuda_lib=
+for d in ${CUDA_LIBDIR:+"$CUDA_LIBDIR"} "$CUDA_HOME/lib64" "$CUDA_HOME/lib" "$CUDA_HOME/targets/x86_64-linux/lib" \
+         /usr/lib/x86_64-linux-gnu; do
 	if [ -f "$d/libcudart_static.a" ]; then cuda_lib=$d; break; fi
 done
+if [ -z "$cuda_lib" ]; then
+	f=$("${CC:-cc}" -print-file-name=libcudart_static.a 2> /dev/null)
+	case $f in /*) [ -f "$f" ] && cuda_lib=$(dirname "$f") ;; esac
+fi
+: "${cuda_lib:=$CUDA_HOME/lib64}"
 CUDA_ARCH=${CUDA_ARCH:--gencode arch=compute_90,code=[sm_90,compute_90]}
 CC=${CC:-cc}
 BENCH_MIB=${BENCH_MIB:-2048}

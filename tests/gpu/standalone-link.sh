@@ -26,8 +26,10 @@ while [ \$# -gt 0 ]; do case "\$1" in -c) src=\$2; shift;; -o) out=\$2; shift;; 
 cp "$build/src/gpu/\$(basename "\$src" .cu).o" "\$out"
 EOS
 chmod +x "$tmp/nvcc"
-cuda_home=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")")
-NVCC=$tmp/nvcc CUDA_HOME=$cuda_home MODE=standalone EXHAUSTIVE=0 OUT=$tmp/out STEP_TIMEOUT=120 \
+# the toolkit configure found and linked this build with (its CUDA_HOME and
+# the folder of libcudart_static.a), so that both builds use one toolkit
+cuda_home=${MIXPREC_CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")")}
+NVCC=$tmp/nvcc CUDA_HOME=$cuda_home CUDA_LIBDIR=${MIXPREC_CUDA_LIBDIR:-} MODE=standalone EXHAUSTIVE=0 OUT=$tmp/out STEP_TIMEOUT=120 \
 	BUILD_TIMEOUT=600 sh "${srcdir:-.}/tests/gpu/device-check.sh" >"$tmp/log" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && grep -q "Overall: pass" "$tmp/log"; then
@@ -42,6 +44,8 @@ else
 			grep -n "error\|undefined\|ld:\|cannot\|multiple\|space" "$tmp/logs/build.log" | head -n 20 &&
 			tail -n 15 "$tmp/logs/build.log"
 		df -h "$tmp" 2> /dev/null | tail -n 1
+		echo "configure's toolkit: CUDA_HOME=${MIXPREC_CUDA_HOME:-?} libdir=${MIXPREC_CUDA_LIBDIR:-?}"
+		grep "toolkit libraries" "$tmp/log"
 	fi
 fi
 finish
