@@ -7,6 +7,7 @@
 #include "train/layers_avx512.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,16 +60,23 @@ T512 float softmax_row_avx512(float *out, const float *in, size_t n, float *max_
 
 /* MIXPREC_SIMD=portable or avx2 (as for the bulk kernels) selects the
  * portable loops, so that tests can run them on any CPU. */
+/* Detected once for every thread (pthread_once: the trainers' workers ask
+ * at the same time, and a plain cached flag would be a data race). */
+static bool have_avx512;
+static pthread_once_t have_once = PTHREAD_ONCE_INIT;
+
+static void have_detect(void)
+{
+	__builtin_cpu_init();
+	const char *env = getenv("MIXPREC_SIMD");
+	bool capped = env && (!strcmp(env, "portable") || !strcmp(env, "avx2"));
+	have_avx512 = !capped && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
+
 bool layers_have_avx512(void)
 {
-	static int have = -1;
-	if (have < 0) {
-		__builtin_cpu_init();
-		const char *env = getenv("MIXPREC_SIMD");
-		bool capped = env && (!strcmp(env, "portable") || !strcmp(env, "avx2"));
-		have = !capped && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-	}
-	return have;
+	pthread_once(&have_once, have_detect);
+	return have_avx512;
 }
 
 /* GELU is elementwise but costs a tanh per element: with libm's scalar tanhf
