@@ -303,6 +303,53 @@ START_TEST(state_roles)
 }
 END_TEST
 
+/* What the statistics count. A weight in 1D blocks is cast twice, along
+ * its rows (forward) and down its columns (input gradient), and both count;
+ * a 2D weight's second cast gives the same bits and counts once. */
+START_TEST(state_counts)
+{
+	fp8_state *st;
+	/* mxfp8 (1x32, ceil rule, E4M3 emax 8): w (32x32) zero but w[0][0] =
+	 * 2^10 and w[1][0] = 2^-10. Along the rows, row 1 holds only 2^-10:
+	 * scale 2^-18, 2^8 exact. Down the columns, column 0's amax 2^10 gives
+	 * the scale 2^2 and 2^-12 lies below half the smallest subnormal
+	 * (2^-10): flushed. One flush in 2 x 1024 elements cast. */
+	fp8_opts o = { .scaling = FP8_SCALING_MX, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1,
+		       .rule = QUANT_RULE_CEIL };
+	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_OK);
+	static float w[32 * 32], w2[32 * 32];
+	memset(w, 0, sizeof w);
+	w[0] = 1024.0f;
+	w[32] = 0x1p-10f;
+	memcpy(w2, w, sizeof w);
+	state_cast(st, FP8_WEIGHT, FP8_ALONG_ROWS, 0, w, 32, 32);
+	ck_assert(w[32] == 0x1p-10f);
+	state_cast(st, FP8_WEIGHT, FP8_ALONG_COLS, 0, w2, 32, 32);
+	ck_assert(w2[32] == 0 && w2[0] == 1024.0f);
+	fp8_state_step_end(st);
+	fp8_tensor_stat s = fp8_state_stat(st, fp8_tensor_index(0, 0, FP8_WEIGHT));
+	ck_assert_double_eq(s.underflow_frac, 1.0 / 2048);
+	ck_assert_double_eq(fp8_state_underflow_frac(st), 1.0 / 2048);
+	fp8_state_free(st);
+
+	/* fp8-block: the weight {{3, 0}, {0, 1e-7}} in one 128x128 block, amax
+	 * 3 -> scale 128: 1e-7 * 128 = 1.28e-5 < 2^-10 flushes, both ways. With
+	 * an input {1, 2, 3, 4} that flushes nothing: 1 flush in 4 + 4
+	 * elements, not 2 in 8 + 4. */
+	o = (fp8_opts){ .scaling = FP8_SCALING_BLOCK, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1, .pow2 = true };
+	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_OK);
+	float sq[4] = { 3, 0, 0, 1e-7f }, sq2[4] = { 3, 0, 0, 1e-7f }, in[4] = { 1, 2, 3, 4 };
+	state_cast(st, FP8_INPUT, FP8_ALONG_ROWS, 0, in, 2, 2);
+	state_cast(st, FP8_WEIGHT, FP8_ALONG_ROWS, 0, sq, 2, 2);
+	state_cast(st, FP8_WEIGHT, FP8_ALONG_COLS, 0, sq2, 2, 2);
+	ck_assert(sq[3] == 0 && !memcmp(sq, sq2, sizeof sq));
+	fp8_state_step_end(st);
+	ck_assert_double_eq(fp8_state_underflow_frac(st), 1.0 / 8);
+	ck_assert_double_eq(fp8_state_stat(st, fp8_tensor_index(0, 0, FP8_WEIGHT)).underflow_frac, 1.0 / 4);
+	fp8_state_free(st);
+}
+END_TEST
+
 /* Three steps of preset name (with policy changes key=value) on a tiny
  * model; the final loss. */
 static double train_tiny(const char *name, const char *key, const char *value, bool check_scales)
@@ -371,6 +418,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, nvfp4_sr_mean);
 	tcase_add_test(tc, hadamard);
 	tcase_add_test(tc, state_roles);
+	tcase_add_test(tc, state_counts);
 	tcase_add_test(tc, recipes_train);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);

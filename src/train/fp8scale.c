@@ -250,6 +250,10 @@ mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8
 	block_cast_cfg c = block_cfg(st, i, along, seed);
 	block_cast_stat bs;
 	mp_status rc = block_cast(x, rows, cols, &c, &st->bs[h], &bs);
+	/* a 2D weight's cast down its columns is its cast along the rows again
+	 * (the same blocks, the same bits): counted once */
+	if (c.br == c.bc && c.br > 1 && along == FP8_ALONG_COLS)
+		record = false;
 	if (rc != MP_OK || !record)
 		return rc;
 	slot *r = &st->rec[h][i];

@@ -31,9 +31,10 @@
  * GEMM's operands by a 16x16 random Hadamard transform first (rht).
  * A tensor's statistics: amax and scale from its cast along the rows (the
  * forward GEMM's, for an output gradient the input gradient's); the
- * overflow and underflow shares over its recorded casts, inputs and output
- * gradients twice (the weight-gradient GEMM's cast too), weights once (a
- * 1D weight's second cast, for the input gradient, is not counted).
+ * overflow and underflow shares over every cast the GEMMs read: inputs and
+ * output gradients twice (the weight-gradient GEMM's cast too), a weight
+ * cut in 1D blocks twice (along its rows and down its columns), a 2D or
+ * per-tensor weight once (its second cast gives the same bits).
  *
  * The two batch halves of the CPU trainer quantize in parallel: each writes
  * only its own slot, and the step's end combines them (the amax is the max

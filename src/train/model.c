@@ -405,7 +405,7 @@ static mp_status gemm_backward_blocked(gpt_model *m, const gpt_numerics *nx, flo
 		memcpy(a->q_act, dout, BT * OC * sizeof *a->q_act);
 		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_ROWS, a->q_act, BT, OC));
 		memcpy(a->q_w, w, OC * C * sizeof *a->q_w);
-		TRY(fp8_matrix(nx, lin, FP8_WEIGHT, false, FP8_ALONG_COLS, a->q_w, OC, C));
+		TRY(fp8_matrix(nx, lin, FP8_WEIGHT, true, FP8_ALONG_COLS, a->q_w, OC, C));
 		TRY(gemm_products(nx, dinp, NULL, a->q_act, NULL, a->q_w, BT, C, OC));
 	}
 	if (dweight != NULL) {   /* over the tokens: both down their columns */
