@@ -121,6 +121,8 @@ static void *worker(void *arg)
 	corpus data;
 	char err[256];
 	trainer *tr[MAXPOL] = { 0 };
+	fp8v_policy fp8_next[MAXPOL];
+	memset(fp8_next, 0, sizeof fp8_next);
 	set_phase(t, "loading the corpus");
 	mp_status st = corpus_load(&data, t->data_path, t->cfg.t, err, sizeof err);
 	bool have_data = st == MP_OK;
@@ -143,15 +145,23 @@ static void *worker(void *arg)
 				         gpu_failed() ? gpu_last_error() : mp_status_message(st));
 				break;
 			}
-			pthread_mutex_lock(&t->work.mu);
-			t->hist[step * t->np + i] = s;
-			if (fp8v_capture(&t->fp8[i], trainer_fp8(tr[i])) != MP_OK) {
+			/* the fp8 view into the worker's own copy, published with the
+			 * step's last policy: the UI never sees policies a step apart */
+			if (fp8v_capture(&fp8_next[i], trainer_fp8(tr[i])) != MP_OK) {
 				st = MP_ENOMEM;
 				snprintf(err, sizeof err, "policy %s, step %zu: out of memory for the fp8 view",
 				         t->pols[i].name, step);
 			}
-			if (i + 1 == t->np)
+			pthread_mutex_lock(&t->work.mu);
+			t->hist[step * t->np + i] = s;
+			if (i + 1 == t->np) {
+				for (size_t j = 0; j < t->np && st == MP_OK; j++)
+					if (fp8v_copy(&t->fp8[j], &fp8_next[j]) != MP_OK) {
+						st = MP_ENOMEM;
+						snprintf(err, sizeof err, "step %zu: out of memory for the fp8 view", step);
+					}
 				t->done_steps = step + 1;
+			}
 			pthread_mutex_unlock(&t->work.mu);
 		}
 		pthread_mutex_lock(&t->work.mu);
@@ -172,9 +182,11 @@ static void *worker(void *arg)
 	}
 	if (st == MP_OK && tr[0])
 		snapshot(t, tr, t->done_steps);   /* what w and t use once the run is over */
-	for (size_t i = 0; i < t->np; i++)
+	for (size_t i = 0; i < t->np; i++) {
 		if (tr[i])
 			trainer_free(tr[i]);
+		fp8v_clear(&fp8_next[i]);
+	}
 	if (have_data)
 		corpus_free(&data);
 	pthread_mutex_lock(&t->work.mu);

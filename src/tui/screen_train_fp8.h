@@ -1,11 +1,12 @@
 /* The Training lab's fp8 view and its loss panels side by side
  * (screen_train.c draws the rest of the lab).
  *
- * Thread safety: the worker, between two steps of a trainer and holding the
- * lab's lock, copies what the view needs from the trainer's fp8 scaling
- * state (fp8v_capture); the UI thread copies that under the same lock
- * (fp8v_copy) and draws only its own copy. Nothing here reads an fp8_state
- * outside fp8v_capture. */
+ * Thread safety: the worker, between two steps of a trainer, copies what
+ * the view needs from the trainer's fp8 scaling state into a copy of its
+ * own (fp8v_capture), and once every policy has done the step publishes all
+ * of them under the lab's lock (fp8v_copy); the UI thread copies those under
+ * the same lock and draws only its own copy. Nothing here reads an
+ * fp8_state outside fp8v_capture. */
 #ifndef MIXPREC_TUI_SCREEN_TRAIN_FP8_H
 #define MIXPREC_TUI_SCREEN_TRAIN_FP8_H
 
