@@ -233,11 +233,10 @@ Q512 void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uin
 	}
 }
 
-/* The e2m1 codes of one block of 16 (patterns v, magnitudes a) against
- * its scale's decision patterns t (non-decreasing): the count of patterns
- * below |v|, found by a binary search of three comparisons per lane
- * (against t3, then t1 or t5, then t0, t2, t4 or t6), and the sign. */
-Q512 static inline void nv_elems16(uint8_t *out, __m512i v, __m512i a, const uint32_t *t)
+/* The count of the decision patterns t[0..6] (non-decreasing) below each
+ * lane of the magnitudes a, by a binary search of three comparisons per
+ * lane: against t3, then t1 or t5, then t0, t2, t4 or t6. */
+Q512 static inline __m512i nv_count7(__m512i a, const uint32_t *t)
 {
 	const __m512i tv = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)t));
 	__mmask16 b2 = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32((int)t[3]));
@@ -246,7 +245,14 @@ Q512 static inline void nv_elems16(uint8_t *out, __m512i v, __m512i a, const uin
 	__mmask16 b1 = _mm512_cmpgt_epu32_mask(a, t1);
 	idx = _mm512_mask_add_epi32(idx, b1, idx, _mm512_set1_epi32(2));
 	__mmask16 b0 = _mm512_cmpgt_epu32_mask(a, _mm512_permutexvar_epi32(idx, tv));
-	__m512i k = _mm512_mask_add_epi32(idx, b0, idx, _mm512_set1_epi32(1));
+	return _mm512_mask_add_epi32(idx, b0, idx, _mm512_set1_epi32(1));
+}
+
+/* The e2m1 codes of one block of 16 (patterns v, magnitudes a) against
+ * its scale's decision patterns t: the count below |v| and the sign. */
+Q512 static inline void nv_elems16(uint8_t *out, __m512i v, __m512i a, const uint32_t *t)
+{
+	__m512i k = nv_count7(a, t);
 	k = _mm512_or_si512(k, _mm512_slli_epi32(_mm512_srli_epi32(v, 31), 3));
 	_mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(k));
 }
@@ -335,6 +341,20 @@ Q512 static bool mx_group512(uint8_t *elems, uint8_t *scales, const float *in, c
 	return true;
 }
 
+/* The scale codes of 16 blocks of amax patterns m (finite), as bytes into
+ * scales and words into code: two binary64 divisions of 8 lanes by six_st
+ * and e4m3_code8. */
+Q512 static inline void nv_codes16(uint8_t *scales, uint32_t code[16], __m512i m, __m512d six_st)
+{
+	__m512 mf = _mm512_castsi512_ps(m);
+	__m512i c_lo = e4m3_code8(_mm512_div_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(mf)), six_st));
+	__m512i c_hi = e4m3_code8(_mm512_div_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(
+		_mm512_castps_pd(mf), 1))), six_st));
+	__m512i c = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(c_lo)), _mm512_cvtepi64_epi32(c_hi), 1);
+	_mm_storeu_si128((__m128i *)scales, _mm512_cvtepi32_epi8(c));
+	_mm512_storeu_si512(code, c);
+}
+
 /* 16 whole blocks of 16 from in: false (nothing reliable written) when one
  * holds an inf or NaN. The scale codes of all 16 come from two binary64
  * divisions of 8 lanes and e4m3_code8. */
@@ -348,14 +368,8 @@ Q512 static bool nv_group256(uint8_t *elems, uint8_t *scales, const float *in, _
 	__m512i m = amax16x16(a);
 	if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x7f800000)))
 		return false;
-	__m512 mf = _mm512_castsi512_ps(m);
-	__m512i c_lo = e4m3_code8(_mm512_div_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(mf)), six_st));
-	__m512i c_hi = e4m3_code8(_mm512_div_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(
-		_mm512_castps_pd(mf), 1))), six_st));
-	__m512i c = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(c_lo)), _mm512_cvtepi64_epi32(c_hi), 1);
-	_mm_storeu_si128((__m128i *)scales, _mm512_cvtepi32_epi8(c));
 	uint32_t code[16];
-	_mm512_storeu_si512(code, c);
+	nv_codes16(scales, code, m, six_st);
 	for (int i = 0; i < 16; i++)
 		nv_elems16(elems + 16 * i, _mm512_loadu_si512(in + 16 * i), a[i], g[code[i]]);
 	return true;
@@ -384,8 +398,21 @@ Q512 size_t quant_nv_rne16_avx512(uint8_t *elems, uint8_t *scales, const float *
 	return n;
 }
 
-/* sr up-masks of 8 lanes (64-bit): magnitudes a8 (fp32, widened), kept
- * codes k8, random bits r8 (widened), against the row tables. */
+/* rng_bits_keyed lane by lane for the indices idx, k1's first step folded
+ * into k1f = k1 ^ (k1 >> 16): shifts distribute over xor, so (idx ^ k1) ^
+ * ((idx ^ k1) >> 16) = idx ^ (idx >> 16) ^ k1f, one three-way xor. */
+Q512 static inline __m512i rbits16(__m512i idx, __m512i k1f, __m512i k2)
+{
+	__m512i x = _mm512_ternarylogic_epi32(idx, _mm512_srli_epi32(idx, 16), k1f, 0x96);
+	x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
+	x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
+	x = _mm512_mullo_epi32(x, _mm512_set1_epi32((int)0x846ca68bu));
+	return _mm512_ternarylogic_epi32(x, _mm512_srli_epi32(x, 16), k2, 0x96);
+}
+
+/* sr up-masks of 8 lanes (64-bit), exactly: magnitudes a8 (fp32, widened),
+ * kept codes k8, random bits r8 (widened), against the row tables. r8 and
+ * dm are below 2^32, so one unsigned 32x32 multiply gives rbits dm. */
 Q512 static inline __mmask8 nv_sr_up8(__m256 a8, __m512i k8, __m512i r8, const double *vd, const double *sc,
                                       uint64_t dm)
 {
@@ -394,48 +421,102 @@ Q512 static inline __mmask8 nv_sr_up8(__m256 a8, __m512i k8, __m512i r8, const d
 	__m512d fX = _mm512_roundscale_pd(X, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
 	__mmask8 frac = _mm512_cmp_pd_mask(X, fX, _CMP_NEQ_UQ);
 	__m512i xi = _mm512_cvttpd_epu64(fX);
-	__m512i y = _mm512_mullo_epi64(r8, _mm512_set1_epi64((long long)dm));
+	__m512i y = _mm512_mul_epu32(r8, _mm512_set1_epi64((long long)dm));
 	return _mm512_cmpgt_epu64_mask(xi, y) | (_mm512_cmpeq_epu64_mask(xi, y) & frac);
+}
+
+/* The exact sr up-mask of 16 lanes (nv_sr_up8 on each half). */
+Q512 static inline __mmask16 nv_sr_exact16(__m512i a, __m512i k, __m512i r, const quant_nv_sr_tab *tab, uint32_t c)
+{
+	__m512 af = _mm512_castsi512_ps(a);
+	__mmask8 lo = nv_sr_up8(_mm512_castps512_ps256(af), _mm512_cvtepu32_epi64(_mm512_castsi512_si256(k)),
+	                        _mm512_cvtepu32_epi64(_mm512_castsi512_si256(r)), tab->vd[c], tab->sc[c], tab->dm[c]);
+	__mmask8 hi = nv_sr_up8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(af), 1)),
+	                        _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(k, 1)),
+	                        _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(r, 1)), tab->vd[c], tab->sc[c], tab->dm[c]);
+	return (__mmask16)(lo | (unsigned)hi << 8);
+}
+
+/* The e2m1 codes (no sign) of one block of 16 magnitudes a by sr with scale
+ * code c > 0 and random bits r: the kept codes, then quant_nv_sr_tab's
+ * interval test, and the exact test for the lanes it leaves open. Code 7
+ * is never up (its T_lo is inf). */
+Q512 static inline __m512i nv_sr16(__m512i a, __m512i r, const quant_nv_sr_tab *tab, uint32_t c)
+{
+	const int up_rd = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC, dn_rd = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+	__m512i k = nv_count7(a, tab->h[c]);
+	__m512i kd = _mm512_or_si512(k, _mm512_set1_epi32(8));
+	__m512 tg = _mm512_loadu_ps(tab->tg[c]), tv = _mm512_loadu_ps(tab->tv[c]);
+	__m512 hi = _mm512_fmadd_round_ps(_mm512_cvt_roundepu32_ps(r, up_rd), _mm512_permutexvar_ps(k, tg),
+	                                  _mm512_permutexvar_ps(k, tv), up_rd);
+	__m512 lo = _mm512_fmadd_round_ps(_mm512_cvt_roundepu32_ps(r, dn_rd), _mm512_permutexvar_ps(kd, tg),
+	                                  _mm512_permutexvar_ps(kd, tv), dn_rd);
+	__m512 af = _mm512_castsi512_ps(a);
+	__mmask16 up = _mm512_cmp_ps_mask(af, hi, _CMP_GT_OQ);
+	__mmask16 open = _mm512_cmp_ps_mask(af, lo, _CMP_GT_OQ) & (__mmask16)~up;
+	if (open)
+		up |= open & nv_sr_exact16(a, k, r, tab, c);
+	return _mm512_mask_add_epi32(k, up, k, _mm512_set1_epi32(1));
+}
+
+/* One block of 16 by sr (patterns v, scale code c, indices idx): codes with signs, stored. */
+Q512 static inline void nv_sr_block(uint8_t *out, __m512i v, uint32_t c, __m512i idx, __m512i k1f, __m512i k2,
+                                    const quant_nv_sr_tab *tab)
+{
+	__m512i a = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
+	__m512i k = c ? nv_sr16(a, rbits16(idx, k1f, k2), tab, c) : _mm512_setzero_si512();
+	k = _mm512_or_si512(k, _mm512_slli_epi32(_mm512_srli_epi32(v, 31), 3));
+	_mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(k));
+}
+
+/* 16 whole blocks of 16 by sr (idx: the indices of in[0..15]): the scale
+ * codes as nv_group256, then the blocks. False (nothing reliable written)
+ * when one holds an inf or NaN. */
+Q512 static bool nv_sr_group256(uint8_t *elems, uint8_t *scales, const float *in, __m512d six_st,
+                                const quant_nv_sr_tab *tab, __m512i idx, __m512i k1f, __m512i k2)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	__m512i a[16];
+	for (int i = 0; i < 16; i++)
+		a[i] = _mm512_and_si512(_mm512_loadu_si512(in + 16 * i), abs);
+	__m512i m = amax16x16(a);
+	if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x7f800000)))
+		return false;
+	uint32_t code[16];
+	nv_codes16(scales, code, m, six_st);
+	for (int i = 0; i < 16; i++) {
+		nv_sr_block(elems + 16 * i, _mm512_loadu_si512(in + 16 * i), code[i], idx, k1f, k2, tab);
+		idx = _mm512_add_epi32(idx, _mm512_set1_epi32(16));
+	}
+	return true;
 }
 
 Q512 size_t quant_nv_sr16_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
                                  const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0)
 {
-	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
 	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	const __m512d six = _mm512_set1_pd(six_st);
 	rng_key key = rng_key_for(seed, index0);
-	const __m512i k1 = _mm512_set1_epi32((int)key.k1), k2 = _mm512_set1_epi32((int)key.k2);
-	for (size_t b = 0; b < n; b += 16) {
+	const __m512i k1f = _mm512_set1_epi32((int)(key.k1 ^ (key.k1 >> 16))), k2 = _mm512_set1_epi32((int)key.k2);
+	size_t b = 0;
+	while (b + 256 <= n) {
+		__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + b)), lane);
+		if (!nv_sr_group256(elems + b, scales + b / 16, in + b, six, tab, idx, k1f, k2))
+			break;
+		b += 256;
+	}
+	for (; b < n; b += 16) {
 		__m512i v = _mm512_loadu_si512(in + b);
-		__m512i a = _mm512_and_si512(v, abs);
-		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(a);
+		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(_mm512_and_si512(v, abs));
 		if (amax >= 0x7f800000u)
 			return b;
 		float fa;
 		memcpy(&fa, &amax, 4);
 		uint32_t c = quant_e4m3_code((double)fa / six_st);
 		scales[b / 16] = (uint8_t)c;
-		__m512i k = _mm512_setzero_si512();
-		if (c) {
-			const uint32_t *h = tab->h[c];
-#pragma GCC unroll 8
-			for (int j = 0; j < 7; j++)
-				k = _mm512_mask_add_epi32(k, _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32((int)h[j])), k, one);
-			__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + b)), lane);
-			__m512i r = _mm512_xor_si512(mix32(_mm512_xor_si512(idx, k1)), k2);
-			__m512 af = _mm512_castsi512_ps(a);
-			__mmask8 lo = nv_sr_up8(_mm512_castps512_ps256(af), _mm512_cvtepu32_epi64(_mm512_castsi512_si256(k)),
-			                        _mm512_cvtepu32_epi64(_mm512_castsi512_si256(r)), tab->vd[c], tab->sc[c],
-			                        tab->dm[c]);
-			__mmask8 hi = nv_sr_up8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(af), 1)),
-			                        _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(k, 1)),
-			                        _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(r, 1)), tab->vd[c], tab->sc[c],
-			                        tab->dm[c]);
-			k = _mm512_mask_add_epi32(k, (__mmask16)(lo | (unsigned)hi << 8), k, one);
-			k = _mm512_min_epu32(k, _mm512_set1_epi32(7));
-		}
-		k = _mm512_or_si512(k, _mm512_slli_epi32(_mm512_srli_epi32(v, 31), 3));
-		_mm_storeu_si128((__m128i *)(elems + b), _mm512_cvtepi32_epi8(k));
+		__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + b)), lane);
+		nv_sr_block(elems + b, v, c, idx, k1f, k2, tab);
 	}
 	return n;
 }

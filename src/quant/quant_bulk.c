@@ -388,6 +388,18 @@ void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32
 	}
 }
 
+/* The fp32 nearest t >= 0 (a binary64) on the side up (true) or down:
+ * f >= t, or f <= t (inf above FLT_MAX, 0 below the smallest subnormal). */
+static float f32_directed(double t, bool up)
+{
+	float f = (float)t;
+	if (up && (double)f < t)
+		f = nextafterf(f, INFINITY);
+	if (!up && (double)f > t)
+		f = nextafterf(f, 0.0f);
+	return f;
+}
+
 /* The tables of quant_nv_sr16_avx512 for s_t > 0. */
 static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 {
@@ -405,6 +417,12 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 			t->h[c][k] = k < 7 ? pattern_ge(val[k + 1] * D) : 0xffffffffu;
 			t->vd[c][k] = val[k] * D;
 			t->sc[c][k] = ldexp(1.0, 32 - gap[k] - ed);
+			/* g = 2^(p - 32) D and vd exact in binary64 (D has at most 28 bits) */
+			double g = k < 7 ? ldexp(D, gap[k] - 32) : 0, vd = k < 7 ? val[k] * D : INFINITY;
+			t->tg[c][k] = f32_directed(g, true);
+			t->tg[c][k + 8] = f32_directed(g, false);
+			t->tv[c][k] = f32_directed(vd, true);
+			t->tv[c][k + 8] = f32_directed(vd, false);
 		}
 	}
 }

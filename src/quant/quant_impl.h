@@ -133,6 +133,15 @@ typedef struct {
 	double vd[127][8];
 	double sc[127][8];
 	uint64_t dm[127];
+	/* The same decision by intervals in fp32, without the binary64 steps:
+	 * up iff a > T = vd[kept] + rbits g, g = 2^(p - 32) D. tg[c] holds g
+	 * rounded up (lanes 0..7, by kept code) and down (8..15), tv[c] vd
+	 * rounded up and down; code 7 (never up) has g = 0, vd = inf. With rbits
+	 * rounded up, the products and sums rounded up give T_hi >= T, rounded
+	 * down T_lo <= T: a > T_hi is up, a <= T_lo is not, and only a lane in
+	 * between needs the exact test above. */
+	float tg[127][16];
+	float tv[127][16];
 } quant_nv_sr_tab;
 
 /* nvfp4 sr over whole blocks of 16 (n a multiple of 16), scale codes as
