@@ -146,74 +146,16 @@ Q512 size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in
 	return full;
 }
 
-/* rng_mix32 lane by lane. */
-Q512 static inline __m512i mix32(__m512i x)
+/* rng_bits_keyed lane by lane for the indices idx, k1's first step folded
+ * into k1f = k1 ^ (k1 >> 16): shifts distribute over xor, so (idx ^ k1) ^
+ * ((idx ^ k1) >> 16) = idx ^ (idx >> 16) ^ k1f, one three-way xor. */
+Q512 static inline __m512i rbits16(__m512i idx, __m512i k1f, __m512i k2)
 {
-	x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+	__m512i x = _mm512_ternarylogic_epi32(idx, _mm512_srli_epi32(idx, 16), k1f, 0x96);
 	x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
 	x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
 	x = _mm512_mullo_epi32(x, _mm512_set1_epi32((int)0x846ca68bu));
-	return _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
-}
-
-/* One vector of scaled values p into element codes by stochastic rounding
- * with the random bits r: bulk_encode1's formula (variable shifts of 32 or
- * more give 0, as the portable helpers define them). */
-Q512 static inline __m512i sr_codes(__m512i p, __m512i r, const quant_elem_enc *enc)
-{
-	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
-	const __m512i c32 = _mm512_set1_epi32(32);
-	__m512i a = _mm512_and_si512(p, abs);
-	__m512i e = _mm512_srli_epi32(a, 23);
-	__mmask16 normal = _mm512_cmpge_epu32_mask(a, _mm512_set1_epi32((int)enc->min_normal));
-	__m512i sig = _mm512_or_si512(_mm512_and_si512(a, _mm512_set1_epi32(0x7fffff)),
-	                              _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(e, e), _mm512_set1_epi32(0x800000)));
-	__m512i v = _mm512_mask_blend_epi32(normal, sig, a);
-	__m512i s = _mm512_mask_blend_epi32(normal, _mm512_sub_epi32(_mm512_set1_epi32((int)enc->sub_base),
-	                                                             _mm512_max_epu32(e, one)),
-	                                    _mm512_set1_epi32((int)enc->shift));
-	__m512i kept = _mm512_srlv_epi32(v, s);
-	__m512i sm32 = _mm512_sub_epi32(s, c32);   /* negative (huge unsigned) when s < 32: shifts give 0 */
-	__m512i hi = _mm512_or_si512(_mm512_sllv_epi32(v, _mm512_sub_epi32(c32, s)), _mm512_srlv_epi32(v, sm32));
-	__mmask16 over32 = _mm512_cmpgt_epu32_mask(s, c32);
-	__m512i low = _mm512_sub_epi32(_mm512_sllv_epi32(one, sm32), one);
-	__mmask16 below = over32 & _mm512_test_epi32_mask(v, low);
-	__mmask16 up = _mm512_cmplt_epu32_mask(r, hi) | (below & _mm512_cmpeq_epi32_mask(r, hi));
-	__m512i code = _mm512_mask_add_epi32(kept, up, kept, one);
-	code = _mm512_mask_sub_epi32(code, normal, code, _mm512_set1_epi32((int)enc->rebias));
-	code = _mm512_min_epu32(code, _mm512_set1_epi32((int)enc->max_bits));
-	return _mm512_or_si512(code, _mm512_slli_epi32(_mm512_srli_epi32(p, 31), 31 - enc->sign_shift));
-}
-
-Q512 size_t quant_mx_sr_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
-                               const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0)
-{
-	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
-	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-	rng_key key = rng_key_for(seed, index0);
-	const __m512i k1 = _mm512_set1_epi32((int)key.k1), k2 = _mm512_set1_epi32((int)key.k2);
-	size_t full = n / bs * bs, k = 0;
-	for (size_t b = 0; b < full; b += bs, k++) {
-		__m512i m = _mm512_setzero_si512();
-		for (size_t i = b; i < b + bs; i += 16)
-			m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(in + i), abs));
-		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(m);
-		if (amax >= 0x7f800000u)
-			return b;
-		int e = quant_mx_exp(r, amax);
-		scales[k] = (uint8_t)(e + 127);
-		const __m512 mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - e) << 23)));
-		for (size_t i = b; i < b + bs; i += 16) {
-			__m512i v = _mm512_loadu_si512(in + i);
-			__m512i p = _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(v), mul));
-			__mmask16 fix = _mm512_test_epi32_mask(v, abs) & ~_mm512_test_epi32_mask(p, abs);
-			p = _mm512_mask_or_epi32(p, fix, p, one);
-			__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + i)), lane);
-			__m512i rb = _mm512_xor_si512(mix32(_mm512_xor_si512(idx, k1)), k2);
-			_mm_storeu_si128((__m128i *)(elems + i), _mm512_cvtepi32_epi8(sr_codes(p, rb, enc)));
-		}
-	}
-	return full;
+	return _mm512_ternarylogic_epi32(x, _mm512_srli_epi32(x, 16), k2, 0x96);
 }
 
 Q512 void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uint32_t g[7])
@@ -341,6 +283,141 @@ Q512 static bool mx_group512(uint8_t *elems, uint8_t *scales, const float *in, c
 	return true;
 }
 
+/* --- MX sr --- */
+
+/* The constants of mx_sr16, in registers. */
+typedef struct {
+	__m512i keep, shift, rebias, min_normal, max_bits, sign_bit, k1f, nk2;
+	__m512 sub_scale;
+} mx_sr_enc;
+
+Q512 static inline mx_sr_enc mx_sr_enc_load(const quant_elem_enc *enc, rng_key key)
+{
+	mx_sr_enc e = {
+		.keep = _mm512_set1_epi32(32 - (int)enc->shift),
+		.shift = _mm512_set1_epi32((int)enc->shift),
+		.rebias = _mm512_set1_epi32((int)enc->rebias),
+		.min_normal = _mm512_set1_epi32((int)enc->min_normal),
+		.max_bits = _mm512_set1_epi32((int)enc->max_bits),
+		.sign_bit = _mm512_set1_epi32((int)(0x80000000u >> enc->sign_shift)),
+		.k1f = _mm512_set1_epi32((int)(key.k1 ^ (key.k1 >> 16))),
+		.nk2 = _mm512_set1_epi32((int)~key.k2),
+		/* 2^-m, m = emin - frac_bits = sub_base - 150: the element's smallest subnormal 2^m */
+		.sub_scale = _mm512_castsi512_ps(_mm512_set1_epi32((int)((277 - enc->sub_base) << 23))),
+	};
+	return e;
+}
+
+/* 16 element codes by sr of the patterns v times the scale's inverse mul
+ * (a vanished nonzero product kept as the smallest subnormal, as
+ * quant_mx_scale_portable does), indices idx: bulk_encode1's rule
+ * (fmt/bulk_impl.h) by fmt's encode_fast (fmt/bulk_avx512.c), with nr = ~rbits:
+ * - at or above the element's min normal the same number of bits drops in
+ *   every binade, and the rounding is a carry into the kept bits,
+ *   (a + (nr >> (32 - shift))) >> shift - rebias (a carry out of the
+ *   discarded bits d iff r < d 2^(32 - shift));
+ * - below it, y = a 2^-m is exact in fp32 and the code is floor(y), up iff
+ *   r < ceil(frac(y) 2^32), that is iff c + nr carries out of 32 bits;
+ * then min(code, max_bits) (|p| < 2^(emax + 1): no NaN, no inf) and the sign. */
+Q512 static inline __m512i mx_sr16(__m512i v, __m512 mul, __m512i idx, const mx_sr_enc *e)
+{
+	const __m512i one = _mm512_set1_epi32(1);
+	__m512i nr = rbits16(idx, e->k1f, e->nk2);
+	__m512i av = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
+	__m512i a = _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(av), mul));
+	a = _mm512_max_epu32(a, _mm512_min_epu32(av, one));
+	__m512i enc = _mm512_sub_epi32(
+		_mm512_srlv_epi32(_mm512_add_epi32(a, _mm512_srlv_epi32(nr, e->keep)), e->shift), e->rebias);
+	__mmask16 sub = _mm512_cmplt_epu32_mask(a, e->min_normal);
+	if (sub) {
+		__m512 y = _mm512_mul_ps(_mm512_castsi512_ps(a), e->sub_scale);
+		__m512 f32 = _mm512_mul_ps(_mm512_reduce_ps(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC),
+		                           _mm512_set1_ps(0x1p32f));
+		__m512i c = _mm512_cvt_roundps_epu32(f32, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+		__mmask16 up = _mm512_mask_cmplt_epu32_mask(sub, _mm512_add_epi32(c, nr), nr);
+		enc = _mm512_mask_cvt_roundps_epi32(enc, sub, y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+		enc = _mm512_mask_add_epi32(enc, up, enc, one);
+	}
+	enc = _mm512_min_epu32(enc, e->max_bits);
+	return _mm512_mask_or_epi32(enc, _mm512_movepi32_mask(v), enc, e->sign_bit);
+}
+
+/* 64 codes (four vectors of 16) into out[0..63]: two saturating packs
+ * (no-ops below 256) put dword j of 128-bit lane l at bytes 16 j + 4 l ..+3,
+ * one dword permute puts them in order. */
+Q512 static inline void store64(uint8_t *out, __m512i y0, __m512i y1, __m512i y2, __m512i y3)
+{
+	const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+	__m512i line = _mm512_packus_epi16(_mm512_packus_epi32(y0, y1), _mm512_packus_epi32(y2, y3));
+	_mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, line));
+}
+
+/* 16 whole MX blocks of 32 by sr (idx: the indices of in[0..15]), as
+ * mx_group512. False (nothing reliable written) when a block holds an inf
+ * or NaN. */
+Q512 static bool mx_sr_group512(uint8_t *elems, uint8_t *scales, const float *in, const quant_mx_rule *r,
+                                const mx_sr_enc *e, __m512i idx)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff), c16 = _mm512_set1_epi32(16);
+	__m512i a[16];
+	for (int i = 0; i < 16; i++)
+		a[i] = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(in + 32 * i), abs),
+		                        _mm512_and_si512(_mm512_loadu_si512(in + 32 * i + 16), abs));
+	__m512i m = amax16x16(a);
+	if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x7f800000)))
+		return false;
+	__m512i k = mx_exp16(m, r);
+	_mm_storeu_si128((__m128i *)scales, _mm512_cvtepi32_epi8(_mm512_add_epi32(k, _mm512_set1_epi32(127))));
+	uint32_t mul[16];
+	_mm512_storeu_si512(mul, _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), k), 23));
+	for (int i = 0; i < 16; i += 2) {
+		__m512 m0 = _mm512_castsi512_ps(_mm512_set1_epi32((int)mul[i]));
+		__m512 m1 = _mm512_castsi512_ps(_mm512_set1_epi32((int)mul[i + 1]));
+		const float *x = in + 32 * i;
+		__m512i i1 = _mm512_add_epi32(idx, c16), i2 = _mm512_add_epi32(i1, c16), i3 = _mm512_add_epi32(i2, c16);
+		store64(elems + 32 * i, mx_sr16(_mm512_loadu_si512(x), m0, idx, e),
+		        mx_sr16(_mm512_loadu_si512(x + 16), m0, i1, e), mx_sr16(_mm512_loadu_si512(x + 32), m1, i2, e),
+		        mx_sr16(_mm512_loadu_si512(x + 48), m1, i3, e));
+		idx = _mm512_add_epi32(i3, c16);
+	}
+	return true;
+}
+
+Q512 size_t quant_mx_sr_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
+                               const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	const mx_sr_enc e = mx_sr_enc_load(enc, rng_key_for(seed, index0));
+	size_t full = n / bs * bs, k = 0, b = 0;
+	if (bs == 32) {
+		while (b + 512 <= full) {
+			__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + b)), lane);
+			if (!mx_sr_group512(elems + b, scales + k, in + b, r, &e, idx))
+				break;
+			b += 512;
+			k += 16;
+		}
+	}
+	for (; b < full; b += bs, k++) {
+		__m512i m = _mm512_setzero_si512();
+		for (size_t i = b; i < b + bs; i += 16)
+			m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(in + i), abs));
+		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(m);
+		if (amax >= 0x7f800000u)
+			return b;
+		int x = quant_mx_exp(r, amax);
+		scales[k] = (uint8_t)(x + 127);
+		const __m512 mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - x) << 23)));
+		for (size_t i = b; i < b + bs; i += 16) {
+			__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + i)), lane);
+			__m512i c = mx_sr16(_mm512_loadu_si512(in + i), mul, idx, &e);
+			_mm_storeu_si128((__m128i *)(elems + i), _mm512_cvtepi32_epi8(c));
+		}
+	}
+	return full;
+}
+
 /* The scale codes of 16 blocks of amax patterns m (finite), as bytes into
  * scales and words into code: two binary64 divisions of 8 lanes by six_st
  * and e4m3_code8. */
@@ -396,18 +473,6 @@ Q512 size_t quant_nv_rne16_avx512(uint8_t *elems, uint8_t *scales, const float *
 		nv_elems16(elems + b, v, a, g[c]);
 	}
 	return n;
-}
-
-/* rng_bits_keyed lane by lane for the indices idx, k1's first step folded
- * into k1f = k1 ^ (k1 >> 16): shifts distribute over xor, so (idx ^ k1) ^
- * ((idx ^ k1) >> 16) = idx ^ (idx >> 16) ^ k1f, one three-way xor. */
-Q512 static inline __m512i rbits16(__m512i idx, __m512i k1f, __m512i k2)
-{
-	__m512i x = _mm512_ternarylogic_epi32(idx, _mm512_srli_epi32(idx, 16), k1f, 0x96);
-	x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
-	x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
-	x = _mm512_mullo_epi32(x, _mm512_set1_epi32((int)0x846ca68bu));
-	return _mm512_ternarylogic_epi32(x, _mm512_srli_epi32(x, 16), k2, 0x96);
 }
 
 /* sr up-masks of 8 lanes (64-bit), exactly: magnitudes a8 (fp32, widened),

@@ -232,9 +232,7 @@ static mp_status bulk_mx(fmt_simd path, const quant_opts *o, uint64_t index0, ui
 		}
 		return MP_OK;
 	}
-	/* sr into fp8 is faster through fmt's SIMD encoder (below) than fused */
-	bool fused_sr = o->mode == FMT_SR && q->elem != FMT_E4M3 && q->elem != FMT_E5M2 &&
-	                (n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32));
+	bool fused_sr = o->mode == FMT_SR && (n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32));
 	if (use_avx512(path) && bs % 16 == 0 && (o->mode == FMT_RNE || fused_sr)) {
 		/* whole blocks in one pass; a short last block below */
 		quant_elem_enc enc = quant_elem_enc_of(q->elem);
