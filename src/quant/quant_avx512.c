@@ -504,43 +504,43 @@ Q512 static inline __mmask16 nv_sr_exact16(__m512i a, __m512i k, __m512i r, cons
 
 /* The e2m1 codes (no sign) of one block of 16 magnitudes a by sr with scale
  * code c > 0 and random bits r: the kept codes, then quant_nv_sr_tab's
- * interval test, and the exact test for the lanes it leaves open. Code 7
- * is never up (its T_lo is inf). */
+ * fp32 test, and the exact test for the lanes it leaves open (code 7,
+ * never up, is left open only for a near FLT_MAX). */
 Q512 static inline __m512i nv_sr16(__m512i a, __m512i r, const quant_nv_sr_tab *tab, uint32_t c)
 {
-	const int up_rd = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC, dn_rd = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+	const int up_rd = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
 	__m512i k = nv_count7(a, tab->h[c]);
-	__m512i kd = _mm512_or_si512(k, _mm512_set1_epi32(8));
-	__m512 tg = _mm512_loadu_ps(tab->tg[c]), tv = _mm512_loadu_ps(tab->tv[c]);
+	__m512 tg = _mm512_castps256_ps512(_mm256_loadu_ps(tab->tg[c]));
+	__m512 tv = _mm512_castps256_ps512(_mm256_loadu_ps(tab->tv[c]));
 	__m512 hi = _mm512_fmadd_round_ps(_mm512_cvt_roundepu32_ps(r, up_rd), _mm512_permutexvar_ps(k, tg),
 	                                  _mm512_permutexvar_ps(k, tv), up_rd);
-	__m512 lo = _mm512_fmadd_round_ps(_mm512_cvt_roundepu32_ps(r, dn_rd), _mm512_permutexvar_ps(kd, tg),
-	                                  _mm512_permutexvar_ps(kd, tv), dn_rd);
 	__m512 af = _mm512_castsi512_ps(a);
+	__m512 as = _mm512_fmadd_round_ps(af, _mm512_set1_ps(1 + 0x1p-21f), _mm512_set1_ps(0x1p-116f), up_rd);
 	__mmask16 up = _mm512_cmp_ps_mask(af, hi, _CMP_GT_OQ);
-	__mmask16 open = _mm512_cmp_ps_mask(af, lo, _CMP_GT_OQ) & (__mmask16)~up;
-	if (open)
-		up |= open & nv_sr_exact16(a, k, r, tab, c);
+	__mmask16 below = _mm512_cmp_ps_mask(as, hi, _CMP_LT_OQ);
+	if (__builtin_expect(_kortestc_mask16_u8(up, below), 1))
+		return _mm512_mask_add_epi32(k, up, k, _mm512_set1_epi32(1));
+	__mmask16 open = (__mmask16)~(up | below) & _mm512_cmplt_epu32_mask(k, _mm512_set1_epi32(7));
+	up |= open & nv_sr_exact16(a, k, r, tab, c);
 	return _mm512_mask_add_epi32(k, up, k, _mm512_set1_epi32(1));
 }
 
-/* One block of 16 by sr (patterns v, scale code c, indices idx): codes with signs, stored. */
-Q512 static inline void nv_sr_block(uint8_t *out, __m512i v, uint32_t c, __m512i idx, __m512i k1f, __m512i k2,
-                                    const quant_nv_sr_tab *tab)
+/* One block of 16 by sr (patterns v, scale code c, indices idx): the codes with their signs. */
+Q512 static inline __m512i nv_sr_codes(__m512i v, uint32_t c, __m512i idx, __m512i k1f, __m512i k2,
+                                       const quant_nv_sr_tab *tab)
 {
 	__m512i a = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
 	__m512i k = c ? nv_sr16(a, rbits16(idx, k1f, k2), tab, c) : _mm512_setzero_si512();
-	k = _mm512_or_si512(k, _mm512_slli_epi32(_mm512_srli_epi32(v, 31), 3));
-	_mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(k));
+	return _mm512_mask_or_epi32(k, _mm512_movepi32_mask(v), k, _mm512_set1_epi32(8));
 }
 
 /* 16 whole blocks of 16 by sr (idx: the indices of in[0..15]): the scale
- * codes as nv_group256, then the blocks. False (nothing reliable written)
- * when one holds an inf or NaN. */
+ * codes as nv_group256, then the blocks, four to a store. False (nothing
+ * reliable written) when one holds an inf or NaN. */
 Q512 static bool nv_sr_group256(uint8_t *elems, uint8_t *scales, const float *in, __m512d six_st,
                                 const quant_nv_sr_tab *tab, __m512i idx, __m512i k1f, __m512i k2)
 {
-	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff), c16 = _mm512_set1_epi32(16);
 	__m512i a[16];
 	for (int i = 0; i < 16; i++)
 		a[i] = _mm512_and_si512(_mm512_loadu_si512(in + 16 * i), abs);
@@ -550,8 +550,9 @@ Q512 static bool nv_sr_group256(uint8_t *elems, uint8_t *scales, const float *in
 	uint32_t code[16];
 	nv_codes16(scales, code, m, six_st);
 	for (int i = 0; i < 16; i++) {
-		nv_sr_block(elems + 16 * i, _mm512_loadu_si512(in + 16 * i), code[i], idx, k1f, k2, tab);
-		idx = _mm512_add_epi32(idx, _mm512_set1_epi32(16));
+		__m512i c = nv_sr_codes(_mm512_loadu_si512(in + 16 * i), code[i], idx, k1f, k2, tab);
+		_mm_storeu_si128((__m128i *)(elems + 16 * i), _mm512_cvtepi32_epi8(c));
+		idx = _mm512_add_epi32(idx, c16);
 	}
 	return true;
 }
@@ -581,7 +582,7 @@ Q512 size_t quant_nv_sr16_avx512(uint8_t *elems, uint8_t *scales, const float *i
 		uint32_t c = quant_e4m3_code((double)fa / six_st);
 		scales[b / 16] = (uint8_t)c;
 		__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + b)), lane);
-		nv_sr_block(elems + b, v, c, idx, k1f, k2, tab);
+		_mm_storeu_si128((__m128i *)(elems + b), _mm512_cvtepi32_epi8(nv_sr_codes(v, c, idx, k1f, k2, tab)));
 	}
 	return n;
 }

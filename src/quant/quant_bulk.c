@@ -386,16 +386,11 @@ void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32
 	}
 }
 
-/* The fp32 nearest t >= 0 (a binary64) on the side up (true) or down:
- * f >= t, or f <= t (inf above FLT_MAX, 0 below the smallest subnormal). */
-static float f32_directed(double t, bool up)
+/* The least fp32 f >= t, for a binary64 t >= 0 (inf above FLT_MAX). */
+static float f32_up(double t)
 {
 	float f = (float)t;
-	if (up && (double)f < t)
-		f = nextafterf(f, INFINITY);
-	if (!up && (double)f > t)
-		f = nextafterf(f, 0.0f);
-	return f;
+	return (double)f < t ? nextafterf(f, INFINITY) : f;
 }
 
 /* The tables of quant_nv_sr16_avx512 for s_t > 0. */
@@ -417,10 +412,8 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 			t->sc[c][k] = ldexp(1.0, 32 - gap[k] - ed);
 			/* g = 2^(p - 32) D and vd exact in binary64 (D has at most 28 bits) */
 			double g = k < 7 ? ldexp(D, gap[k] - 32) : 0, vd = k < 7 ? val[k] * D : INFINITY;
-			t->tg[c][k] = f32_directed(g, true);
-			t->tg[c][k + 8] = f32_directed(g, false);
-			t->tv[c][k] = f32_directed(vd, true);
-			t->tv[c][k + 8] = f32_directed(vd, false);
+			t->tg[c][k] = f32_up(g);
+			t->tv[c][k] = f32_up(vd);
 		}
 	}
 }

@@ -133,15 +133,17 @@ typedef struct {
 	double vd[127][8];
 	double sc[127][8];
 	uint64_t dm[127];
-	/* The same decision by intervals in fp32, without the binary64 steps:
-	 * up iff a > T = vd[kept] + rbits g, g = 2^(p - 32) D. tg[c] holds g
-	 * rounded up (lanes 0..7, by kept code) and down (8..15), tv[c] vd
-	 * rounded up and down; code 7 (never up) has g = 0, vd = inf. With rbits
-	 * rounded up, the products and sums rounded up give T_hi >= T, rounded
-	 * down T_lo <= T: a > T_hi is up, a <= T_lo is not, and only a lane in
-	 * between needs the exact test above. */
-	float tg[127][16];
-	float tv[127][16];
+	/* The same decision in fp32, without the binary64 steps: up iff
+	 * a > T = vd[kept] + rbits g, g = 2^(p - 32) D. tg[c] holds g and
+	 * tv[c] vd, both rounded up (code 7, never up: g = 0, vd = inf). With
+	 * rbits rounded up too and the fma rounded up, T_hi >= T: a > T_hi is
+	 * up. Each of the four upward roundings errs by at most 2^-23 of its
+	 * value or 2^-149, so T_hi < T (1 + 2^-21) + 2^-116 (the absolute terms
+	 * come to less than 2^32 2^-149 2 + 2^-148): a (1 + 2^-21) + 2^-116,
+	 * rounded up, below T_hi means a < T, not up. Only a lane between the
+	 * two needs the exact test above. */
+	float tg[127][8];
+	float tv[127][8];
 } quant_nv_sr_tab;
 
 /* nvfp4 sr over whole blocks of 16 (n a multiple of 16), scale codes as
