@@ -432,11 +432,10 @@ Q512 static inline void nv_codes16(uint8_t *scales, uint32_t code[16], __m512i m
 	_mm512_storeu_si512(code, c);
 }
 
-/* 16 whole blocks of 16 from in: false (nothing reliable written) when one
- * holds an inf or NaN. The scale codes of all 16 come from two binary64
- * divisions of 8 lanes and e4m3_code8. */
-Q512 static bool nv_group256(uint8_t *elems, uint8_t *scales, const float *in, __m512d six_st,
-                             const uint32_t g[127][8])
+/* The scale codes of the 16 blocks of 16 at in (bytes into scales, words
+ * into code) from two binary64 divisions of 8 lanes: false (nothing
+ * written) when one holds an inf or NaN. */
+Q512 static bool nv_codes256(uint8_t *scales, uint32_t code[16], const float *in, __m512d six_st)
 {
 	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
 	__m512i a[16];
@@ -445,10 +444,7 @@ Q512 static bool nv_group256(uint8_t *elems, uint8_t *scales, const float *in, _
 	__m512i m = amax16x16(a);
 	if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x7f800000)))
 		return false;
-	uint32_t code[16];
 	nv_codes16(scales, code, m, six_st);
-	for (int i = 0; i < 16; i++)
-		nv_elems16(elems + 16 * i, _mm512_loadu_si512(in + 16 * i), a[i], g[code[i]]);
 	return true;
 }
 
@@ -457,9 +453,18 @@ Q512 size_t quant_nv_rne16_avx512(uint8_t *elems, uint8_t *scales, const float *
 {
 	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
 	const __m512d six = _mm512_set1_pd(six_st);
+	/* 16 blocks at a time, the next group's codes (a long chain through the
+	 * divisions) before this group's elements */
+	uint32_t code[2][16];
 	size_t b = 0;
-	while (b + 256 <= n && nv_group256(elems + b, scales + b / 16, in + b, six, g))
-		b += 256;
+	bool ok = n >= 256 && nv_codes256(scales, code[0], in, six);
+	for (int cur = 0; ok; b += 256, cur ^= 1) {
+		ok = b + 512 <= n && nv_codes256(scales + b / 16 + 16, code[cur ^ 1], in + b + 256, six);
+		for (size_t i = 0; i < 16; i++) {
+			__m512i v = _mm512_loadu_si512(in + b + 16 * i);
+			nv_elems16(elems + b + 16 * i, v, _mm512_and_si512(v, abs), g[code[cur][i]]);
+		}
+	}
 	for (; b < n; b += 16) {
 		__m512i v = _mm512_loadu_si512(in + b);
 		__m512i a = _mm512_and_si512(v, abs);
@@ -534,29 +539,6 @@ Q512 static inline __m512i nv_sr_codes(__m512i v, uint32_t c, __m512i idx, __m51
 	return _mm512_mask_or_epi32(k, _mm512_movepi32_mask(v), k, _mm512_set1_epi32(8));
 }
 
-/* 16 whole blocks of 16 by sr (idx: the indices of in[0..15]): the scale
- * codes as nv_group256, then the blocks, four to a store. False (nothing
- * reliable written) when one holds an inf or NaN. */
-Q512 static bool nv_sr_group256(uint8_t *elems, uint8_t *scales, const float *in, __m512d six_st,
-                                const quant_nv_sr_tab *tab, __m512i idx, __m512i k1f, __m512i k2)
-{
-	const __m512i abs = _mm512_set1_epi32(0x7fffffff), c16 = _mm512_set1_epi32(16);
-	__m512i a[16];
-	for (int i = 0; i < 16; i++)
-		a[i] = _mm512_and_si512(_mm512_loadu_si512(in + 16 * i), abs);
-	__m512i m = amax16x16(a);
-	if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x7f800000)))
-		return false;
-	uint32_t code[16];
-	nv_codes16(scales, code, m, six_st);
-	for (int i = 0; i < 16; i++) {
-		__m512i c = nv_sr_codes(_mm512_loadu_si512(in + 16 * i), code[i], idx, k1f, k2, tab);
-		_mm_storeu_si128((__m128i *)(elems + 16 * i), _mm512_cvtepi32_epi8(c));
-		idx = _mm512_add_epi32(idx, c16);
-	}
-	return true;
-}
-
 Q512 size_t quant_nv_sr16_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
                                  const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0)
 {
@@ -565,12 +547,18 @@ Q512 size_t quant_nv_sr16_avx512(uint8_t *elems, uint8_t *scales, const float *i
 	const __m512d six = _mm512_set1_pd(six_st);
 	rng_key key = rng_key_for(seed, index0);
 	const __m512i k1f = _mm512_set1_epi32((int)(key.k1 ^ (key.k1 >> 16))), k2 = _mm512_set1_epi32((int)key.k2);
+	/* 16 blocks at a time, as quant_nv_rne16_avx512 */
+	uint32_t code[2][16];
 	size_t b = 0;
-	while (b + 256 <= n) {
+	bool ok = n >= 256 && nv_codes256(scales, code[0], in, six);
+	for (int cur = 0; ok; b += 256, cur ^= 1) {
+		ok = b + 512 <= n && nv_codes256(scales + b / 16 + 16, code[cur ^ 1], in + b + 256, six);
 		__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + b)), lane);
-		if (!nv_sr_group256(elems + b, scales + b / 16, in + b, six, tab, idx, k1f, k2))
-			break;
-		b += 256;
+		for (size_t i = 0; i < 16; i++) {
+			__m512i c = nv_sr_codes(_mm512_loadu_si512(in + b + 16 * i), code[cur][i], idx, k1f, k2, tab);
+			_mm_storeu_si128((__m128i *)(elems + b + 16 * i), _mm512_cvtepi32_epi8(c));
+			idx = _mm512_add_epi32(idx, _mm512_set1_epi32(16));
+		}
 	}
 	for (; b < n; b += 16) {
 		__m512i v = _mm512_loadu_si512(in + b);
