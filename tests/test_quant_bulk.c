@@ -323,6 +323,30 @@ START_TEST(bulk_nonfinite)
 			          bad == 30);
 		}
 	}
+	/* in a later group of 16 blocks (the kernels take the next group's
+	 * scales before this group's elements), by sr too */
+	static float w[2048];
+	static const size_t at[] = { 5, 260, 511, 512, 777, 1600, 2047 };
+	for (size_t j = 0; j < sizeof at / sizeof at[0]; j++) {
+		for (size_t i = 0; i < 2048; i++)
+			w[i] = (float)(i % 50) - 20.5f;
+		w[at[j]] = j & 1 ? NAN : -INFINITY;
+		for (int f = 0; f < QUANT_COUNT; f++) {
+			if (!quant_get((quant_id)f)->name)
+				continue;
+			for (int m = 0; m < 2; m++) {
+				quant_opts o = { .fmt = (quant_id)f, .mode = m ? FMT_SR : FMT_RNE };
+				for (int p = 0; p < FMT_SIMD_COUNT; p++) {
+					if (!fmt_simd_available((fmt_simd)p))
+						continue;
+					size_t bad = 0;
+					ck_assert_msg(quant_bulk((fmt_simd)p, &o, 1.0f, 0, elems, scales, w, 2048, &bad) == MP_EINVAL &&
+					              bad == at[j], "%s %s: bad %zu, want %zu", quant_get((quant_id)f)->name,
+					              fmt_simd_name((fmt_simd)p), bad, at[j]);
+				}
+			}
+		}
+	}
 	float s_t;
 	size_t bad = 0;
 	ck_assert(quant_bulk_tensor_scale(&s_t, v, 100, &bad) == MP_EINVAL && bad == 37);
