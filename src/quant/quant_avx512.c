@@ -115,8 +115,7 @@ Q512 static inline void mx_rne16(uint8_t *out, __m512i v, __m512 mul, const mx_e
 	_mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(c));
 }
 
-Q512 static bool mx_group512(uint8_t *elems, uint8_t *scales, const float *in, const quant_mx_rule *r,
-                             const mx_enc *e);
+Q512 static bool mx_scales512(uint8_t *scales, uint32_t mul[16], const float *in, const quant_mx_rule *r);
 
 Q512 size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
                                 const quant_mx_rule *r, const quant_elem_enc *enc)
@@ -125,9 +124,16 @@ Q512 size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in
 	const mx_enc e = mx_enc_load(enc);
 	size_t full = n / bs * bs, k = 0, b = 0;
 	if (bs == 32) {
-		while (b + 512 <= full && mx_group512(elems + b, scales + k, in + b, r, &e)) {
-			b += 512;
-			k += 16;
+		/* 16 blocks at a time, the next group's scales before this group's elements */
+		uint32_t mul[2][16];
+		bool ok = full >= 512 && mx_scales512(scales, mul[0], in, r);
+		for (int cur = 0; ok; b += 512, k += 16, cur ^= 1) {
+			ok = b + 1024 <= full && mx_scales512(scales + k + 16, mul[cur ^ 1], in + b + 512, r);
+			for (size_t i = 0; i < 16; i++) {
+				__m512 mv = _mm512_castsi512_ps(_mm512_set1_epi32((int)mul[cur][i]));
+				mx_rne16(elems + b + 32 * i, _mm512_loadu_si512(in + b + 32 * i), mv, &e);
+				mx_rne16(elems + b + 32 * i + 16, _mm512_loadu_si512(in + b + 32 * i + 16), mv, &e);
+			}
 		}
 	}
 	for (; b < full; b += bs, k++) {
@@ -257,11 +263,11 @@ Q512 static inline __m512i mx_exp16(__m512i m, const quant_mx_rule *r)
 	return _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(m, _mm512_setzero_si512()), k, _mm512_set1_epi32(-127));
 }
 
-/* 16 whole MX blocks of 32: the amaxes by the reduction tree, the 16
- * exponents at once, then the elements. False (nothing reliable written)
- * when a block holds an inf or NaN. */
-Q512 static bool mx_group512(uint8_t *elems, uint8_t *scales, const float *in, const quant_mx_rule *r,
-                             const mx_enc *e)
+/* The scales of 16 whole MX blocks of 32 at in: the amaxes by the
+ * reduction tree, the 16 exponents at once, e8m0 bytes into scales and the
+ * fp32 patterns of 2^-k into mul. False (nothing written) when a block
+ * holds an inf or NaN. */
+Q512 static bool mx_scales512(uint8_t *scales, uint32_t mul[16], const float *in, const quant_mx_rule *r)
 {
 	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
 	__m512i a[16];
@@ -273,13 +279,7 @@ Q512 static bool mx_group512(uint8_t *elems, uint8_t *scales, const float *in, c
 		return false;
 	__m512i k = mx_exp16(m, r);
 	_mm_storeu_si128((__m128i *)scales, _mm512_cvtepi32_epi8(_mm512_add_epi32(k, _mm512_set1_epi32(127))));
-	uint32_t mul[16];
 	_mm512_storeu_si512(mul, _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), k), 23));
-	for (int i = 0; i < 16; i++) {
-		__m512 mv = _mm512_castsi512_ps(_mm512_set1_epi32((int)mul[i]));
-		mx_rne16(elems + 32 * i, _mm512_loadu_si512(in + 32 * i), mv, e);
-		mx_rne16(elems + 32 * i + 16, _mm512_loadu_si512(in + 32 * i + 16), mv, e);
-	}
 	return true;
 }
 
@@ -352,24 +352,12 @@ Q512 static inline void store64(uint8_t *out, __m512i y0, __m512i y1, __m512i y2
 	_mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, line));
 }
 
-/* 16 whole MX blocks of 32 by sr (idx: the indices of in[0..15]), as
- * mx_group512. False (nothing reliable written) when a block holds an inf
- * or NaN. */
-Q512 static bool mx_sr_group512(uint8_t *elems, uint8_t *scales, const float *in, const quant_mx_rule *r,
-                                const mx_sr_enc *e, __m512i idx)
+/* The elements of 16 whole MX blocks of 32 by sr (mul: their scales'
+ * inverses; idx: the indices of in[0..15]), 64 to a store. */
+Q512 static void mx_sr_elems512(uint8_t *elems, const float *in, const uint32_t mul[16], const mx_sr_enc *e,
+                                __m512i idx)
 {
-	const __m512i abs = _mm512_set1_epi32(0x7fffffff), c16 = _mm512_set1_epi32(16);
-	__m512i a[16];
-	for (int i = 0; i < 16; i++)
-		a[i] = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(in + 32 * i), abs),
-		                        _mm512_and_si512(_mm512_loadu_si512(in + 32 * i + 16), abs));
-	__m512i m = amax16x16(a);
-	if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x7f800000)))
-		return false;
-	__m512i k = mx_exp16(m, r);
-	_mm_storeu_si128((__m128i *)scales, _mm512_cvtepi32_epi8(_mm512_add_epi32(k, _mm512_set1_epi32(127))));
-	uint32_t mul[16];
-	_mm512_storeu_si512(mul, _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), k), 23));
+	const __m512i c16 = _mm512_set1_epi32(16);
 	for (int i = 0; i < 16; i += 2) {
 		__m512 m0 = _mm512_castsi512_ps(_mm512_set1_epi32((int)mul[i]));
 		__m512 m1 = _mm512_castsi512_ps(_mm512_set1_epi32((int)mul[i + 1]));
@@ -380,7 +368,6 @@ Q512 static bool mx_sr_group512(uint8_t *elems, uint8_t *scales, const float *in
 		        mx_sr16(_mm512_loadu_si512(x + 48), m1, i3, e));
 		idx = _mm512_add_epi32(i3, c16);
 	}
-	return true;
 }
 
 Q512 size_t quant_mx_sr_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
@@ -391,12 +378,13 @@ Q512 size_t quant_mx_sr_avx512(uint8_t *elems, uint8_t *scales, const float *in,
 	const mx_sr_enc e = mx_sr_enc_load(enc, rng_key_for(seed, index0));
 	size_t full = n / bs * bs, k = 0, b = 0;
 	if (bs == 32) {
-		while (b + 512 <= full) {
+		/* 16 blocks at a time, the next group's scales before this group's elements */
+		uint32_t mul[2][16];
+		bool ok = full >= 512 && mx_scales512(scales, mul[0], in, r);
+		for (int cur = 0; ok; b += 512, k += 16, cur ^= 1) {
+			ok = b + 1024 <= full && mx_scales512(scales + k + 16, mul[cur ^ 1], in + b + 512, r);
 			__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + b)), lane);
-			if (!mx_sr_group512(elems + b, scales + k, in + b, r, &e, idx))
-				break;
-			b += 512;
-			k += 16;
+			mx_sr_elems512(elems + b, in + b, mul[cur], &e, idx);
 		}
 	}
 	for (; b < full; b += bs, k++) {
