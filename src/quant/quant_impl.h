@@ -91,7 +91,9 @@ size_t quant_mx_rne_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const floa
 /* MX sr in one pass, as quant_mx_rne_avx512: element i draws
  * rng_bits(seed, index0 + i); index0 .. index0 + n - 1 must share their
  * top 32 bits (one key). The rounding is bulk_encode1's (fmt/bulk_impl.h)
- * on the scaled pattern: the first 32 discarded bits and a sticky bit. */
+ * on the scaled pattern, by the steps of fmt's encode_fast (a carry into
+ * the kept bits above the element's min normal, the exact fraction of the
+ * subnormal grid below it), for every element format. */
 size_t quant_mx_sr_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n, size_t bs,
                           const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0);
 
