@@ -270,14 +270,6 @@ static mp_status bulk_mx(fmt_simd path, const quant_opts *o, uint64_t index0, ui
 
 /* --- nvfp4 --- */
 
-/* Rounding-to-nearest-even into e2m1 of |V| / D, for fp32 V, as 7
- * comparisons of patterns. The midpoints between the e2m1 magnitudes (codes
- * 0..7: 0, 0.5, 1, 1.5, 2, 3, 4, 6) are mid_j * D, exact in binary64
- * (mid_j has at most 3 significant bits, D = s_b * s_t at most 28). For an
- * fp32 a, a > t iff a > rd32(t), the largest fp32 not above t; a == t only
- * when t is an fp32. A tie goes to the even code: up (a >= t, that is a >
- * the fp32 below t) when j is odd. Above the last midpoint is code 7 (6):
- * the saturation. */
 /* The pattern of the largest fp32 not above t > 0 (FLT_MAX above it): the
  * nearest one, or the one below it (a pattern step down) when that is above
  * t or inf. *exact: whether it is t. */
@@ -290,6 +282,14 @@ static uint32_t f32_below(double t, bool *exact)
 	return over ? b - 1 : b;
 }
 
+/* Rounding-to-nearest-even into e2m1 of |V| / D, for fp32 V, as 7
+ * comparisons of patterns. The midpoints between the e2m1 magnitudes (codes
+ * 0..7: 0, 0.5, 1, 1.5, 2, 3, 4, 6) are mid_j * D, exact in binary64
+ * (mid_j has at most 3 significant bits, D = s_b * s_t at most 28). For an
+ * fp32 a, a > t iff a > rd32(t), the largest fp32 not above t; a == t only
+ * when t is an fp32. A tie goes to the even code: up (a >= t, that is a >
+ * the fp32 below t) when j is odd. Above the last midpoint is code 7 (6):
+ * the saturation. */
 void quant_nv_thresholds(uint32_t g[7], double D)
 {
 	static const double mid[7] = { 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0 };
