@@ -1,7 +1,12 @@
 /* AVX-512 twins of the bulk block-quantization pieces (quant_impl.h):
- * compiled for AVX-512 F/BW/VL by function attributes and called only on
- * the avx512 path (fmt_simd_available). Each does what its portable twin in
- * quant_bulk.c does, lane by lane, with the same integer and fp32 steps. */
+ * compiled for AVX-512 F/BW/VL/DQ by function attributes and called only on
+ * the avx512 path (fmt_simd_available). Each gives the bits its portable
+ * twin in quant_bulk.c gives, lane by lane: with the same integer and fp32
+ * steps, or, for sr (quant_mx_sr_avx512, quant_nv_sr16_avx512), with steps
+ * whose equivalence quant_impl.h argues. Whole groups of 16 blocks take
+ * their scales from one reduction tree, the next group's ahead of this
+ * group's elements. They assume, as fmt's kernels do, that subnormals are
+ * not flushed (no FTZ/DAZ). */
 #include <string.h>
 
 #include "quant/quant_impl.h"
