@@ -501,7 +501,7 @@ Q512 static inline __mmask16 nv_sr_exact16(__m512i a, __m512i k, __m512i r, cons
 }
 
 /* The e2m1 codes (no sign) of one block of 16 magnitudes a by sr with scale
- * code c > 0 and random bits r: the kept codes, then quant_nv_sr_tab's
+ * code c and random bits r: the kept codes, then quant_nv_sr_tab's
  * fp32 test, and the exact test for the lanes it leaves open (code 7,
  * never up, is left open only for a near FLT_MAX). */
 Q512 static inline __m512i nv_sr16(__m512i a, __m512i r, const quant_nv_sr_tab *tab, uint32_t c)
@@ -523,12 +523,13 @@ Q512 static inline __m512i nv_sr16(__m512i a, __m512i r, const quant_nv_sr_tab *
 	return _mm512_mask_add_epi32(k, up, k, _mm512_set1_epi32(1));
 }
 
-/* One block of 16 by sr (patterns v, scale code c, indices idx): the codes with their signs. */
+/* One block of 16 by sr (patterns v, scale code c, indices idx): the codes
+ * with their signs. Code 0's rows give 0 without a branch. */
 Q512 static inline __m512i nv_sr_codes(__m512i v, uint32_t c, __m512i idx, __m512i k1f, __m512i k2,
                                        const quant_nv_sr_tab *tab)
 {
 	__m512i a = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
-	__m512i k = c ? nv_sr16(a, rbits16(idx, k1f, k2), tab, c) : _mm512_setzero_si512();
+	__m512i k = nv_sr16(a, rbits16(idx, k1f, k2), tab, c);
 	return _mm512_mask_or_epi32(k, _mm512_movepi32_mask(v), k, _mm512_set1_epi32(8));
 }
 

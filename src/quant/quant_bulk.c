@@ -416,7 +416,14 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 {
 	static const double val[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
 	static const int gap[8] = { -1, -1, -1, -1, 0, 0, 1, 0 };
-	memset(t, 0xff, sizeof t->h[0]);
+	/* scale code 0: elements 0, never up (h above every pattern, T = inf) */
+	memset(t->h[0], 0xff, sizeof t->h[0]);
+	t->dm[0] = 1;
+	for (int k = 0; k < 8; k++) {
+		t->vd[0][k] = t->sc[0][k] = 0;
+		t->tg[0][k] = 0;
+		t->tv[0][k] = INFINITY;
+	}
 	for (uint32_t c = 1; c < 127; c++) {
 		/* D = m 2^(E - 1075), a normal binary64 (2^-158 <= D < 2^128) */
 		double D = e4m3_value(c) * (double)s_t;

@@ -137,10 +137,11 @@ typedef struct {
 	uint64_t dm[127];
 	/* The same decision in fp32, without the binary64 steps: up iff
 	 * a > T = vd[kept] + rbits g, g = 2^(p - 32) D. tg[c] holds g and
-	 * tv[c] vd, both rounded up (code 7, never up: g = 0, vd = inf). With
-	 * rbits rounded up too and the fma rounded up, T_hi >= T: a > T_hi is
-	 * up. An upward rounding errs by at most 2^-23 of its result or, in
-	 * the subnormals, 2^-149: with rbits < 2^32 multiplying g's error,
+	 * tv[c] vd, both rounded up (g = 0, vd = inf for code 7, never up, and
+	 * in row 0, scale code 0). With rbits rounded up too and the fma
+	 * rounded up, T_hi >= T: a > T_hi is up. An upward rounding errs by at
+	 * most 2^-23 of its result or, in the subnormals, 2^-149: with
+	 * rbits < 2^32 multiplying g's error,
 	 * T_hi <= T (1 + 2^-23)^3 + 2^-117 (1 + 2^-22) + 2^-147 < T (1 + 2^-21)
 	 * + 2^-116. So a (1 + 2^-21) + 2^-116, rounded up, below T_hi means
 	 * a < T: not up. Only a lane between the two needs the exact test. */
