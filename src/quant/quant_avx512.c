@@ -292,7 +292,7 @@ Q512 static bool mx_scales512(uint8_t *scales, uint32_t mul[16], const float *in
 
 /* The constants of mx_sr16, in registers. */
 typedef struct {
-	__m512i keep, shift, rebias, min_normal, max_bits, sign_bit, k1f, nk2;
+	__m512i keep, shift, rebias, min_normal, max_bits, sign_shift, sign_bit, k1f, nk2;
 	__m512 sub_scale;
 } mx_sr_enc;
 
@@ -304,6 +304,7 @@ Q512 static inline mx_sr_enc mx_sr_enc_load(const quant_elem_enc *enc, rng_key k
 		.rebias = _mm512_set1_epi32((int)enc->rebias),
 		.min_normal = _mm512_set1_epi32((int)enc->min_normal),
 		.max_bits = _mm512_set1_epi32((int)enc->max_bits),
+		.sign_shift = _mm512_set1_epi32((int)enc->sign_shift),
 		.sign_bit = _mm512_set1_epi32((int)(0x80000000u >> enc->sign_shift)),
 		.k1f = _mm512_set1_epi32((int)(key.k1 ^ (key.k1 >> 16))),
 		.nk2 = _mm512_set1_epi32((int)~key.k2),
@@ -344,7 +345,8 @@ Q512 static inline __m512i mx_sr16(__m512i v, __m512 mul, __m512i idx, const mx_
 		enc = _mm512_mask_add_epi32(enc, up, enc, one);
 	}
 	enc = _mm512_min_epu32(enc, e->max_bits);
-	return _mm512_mask_or_epi32(enc, _mm512_movepi32_mask(v), enc, e->sign_bit);
+	/* enc | (v >> sign_shift & sign_bit) */
+	return _mm512_ternarylogic_epi32(enc, _mm512_srlv_epi32(v, e->sign_shift), e->sign_bit, 0xf8);
 }
 
 /* 64 codes (four vectors of 16) into out[0..63]: two saturating packs
@@ -530,7 +532,7 @@ Q512 static inline __m512i nv_sr_codes(__m512i v, uint32_t c, __m512i idx, __m51
 {
 	__m512i a = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
 	__m512i k = nv_sr16(a, rbits16(idx, k1f, k2), tab, c);
-	return _mm512_mask_or_epi32(k, _mm512_movepi32_mask(v), k, _mm512_set1_epi32(8));
+	return _mm512_ternarylogic_epi32(k, _mm512_srli_epi32(v, 28), _mm512_set1_epi32(8), 0xf8);   /* k | (v >> 28 & 8) */
 }
 
 Q512 size_t quant_nv_sr16_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
