@@ -84,8 +84,8 @@ Q512 size_t quant_mx_blocks_avx512(float *out, uint8_t *scales, const float *in,
 
 /* The constants of mx_rne16, in registers. */
 typedef struct {
-	__m512i half_m1, rebias, min_normal, magic, max_bits;
-	__m128i shift, sign_pos;
+	__m512i half_m1, rebias, min_normal, magic, max_bits, sign_bit;
+	__m128i shift, sign_shift;
 } mx_enc;
 
 Q512 static inline mx_enc mx_enc_load(const quant_elem_enc *enc)
@@ -96,8 +96,9 @@ Q512 static inline mx_enc mx_enc_load(const quant_elem_enc *enc)
 		.min_normal = _mm512_set1_epi32((int)enc->min_normal),
 		.magic = _mm512_set1_epi32((int)enc->magic),
 		.max_bits = _mm512_set1_epi32((int)enc->max_bits),
+		.sign_bit = _mm512_set1_epi32((int)(0x80000000u >> enc->sign_shift)),
 		.shift = _mm_cvtsi32_si128((int)enc->shift),
-		.sign_pos = _mm_cvtsi32_si128(31 - (int)enc->sign_shift),
+		.sign_shift = _mm_cvtsi32_si128((int)enc->sign_shift),
 	};
 	return e;
 }
@@ -116,7 +117,7 @@ Q512 static inline void mx_rne16(uint8_t *out, __m512i v, __m512 mul, const mx_e
 		_mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(e->magic))), e->magic);
 	__m512i c = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(a, e->min_normal), nrm, sub);
 	c = _mm512_min_epu32(c, e->max_bits);
-	c = _mm512_or_si512(c, _mm512_sll_epi32(_mm512_srli_epi32(p, 31), e->sign_pos));
+	c = _mm512_ternarylogic_epi32(c, _mm512_srl_epi32(p, e->sign_shift), e->sign_bit, 0xf8);   /* | p's sign */
 	_mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(c));
 }
 
@@ -206,7 +207,7 @@ Q512 static inline __m512i nv_count7(__m512i a, const uint32_t *t)
 Q512 static inline void nv_elems16(uint8_t *out, __m512i v, __m512i a, const uint32_t *t)
 {
 	__m512i k = nv_count7(a, t);
-	k = _mm512_or_si512(k, _mm512_slli_epi32(_mm512_srli_epi32(v, 31), 3));
+	k = _mm512_ternarylogic_epi32(k, _mm512_srli_epi32(v, 28), _mm512_set1_epi32(8), 0xf8);   /* k | (v >> 28 & 8) */
 	_mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(k));
 }
 
