@@ -509,7 +509,7 @@ Q512 static inline __mmask16 nv_sr_exact16(__m512i a, __m512i k, __m512i r, cons
  * never up, is left open only for a near FLT_MAX). */
 Q512 static inline __m512i nv_sr16(__m512i a, __m512i r, const quant_nv_sr_tab *tab, uint32_t c)
 {
-	const int up_rd = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+	enum { up_rd = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC };   /* a constant expression, as clang requires */
 	__m512i k = nv_count7(a, tab->h[c]);
 	__m512 tg = _mm512_castps256_ps512(_mm256_loadu_ps(tab->tg[c]));
 	__m512 tv = _mm512_castps256_ps512(_mm256_loadu_ps(tab->tv[c]));
