@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt/decode.h"
 #include "fmt/parse.h"
 #include "quant/quant.h"
 #include "testutil.h"
@@ -155,6 +156,125 @@ START_TEST(bulk_nvfp4_ties)
 }
 END_TEST
 
+/* quant_bulk on the avx512 path against the portable one (tested against
+ * quant_run above) for one setting: elements and scales bit for bit. */
+static void paths_agree(const float *v, size_t n, quant_id fmt, quant_rule rule, size_t block, float s_t,
+                        uint64_t seed, uint64_t index0)
+{
+	static uint8_t e1[1 << 14], s1[1 << 14], e2[1 << 14], s2[1 << 14];
+	ck_assert(n <= sizeof e1);
+	quant_opts o = { .fmt = fmt, .rule = rule, .mode = FMT_SR, .seed = seed, .block = block };
+	memset(e1, 0xaa, n);
+	memset(e2, 0x55, n);
+	ck_assert(quant_bulk(FMT_SIMD_PORTABLE, &o, s_t, index0, e1, s1, v, n, NULL) == MP_OK);
+	ck_assert(quant_bulk(FMT_SIMD_AVX512, &o, s_t, index0, e2, s2, v, n, NULL) == MP_OK);
+	size_t bs = block ? block : (size_t)quant_get(fmt)->block, nb = (n + bs - 1) / bs;
+	ck_assert_msg(memcmp(s1, s2, nb) == 0, "%s: scales differ (seed %llu, index0 0x%llx, n %zu)",
+	              quant_get(fmt)->name, (unsigned long long)seed, (unsigned long long)index0, n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(e1[i] == e2[i], "%s seed %llu index0 0x%llx n %zu: element %zu = %a: avx512 0x%02x, portable 0x%02x",
+		              quant_get(fmt)->name, (unsigned long long)seed, (unsigned long long)index0, n, i,
+		              (double)v[i], e2[i], e1[i]);
+}
+
+/* NVFP4 blocks whose elements lie at, and one fp32 step either side of,
+ * their sr decision points (v_k + rbits 2^(p_k - 32)) D for the random bits
+ * of (seed, index0 + i): the lanes where an approximate decision would go
+ * wrong. Lane 0 of each block sets its scale (code 8 or more); block 0's is
+ * the tensor amax, 2688 * [1, 2) * 2^e0, so s_t has many bits (or, e0
+ * very negative, is a subnormal). Returns s_t. */
+static float nv_near_thresholds(float *v, size_t n, int e0, uint64_t seed, uint64_t index0)
+{
+	static const double val[7] = { 0, 0.5, 1, 1.5, 2, 3, 4 };
+	static const int gap[7] = { -1, -1, -1, -1, 0, 0, 1 };
+	static uint8_t el[1 << 14], sc[1 << 10];
+	ck_assert(n % 16 == 0 && n <= sizeof el);
+	v[0] = ldexpf(2688.0f * (1 + (float)(rng_bits(31, (uint64_t)e0) >> 9) * 0x1p-23f), e0);
+	float s_t;
+	ck_assert(quant_bulk_tensor_scale(&s_t, v, 1, NULL) == MP_OK);
+	for (size_t b = 16; b < n; b += 16) {
+		uint32_t r = rng_bits(32, b);
+		v[b] = (float)(6.0 * (double)s_t * ldexp(1 + (r >> 9) * 0x1p-23, (int)(r % 13) - 5));
+	}
+	quant_opts o = { .fmt = QUANT_NVFP4 };
+	for (size_t i = 0; i < n; i++)
+		if (i % 16)
+			v[i] = 0;
+	ck_assert(quant_bulk(FMT_SIMD_PORTABLE, &o, s_t, 0, el, sc, v, n, NULL) == MP_OK);
+	for (size_t i = 0; i < n; i++) {
+		if (i % 16 == 0)
+			continue;
+		double D = fmt_to_double(fmt_get(FMT_E4M3), sc[i / 16]) * (double)s_t;
+		uint32_t r = rng_bits(33, i), rb = rng_bits(seed, index0 + i), k = r % 7;
+		float t = (float)((val[k] + ldexp((double)rb, gap[k] - 32)) * D);
+		uint32_t bits;
+		memcpy(&bits, &t, 4);
+		bits += (r >> 3) % 3 - 1u;   /* one step down, none, one up */
+		v[i] = u2f(bits | (r & 1u << 20 ? 0x80000000u : 0));
+	}
+	return s_t;
+}
+
+/* Random MX or NVFP4 data, one magnitude window per 64 elements. */
+static void random_tensor(float *v, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t r = rng_bits(seed, i), w = rng_bits(seed + 1, i / 64);
+		uint32_t e = 1 + w % 250 + (r >> 23) % 5;
+		v[i] = u2f((r & 0x807fffffu) | e << 23);
+		if (r % 61 == 0)
+			v[i] = u2f(r & 0x800fffffu);   /* zeros and subnormals */
+	}
+}
+
+/* The avx512 sr kernels against the portable code: NVFP4 elements at their
+ * decision points (against quant_run too at index 0, seed 99), and random
+ * tensors of many sizes and offsets for every format, with several seeds
+ * and index0 just below and across a 2^32 boundary. */
+START_TEST(bulk_sr_paths_agree)
+{
+	if (!fmt_simd_available(FMT_SIMD_AVX512))
+		return;
+	enum { M = 16 * 355 };   /* within compare_on's N: 22 groups of 16 blocks and 3 */
+	static float v[M + 64];
+	static fmt_num x[M];
+	static const int e0s[] = { 3, -30, 60, -128 };
+	static const uint64_t idx0[] = { 0, 0xfffff000ull, 0x2fffffff0ull, 0x3ffffffffull - M };
+	for (size_t e = 0; e < sizeof e0s / sizeof e0s[0]; e++) {
+		float s_t = nv_near_thresholds(v, M, e0s[e], 99, 0);
+		for (size_t i = 0; i < M; i++) {
+			fmt_num_init(&x[i]);
+			fmt_num_set_double(&x[i], v[i]);
+		}
+		compare_on(v, x, QUANT_NVFP4, QUANT_RULE_OCP, FMT_SR, 0, M);
+		for (size_t i = 0; i < M; i++)
+			fmt_num_clear(&x[i]);
+		for (size_t k = 0; k < sizeof idx0 / sizeof idx0[0]; k++) {
+			for (uint64_t seed = 5; seed < 8; seed++) {
+				s_t = nv_near_thresholds(v, M, e0s[e], seed, idx0[k]);
+				paths_agree(v, M, QUANT_NVFP4, QUANT_RULE_OCP, 0, s_t, seed, idx0[k]);
+			}
+		}
+	}
+	static const size_t sizes[] = { 16, 32, 48, 256, 272, 512, 528, 1024, 4096, 4160, M };
+	for (size_t t = 0; t < 24; t++) {
+		random_tensor(v, M + 64, 1000 + 2 * t);
+		size_t n = sizes[t % (sizeof sizes / sizeof sizes[0])], off = rng_bits(40, t) % 64;
+		uint64_t index0 = idx0[t % 4] + (t & 4 ? n / 2 : 0), seed = 100 + t;
+		float s_t;
+		ck_assert(quant_bulk_tensor_scale(&s_t, v + off, n, NULL) == MP_OK);
+		for (int f = 0; f < QUANT_COUNT; f++) {
+			const quant_info *q = quant_get((quant_id)f);
+			if (!q->name)
+				continue;
+			paths_agree(v + off, n, (quant_id)f, QUANT_RULE_OCP, 0, s_t, seed, index0);
+			if (!q->nvfp4)
+				paths_agree(v + off, n, (quant_id)f, QUANT_RULE_CEIL, 16 << (t % 3), 0, seed, index0);
+		}
+	}
+}
+END_TEST
+
 START_TEST(bulk_matches_exact)
 {
 	for (int f = 0; f < QUANT_COUNT; f++) {
@@ -201,6 +321,30 @@ START_TEST(bulk_nonfinite)
 			ck_assert(quant_bulk((fmt_simd)p, &o, 1.0f, 0, elems, scales, v, 100, &bad) == MP_EINVAL && bad == 37);
 			ck_assert(quant_bulk((fmt_simd)p, &o, 1.0f, 0, elems, scales, v + 40, 60, &bad) == MP_EINVAL &&
 			          bad == 30);
+		}
+	}
+	/* in a later group of 16 blocks (the kernels take the next group's
+	 * scales before this group's elements), by sr too */
+	static float w[2048];
+	static const size_t at[] = { 5, 260, 511, 512, 777, 1600, 2047 };
+	for (size_t j = 0; j < sizeof at / sizeof at[0]; j++) {
+		for (size_t i = 0; i < 2048; i++)
+			w[i] = (float)(i % 50) - 20.5f;
+		w[at[j]] = j & 1 ? NAN : -INFINITY;
+		for (int f = 0; f < QUANT_COUNT; f++) {
+			if (!quant_get((quant_id)f)->name)
+				continue;
+			for (int m = 0; m < 2; m++) {
+				quant_opts o = { .fmt = (quant_id)f, .mode = m ? FMT_SR : FMT_RNE };
+				for (int p = 0; p < FMT_SIMD_COUNT; p++) {
+					if (!fmt_simd_available((fmt_simd)p))
+						continue;
+					size_t bad = 0;
+					ck_assert_msg(quant_bulk((fmt_simd)p, &o, 1.0f, 0, elems, scales, w, 2048, &bad) == MP_EINVAL &&
+					              bad == at[j], "%s %s: bad %zu, want %zu", quant_get((quant_id)f)->name,
+					              fmt_simd_name((fmt_simd)p), bad, at[j]);
+				}
+			}
 		}
 	}
 	float s_t;
@@ -269,6 +413,7 @@ int main(void)
 	tcase_add_test(tc, bulk_nonfinite);
 	tcase_add_test(tc, bulk_vanishing_product_sr);
 	tcase_add_test(tc, bulk_nvfp4_ties);
+	tcase_add_test(tc, bulk_sr_paths_agree);
 	suite_add_tcase(s, tc);
 	int rc = testutil_run(s);
 	for (size_t i = 0; i < N; i++)

@@ -232,9 +232,7 @@ static mp_status bulk_mx(fmt_simd path, const quant_opts *o, uint64_t index0, ui
 		}
 		return MP_OK;
 	}
-	/* sr into fp8 is faster through fmt's SIMD encoder (below) than fused */
-	bool fused_sr = o->mode == FMT_SR && q->elem != FMT_E4M3 && q->elem != FMT_E5M2 &&
-	                (n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32));
+	bool fused_sr = o->mode == FMT_SR && (n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32));
 	if (use_avx512(path) && bs % 16 == 0 && (o->mode == FMT_RNE || fused_sr)) {
 		/* whole blocks in one pass; a short last block below */
 		quant_elem_enc enc = quant_elem_enc_of(q->elem);
@@ -272,6 +270,18 @@ static mp_status bulk_mx(fmt_simd path, const quant_opts *o, uint64_t index0, ui
 
 /* --- nvfp4 --- */
 
+/* The pattern of the largest fp32 not above t > 0 (FLT_MAX above it): the
+ * nearest one, or the one below it (a pattern step down) when that is above
+ * t or inf. *exact: whether it is t. */
+static uint32_t f32_below(double t, bool *exact)
+{
+	float f = (float)t;
+	uint32_t b = f2u(f);
+	bool over = b == 0x7f800000u || (double)f > t;
+	*exact = !over && (double)f == t;
+	return over ? b - 1 : b;
+}
+
 /* Rounding-to-nearest-even into e2m1 of |V| / D, for fp32 V, as 7
  * comparisons of patterns. The midpoints between the e2m1 magnitudes (codes
  * 0..7: 0, 0.5, 1, 1.5, 2, 3, 4, 6) are mid_j * D, exact in binary64
@@ -284,22 +294,18 @@ void quant_nv_thresholds(uint32_t g[7], double D)
 {
 	static const double mid[7] = { 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0 };
 	for (int j = 0; j < 7; j++) {
-		double t = mid[j] * D;
-		float f = (float)t;
-		if (isinf(f) || (double)f > t)
-			f = nextafterf(f, 0.0f);
-		uint32_t b = f2u(f);
-		g[j] = (j & 1) && (double)f == t ? b - 1 : b;
+		bool exact;
+		uint32_t b = f32_below(mid[j] * D, &exact);
+		g[j] = (j & 1) && exact ? b - 1 : b;
 	}
 }
 
 /* The pattern b with a > b iff a >= t, for every fp32 pattern a >= 0 (t > 0). */
 static uint32_t pattern_ge(double t)
 {
-	float f = (float)t;
-	if (isinf(f) || (double)f > t)
-		f = nextafterf(f, 0.0f);
-	return (double)f == t ? f2u(f) - 1 : f2u(f);
+	bool exact;
+	uint32_t b = f32_below(t, &exact);
+	return exact ? b - 1 : b;
 }
 
 /* The value of a finite e4m3 code (no sign); once per scale code. */
@@ -388,23 +394,53 @@ void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32
 	}
 }
 
+/* The least fp32 f >= t, for a binary64 t >= 0 (inf above FLT_MAX): the
+ * nearest one, or a pattern step up. */
+static float f32_up(double t)
+{
+	float f = (float)t;
+	return (double)f < t ? u2f(f2u(f) + 1) : f;
+}
+
+/* 2^e as a binary64, for a normal result (-1022 <= e <= 1023). */
+static double pow2(int e)
+{
+	uint64_t b = (uint64_t)(e + 1023) << 52;
+	double d;
+	memcpy(&d, &b, 8);
+	return d;
+}
+
 /* The tables of quant_nv_sr16_avx512 for s_t > 0. */
 static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 {
 	static const double val[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
 	static const int gap[8] = { -1, -1, -1, -1, 0, 0, 1, 0 };
-	memset(t, 0xff, sizeof t->h[0]);
+	/* scale code 0: elements 0, never up (h above every pattern, T = inf) */
+	memset(t->h[0], 0xff, sizeof t->h[0]);
+	t->dm[0] = 1;
+	for (int k = 0; k < 8; k++) {
+		t->vd[0][k] = t->sc[0][k] = 0;
+		t->tg[0][k] = 0;
+		t->tv[0][k] = INFINITY;
+	}
 	for (uint32_t c = 1; c < 127; c++) {
+		/* D = m 2^(E - 1075), a normal binary64 (2^-158 <= D < 2^128) */
 		double D = e4m3_value(c) * (double)s_t;
-		int x;
-		uint64_t m = (uint64_t)ldexp(frexp(D, &x), 53);
+		uint64_t b;
+		memcpy(&b, &D, 8);
+		uint64_t m = (b & ((1ull << 52) - 1)) | 1ull << 52;
 		int tz = __builtin_ctzll(m);
 		t->dm[c] = m >> tz;
-		int ed = x - 53 + tz;
+		int ed = (int)(b >> 52) - 1075 + tz;
 		for (int k = 0; k < 8; k++) {
 			t->h[c][k] = k < 7 ? pattern_ge(val[k + 1] * D) : 0xffffffffu;
 			t->vd[c][k] = val[k] * D;
-			t->sc[c][k] = ldexp(1.0, 32 - gap[k] - ed);
+			t->sc[c][k] = pow2(32 - gap[k] - ed);
+			/* g = 2^(p - 32) D and vd exact in binary64 (D has at most 28 bits) */
+			double g = k < 7 ? D * pow2(gap[k] - 32) : 0, vd = k < 7 ? val[k] * D : INFINITY;
+			t->tg[c][k] = f32_up(g);
+			t->tv[c][k] = f32_up(vd);
 		}
 	}
 }

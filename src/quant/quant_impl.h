@@ -91,7 +91,9 @@ size_t quant_mx_rne_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const floa
 /* MX sr in one pass, as quant_mx_rne_avx512: element i draws
  * rng_bits(seed, index0 + i); index0 .. index0 + n - 1 must share their
  * top 32 bits (one key). The rounding is bulk_encode1's (fmt/bulk_impl.h)
- * on the scaled pattern: the first 32 discarded bits and a sticky bit. */
+ * on the scaled pattern, by the steps of fmt's encode_fast (a carry into
+ * the kept bits above the element's min normal, the exact fraction of the
+ * subnormal grid below it), for every element format. */
 size_t quant_mx_sr_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n, size_t bs,
                           const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0);
 
@@ -133,6 +135,18 @@ typedef struct {
 	double vd[127][8];
 	double sc[127][8];
 	uint64_t dm[127];
+	/* The same decision in fp32, without the binary64 steps: up iff
+	 * a > T = vd[kept] + rbits g, g = 2^(p - 32) D. tg[c] holds g and
+	 * tv[c] vd, both rounded up (g = 0, vd = inf for code 7, never up, and
+	 * in row 0, scale code 0). With rbits rounded up too and the fma
+	 * rounded up, T_hi >= T: a > T_hi is up. An upward rounding errs by at
+	 * most 2^-23 of its result or, in the subnormals, 2^-149: with
+	 * rbits < 2^32 multiplying g's error,
+	 * T_hi <= T (1 + 2^-23)^3 + 2^-117 (1 + 2^-22) + 2^-147 < T (1 + 2^-21)
+	 * + 2^-116. So a (1 + 2^-21) + 2^-116, rounded up, below T_hi means
+	 * a < T: not up. Only a lane between the two needs the exact test. */
+	float tg[127][8];
+	float tv[127][8];
 } quant_nv_sr_tab;
 
 /* nvfp4 sr over whole blocks of 16 (n a multiple of 16), scale codes as
