@@ -10,6 +10,7 @@
 #include "fmt/bulk.h"
 #include "train/backend.h"
 #include "train/fp8scale.h"
+#include "train/layers_avx512.h"
 #include "train/optim.h"
 
 typedef struct {
@@ -224,23 +225,10 @@ static float adamw_update(const train_config *cfg, double lr, double mhat, doubl
 #include <immintrin.h>
 #define T512 __attribute__((target("avx512f,avx512vl,avx512dq"), optimize("fp-contract=off")))
 
-/* Detected once for every thread, as layers_have_avx512. */
-static bool adam_avx512;
-static pthread_once_t adam_once = PTHREAD_ONCE_INIT;
-
-static void adam_detect(void)
-{
-	__builtin_cpu_init();
-	const char *env = getenv("MIXPREC_SIMD");
-	bool capped = env && (!strcmp(env, "portable") || !strcmp(env, "avx2"));
-	adam_avx512 = !capped && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-	              __builtin_cpu_supports("avx512dq");
-}
-
+/* The layers' AVX-512 (F, DQ; detected once, MIXPREC_SIMD honoured) and VL. */
 static bool adam_have_avx512(void)
 {
-	pthread_once(&adam_once, adam_detect);
-	return adam_avx512;
+	return layers_have_avx512() && __builtin_cpu_supports("avx512vl");
 }
 
 T512 static size_t adam_moments_avx512(float *m, float *v, const float *g, size_t n, double clip, double b1,
