@@ -47,10 +47,29 @@ Q512 void quant_mx_scale_avx512(float *out, const float *in, size_t n, int k)
 	}
 }
 
-/* Whole blocks of a multiple of 16 elements in registers: the amax by
- * vector max and one reduction, the exponent as quant_mx_exp, the scaled
- * values as quant_mx_scale_avx512; a short last block and other block
- * sizes take the portable code. */
+/* One MX block of bs elements (a multiple of 16): the amax by vector max
+ * and one reduction, the exponent as quant_mx_exp, the scale byte into
+ * *scale and the multiplier 2^-e into *mul. False (nothing written) when
+ * the block holds an inf or NaN. */
+Q512 static inline bool mx_block_scale(uint8_t *scale, __m512 *mul, const float *in, size_t bs,
+                                       const quant_mx_rule *r)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	__m512i m = _mm512_setzero_si512();
+	for (size_t i = 0; i < bs; i += 16)
+		m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(in + i), abs));
+	uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(m);
+	if (amax >= 0x7f800000u)
+		return false;
+	int e = quant_mx_exp(r, amax);
+	*scale = (uint8_t)(e + 127);
+	*mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - e) << 23)));
+	return true;
+}
+
+/* Whole blocks of a multiple of 16 elements in registers: the scale as
+ * mx_block_scale, the scaled values as quant_mx_scale_avx512; a short last
+ * block and other block sizes take the portable code. */
 Q512 size_t quant_mx_blocks_avx512(float *out, uint8_t *scales, const float *in, size_t n, size_t bs,
                                    const quant_mx_rule *r)
 {
@@ -59,15 +78,9 @@ Q512 size_t quant_mx_blocks_avx512(float *out, uint8_t *scales, const float *in,
 	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
 	size_t full = n / bs * bs, k = 0;
 	for (size_t b = 0; b < full; b += bs, k++) {
-		__m512i m = _mm512_setzero_si512();
-		for (size_t i = b; i < b + bs; i += 16)
-			m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(in + i), abs));
-		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(m);
-		if (amax >= 0x7f800000u)
+		__m512 mul;
+		if (!mx_block_scale(scales + k, &mul, in + b, bs, r))
 			return b;
-		int e = quant_mx_exp(r, amax);
-		scales[k] = (uint8_t)(e + 127);
-		const __m512 mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - e) << 23)));
 		for (size_t i = b; i < b + bs; i += 16) {
 			__m512 v = _mm512_loadu_ps(in + i);
 			__m512i p = _mm512_castps_si512(_mm512_mul_ps(v, mul));
@@ -125,7 +138,6 @@ Q512 static bool mx_scales512(uint8_t *scales, uint32_t mul[16], const float *in
 Q512 size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
                                 const quant_mx_rule *r, const quant_elem_enc *enc)
 {
-	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
 	const mx_enc e = mx_enc_load(enc);
 	size_t full = n / bs * bs, k = 0, b = 0;
 	if (bs == 32) {
@@ -141,15 +153,9 @@ Q512 size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in
 		}
 	}
 	for (; b < full; b += bs, k++) {
-		__m512i m = _mm512_setzero_si512();
-		for (size_t i = b; i < b + bs; i += 16)
-			m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(in + i), abs));
-		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(m);
-		if (amax >= 0x7f800000u)
+		__m512 mul;
+		if (!mx_block_scale(scales + k, &mul, in + b, bs, r))
 			return b;
-		int x = quant_mx_exp(r, amax);
-		scales[k] = (uint8_t)(x + 127);
-		const __m512 mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - x) << 23)));
 		for (size_t i = b; i < b + bs; i += 16)
 			mx_rne16(elems + i, _mm512_loadu_si512(in + i), mul, &e);
 	}
@@ -379,7 +385,6 @@ Q512 static void mx_sr_elems512(uint8_t *elems, const float *in, const uint32_t 
 Q512 size_t quant_mx_sr_avx512(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
                                const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0)
 {
-	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
 	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 	const mx_sr_enc e = mx_sr_enc_load(enc, rng_key_for(seed, index0));
 	size_t full = n / bs * bs, k = 0, b = 0;
@@ -392,15 +397,9 @@ Q512 size_t quant_mx_sr_avx512(uint8_t *elems, uint8_t *scales, const float *in,
 		}
 	}
 	for (; b < full; b += bs, k++) {
-		__m512i m = _mm512_setzero_si512();
-		for (size_t i = b; i < b + bs; i += 16)
-			m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(in + i), abs));
-		uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(m);
-		if (amax >= 0x7f800000u)
+		__m512 mul;
+		if (!mx_block_scale(scales + k, &mul, in + b, bs, r))
 			return b;
-		int x = quant_mx_exp(r, amax);
-		scales[k] = (uint8_t)(x + 127);
-		const __m512 mul = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)(127 - x) << 23)));
 		for (size_t i = b; i < b + bs; i += 16) {
 			__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + i)), lane);
 			__m512i c = mx_sr16(_mm512_loadu_si512(in + i), mul, idx, &e);
