@@ -92,23 +92,21 @@ static const preset presets[] = {
 	 * per tensor and no loss scale; attention, the tied head, LayerNorm,
 	 * softmax and the loss as TE leaves them outside fp8 (bf16 GEMMs, fp32
 	 * reductions); the weight gradients out of the GEMM in bf16, accumulated
-	 * and stepped in fp32 */
+	 * and stepped in fp32 (FP8_RECIPE_REST, in every fp8 recipe below) */
+#define FP8_RECIPE_REST                                                                                        \
+	.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,                  \
+	.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,                                      \
+	.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,                                       \
+	.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,         \
+	.scaling = SCALER_NONE, .static_scale = 1.0
 	{ .about = "TE DelayedScaling: per-tensor scales from an amax history",
 	  .p = { .name = "fp8-delayed",
-		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
-		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
-		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
-		.scaling = SCALER_NONE, .static_scale = 1.0,
+		FP8_RECIPE_REST,
 		.fp8 = FP8_SCALING_DELAYED, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E5M2, .amax_history = 16,
 		.amax_algo = AMAX_ALGO_MAX, .fp8_margin = 0 } },
 	{ .about = "TE Float8CurrentScaling: per-tensor scales from each amax",
 	  .p = { .name = "fp8-current",
-		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
-		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
-		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
-		.scaling = SCALER_NONE, .static_scale = 1.0,
+		FP8_RECIPE_REST,
 		.fp8 = FP8_SCALING_CURRENT, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E5M2, .amax_history = 16,
 		.amax_algo = AMAX_ALGO_MAX, .fp8_margin = 0 } },
 	/* the block recipes, the rest as the two above: DeepSeek-V3's (TE's
@@ -117,32 +115,21 @@ static const preset presets[] = {
 	 * last block kept in bf16 at this depth */
 	{ .about = "DeepSeek-V3: E4M3, fp32 scales per 1x128 and 128x128",
 	  .p = { .name = "fp8-block",
-		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
-		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
-		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
-		.scaling = SCALER_NONE, .static_scale = 1.0,
+		FP8_RECIPE_REST,
 		.fp8 = FP8_SCALING_BLOCK, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E4M3, .amax_history = 1,
 		.amax_algo = AMAX_ALGO_MAX, .scale_pow2 = true } },
 	{ .about = "MXFP8: E4M3, an e8m0 scale per 32 (the ceil rule)",
 	  .p = { .name = "mxfp8",
-		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
-		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
-		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
-		.scaling = SCALER_NONE, .static_scale = 1.0,
+		FP8_RECIPE_REST,
 		.fp8 = FP8_SCALING_MX, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E4M3, .amax_history = 1,
 		.amax_algo = AMAX_ALGO_MAX, .mx_rule = QUANT_RULE_CEIL } },
 	{ .about = "NVFP4 recipe: RHT, SR grads, 2D weights, last block bf16",
 	  .p = { .name = "nvfp4",
-		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
-		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
-		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
-		.scaling = SCALER_NONE, .static_scale = 1.0,
+		FP8_RECIPE_REST,
 		.fp8 = FP8_SCALING_NVFP4, .fp8_fwd = FMT_E2M1, .fp8_bwd = FMT_E2M1, .amax_history = 1,
 		.amax_algo = AMAX_ALGO_MAX, .nvfp4_rht = true, .nvfp4_sr = true, .nvfp4_2d = true, .bf16_last = 1 } },
 };
+#undef FP8_RECIPE_REST
 
 enum { PRESET_COUNT = sizeof presets / sizeof presets[0] };
 
