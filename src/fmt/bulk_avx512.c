@@ -1,5 +1,6 @@
 /* AVX-512 kernels (F, BW, VL, DQ, BF16): compiled for those features by
  * function attributes and only called when the CPU reports them. */
+#include "fmt/bulk_avx512_parts.h"
 #include "fmt/bulk_impl.h"
 
 #if defined(__x86_64__)
@@ -64,16 +65,10 @@ T512 static inline __attribute__((always_inline)) vparams vparams_load(const bul
 	return v;
 }
 
-/* lowbias32 of (idx ^ k1), its first step folded into the key: since
- * shifts distribute over xor, (idx ^ k1) ^ ((idx ^ k1) >> 16) =
- * idx ^ (idx >> 16) ^ k1f, one three-way xor. Returns x after the second
- * multiply; rng_bits_keyed is then x ^ (x >> 16) ^ k2. */
+/* lowbias32 of (idx ^ k1) up to its second multiply (bulk_avx512_mix32_body). */
 T512 static inline __attribute__((always_inline)) __m512i mix32_body(const vparams *v, __m512i idx)
 {
-	__m512i x = _mm512_ternarylogic_epi32(idx, _mm512_srli_epi32(idx, 16), v->k1f, 0x96);
-	x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
-	x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
-	return _mm512_mullo_epi32(x, _mm512_set1_epi32((int)0x846ca68bu));
+	return bulk_avx512_mix32_body(idx, v->k1f);
 }
 
 /* The indices idx_lo + 0..15. */
@@ -85,15 +80,13 @@ T512 static inline __attribute__((always_inline)) __m512i idx16(const vparams *v
 /* Random bits for the lanes' indices idx (rng_bits_keyed in every lane). */
 T512 static inline __attribute__((always_inline)) __m512i rand16(const vparams *v, __m512i idx)
 {
-	__m512i x = mix32_body(v, idx);
-	return _mm512_ternarylogic_epi32(x, _mm512_srli_epi32(x, 16), v->k2, 0x96);
+	return bulk_avx512_rbits(idx, v->k1f, v->k2);
 }
 
 /* The complement of rand16's bits, at the same cost (~r = x ^ (x >> 16) ^ ~k2). */
 T512 static inline __attribute__((always_inline)) __m512i rand16_not(const vparams *v, __m512i idx)
 {
-	__m512i x = mix32_body(v, idx);
-	return _mm512_ternarylogic_epi32(x, _mm512_srli_epi32(x, 16), v->nk2, 0x96);
+	return bulk_avx512_rbits(idx, v->k1f, v->nk2);
 }
 
 /* The complement of rand16's bits in the top 16 bits of each lane (the low
@@ -180,14 +173,7 @@ T512 static inline __attribute__((always_inline)) __m512i encode_fast_mag(const 
 		/* subnormal lanes: the conversions write straight into enc */
 		__m512 y = _mm512_mul_ps(_mm512_castsi512_ps(a), v->sub_scale);
 		if (sr) {
-			/* frac(y) = y - floor(y) in one VREDUCEPS (exact); c = ceil(frac(y) 2^32);
-			 * r < c iff c + ~r carries out of 32 bits (c = 0 never does) */
-			__m512 f32 = _mm512_mul_ps(_mm512_reduce_ps(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC),
-			                           _mm512_set1_ps(0x1p32f));
-			__m512i c = _mm512_cvt_roundps_epu32(f32, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
-			__mmask16 up = _mm512_mask_cmplt_epu32_mask(sub, _mm512_add_epi32(c, nr), nr);
-			enc = _mm512_mask_cvt_roundps_epi32(enc, sub, y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-			enc = _mm512_mask_add_epi32(enc, up, enc, one);
+			enc = bulk_avx512_sr_grid(enc, sub, y, nr);
 		} else {
 			enc = _mm512_mask_cvt_roundps_epi32(enc, sub, y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 		}

@@ -8,6 +8,7 @@
  * that subnormals are not flushed (no FTZ/DAZ). */
 #include <string.h>
 
+#include "fmt/bulk_avx512_parts.h"
 #include "quant/quant_impl.h"
 #include "util/rng.h"
 
@@ -160,18 +161,6 @@ Q512 size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in
 			mx_rne16(elems + i, _mm512_loadu_si512(in + i), mul, &e);
 	}
 	return full;
-}
-
-/* rng_bits_keyed lane by lane for the indices idx, k1's first step folded
- * into k1f = k1 ^ (k1 >> 16): shifts distribute over xor, so (idx ^ k1) ^
- * ((idx ^ k1) >> 16) = idx ^ (idx >> 16) ^ k1f, one three-way xor. */
-Q512 static inline __m512i rbits16(__m512i idx, __m512i k1f, __m512i k2)
-{
-	__m512i x = _mm512_ternarylogic_epi32(idx, _mm512_srli_epi32(idx, 16), k1f, 0x96);
-	x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
-	x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
-	x = _mm512_mullo_epi32(x, _mm512_set1_epi32((int)0x846ca68bu));
-	return _mm512_ternarylogic_epi32(x, _mm512_srli_epi32(x, 16), k2, 0x96);
 }
 
 Q512 void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uint32_t g[7])
@@ -333,22 +322,15 @@ Q512 static inline mx_sr_enc mx_sr_enc_load(const quant_elem_enc *enc, rng_key k
 Q512 static inline __m512i mx_sr16(__m512i v, __m512 mul, __m512i idx, const mx_sr_enc *e)
 {
 	const __m512i one = _mm512_set1_epi32(1);
-	__m512i nr = rbits16(idx, e->k1f, e->nk2);
+	__m512i nr = bulk_avx512_rbits(idx, e->k1f, e->nk2);
 	__m512i av = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
 	__m512i a = _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(av), mul));
 	a = _mm512_max_epu32(a, _mm512_min_epu32(av, one));
 	__m512i enc = _mm512_sub_epi32(
 		_mm512_srlv_epi32(_mm512_add_epi32(a, _mm512_srlv_epi32(nr, e->keep)), e->shift), e->rebias);
 	__mmask16 sub = _mm512_cmplt_epu32_mask(a, e->min_normal);
-	if (sub) {
-		__m512 y = _mm512_mul_ps(_mm512_castsi512_ps(a), e->sub_scale);
-		__m512 f32 = _mm512_mul_ps(_mm512_reduce_ps(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC),
-		                           _mm512_set1_ps(0x1p32f));
-		__m512i c = _mm512_cvt_roundps_epu32(f32, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
-		__mmask16 up = _mm512_mask_cmplt_epu32_mask(sub, _mm512_add_epi32(c, nr), nr);
-		enc = _mm512_mask_cvt_roundps_epi32(enc, sub, y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-		enc = _mm512_mask_add_epi32(enc, up, enc, one);
-	}
+	if (sub)
+		enc = bulk_avx512_sr_grid(enc, sub, _mm512_mul_ps(_mm512_castsi512_ps(a), e->sub_scale), nr);
 	enc = _mm512_min_epu32(enc, e->max_bits);
 	/* enc | (v >> sign_shift & sign_bit) */
 	return _mm512_ternarylogic_epi32(enc, _mm512_srlv_epi32(v, e->sign_shift), e->sign_bit, 0xf8);
@@ -528,7 +510,7 @@ Q512 static inline __m512i nv_sr_codes(__m512i v, uint32_t c, __m512i idx, __m51
                                        const quant_nv_sr_tab *tab)
 {
 	__m512i a = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
-	__m512i k = nv_sr16(a, rbits16(idx, k1f, k2), tab, c);
+	__m512i k = nv_sr16(a, bulk_avx512_rbits(idx, k1f, k2), tab, c);
 	return _mm512_ternarylogic_epi32(k, _mm512_srli_epi32(v, 28), _mm512_set1_epi32(8), 0xf8);   /* k | (v >> 28 & 8) */
 }
 
