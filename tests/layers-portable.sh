@@ -1,7 +1,7 @@
 #!/bin/sh
-# Runs test_layers (tests/test_layers.c) with the kernels' portable loops
-# (MIXPREC_SIMD=portable), so that the twins of the AVX-512 LayerNorm, GELU
-# and softmax are checked on every CPU; exit status passed on.
+# Runs test_layers (tests/test_layers.c) on the portable instance of the row
+# kernels (MIXPREC_SIMD=portable), the path of CPUs without x86 SIMD, so
+# that it is checked on every CPU; exit status passed on.
 if [ -z "$TESTBIN" ]; then
 	if [ -x ./tests/test_layers ]; then TESTBIN=./tests; else TESTBIN=$(dirname "$0"); fi
 fi

@@ -12,6 +12,7 @@
 #include "train/train_bench.h"
 #include "util/blas.h"
 #include "util/csvout.h"
+#include "util/file.h"
 
 void openblas_set_num_threads(int num_threads);
 
@@ -38,7 +39,9 @@ int bench_train(const int *threads, int nthreads, unsigned reps, bool csv, const
 	char err[512];
 	mp_status st = corpus_load(&data, corpus_default_path(), cfg.t, err, sizeof err);
 	if (st != MP_OK) {
+		char hint[8400];
 		cli_error("bench", "train: %s", err);
+		cli_error("bench", "%s", file_data_hint(hint, sizeof hint, "MIXPREC_DATADIR", corpus_default_path()));
 		return CLI_ENV;
 	}
 	size_t steps = 4 * (size_t)reps;
@@ -164,7 +167,9 @@ int bench_train_cuda(const gpu_info *info, unsigned reps, bool csv)
 	size_t ctx = train_bench_cuda_context() > gpu_train_bench_gpt2_context() ? train_bench_cuda_context()
 	                                                                          : gpu_train_bench_gpt2_context();
 	if (corpus_load(&data, corpus_default_path(), ctx, err, sizeof err) != MP_OK) {
+		char hint[8400];
 		cli_error("bench", "train: %s", err);
+		cli_error("bench", "%s", file_data_hint(hint, sizeof hint, "MIXPREC_DATADIR", corpus_default_path()));
 		return CLI_ENV;
 	}
 	train_cuda_out o = { .csv = csv };

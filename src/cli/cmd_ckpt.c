@@ -66,7 +66,10 @@ static int load_text(const char *path, unsigned char **text, size_t *n)
 	const char *p = path ? path : corpus_default_path();
 	mp_status st = file_read_all(p, CORPUS_MAX_BYTES, &buf, &len, err, sizeof err);
 	if (st != MP_OK) {
+		char hint[8400];
 		cli_error("eval", "--data: %s", err);
+		if (st == MP_EIO && !path)
+			cli_error("eval", "%s", file_data_hint(hint, sizeof hint, "MIXPREC_DATADIR", p));
 		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
 	}
 	size_t from = path ? 0 : len - len / 10;

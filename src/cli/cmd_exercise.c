@@ -133,8 +133,11 @@ int cli_load_exercises(const char *cmd, const char *dir, ex_set *set, bool quiet
 			fprintf(stderr, "mixprec %s: warning: %s\n", cmd, d.msgs[i]);
 	ex_diags_free(&d);
 	if (st != MP_OK) {
+		char hint[8400];
 		if (st == MP_ENOMEM)
 			cli_error(cmd, "out of memory");
+		else if (st == MP_EIO && !dir)
+			cli_error(cmd, "%s", file_data_hint(hint, sizeof hint, "MIXPREC_EXERCISEDIR", ex_dir()));
 		ex_set_free(set);
 		return CLI_ENV;
 	}

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "teach/lesson.h"
 #include "teach/lesson_check.h"
+#include "util/file.h"
 
 static void lesson_help(void)
 {
@@ -35,6 +36,15 @@ static void lesson_help(void)
 	       lesson_dir());
 }
 
+/* The lesson folder cannot be read: which places were tried, and the fix. */
+static int lesson_folder_missing(void)
+{
+	char hint[8400];
+	cli_error("lesson", "cannot read the lesson folder %s: %s", lesson_dir(),
+	          file_data_hint(hint, sizeof hint, "MIXPREC_LESSONDIR", lesson_dir()));
+	return CLI_ENV;
+}
+
 /* Loads lesson NAME from the lesson folder; reports failures. */
 static int load_named(const char *name, lesson_doc *doc)
 {
@@ -44,6 +54,8 @@ static int load_named(const char *name, lesson_doc *doc)
 	}
 	char path[4096], err[4200];
 	snprintf(path, sizeof path, "%s/%s.md", lesson_dir(), name);
+	if (access(lesson_dir(), F_OK) != 0)
+		return lesson_folder_missing();
 	if (access(path, F_OK) != 0) {
 		cli_error("lesson", "no lesson '%s' (see 'mixprec lesson list')", name);
 		return CLI_USAGE;
@@ -181,10 +193,8 @@ static int check_lessons(const char *name, size_t seeds)
 	} else {
 		char **names;
 		size_t n;
-		if (lesson_list(lesson_dir(), &names, &n) != MP_OK) {
-			cli_error("lesson", "cannot read the lesson folder %s", lesson_dir());
-			return CLI_ENV;
-		}
+		if (lesson_list(lesson_dir(), &names, &n) != MP_OK)
+			return lesson_folder_missing();
 		for (size_t i = 0; i < n; i++) {
 			int r = check_one(names[i], seeds, &claims, &failed);
 			rc = r > rc ? r : rc;
@@ -254,10 +264,8 @@ int cmd_lesson(int argc, char **argv)
 		}
 		char **names;
 		size_t n;
-		if (lesson_list(lesson_dir(), &names, &n) != MP_OK) {
-			cli_error("lesson", "cannot read the lesson folder %s", lesson_dir());
-			return CLI_ENV;
-		}
+		if (lesson_list(lesson_dir(), &names, &n) != MP_OK)
+			return lesson_folder_missing();
 		int rc = CLI_OK;
 		for (size_t i = 0; i < n; i++) {
 			lesson_doc doc;

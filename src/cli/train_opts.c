@@ -9,6 +9,7 @@
 #include "cli/train_opts.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_trainer.h"
+#include "util/file.h"
 
 static bool parse_pos(const char *cmd, const char *opt, const char *text, size_t *v, size_t max)
 {
@@ -407,7 +408,10 @@ int train_opts_load_data(const char *cmd, const train_setup *su, corpus *c)
 	const char *path = su->data ? su->data : corpus_default_path();
 	mp_status st = corpus_load(c, path, su->cfg.t, err, sizeof err);
 	if (st != MP_OK) {
+		char hint[8400];
 		cli_error(cmd, "--data: %s", st == MP_ENOMEM ? "out of memory" : err);
+		if (st == MP_EIO && !su->data)
+			cli_error(cmd, "%s", file_data_hint(hint, sizeof hint, "MIXPREC_DATADIR", path));
 		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
 	}
 	if (c->replaced)

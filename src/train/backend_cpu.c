@@ -10,7 +10,7 @@
 #include "fmt/bulk.h"
 #include "train/backend.h"
 #include "train/fp8scale.h"
-#include "train/layers_avx512.h"
+#include "train/layers_simd.h"
 #include "train/optim.h"
 
 typedef struct {
@@ -225,10 +225,12 @@ static float adamw_update(const train_config *cfg, double lr, double mhat, doubl
 #include <immintrin.h>
 #define T512 __attribute__((target("avx512f,avx512vl,avx512dq"), optimize("fp-contract=off")))
 
-/* The layers' AVX-512 (F, DQ; detected once, MIXPREC_SIMD honoured) and VL. */
+/* The layers' AVX-512 path (detected once, MIXPREC_SIMD honoured), with DQ
+ * and VL. */
 static bool adam_have_avx512(void)
 {
-	return layers_have_avx512() && __builtin_cpu_supports("avx512vl");
+	return layers_path_best() == LAYERS_AVX512 && __builtin_cpu_supports("avx512dq") &&
+	       __builtin_cpu_supports("avx512vl");
 }
 
 T512 static size_t adam_moments_avx512(float *m, float *v, const float *g, size_t n, double clip, double b1,

@@ -13,7 +13,7 @@
 #include "fmt/bulk.h"
 #include "fmt/bulk_impl.h"
 #include "train/layernorm_core.h"
-#include "train/layers_avx512.h"
+#include "train/layers_simd.h"
 
 /* --- embeddings --- */
 
@@ -49,10 +49,10 @@ void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *in
 
 /* --- layer normalisation --- */
 
-/* The portable and low-precision rows are train/layernorm_core.h's, which
- * the GPU bodies run too. The AVX-512 twins (layers_avx512.c) have the same
- * formulas with sums in 16 lanes and fused multiply-adds: other bits, so
- * they keep their own loops. */
+/* The fp32 rows are layers_body.h's (16-lane sums in one defined order, the
+ * same bits on every SIMD path); the low-precision rows, which round every
+ * term of a sum taken in order, are train/layernorm_core.h's, which the
+ * GPU bodies run too. */
 
 /* The rounding of the LayerNorm reductions to f (RNE): NULL for fp32 (no
  * rounding), else p filled. */
@@ -65,8 +65,8 @@ static const bulk_params *layernorm_rounding(bulk_params *p, fmt_id f)
 	return p;
 }
 
-/* The portable forward over BT rows, the statistics and output rounded to
- * reduce (FMT_FP32: no rounding). */
+/* The forward over BT rows with the statistics and output rounded to
+ * reduce (not FMT_FP32). */
 static void layernorm_forward_rows(float *out, float *mean, float *rstd, const float *inp,
                                    const float *weight, const float *bias, size_t BT, size_t C, fmt_id reduce)
 {
@@ -79,14 +79,11 @@ static void layernorm_forward_rows(float *out, float *mean, float *rstd, const f
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                        const float *weight, const float *bias, size_t B, size_t T, size_t C)
 {
-	if (layers_have_avx512())
-		layernorm_forward_avx512(out, mean, rstd, inp, weight, bias, B * T, C);
-	else
-		layernorm_forward_rows(out, mean, rstd, inp, weight, bias, B * T, C, FMT_FP32);
+	layers_kernels_of(LAYERS_NPATHS)->layernorm_forward(out, mean, rstd, inp, weight, bias, B * T, C);
 }
 
-/* The portable backward over B*T rows, with the two row means (the only
- * reductions) and their terms rounded to reduce (FMT_FP32: no rounding). */
+/* The backward over B*T rows, with the two row means (the only reductions)
+ * and their terms rounded to reduce (not FMT_FP32). */
 static void layernorm_backward_rows(float *dinp, float *dweight, float *dbias, const float *dout,
                                     const float *inp, const float *weight, const float *mean,
                                     const float *rstd, size_t BT, size_t C, fmt_id reduce);
@@ -95,10 +92,8 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
                         const float *inp, const float *weight, const float *mean,
                         const float *rstd, size_t B, size_t T, size_t C)
 {
-	if (layers_have_avx512())
-		layernorm_backward_avx512(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B * T, C);
-	else
-		layernorm_backward_rows(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B * T, C, FMT_FP32);
+	layers_kernels_of(LAYERS_NPATHS)->layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B * T,
+	                                                     C);
 }
 
 /* --- sgemm accounting --- */
@@ -188,21 +183,7 @@ void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dou
  * of exp(in - max) and sets *max_out, so that log-sum-exp = log(sum) + max. */
 static float softmax_row(float *out, const float *in, size_t n, float *max_out)
 {
-	if (layers_have_avx512())
-		return softmax_row_avx512(out, in, n, max_out);
-	float mx = -INFINITY;
-	for (size_t u = 0; u < n; u++)
-		mx = in[u] > mx ? in[u] : mx;
-	float sum = 0.0f;
-	for (size_t u = 0; u < n; u++) {
-		out[u] = expf(in[u] - mx);
-		sum += out[u];
-	}
-	float inv = 1.0f / sum;
-	for (size_t u = 0; u < n; u++)
-		out[u] *= inv;
-	*max_out = mx;
-	return sum;
+	return layers_kernels_of(LAYERS_NPATHS)->softmax_row(out, in, n, max_out);
 }
 
 /* Softmax Jacobian per row of a causal (T,T) block: dpre = att (datt -
@@ -210,22 +191,7 @@ static float softmax_row(float *out, const float *in, size_t n, float *max_out)
  * att = 0 and get no gradient). */
 static void softmax_backward_causal(float *dpre, const float *datt, const float *att, size_t T)
 {
-	if (layers_have_avx512()) {
-		softmax_backward_causal_avx512(dpre, datt, att, T);
-		return;
-	}
-	for (size_t t = 0; t < T; t++) {
-		const float *ar = att + t * T;    // (T)
-		const float *dr = datt + t * T;   // (T)
-		float *dp = dpre + t * T;         // (T)
-		float dot = 0.0f;
-		for (size_t u = 0; u <= t; u++)
-			dot += ar[u] * dr[u];
-		for (size_t u = 0; u <= t; u++)
-			dp[u] = ar[u] * (dr[u] - dot);
-		for (size_t u = t + 1; u < T; u++)
-			dp[u] = 0.0f;
-	}
+	layers_kernels_of(LAYERS_NPATHS)->softmax_backward_causal(dpre, datt, att, T);
 }
 
 /* --- attention --- */
@@ -297,31 +263,12 @@ void attention_backward(float *dinp, float *dpreatt, float *datt, const float *d
 
 void gelu_forward(float *out, const float *inp, size_t N)
 {
-	if (layers_have_avx512()) {
-		gelu_forward_avx512(out, inp, N);
-		return;
-	}
-	for (size_t i = 0; i < N; i++) {
-		float x = inp[i];
-		float u = GELU_SCALE * (x + GELU_CUBE * x * x * x);
-		out[i] = 0.5f * x * (2.0f / (1.0f + expf(-2.0f * u)));   /* 1 + tanh(u), both tails exact */
-	}
+	layers_kernels_of(LAYERS_NPATHS)->gelu_forward(out, inp, N);
 }
 
 void gelu_backward(float *dinp, const float *inp, const float *dout, size_t N)
 {
-	if (layers_have_avx512()) {
-		gelu_backward_avx512(dinp, inp, dout, N);
-		return;
-	}
-	for (size_t i = 0; i < N; i++) {
-		float x = inp[i];
-		float u = GELU_SCALE * (x + GELU_CUBE * x * x * x);
-		float opt = 2.0f / (1.0f + expf(-2.0f * u));   /* 1 + tanh(u) */
-		float du = GELU_SCALE * (1.0f + 3.0f * GELU_CUBE * x * x);
-		float grad = 0.5f * opt + 0.5f * x * opt * (2.0f - opt) * du;
-		dinp[i] += grad * dout[i];
-	}
+	layers_kernels_of(LAYERS_NPATHS)->gelu_backward(dinp, inp, dout, N);
 }
 
 void residual_forward(float *out, const float *inp1, const float *inp2, size_t N)

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -261,16 +262,72 @@ void file_atomic_abort(file_atomic *a)
 	memset(a, 0, sizeof *a);
 }
 
+static char data_tree[4096];
+static pthread_once_t data_tree_once = PTHREAD_ONCE_INIT;
+
+static bool holds_lessons(const char *dir)
+{
+	char p[4200];
+	snprintf(p, sizeof p, "%s/lessons/ORDER", dir);
+	return access(p, R_OK) == 0;
+}
+
+static void data_tree_find(void)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	if (holds_lessons(exe))
+		snprintf(data_tree, sizeof data_tree, "%s", exe);
+#if defined(MIXPREC_ABS_SRCDIR) && defined(MIXPREC_ABS_BUILDDIR)
+	else if (file_same(exe, MIXPREC_ABS_BUILDDIR) && holds_lessons(MIXPREC_ABS_SRCDIR))
+		snprintf(data_tree, sizeof data_tree, "%s", MIXPREC_ABS_SRCDIR);
+#endif
+}
+
+const char *file_data_tree(void)
+{
+	pthread_once(&data_tree_once, data_tree_find);
+	return data_tree[0] ? data_tree : NULL;
+}
+
 const char *file_data_path(char *buf, size_t n, const char *env, const char *env_rel, const char *installed,
                            const char *src_rel)
 {
-	const char *dir = getenv(env), *src = getenv("MIXPREC_SRCDIR");
+	const char *dir = getenv(env), *src = getenv("MIXPREC_SRCDIR"), *tree;
 	if (dir && *dir)
 		snprintf(buf, n, "%s%s%s", dir, env_rel ? "/" : "", env_rel ? env_rel : "");
 	else if (src && *src)
 		snprintf(buf, n, "%s/%s", src, src_rel);
+	else if ((tree = file_data_tree()) != NULL)
+		snprintf(buf, n, "%s/%s", tree, src_rel);
 	else
 		snprintf(buf, n, "%s/%s", MIXPREC_PKGDATADIR, installed);
+	return buf;
+}
+
+const char *file_data_hint(char *buf, size_t n, const char *env, const char *path)
+{
+	const char *dir = getenv(env), *src = getenv("MIXPREC_SRCDIR");
+	if (dir && *dir)
+		snprintf(buf, n, "%s was taken from %s=%s; unset it or point it at a folder that has it", path, env, dir);
+	else if (src && *src)
+		snprintf(buf, n, "%s was taken from MIXPREC_SRCDIR=%s; point MIXPREC_SRCDIR at the mixprec source tree",
+		         path, src);
+	else if (file_data_tree())
+		snprintf(buf, n, "%s is in the source tree this program was built from (%s), which lacks it", path,
+		         file_data_tree());
+	else
+		snprintf(buf, n,
+		         "looked for %s (%s unset, MIXPREC_SRCDIR unset, the program is not in a build folder of mixprec); "
+		         "run 'make install', start mixprec with ./run in its source tree, or set MIXPREC_SRCDIR to that tree",
+		         path, env);
 	return buf;
 }
 

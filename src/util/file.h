@@ -17,10 +17,24 @@ mp_status file_read_all(const char *path, size_t max, char **buf, size_t *len, c
 /* Where a packaged data file or folder is: $env (with env_rel appended when
  * not NULL) when that variable is set, else src_rel under $MIXPREC_SRCDIR
  * when that is set (a source tree: make check and ./run set it, so that an
- * uninstalled build never reads a stale install), else installed under the
- * package data folder. Writes the path into buf and returns it. */
+ * uninstalled build never reads a stale install), else src_rel in the
+ * source tree of the running program when it runs from its build folder
+ * (file_data_tree), else installed under the package data folder. Writes
+ * the path into buf and returns it. */
 const char *file_data_path(char *buf, size_t n, const char *env, const char *env_rel, const char *installed,
                            const char *src_rel);
+
+/* The source tree of the running program when it is not installed: the
+ * folder of /proc/self/exe when that holds lessons/ORDER (built in the
+ * source tree), or the source folder configure was run from when the
+ * program is in the build folder configure made; NULL for an installed
+ * program (or where /proc/self/exe does not exist). */
+const char *file_data_tree(void);
+
+/* For a message about data file or folder path that could not be read
+ * (found through file_data_path with env): which places were tried and how
+ * to fix it. Writes into buf and returns it. */
+const char *file_data_hint(char *buf, size_t n, const char *env, const char *path);
 
 /* Writing a file atomically: into a temporary file next to it
  * (PATH.tmp-XXXXXX), then flushed to disk and renamed over path, so a reader

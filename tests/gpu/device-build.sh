@@ -36,7 +36,7 @@ build_standalone() (
 	done
 	if [ "$blas_where" != none ]; then
 		defs="-DMIXPREC_PKGDATADIR=\"$src/data\""
-		for f in util/file train/layers train/layers_avx512 train/model train/policy train/scaler train/data \
+		for f in util/file train/layers train/layers_simd train/model train/policy train/scaler train/data \
 		         train/train train/backend train/backend_cpu train/schedule train/optim train/train_bench train/accum train/fp8scale train/blockcast \
 		         quant/quant_table quant/quant_bulk quant/quant_avx512 \
 		         gpu/gpu_trainer_host gpu/gpu_trainer_cuda gpu/gpu_train_bench; do
