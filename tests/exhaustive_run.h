@@ -1,5 +1,5 @@
-/* The frame of tests/test_exhaustive.c: all 2^32 fp32 patterns in chunks of
- * 2^20, shared by two threads; per format and path a row of checked and
+/* The frame of tests/test_exhaustive.c: all 2^32 fp32 patterns (or make
+ * check's sample of them) in chunks of 2^20, shared by two threads; per format and path a row of checked and
  * mismatched counts; the first mismatches printed. */
 #ifndef MIXPREC_TESTS_EXHAUSTIVE_RUN_H
 #define MIXPREC_TESTS_EXHAUSTIVE_RUN_H
@@ -58,6 +58,9 @@ void check_all_paths_opts(worker *w, const fmt_bulk_opts *o, const int *rowof, s
 /* Runs fn over all chunks with NTHREADS threads; prints the rows; returns
  * the exit status (0 all agree, 1 a mismatch or an empty row, 99 setup). */
 int run_all(chunk_fn fn, const char *title);
+/* Whether chunk c is in make check's sample (run_all checks every chunk
+ * only with MIXPREC_EXHAUSTIVE=full). */
+bool exhaustive_chunk_sampled(uint32_t c);
 /* in[i] = the pattern base + i. */
 void fill_chunk(float *in, uint32_t base);
 /* Rows for every available path of one format; rowof[p] = -1 where absent. */

@@ -107,7 +107,8 @@ static void expect_same(const char *what, const fmt_bulk_opts *o, const void *go
 		uint32_t a = 0, b = 0;
 		memcpy(&a, (const char *)got + i * es, es);
 		memcpy(&b, (const char *)ref + i * es, es);
-		ck_assert_msg(a == b, "%s %s %s%s index0 %llu: element %zu: GPU body 0x%x, CPU 0x%x", what,
+		if (a != b)   /* (a passing ck_assert costs a write in Check's fork mode) */
+			ck_abort_msg("%s %s %s%s index0 %llu: element %zu: GPU body 0x%x, CPU 0x%x", what,
 		              fmt_get(o->fmt)->name, o->mode == FMT_SR ? "sr" : "rne", o->saturate ? " saturate" : "",
 		              (unsigned long long)o->index0, i, (unsigned)a, (unsigned)b);
 	}
@@ -147,11 +148,11 @@ START_TEST(bits_match_cpu)
 					            .seed = 12345 };
 				check_call(in, 0, N_IN - 8, &o, 3 * 256);
 				o.index0 = ((uint64_t)1 << 32) - 100003;   /* the key changes at element 100003 */
-				check_call(in, 0, 200001, &o, 1000);
+				check_call(in, 0, 110001, &o, 1000);
 				o.index0 = ((uint64_t)7 << 32) - 5;         /* ... at element 5, inside the first group */
 				check_call(in, 0, 40, &o, 3);
 				o.index0 = 5;
-				check_call(in, 1, 100003, &o, 256);         /* unaligned: all single */
+				check_call(in, 1, 20003, &o, 256);          /* unaligned: all single */
 				check_call(in, 3, 1001, &o, 64);
 				for (size_t n = 1; n <= 17; n++)            /* below and around one group */
 					check_call(in, 0, n, &o, 2);

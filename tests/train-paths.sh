@@ -14,7 +14,7 @@ shape="--layers 2 --channels 32 --heads 2 --context 32 --batch 4 --steps 12 --ev
 paths=portable
 grep -qw avx2 /proc/cpuinfo 2>/dev/null && paths="$paths avx2"
 grep -qw avx512f /proc/cpuinfo 2>/dev/null && paths="$paths avx512"
-echo "# paths: $paths; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(OpenBLAS's choice)}"
+echo "# paths: $paths; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
 
 ref=
 for p in $paths; do
@@ -50,8 +50,9 @@ for p in $paths; do
 		else
 			bad "$run_id: CSV differs from $ref" "$(diff "$tmp/$ref.rows" "$tmp/$run_id.rows" | head -4)"
 		fi
+		nfiles=$(wc -l <"$tmp/$ref.sums")
 		if cmp -s "$tmp/$ref.sums" "$tmp/$run_id.sums"; then
-			ok "$run_id: the final tensors of $ref, byte for byte ($(wc -l <"$tmp/$ref.sums") files)"
+			ok "$run_id: the final tensors of $ref, byte for byte, $nfiles files"
 		else
 			bad "$run_id: tensors differ from $ref" "$(diff "$tmp/$ref.sums" "$tmp/$run_id.sums" | head -4)"
 		fi

@@ -4,11 +4,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/lesson_runs.h"
 #include "teach/lesson.h"
 #include "teach/lesson_check.h"
 #include "util/file.h"
@@ -18,7 +20,7 @@ static void lesson_help(void)
 	printf("Usage: mixprec lesson list\n"
 	       "       mixprec lesson show NAME [--width N]\n"
 	       "       mixprec lesson commands NAME\n"
-	       "       mixprec lesson check [NAME] [--seeds N]\n"
+	       "       mixprec lesson check [NAME] [--seeds N] [--blas-cores LIST] [--jobs N] [--ranges]\n"
 	       "Lists the lessons, prints one as plain text (for reading or piping), or\n"
 	       "lists the mixprec commands it suggests running, one per line.\n"
 	       "check runs every command of a lesson (of every lesson without NAME) and\n"
@@ -30,6 +32,14 @@ static void lesson_help(void)
 	       "              --seed shifted by 0..N-1; those claims must hold for every seed,\n"
 	       "              comparisons with a margin at least the seed-to-seed spread\n"
 	       "              (default 1)\n"
+	       "  --blas-cores LIST  run each command that trains (train, gradhist) under\n"
+	       "              each of these OpenBLAS core types (OPENBLAS_CORETYPE), every\n"
+	       "              seed under each: native (OpenBLAS's own choice), Prescott,\n"
+	       "              Core2, Nehalem, Sandybridge, Haswell, Zen, SkylakeX; those this\n"
+	       "              CPU cannot run are left out and named (default: native only)\n"
+	       "  --jobs N    runs at a time (default: the CPUs online)\n"
+	       "  --ranges    for lesson authors: each claim also shows the range of its\n"
+	       "              left side over every run of its block (seeds x core types)\n"
 	       "  -h, --help  this text\n\n"
 	       "Lessons are Markdown files in (MIXPREC_LESSONDIR points elsewhere):\n"
 	       "  %s\n",
@@ -70,79 +80,17 @@ static int load_named(const char *name, lesson_doc *doc)
 
 /* --- lesson check --- */
 
-/* Output beyond this is not what a lesson's command prints. */
-#define CHECK_MAX_OUTPUT (16u << 20)
+/* What lesson check was asked: the seeds, the BLAS core types, the jobs. */
+typedef struct {
+	lesson_check_opts opts;
+	const char *cores[16];
+	char *cores_text;   /* the --blas-cores list, split in place */
+	size_t skipped;     /* core types this CPU cannot run */
+	char skipped_names[200];
+	size_t jobs;
+} check_setup;
 
-/* Runs this program itself with argv[1..] (no shell, stdin and stderr
- * closed to /dev/null, at most 15 minutes) and captures its stdout. */
-static mp_status run_self(void *ctx, char *const *argv, char **out, int *exit_status)
-{
-	(void)ctx;
-	*out = NULL;
-	int fd[2];
-	if (pipe(fd) != 0)
-		return MP_EIO;
-	fflush(stdout);
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fd[0]);
-		close(fd[1]);
-		return MP_EIO;
-	}
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDWR);
-		if (devnull < 0 || dup2(fd[1], STDOUT_FILENO) < 0 || dup2(devnull, STDIN_FILENO) < 0 ||
-		    dup2(devnull, STDERR_FILENO) < 0)
-			_exit(127);
-		close(fd[0]);
-		close(fd[1]);
-		alarm(900);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(fd[1]);
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-	bool too_long = false;
-	for (;;) {
-		if (buf && len + 1 == cap && cap < CHECK_MAX_OUTPUT + 1) {
-			char *p = realloc(buf, 2 * cap);
-			if (p) {
-				buf = p;
-				cap *= 2;
-			}
-		}
-		char sink[4096];
-		bool room = buf && len + 1 < cap;
-		ssize_t r = read(fd[0], room ? buf + len : sink, room ? cap - 1 - len : sizeof sink);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		if (room)
-			len += (size_t)r;
-		else
-			too_long = true;
-	}
-	close(fd[0]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			free(buf);
-			return MP_EIO;
-		}
-	if (!buf)
-		return MP_ENOMEM;
-	buf[len] = '\0';
-	*out = buf;
-	*exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-	if (*exit_status == 127)
-		return MP_EIO;
-	if (too_long && *exit_status == 0)
-		*exit_status = 3;
-	return MP_OK;
-}
-
+/* Checks one lesson; adds to the totals. Returns its exit status. */
 static const char *item_label(const lesson_check_item *it)
 {
 	if (it->kind == LC_MALFORMED)
@@ -150,8 +98,9 @@ static const char *item_label(const lesson_check_item *it)
 	return it->ok ? "ok  " : "FAIL";
 }
 
-/* Checks one lesson; adds to the totals. Returns its exit status. */
-static int check_one(const char *name, size_t seeds, size_t *claims, size_t *failed)
+/* With record set, only notes the runs the lesson needs (nothing printed). */
+static int check_one(const char *name, const check_setup *cs, lesson_runs *runs, bool record, size_t *claims,
+                     size_t *failed)
 {
 	lesson_doc doc;
 	int rc = load_named(name, &doc);
@@ -160,7 +109,12 @@ static int check_one(const char *name, size_t seeds, size_t *claims, size_t *fai
 	char file[4200];
 	snprintf(file, sizeof file, "%s/%s.md", lesson_dir(), name);
 	lesson_check_report rep;
-	mp_status st = lesson_check(&doc, seeds, run_self, NULL, &rep);
+	mp_status st = lesson_check(&doc, &cs->opts, record ? lesson_runs_record : lesson_runs_lookup, runs, &rep);
+	if (record) {
+		lesson_check_report_free(&rep);
+		lesson_free(&doc);
+		return st == MP_OK ? CLI_OK : CLI_ENV;
+	}
 	for (size_t i = 0; i < rep.n; i++) {
 		const lesson_check_item *it = &rep.items[i];
 		const char *kind = it->kind == LC_BLOCK ? "command " : it->kind == LC_UNBOUND ? "unbound " : "";
@@ -178,34 +132,117 @@ static int check_one(const char *name, size_t seeds, size_t *claims, size_t *fai
 	return rc;
 }
 
-/* lesson check [NAME]: the worst status of the lessons checked wins
- * (environment over malformed over wrong). */
-static int check_lessons(const char *name, size_t seeds)
+/* The lessons to check: NAME, or every lesson. */
+static int check_names(const char *name, char ***names, size_t *n)
 {
-	size_t claims = 0, failed = 0;
-	int rc = CLI_OK;
 	if (name) {
 		lesson_doc doc;
-		if ((rc = load_named(name, &doc)) != CLI_OK)
+		int rc = load_named(name, &doc);
+		if (rc != CLI_OK)
 			return rc;   /* named and reported: no summary of nothing */
 		lesson_free(&doc);
-		rc = check_one(name, seeds, &claims, &failed);
-	} else {
-		char **names;
-		size_t n;
-		if (lesson_list(lesson_dir(), &names, &n) != MP_OK)
-			return lesson_folder_missing();
-		for (size_t i = 0; i < n; i++) {
-			int r = check_one(names[i], seeds, &claims, &failed);
-			rc = r > rc ? r : rc;
-			free(names[i]);
+		*names = malloc(sizeof **names);
+		if (!*names || ((*names)[0] = strdup(name)) == NULL) {
+			free(*names);
+			cli_error("lesson", "out of memory");
+			return CLI_ENV;
 		}
-		free(names);
+		*n = 1;
+		return CLI_OK;
 	}
-	printf("%zu claims, %zu failed or malformed, %zu seed%s\n", claims, failed, seeds, seeds == 1 ? "" : "s");
+	if (lesson_list(lesson_dir(), names, n) != MP_OK)
+		return lesson_folder_missing();
+	return CLI_OK;
+}
+
+/* lesson check [NAME]: every run the lessons need first (each distinct
+ * command and core type once, cs->jobs at a time), then the claims; the
+ * worst status of the lessons checked wins (environment over malformed
+ * over wrong). */
+static int check_lessons(const char *name, const check_setup *cs)
+{
+	char **names;
+	size_t n, claims = 0, failed = 0;
+	int rc = check_names(name, &names, &n);
+	if (rc != CLI_OK)
+		return rc;
+	lesson_runs *runs = lesson_runs_new();
+	if (!runs) {
+		cli_error("lesson", "out of memory");
+		rc = CLI_ENV;
+	}
+	for (size_t i = 0; rc == CLI_OK && i < n; i++)
+		rc = check_one(names[i], cs, runs, true, &claims, &failed);
+	if (rc == CLI_OK) {
+		mp_status st = lesson_runs_fill(runs, cs->jobs, isatty(STDERR_FILENO));
+		if (st != MP_OK) {
+			cli_error("lesson", "%s", st == MP_ENOMEM ? "out of memory" : "cannot run mixprec itself");
+			rc = CLI_ENV;
+		}
+	}
+	for (size_t i = 0; rc != CLI_ENV && i < n; i++) {
+		int r = check_one(names[i], cs, runs, false, &claims, &failed);
+		rc = r > rc ? r : rc;
+	}
+	size_t nruns = runs ? lesson_runs_count(runs) : 0;
+	lesson_runs_free(runs);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	if (rc == CLI_ENV)
+		return rc;
+	size_t seeds = cs->opts.seeds;
+	printf("%zu claims, %zu failed or malformed, %zu seed%s", claims, failed, seeds, seeds == 1 ? "" : "s");
+	if (cs->opts.ncores) {
+		printf(", BLAS core types");
+		for (size_t i = 0; i < cs->opts.ncores; i++)
+			printf("%s%s", i ? "," : " ", cs->cores[i] ? cs->cores[i] : "native");
+	}
+	if (cs->skipped)
+		printf(" (not run here: %s)", cs->skipped_names);
+	printf("; %zu runs\n", nruns);
 	if (!cli_flush_stdout("lesson"))
 		return CLI_ENV;
 	return rc;
+}
+
+/* --blas-cores LIST: each name known, the ones this CPU cannot run left
+ * out (and named in the summary). */
+static bool parse_cores(const char *list, check_setup *cs)
+{
+	free(cs->cores_text);
+	if ((cs->cores_text = strdup(list)) == NULL) {
+		cli_error("lesson", "out of memory");
+		return false;
+	}
+	cs->opts.ncores = 0;
+	cs->skipped = 0;
+	cs->skipped_names[0] = '\0';
+	for (char *save, *w = strtok_r(cs->cores_text, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		bool known;
+		bool runs = lesson_blas_core_runs(w, &known);
+		if (!known) {
+			cli_error("lesson", "--blas-cores: unknown OpenBLAS core type '%s' (known: %s)", w,
+			          lesson_blas_core_names());
+			return false;
+		}
+		if (!runs) {
+			size_t k = strlen(cs->skipped_names);
+			snprintf(cs->skipped_names + k, sizeof cs->skipped_names - k, "%s%s", cs->skipped ? "," : "", w);
+			cs->skipped++;
+			continue;
+		}
+		if (cs->opts.ncores == sizeof cs->cores / sizeof cs->cores[0]) {
+			cli_error("lesson", "--blas-cores: at most %zu core types", sizeof cs->cores / sizeof cs->cores[0]);
+			return false;
+		}
+		cs->cores[cs->opts.ncores++] = strcasecmp(w, "native") ? w : NULL;
+	}
+	if (cs->opts.ncores == 0) {
+		cli_error("lesson", "--blas-cores: none of '%s' runs on this CPU", list);
+		return false;
+	}
+	return true;
 }
 
 int cmd_lesson(int argc, char **argv)
@@ -213,10 +250,15 @@ int cmd_lesson(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "width", required_argument, NULL, 'w' },
 		{ "seeds", required_argument, NULL, 's' },
+		{ "blas-cores", required_argument, NULL, 'b' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "ranges", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	size_t width = 0, seeds = 1;
+	size_t width = 0;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	check_setup cs = { .opts = { .seeds = 1, .blas_cores = cs.cores }, .jobs = ncpu > 0 ? (size_t)ncpu : 1 };
 	const char *words[3] = { 0 };
 	size_t nwords = 0;
 	cli_args args = { 0 };
@@ -248,7 +290,25 @@ int cmd_lesson(int argc, char **argv)
 				cli_error("lesson", "--seeds: %llu is out of range (1..100)", u);
 				return CLI_USAGE;
 			}
-			seeds = (size_t)u;
+			cs.opts.seeds = (size_t)u;
+			break;
+		case 'b':
+			if (!parse_cores(optarg, &cs)) {
+				free(cs.cores_text);
+				return CLI_USAGE;
+			}
+			break;
+		case 'j':
+			if (!cli_parse_u64("lesson", "--jobs", optarg, &u))
+				return CLI_USAGE;
+			if (u < 1 || u > 64) {
+				cli_error("lesson", "--jobs: %llu is out of range (1..64)", u);
+				return CLI_USAGE;
+			}
+			cs.jobs = (size_t)u;
+			break;
+		case 'r':
+			cs.opts.ranges = true;
 			break;
 		case 'h': lesson_help(); return cli_flush_stdout("lesson") ? CLI_OK : CLI_ENV;
 		case ':':
@@ -282,8 +342,12 @@ int cmd_lesson(int argc, char **argv)
 		free(names);
 		return cli_flush_stdout("lesson") ? rc : CLI_ENV;
 	}
-	if (!strcmp(verb, "check"))
-		return check_lessons(nwords > 1 ? words[1] : NULL, seeds);
+	if (!strcmp(verb, "check")) {
+		int rc = check_lessons(nwords > 1 ? words[1] : NULL, &cs);
+		free(cs.cores_text);
+		return rc;
+	}
+	free(cs.cores_text);
 	if (strcmp(verb, "show") && strcmp(verb, "commands")) {
 		cli_error("lesson", "unknown action '%s' (known: list, show, commands, check)", verb);
 		return CLI_USAGE;

@@ -65,6 +65,7 @@ typedef struct {
 	double worst;                /* orderings: the smallest gap over the seeds */
 	double spread;               /* orderings: max - min of the gap over the seeds */
 	size_t nseeds;               /* outputs the verdict covers */
+	size_t worst_at;             /* orderings: the output of the smallest gap */
 	char detail[256];            /* what was measured, or why it failed */
 } claim_verdict;
 

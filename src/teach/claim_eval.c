@@ -259,6 +259,7 @@ mp_status claim_check(const claim *c, const char *const *outputs, size_t n, clai
 	}
 	bool strict = c->op == CLAIM_GT || c->op == CLAIM_LT;
 	v->worst = worst;
+	v->worst_at = worst_at;
 	v->nseeds = n;
 	v->ok = strict ? worst > c->margin : worst >= c->margin;
 	v->spread = gmax - gmin;

@@ -9,16 +9,18 @@
 
 /* --- the commands a lesson may run --- */
 
-/* Subcommands that only read and print, and the default of their --seed
- * (-1: they take none that matters to the claims). */
+/* Subcommands that only read and print, the default of their --seed (-1:
+ * they take none that matters to the claims), and whether their output
+ * goes through sgemm (train and gradhist train the tiny GPT). */
 static const struct {
 	const char *name;
 	long long seed;
+	bool blas;
 } commands[] = {
 	{ .name = "formats", .seed = -1 },  { .name = "bits", .seed = -1 },
 	{ .name = "round", .seed = -1 },    { .name = "budget", .seed = -1 },
 	{ .name = "quantize", .seed = -1 }, { .name = "drift", .seed = 0 },
-	{ .name = "train", .seed = 1 },     { .name = "gradhist", .seed = 1 },
+	{ .name = "train", .seed = 1, .blas = true }, { .name = "gradhist", .seed = 1, .blas = true },
 	{ .name = "accum", .seed = 1 },
 	{ .name = "amax", .seed = -1 },
 };
@@ -110,6 +112,12 @@ mp_status lesson_command_argv(const char *line, char ***argv, size_t *argc, char
 		return MP_EINVAL;
 	}
 	return MP_OK;
+}
+
+bool lesson_command_uses_blas(char *const *argv, size_t argc)
+{
+	int ci = argc >= 2 ? command_index(argv[1]) : -1;
+	return ci >= 0 && commands[ci].blas;
 }
 
 bool lesson_command_seeded(char **argv, size_t argc, size_t k, char ***out, size_t *outc)
@@ -316,11 +324,12 @@ static mp_status parse_claims(const lesson_block *cb, lesson_check_report *rep, 
 	return MP_OK;
 }
 
-/* Runs every command line of block b with seed offset k; *out is their
- * outputs concatenated. Returns false (an item reported) when a command
- * failed; MP_EIO from the runner is passed up in *st. */
-static bool run_block(const lesson_block *b, size_t k, lesson_runner run, void *ctx, lesson_check_report *rep,
-                      char **out, mp_status *st)
+/* Runs every command line of block b with seed offset k under BLAS core
+ * type core (NULL: the environment's); *out is their outputs concatenated.
+ * Returns false (an item reported) when a command failed; MP_EIO from the
+ * runner is passed up in *st. */
+static bool run_block(const lesson_block *b, size_t k, const char *core, lesson_runner run, void *ctx,
+                      lesson_check_report *rep, char **out, mp_status *st)
 {
 	*out = NULL;
 	*st = MP_OK;
@@ -348,12 +357,13 @@ static bool run_block(const lesson_block *b, size_t k, lesson_runner run, void *
 				}
 				char *o = NULL;
 				int rc = 0;
-				*st = run(ctx, argv, &o, &rc);
+				*st = run(ctx, argv, lesson_command_uses_blas(argv, argc) ? core : NULL, &o, &rc);
 				rep->runs++;
 				if (*st != MP_OK || rc != 0) {
 					ok = false;
-					if (*st == MP_OK && !add_item(rep, LC_BLOCK, line, false, l, "exited %d%s", rc,
-					                              k ? " (with the seed shifted)" : ""))
+					if (*st == MP_OK && !add_item(rep, LC_BLOCK, line, false, l, "exited %d%s%s%s", rc,
+					                              k ? " (with the seed shifted)" : "",
+					                              core ? " under OPENBLAS_CORETYPE=" : "", core ? core : ""))
 						*st = MP_ENOMEM;
 				} else {
 					size_t on = strlen(o);
@@ -388,9 +398,79 @@ static bool run_block(const lesson_block *b, size_t k, lesson_runner run, void *
 	return true;
 }
 
-/* Checks one parsed claim of the block at section [first, last). */
-static bool judge(const lesson_doc *doc, size_t first, size_t last, const parsed_claim *pc, const char *const *outs,
-                  size_t nouts, lesson_check_report *rep)
+/* The runs of one block: outs[c * nseed + k] is seed offset k under core
+ * type cores[c] (ncore 1 and cores NULL: the environment's). */
+typedef struct {
+	const char *const *outs;
+	size_t nseed, ncore;
+	const char *const *cores;
+	bool ranges;          /* lesson_check_opts.ranges */
+} block_runs;
+
+/* Appends to detail the range of pc's left side over every run of r. */
+static void add_range(char *detail, size_t size, const parsed_claim *pc, const block_runs *r)
+{
+	double lo = INFINITY, hi = -INFINITY, x;
+	size_t n = r->nseed * r->ncore, got = 0;
+	char err[200];
+	for (size_t i = 0; i < n; i++)
+		if (claim_eval(pc->c.lhs, r->outs[i], &x, err, sizeof err) == MP_OK) {
+			lo = fmin(lo, x);
+			hi = fmax(hi, x);
+			got++;
+		}
+	size_t k = strlen(detail);
+	if (got)
+		snprintf(detail + k, size - k, " [left side %.6g..%.6g over %zu runs]", lo, hi, got);
+}
+
+static const char *core_name(const block_runs *r, size_t c)
+{
+	return r->cores && r->cores[c] ? r->cores[c] : "native";
+}
+
+/* A figure (=): on the first seed under every core type; the prose must
+ * state the figure the claim checks. */
+static bool judge_figure(const parsed_claim *pc, const block_runs *r, const char *what, lesson_check_report *rep)
+{
+	claim_verdict v, first;
+	for (size_t c = 0; c < r->ncore; c++) {
+		claim_check(&pc->c, r->outs + c * r->nseed, 1, &v);
+		if (c == 0)
+			first = v;
+		if (!v.ok) {
+			if (r->ncore > 1) {
+				size_t k = strlen(v.detail);
+				snprintf(v.detail + k, sizeof v.detail - k, " under OPENBLAS_CORETYPE=%s", core_name(r, c));
+			}
+			if (r->ranges)
+				add_range(v.detail, sizeof v.detail, pc, r);
+			return add_item(rep, LC_CLAIM, pc->line, false, what, "%s", v.detail) != NULL;
+		}
+	}
+	double x, tol;
+	char err[200];
+	if (pc->c.op == CLAIM_EQ && claim_eval(pc->c.rhs, r->outs[0], &x, err, sizeof err) == MP_OK) {
+		tol = pc->c.tol_rel ? pc->c.tol / 100 * fabs(x) : pc->c.tol;
+		for (size_t q = 0; q < pc->c.nquotes; q++)
+			if (strpbrk(pc->c.quotes[q], "0123456789") && !claim_text_has_number(pc->c.quotes[q], x, tol))
+				return add_item(rep, LC_CLAIM, pc->line, false, what,
+				                "%s, but the quote \"%s\" states no figure within %.3g of %.6g", first.detail,
+				                pc->c.quotes[q], tol, x) != NULL;
+	}
+	if (r->ncore > 1) {
+		size_t k = strlen(first.detail);
+		snprintf(first.detail + k, sizeof first.detail - k, " (and under %zu more BLAS core types)", r->ncore - 1);
+	}
+	if (r->ranges)
+		add_range(first.detail, sizeof first.detail, pc, r);
+	return add_item(rep, LC_CLAIM, pc->line, true, what, "%s", first.detail) != NULL;
+}
+
+/* Checks one parsed claim of the block at section [first, last); r NULL:
+ * the command failed (a cite needs none). */
+static bool judge(const lesson_doc *doc, size_t first, size_t last, const parsed_claim *pc, const block_runs *r,
+                  lesson_check_report *rep)
 {
 	char what[160];
 	snprintf(what, sizeof what, "%.*s", (int)(pc->len < 150 ? pc->len : 150), pc->text);
@@ -399,27 +479,67 @@ static bool judge(const lesson_doc *doc, size_t first, size_t last, const parsed
 			return add_item(rep, LC_CLAIM, pc->line, false, what, "quote \"%s\" is not in this section's prose",
 			                pc->c.quotes[q]) != NULL;
 	claim_verdict v;
-	if (!outs && !pc->c.cite)
+	if (!r && !pc->c.cite)
 		return add_item(rep, LC_CLAIM, pc->line, false, what, "not checked: the command failed") != NULL;
-	claim_check(&pc->c, outs, pc->c.cite || !claim_per_seed(&pc->c) ? 1 : nouts, &v);
-	if (v.ok && pc->c.op == CLAIM_EQ && !pc->c.cite) {
-		/* the prose must state the figure the claim checks */
-		double r, tol;
-		char err[200];
-		if (claim_eval(pc->c.rhs, outs[0], &r, err, sizeof err) == MP_OK) {
-			tol = pc->c.tol_rel ? pc->c.tol / 100 * fabs(r) : pc->c.tol;
-			for (size_t q = 0; q < pc->c.nquotes; q++)
-				if (strpbrk(pc->c.quotes[q], "0123456789") && !claim_text_has_number(pc->c.quotes[q], r, tol))
-					return add_item(rep, LC_CLAIM, pc->line, false, what,
-					                "%s, but the quote \"%s\" states no figure within %.3g of %.6g", v.detail,
-					                pc->c.quotes[q], tol, r) != NULL;
-		}
+	if (pc->c.cite) {
+		claim_check(&pc->c, NULL, 0, &v);
+		return add_item(rep, LC_CLAIM, pc->line, v.ok, what, "%s", v.detail) != NULL;
 	}
+	if (pc->c.op == CLAIM_EQ || !claim_per_seed(&pc->c))
+		return judge_figure(pc, r, what, rep);
+	size_t n = r->nseed * r->ncore;
+	claim_check(&pc->c, r->outs, n, &v);
+	if (r->ncore > 1 && v.nseeds == n) {
+		size_t k = strlen(v.detail);
+		snprintf(v.detail + k, sizeof v.detail - k, "; %zu seeds x %zu BLAS core types, worst: seed %zu under %s",
+		         r->nseed, r->ncore, v.worst_at % r->nseed + 1, core_name(r, v.worst_at / r->nseed));
+	}
+	if (r->ranges)
+		add_range(v.detail, sizeof v.detail, pc, r);
 	return add_item(rep, LC_CLAIM, pc->line, v.ok, what, "%s", v.detail) != NULL;
 }
 
-static mp_status check_block(const lesson_doc *doc, size_t i, size_t seeds, lesson_runner run, void *ctx,
-                             lesson_check_report *rep)
+/* Whether some command line of block b goes through sgemm. */
+static bool block_uses_blas(const lesson_block *b)
+{
+	bool blas = false;
+	for (const char *p = b->text; *p && !blas;) {
+		size_t len = strcspn(p, "\n");
+		char *l = strndup(p, len), **argv;
+		size_t argc;
+		char err[8];
+		if (l && lesson_command_argv(l, &argv, &argc, err, sizeof err) == MP_OK) {
+			blas = lesson_command_uses_blas(argv, argc);
+			free_argv(argv, argc);
+		}
+		free(l);
+		p += len;
+		if (*p)
+			p++;
+	}
+	return blas;
+}
+
+/* Whether the first command of block b takes a seed (else it gives the
+ * same output every time and runs once). */
+static bool block_seeded(const lesson_block *b)
+{
+	char **argv, **sv;
+	size_t argc, svc;
+	char err[8];
+	bool seeded = false;
+	char *l = strndup(b->text, strcspn(b->text, "\n"));
+	if (l && lesson_command_argv(l, &argv, &argc, err, sizeof err) == MP_OK) {
+		if ((seeded = lesson_command_seeded(argv, argc, 1, &sv, &svc)))
+			free_argv(sv, svc);
+		free_argv(argv, argc);
+	}
+	free(l);
+	return seeded;
+}
+
+static mp_status check_block(const lesson_doc *doc, size_t i, const lesson_check_opts *o, lesson_runner run,
+                             void *ctx, lesson_check_report *rep)
 {
 	const lesson_block *b = &doc->blocks[i];
 	const lesson_block *cb = i + 1 < doc->nblocks && is_code(&doc->blocks[i + 1], "claims") ? &doc->blocks[i + 1] : NULL;
@@ -429,35 +549,27 @@ static mp_status check_block(const lesson_doc *doc, size_t i, size_t seeds, less
 	bool per_seed = false;
 	for (size_t k = 0; k < npc; k++)
 		per_seed |= pc[k].ok && claim_per_seed(&pc[k].c);
-	size_t nruns = per_seed && seeds > 1 ? seeds : 1;
-	char **outs = st == MP_OK ? calloc(nruns, sizeof *outs) : NULL;
+	block_runs r = { .nseed = per_seed && o->seeds > 1 && block_seeded(b) ? o->seeds : 1, .ncore = 1,
+		         .ranges = o->ranges };
+	if (o->ncores > 0 && block_uses_blas(b)) {
+		r.ncore = o->ncores;
+		r.cores = o->blas_cores;
+	}
+	size_t total = r.nseed * r.ncore;
+	char **outs = st == MP_OK ? calloc(total, sizeof *outs) : NULL;
 	if (st == MP_OK && !outs)
 		st = MP_ENOMEM;
 	bool ran = st == MP_OK;
-	for (size_t k = 0; ran && k < nruns; k++) {
-		ran = run_block(b, k, run, ctx, rep, &outs[k], &st);
-		/* a command without --seed gives the same output every time */
-		if (ran && k == 0 && nruns > 1) {
-			char **argv, **sv;
-			size_t argc, svc;
-			char err[8];
-			char *l = strndup(b->text, strcspn(b->text, "\n"));
-			if (l && lesson_command_argv(l, &argv, &argc, err, sizeof err) == MP_OK) {
-				if (lesson_command_seeded(argv, argc, 1, &sv, &svc))
-					free_argv(sv, svc);
-				else
-					nruns = 1;
-				free_argv(argv, argc);
-			}
-			free(l);
-		}
-	}
+	for (size_t c = 0; ran && c < r.ncore; c++)
+		for (size_t k = 0; ran && k < r.nseed; k++)
+			ran = run_block(b, k, r.cores ? r.cores[c] : NULL, run, ctx, rep, &outs[c * r.nseed + k], &st);
+	r.outs = (const char *const *)outs;
 	size_t first, last;
 	section_of(doc, i, &first, &last);
 	for (size_t k = 0; st == MP_OK && k < npc; k++)
-		if (pc[k].ok && !judge(doc, first, last, &pc[k], ran ? (const char *const *)outs : NULL, nruns, rep))
+		if (pc[k].ok && !judge(doc, first, last, &pc[k], ran ? &r : NULL, rep))
 			st = MP_ENOMEM;
-	for (size_t k = 0; outs && k < nruns; k++)
+	for (size_t k = 0; outs && k < total; k++)
 		free(outs[k]);
 	free(outs);
 	for (size_t k = 0; k < npc; k++)
@@ -578,7 +690,7 @@ static mp_status check_loose_claims(const lesson_doc *doc, size_t i, lesson_chec
 		    !add_item(rep, LC_MALFORMED, pc[k].line, false, "claims",
 		              "a claim must sit in a claims block right after its mixprec block (only 'cite' lines may stand alone)"))
 			st = MP_ENOMEM;
-		if (st == MP_OK && pc[k].ok && pc[k].c.cite && !judge(doc, first, last, &pc[k], NULL, 0, rep))
+		if (st == MP_OK && pc[k].ok && pc[k].c.cite && !judge(doc, first, last, &pc[k], NULL, rep))
 			st = MP_ENOMEM;
 		claim_free(&pc[k].c);
 	}
@@ -586,14 +698,15 @@ static mp_status check_loose_claims(const lesson_doc *doc, size_t i, lesson_chec
 	return st;
 }
 
-mp_status lesson_check(const lesson_doc *doc, size_t seeds, lesson_runner run, void *ctx, lesson_check_report *rep)
+mp_status lesson_check(const lesson_doc *doc, const lesson_check_opts *o, lesson_runner run, void *ctx,
+                       lesson_check_report *rep)
 {
 	memset(rep, 0, sizeof *rep);
 	mp_status st = MP_OK;
 	for (size_t i = 0; st == MP_OK && i < doc->nblocks; i++) {
 		const lesson_block *b = &doc->blocks[i];
 		if (is_code(b, "mixprec"))
-			st = check_block(doc, i, seeds, run, ctx, rep);
+			st = check_block(doc, i, o, run, ctx, rep);
 		else if (is_code(b, "claims") && !(i > 0 && is_code(&doc->blocks[i - 1], "mixprec")))
 			st = check_loose_claims(doc, i, rep);
 	}

@@ -12,10 +12,24 @@
 #include "teach/claim.h"
 #include "teach/lesson.h"
 
-/* Runs argv (argv[0] is "mixprec", NULL-terminated); *out gets its standard
+/* Runs argv (argv[0] is "mixprec", NULL-terminated) with OpenBLAS's core
+ * type blas_core (NULL: as the environment has it); *out gets its standard
  * output (malloc'd, NUL-terminated), *exit_status its exit status.
  * MP_EIO when it could not be run at all. */
-typedef mp_status (*lesson_runner)(void *ctx, char *const *argv, char **out, int *exit_status);
+typedef mp_status (*lesson_runner)(void *ctx, char *const *argv, const char *blas_core, char **out,
+                                   int *exit_status);
+
+typedef struct {
+	size_t seeds;                    /* >= 1: see lesson_check */
+	/* The OpenBLAS core types a command whose output depends on sgemm's
+	 * bits (train, gradhist) runs under, each with every seed; NULL
+	 * entries (or ncores 0: one run) mean the environment's own. */
+	const char *const *blas_cores;
+	size_t ncores;
+	/* For lesson authors: each claim's detail also gives the range of its
+	 * left side over every run of its block (seeds x core types). */
+	bool ranges;
+} lesson_check_opts;
 
 typedef enum {
 	LC_CLAIM,      /* a claim's verdict */
@@ -40,11 +54,19 @@ typedef struct {
 } lesson_check_report;
 
 /* The seeds rule: a block whose claims compare or bound values (anything
- * but = figures) and whose command takes --seed runs seeds times, with
+ * but = figures) and whose command takes --seed runs o->seeds times, with
  * --seed shifted by 0, 1, ... from the command's own (or the command's
- * default, added when absent). MP_ENOMEM; MP_EIO when the runner failed
- * (the report holds what was done). */
-mp_status lesson_check(const lesson_doc *doc, size_t seeds, lesson_runner run, void *ctx, lesson_check_report *rep);
+ * default, added when absent). A block whose command uses sgemm runs that
+ * many times under each of o's BLAS core types: an ordering must hold on
+ * every run, with a margin beyond the spread over all of them, and a figure
+ * (=) on the first seed under every core type. MP_ENOMEM; MP_EIO when the
+ * runner failed (the report holds what was done). */
+mp_status lesson_check(const lesson_doc *doc, const lesson_check_opts *o, lesson_runner run, void *ctx,
+                       lesson_check_report *rep);
+
+/* Whether a lesson command's output depends on the bits of sgemm (and so
+ * on OpenBLAS's core type): train and gradhist. */
+bool lesson_command_uses_blas(char *const *argv, size_t argc);
 void lesson_check_report_free(lesson_check_report *rep);
 
 /* Splits a lesson command into words and checks that it is safe to run: the

@@ -12,10 +12,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static mp_status canned(void *ctx, char *const *argv, char **out, int *rc)
+static mp_status canned(void *ctx, char *const *argv, const char *core, char **out, int *rc)
 {
 	(void)ctx;
 	(void)argv;
+	(void)core;
 	*rc = 0;
 	*out = strdup("policy    loss\nfp32      2.25\nat S = 1 in fp16: 0.11% flush\n");
 	return *out ? MP_OK : MP_ENOMEM;
@@ -32,7 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fclose(out);
 	}
 	lesson_check_report rep;
-	lesson_check(&doc, 1 + size % 3, canned, NULL, &rep);
+	const char *const cores[] = { NULL, "Haswell" };
+	lesson_check_opts o = { .seeds = 1 + size % 3, .blas_cores = cores, .ncores = size % 2 ? 2 : 0 };
+	lesson_check(&doc, &o, canned, NULL, &rep);
 	lesson_check_report_free(&rep);
 	lesson_free(&doc);
 	return 0;
