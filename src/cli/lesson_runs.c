@@ -124,8 +124,9 @@ mp_status lesson_runs_record(void *runs, char *const *argv, const char *blas_cor
 
 /* Starts e: this program with e's argv (stdin and stderr on /dev/null, at
  * most 15 minutes, OPENBLAS_CORETYPE set to e's core type), its stdout on
- * a pipe. */
-static mp_status start(run_entry *e)
+ * a pipe; with several runs at a time, each trains in one thread
+ * (MIXPREC_THREADS=1: the same bits, no oversubscribed cores). */
+static mp_status start(run_entry *e, bool one_thread)
 {
 	int fd[2];
 	if (pipe(fd) != 0)
@@ -146,6 +147,8 @@ static mp_status start(run_entry *e)
 		close(fd[0]);
 		close(fd[1]);
 		if (e->core && setenv("OPENBLAS_CORETYPE", e->core, 1) != 0)
+			_exit(127);
+		if (one_thread && setenv("MIXPREC_THREADS", "1", 1) != 0)
 			_exit(127);
 		alarm(900);
 		execv("/proc/self/exe", e->argv);
@@ -214,7 +217,7 @@ mp_status lesson_runs_fill(lesson_runs *r, size_t jobs, bool progress)
 			run_entry *e = &r->e[next++];
 			if (e->done)
 				continue;
-			st = start(e);
+			st = start(e, jobs > 1);
 			if (st == MP_OK)
 				running++;
 		}

@@ -489,10 +489,15 @@ static bool judge(const lesson_doc *doc, size_t first, size_t last, const parsed
 		return judge_figure(pc, r, what, rep);
 	size_t n = r->nseed * r->ncore;
 	claim_check(&pc->c, r->outs, n, &v);
-	if (r->ncore > 1 && v.nseeds == n) {
-		size_t k = strlen(v.detail);
-		snprintf(v.detail + k, sizeof v.detail - k, "; %zu seeds x %zu BLAS core types, worst: seed %zu under %s",
-		         r->nseed, r->ncore, v.worst_at % r->nseed + 1, core_name(r, v.worst_at / r->nseed));
+	if (r->ncore > 1 && v.nseeds == n) {   /* the runs named as seed and core type */
+		char spread[80] = "";
+		if (claim_is_comparison(&pc->c))
+			snprintf(spread, sizeof spread, ", spread %.4g%s", v.spread,
+			         v.spread > pc->c.margin ? " exceeds the margin" : "");
+		snprintf(v.detail, sizeof v.detail,
+		         "worst gap %.4g over %zu seeds x %zu BLAS core types (seed %zu under %s), margin %.4g%s", v.worst,
+		         r->nseed, r->ncore, v.worst_at % r->nseed + 1, core_name(r, v.worst_at / r->nseed), pc->c.margin,
+		         spread);
 	}
 	if (r->ranges)
 		add_range(v.detail, sizeof v.detail, pc, r);

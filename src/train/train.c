@@ -9,11 +9,15 @@
 #include "train/train.h"
 #include "train/train_impl.h"
 
+/* MIXPREC_THREADS=1 makes one thread the default (lesson check runs its
+ * commands side by side that way); the bits do not depend on it. */
 train_config train_config_default(void)
 {
+	const char *env = getenv("MIXPREC_THREADS");
+	int threads = env && !strcmp(env, "1") ? 1 : 2;
 	return (train_config){ .model = gpt_config_default(), .B = 16, .t = 128, .lr = 1e-3, .beta1 = 0.9,
 	                       .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.0, .grad_clip = 1.0,
-	                       .seed = 1, .eval_every = 100, .eval_batches = 4, .threads = 2 };
+	                       .seed = 1, .eval_every = 100, .eval_batches = 4, .threads = threads };
 }
 
 /* The weights as every backend starts from them: cfg->seed's
