@@ -289,6 +289,17 @@ START_TEST(test_gelu_bits)
 }
 END_TEST
 
+/* The gradients a backward pass adds to: nonzero, so that the adds show. */
+static void grads_start(float *dx, float *dw, float *db, size_t N, size_t C)
+{
+	for (size_t i = 0; i < N * C; i++)
+		dx[i] = 0.5f;
+	for (size_t c = 0; c < C; c++) {
+		dw[c] = 0.25f;
+		db[c] = -0.25f;
+	}
+}
+
 START_TEST(test_layernorm_bits)
 {
 	uint64_t st = 10;
@@ -304,12 +315,7 @@ START_TEST(test_layernorm_bits)
 		fill(d, N * C, 1.0f, 0.0f, &st);
 		ref_layernorm_forward(want, wm, wr, x, w, b, N, C);
 		float *wdx = falloc(N * C), *wdw = falloc(C), *wdb = falloc(C);
-		for (size_t i = 0; i < N * C; i++)
-			wdx[i] = 0.5f;
-		for (size_t c = 0; c < C; c++) {
-			wdw[c] = 0.25f;
-			wdb[c] = -0.25f;
-		}
+		grads_start(wdx, wdw, wdb, N, C);
 		ref_layernorm_backward(wdx, wdw, wdb, d, x, w, wm, wr, N, C);
 		for (int p = 0; p < LAYERS_NPATHS; p++) {
 			if (!layers_path_available((layers_path)p))
@@ -320,12 +326,7 @@ START_TEST(test_layernorm_bits)
 			expect_bits("layernorm_forward mean", k->name, C, gm, wm, N);
 			expect_bits("layernorm_forward rstd", k->name, C, gr, wr, N);
 			float *gdx = falloc(N * C), *gdw = falloc(C), *gdb = falloc(C);
-			for (size_t i = 0; i < N * C; i++)
-				gdx[i] = 0.5f;
-			for (size_t c = 0; c < C; c++) {
-				gdw[c] = 0.25f;
-				gdb[c] = -0.25f;
-			}
+			grads_start(gdx, gdw, gdb, N, C);
 			k->layernorm_backward(gdx, gdw, gdb, d, x, w, wm, wr, N, C);
 			expect_bits("layernorm_backward dinp", k->name, C, gdx, wdx, N * C);
 			expect_bits("layernorm_backward dweight", k->name, C, gdw, wdw, C);

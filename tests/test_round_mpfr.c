@@ -28,7 +28,7 @@
 _Static_assert(sizeof(unsigned long) >= 8, "mpz_set_ui must take 64 bits");
 
 enum {
-	RANDOM_INPUTS = 1000000,   /* per format, shared by all six modes */
+	RANDOM_INPUTS = 300000,    /* per format, shared by all six modes */
 	SAT_EVERY = 5,             /* every 5th random input is also run saturated */
 	N_THREADS = 2,
 	MAX_EXAMPLES = 8,
