@@ -41,11 +41,18 @@ LB_INLINE lb_vf LB_NAME(load)(const float *x, size_t i, size_t n, float pad)
 	return v;
 }
 
-/* x[i..min(i+16, n)) = v. */
+/* x[i..min(i+16, n)) = v (a full vector by one fixed-size copy, which the
+ * compiler turns into vector stores; the tail lane by lane). */
 LB_INLINE void LB_NAME(store)(float *x, size_t i, size_t n, lb_vf v)
 {
-	size_t k = n - i >= LB_LANES ? LB_LANES : n - i;
-	memcpy(x + i, &v, k * sizeof *x);
+	if (n - i >= LB_LANES) {
+		memcpy(x + i, &v, sizeof v);
+		return;
+	}
+	float t[LB_LANES];
+	memcpy(t, &v, sizeof t);
+	for (size_t j = 0; i + j < n; j++)
+		x[i + j] = t[j];
 }
 
 LB_INLINE lb_vf LB_NAME(splat)(float a)
@@ -103,8 +110,10 @@ LB_INLINE lb_vf LB_NAME(exp)(lb_vf x)
 	p = p * r + LB_NAME(splat)(0.5f);
 	p = p * r + LB_NAME(splat)(1.0f);
 	p = p * r + LB_NAME(splat)(1.0f);
-	/* NaN lanes convert to some integer; p is NaN there whatever 2^k is */
-	lb_vi ki = __builtin_convertvector(LB_NAME(select)(k == k, k, LB_NAME(splat)(0.0f)), lb_vi);
+	/* NaN lanes convert as 0 (p is NaN there whatever 2^k is); the test is
+	 * on the bits, which every target compares in vector registers */
+	lb_vi nan = ((lb_vi)k & 0x7fffffff) > 0x7f800000;
+	lb_vi ki = __builtin_convertvector(LB_NAME(select)(nan, LB_NAME(splat)(0.0f), k), lb_vi);
 	lb_vi k1 = ki >> 1, k2 = ki - k1;   /* each in [-75, 64]: 2^k1, 2^k2 are normal */
 	lb_vf s1 = (lb_vf)((k1 + 127) << 23), s2 = (lb_vf)((k2 + 127) << 23);
 	return (p * s1) * s2;
