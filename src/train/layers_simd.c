@@ -1,33 +1,42 @@
 /* One instance of layers_body.h per SIMD path, and the choice between
  * them. The instances differ only in the target the compiler generates
- * code for; see layers_body.h for the order of operations they share. */
+ * code for and its vector width (4 lanes portable: SSE2 on x86-64, NEON on
+ * ARM, scalar elsewhere; 8 AVX2; 16 AVX-512); see layers_body.h for the
+ * order of operations they share. */
 #include "train/layers_simd.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* a 64-byte vector type is passed in registers only where AVX-512 is
- * enabled; the helpers are always inlined, so no call crosses that ABI */
+/* a 32- or 64-byte vector type is passed in registers only where AVX or
+ * AVX-512 is enabled; the helpers are always inlined, so no call crosses
+ * that ABI */
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #define LB_NAME(x) portable_##x
+#define LB_W 4
 #define LB_TARGET
 #include "train/layers_body.h"
 #undef LB_NAME
+#undef LB_W
 #undef LB_TARGET
 
 #if defined(__x86_64__)
 #define LB_NAME(x) avx2_##x
+#define LB_W 8
 #define LB_TARGET __attribute__((target("avx2")))
 #include "train/layers_body.h"
 #undef LB_NAME
+#undef LB_W
 #undef LB_TARGET
 
 #define LB_NAME(x) avx512_##x
+#define LB_W 16
 #define LB_TARGET __attribute__((target("avx512f")))
 #include "train/layers_body.h"
 #undef LB_NAME
+#undef LB_W
 #undef LB_TARGET
 #endif
 
