@@ -217,10 +217,11 @@ static float adamw_update(const train_config *cfg, double lr, double mhat, doubl
 	return (float)-(lr * (mhat / (sqrt(vhat) + cfg->eps) + cfg->weight_decay * w));
 }
 
-/* AVX-512 twins of the AdamW loops below: the same operations in the same
- * order on 8 doubles at a time, not contracted into fused multiply-adds, so
- * the same bits as the scalar loops. Each returns how many leading elements
- * it did (a multiple of 8; 0 without AVX-512); the scalar loop does the rest. */
+/* AVX-512 and AVX2 twins of the AdamW loops below: the same operations in
+ * the same order on 8 or 4 doubles at a time, not contracted into fused
+ * multiply-adds, so the same bits as the scalar loops (train-paths.sh
+ * compares them). Each returns how many leading elements it did (a multiple
+ * of its lane count; 0 without the path); the scalar loop does the rest. */
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define T512 __attribute__((target("avx512f,avx512vl,avx512dq"), optimize("fp-contract=off")))
@@ -273,6 +274,55 @@ T512 static size_t adamw_apply_avx512(float *w, const float *m, const float *v, 
 	*lost += ls;
 	return i;
 }
+
+/* The same loops on 4 doubles at a time (AVX2: the path of most laptops). */
+#define T256 __attribute__((target("avx2"), optimize("fp-contract=off")))
+
+T256 static size_t adam_moments_avx2(float *m, float *v, const float *g, size_t n, double clip, double b1, double b2)
+{
+	__m256d vclip = _mm256_set1_pd(clip), vb1 = _mm256_set1_pd(b1), vb2 = _mm256_set1_pd(b2);
+	__m256d va1 = _mm256_set1_pd(1 - b1), va2 = _mm256_set1_pd(1 - b2);
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		__m256d gi = _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(g + i)), vclip)));
+		__m256d mm = _mm256_add_pd(_mm256_mul_pd(vb1, _mm256_cvtps_pd(_mm_loadu_ps(m + i))), _mm256_mul_pd(va1, gi));
+		__m256d vv = _mm256_add_pd(_mm256_mul_pd(vb2, _mm256_cvtps_pd(_mm_loadu_ps(v + i))),
+		                           _mm256_mul_pd(_mm256_mul_pd(va2, gi), gi));
+		_mm_storeu_ps(m + i, _mm256_cvtpd_ps(mm));
+		_mm_storeu_ps(v + i, _mm256_cvtpd_ps(vv));
+	}
+	return i;
+}
+
+T256 static size_t adamw_apply_avx2(float *w, const float *m, const float *v, size_t n, const train_config *cfg,
+                                    double rate, double c1, double c2, size_t *nonzero, size_t *lost)
+{
+	__m256d vc1 = _mm256_set1_pd(c1), vc2 = _mm256_set1_pd(c2), lr = _mm256_set1_pd(rate);
+	__m256d eps = _mm256_set1_pd(cfg->eps), wd = _mm256_set1_pd(cfg->weight_decay), neg = _mm256_set1_pd(-1.0);
+	size_t nz = 0, ls = 0, i = 0;
+	for (; i + 4 <= n; i += 4) {
+		__m128 old = _mm_loadu_ps(w + i);
+		__m256d mhat = _mm256_div_pd(_mm256_cvtps_pd(_mm_loadu_ps(m + i)), vc1);
+		__m256d vhat = _mm256_div_pd(_mm256_cvtps_pd(_mm_loadu_ps(v + i)), vc2);
+		__m256d step = _mm256_div_pd(mhat, _mm256_add_pd(_mm256_sqrt_pd(vhat), eps));
+		step = _mm256_add_pd(step, _mm256_mul_pd(wd, _mm256_cvtps_pd(old)));
+		__m128 upd = _mm256_cvtpd_ps(_mm256_mul_pd(neg, _mm256_mul_pd(lr, step)));
+		__m128 nw = _mm_add_ps(old, upd);
+		_mm_storeu_ps(w + i, nw);
+		int moved = _mm_movemask_ps(_mm_cmp_ps(upd, _mm_setzero_ps(), _CMP_NEQ_UQ));
+		nz += (size_t)__builtin_popcount((unsigned)moved);
+		ls += (size_t)__builtin_popcount((unsigned)(moved & _mm_movemask_ps(_mm_cmp_ps(nw, old, _CMP_EQ_OQ))));
+	}
+	*nonzero += nz;
+	*lost += ls;
+	return i;
+}
+
+/* The layers' AVX2 path or better (detected once, MIXPREC_SIMD honoured). */
+static bool adam_have_avx2(void)
+{
+	return layers_path_best() >= LAYERS_AVX2;
+}
 #endif
 
 static size_t adam_moments_simd(float *m, float *v, const float *g, size_t n, double clip, double b1, double b2)
@@ -280,6 +330,8 @@ static size_t adam_moments_simd(float *m, float *v, const float *g, size_t n, do
 #if defined(__x86_64__)
 	if (adam_have_avx512())
 		return adam_moments_avx512(m, v, g, n, clip, b1, b2);
+	if (adam_have_avx2())
+		return adam_moments_avx2(m, v, g, n, clip, b1, b2);
 #endif
 	(void)m; (void)v; (void)g; (void)n; (void)clip; (void)b1; (void)b2;
 	return 0;
@@ -291,6 +343,8 @@ static size_t adamw_apply_simd(float *w, const float *m, const float *v, size_t 
 #if defined(__x86_64__)
 	if (adam_have_avx512())
 		return adamw_apply_avx512(w, m, v, n, cfg, lr, c1, c2, nonzero, lost);
+	if (adam_have_avx2())
+		return adamw_apply_avx2(w, m, v, n, cfg, lr, c1, c2, nonzero, lost);
 #endif
 	(void)w; (void)m; (void)v; (void)n; (void)cfg; (void)lr; (void)c1; (void)c2; (void)nonzero; (void)lost;
 	return 0;
