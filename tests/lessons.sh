@@ -22,6 +22,13 @@ fi
 n=$(grep -c '^ok ' "$tmp/out")
 [ "$n" -ge 80 ] && ok "lesson check: $n claims checked" || bad "lesson check: only $n claims" ""
 
+# --blas-cores: an unknown core type is refused before anything runs, naming the known ones
+MIXPREC_LESSONDIR=$LESSONS "$MIXPREC" lesson check --blas-cores native,Haswel >"$tmp/out" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "unknown OpenBLAS core type 'Haswel' (known: native, Prescott" "$tmp/out" \
+	&& ok "lesson check --blas-cores: an unknown core type exits 2 naming the known ones" \
+	|| bad "lesson check --blas-cores Haswel (exit $rc)" "$(cat "$tmp/out")"
+
 # a wrong figure exits 1, a malformed claim 2, each naming file:line
 mkdir "$tmp/l"
 cat >"$tmp/l/a.md" <<'MD'

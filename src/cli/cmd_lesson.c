@@ -9,6 +9,7 @@
 #include "cli/lesson_runs.h"
 #include "teach/lesson.h"
 #include "teach/lesson_check.h"
+#include "util/blas.h"
 #include "util/file.h"
 
 static void lesson_help(void)
@@ -81,7 +82,7 @@ static int load_named(const char *name, lesson_doc *doc)
 typedef struct {
 	lesson_check_opts opts;
 	const char *cores[16];
-	char *cores_text;   /* the --blas-cores list, split in place */
+	char cores_text[256];   /* the --blas-cores list, split in place */
 	size_t skipped;     /* core types this CPU cannot run */
 	char skipped_names[200];
 	size_t jobs;
@@ -214,20 +215,20 @@ static int check_lessons(const char *name, const check_setup *cs)
  * out (and named in the summary). */
 static bool parse_cores(const char *list, check_setup *cs)
 {
-	free(cs->cores_text);
-	if ((cs->cores_text = strdup(list)) == NULL) {
-		cli_error("lesson", "out of memory");
+	if (strlen(list) >= sizeof cs->cores_text) {
+		cli_error("lesson", "--blas-cores: a list of at most %zu characters", sizeof cs->cores_text - 1);
 		return false;
 	}
+	strcpy(cs->cores_text, list);
 	cs->opts.ncores = 0;
 	cs->skipped = 0;
 	cs->skipped_names[0] = '\0';
 	for (char *save, *w = strtok_r(cs->cores_text, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 		bool known;
-		bool runs = lesson_blas_core_runs(w, &known);
+		bool runs = blas_coretype_runs(w, &known);
 		if (!known) {
 			cli_error("lesson", "--blas-cores: unknown OpenBLAS core type '%s' (known: %s)", w,
-			          lesson_blas_core_names());
+			          blas_coretype_names());
 			return false;
 		}
 		if (!runs) {
@@ -297,10 +298,8 @@ int cmd_lesson(int argc, char **argv)
 			cs.opts.seeds = (size_t)u;
 			break;
 		case 'b':
-			if (!parse_cores(optarg, &cs)) {
-				free(cs.cores_text);
+			if (!parse_cores(optarg, &cs))
 				return CLI_USAGE;
-			}
 			break;
 		case 'j':
 			if (!cli_parse_u64("lesson", "--jobs", optarg, &u))
@@ -346,12 +345,8 @@ int cmd_lesson(int argc, char **argv)
 		free(names);
 		return cli_flush_stdout("lesson") ? rc : CLI_ENV;
 	}
-	if (!strcmp(verb, "check")) {
-		int rc = check_lessons(nwords > 1 ? words[1] : NULL, &cs);
-		free(cs.cores_text);
-		return rc;
-	}
-	free(cs.cores_text);
+	if (!strcmp(verb, "check"))
+		return check_lessons(nwords > 1 ? words[1] : NULL, &cs);
 	if (strcmp(verb, "show") && strcmp(verb, "commands")) {
 		cli_error("lesson", "unknown action '%s' (known: list, show, commands, check)", verb);
 		return CLI_USAGE;

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -128,6 +127,9 @@ mp_status lesson_runs_record(void *runs, char *const *argv, const char *blas_cor
  * (MIXPREC_THREADS=1: the same bits, no oversubscribed cores). */
 static mp_status start(run_entry *e, bool one_thread)
 {
+	e->cap = 4096;
+	if ((e->out = malloc(e->cap)) == NULL)
+		return MP_ENOMEM;
 	int fd[2];
 	if (pipe(fd) != 0)
 		return MP_EIO;
@@ -157,14 +159,12 @@ static mp_status start(run_entry *e, bool one_thread)
 	close(fd[1]);
 	e->pid = pid;
 	e->fd = fd[0];
-	e->cap = 4096;
-	if ((e->out = malloc(e->cap)) == NULL)
-		return MP_ENOMEM;
 	return MP_OK;
 }
 
 /* Reads what e's pipe has; on end of file reaps the child and marks e
- * done. Output past RUN_MAX_OUTPUT is read and dropped. */
+ * done (also when the child cannot be reaped: MP_EIO then, so that no run
+ * is waited on forever). Output past RUN_MAX_OUTPUT is read and dropped. */
 static mp_status drain(run_entry *e)
 {
 	if (e->len + 1 == e->cap && e->cap < RUN_MAX_OUTPUT + 1) {
@@ -188,11 +188,13 @@ static mp_status drain(run_entry *e)
 	e->fd = -1;
 	e->out[e->len] = '\0';
 	int status;
-	while (waitpid(e->pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return MP_EIO;
-	e->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	e->done = true;
+	while (waitpid(e->pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			e->status = 127;
+			return MP_EIO;
+		}
+	e->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	return e->status == 127 ? MP_EIO : MP_OK;
 }
 
@@ -271,66 +273,4 @@ mp_status lesson_runs_lookup(void *runs, char *const *argv, const char *blas_cor
 	}
 	*exit_status = e->status;
 	return (*out = strdup(e->out ? e->out : "")) != NULL ? MP_OK : MP_ENOMEM;
-}
-
-/* --- OpenBLAS core types --- */
-
-/* The x86-64 core types of OpenBLAS's dynamic builds that lesson check can
- * ask for, and what each needs of the CPU. */
-static const struct {
-	const char *name;
-	const char *need[5];
-} cores[] = {
-	{ "Prescott", { "sse3" } },
-	{ "Core2", { "ssse3" } },
-	{ "Nehalem", { "sse4.2" } },
-	{ "Sandybridge", { "avx" } },
-	{ "Haswell", { "avx2", "fma" } },
-	{ "Zen", { "avx2", "fma" } },
-	{ "SkylakeX", { "avx512f", "avx512bw", "avx512vl", "avx512dq" } },
-};
-
-const char *lesson_blas_core_names(void)
-{
-	return "native, Prescott, Core2, Nehalem, Sandybridge, Haswell, Zen, SkylakeX";
-}
-
-#if defined(__x86_64__)
-static bool cpu_has(const char *feature)
-{
-	__builtin_cpu_init();
-	/* __builtin_cpu_supports takes a string literal only */
-	if (!strcmp(feature, "sse3")) return __builtin_cpu_supports("sse3");
-	if (!strcmp(feature, "ssse3")) return __builtin_cpu_supports("ssse3");
-	if (!strcmp(feature, "sse4.2")) return __builtin_cpu_supports("sse4.2");
-	if (!strcmp(feature, "avx")) return __builtin_cpu_supports("avx");
-	if (!strcmp(feature, "avx2")) return __builtin_cpu_supports("avx2");
-	if (!strcmp(feature, "fma")) return __builtin_cpu_supports("fma");
-	if (!strcmp(feature, "avx512f")) return __builtin_cpu_supports("avx512f");
-	if (!strcmp(feature, "avx512bw")) return __builtin_cpu_supports("avx512bw");
-	if (!strcmp(feature, "avx512vl")) return __builtin_cpu_supports("avx512vl");
-	if (!strcmp(feature, "avx512dq")) return __builtin_cpu_supports("avx512dq");
-	return false;
-}
-#endif
-
-bool lesson_blas_core_runs(const char *name, bool *known)
-{
-	*known = true;
-	if (!strcasecmp(name, "native"))
-		return true;
-	for (size_t i = 0; i < sizeof cores / sizeof cores[0]; i++) {
-		if (strcasecmp(name, cores[i].name))
-			continue;
-#if defined(__x86_64__)
-		for (size_t k = 0; k < 5 && cores[i].need[k]; k++)
-			if (!cpu_has(cores[i].need[k]))
-				return false;
-		return true;
-#else
-		return false;   /* x86 kernels: not on this architecture */
-#endif
-	}
-	*known = false;
-	return false;
 }

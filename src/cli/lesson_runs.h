@@ -32,11 +32,4 @@ mp_status lesson_runs_lookup(void *runs, char *const *argv, const char *blas_cor
 /* How many distinct runs are noted. */
 size_t lesson_runs_count(const lesson_runs *r);
 
-/* Whether this CPU can run OpenBLAS core type name ("native" always can);
- * false with *known false for a name not in the list below. */
-bool lesson_blas_core_runs(const char *name, bool *known);
-
-/* The core types lesson_blas_core_runs knows, comma-separated. */
-const char *lesson_blas_core_names(void);
-
 #endif

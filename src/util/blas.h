@@ -5,6 +5,8 @@
 #ifndef MIXPREC_UTIL_BLAS_H
 #define MIXPREC_UTIL_BLAS_H
 
+#include <stdbool.h>
+
 /* OpenBLAS's name for the kernels it runs ("SkylakeX", "Prescott", ...). */
 const char *blas_corename(void);
 
@@ -12,5 +14,13 @@ const char *blas_corename(void);
  * supports ("SkylakeX" with AVX-512, "Haswell" with AVX2); NULL when nothing
  * is to gain or OPENBLAS_CORETYPE is already set. */
 const char *blas_better_coretype(void);
+
+/* Whether this CPU can run OpenBLAS's core type name (as OPENBLAS_CORETYPE
+ * takes it, any case; "native", OpenBLAS's own choice, always can); false
+ * with *known false for a name not in blas_coretype_names(). */
+bool blas_coretype_runs(const char *name, bool *known);
+
+/* The core types blas_coretype_runs knows, comma-separated. */
+const char *blas_coretype_names(void);
 
 #endif
