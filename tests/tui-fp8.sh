@@ -246,12 +246,18 @@ fi
 # --- loss panels side by side ---
 # l: one panel per policy, two side by side at 80 columns (40 each), titled
 # with the policy; m m plots lost_update_frac: bf16-mixed's is 0 at every step
-# (fp32 master weights keep every update), fp8-delayed's is not at step 4
-# (the oracle's CSV); on one shared y range both panels have the same ticks,
-# and bf16-mixed's points ('*', its mark in the overlaid legend) lie on the
-# row of the 0 tick. On its own range bf16-mixed's would be -1..1, 0 mid-way.
+# (fp32 master weights keep every update), bf16-pure's is not (its weights
+# are bf16: a few per cent of the updates round away from the first step,
+# on every machine, as the oracle's CSV shows; fp8-delayed's fp32 master
+# weights lose one only rarely, on some OpenBLAS kernels and not others);
+# on one shared y range both panels have the same ticks, and bf16-mixed's
+# points ('*', its mark in the overlaid legend) lie on the row of the 0
+# tick. On its own range bf16-mixed's would be -1..1, 0 mid-way.
+bp=$(pos bf16-pure)
+"$MIXPREC" train --preset tiny --policy bf16-mixed,bf16-pure --steps 5 --csv "$tmp/pure.csv" >/dev/null 2>&1
+choose_pure="Space $(js "$bf")Space $(js $((bp - bf)))Space"
 script panels <<EOF
-keys $choose n C-u
+keys $choose_pure n C-u
 type 5
 keys Enter s
 wait
@@ -262,11 +268,11 @@ dump lost
 resize 120x30
 dump wide
 EOF
-has panels loss '^ {8,}bf16-mixed {20,}fp8-delayed$' "two panels titled with the policies"
+has panels loss '^ {8,}bf16-mixed {20,}bf16-pure$' "two panels titled with the policies"
 has panels loss '^loss {20,}loss$' "each with the metric as its y label"
-lostmax=$(awk -F, 'NR > 1 && $2 == "fp8-delayed" && $9 > m { m = $9 } END { print m + 0 }' "$tmp/cli.csv")
-lostbf=$(awk -F, 'NR > 1 && $2 == "bf16-mixed" && $9 != 0 { n++ } END { print n + 0 }' "$tmp/cli.csv")
-same "oracle: bf16-mixed loses no update, fp8-delayed some" "$lostbf $( [ "$lostmax" != 0 ] && echo some)" "0 some"
+lostmax=$(awk -F, 'NR > 1 && $2 == "bf16-pure" && $9 > m { m = $9 } END { print m + 0 }' "$tmp/pure.csv")
+lostbf=$(awk -F, 'NR > 1 && $2 == "bf16-mixed" && $9 != 0 { n++ } END { print n + 0 }' "$tmp/pure.csv")
+same "oracle: bf16-mixed loses no update, bf16-pure some" "$lostbf $( [ "$lostmax" != 0 ] && echo some)" "0 some"
 if screen panels lost | awk '
 	/^ *[-0-9.e]*\+|^ +\|/ && !/--/ { l = substr($0, 1, 4); r = substr($0, 41, 4); rows++
 		if (l != r) bad = bad " [" l "|" r "]"
@@ -279,7 +285,7 @@ if screen panels lost | awk '
 else
 	bad "lost_update_frac panels share the y range; bf16-mixed's zeros on the 0 row" "$(cat "$tmp/why")"
 fi
-has panels wide '^ {15,}bf16-mixed {40,}fp8-delayed$' "120 columns: still both, each 60 wide"
+has panels wide '^ {15,}bf16-mixed {40,}bf16-pure$' "120 columns: still both, each 60 wide"
 
 # --- four policies fit 80x24 ---
 # fp32, bf16-mixed, fp8-delayed, fp8-current: the two that scale first,
