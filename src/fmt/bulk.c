@@ -152,45 +152,6 @@ size_t fmt_bulk_elem_size(fmt_id fmt)
 	return w <= 8 ? 1 : w <= 16 ? 2 : 4;
 }
 
-/* --- portable kernels --- */
-
-
-/* One loop per element type and mode, so that nothing but the rounding
- * itself is decided per element. */
-#define PORTABLE_ENCODE(SIZE, SR)                                                 \
-	for (size_t i = 0; i < n; i++) {                                          \
-		uint32_t r = SR ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;    \
-		bulk_store_elem(out, i, SIZE, bulk_encode1(p, bulk_f2u(in[i]), r)); \
-	}
-
-static void portable_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out,
-                            const float *in, size_t n)
-{
-	size_t size = fmt_bulk_elem_size(p->fmt);
-	if (size == 1) {
-		if (p->sr) { PORTABLE_ENCODE(1, 1) } else { PORTABLE_ENCODE(1, 0) }
-	} else if (size == 2) {
-		if (p->sr) { PORTABLE_ENCODE(2, 1) } else { PORTABLE_ENCODE(2, 0) }
-	} else {
-		if (p->sr) { PORTABLE_ENCODE(4, 1) } else { PORTABLE_ENCODE(4, 0) }
-	}
-}
-
-static void portable_decode(fmt_id fmt, float *out, const void *in, size_t n)
-{
-	size_t size = fmt_bulk_elem_size(fmt);
-	for (size_t i = 0; i < n; i++)
-		out[i] = bulk_u2f(bulk_decode1(fmt, bulk_load_elem(in, i, size)));
-}
-
-static void portable_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
-		x[i] = bulk_u2f(bulk_decode1(p->fmt, bulk_encode1(p, bulk_f2u(x[i]), r)));
-	}
-}
-
 /* --- dispatch --- */
 
 static mp_status resolve(fmt_simd *path)
@@ -200,28 +161,6 @@ static mp_status resolve(fmt_simd *path)
 	if (!fmt_simd_available(*path))
 		return MP_EUNSUPPORTED;
 	return MP_OK;
-}
-
-static size_t portable_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
-                                  const float *u, size_t n)
-{
-	size_t unchanged = 0;
-	bulk_params rne = *p;
-	rne.sr = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
-		float old = x[i];
-		if (comp) {
-			float y = u[i] - comp[i];
-			float t = bulk_quantize1(p, old + y, r);
-			comp[i] = bulk_quantize1(&rne, (t - old) - y, 0);
-			x[i] = t;
-		} else {
-			x[i] = bulk_quantize1(p, old + u[i], r);
-		}
-		unchanged += x[i] == old;
-	}
-	return unchanged;
 }
 
 typedef enum { OP_ENCODE, OP_QUANTIZE, OP_ACCUMULATE } bulk_op;
@@ -289,14 +228,14 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 			switch (path) {
 			case FMT_SIMD_AVX512: bulk_avx512_encode(&p, k, lo, dst, src, len); break;
 			case FMT_SIMD_AVX2:   bulk_avx2_encode(&p, k, lo, dst, src, len); break;
-			default:              portable_encode(&p, k, lo, dst, src, len); break;
+			default:              bulk_portable_encode(&p, k, lo, dst, src, len); break;
 			}
 		} else if (op == OP_QUANTIZE) {
 			float *dst = x + done;
 			switch (path) {
 			case FMT_SIMD_AVX512: bulk_avx512_quantize(&p, k, lo, dst, len); break;
 			case FMT_SIMD_AVX2:   bulk_avx2_quantize(&p, k, lo, dst, len); break;
-			default:              portable_quantize(&p, k, lo, dst, len); break;
+			default:              bulk_portable_quantize(&p, k, lo, dst, len); break;
 			}
 		} else {
 			float *dx = x + done, *dc = comp ? comp + done : NULL;
@@ -305,7 +244,7 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 			switch (path) {
 			case FMT_SIMD_AVX512: same = bulk_avx512_accumulate(&p, k, lo, dx, dc, du, len); break;
 			case FMT_SIMD_AVX2:   same = bulk_avx2_accumulate(&p, k, lo, dx, dc, du, len); break;
-			default:              same = portable_accumulate(&p, k, lo, dx, dc, du, len); break;
+			default:              same = bulk_portable_accumulate(&p, k, lo, dx, dc, du, len); break;
 			}
 			if (unchanged)
 				*unchanged += same;
@@ -346,7 +285,7 @@ mp_status fmt_bulk_decode(fmt_simd path, fmt_id fmt, float *out, const void *in,
 	switch (path) {
 	case FMT_SIMD_AVX512: bulk_avx512_decode(fmt, out, in, n); break;
 	case FMT_SIMD_AVX2:   bulk_avx2_decode(fmt, out, in, n); break;
-	default:              portable_decode(fmt, out, in, n); break;
+	default:              bulk_portable_decode(fmt, out, in, n); break;
 	}
 	return MP_OK;
 }

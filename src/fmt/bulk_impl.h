@@ -185,7 +185,13 @@ static inline MP_HD float bulk_quantize1(const bulk_params *p, float x, uint32_t
 }
 
 /* Per-path kernels: n elements, SR index of element 0 within the key's block
- * is idx_lo (blocks never cross a multiple of 2^32). */
+ * is idx_lo (blocks never cross a multiple of 2^32). The portable and AVX2
+ * ones are fmt/bulk_body.h's (fmt/bulk_simd.c). */
+void bulk_portable_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n);
+void bulk_portable_decode(fmt_id fmt, float *out, const void *in, size_t n);
+void bulk_portable_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n);
+size_t bulk_portable_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
+                                const float *u, size_t n);
 void bulk_avx2_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n);
 void bulk_avx2_decode(fmt_id fmt, float *out, const void *in, size_t n);
 void bulk_avx2_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n);

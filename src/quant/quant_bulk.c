@@ -67,7 +67,7 @@ uint32_t quant_amax_portable(const float *in, size_t n)
 	return m;
 }
 
-/* The SIMD twins, by path (AVX-512 where it pays; AVX2 takes the portable code). */
+/* The AVX-512 twins of the pieces that have no width-generic body. */
 static bool use_avx512(fmt_simd path)
 {
 #if defined(__x86_64__)
@@ -82,7 +82,7 @@ static bool use_avx512(fmt_simd path)
  * *bad gets the index of the first inf or NaN when the result is one. */
 static uint32_t amax_bits(const float *in, size_t n, size_t *bad)
 {
-	uint32_t m = quant_amax_portable(in, n);
+	uint32_t m = quant_kernels_of(fmt_simd_best())->amax(in, n);
 	if (m >= 0x7f800000u && bad) {
 		for (size_t i = 0; i < n; i++) {
 			if ((f2u(in[i]) & 0x7fffffffu) >= 0x7f800000u) {
@@ -195,7 +195,7 @@ static mp_status mx_big_block(fmt_simd path, const quant_opts *o, const quant_mx
                               uint8_t *elems, uint8_t *scale, const float *in, size_t cnt, size_t *bad)
 {
 	bool v = use_avx512(path);
-	uint32_t m = v ? quant_amax_avx512(in, cnt) : quant_amax_portable(in, cnt);
+	uint32_t m = quant_kernels_of(path)->amax(in, cnt);
 	if (m >= 0x7f800000u) {
 		if (bad)
 			*bad = first_nonfinite(in, cnt);
@@ -233,11 +233,12 @@ static mp_status bulk_mx(fmt_simd path, const quant_opts *o, uint64_t index0, ui
 		return MP_OK;
 	}
 	bool fused_sr = o->mode == FMT_SR && (n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32));
-	if (use_avx512(path) && bs % 16 == 0 && (o->mode == FMT_RNE || fused_sr)) {
+	const quant_kernels *K = quant_kernels_of(path);
+	if (bs % (size_t)K->lanes == 0 && (o->mode == FMT_RNE || fused_sr)) {
 		/* whole blocks in one pass; a short last block below */
 		quant_elem_enc enc = quant_elem_enc_of(q->elem);
-		size_t done = o->mode == FMT_RNE ? quant_mx_rne_avx512(elems, scales, in, n, bs, &rr, &enc)
-		                                 : quant_mx_sr_avx512(elems, scales, in, n, bs, &rr, &enc, o->seed, index0);
+		size_t done = o->mode == FMT_RNE ? K->mx_rne(elems, scales, in, n, bs, &rr, &enc)
+		                                 : K->mx_sr(elems, scales, in, n, bs, &rr, &enc, o->seed, index0);
 		if (done < n / bs * bs) {
 			if (bad)
 				*bad = done + first_nonfinite(in + done, bs);
@@ -359,28 +360,28 @@ static void nv_quotient(double a, double D, long *exp2, uint64_t *sig, bool *sti
 	*sig = m << 11;
 }
 
+uint8_t quant_nv_sr_exact(uint32_t v, uint32_t rbits, double D)
+{
+	bool neg = v >> 31;
+	if ((v & 0x7fffffffu) == 0)
+		return neg ? 0x8 : 0;
+	long exp2;
+	uint64_t sig;
+	bool sticky;
+	nv_quotient(fabs((double)u2f(v)), D, &exp2, &sig, &sticky);
+	fmt_round_ctl ctl = { .mode = FMT_SR, .saturate = true, .rbits = rbits };
+	return (uint8_t)fmt_round_parts(fmt_get(quant_get(QUANT_NVFP4)->elem), &ctl, neg, exp2, sig, sticky, NULL);
+}
+
 /* SR elements, each quotient exact (nv_quotient) and rounded once by
  * fmt_round_parts. */
 static void nv_sr(const quant_opts *o, uint64_t index, uint8_t *out, const float *in, size_t n, double D)
 {
-	const fmt_info *f = fmt_get(quant_get(QUANT_NVFP4)->elem);
 	rng_key key = rng_key_for(o->seed, index);
 	for (size_t i = 0; i < n; i++) {
-		uint32_t v = f2u(in[i]);
-		bool neg = v >> 31;
 		if ((uint32_t)(index + i) == 0)
 			key = rng_key_for(o->seed, index + i);   /* a new 2^32 stretch of the stream */
-		uint32_t rbits = rng_bits_keyed(key, (uint32_t)(index + i));
-		if ((v & 0x7fffffffu) == 0) {
-			out[i] = neg ? 0x8 : 0;
-			continue;
-		}
-		long exp2;
-		uint64_t sig;
-		bool sticky;
-		nv_quotient(fabs((double)in[i]), D, &exp2, &sig, &sticky);
-		fmt_round_ctl ctl = { .mode = FMT_SR, .saturate = true, .rbits = rbits };
-		out[i] = (uint8_t)fmt_round_parts(f, &ctl, neg, exp2, sig, sticky, NULL);
+		out[i] = quant_nv_sr_exact(f2u(in[i]), rng_bits_keyed(key, (uint32_t)(index + i)), D);
 	}
 }
 
@@ -450,8 +451,9 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 {
 	size_t bs = o->block ? o->block : (size_t)quant_get(QUANT_NVFP4)->block;
 	bool v = use_avx512(path);
+	const quant_kernels *K = quant_kernels_of(path);
 	quant_nv_fn rne = v ? quant_nv_rne_avx512 : quant_nv_rne_portable;
-	quant_amax_fn amax = v ? quant_amax_avx512 : quant_amax_portable;
+	quant_amax_fn amax = K->amax;
 	/* the decision patterns for each block scale; scale 0 (elements 0)
 	 * never passes one */
 	uint32_t g[127][8];
@@ -461,16 +463,16 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 		g[c][7] = 0xffffffffu;   /* unused: the rows are loaded 8 at a time */
 	}
 	bool one_key = n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32);
-	if (v && bs == 16 && s_t > 0 && (o->mode == FMT_RNE || one_key)) {
+	if (bs == 16 && s_t > 0 && (o->mode == FMT_RNE || one_key)) {
 		size_t done;
 		if (o->mode == FMT_RNE) {
-			done = quant_nv_rne16_avx512(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, g);
+			done = K->nv_rne16(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, g);
 		} else {
 			quant_nv_sr_tab *tab = malloc(sizeof *tab);
 			if (!tab)
 				return MP_ENOMEM;
 			nv_sr_tables(tab, s_t);
-			done = quant_nv_sr16_avx512(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, tab, o->seed, index0);
+			done = K->nv_sr16(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, tab, o->seed, index0);
 			free(tab);
 		}
 		if (done < n / 16 * 16) {

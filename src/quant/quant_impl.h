@@ -156,6 +156,29 @@ typedef struct {
 size_t quant_nv_sr16_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n,
                             double six_st, const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0);
 
+/* The nvfp4 sr code (sign included) of the fp32 pattern v with random bits
+ * rbits in a block of scale D = e4m3(c) s_t, exactly (fmt_round_parts on
+ * the quotient). */
+uint8_t quant_nv_sr_exact(uint32_t v, uint32_t rbits, double D);
+
+/* One SIMD path's kernels: MX blocks must be a multiple of lanes long;
+ * the sr kernels take indices that share their top 32 bits. */
+typedef struct {
+	int lanes;
+	uint32_t (*amax)(const float *in, size_t n);
+	size_t (*mx_rne)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs, const quant_mx_rule *r,
+	                 const quant_elem_enc *enc);
+	size_t (*mx_sr)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs, const quant_mx_rule *r,
+	                const quant_elem_enc *enc, uint64_t seed, uint64_t index0);
+	size_t (*nv_rne16)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
+	                   const uint32_t g[127][8]);
+	size_t (*nv_sr16)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
+	                  const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0);
+} quant_kernels;
+
+/* The kernels of a path the CPU has (quant/quant_simd.c). */
+const quant_kernels *quant_kernels_of(fmt_simd path);
+
 uint32_t quant_amax_portable(const float *in, size_t n);
 void quant_mx_scale_portable(float *out, const float *in, size_t n, int k);
 void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32_t g[7]);

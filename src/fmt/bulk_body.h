@@ -1,0 +1,265 @@
+/* fmt's bulk loops over fmt/round_body.h's rounding, compiled by
+ * fmt/bulk_simd.c for the AVX2 and the portable path. Includers define
+ * what fmt/vec_body.h asks for. */
+
+#include "fmt/round_body.h"
+
+/* Large arrays: outputs written with non-temporal stores, a register at a
+ * time in one sequential stream (the output does not fit the caches anyway,
+ * and streaming saves reading every output line for ownership, as memcpy
+ * does). */
+#define BB_STREAM_MIN (1u << 20)
+
+/* The codes of the VB_LINE / size elements that fill one register at in;
+ * idx: the SR indices of in[0..VB_W). */
+VB_INLINE VB_U VB_NAME(encode_line)(const VB_NAME(par) *v, bb_kind kind, size_t size, const float *in,
+                                      VB_U idx)
+{
+	const uint32_t w = VB_W;
+	if (size == 4)
+		return VB_NAME(encode)(v, kind, VB_NAME(load)(in), idx);
+	VB_U y0 = VB_NAME(encode)(v, kind, VB_NAME(load)(in), idx);
+	VB_U y1 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + w), idx + w);
+	if (size == 2)
+		return (VB_U)VB_NAME(pack16)(y0, y1);
+	VB_U y2 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + 2 * w), idx + 2 * w);
+	VB_U y3 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + 3 * w), idx + 3 * w);
+	return (VB_U)VB_NAME(pack8)(y0, y1, y2, y3);
+}
+
+VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t size, rng_key k,
+                                     uint32_t idx_lo, void *out, const float *in, size_t n)
+{
+	const VB_NAME(par) v = VB_NAME(par_of)(p, k);
+	const VB_U lanes = VB_NAME(lanes)();
+	size_t i = 0;
+	if (n >= BB_STREAM_MIN && (uintptr_t)out % size == 0) {
+		/* head: single elements until the output is aligned to a register */
+		size_t head = ((VB_LINE - ((uintptr_t)out & (VB_LINE - 1))) & (VB_LINE - 1)) / size;
+		for (; i < head; i++) {
+			uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
+			bulk_store_elem(out, i, size, bulk_encode1(p, bulk_f2u(in[i]), r));
+		}
+		size_t per = VB_LINE / size;
+		for (; i + per <= n; i += per)
+			VB_NAME(stream)((char *)out + i * size,
+			                VB_NAME(encode_line)(&v, kind, size, in + i, lanes + (idx_lo + (uint32_t)i)));
+		VB_NAME(stream_end)();
+	}
+	for (; i + VB_W <= n; i += VB_W) {
+		VB_U y = VB_NAME(encode)(&v, kind, VB_NAME(load)(in + i), lanes + (idx_lo + (uint32_t)i));
+		VB_NAME(store_elems)((char *)out + i * size, size, y);
+	}
+	if (i < n) {
+		uint32_t t[VB_W] = { 0 };
+		memcpy(t, in + i, (n - i) * 4);
+		VB_U y = VB_NAME(encode)(&v, kind, VB_NAME(load)(t), lanes + (idx_lo + (uint32_t)i));
+		VB_NAME(store_part)((char *)out + i * size, size, y, n - i);
+	}
+}
+
+VB_INLINE void VB_NAME(quantize_all)(const bulk_params *p, bb_kind kind, rng_key k, uint32_t idx_lo,
+                                       float *x, size_t n)
+{
+	const VB_NAME(par) v = VB_NAME(par_of)(p, k);
+	const VB_U lanes = VB_NAME(lanes)();
+	size_t i = 0;
+	for (; i + VB_W <= n; i += VB_W)
+		VB_NAME(store)(x + i, VB_NAME(quantize)(&v, kind, VB_NAME(load)(x + i), lanes + (idx_lo + (uint32_t)i)));
+	if (i < n) {
+		uint32_t t[VB_W] = { 0 };
+		memcpy(t, x + i, (n - i) * 4);
+		VB_NAME(store)(t, VB_NAME(quantize)(&v, kind, VB_NAME(load)(t), lanes + (idx_lo + (uint32_t)i)));
+		memcpy(x + i, t, (n - i) * 4);
+	}
+}
+
+/* x = q(x + u), or Kahan's compensated form with comp (fmt_bulk_accumulate);
+ * the compensation is always rounded to nearest (kind kr, parameters vr).
+ * Returns the number of elements whose x did not change. */
+VB_INLINE size_t VB_NAME(accumulate_all)(const bulk_params *p, bb_kind kind, rng_key k, uint32_t idx_lo,
+                                           float *x, float *comp, const float *u, size_t n)
+{
+	const VB_NAME(par) v = VB_NAME(par_of)(p, k);
+	bulk_params prne = *p;
+	prne.sr = 0;
+	const VB_NAME(par) vr = VB_NAME(par_of)(&prne, k);
+	const bb_kind kr = VB_NAME(kind_of)(&prne);
+	const VB_U lanes = VB_NAME(lanes)();
+	size_t unchanged = 0;
+	for (size_t i = 0; i < n; i += VB_W) {
+		size_t m = n - i < VB_W ? n - i : VB_W;
+		float xo[VB_W] = { 0 }, uu[VB_W] = { 0 }, cc[VB_W] = { 0 };
+		memcpy(xo, x + i, m * 4);
+		memcpy(uu, u + i, m * 4);
+		VB_F vx, vu, vt;
+		memcpy(&vx, xo, sizeof vx);
+		memcpy(&vu, uu, sizeof vu);
+		VB_U idx = lanes + (idx_lo + (uint32_t)i);
+		if (comp) {
+			memcpy(cc, comp + i, m * 4);
+			VB_F c;
+			memcpy(&c, cc, sizeof c);
+			VB_F y = vu - c;
+			vt = (VB_F)VB_NAME(quantize)(&v, kind, (VB_U)(vx + y), idx);
+			c = (VB_F)VB_NAME(quantize)(&vr, kr, (VB_U)((vt - vx) - y), idx);
+			memcpy(comp + i, &c, m * 4);
+		} else {
+			vt = (VB_F)VB_NAME(quantize)(&v, kind, (VB_U)(vx + vu), idx);
+		}
+		int32_t eq[VB_W];
+		VB_I e = vt == vx;
+		memcpy(eq, &e, sizeof eq);
+		for (size_t j = 0; j < m; j++)
+			unchanged += eq[j] != 0;
+		memcpy(x + i, &vt, m * 4);
+	}
+	return unchanged;
+}
+
+/* codes -> fp32 patterns (bulk_decode1). The fp8 formats by their tables
+ * (AVX2: one gather), fp16 by F16C or by its parts. */
+VB_INLINE VB_U VB_NAME(decode)(fmt_id fmt, VB_U b)
+{
+	const VB_U qnan = VB_NAME(splat)(0x7fc00000u);
+	switch (fmt) {
+	case FMT_BF16:
+	case FMT_TF32: {
+		VB_U y = b << (fmt == FMT_BF16 ? 16 : 13);
+		return VB_NAME(sel)(VB_NAME(nan_mask)(y), qnan, y);
+	}
+	case FMT_FP16: {
+#if VB_AVX2
+		VB_U y = (VB_U)_mm256_cvtph_ps(_mm256_castsi256_si128((__m256i)VB_NAME(pack16)(b, b)));
+#else
+		VB_U e = (b >> 10) & 0x1fu, m = b & 0x3ffu, sign = (b & 0x8000u) << 16;
+		VB_U y = ((e + 112u) << 23) | (m << 13);
+		y = VB_NAME(sel)((VB_U)(e == 0u), (VB_U)(VB_NAME(u2f)(m) * 0x1p-24f), y);
+		y = VB_NAME(sel)((VB_U)(e == 0x1fu), 0x7f800000u | ((VB_U)(m != 0u) & 0x400000u), y);
+		y |= sign;
+#endif
+		return VB_NAME(sel)(VB_NAME(nan_mask)(y), qnan, y);
+	}
+	case FMT_E4M3:
+	case FMT_E5M2: {
+		const float *tab = fmt == FMT_E4M3 ? bulk_e4m3_table : bulk_e5m2_table;
+#if VB_AVX2
+		return (VB_U)_mm256_i32gather_ps(tab, (__m256i)b, 4);
+#else
+		uint32_t t[VB_W], o[VB_W];
+		memcpy(t, &b, sizeof t);
+		for (int j = 0; j < VB_W; j++)
+			memcpy(&o[j], &tab[t[j] & 0xffu], 4);
+		return VB_NAME(load)(o);
+#endif
+	}
+	default:
+		return VB_NAME(sel)(VB_NAME(nan_mask)(b), qnan, b);
+	}
+}
+
+VB_INLINE void VB_NAME(decode_all)(fmt_id fmt, float *out, const void *in, size_t n)
+{
+	size_t size = fmt_bulk_elem_size(fmt), i = 0;
+	for (; i + VB_W <= n; i += VB_W)
+		VB_NAME(store)(out + i, VB_NAME(decode)(fmt, VB_NAME(load_elems)((const char *)in + i * size, size)));
+	for (; i < n; i++)
+		out[i] = bulk_u2f(bulk_decode1(fmt, bulk_load_elem(in, i, size)));
+}
+
+/* The entry points: one loop per kind and element size, so that the kind is
+ * a constant inside each. */
+#define BB_ENCODE(KIND, SIZE)                                                                           \
+	static VB_TARGET void VB_NAME(enc_##KIND##_##SIZE)(const bulk_params *p, rng_key k, uint32_t lo, void *out, \
+	                                                    const float *in, size_t n)                         \
+	{                                                                                              \
+		VB_NAME(encode_all)(p, KIND, SIZE, k, lo, out, in, n);                                  \
+	}
+BB_ENCODE(BB_BF16_RNE, 2)
+BB_ENCODE(BB_BF16_SR, 2)
+BB_ENCODE(BB_FAST_RNE, 1)
+BB_ENCODE(BB_FAST_RNE, 2)
+BB_ENCODE(BB_FAST_RNE, 4)
+BB_ENCODE(BB_FAST_SR, 1)
+BB_ENCODE(BB_FAST_SR, 2)
+BB_ENCODE(BB_FAST_SR, 4)
+BB_ENCODE(BB_FP32, 4)
+#if VB_AVX2
+BB_ENCODE(BB_FP16_F16C, 2)
+#endif
+#undef BB_ENCODE
+
+static void VB_NAME(bulk_encode)(const bulk_params *p, rng_key k, uint32_t lo, void *out, const float *in, size_t n)
+{
+	size_t size = fmt_bulk_elem_size(p->fmt);
+	switch (VB_NAME(kind_of)(p)) {
+	case BB_BF16_RNE: VB_NAME(enc_BB_BF16_RNE_2)(p, k, lo, out, in, n); break;
+	case BB_BF16_SR:  VB_NAME(enc_BB_BF16_SR_2)(p, k, lo, out, in, n); break;
+#if VB_AVX2
+	case BB_FP16_F16C: VB_NAME(enc_BB_FP16_F16C_2)(p, k, lo, out, in, n); break;
+#endif
+	case BB_FP32:     VB_NAME(enc_BB_FP32_4)(p, k, lo, out, in, n); break;
+	case BB_FAST_SR:
+		(size == 1 ? VB_NAME(enc_BB_FAST_SR_1) : size == 2 ? VB_NAME(enc_BB_FAST_SR_2)
+		                                                   : VB_NAME(enc_BB_FAST_SR_4))(p, k, lo, out, in, n);
+		break;
+	default:
+		(size == 1 ? VB_NAME(enc_BB_FAST_RNE_1) : size == 2 ? VB_NAME(enc_BB_FAST_RNE_2)
+		                                                    : VB_NAME(enc_BB_FAST_RNE_4))(p, k, lo, out, in, n);
+		break;
+	}
+}
+
+#define BB_QUANTIZE(KIND)                                                                               \
+	static VB_TARGET void VB_NAME(q_##KIND)(const bulk_params *p, rng_key k, uint32_t lo, float *x, size_t n) \
+	{                                                                                              \
+		VB_NAME(quantize_all)(p, KIND, k, lo, x, n);                                            \
+	}                                                                                              \
+	static VB_TARGET size_t VB_NAME(a_##KIND)(const bulk_params *p, rng_key k, uint32_t lo, float *x, float *comp, \
+	                                          const float *u, size_t n)                              \
+	{                                                                                              \
+		return VB_NAME(accumulate_all)(p, KIND, k, lo, x, comp, u, n);                          \
+	}
+BB_QUANTIZE(BB_BF16_RNE)
+BB_QUANTIZE(BB_BF16_SR)
+BB_QUANTIZE(BB_FAST_RNE)
+BB_QUANTIZE(BB_FAST_SR)
+BB_QUANTIZE(BB_FP32)
+#if VB_AVX2
+BB_QUANTIZE(BB_FP16_F16C)
+#endif
+#undef BB_QUANTIZE
+
+static void VB_NAME(bulk_quantize)(const bulk_params *p, rng_key k, uint32_t lo, float *x, size_t n)
+{
+	switch (VB_NAME(kind_of)(p)) {
+	case BB_BF16_RNE: VB_NAME(q_BB_BF16_RNE)(p, k, lo, x, n); break;
+	case BB_BF16_SR:  VB_NAME(q_BB_BF16_SR)(p, k, lo, x, n); break;
+#if VB_AVX2
+	case BB_FP16_F16C: VB_NAME(q_BB_FP16_F16C)(p, k, lo, x, n); break;
+#endif
+	case BB_FAST_SR:  VB_NAME(q_BB_FAST_SR)(p, k, lo, x, n); break;
+	case BB_FP32:     VB_NAME(q_BB_FP32)(p, k, lo, x, n); break;
+	default:          VB_NAME(q_BB_FAST_RNE)(p, k, lo, x, n); break;
+	}
+}
+
+static size_t VB_NAME(bulk_accumulate)(const bulk_params *p, rng_key k, uint32_t lo, float *x, float *comp,
+                                       const float *u, size_t n)
+{
+	switch (VB_NAME(kind_of)(p)) {
+	case BB_BF16_RNE: return VB_NAME(a_BB_BF16_RNE)(p, k, lo, x, comp, u, n);
+	case BB_BF16_SR:  return VB_NAME(a_BB_BF16_SR)(p, k, lo, x, comp, u, n);
+#if VB_AVX2
+	case BB_FP16_F16C: return VB_NAME(a_BB_FP16_F16C)(p, k, lo, x, comp, u, n);
+#endif
+	case BB_FAST_SR:  return VB_NAME(a_BB_FAST_SR)(p, k, lo, x, comp, u, n);
+	case BB_FP32:     return VB_NAME(a_BB_FP32)(p, k, lo, x, comp, u, n);
+	default:          return VB_NAME(a_BB_FAST_RNE)(p, k, lo, x, comp, u, n);
+	}
+}
+
+static VB_TARGET void VB_NAME(bulk_decode)(fmt_id fmt, float *out, const void *in, size_t n)
+{
+	VB_NAME(decode_all)(fmt, out, in, n);
+}

@@ -1,0 +1,236 @@
+/* fmt's rounding of fp32 lanes, written once over fmt/vec_body.h's vectors
+ * for the AVX2 and the portable path (fmt/bulk_body.h's loops, and the MX
+ * block kernels of quant/quant_body.h). Each gives bulk_encode1's bits
+ * (fmt/bulk_impl.h) lane by lane:
+ *
+ * - bf16 without saturation: RNE adds 0x7fff + lsb to the pattern, SR adds
+ *   (~r) >> 16 (a carry out of the low 16 bits iff they exceed r >> 16); the
+ *   carry can reach the exponent, and inf past the largest value, never the
+ *   sign. Exact for subnormal inputs too;
+ * - fp16 RNE without saturation (AVX2): the F16C conversion;
+ * - every other kernel format (kind FAST): a result in the normal range
+ *   drops the same number of bits (shift) in every binade, so its rounding
+ *   is a carry into the kept bits, a + add with add = 2^(shift-1) - 1 + lsb
+ *   (RNE) or ~r >> (32 - shift) (SR: a carry iff the discarded bits d
+ *   exceed r >> (32 - shift), that is r < d 2^(32 - shift)); a subnormal
+ *   result of fp16 or an fp8 format lies on the fixed grid 2^m, where y =
+ *   |x| 2^-m is exact in fp32: RNE by one add of 2^23, SR by
+ *   VB_NAME(sr_grid). bf16 (saturating) and tf32 span fp32's exponents: the
+ *   carry serves their subnormal results too. Overflow is min(code,
+ *   ov_bits), as ov_bits is max_bits or max_bits + 1 for every format here
+ *   (bulk_params_init), then the sign, then NaN.
+ *
+ * Includers define what fmt/vec_body.h asks for. */
+
+#include "fmt/bulk_impl.h"
+#include "fmt/vec_body.h"
+
+#ifndef MIXPREC_FMT_BULK_BODY_KINDS
+#define MIXPREC_FMT_BULK_BODY_KINDS
+typedef enum {
+	BB_BF16_RNE,
+	BB_BF16_SR,
+	BB_FP16_F16C,   /* AVX2 only */
+	BB_FAST_RNE,
+	BB_FAST_SR,
+	BB_FP32,        /* fp32 itself: NaNs made canonical, inf to max when saturating */
+} bb_kind;
+#endif
+
+/* bulk_params as the kernels use them: shift counts as scalars, the rest
+ * as vectors (which the compiler keeps in memory operands rather than
+ * broadcasting again where registers run short). */
+typedef struct {
+	uint32_t shift, keep, sign_shift;
+	bool has_sub;          /* fp16, fp8: results below the min normal on a fixed grid */
+	bool ov_nan;           /* the overflow result is a NaN (e4m3 without saturation) */
+	bool far_common;       /* SR: lanes that drop more than 31 bits are common (the fp8
+	                          formats: below 2^-17 or 2^-24), so no branch guards them */
+	VB_U shift_v, rebias, half_rb, max_bits, ov_bits, nan_bits, sign_bit;
+	VB_U min_normal;       /* fp32 pattern of the format's min normal */
+	VB_U sub_base;         /* a subnormal result drops sub_base - max(e, 1) bits */
+	VB_U far_normal;       /* patterns below this drop more than 31 bits */
+	VB_F sub_scale;        /* 2^-m for the min subnormal 2^m */
+	VB_F sub_unit;         /* 2^m */
+	VB_U ov_f32;           /* the fp32 pattern of ov_bits' value (quantize) */
+	VB_U k1f, nk2;         /* the SR key, k1 folded as VB_NAME(mix_body) wants it, ~k2 */
+	fmt_id fmt;
+} VB_NAME(par);
+
+static inline bb_kind VB_NAME(kind_of)(const bulk_params *p)
+{
+	bool saturate = p->ov_bits == p->max_bits;
+	if (p->fmt == FMT_FP32)
+		return BB_FP32;
+	if (p->fmt == FMT_BF16 && !saturate)
+		return p->sr ? BB_BF16_SR : BB_BF16_RNE;
+#if VB_AVX2
+	if (p->fmt == FMT_FP16 && !p->sr && !saturate)
+		return BB_FP16_F16C;
+#endif
+	return p->sr ? BB_FAST_SR : BB_FAST_RNE;
+}
+
+VB_INLINE VB_NAME(par) VB_NAME(par_of)(const bulk_params *p, rng_key k)
+{
+	uint32_t ov_f32 = bulk_decode1(p->fmt, p->ov_bits);
+	VB_NAME(par) v = {
+		.shift = p->shift,
+		.keep = 32 - p->shift,
+		.sign_shift = p->sign_shift,
+		.has_sub = p->e32_min > 1,
+		.far_common = p->fmt == FMT_E4M3 || p->fmt == FMT_E5M2,
+		.ov_nan = (ov_f32 & 0x7fffffffu) > 0x7f800000u,
+		.shift_v = VB_NAME(splat)(p->shift),
+		.rebias = VB_NAME(splat)(p->rebias),
+		.half_rb = VB_NAME(splat)(p->shift ? (1u << (p->shift - 1)) - 1u - (p->rebias << p->shift) : 0),
+		.max_bits = VB_NAME(splat)(p->max_bits),
+		.ov_bits = VB_NAME(splat)(p->ov_bits),
+		.nan_bits = VB_NAME(splat)(p->nan_bits),
+		.sign_bit = VB_NAME(splat)(0x80000000u >> p->sign_shift),
+		.ov_f32 = VB_NAME(splat)(ov_f32),
+		.k1f = VB_NAME(splat)(k.k1 ^ (k.k1 >> 16)),
+		.nk2 = VB_NAME(splat)(~k.k2),
+		.fmt = p->fmt,
+	};
+	if (v.has_sub) {
+		int m = (int)p->e32_min - 127 - p->frac_bits;   /* the min subnormal 2^m */
+		v.min_normal = VB_NAME(splat)(p->e32_min << 23);
+		v.sub_base = VB_NAME(splat)(p->sub_base);
+		v.far_normal = VB_NAME(splat)((p->sub_base - 31) << 23);
+		v.sub_scale = (VB_F)VB_NAME(splat)((uint32_t)(127 - m) << 23);
+		v.sub_unit = (VB_F)VB_NAME(splat)((uint32_t)(127 + m) << 23);
+	}
+	return v;
+}
+
+/* Stochastic rounding of the fp16 and fp8 formats in one formula for
+ * every lane, nr = ~r: the carry trick of the normal range with the lane's
+ * own count of discarded bits, cnt = max(shift, sub_base - max(e, 1))
+ * (sub_base - e32_min is shift: normal lanes drop shift bits, subnormal
+ * results more), on the pattern a in normal lanes (a carry bumps the
+ * exponent; the rebias follows) and the significand, the implicit bit
+ * included, in subnormal ones: (val + (nr >> (32 - cnt))) >> cnt, as
+ * val + 2^cnt < 2^32 for cnt <= 31. Lanes that drop more (|x| below
+ * 2^(emin - frac_bits - 8)) round to 0 or the smallest subnormal: up iff r
+ * < hi + below, hi the first 32 discarded bits and below whether any lie
+ * under them (bulk_encode1's rule); cnt is clamped to 63, where both
+ * read val's bits the same. */
+VB_INLINE VB_U VB_NAME(fast_sr)(const VB_NAME(par) *v, VB_U a, VB_U nr)
+{
+	VB_U emu = VB_NAME(maxu)(a >> 23, VB_NAME(splat)(1));
+	VB_U sub = (VB_U)((VB_I)a < (VB_I)v->min_normal);
+	VB_U cnt = VB_NAME(maxs)(v->sub_base - emu, v->shift_v);
+	VB_U val = a - (sub & ((emu - 1u) << 23));
+	VB_U code = VB_NAME(srlv)(val + VB_NAME(srlv)(nr, 32u - cnt), cnt) - (~sub & v->rebias);
+	VB_U far = (VB_U)((VB_I)a < (VB_I)v->far_normal);
+	if (v->far_common || VB_NAME(any)(far)) {
+		VB_U c = VB_NAME(minu)(cnt, VB_NAME(splat)(63));
+		VB_U hi = VB_NAME(srlv)(val, c - 32u);
+		VB_U hb = hi + 1u + (VB_U)(VB_NAME(sllv)(val, 64u - c) == 0u);   /* hi + below */
+		code = VB_NAME(sel)(far, 1u + VB_NAME(ge)(~nr, hb), code);
+	}
+	return code;
+}
+
+/* The magnitude's code before overflow (above max_bits on overflow); sub
+ * gets the lanes rounded on the subnormal grid. */
+VB_INLINE VB_U VB_NAME(fast_mag)(const VB_NAME(par) *v, bool sr, VB_U a, VB_U idx, VB_U *sub)
+{
+	if (sr && v->has_sub) {
+		VB_U nr = VB_NAME(rbits_not)(idx, v->k1f, v->nk2);
+		*sub = (VB_U)((VB_I)a < (VB_I)v->min_normal);
+		return VB_NAME(fast_sr)(v, a, nr);
+	}
+	VB_U enc;
+	if (sr) {
+		/* lowbias32's last step leaves the top half alone, and nr >> keep (keep >= 16) reads none of the rest */
+		VB_U nr = VB_NAME(mix_body)(idx, v->k1f) ^ v->nk2;
+		enc = ((a + (nr >> v->keep)) >> v->shift) - v->rebias;
+	} else {
+		/* the rebias folded into half_rb: normal lanes have a >= its shifted value */
+		enc = (a + v->half_rb + ((a >> v->shift) & 1u)) >> v->shift;
+	}
+	*sub = (VB_U){ 0 };
+	if (v->has_sub) {
+		VB_U s = (VB_U)((VB_I)a < (VB_I)v->min_normal);   /* a < 2^31: signed */
+		if (VB_NAME(any)(s)) {
+			enc = VB_NAME(sel)(s, (VB_U)((VB_F)(a & s) * v->sub_scale + 0x1p23f) - 0x4b000000u, enc);
+			*sub = s;
+		}
+	}
+	return enc;
+}
+
+VB_INLINE VB_U VB_NAME(nan_mask)(VB_U x)
+{
+	return (VB_U)((VB_I)(x & 0x7fffffffu) > 0x7f800000);
+}
+
+/* bf16 in the high half of each lane (x + add), NaN lanes the canonical NaN. */
+VB_INLINE VB_U VB_NAME(bf16_high)(const VB_NAME(par) *v, bool sr, VB_U x, VB_U idx)
+{
+	/* SR: lowbias32's last step, x ^= x >> 16, leaves the top half alone */
+	VB_U add = sr ? (VB_NAME(mix_body)(idx, v->k1f) ^ v->nk2) >> 16 : 0x7fffu + ((x >> 16) & 1u);
+	return VB_NAME(sel)(VB_NAME(nan_mask)(x), VB_NAME(splat)(0x7fc00000u), x + add);
+}
+
+/* fp32 patterns x -> codes (32-bit lanes); idx: the lanes' SR indices. */
+VB_INLINE VB_U VB_NAME(encode)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U idx)
+{
+	switch (kind) {
+	case BB_BF16_RNE:
+	case BB_BF16_SR:
+		return VB_NAME(bf16_high)(v, kind == BB_BF16_SR, x, idx) >> 16;
+#if VB_AVX2
+	case BB_FP16_F16C:
+		return VB_NAME(sel)(VB_NAME(nan_mask)(x), v->nan_bits, VB_NAME(f16c_encode)(x));
+#endif
+	case BB_FP32: {
+		VB_U y = VB_NAME(minu)(x & 0x7fffffffu, v->ov_bits) | (x & 0x80000000u);
+		return VB_NAME(sel)(VB_NAME(nan_mask)(x), VB_NAME(splat)(0x7fc00000u), y);
+	}
+	default: {
+		VB_U sub, a = x & 0x7fffffffu;
+		VB_U enc = VB_NAME(minu)(VB_NAME(fast_mag)(v, kind == BB_FAST_SR, a, idx, &sub), v->ov_bits);
+		enc |= (x >> v->sign_shift) & v->sign_bit;
+		return VB_NAME(sel)(VB_NAME(nan_mask)(x), v->nan_bits, enc);
+	}
+	}
+}
+
+/* fp32 patterns x -> the fp32 patterns of their rounded values: bulk_decode1
+ * of the code, built from the code's parts (a normal code's pattern is
+ * (code + rebias) << shift, a subnormal one is code 2^m, exact in fp32). */
+VB_INLINE VB_U VB_NAME(quantize)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U idx)
+{
+	const VB_U qnan = VB_NAME(splat)(0x7fc00000u);
+	switch (kind) {
+	case BB_BF16_RNE:
+	case BB_BF16_SR:
+		/* NaN lanes already hold fp32's canonical NaN */
+		return VB_NAME(bf16_high)(v, kind == BB_BF16_SR, x, idx) & 0xffff0000u;
+#if VB_AVX2
+	case BB_FP16_F16C: {
+		__m128i h = _mm256_cvtps_ph((__m256)x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		return VB_NAME(sel)(VB_NAME(nan_mask)(x), qnan, (VB_U)_mm256_cvtph_ps(h));
+	}
+#endif
+	case BB_FP32:
+		return VB_NAME(encode)(v, kind, x, idx);
+	default: {
+		VB_U sub, a = x & 0x7fffffffu;
+		VB_U enc = VB_NAME(fast_mag)(v, kind == BB_FAST_SR, a, idx, &sub);
+		VB_U ov = VB_NAME(gt)(enc, v->max_bits);
+		VB_U mag = (enc + v->rebias) << v->shift;
+		if (v->has_sub)
+			mag = VB_NAME(sel)(sub, (VB_U)(VB_NAME(u2f)(enc) * v->sub_unit), mag);
+		mag = VB_NAME(sel)(ov, v->ov_f32, mag);
+		/* a NaN from overflow (e4m3) takes no sign, as bulk_decode1 gives none */
+		VB_U keep_sign = v->ov_nan ? ~ov : VB_NAME(splat)(~0u);
+		mag |= x & 0x80000000u & keep_sign;
+		return VB_NAME(sel)(VB_NAME(nan_mask)(x), qnan, mag);
+	}
+	}
+}
+

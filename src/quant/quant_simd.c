@@ -1,0 +1,41 @@
+/* quant/quant_body.h compiled for the AVX2 path (8 lanes) and the portable
+ * path (4 lanes: SSE2 on x86-64, NEON on AArch64, plain code elsewhere),
+ * and the table of every path's kernels (the AVX-512 ones are
+ * quant/quant_avx512.c's). */
+#include "quant/quant_impl.h"
+
+/* a 32-byte vector type is passed in registers only where AVX is enabled;
+ * the helpers are always inlined, so no call crosses that ABI */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#define VB_NAME(x) qp_##x
+#define VB_W 4
+#define VB_TARGET
+#define VB_AVX2 0
+#include "quant/quant_body.h"
+#undef VB_NAME
+#undef VB_W
+#undef VB_TARGET
+#undef VB_AVX2
+
+#if defined(__x86_64__)
+#define VB_NAME(x) q2_##x
+#define VB_W 8
+#define VB_TARGET __attribute__((target("avx2,f16c")))
+#define VB_AVX2 1
+#include "quant/quant_body.h"
+#endif
+
+static const quant_kernels kernels[FMT_SIMD_COUNT] = {
+	[FMT_SIMD_PORTABLE] = { 4, qp_amax, qp_mx_rne, qp_mx_sr, qp_nv_rne16, qp_nv_sr16 },
+#if defined(__x86_64__)
+	[FMT_SIMD_AVX2] = { 8, q2_amax, q2_mx_rne, q2_mx_sr, q2_nv_rne16, q2_nv_sr16 },
+	[FMT_SIMD_AVX512] = { 16, quant_amax_avx512, quant_mx_rne_avx512, quant_mx_sr_avx512, quant_nv_rne16_avx512,
+	                      quant_nv_sr16_avx512 },
+#endif
+};
+
+const quant_kernels *quant_kernels_of(fmt_simd path)
+{
+	return path >= 0 && path < FMT_SIMD_COUNT && kernels[path].lanes ? &kernels[path] : &kernels[FMT_SIMD_PORTABLE];
+}
