@@ -256,7 +256,7 @@ done
 
 run bench --help
 expect_rc "bench --help" 0
-for o in --threads --mib --help; do
+for o in --threads --mib --simd --help; do
 	out_has "bench --help mentions $o" "$o"
 done
 
@@ -736,6 +736,12 @@ rc=$?
 expect_rc "MIXPREC_SIMD=portable bench" 0
 res=$(awk -F, 'NR > 1 && $3 != "portable" && $3 != "libc" { print $2 " on " $3 }' "$tmp/out")
 [ -z "$res" ] && ok "MIXPREC_SIMD=portable: only the portable path runs" || bad "MIXPREC_SIMD=portable: only the portable path runs" "$res"
+run bench --simd portable --mib 4 --reps 1 --threads 1 --csv
+expect_rc "bench --simd portable" 0
+res=$(awk -F, 'NR > 1 && $3 != "portable" && $3 != "libc" { print $2 " on " $3 }' "$tmp/out")
+[ -z "$res" ] && ok "bench --simd portable: only the portable path runs" || bad "bench --simd portable: only the portable path runs" "$res"
+run bench --simd sse9 --mib 4
+usage_error "bench --simd sse9" "'sse9'"
 
 # ---------------------------------------------------------------------------
 echo "# drift"

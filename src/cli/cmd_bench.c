@@ -21,6 +21,7 @@ static void bench_help(void)
 {
 	printf("Usage: mixprec bench [round|drift|train|tui|all] [--threads N,...] [--mib N]\n"
 	       "                     [--reps N] [--csv] [--device cpu|cuda]\n"
+	       "                     [--simd avx512|avx2|portable]\n"
 	       "Measures kernels on arrays larger than the caches, against a memcpy of the\n"
 	       "same size measured in the same run.\n\n"
 	       "  round          bulk rounding kernels: each one's memory traffic rate, (bytes\n"
@@ -41,6 +42,9 @@ static void bench_help(void)
 	       "  all            all four\n"
 	       "  --threads N,.. thread counts to measure (default 1,2)\n"
 	       "  --mib N        size of the fp32 input array in MiB (default 512)\n"
+	       "  --simd P       the SIMD path the CPU kernels take (default: the best this\n"
+	       "                 CPU has; the same as MIXPREC_SIMD=P), so that one machine\n"
+	       "                 measures every path; each round row names its path\n"
 	       "  --reps N       repetitions (default 3), each running every kernel once;\n"
 	       "                 each kernel's best is kept\n"
 	       "  --csv          CSV, by measurement:\n"
@@ -249,6 +253,36 @@ static int bench_cuda(const char *what, size_t mib, unsigned reps, bool csv)
 	return cli_flush_stdout("bench") ? CLI_OK : CLI_ENV;
 }
 
+/* --simd: the path every CPU kernel takes, by MIXPREC_SIMD (which the
+ * rounding kernels and the trainer's row kernels read once, on first use). */
+static bool bench_simd_select(const char *name)
+{
+	static const struct {
+		const char *name;
+		fmt_simd path;
+	} paths[] = { { "avx512", FMT_SIMD_AVX512 }, { "avx2", FMT_SIMD_AVX2 }, { "portable", FMT_SIMD_PORTABLE } };
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		if (strcmp(name, paths[i].name))
+			continue;
+		if (paths[i].path != FMT_SIMD_AVX512)
+			setenv("MIXPREC_SIMD", name, 1);
+		else
+			unsetenv("MIXPREC_SIMD");
+		if (!fmt_simd_available(paths[i].path)) {
+			cli_error("bench", "--simd %s: this CPU lacks that path (its best: %s)", name,
+			          fmt_simd_name(fmt_simd_best()));
+			return false;
+		}
+		if (fmt_simd_best() != paths[i].path) {
+			cli_error("bench", "--simd %s: MIXPREC_SIMD=%s was read first", name, getenv("MIXPREC_SIMD"));
+			return false;
+		}
+		return true;
+	}
+	cli_error("bench", "--simd: unknown path '%s' (known: avx512, avx2, portable)", name);
+	return false;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -258,6 +292,7 @@ int cmd_bench(int argc, char **argv)
 		{ "csv", no_argument, NULL, 'c' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "policy", required_argument, NULL, 'p' },
+		{ "simd", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -282,6 +317,10 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case 'c': csv = true; break;
 		case 'p': policies = optarg; break;
+		case 's':
+			if (!bench_simd_select(optarg))
+				return CLI_USAGE;
+			break;
 		case 'd':
 			if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda")) {
 				cli_error("bench", "--device: unknown device '%s' (known: cpu, cuda)", optarg);

@@ -56,12 +56,15 @@ static void reorder(float *x, size_t rows, size_t cols, size_t br, size_t bc, fl
 			for (size_t i = 0; i < br; i++) {
 				size_t r = tr * br + i, c0 = tc * bc;
 				size_t w = r < rows ? (cols - c0 < bc ? cols - c0 : bc) : 0;
+				float *row = x + r * cols + c0, *b = blk + i * bc;
 				if (back) {
-					memcpy(x + r * cols + c0, blk + i * bc, w * sizeof *x);
+					for (size_t j = 0; j < w; j++)   /* a short row: no call */
+						row[j] = b[j];
 				} else {
-					memcpy(blk + i * bc, x + r * cols + c0, w * sizeof *x);
-					if (w < bc)
-						memset(blk + i * bc + w, 0, (bc - w) * sizeof *x);
+					for (size_t j = 0; j < w; j++)
+						b[j] = row[j];
+					for (size_t j = w; j < bc; j++)
+						b[j] = 0.0f;
 				}
 			}
 		}
@@ -219,25 +222,43 @@ static void cast_fp32_blocks(float *x, size_t rows, size_t cols, const block_cas
 	}
 }
 
-/* One block's elements decoded in place: v[i] = val[elems[i]] x scale
- * (exact, then rounded once to fp32), counting the inputs past t (at t,
- * tie_over) as overflow and the nonzero ones decoded to 0 as underflow
- * (zeros, the padding among them, count as neither). t = thr x scale is
- * exact: few bits times a scale. */
+/* One block's elements decoded in place: v[i] = tab[elems[i]] x mul, which
+ * is val[elems[i]] x scale rounded once to fp32 (see cast_quant), counting
+ * the inputs past t (at t, tie_over) as overflow and the nonzero ones
+ * decoded to 0 as underflow (zeros, the padding among them, count as
+ * neither). t = thr x scale is exact: few bits times a scale. Returns the
+ * block's amax (finite: quant_bulk refused blocks with an inf or NaN). */
 __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
-static void decode_block(float *v, const uint8_t *elems, size_t len, const double *val, double scale, double t,
-                         bool tie_over, block_cast_stat *st)
+static float decode_block(float *v, const uint8_t *elems, size_t len, const float *tab, float mul, double t,
+                          bool tie_over, block_cast_stat *st)
 {
-	uint32_t oc = 0, u = 0, tie = tie_over;
-	for (size_t i = 0; i < len; i++) {   /* branch-free, so that it vectorises */
-		double ax = fabs((double)v[i]);
-		float qv = (float)(val[elems[i]] * scale);
-		oc += (uint32_t)(ax > t) | (tie & (uint32_t)(ax == t));
-		u += (uint32_t)(ax > 0) & (uint32_t)(qv == 0.0f);
+	/* two loops: the first, without a table lookup, vectorises in 32-bit
+	 * lanes: the amax on the patterns (finite, so below 2^31: a signed
+	 * max), and |x| > t as |x| > tf, tf the largest fp32 not above t (at t
+	 * only when t is an fp32) */
+	float tf = (float)t;
+	if ((double)tf > t)
+		tf = nextafterf(tf, 0.0f);
+	uint32_t oc = 0, u = 0, tie = tie_over && (double)tf == t;
+	int32_t m = 0;
+	for (size_t i = 0; i < len; i++) {
+		int32_t a;
+		memcpy(&a, &v[i], 4);
+		a &= 0x7fffffff;
+		float af = fabsf(v[i]);
+		m = a > m ? a : m;
+		oc += (uint32_t)(af > tf) | (tie & (uint32_t)(af == tf));
+	}
+	for (size_t i = 0; i < len; i++) {
+		float qv = tab[elems[i]] * mul;
+		u += (uint32_t)(v[i] != 0) & (uint32_t)(qv == 0.0f);
 		v[i] = qv;
 	}
 	st->overflow += oc;
 	st->underflow += u;
+	float fm;
+	memcpy(&fm, &m, 4);
+	return fm;
 }
 
 /* FP8_SCALING_MX and _NVFP4 through quant_bulk: buf holds nb blocks of len. */
@@ -276,18 +297,38 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 	}
 	if (rc != MP_OK)
 		return rc;
+	/* The decoded value val[e] x scale, rounded once to fp32, from fp32
+	 * steps: an MX scale is a power of two 2^(k - 127), exact in fp32
+	 * (2^-127 a subnormal), and val[e] (few bits) is too, so their fp32
+	 * product is that rounding. An nvfp4 scale e4m3(k) s_t is not: its 16
+	 * values are rounded from binary64 once per block (val[e] x scale is
+	 * exact there: at most 3 bits times 28), and the multiplier is 1. */
 	double val[256], sval[256];   /* the element and scale patterns' values */
-	for (uint32_t bits = 0; bits < (1u << ef->width); bits++)
+	float fval[256], fsval[256];
+	size_t nvals = (size_t)1 << ef->width;
+	for (uint32_t bits = 0; bits < nvals; bits++) {
 		val[bits] = fmt_to_double(ef, bits);
+		fval[bits] = (float)val[bits];
+	}
 	const fmt_info *e4 = fmt_get(FMT_E4M3);
-	for (uint32_t bits = 0; bits < 256; bits++)
+	for (uint32_t bits = 0; bits < 256; bits++) {
 		sval[bits] = q->nvfp4 ? fmt_to_double(e4, bits) * (double)s_t : bits == 0xff ? NAN : ldexp(1.0, (int)bits - 127);
+		fsval[bits] = (float)sval[bits];
+	}
 	for (size_t b = 0; b < nb; b++) {
-		float *v = buf + b * len;
+		float *v = buf + b * len, tab[16];
 		double scale = sval[scales[b]];
-		note_amax(st, amax_finite(v, len), scale > 0 ? (float)(1.0 / scale) : 0.0f);
+		float mul = fsval[scales[b]];
+		const float *t = fval;
+		if (q->nvfp4) {
+			for (size_t e = 0; e < nvals; e++)
+				tab[e] = (float)(val[e] * scale);
+			t = tab;
+			mul = 1.0f;
+		}
 		/* a block whose scale is 0 holds zeros only: underflow, never overflow */
-		decode_block(v, elems + b * len, len, val, scale, scale > 0 ? thr * scale : INFINITY, tie_over, st);
+		float amax = decode_block(v, elems + b * len, len, t, mul, scale > 0 ? thr * scale : INFINITY, tie_over, st);
+		note_amax(st, amax, scale > 0 ? (float)(1.0 / scale) : 0.0f);
 	}
 	return MP_OK;
 }
