@@ -141,14 +141,18 @@ VB_INLINE bool VB_NAME(any)(VB_U m)
 #endif
 }
 
-/* The largest lane (unsigned). */
+/* The largest lane (unsigned), by a tree of lane swaps. */
 VB_INLINE uint32_t VB_NAME(hmax)(VB_U m)
 {
-	uint32_t t[VB_W], r = 0;
-	memcpy(t, &m, sizeof t);
-	for (int j = 0; j < VB_W; j++)
-		r = t[j] > r ? t[j] : r;
-	return r;
+#if VB_W == 8
+	m = VB_NAME(maxu)(m, __builtin_shuffle(m, (VB_U){ 4, 5, 6, 7, 0, 1, 2, 3 }));
+	m = VB_NAME(maxu)(m, __builtin_shuffle(m, (VB_U){ 2, 3, 0, 1, 6, 7, 4, 5 }));
+	m = VB_NAME(maxu)(m, __builtin_shuffle(m, (VB_U){ 1, 0, 3, 2, 5, 4, 7, 6 }));
+#else
+	m = VB_NAME(maxu)(m, __builtin_shuffle(m, (VB_U){ 2, 3, 0, 1 }));
+	m = VB_NAME(maxu)(m, __builtin_shuffle(m, (VB_U){ 1, 0, 3, 2 }));
+#endif
+	return m[0];
 }
 
 VB_INLINE VB_U VB_NAME(splat)(uint32_t x)

@@ -85,7 +85,15 @@ VB_INLINE size_t VB_NAME(mx_rne_n)(uint8_t *elems, uint8_t *scales, const float 
 		VB_F mul;
 		if (!VB_NAME(mx_scale)(scales + k, &mul, in + b, bs, r))
 			return b;
-		for (size_t i = b; i < b + bs; i += VB_W)
+		size_t i = b;
+		for (; i + 4 * VB_W <= b + bs; i += 4 * VB_W) {   /* a register of bytes at a time */
+			VB_B y = VB_NAME(pack8)(VB_NAME(mx_rne_v)(VB_NAME(load)(in + i), mul, e),
+			                        VB_NAME(mx_rne_v)(VB_NAME(load)(in + i + VB_W), mul, e),
+			                        VB_NAME(mx_rne_v)(VB_NAME(load)(in + i + 2 * VB_W), mul, e),
+			                        VB_NAME(mx_rne_v)(VB_NAME(load)(in + i + 3 * VB_W), mul, e));
+			memcpy(elems + i, &y, sizeof y);
+		}
+		for (; i < b + bs; i += VB_W)
 			VB_NAME(store_bytes)(elems + i, VB_NAME(mx_rne_v)(VB_NAME(load)(in + i), mul, e));
 	}
 	return full;
@@ -133,7 +141,16 @@ VB_INLINE size_t VB_NAME(mx_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 		VB_F mul;
 		if (!VB_NAME(mx_scale)(scales + k, &mul, in + b, bs, r))
 			return b;
-		for (size_t i = b; i < b + bs; i += VB_W) {
+		size_t i = b;
+		for (; i + 4 * VB_W <= b + bs; i += 4 * VB_W) {
+			VB_U idx = lanes + (uint32_t)(index0 + i);
+			VB_B y = VB_NAME(pack8)(VB_NAME(mx_sr_v)(&v, VB_NAME(load)(in + i), mul, idx),
+			                        VB_NAME(mx_sr_v)(&v, VB_NAME(load)(in + i + VB_W), mul, idx + VB_W),
+			                        VB_NAME(mx_sr_v)(&v, VB_NAME(load)(in + i + 2 * VB_W), mul, idx + 2 * VB_W),
+			                        VB_NAME(mx_sr_v)(&v, VB_NAME(load)(in + i + 3 * VB_W), mul, idx + 3 * VB_W));
+			memcpy(elems + i, &y, sizeof y);
+		}
+		for (; i < b + bs; i += VB_W) {
 			VB_U idx = lanes + (uint32_t)(index0 + i);
 			VB_NAME(store_bytes)(elems + i, VB_NAME(mx_sr_v)(&v, VB_NAME(load)(in + i), mul, idx));
 		}
