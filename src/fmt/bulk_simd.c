@@ -44,6 +44,13 @@ void bulk_portable_decode(fmt_id fmt, float *out, const void *in, size_t n)
 #define VB_TARGET __attribute__((target("avx2,f16c")))
 #define VB_AVX2 1
 #include "fmt/bulk_body.h"
+#else
+/* never selected off x86-64 (fmt_simd_available); the names must link */
+#define b2_bulk_encode bp_bulk_encode
+#define b2_bulk_quantize bp_bulk_quantize
+#define b2_bulk_accumulate bp_bulk_accumulate
+#define b2_bulk_decode bp_bulk_decode
+#endif
 
 void bulk_avx2_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n)
 {
@@ -65,26 +72,3 @@ void bulk_avx2_decode(fmt_id fmt, float *out, const void *in, size_t n)
 {
 	b2_bulk_decode(fmt, out, in, n);
 }
-#else
-/* never selected off x86-64 (fmt_simd_available) */
-void bulk_avx2_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n)
-{
-	bulk_portable_encode(p, k, idx_lo, out, in, n);
-}
-
-void bulk_avx2_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n)
-{
-	bulk_portable_quantize(p, k, idx_lo, x, n);
-}
-
-size_t bulk_avx2_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
-                            const float *u, size_t n)
-{
-	return bulk_portable_accumulate(p, k, idx_lo, x, comp, u, n);
-}
-
-void bulk_avx2_decode(fmt_id fmt, float *out, const void *in, size_t n)
-{
-	bulk_portable_decode(fmt, out, in, n);
-}
-#endif

@@ -29,7 +29,7 @@ build_standalone() (
 			-DMIXPREC_CUBLAS_SONAME="\"${cublas_soname:-libcublas.so}\"" -c "$src/src/$f.cu" -o "$o" \
 			> "$o.log" 2>&1 || touch "$o.failed") &
 	done
-	for f in util/status fmt/format fmt/round fmt/decode fmt/bulk fmt/bulk_small fmt/bulk_avx2 fmt/bulk_avx512 drift/drift \
+	for f in util/status fmt/format fmt/round fmt/decode fmt/bulk fmt/bulk_small fmt/bulk_simd fmt/bulk_avx512 drift/drift \
 	         gpu/gpu_bench; do
 		echo "CC $f.c"
 		"$CC" $cflags -c "$src/src/$f.c" -o "$b/$(echo "$f" | tr / _).o" || { wait; return 2; }
@@ -38,7 +38,7 @@ build_standalone() (
 		defs="-DMIXPREC_PKGDATADIR=\"$src/data\""
 		for f in util/file train/layers train/layers_simd train/model train/policy train/scaler train/data \
 		         train/train train/backend train/backend_cpu train/schedule train/optim train/train_bench train/accum train/fp8scale train/blockcast \
-		         quant/quant_table quant/quant_bulk quant/quant_avx512 \
+		         quant/quant_table quant/quant_bulk quant/quant_avx512 quant/quant_simd \
 		         gpu/gpu_trainer_host gpu/gpu_trainer_cuda gpu/gpu_train_bench; do
 			echo "CC $f.c"
 			# shellcheck disable=SC2086
