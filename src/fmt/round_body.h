@@ -44,8 +44,6 @@ typedef struct {
 	uint32_t shift, keep, sign_shift;
 	bool has_sub;          /* fp16, fp8: results below the min normal on a fixed grid */
 	bool ov_nan;           /* the overflow result is a NaN (e4m3 without saturation) */
-	bool far_common;       /* SR: lanes that drop more than 31 bits are common (the fp8
-	                          formats: below 2^-17 or 2^-24), so no branch guards them */
 	VB_U shift_v, rebias, half_rb, max_bits, ov_bits, nan_bits, sign_bit;
 	VB_U min_normal;       /* fp32 pattern of the format's min normal */
 	VB_U sub_base;         /* a subnormal result drops sub_base - max(e, 1) bits */
@@ -79,7 +77,6 @@ VB_INLINE VB_NAME(par) VB_NAME(par_of)(const bulk_params *p, rng_key k)
 		.keep = 32 - p->shift,
 		.sign_shift = p->sign_shift,
 		.has_sub = p->e32_min > 1,
-		.far_common = p->fmt == FMT_E4M3 || p->fmt == FMT_E5M2,
 		.ov_nan = (ov_f32 & 0x7fffffffu) > 0x7f800000u,
 		.shift_v = VB_NAME(splat)(p->shift),
 		.rebias = VB_NAME(splat)(p->rebias),
@@ -112,10 +109,12 @@ VB_INLINE VB_NAME(par) VB_NAME(par_of)(const bulk_params *p, rng_key k)
  * exponent; the rebias follows) and the significand, the implicit bit
  * included, in subnormal ones: (val + (nr >> (32 - cnt))) >> cnt, as
  * val + 2^cnt < 2^32 for cnt <= 31. Lanes that drop more (|x| below
- * 2^(emin - frac_bits - 8)) round to 0 or the smallest subnormal: up iff r
- * < hi + below, hi the first 32 discarded bits and below whether any lie
- * under them (bulk_encode1's rule); cnt is clamped to 63, where both
- * read val's bits the same. */
+ * 2^(emin - frac_bits - 8)) get 0 from that formula (both shifts give 0
+ * for a count of 32 or more), and round up to the smallest subnormal iff
+ * r < hi + below, hi the first 32 discarded bits and below whether any lie
+ * under them (bulk_encode1's rule): hi + below <= val < 2^24, so only a
+ * lane with r < 2^24 (one in 256) can go up, and only then is the rule
+ * evaluated, cnt clamped to 63, where both read val's bits the same. */
 VB_INLINE VB_U VB_NAME(fast_sr)(const VB_NAME(par) *v, VB_U a, VB_U nr)
 {
 	VB_U emu = VB_NAME(maxu)(a >> 23, VB_NAME(splat)(1));
@@ -123,8 +122,8 @@ VB_INLINE VB_U VB_NAME(fast_sr)(const VB_NAME(par) *v, VB_U a, VB_U nr)
 	VB_U cnt = VB_NAME(maxs)(v->sub_base - emu, v->shift_v);
 	VB_U val = a - (sub & ((emu - 1u) << 23));
 	VB_U code = VB_NAME(srlv)(val + VB_NAME(srlv)(nr, 32u - cnt), cnt) - (~sub & v->rebias);
-	VB_U far = (VB_U)((VB_I)a < (VB_I)v->far_normal);
-	if (v->far_common || VB_NAME(any)(far)) {
+	VB_U far = (VB_U)((VB_I)a < (VB_I)v->far_normal) & (VB_U)((nr >> 24) == 0xffu);
+	if (VB_NAME(any)(far)) {
 		VB_U c = VB_NAME(minu)(cnt, VB_NAME(splat)(63));
 		VB_U hi = VB_NAME(srlv)(val, c - 32u);
 		VB_U hb = hi + 1u + (VB_U)(VB_NAME(sllv)(val, 64u - c) == 0u);   /* hi + below */

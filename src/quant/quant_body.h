@@ -50,15 +50,102 @@ VB_INLINE void VB_NAME(store_bytes)(uint8_t *out, VB_U c)
 	VB_NAME(store_elems)(out, 1, c);
 }
 
+/* 16 codes below 256 (16 / VB_W vectors) as 16 bytes, in one store. */
+VB_INLINE void VB_NAME(store16_bytes)(uint8_t *out, const VB_U *y)
+{
+#if VB_W == 8
+	VB_B b = VB_NAME(pack8)(y[0], y[1], y[0], y[1]);
+#else
+	VB_B b = VB_NAME(pack8)(y[0], y[1], y[2], y[3]);
+#endif
+	memcpy(out, &b, 16);
+}
+
+/* Lane j of the result: the largest lane of m[j] (unsigned), by a tree of
+ * lane pairs over the VB_W vectors (m is overwritten). */
+VB_INLINE VB_U VB_NAME(hmax_each)(VB_U *m)
+{
+#if VB_W == 8
+	const VB_U even = { 0, 2, 4, 6, 8, 10, 12, 14 }, odd = { 1, 3, 5, 7, 9, 11, 13, 15 };
+#else
+	const VB_U even = { 0, 2, 4, 6 }, odd = { 1, 3, 5, 7 };
+#endif
+	for (int w = VB_W; w > 1; w /= 2)
+		for (int i = 0; i < w / 2; i++)
+			m[i] = VB_NAME(maxu)(__builtin_shuffle(m[2 * i], m[2 * i + 1], even),
+			                     __builtin_shuffle(m[2 * i], m[2 * i + 1], odd));
+	return m[0];
+}
+
+/* quant_mx_exp in every lane of the finite amax patterns m: the exponent
+ * field, or a subnormal's top bit from its exact conversion to fp32. */
+VB_INLINE VB_U VB_NAME(mx_exp_v)(VB_U m, const quant_mx_rule *r)
+{
+	VB_U ex = m >> 23, sub = (VB_U)(ex == 0u);
+	VB_U top = ((VB_U)VB_NAME(u2f)(m & 0x7fffffu) >> 23) - 127u;
+	VB_U L = VB_NAME(sel)(sub, top - 149u, ex - 127u);
+	VB_U f = VB_NAME(sel)(sub, VB_NAME(sllv)(m, 23u - top), m) & 0x7fffffu;
+	VB_I k = (VB_I)L - r->emax;
+	if (r->ceil)
+		k -= (VB_I)f > (int32_t)r->mfrac;
+	k = (VB_I)VB_NAME(sel)((VB_U)(k < -127), VB_NAME(splat)((uint32_t)-127), (VB_U)k);
+	k = (VB_I)VB_NAME(sel)((VB_U)(k > 127), VB_NAME(splat)(127), (VB_U)k);
+	return VB_NAME(sel)((VB_U)(m == 0u), VB_NAME(splat)((uint32_t)-127), (VB_U)k);
+}
+
+/* The scales of VB_W whole MX blocks of bs at in (bs a multiple of VB_W):
+ * e8m0 bytes into scales, the fp32 patterns of the inverses 2^-k into mul.
+ * False (nothing written) when a block holds an inf or NaN. */
+VB_INLINE bool VB_NAME(mx_scales)(uint8_t *scales, uint32_t *mul, const float *in, size_t bs, const quant_mx_rule *r)
+{
+	VB_U m[VB_W];
+	for (int b = 0; b < VB_W; b++) {
+		const float *x = in + (size_t)b * bs;
+		m[b] = VB_NAME(load)(x) & 0x7fffffffu;
+		for (size_t i = VB_W; i < bs; i += VB_W)
+			m[b] = VB_NAME(maxu)(m[b], VB_NAME(load)(x + i) & 0x7fffffffu);
+	}
+	VB_U a = VB_NAME(hmax_each)(m);
+	if (VB_NAME(any)((VB_U)((VB_I)a >= 0x7f800000)))
+		return false;
+	VB_U k = VB_NAME(mx_exp_v)(a, r);
+	VB_NAME(store_elems)(scales, 1, k + 127u);
+	VB_NAME(store)(mul, (127u - k) << 23);
+	return true;
+}
+
+/* quant_elem_enc in registers (held in locals: the byte stores of the
+ * codes could alias the struct, and the compiler would read it again
+ * after each). */
+typedef struct {
+	VB_U half_m1, rebias, magic, min_normal, max_bits, sign_bit;
+	uint32_t shift, sign_shift;
+} VB_NAME(menc);
+
+VB_INLINE VB_NAME(menc) VB_NAME(menc_of)(const quant_elem_enc *e)
+{
+	VB_NAME(menc) m = {
+		.half_m1 = VB_NAME(splat)(e->half_m1),
+		.rebias = VB_NAME(splat)(e->rebias),
+		.magic = VB_NAME(splat)(e->magic),
+		.min_normal = VB_NAME(splat)(e->min_normal),
+		.max_bits = VB_NAME(splat)(e->max_bits),
+		.sign_bit = VB_NAME(splat)(0x80000000u >> e->sign_shift),
+		.shift = e->shift,
+		.sign_shift = e->sign_shift,
+	};
+	return m;
+}
+
 /* MX rne of VB_W lanes x with the scale's inverse mul. */
-VB_INLINE VB_U VB_NAME(mx_rne_v)(VB_U x, VB_F mul, const quant_elem_enc *e)
+VB_INLINE VB_U VB_NAME(mx_rne_v)(VB_U x, VB_F mul, const VB_NAME(menc) *e)
 {
 	VB_U p = (VB_U)((VB_F)x * mul), a = p & 0x7fffffffu;
 	VB_U nrm = ((a + e->half_m1 + ((a >> e->shift) & 1u)) >> e->shift) - e->rebias;
-	VB_U sub = (VB_U)((VB_F)a + (VB_F)VB_NAME(splat)(e->magic)) - e->magic;
-	VB_U c = VB_NAME(sel)((VB_U)((VB_I)a < (int32_t)e->min_normal), sub, nrm);
-	c = VB_NAME(minu)(c, VB_NAME(splat)(e->max_bits));
-	return c | ((p >> e->sign_shift) & (0x80000000u >> e->sign_shift));
+	VB_U sub = (VB_U)((VB_F)a + (VB_F)e->magic) - e->magic;
+	VB_U c = VB_NAME(sel)((VB_U)((VB_I)a < (VB_I)e->min_normal), sub, nrm);
+	c = VB_NAME(minu)(c, e->max_bits);
+	return c | ((p >> e->sign_shift) & e->sign_bit);
 }
 
 /* The scale of one MX block of bs elements (a multiple of VB_W): false
@@ -77,24 +164,37 @@ VB_INLINE bool VB_NAME(mx_scale)(uint8_t *scale, VB_F *mul, const float *in, siz
 	return true;
 }
 
-VB_INLINE size_t VB_NAME(mx_rne_n)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
-                                    const quant_mx_rule *r, const quant_elem_enc *e)
+/* The rne codes of one MX block of bs at in, inverse scale mul. */
+VB_INLINE void VB_NAME(mx_rne_block)(uint8_t *elems, const float *in, size_t bs, VB_F mul, const VB_NAME(menc) *e)
 {
-	size_t full = n / bs * bs, k = 0;
-	for (size_t b = 0; b < full; b += bs, k++) {
-		VB_F mul;
-		if (!VB_NAME(mx_scale)(scales + k, &mul, in + b, bs, r))
+	size_t i = 0;
+	for (; i + 4 * VB_W <= bs; i += 4 * VB_W) {   /* a register of bytes at a time */
+		VB_B y = VB_NAME(pack8)(VB_NAME(mx_rne_v)(VB_NAME(load)(in + i), mul, e),
+		                        VB_NAME(mx_rne_v)(VB_NAME(load)(in + i + VB_W), mul, e),
+		                        VB_NAME(mx_rne_v)(VB_NAME(load)(in + i + 2 * VB_W), mul, e),
+		                        VB_NAME(mx_rne_v)(VB_NAME(load)(in + i + 3 * VB_W), mul, e));
+		memcpy(elems + i, &y, sizeof y);
+	}
+	for (; i < bs; i += VB_W)
+		VB_NAME(store_bytes)(elems + i, VB_NAME(mx_rne_v)(VB_NAME(load)(in + i), mul, e));
+}
+
+VB_INLINE size_t VB_NAME(mx_rne_n)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
+                                    const quant_mx_rule *rule, const quant_elem_enc *enc)
+{
+	const VB_NAME(menc) em = VB_NAME(menc_of)(enc), *e = &em;
+	const quant_mx_rule rl = *rule, *r = &rl;
+	size_t full = n / bs * bs, k = 0, b = 0;
+	uint32_t mul[VB_W];
+	/* VB_W blocks' scales at once, then their elements */
+	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, in + b, bs, r); b += VB_W * bs, k += VB_W)
+		for (int j = 0; j < VB_W; j++)
+			VB_NAME(mx_rne_block)(elems + b + j * bs, in + b + j * bs, bs, (VB_F)VB_NAME(splat)(mul[j]), e);
+	for (; b < full; b += bs, k++) {
+		VB_F m;
+		if (!VB_NAME(mx_scale)(scales + k, &m, in + b, bs, r))
 			return b;
-		size_t i = b;
-		for (; i + 4 * VB_W <= b + bs; i += 4 * VB_W) {   /* a register of bytes at a time */
-			VB_B y = VB_NAME(pack8)(VB_NAME(mx_rne_v)(VB_NAME(load)(in + i), mul, e),
-			                        VB_NAME(mx_rne_v)(VB_NAME(load)(in + i + VB_W), mul, e),
-			                        VB_NAME(mx_rne_v)(VB_NAME(load)(in + i + 2 * VB_W), mul, e),
-			                        VB_NAME(mx_rne_v)(VB_NAME(load)(in + i + 3 * VB_W), mul, e));
-			memcpy(elems + i, &y, sizeof y);
-		}
-		for (; i < b + bs; i += VB_W)
-			VB_NAME(store_bytes)(elems + i, VB_NAME(mx_rne_v)(VB_NAME(load)(in + i), mul, e));
+		VB_NAME(mx_rne_block)(elems + b, in + b, bs, m, e);
 	}
 	return full;
 }
@@ -108,7 +208,6 @@ VB_INLINE VB_NAME(par) VB_NAME(mx_par)(const quant_elem_enc *e, rng_key key)
 		.keep = 32 - e->shift,
 		.sign_shift = e->sign_shift,
 		.has_sub = true,
-		.far_common = true,
 		.shift_v = VB_NAME(splat)(e->shift),
 		.rebias = VB_NAME(splat)(e->rebias),
 		.max_bits = VB_NAME(splat)(e->max_bits),
@@ -131,29 +230,41 @@ VB_INLINE VB_U VB_NAME(mx_sr_v)(const VB_NAME(par) *v, VB_U x, VB_F mul, VB_U id
 	return c | ((x >> v->sign_shift) & (0x80000000u >> v->sign_shift));
 }
 
+/* The sr codes of one MX block of bs at in, inverse scale mul; idx: the
+ * indices of in[0..VB_W). */
+VB_INLINE void VB_NAME(mx_sr_block)(uint8_t *elems, const float *in, size_t bs, VB_F mul, VB_U idx,
+                                     const VB_NAME(par) *v)
+{
+	size_t i = 0;
+	for (; i + 4 * VB_W <= bs; i += 4 * VB_W, idx += 4 * VB_W) {
+		VB_B y = VB_NAME(pack8)(VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i), mul, idx),
+		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + VB_W), mul, idx + VB_W),
+		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + 2 * VB_W), mul, idx + 2 * VB_W),
+		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + 3 * VB_W), mul, idx + 3 * VB_W));
+		memcpy(elems + i, &y, sizeof y);
+	}
+	for (; i < bs; i += VB_W, idx += VB_W)
+		VB_NAME(store_bytes)(elems + i, VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i), mul, idx));
+}
+
 VB_INLINE size_t VB_NAME(mx_sr_n)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
-                                   const quant_mx_rule *r, const quant_elem_enc *e, uint64_t seed, uint64_t index0)
+                                   const quant_mx_rule *rule, const quant_elem_enc *e, uint64_t seed, uint64_t index0)
 {
 	const VB_NAME(par) v = VB_NAME(mx_par)(e, rng_key_for(seed, index0));
+	const quant_mx_rule rl = *rule, *r = &rl;
 	const VB_U lanes = VB_NAME(lanes)();
-	size_t full = n / bs * bs, k = 0;
-	for (size_t b = 0; b < full; b += bs, k++) {
-		VB_F mul;
-		if (!VB_NAME(mx_scale)(scales + k, &mul, in + b, bs, r))
+	size_t full = n / bs * bs, k = 0, b = 0;
+	uint32_t mul[VB_W];
+	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, in + b, bs, r); b += VB_W * bs, k += VB_W)
+		for (int j = 0; j < VB_W; j++) {
+			size_t o = b + j * bs;
+			VB_NAME(mx_sr_block)(elems + o, in + o, bs, (VB_F)VB_NAME(splat)(mul[j]), lanes + (uint32_t)(index0 + o), &v);
+		}
+	for (; b < full; b += bs, k++) {
+		VB_F m;
+		if (!VB_NAME(mx_scale)(scales + k, &m, in + b, bs, r))
 			return b;
-		size_t i = b;
-		for (; i + 4 * VB_W <= b + bs; i += 4 * VB_W) {
-			VB_U idx = lanes + (uint32_t)(index0 + i);
-			VB_B y = VB_NAME(pack8)(VB_NAME(mx_sr_v)(&v, VB_NAME(load)(in + i), mul, idx),
-			                        VB_NAME(mx_sr_v)(&v, VB_NAME(load)(in + i + VB_W), mul, idx + VB_W),
-			                        VB_NAME(mx_sr_v)(&v, VB_NAME(load)(in + i + 2 * VB_W), mul, idx + 2 * VB_W),
-			                        VB_NAME(mx_sr_v)(&v, VB_NAME(load)(in + i + 3 * VB_W), mul, idx + 3 * VB_W));
-			memcpy(elems + i, &y, sizeof y);
-		}
-		for (; i < b + bs; i += VB_W) {
-			VB_U idx = lanes + (uint32_t)(index0 + i);
-			VB_NAME(store_bytes)(elems + i, VB_NAME(mx_sr_v)(&v, VB_NAME(load)(in + i), mul, idx));
-		}
+		VB_NAME(mx_sr_block)(elems + b, in + b, bs, m, lanes + (uint32_t)(index0 + b), &v);
 	}
 	return full;
 }
@@ -186,19 +297,100 @@ VB_INLINE bool VB_NAME(nv_scale)(uint32_t *code, const float *in, double six_st)
 	return true;
 }
 
+typedef double VB_NAME(vd) __attribute__((vector_size(32)));
+typedef int64_t VB_NAME(vl) __attribute__((vector_size(32)));
+typedef float VB_NAME(vf4) __attribute__((vector_size(16)));
+typedef int32_t VB_NAME(vi4) __attribute__((vector_size(16)));
+
+/* quant_e4m3_code on 4 binary64 lanes (q >= 0, finite): below 2^-6 the
+ * add of 2^43 rounds q once to the subnormal grid (the code, at most 8,
+ * read back through 2^52); above it the rounding on the pattern. */
+VB_INLINE VB_NAME(vi4) VB_NAME(e4m3_code4)(VB_NAME(vd) q)
+{
+	typedef VB_NAME(vd) vd;
+	typedef VB_NAME(vl) vl;
+	vd t = ((q + 0x1p43) - 0x1p43) * 0x1p9 + 0x1p52;
+	vl sub = (vl)t - (vl)((vd){ 0 } + 0x1p52);
+	vl b = (vl)q;
+	b += ((int64_t)1 << 48) - 1 + ((b >> 49) & 1);
+	vl c = (b >> 49) - ((1023 - 7) << 3);
+	vl big = c > 0x7e;
+	c = (c & ~big) | (0x7e & big);
+	vl small = (vl)(q < 0x1p-6);
+	c = (sub & small) | (c & ~small);
+	return __builtin_convertvector(c, VB_NAME(vi4));
+}
+
+/* The scale codes of VB_W nvfp4 blocks of 16 at in: their amaxes by a
+ * tree (lane j of the result: block j), the quotients in binary64, four
+ * at a time. False (nothing written) when a block holds an inf or NaN. */
+VB_INLINE bool VB_NAME(nv_codes)(uint32_t code[VB_W], const float *in, double six_st)
+{
+	VB_U m[VB_W];
+	for (int b = 0; b < VB_W; b++) {
+		m[b] = VB_NAME(load)(in + 16 * b) & 0x7fffffffu;
+		for (int i = VB_W; i < 16; i += VB_W)
+			m[b] = VB_NAME(maxu)(m[b], VB_NAME(load)(in + 16 * b + i) & 0x7fffffffu);
+	}
+VB_U a = VB_NAME(hmax_each)(m);
+	if (VB_NAME(any)((VB_U)((VB_I)a >= 0x7f800000)))
+		return false;
+	VB_F f = (VB_F)a;
+	for (int h = 0; h < VB_W; h += 4) {
+		VB_NAME(vf4) f4;
+		memcpy(&f4, (const float *)&f + h, sizeof f4);
+		VB_NAME(vd) q = __builtin_convertvector(f4, VB_NAME(vd)) / six_st;
+		VB_NAME(vi4) c = VB_NAME(e4m3_code4)(q);
+		memcpy(code + h, &c, sizeof c);
+	}
+	return true;
+}
+
+/* The count of a row's first 7 patterns t (non-decreasing; t[7] and any
+ * pattern at or above 2^31 above every finite magnitude) below each lane
+ * of a: on AVX2 a binary search of three comparisons against the row in
+ * one register (t3, then t1 or t5, then t0, t2, t4 or t6). */
+VB_INLINE VB_U VB_NAME(count_row)(VB_U a, const uint32_t *t)
+{
+#if VB_AVX2
+	VB_U row = VB_NAME(minu)(VB_NAME(load)(t), VB_NAME(splat)(0x7fffffffu));
+	VB_U idx = (VB_U)((VB_I)a > (VB_I)__builtin_shuffle(row, VB_NAME(splat)(3))) & 4u;
+	idx += (VB_U)((VB_I)a > (VB_I)__builtin_shuffle(row, idx + 1u)) & 2u;
+	return idx + ((VB_U)((VB_I)a > (VB_I)__builtin_shuffle(row, idx)) & 1u);
+#else
+	return VB_NAME(count7)(a, t);
+#endif
+}
+
+/* The rne codes of one nvfp4 block of 16 at in against its decision patterns g. */
+VB_INLINE void VB_NAME(nv_rne_block)(uint8_t *elems, const float *in, const uint32_t *g)
+{
+	VB_U y[16 / VB_W];
+	for (int i = 0; i < 16 / VB_W; i++) {
+		VB_U x = VB_NAME(load)(in + VB_W * i);
+		y[i] = VB_NAME(count_row)(x & 0x7fffffffu, g) | ((x >> 28) & 8u);
+	}
+	VB_NAME(store16_bytes)(elems, y);
+}
+
 VB_INLINE size_t VB_NAME(nv_rne_n)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
                                     const uint32_t g[127][8])
 {
-	for (size_t b = 0; b < n; b += 16) {
+	uint32_t code[VB_W];
+	size_t b = 0;
+	for (; b + 16 * VB_W <= n && VB_NAME(nv_codes)(code, in + b, six_st); b += 16 * VB_W) {
+		for (int j = 0; j < VB_W; j++) {
+			size_t o = b + 16 * (size_t)j;
+			scales[o / 16] = (uint8_t)code[j];
+			VB_NAME(nv_rne_block)(elems + o, in + o, g[code[j]]);
+		}
+	}
+	for (; b < n; b += 16) {
 		uint32_t c;
 		if (!VB_NAME(nv_scale)(&c, in + b, six_st))
 			return b;
 		scales[b / 16] = (uint8_t)c;
-		for (int i = 0; i < 16; i += VB_W) {
-			VB_U x = VB_NAME(load)(in + b + i);
-			VB_U k = VB_NAME(count7)(x & 0x7fffffffu, g[c]);
-			VB_NAME(store_bytes)(elems + b + i, k | ((x >> 28) & 8u));
-		}
+		VB_NAME(nv_rne_block)(elems + b, in + b, g[c]);
 	}
 	return n;
 }
@@ -216,10 +408,24 @@ VB_INLINE VB_F VB_NAME(lookup8)(const float *t, VB_U k)
 #endif
 }
 
+/* The lanes open of code decided exactly (out of line: rare). */
+static __attribute__((noinline)) VB_TARGET void VB_NAME(nv_sr_fix)(VB_U *code, VB_U open, VB_U x, VB_U r, double D)
+{
+	uint32_t o[VB_W], cd[VB_W], xs[VB_W], rs[VB_W];
+	memcpy(o, &open, sizeof o);
+	memcpy(cd, code, sizeof cd);
+	memcpy(xs, &x, sizeof xs);
+	memcpy(rs, &r, sizeof rs);
+	for (int j = 0; j < VB_W; j++)
+		if (o[j])
+			cd[j] = quant_nv_sr_exact(xs[j], rs[j], D);
+	memcpy(code, cd, sizeof cd);
+}
+
 /* VB_W nvfp4 sr codes of one block's lanes x under scale code c. */
 VB_INLINE VB_U VB_NAME(nv_sr_v)(VB_U x, VB_U idx, uint32_t c, const quant_nv_sr_tab *tab, VB_U k1f, VB_U nk2)
 {
-	VB_U a = x & 0x7fffffffu, k = VB_NAME(count7)(a, tab->h[c]);
+	VB_U a = x & 0x7fffffffu, k = VB_NAME(count_row)(a, tab->h[c]);
 	VB_U r = ~VB_NAME(rbits_not)(idx, k1f, nk2);
 	VB_F rf = VB_NAME(u2f)(r >> 8) * 256.0f + VB_NAME(u2f)(r & 255u);   /* one rounding */
 	VB_F t = VB_NAME(lookup8)(tab->tv[c], k) + rf * VB_NAME(lookup8)(tab->tg[c], k);
@@ -227,18 +433,19 @@ VB_INLINE VB_U VB_NAME(nv_sr_v)(VB_U x, VB_U idx, uint32_t c, const quant_nv_sr_
 	VB_F af = (VB_F)a;
 	VB_U up = (VB_U)(af > hi), open = ~(up | (VB_U)(af <= lo)) & (VB_U)((VB_I)k < 7);
 	VB_U code = (k - up) | ((x >> 28) & 8u);
-	if (VB_NAME(any)(open)) {
-		uint32_t o[VB_W], cd[VB_W], xs[VB_W], rs[VB_W];
-		memcpy(o, &open, sizeof o);
-		memcpy(cd, &code, sizeof cd);
-		memcpy(xs, &x, sizeof xs);
-		memcpy(rs, &r, sizeof rs);
-		for (int j = 0; j < VB_W; j++)
-			if (o[j])
-				cd[j] = quant_nv_sr_exact(xs[j], rs[j], 2 * tab->vd[c][1]);
-		memcpy(&code, cd, sizeof code);
-	}
+	if (VB_NAME(any)(open))
+		VB_NAME(nv_sr_fix)(&code, open, x, r, 2 * tab->vd[c][1]);
 	return code;
+}
+
+/* The sr codes of one nvfp4 block of 16 at in, scale code c. */
+VB_INLINE void VB_NAME(nv_sr_block)(uint8_t *elems, const float *in, uint32_t c, VB_U idx, const quant_nv_sr_tab *tab,
+                                     VB_U k1f, VB_U nk2)
+{
+	VB_U y[16 / VB_W];
+	for (int i = 0; i < 16 / VB_W; i++)
+		y[i] = VB_NAME(nv_sr_v)(VB_NAME(load)(in + VB_W * i), idx + (uint32_t)(VB_W * i), c, tab, k1f, nk2);
+	VB_NAME(store16_bytes)(elems, y);
 }
 
 VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
@@ -247,15 +454,21 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	rng_key key = rng_key_for(seed, index0);
 	const VB_U k1f = VB_NAME(splat)(key.k1 ^ (key.k1 >> 16)), nk2 = VB_NAME(splat)(~key.k2);
 	const VB_U lanes = VB_NAME(lanes)();
-	for (size_t b = 0; b < n; b += 16) {
+	uint32_t code[VB_W];
+	size_t b = 0;
+	for (; b + 16 * VB_W <= n && VB_NAME(nv_codes)(code, in + b, six_st); b += 16 * VB_W) {
+		for (int j = 0; j < VB_W; j++) {
+			size_t o = b + 16 * (size_t)j;
+			scales[o / 16] = (uint8_t)code[j];
+			VB_NAME(nv_sr_block)(elems + o, in + o, code[j], lanes + (uint32_t)(index0 + o), tab, k1f, nk2);
+		}
+	}
+	for (; b < n; b += 16) {
 		uint32_t c;
 		if (!VB_NAME(nv_scale)(&c, in + b, six_st))
 			return b;
 		scales[b / 16] = (uint8_t)c;
-		for (int i = 0; i < 16; i += VB_W) {
-			VB_U idx = lanes + (uint32_t)(index0 + b + (size_t)i);
-			VB_NAME(store_bytes)(elems + b + i, VB_NAME(nv_sr_v)(VB_NAME(load)(in + b + i), idx, c, tab, k1f, nk2));
-		}
+		VB_NAME(nv_sr_block)(elems + b, in + b, c, lanes + (uint32_t)(index0 + b), tab, k1f, nk2);
 	}
 	return n;
 }
