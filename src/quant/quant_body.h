@@ -473,6 +473,52 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	return n;
 }
 
+/* tab[c] in every lane (c < 256). */
+VB_INLINE VB_F VB_NAME(gather)(const float *tab, VB_U c)
+{
+#if VB_AVX2
+	return _mm256_i32gather_ps(tab, (__m256i)c, 4);
+#else
+	uint32_t t[VB_W];
+	float o[VB_W];
+	memcpy(t, &c, sizeof t);
+	for (int j = 0; j < VB_W; j++)
+		o[j] = tab[t[j]];
+	VB_F f;
+	memcpy(&f, o, sizeof f);
+	return f;
+#endif
+}
+
+/* quant_bulk_decode (quant.h). */
+VB_INLINE size_t VB_NAME(decode_n)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
+                                    size_t stride, const float *mul)
+{
+	VB_U u = { 0 };
+	size_t under = 0;
+	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
+		size_t len = n - b < bs ? n - b : bs, i = 0;
+		const float *t = tab + k * stride;
+		float m = mul[k];
+		for (; i + VB_W <= len; i += VB_W) {
+			VB_F q = VB_NAME(gather)(t, VB_NAME(load_elems)(elems + b + i, 1)) * m;
+			VB_F old = (VB_F)VB_NAME(load)(v + b + i);
+			u -= (VB_U)(old != 0.0f) & (VB_U)(q == 0.0f);
+			VB_NAME(store)(v + b + i, (VB_U)q);
+		}
+		for (; i < len; i++) {
+			float q = t[elems[b + i]] * m;
+			under += (v[b + i] != 0) & (q == 0.0f);
+			v[b + i] = q;
+		}
+	}
+	uint32_t l[VB_W];
+	memcpy(l, &u, sizeof l);
+	for (int j = 0; j < VB_W; j++)
+		under += l[j];
+	return under;
+}
+
 /* The entry points (quant_impl.h's signatures). */
 static VB_TARGET uint32_t VB_NAME(amax)(const float *in, size_t n)
 {
@@ -502,4 +548,10 @@ static VB_TARGET size_t VB_NAME(nv_sr16)(uint8_t *elems, uint8_t *scales, const 
                                          const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0)
 {
 	return VB_NAME(nv_sr_n)(elems, scales, in, n, six_st, tab, seed, index0);
+}
+
+static VB_TARGET size_t VB_NAME(decode)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
+                                        size_t stride, const float *mul)
+{
+	return VB_NAME(decode_n)(v, elems, n, bs, tab, stride, mul);
 }

@@ -174,6 +174,8 @@ typedef struct {
 	                   const uint32_t g[127][8]);
 	size_t (*nv_sr16)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
 	                  const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0);
+	size_t (*decode)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab, size_t stride,
+	                 const float *mul);
 } quant_kernels;
 
 /* The kernels of a path the CPU has (quant/quant_simd.c). */

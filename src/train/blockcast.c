@@ -13,6 +13,7 @@ void block_scratch_free(block_scratch *s)
 {
 	free(s->f);
 	free(s->b);
+	free(s->d);
 	*s = (block_scratch){ 0 };
 }
 
@@ -222,24 +223,19 @@ static void cast_fp32_blocks(float *x, size_t rows, size_t cols, const block_cas
 	}
 }
 
-/* One block's elements decoded in place: v[i] = tab[elems[i]] x mul, which
- * is val[elems[i]] x scale rounded once to fp32 (see cast_quant), counting
- * the inputs past t (at t, tie_over) as overflow and the nonzero ones
- * decoded to 0 as underflow (zeros, the padding among them, count as
- * neither). t = thr x scale is exact: few bits times a scale. Returns the
- * block's amax (finite: quant_bulk refused blocks with an inf or NaN). */
+/* One block's statistics before it is decoded: the inputs past t (at t,
+ * tie_over) count as overflow; t = thr x scale is exact (few bits times a
+ * scale). Returns the block's amax (finite: quant_bulk refused blocks with
+ * an inf or NaN). The loop vectorises in 32-bit lanes: the amax on the
+ * patterns (finite, so below 2^31: a signed max), and |x| > t as |x| > tf,
+ * tf the largest fp32 not above t (at t only when t is an fp32). */
 __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
-static float decode_block(float *v, const uint8_t *elems, size_t len, const float *tab, float mul, double t,
-                          bool tie_over, block_cast_stat *st)
+static float block_stats(const float *v, size_t len, double t, bool tie_over, block_cast_stat *st)
 {
-	/* two loops: the first, without a table lookup, vectorises in 32-bit
-	 * lanes: the amax on the patterns (finite, so below 2^31: a signed
-	 * max), and |x| > t as |x| > tf, tf the largest fp32 not above t (at t
-	 * only when t is an fp32) */
 	float tf = (float)t;
 	if ((double)tf > t)
 		tf = nextafterf(tf, 0.0f);
-	uint32_t oc = 0, u = 0, tie = tie_over && (double)tf == t;
+	uint32_t oc = 0, tie = tie_over && (double)tf == t;
 	int32_t m = 0;
 	for (size_t i = 0; i < len; i++) {
 		int32_t a;
@@ -249,21 +245,15 @@ static float decode_block(float *v, const uint8_t *elems, size_t len, const floa
 		m = a > m ? a : m;
 		oc += (uint32_t)(af > tf) | (tie & (uint32_t)(af == tf));
 	}
-	for (size_t i = 0; i < len; i++) {
-		float qv = tab[elems[i]] * mul;
-		u += (uint32_t)(v[i] != 0) & (uint32_t)(qv == 0.0f);
-		v[i] = qv;
-	}
 	st->overflow += oc;
-	st->underflow += u;
 	float fm;
 	memcpy(&fm, &m, 4);
 	return fm;
 }
 
 /* FP8_SCALING_MX and _NVFP4 through quant_bulk: buf holds nb blocks of len. */
-static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_cfg *c, uint8_t *bytes,
-                            block_cast_stat *st)
+static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_cfg *c, block_scratch *s,
+                            uint8_t *bytes, block_cast_stat *st)
 {
 	quant_id id = c->kind == FP8_SCALING_NVFP4 ? QUANT_NVFP4
 	              : c->elem == FMT_E5M2 ? QUANT_MXFP8_E5M2 : QUANT_MXFP8_E4M3;
@@ -290,7 +280,7 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 			}
 			block_cast_cfg one = *c;
 			one.seed = rng_mix64(c->seed + b);
-			if ((rc = cast_quant(v, 1, len, &one, bytes, st)) != MP_OK)
+			if ((rc = cast_quant(v, 1, len, &one, s, bytes, st)) != MP_OK)
 				return rc;
 		}
 		return MP_OK;
@@ -315,21 +305,32 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 		sval[bits] = q->nvfp4 ? fmt_to_double(e4, bits) * (double)s_t : bits == 0xff ? NAN : ldexp(1.0, (int)bits - 127);
 		fsval[bits] = (float)sval[bits];
 	}
+	/* per block: its statistics, its multiplier and (nvfp4) its table;
+	 * then every element decoded in one pass */
+	size_t stride = q->nvfp4 ? nvals : 0, need = nb * (stride + 1) + (stride ? 0 : nvals);
+	if (need > s->dcap) {
+		float *d = realloc(s->d, need * sizeof *d);
+		if (!d)
+			return MP_ENOMEM;
+		s->d = d;
+		s->dcap = need;
+	}
+	float *mulv = s->d, *tabs = s->d + nb;
+	if (!stride)
+		memcpy(tabs, fval, nvals * sizeof *tabs);
 	for (size_t b = 0; b < nb; b++) {
-		float *v = buf + b * len, tab[16];
 		double scale = sval[scales[b]];
-		float mul = fsval[scales[b]];
-		const float *t = fval;
-		if (q->nvfp4) {
+		mulv[b] = fsval[scales[b]];
+		if (stride) {
 			for (size_t e = 0; e < nvals; e++)
-				tab[e] = (float)(val[e] * scale);
-			t = tab;
-			mul = 1.0f;
+				tabs[b * stride + e] = (float)(val[e] * scale);
+			mulv[b] = 1.0f;
 		}
 		/* a block whose scale is 0 holds zeros only: underflow, never overflow */
-		float amax = decode_block(v, elems + b * len, len, t, mul, scale > 0 ? thr * scale : INFINITY, tie_over, st);
+		float amax = block_stats(buf + b * len, len, scale > 0 ? thr * scale : INFINITY, tie_over, st);
 		note_amax(st, amax, scale > 0 ? (float)(1.0 / scale) : 0.0f);
 	}
+	st->underflow += quant_bulk_decode(buf, elems, n, len, tabs, stride, mulv);
 	return MP_OK;
 }
 
@@ -360,7 +361,7 @@ mp_status block_cast(float *x, size_t rows, size_t cols, const block_cast_cfg *c
 	float *buf = in_place ? x : s->f;
 	if (!in_place)
 		reorder(x, rows, cols, c->br, c->bc, buf, false);
-	if ((rc = cast_quant(buf, nb, len, c, s->b, st)) != MP_OK)
+	if ((rc = cast_quant(buf, nb, len, c, s, s->b, st)) != MP_OK)
 		return rc;
 	if (!in_place)
 		reorder(x, rows, cols, c->br, c->bc, buf, true);

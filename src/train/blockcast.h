@@ -58,6 +58,8 @@ typedef struct {
 	float *f;
 	uint8_t *b;
 	size_t cap;
+	float *d;      /* the decoding tables and multipliers of cast_quant */
+	size_t dcap;
 } block_scratch;
 
 void block_scratch_free(block_scratch *s);
