@@ -162,11 +162,12 @@ mp_status quant_rht16(fmt_num *x, size_t n, uint16_t signs);
 mp_status quant_bulk_tensor_scale(float *s_t, const float *in, size_t n, size_t *bad);
 
 /* Decodes blocks of elements back to fp32 in place of their inputs:
- * v[i] = tab[b * stride + elems[i]] * mul[b] for element i of block b (bs
- * elements each, the last may be shorter), on the best SIMD path. Returns
- * how many elements were nonzero in v and are 0 after. */
+ * v[i] = tab[r * stride + elems[i]] * mul[b] for element i of block b (bs
+ * elements each, the last may be shorter), r = rows[b] (rows NULL: r = b;
+ * mul NULL: 1), on the best SIMD path. Returns how many elements were
+ * nonzero in v and are 0 after. */
 size_t quant_bulk_decode(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab, size_t stride,
-                         const float *mul);
+                         const uint8_t *rows, const float *mul);
 
 /* Quantizes the fp32 array in[0..n) (element index0 + i of a tensor, index0
  * a multiple of the block size) into elems (one element per byte, its low

@@ -163,7 +163,7 @@ Q512 size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in
 	return full;
 }
 
-Q512 void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uint32_t g[7])
+Q512 void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uint32_t g[8])
 {
 	const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
 	__m512i gv[7];
@@ -562,7 +562,7 @@ void quant_mx_scale_avx512(float *out, const float *in, size_t n, int k)
 	quant_mx_scale_portable(out, in, n, k);
 }
 
-void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uint32_t g[7])
+void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uint32_t g[8])
 {
 	quant_nv_rne_portable(out, in, n, g);
 }

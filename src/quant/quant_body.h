@@ -473,6 +473,19 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	return n;
 }
 
+/* nvfp4 rne of n elements (any n) against one block's decision patterns g
+ * (quant_nv_rne_portable's bits). */
+VB_INLINE void VB_NAME(nv_rne_elems_n)(uint8_t *out, const float *in, size_t n, const uint32_t *g)
+{
+	size_t i = 0;
+	for (; i + VB_W <= n; i += VB_W) {
+		VB_U x = VB_NAME(load)(in + i);
+		VB_NAME(store_bytes)(out + i, VB_NAME(count_row)(x & 0x7fffffffu, g) | ((x >> 28) & 8u));
+	}
+	if (i < n)
+		quant_nv_rne_portable(out + i, in + i, n - i, g);
+}
+
 /* tab[c] in every lane (c < 256). */
 VB_INLINE VB_F VB_NAME(gather)(const float *tab, VB_U c)
 {
@@ -492,14 +505,14 @@ VB_INLINE VB_F VB_NAME(gather)(const float *tab, VB_U c)
 
 /* quant_bulk_decode (quant.h). */
 VB_INLINE size_t VB_NAME(decode_n)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
-                                    size_t stride, const float *mul)
+                                    size_t stride, const uint8_t *rows, const float *mul)
 {
 	VB_U u = { 0 };
 	size_t under = 0;
 	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
 		size_t len = n - b < bs ? n - b : bs, i = 0;
-		const float *t = tab + k * stride;
-		float m = mul[k];
+		const float *t = tab + (rows ? rows[k] : k) * stride;
+		float m = mul ? mul[k] : 1.0f;
 		for (; i + VB_W <= len; i += VB_W) {
 			VB_F q = VB_NAME(gather)(t, VB_NAME(load_elems)(elems + b + i, 1)) * m;
 			VB_F old = (VB_F)VB_NAME(load)(v + b + i);
@@ -551,7 +564,12 @@ static VB_TARGET size_t VB_NAME(nv_sr16)(uint8_t *elems, uint8_t *scales, const 
 }
 
 static VB_TARGET size_t VB_NAME(decode)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
-                                        size_t stride, const float *mul)
+                                        size_t stride, const uint8_t *rows, const float *mul)
 {
-	return VB_NAME(decode_n)(v, elems, n, bs, tab, stride, mul);
+	return VB_NAME(decode_n)(v, elems, n, bs, tab, stride, rows, mul);
+}
+
+static VB_TARGET void VB_NAME(nv_rne_elems)(uint8_t *out, const float *in, size_t n, const uint32_t g[8])
+{
+	VB_NAME(nv_rne_elems_n)(out, in, n, g);
 }

@@ -385,7 +385,7 @@ static void nv_sr(const quant_opts *o, uint64_t index, uint8_t *out, const float
 	}
 }
 
-void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32_t g[7])
+void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32_t g[8])
 {
 	for (size_t i = 0; i < n; i++) {
 		uint32_t v = f2u(in[i]), a = v & 0x7fffffffu, c = 0;
@@ -450,9 +450,8 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
                          uint8_t *scales, const float *in, size_t n, size_t *bad)
 {
 	size_t bs = o->block ? o->block : (size_t)quant_get(QUANT_NVFP4)->block;
-	bool v = use_avx512(path);
 	const quant_kernels *K = quant_kernels_of(path);
-	quant_nv_fn rne = v ? quant_nv_rne_avx512 : quant_nv_rne_portable;
+	quant_nv_fn rne = K->nv_rne;
 	quant_amax_fn amax = K->amax;
 	/* the decision patterns for each block scale; scale 0 (elements 0)
 	 * never passes one */

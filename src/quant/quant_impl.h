@@ -48,8 +48,9 @@ void quant_nv_thresholds(uint32_t g[7], double D);
 typedef uint32_t (*quant_amax_fn)(const float *in /* (n) */, size_t n);
 /* out[i] = in[i] * 2^-k, with a vanished nonzero product kept as the smallest subnormal. */
 typedef void (*quant_scale_fn)(float *out /* (n) */, const float *in /* (n) */, size_t n, int k);
-/* nvfp4 rne elements from the thresholds g. */
-typedef void (*quant_nv_fn)(uint8_t *out /* (n) */, const float *in /* (n) */, size_t n, const uint32_t g[7]);
+/* nvfp4 rne elements from the thresholds g (7 decision patterns; g[7], unused,
+ * pads the row to one vector of 8). */
+typedef void (*quant_nv_fn)(uint8_t *out /* (n) */, const float *in /* (n) */, size_t n, const uint32_t g[8]);
 
 /* The e8m0 bytes (scales[k]) and the scaled values (out) of the blocks of
  * in[0..n), bs elements each (the last may be shorter). Returns n, or the
@@ -175,7 +176,10 @@ typedef struct {
 	size_t (*nv_sr16)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
 	                  const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0);
 	size_t (*decode)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab, size_t stride,
-	                 const float *mul);
+	                 const uint8_t *rows, const float *mul);
+	/* nvfp4 rne elements of one block of any length (g: 8 patterns, the
+	 * last unused) */
+	void (*nv_rne)(uint8_t *out, const float *in, size_t n, const uint32_t g[8]);
 } quant_kernels;
 
 /* The kernels of a path the CPU has (quant/quant_simd.c). */
@@ -183,9 +187,9 @@ const quant_kernels *quant_kernels_of(fmt_simd path);
 
 uint32_t quant_amax_portable(const float *in, size_t n);
 void quant_mx_scale_portable(float *out, const float *in, size_t n, int k);
-void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32_t g[7]);
+void quant_nv_rne_portable(uint8_t *out, const float *in, size_t n, const uint32_t g[8]);
 uint32_t quant_amax_avx512(const float *in, size_t n);
 void quant_mx_scale_avx512(float *out, const float *in, size_t n, int k);
-void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uint32_t g[7]);
+void quant_nv_rne_avx512(uint8_t *out, const float *in, size_t n, const uint32_t g[8]);
 
 #endif

@@ -27,11 +27,11 @@
 #endif
 
 static const quant_kernels kernels[FMT_SIMD_COUNT] = {
-	[FMT_SIMD_PORTABLE] = { 4, qp_amax, qp_mx_rne, qp_mx_sr, qp_nv_rne16, qp_nv_sr16, qp_decode },
+	[FMT_SIMD_PORTABLE] = { 4, qp_amax, qp_mx_rne, qp_mx_sr, qp_nv_rne16, qp_nv_sr16, qp_decode, qp_nv_rne_elems },
 #if defined(__x86_64__)
-	[FMT_SIMD_AVX2] = { 8, q2_amax, q2_mx_rne, q2_mx_sr, q2_nv_rne16, q2_nv_sr16, q2_decode },
+	[FMT_SIMD_AVX2] = { 8, q2_amax, q2_mx_rne, q2_mx_sr, q2_nv_rne16, q2_nv_sr16, q2_decode, q2_nv_rne_elems },
 	[FMT_SIMD_AVX512] = { 16, quant_amax_avx512, quant_mx_rne_avx512, quant_mx_sr_avx512, quant_nv_rne16_avx512,
-	                      quant_nv_sr16_avx512, q2_decode },
+	                      quant_nv_sr16_avx512, q2_decode, quant_nv_rne_avx512 },
 #endif
 };
 
@@ -41,7 +41,7 @@ const quant_kernels *quant_kernels_of(fmt_simd path)
 }
 
 size_t quant_bulk_decode(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab, size_t stride,
-                         const float *mul)
+                         const uint8_t *rows, const float *mul)
 {
-	return quant_kernels_of(fmt_simd_best())->decode(v, elems, n, bs, tab, stride, mul);
+	return quant_kernels_of(fmt_simd_best())->decode(v, elems, n, bs, tab, stride, rows, mul);
 }

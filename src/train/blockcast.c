@@ -223,32 +223,37 @@ static void cast_fp32_blocks(float *x, size_t rows, size_t cols, const block_cas
 	}
 }
 
-/* One block's statistics before it is decoded: the inputs past t (at t,
- * tie_over) count as overflow; t = thr x scale is exact (few bits times a
- * scale). Returns the block's amax (finite: quant_bulk refused blocks with
- * an inf or NaN). The loop vectorises in 32-bit lanes: the amax on the
- * patterns (finite, so below 2^31: a signed max), and |x| > t as |x| > tf,
- * tf the largest fp32 not above t (at t only when t is an fp32). */
+/* The blocks' statistics before they are decoded: the inputs past t =
+ * thr x scale (at t, tie_over) count as overflow (t is exact: few bits
+ * times a scale; a block whose scale is 0 holds zeros only: t = inf), and
+ * amax[b] gets block b's largest |x| (finite: quant_bulk refused blocks
+ * with an inf or NaN). The inner loop vectorises in 32-bit lanes: the
+ * amax on the patterns (finite, so below 2^31: a signed max), and |x| > t
+ * as |x| > tf, tf the largest fp32 not above t (at t only when t is one). */
 __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
-static float block_stats(const float *v, size_t len, double t, bool tie_over, block_cast_stat *st)
+static void blocks_stats(const float *buf, size_t nb, size_t len, const uint8_t *scales, const double *sval,
+                         double thr, bool tie_over, float *amax, block_cast_stat *st)
 {
-	float tf = (float)t;
-	if ((double)tf > t)
-		tf = nextafterf(tf, 0.0f);
-	uint32_t oc = 0, tie = tie_over && (double)tf == t;
-	int32_t m = 0;
-	for (size_t i = 0; i < len; i++) {
-		int32_t a;
-		memcpy(&a, &v[i], 4);
-		a &= 0x7fffffff;
-		float af = fabsf(v[i]);
-		m = a > m ? a : m;
-		oc += (uint32_t)(af > tf) | (tie & (uint32_t)(af == tf));
+	uint32_t oc = 0;
+	for (size_t b = 0; b < nb; b++) {
+		const float *v = buf + b * len;
+		double scale = sval[scales[b]], t = scale > 0 ? thr * scale : INFINITY;
+		float tf = (float)t;
+		if ((double)tf > t)
+			tf = nextafterf(tf, 0.0f);
+		uint32_t tie = tie_over && (double)tf == t;
+		int32_t m = 0;
+		for (size_t i = 0; i < len; i++) {
+			int32_t a;
+			memcpy(&a, &v[i], 4);
+			a &= 0x7fffffff;
+			float af = fabsf(v[i]);
+			m = a > m ? a : m;
+			oc += (uint32_t)(af > tf) | (tie & (uint32_t)(af == tf));
+		}
+		memcpy(&amax[b], &m, 4);
 	}
 	st->overflow += oc;
-	float fm;
-	memcpy(&fm, &m, 4);
-	return fm;
 }
 
 /* FP8_SCALING_MX and _NVFP4 through quant_bulk: buf holds nb blocks of len. */
@@ -305,9 +310,10 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 		sval[bits] = q->nvfp4 ? fmt_to_double(e4, bits) * (double)s_t : bits == 0xff ? NAN : ldexp(1.0, (int)bits - 127);
 		fsval[bits] = (float)sval[bits];
 	}
-	/* per block: its statistics, its multiplier and (nvfp4) its table;
-	 * then every element decoded in one pass */
-	size_t stride = q->nvfp4 ? nvals : 0, need = nb * (stride + 1) + (stride ? 0 : nvals);
+	/* the statistics of every block, then every element decoded in one
+	 * pass: MX through the element values and a multiplier per block,
+	 * nvfp4 through a table of 16 values per scale code */
+	size_t ntab = q->nvfp4 ? 256 * nvals : nvals, need = 2 * nb + ntab;
 	if (need > s->dcap) {
 		float *d = realloc(s->d, need * sizeof *d);
 		if (!d)
@@ -315,22 +321,23 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 		s->d = d;
 		s->dcap = need;
 	}
-	float *mulv = s->d, *tabs = s->d + nb;
-	if (!stride)
-		memcpy(tabs, fval, nvals * sizeof *tabs);
+	float *amax = s->d, *mulv = s->d + nb, *tabs = s->d + 2 * nb;
+	blocks_stats(buf, nb, len, scales, sval, thr, tie_over, amax, st);
 	for (size_t b = 0; b < nb; b++) {
 		double scale = sval[scales[b]];
+		note_amax(st, amax[b], scale > 0 ? (float)(1.0 / scale) : 0.0f);
 		mulv[b] = fsval[scales[b]];
-		if (stride) {
-			for (size_t e = 0; e < nvals; e++)
-				tabs[b * stride + e] = (float)(val[e] * scale);
-			mulv[b] = 1.0f;
-		}
-		/* a block whose scale is 0 holds zeros only: underflow, never overflow */
-		float amax = block_stats(buf + b * len, len, scale > 0 ? thr * scale : INFINITY, tie_over, st);
-		note_amax(st, amax, scale > 0 ? (float)(1.0 / scale) : 0.0f);
 	}
-	st->underflow += quant_bulk_decode(buf, elems, n, len, tabs, stride, mulv);
+	if (q->nvfp4) {
+		/* the codes a tensor's blocks use: 0..126 (0xff and 0x7f are no scales) */
+		for (size_t k = 0; k < 256; k++)
+			for (size_t e = 0; e < nvals; e++)
+				tabs[k * nvals + e] = k < 127 ? (float)(val[e] * sval[k]) : NAN;
+		st->underflow += quant_bulk_decode(buf, elems, n, len, tabs, nvals, scales, NULL);
+	} else {
+		memcpy(tabs, fval, nvals * sizeof *tabs);
+		st->underflow += quant_bulk_decode(buf, elems, n, len, tabs, 0, NULL, mulv);
+	}
 	return MP_OK;
 }
 
