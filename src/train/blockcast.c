@@ -39,15 +39,26 @@ static mp_status scratch_grow(block_scratch *s, size_t n)
 static void reorder(float *x, size_t rows, size_t cols, size_t br, size_t bc, float *buf, bool back)
 {
 	size_t nr = (rows + br - 1) / br, nc = (cols + bc - 1) / bc;
-	if (bc == 1) {   /* blocks down the columns: element by element, no call per element */
-		for (size_t r = 0; r < nr * br; r++) {
-			float *dst = buf + (r / br) * nc * br + r % br, *row = x + r * cols;
-			if (back && r < rows)
-				for (size_t c = 0; c < cols; c++)
-					row[c] = dst[c * br];
-			else if (!back)
-				for (size_t c = 0; c < cols; c++)
-					dst[c * br] = r < rows ? row[c] : 0.0f;
+	if (bc == 1) {
+		/* blocks down the columns: each strip of br rows transposed, a
+		 * column at a time, so that the block side is written (or read)
+		 * in order and the br rows' lines stay in the cache */
+		for (size_t tr = 0; tr < nr; tr++) {
+			float *blk = buf + tr * nc * br;
+			size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
+			const float *xs = x + r0 * cols;
+			for (size_t c = 0; c < cols; c++) {
+				float *d = blk + c * br;
+				if (back) {
+					for (size_t i = 0; i < h; i++)
+						x[(r0 + i) * cols + c] = d[i];
+				} else {
+					for (size_t i = 0; i < h; i++)
+						d[i] = xs[i * cols + c];
+					for (size_t i = h; i < br; i++)
+						d[i] = 0.0f;
+				}
+			}
 		}
 		return;
 	}
