@@ -70,6 +70,7 @@ VB_INLINE VB_U VB_NAME(hmax_each)(VB_U *m)
 #else
 	const VB_U even = { 0, 2, 4, 6 }, odd = { 1, 3, 5, 7 };
 #endif
+	#pragma GCC unroll 16
 	for (int w = VB_W; w > 1; w /= 2)
 		for (int i = 0; i < w / 2; i++)
 			m[i] = VB_NAME(maxu)(__builtin_shuffle(m[2 * i], m[2 * i + 1], even),
@@ -99,6 +100,7 @@ VB_INLINE VB_U VB_NAME(mx_exp_v)(VB_U m, const quant_mx_rule *r)
 VB_INLINE bool VB_NAME(mx_scales)(uint8_t *scales, uint32_t *mul, const float *in, size_t bs, const quant_mx_rule *r)
 {
 	VB_U m[VB_W];
+	#pragma GCC unroll 16
 	for (int b = 0; b < VB_W; b++) {
 		const float *x = in + (size_t)b * bs;
 		m[b] = VB_NAME(load)(x) & 0x7fffffffu;
@@ -256,6 +258,7 @@ VB_INLINE size_t VB_NAME(mx_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	size_t full = n / bs * bs, k = 0, b = 0;
 	uint32_t mul[VB_W];
 	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, in + b, bs, r); b += VB_W * bs, k += VB_W)
+		#pragma GCC unroll 16
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + j * bs;
 			VB_NAME(mx_sr_block)(elems + o, in + o, bs, (VB_F)VB_NAME(splat)(mul[j]), lanes + (uint32_t)(index0 + o), &v);
@@ -286,6 +289,7 @@ VB_INLINE VB_U VB_NAME(count7)(VB_U a, const uint32_t *t)
 VB_INLINE bool VB_NAME(nv_scale)(uint32_t *code, const float *in, double six_st)
 {
 	VB_U m = { 0 };
+	#pragma GCC unroll 16
 	for (int i = 0; i < 16; i += VB_W)
 		m = VB_NAME(maxu)(m, VB_NAME(load)(in + i) & 0x7fffffffu);
 	uint32_t amax = VB_NAME(hmax)(m);
@@ -327,8 +331,10 @@ VB_INLINE VB_NAME(vi4) VB_NAME(e4m3_code4)(VB_NAME(vd) q)
 VB_INLINE bool VB_NAME(nv_codes)(uint32_t code[VB_W], const float *in, double six_st)
 {
 	VB_U m[VB_W];
+	#pragma GCC unroll 16
 	for (int b = 0; b < VB_W; b++) {
 		m[b] = VB_NAME(load)(in + 16 * b) & 0x7fffffffu;
+		#pragma GCC unroll 16
 		for (int i = VB_W; i < 16; i += VB_W)
 			m[b] = VB_NAME(maxu)(m[b], VB_NAME(load)(in + 16 * b + i) & 0x7fffffffu);
 	}
@@ -336,6 +342,7 @@ VB_U a = VB_NAME(hmax_each)(m);
 	if (VB_NAME(any)((VB_U)((VB_I)a >= 0x7f800000)))
 		return false;
 	VB_F f = (VB_F)a;
+	#pragma GCC unroll 16
 	for (int h = 0; h < VB_W; h += 4) {
 		VB_NAME(vf4) f4;
 		memcpy(&f4, (const float *)&f + h, sizeof f4);
@@ -366,6 +373,7 @@ VB_INLINE VB_U VB_NAME(count_row)(VB_U a, const uint32_t *t)
 VB_INLINE void VB_NAME(nv_rne_block)(uint8_t *elems, const float *in, const uint32_t *g)
 {
 	VB_U y[16 / VB_W];
+	#pragma GCC unroll 16
 	for (int i = 0; i < 16 / VB_W; i++) {
 		VB_U x = VB_NAME(load)(in + VB_W * i);
 		y[i] = VB_NAME(count_row)(x & 0x7fffffffu, g) | ((x >> 28) & 8u);
@@ -379,6 +387,7 @@ VB_INLINE size_t VB_NAME(nv_rne_n)(uint8_t *elems, uint8_t *scales, const float 
 	uint32_t code[VB_W];
 	size_t b = 0;
 	for (; b + 16 * VB_W <= n && VB_NAME(nv_codes)(code, in + b, six_st); b += 16 * VB_W) {
+		#pragma GCC unroll 16
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + 16 * (size_t)j;
 			scales[o / 16] = (uint8_t)code[j];
@@ -443,6 +452,7 @@ VB_INLINE void VB_NAME(nv_sr_block)(uint8_t *elems, const float *in, uint32_t c,
                                      VB_U k1f, VB_U nk2)
 {
 	VB_U y[16 / VB_W];
+	#pragma GCC unroll 16
 	for (int i = 0; i < 16 / VB_W; i++)
 		y[i] = VB_NAME(nv_sr_v)(VB_NAME(load)(in + VB_W * i), idx + (uint32_t)(VB_W * i), c, tab, k1f, nk2);
 	VB_NAME(store16_bytes)(elems, y);
@@ -457,6 +467,7 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	uint32_t code[VB_W];
 	size_t b = 0;
 	for (; b + 16 * VB_W <= n && VB_NAME(nv_codes)(code, in + b, six_st); b += 16 * VB_W) {
+		#pragma GCC unroll 16
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + 16 * (size_t)j;
 			scales[o / 16] = (uint8_t)code[j];
