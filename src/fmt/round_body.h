@@ -14,9 +14,10 @@
  *   (RNE) or ~r >> (32 - shift) (SR: a carry iff the discarded bits d
  *   exceed r >> (32 - shift), that is r < d 2^(32 - shift)); a subnormal
  *   result of fp16 or an fp8 format lies on the fixed grid 2^m, where y =
- *   |x| 2^-m is exact in fp32: RNE by one add of 2^23, SR by
- *   VB_NAME(sr_grid). bf16 (saturating) and tf32 span fp32's exponents: the
- *   carry serves their subnormal results too. Overflow is min(code,
+ *   |x| 2^-m is exact in fp32: RNE by one add of 2^23, SR by the carry
+ *   with the lane's own count of discarded bits (VB_NAME(fast_sr)). bf16
+ *   (saturating) and tf32 span fp32's exponents: the carry serves their
+ *   subnormal results too. Overflow is min(code,
  *   ov_bits), as ov_bits is max_bits or max_bits + 1 for every format here
  *   (bulk_params_init), then the sign, then NaN.
  *

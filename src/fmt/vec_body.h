@@ -201,25 +201,6 @@ VB_INLINE VB_U VB_NAME(rbits_not)(VB_U idx, VB_U k1f, VB_U nk2)
 	return x ^ (x >> 16) ^ nk2;
 }
 
-/* Stochastic rounding onto a fixed grid (a format's subnormals), in every
- * lane: y >= 0 is the value in units of the grid, exact in fp32 and below
- * 2^24; r the random bits. The code is floor(y), up iff r < ceil(frac(y)
- * 2^32) (bulk_encode1's rule). frac(y) = y - floor(y) is exact (Sterbenz,
- * or y itself below 1), and its ceiling at 2^32 is taken in two 16-bit
- * halves, each an exact fp32 step: h = frac 2^16 = hi + rest, hi an
- * integer, and ceil(frac 2^32) = hi 2^16 + ceil(rest 2^16), below 2^32 as
- * frac <= 1 - 2^-24. */
-VB_INLINE VB_U VB_NAME(sr_grid)(VB_F y, VB_U r)
-{
-	VB_U fl = VB_NAME(f2u_trunc)(y);
-	VB_F h = (y - VB_NAME(u2f)(fl)) * 65536.0f;
-	VB_U hi = VB_NAME(f2u_trunc)(h);
-	VB_F lo = (h - VB_NAME(u2f)(hi)) * 65536.0f;
-	VB_U lo_i = VB_NAME(f2u_trunc)(lo);
-	VB_U c = (hi << 16) + lo_i - (VB_U)(lo != VB_NAME(u2f)(lo_i));
-	return fl + 1u + VB_NAME(ge)(r, c);   /* the mask is -1 where not up */
-}
-
 /* fp32 -> fp16 and back by the F16C instructions (round to nearest even,
  * from the immediate: MXCSR is not consulted). */
 #if VB_AVX2
