@@ -17,58 +17,38 @@
 #undef VB_TARGET
 #undef VB_AVX2
 
-void bulk_portable_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n)
-{
-	bp_bulk_encode(p, k, idx_lo, out, in, n);
-}
-
-void bulk_portable_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n)
-{
-	bp_bulk_quantize(p, k, idx_lo, x, n);
-}
-
-size_t bulk_portable_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
-                                const float *u, size_t n)
-{
-	return bp_bulk_accumulate(p, k, idx_lo, x, comp, u, n);
-}
-
-void bulk_portable_decode(fmt_id fmt, float *out, const void *in, size_t n)
-{
-	bp_bulk_decode(fmt, out, in, n);
-}
-
 #if defined(__x86_64__)
 #define VB_NAME(x) b2_##x
 #define VB_W 8
 #define VB_TARGET __attribute__((target("avx2,f16c")))
 #define VB_AVX2 1
 #include "fmt/bulk_body.h"
+#define AVX2_BODY(x) b2_##x
 #else
-/* never selected off x86-64 (fmt_simd_available); the names must link */
-#define b2_bulk_encode bp_bulk_encode
-#define b2_bulk_quantize bp_bulk_quantize
-#define b2_bulk_accumulate bp_bulk_accumulate
-#define b2_bulk_decode bp_bulk_decode
+#define AVX2_BODY(x) bp_##x   /* never selected off x86-64 (fmt_simd_available); the names must link */
 #endif
 
-void bulk_avx2_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n)
-{
-	b2_bulk_encode(p, k, idx_lo, out, in, n);
-}
+/* bulk_impl.h's entry points of a path, over its instance of the body. */
+#define BULK_PATH(path, body)                                                                             \
+	void bulk_##path##_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, \
+	                          size_t n)                                                                  \
+	{                                                                                                    \
+		body(bulk_encode)(p, k, idx_lo, out, in, n);                                                 \
+	}                                                                                                    \
+	void bulk_##path##_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n)    \
+	{                                                                                                    \
+		body(bulk_quantize)(p, k, idx_lo, x, n);                                                     \
+	}                                                                                                    \
+	size_t bulk_##path##_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp, \
+	                                const float *u, size_t n)                                            \
+	{                                                                                                    \
+		return body(bulk_accumulate)(p, k, idx_lo, x, comp, u, n);                                   \
+	}                                                                                                    \
+	void bulk_##path##_decode(fmt_id fmt, float *out, const void *in, size_t n)                          \
+	{                                                                                                    \
+		body(bulk_decode)(fmt, out, in, n);                                                          \
+	}
 
-void bulk_avx2_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n)
-{
-	b2_bulk_quantize(p, k, idx_lo, x, n);
-}
-
-size_t bulk_avx2_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
-                            const float *u, size_t n)
-{
-	return b2_bulk_accumulate(p, k, idx_lo, x, comp, u, n);
-}
-
-void bulk_avx2_decode(fmt_id fmt, float *out, const void *in, size_t n)
-{
-	b2_bulk_decode(fmt, out, in, n);
-}
+#define PORTABLE_BODY(x) bp_##x
+BULK_PATH(portable, PORTABLE_BODY)
+BULK_PATH(avx2, AVX2_BODY)
