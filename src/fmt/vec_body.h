@@ -40,6 +40,10 @@ typedef uint8_t VB_B __attribute__((vector_size(4 * VB_W)));    /* 4 VB_W lanes 
 
 #define VB_INLINE static inline __attribute__((always_inline)) VB_TARGET
 
+/* Shuffles use __builtin_shufflevector (constant lane numbers), which GCC
+ * (12 and later) and clang both have; a shuffle by lane numbers computed
+ * at run time is an intrinsic (AVX2) or a loop over the lanes. */
+
 VB_INLINE VB_U VB_NAME(load)(const void *p)
 {
 	VB_U v;
@@ -145,12 +149,12 @@ VB_INLINE bool VB_NAME(any)(VB_U m)
 VB_INLINE uint32_t VB_NAME(hmax)(VB_U m)
 {
 #if VB_W == 8
-	m = VB_NAME(maxu)(m, __builtin_shuffle(m, (VB_U){ 4, 5, 6, 7, 0, 1, 2, 3 }));
-	m = VB_NAME(maxu)(m, __builtin_shuffle(m, (VB_U){ 2, 3, 0, 1, 6, 7, 4, 5 }));
-	m = VB_NAME(maxu)(m, __builtin_shuffle(m, (VB_U){ 1, 0, 3, 2, 5, 4, 7, 6 }));
+	m = VB_NAME(maxu)(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3));
+	m = VB_NAME(maxu)(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5));
+	m = VB_NAME(maxu)(m, __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6));
 #else
-	m = VB_NAME(maxu)(m, __builtin_shuffle(m, (VB_U){ 2, 3, 0, 1 }));
-	m = VB_NAME(maxu)(m, __builtin_shuffle(m, (VB_U){ 1, 0, 3, 2 }));
+	m = VB_NAME(maxu)(m, __builtin_shufflevector(m, m, 2, 3, 0, 1));
+	m = VB_NAME(maxu)(m, __builtin_shufflevector(m, m, 1, 0, 3, 2));
 #endif
 	return m[0];
 }
@@ -219,7 +223,7 @@ VB_INLINE VB_H VB_NAME(pack16)(VB_U a, VB_U b)
 	__m256i p = _mm256_packus_epi32((__m256i)a, (__m256i)b);
 	return (VB_H)_mm256_permute4x64_epi64(p, 0xd8);
 #elif VB_W == 4
-	return __builtin_shuffle((VB_H)a, (VB_H)b, (VB_H){ 0, 2, 4, 6, 8, 10, 12, 14 });
+	return __builtin_shufflevector((VB_H)a, (VB_H)b, 0, 2, 4, 6, 8, 10, 12, 14);
 #endif
 }
 
@@ -231,8 +235,7 @@ VB_INLINE VB_B VB_NAME(pack8)(VB_U a, VB_U b, VB_U c, VB_U d)
 	return (VB_B)_mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 #elif VB_W == 4
 	VB_H lo = VB_NAME(pack16)(a, b), hi = VB_NAME(pack16)(c, d);
-	return __builtin_shuffle((VB_B)lo, (VB_B)hi,
-	                         (VB_B){ 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30 });
+	return __builtin_shufflevector((VB_B)lo, (VB_B)hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
 #endif
 }
 

@@ -66,15 +66,18 @@ VB_INLINE void VB_NAME(store16_bytes)(uint8_t *out, const VB_U *y)
 VB_INLINE VB_U VB_NAME(hmax_each)(VB_U *m)
 {
 #if VB_W == 8
-	const VB_U even = { 0, 2, 4, 6, 8, 10, 12, 14 }, odd = { 1, 3, 5, 7, 9, 11, 13, 15 };
+#define VB_EVEN(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14)
+#define VB_ODD(a, b) __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15)
 #else
-	const VB_U even = { 0, 2, 4, 6 }, odd = { 1, 3, 5, 7 };
+#define VB_EVEN(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6)
+#define VB_ODD(a, b) __builtin_shufflevector(a, b, 1, 3, 5, 7)
 #endif
 	#pragma GCC unroll 16
 	for (int w = VB_W; w > 1; w /= 2)
 		for (int i = 0; i < w / 2; i++)
-			m[i] = VB_NAME(maxu)(__builtin_shuffle(m[2 * i], m[2 * i + 1], even),
-			                     __builtin_shuffle(m[2 * i], m[2 * i + 1], odd));
+			m[i] = VB_NAME(maxu)(VB_EVEN(m[2 * i], m[2 * i + 1]), VB_ODD(m[2 * i], m[2 * i + 1]));
+#undef VB_EVEN
+#undef VB_ODD
 	return m[0];
 }
 
@@ -360,10 +363,11 @@ VB_U a = VB_NAME(hmax_each)(m);
 VB_INLINE VB_U VB_NAME(count_row)(VB_U a, const uint32_t *t)
 {
 #if VB_AVX2
-	VB_U row = VB_NAME(minu)(VB_NAME(load)(t), VB_NAME(splat)(0x7fffffffu));
-	VB_U idx = (VB_U)((VB_I)a > (VB_I)__builtin_shuffle(row, VB_NAME(splat)(3))) & 4u;
-	idx += (VB_U)((VB_I)a > (VB_I)__builtin_shuffle(row, idx + 1u)) & 2u;
-	return idx + ((VB_U)((VB_I)a > (VB_I)__builtin_shuffle(row, idx)) & 1u);
+	__m256i row = _mm256_min_epu32(_mm256_loadu_si256((const __m256i *)t), _mm256_set1_epi32(0x7fffffff));
+	VB_I ai = (VB_I)a;
+	VB_U idx = (VB_U)(ai > (VB_I)_mm256_permutevar8x32_epi32(row, _mm256_set1_epi32(3))) & 4u;
+	idx += (VB_U)(ai > (VB_I)_mm256_permutevar8x32_epi32(row, (__m256i)(idx + 1u))) & 2u;
+	return idx + ((VB_U)(ai > (VB_I)_mm256_permutevar8x32_epi32(row, (__m256i)idx)) & 1u);
 #else
 	return VB_NAME(count7)(a, t);
 #endif
@@ -410,10 +414,14 @@ VB_INLINE VB_F VB_NAME(lookup8)(const float *t, VB_U k)
 #if VB_AVX2
 	return (VB_F)_mm256_permutevar8x32_ps(_mm256_loadu_ps(t), (__m256i)k);
 #else
-	VB_F lo, hi;
-	memcpy(&lo, t, sizeof lo);
-	memcpy(&hi, t + 4, sizeof hi);
-	return __builtin_shuffle(lo, hi, (VB_I)k);
+	uint32_t kk[VB_W];
+	float o[VB_W];
+	memcpy(kk, &k, sizeof kk);
+	for (int j = 0; j < VB_W; j++)
+		o[j] = t[kk[j]];
+	VB_F f;
+	memcpy(&f, o, sizeof f);
+	return f;
 #endif
 }
 
