@@ -5,6 +5,7 @@
 
 #include "cli/bench.h"
 #include "cli/cli.h"
+#include "fmt/bulk.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_trainer.h"
 #include "train/layers.h"
@@ -51,8 +52,9 @@ int bench_train(const int *threads, int nthreads, unsigned reps, bool csv, const
 		csvw_header(&w, "threads,policy,ms_per_step,sgemm_share,gflops,sgemm_gflops");
 	} else {
 		printf("bench train: tiny GPT, %zu layers, %zu heads, %zu channels, batch %zu x %zu; %zu timed\n"
-		       "steps after 2 warm-up steps; OpenBLAS kernels: %s\n\n",
-		       cfg.model.L, cfg.model.NH, cfg.model.C, cfg.B, cfg.t, steps, blas_corename());
+		       "steps after 2 warm-up steps; OpenBLAS kernels: %s; SIMD path %s\n\n",
+		       cfg.model.L, cfg.model.NH, cfg.model.C, cfg.B, cfg.t, steps, blas_corename(),
+		       fmt_simd_name(fmt_simd_best()));
 		printf("%-8s %-12s %10s %12s %10s %14s\n", "threads", "policy", "ms/step", "sgemm share", "GFLOP/s",
 		       "sgemm GFLOP/s");
 	}
