@@ -66,8 +66,8 @@ field min_normal: number rel 1e-9 -- smallest positive normal value
 field overflow_at: number rel 1e-9 -- the magnitude above which values become NaN
 hint: Unlike fp16, the top exponent field still holds finite values: only one pattern is NaN.
   Which significand is the largest one left?
-hint: With the exponent field 1111 (exponent 8), the fraction 111 is NaN, so the largest
-  significand is 1.110 in binary; the smallest normal has exponent 1 - 7.
+hint: With the bias 7, what exponent does the field 1111 stand for, and which fractions
+  does it still hold once 111 is NaN? The smallest normal has the smallest nonzero field.
 hint: max = 1.75 x 2^8 = 448; the spacing at the top is 2^(8-3) = 32, so values above
   448 + 16 = 464 become NaN (464 itself is a tie and goes to even, back to 448); min normal 2^-6.
   Check: mixprec formats

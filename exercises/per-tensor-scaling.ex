@@ -65,4 +65,6 @@ hint: Write down, step by step, what the history holds before the step and the s
   gives. The spike's amax is recorded only after its own cast.
 hint: With max, an amax stays in the window for H pushes. Count the steps whose history
   still holds the spike; a current scale is computed from the tensor being cast.
-hint: The spike's step casts with 448 / a. Check with: mixprec exercise solve fp8.2
+hint: The spike's step casts with the scale of the steps before it, 448 / a, so its amax
+  F x a lands at F times 448. Its amax then holds the maximum for the next H casts; the
+  step after those is back at 448 / a. Check with: mixprec exercise solve fp8.2
