@@ -92,7 +92,11 @@ START_TEST(malformed_claims)
 		{ "GB[total] > 1 by", "margin" },
 		{ "cite \"19.5\"", "source" },
 		{ "\"quoted\" = 1 ± 0", "[ROW]" },
-		{ "sqrt(GB[total]) = 1 ± 0", "expected" },
+		{ "exp(GB[total]) = 1 ± 0", "expected" },
+		{ "cite \"2\" check 1 + 1 = 2 ± 0 plain arithmetic", "';'" },
+		{ "cite \"2\" check GB[total] = 2 ± 0; a table", "no command output" },
+		{ "cite \"2\" check 1 + 1 = 2; plain arithmetic", "tolerance" },
+		{ "cite \"2\" check 1 + 1 = 2 ± 0;", "source" },
 		{ "", "expected" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -160,6 +164,20 @@ START_TEST(figures_and_comparisons)
 	ck_assert(verdict("loss[a] = 2.50 ± 0", seeds, 3).ok);
 	/* cite holds without output */
 	ck_assert(verdict("cite \"19.5\" NVIDIA A100 datasheet", seeds, 0).ok);
+	/* a cite's check is worked out: E5M2's range 1.75 x 2^31 against E4M3's 1.75 x 2^17 */
+	ck_assert(verdict("cite \"14\" check log2(57344 / 2^-16) - log2(448 / 2^-9) = 14 ± 1e-12; formats", NULL, 0).ok);
+	ck_assert(!verdict("cite \"13\" check log2(57344 / 2^-16) - log2(448 / 2^-9) = 13 ± 0.5; formats", NULL, 0).ok);
+	ck_assert(verdict("cite \"5.32\" check log2(448 / 11.2) = 5.32 ± 0.005; arithmetic", NULL, 0).ok);
+	ck_assert(verdict("cite \"more than five\" check log2(448 / 11.2) > 5; arithmetic", NULL, 0).ok);
+	ck_assert(!verdict("cite \"more than six\" check log2(448 / 11.2) > 6; arithmetic", NULL, 0).ok);
+	ck_assert(verdict("cite \"4.852\" check ln(128) = 4.852 ± 0.0005; arithmetic", NULL, 0).ok);
+	ck_assert(verdict("cite \"1.3229\" check 4 * sqrt(7 / 64) = 1.3229 ± 0.00005; arithmetic", NULL, 0).ok);
+	/* ^ binds tighter than the unary minus and groups to the right */
+	ck_assert(verdict("cite \"-4\" check -2^2 = -4 ± 0; arithmetic", NULL, 0).ok);
+	ck_assert(verdict("cite \"512\" check 2^3^2 = 512 ± 0; arithmetic", NULL, 0).ok);
+	ck_assert(verdict("cite \"8\" check 2 * 2^2 = 8 ± 0; arithmetic", NULL, 0).ok);
+	/* a logarithm of zero is an error, never a pass */
+	ck_assert(!verdict("cite \"0\" check log2(0) < 1; arithmetic", NULL, 0).ok);
 }
 END_TEST
 
@@ -296,6 +314,43 @@ START_TEST(check_a_lesson)
 }
 END_TEST
 
+/* A cite's check is worked out, and its quote must state the figure. */
+static const char cite_md[] =
+	"# C\n"
+	"\n"
+	"## Ranges\n"
+	"\n"
+	"E4M3 has 14 fewer binades than E5M2; 13 fewer, says a slip.\n"
+	"\n"
+	"```claims\n"
+	"cite \"14 fewer binades\" check log2(57344 / 2^-16) - log2(448 / 2^-9) = 14 ± 1e-9; mixprec formats\n" /* 8 */
+	"cite \"13 fewer\" check log2(57344 / 2^-16) - log2(448 / 2^-9) = 14 ± 1e-9; the quote says 13\n"   /* 9 */
+	"cite \"13 fewer\" check log2(57344 / 2^-16) - log2(448 / 2^-9) = 13 ± 1e-9; a slip in the sum\n"   /* 10 */
+	"cite \"14 fewer binades\" a source, no arithmetic\n"                                             /* 11 */
+	"```\n";
+
+START_TEST(check_cites)
+{
+	lesson_doc d;
+	ck_assert_int_eq(lesson_parse(&d, "c", cite_md, strlen(cite_md)), MP_OK);
+	fake f = { 0 };
+	lesson_check_report rep;
+	lesson_check_opts o = { .seeds = 1 };
+	ck_assert_int_eq(lesson_check(&d, &o, fake_run, &f, &rep), MP_OK);
+	const lesson_check_item *it;
+	ck_assert_msg((it = item_at(&rep, 8, 0)) && it->ok, "%s", it ? it->detail : "");
+	ck_assert_msg((it = item_at(&rep, 9, 0)) && !it->ok && strstr(it->detail, "states no figure"), "%s",
+	              it ? it->detail : "");
+	ck_assert_msg((it = item_at(&rep, 10, 0)) && !it->ok && strstr(it->detail, "claimed 13"), "%s",
+	              it ? it->detail : "");
+	ck_assert((it = item_at(&rep, 11, 0)) && it->ok);
+	ck_assert_uint_eq(f.calls, 0);
+	ck_assert_uint_eq(rep.failed, 2);
+	lesson_check_report_free(&rep);
+	lesson_free(&d);
+}
+END_TEST
+
 /* Under two BLAS core types: train runs 3 seeds under each, budget once;
  * the ordering holds over all six runs, the figure 0.31 only under the
  * environment's core and is reported under Haswell's. */
@@ -387,6 +442,7 @@ static Suite *claim_suite(void)
 	tcase_add_test(tc, figures_and_comparisons);
 	tcase_add_test(tc, numbers_in_prose);
 	tcase_add_test(tc, check_a_lesson);
+	tcase_add_test(tc, check_cites);
 	tcase_add_test(tc, check_across_blas_cores);
 	tcase_add_test(tc, commands_run_safely);
 	suite_add_tcase(s, tc);

@@ -166,15 +166,12 @@ static claim_expr *table_ref(lexer *lx, char *col)
 }
 
 static claim_expr *expr(lexer *lx);
+static claim_expr *factor(lexer *lx);
 
-static claim_expr *factor(lexer *lx)
+static claim_expr *primary(lexer *lx)
 {
 	skip_ws(lx);
 	double v;
-	if (accept(lx, "-")) {
-		claim_expr *a = factor(lx);
-		return a ? node(lx, CX_NEG, a, NULL) : NULL;
-	}
 	if (accept(lx, "(")) {
 		claim_expr *a = expr(lx);
 		if (a && !accept(lx, ")")) {
@@ -209,16 +206,24 @@ static claim_expr *factor(lexer *lx)
 	}
 	if (*lx->p == '[')
 		return table_ref(lx, dup_n(lx, start, n));
-	bool is_text = n == 4 && !strncmp(start, "text", 4), is_abs = n == 3 && !strncmp(start, "abs", 3);
-	if ((!is_text && !is_abs) || !accept(lx, "(")) {
+	static const struct {
+		const char *name;
+		claim_expr_kind kind;
+	} funcs[] = { { "abs", CX_ABS }, { "log2", CX_LOG2 }, { "ln", CX_LN }, { "sqrt", CX_SQRT } };
+	int fn = -1;
+	for (int i = 0; i < (int)(sizeof funcs / sizeof funcs[0]); i++)
+		if (strlen(funcs[i].name) == n && !strncmp(start, funcs[i].name, n))
+			fn = i;
+	bool is_text = n == 4 && !strncmp(start, "text", 4);
+	if ((!is_text && fn < 0) || !accept(lx, "(")) {
 		lx->p = start;
-		fail(lx, "expected COLUMN[ROW], text(\"...{}...\") or abs(...)");
+		fail(lx, "expected COLUMN[ROW], text(\"...{}...\"), abs(...), log2(...), ln(...) or sqrt(...)");
 		return NULL;
 	}
 	claim_expr *e = NULL;
-	if (is_abs) {
+	if (fn >= 0) {
 		claim_expr *a = expr(lx);
-		e = a ? node(lx, CX_ABS, a, NULL) : NULL;
+		e = a ? node(lx, funcs[fn].kind, a, NULL) : NULL;
 		if (!e)
 			expr_free(a);
 	} else {
@@ -241,6 +246,28 @@ static claim_expr *factor(lexer *lx)
 		return NULL;
 	}
 	return e;
+}
+
+/* A primary, a power of it (a ^ b, right to left, b itself a factor: 2^-16)
+ * or a negated factor. */
+static claim_expr *factor(lexer *lx)
+{
+	skip_ws(lx);
+	if (accept(lx, "-")) {
+		claim_expr *a = factor(lx);
+		return a ? node(lx, CX_NEG, a, NULL) : NULL;
+	}
+	claim_expr *a = primary(lx);
+	if (a && accept(lx, "^")) {
+		claim_expr *b = factor(lx);
+		claim_expr *n = b ? node(lx, CX_POW, a, b) : NULL;
+		if (!n) {
+			expr_free(a);
+			expr_free(b);
+		}
+		return n;
+	}
+	return a;
 }
 
 static claim_expr *term(lexer *lx)
@@ -355,6 +382,39 @@ static void parse_tail(lexer *lx, claim *c)
 	}
 }
 
+/* A cite's 'check LHS OP RHS [± T[%] | by M];': arithmetic on numbers that
+ * must come out as the quoted figure says. */
+static void parse_cite_check(lexer *lx, claim *c)
+{
+	c->lhs = expr(lx);
+	if (c->lhs && !parse_op(lx, &c->op))
+		fail(lx, "expected =, <, >, <= or >=");
+	if (!lx->failed)
+		c->rhs = expr(lx);
+	if (lx->failed)
+		return;
+	if (claim_expr_reads_output(c->lhs) || claim_expr_reads_output(c->rhs)) {
+		fail(lx, "a cite's check is arithmetic on numbers: it reads no command output");
+		return;
+	}
+	if (c->op == CLAIM_EQ) {
+		if (!accept(lx, "\xc2\xb1") && !accept(lx, "+-")) {
+			fail(lx, "a figure (=) needs a tolerance: '± T' or '± T%%'");
+			return;
+		}
+		if (!number_lit(lx, &c->tol)) {
+			fail(lx, "expected the tolerance after '±'");
+			return;
+		}
+		c->tol_rel = accept(lx, "%");
+	} else if (accept_word(lx, "by") && !number_lit(lx, &c->margin)) {
+		fail(lx, "expected the margin after 'by'");
+		return;
+	}
+	if (!accept(lx, ";"))
+		fail(lx, "expected ';' between a cite's check and its source");
+}
+
 mp_status claim_parse(claim *c, const char *line, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof *c);
@@ -364,7 +424,9 @@ mp_status claim_parse(claim *c, const char *line, char *err, size_t errlen)
 	if (accept_word(&lx, "cite")) {
 		c->cite = true;
 		char *q = string_lit(&lx);
-		if (q && add_quote(&lx, c, q)) {
+		if (q && add_quote(&lx, c, q) && accept_word(&lx, "check"))
+			parse_cite_check(&lx, c);
+		if (!lx.failed) {
 			skip_ws(&lx);
 			if (!*lx.p)
 				fail(&lx, "cite \"...\" needs the source it comes from after the quote");

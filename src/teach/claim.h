@@ -15,7 +15,9 @@ typedef enum {
 	CX_TABLE,   /* COLUMN[ROW]: the cell of a printed table */
 	CX_TEXT,    /* text("... {} ..."): the number at {} in the output */
 	CX_ADD, CX_SUB, CX_MUL, CX_DIV,
+	CX_POW,     /* a ^ b */
 	CX_NEG, CX_ABS,
+	CX_LOG2, CX_LN, CX_SQRT,   /* log2(a), ln(a), sqrt(a): a cite's arithmetic */
 } claim_expr_kind;
 
 typedef struct claim_expr {
@@ -23,7 +25,7 @@ typedef struct claim_expr {
 	double num;                  /* CX_NUM */
 	char *row, *col;             /* CX_TABLE */
 	char *tmpl;                  /* CX_TEXT */
-	struct claim_expr *a, *b;    /* operands (b NULL for CX_NEG, CX_ABS) */
+	struct claim_expr *a, *b;    /* operands (b NULL for the one-operand kinds) */
 } claim_expr;
 
 typedef enum { CLAIM_EQ, CLAIM_LT, CLAIM_GT, CLAIM_LE, CLAIM_GE } claim_op;
@@ -38,6 +40,8 @@ typedef struct {
 	size_t nquotes;
 	bool cite;                   /* a 'cite "..."' line: a figure from a source, not a command */
 	char *source;                /* cite: the source named after the quote */
+	/* a cite with 'check LHS OP RHS ...;' carries its arithmetic in lhs, op,
+	 * rhs, tol and margin (numbers only: it reads no command output) */
 } claim;
 
 /* Parses one claim line (no newline). MP_EPARSE with err naming the column

@@ -429,6 +429,29 @@ static const char *core_name(const block_runs *r, size_t c)
 	return r->cores && r->cores[c] ? r->cores[c] : "native";
 }
 
+/* A figure's quotes must state it: for a claim with '=', every quote that
+ * holds a digit must hold the figure (its right-hand side) within the
+ * tolerance. *failed: an item saying otherwise was added. False: out of
+ * memory. */
+static bool quotes_state_figure(const parsed_claim *pc, const char *out, const char *detail, const char *what,
+                                lesson_check_report *rep, bool *failed)
+{
+	double x;
+	char err[200];
+	*failed = false;
+	if (pc->c.op != CLAIM_EQ || !pc->c.rhs || claim_eval(pc->c.rhs, out, &x, err, sizeof err) != MP_OK)
+		return true;
+	double tol = pc->c.tol_rel ? pc->c.tol / 100 * fabs(x) : pc->c.tol;
+	for (size_t q = 0; q < pc->c.nquotes; q++)
+		if (strpbrk(pc->c.quotes[q], "0123456789") && !claim_text_has_number(pc->c.quotes[q], x, tol)) {
+			*failed = true;
+			return add_item(rep, LC_CLAIM, pc->line, false, what,
+			                "%s, but the quote \"%s\" states no figure within %.3g of %.6g", detail,
+			                pc->c.quotes[q], tol, x) != NULL;
+		}
+	return true;
+}
+
 /* A figure (=): on the first seed under every core type; the prose must
  * state the figure the claim checks. */
 static bool judge_figure(const parsed_claim *pc, const block_runs *r, const char *what, lesson_check_report *rep)
@@ -448,16 +471,11 @@ static bool judge_figure(const parsed_claim *pc, const block_runs *r, const char
 			return add_item(rep, LC_CLAIM, pc->line, false, what, "%s", v.detail) != NULL;
 		}
 	}
-	double x, tol;
-	char err[200];
-	if (pc->c.op == CLAIM_EQ && claim_eval(pc->c.rhs, r->outs[0], &x, err, sizeof err) == MP_OK) {
-		tol = pc->c.tol_rel ? pc->c.tol / 100 * fabs(x) : pc->c.tol;
-		for (size_t q = 0; q < pc->c.nquotes; q++)
-			if (strpbrk(pc->c.quotes[q], "0123456789") && !claim_text_has_number(pc->c.quotes[q], x, tol))
-				return add_item(rep, LC_CLAIM, pc->line, false, what,
-				                "%s, but the quote \"%s\" states no figure within %.3g of %.6g", first.detail,
-				                pc->c.quotes[q], tol, x) != NULL;
-	}
+	bool fail;
+	if (!quotes_state_figure(pc, r->outs[0], first.detail, what, rep, &fail))
+		return false;
+	if (fail)
+		return true;
 	if (r->ncore > 1) {
 		size_t k = strlen(first.detail);
 		snprintf(first.detail + k, sizeof first.detail - k, " (and under %zu more BLAS core types)", r->ncore - 1);
@@ -483,7 +501,10 @@ static bool judge(const lesson_doc *doc, size_t first, size_t last, const parsed
 		return add_item(rep, LC_CLAIM, pc->line, false, what, "not checked: the command failed") != NULL;
 	if (pc->c.cite) {
 		claim_check(&pc->c, NULL, 0, &v);
-		return add_item(rep, LC_CLAIM, pc->line, v.ok, what, "%s", v.detail) != NULL;
+		bool fail = false;
+		if (v.ok && !quotes_state_figure(pc, "", v.detail, what, rep, &fail))
+			return false;
+		return fail || add_item(rep, LC_CLAIM, pc->line, v.ok, what, "%s", v.detail) != NULL;
 	}
 	if (pc->c.op == CLAIM_EQ || !claim_per_seed(&pc->c))
 		return judge_figure(pc, r, what, rep);
