@@ -408,20 +408,30 @@ VB_INLINE size_t VB_NAME(nv_rne_n)(uint8_t *elems, uint8_t *scales, const float 
 	return n;
 }
 
+/* tab[c] in every lane (c < 256). */
+VB_INLINE VB_F VB_NAME(gather)(const float *tab, VB_U c)
+{
+#if VB_AVX2
+	return _mm256_i32gather_ps(tab, (__m256i)c, 4);
+#else
+	uint32_t t[VB_W];
+	float o[VB_W];
+	memcpy(t, &c, sizeof t);
+	for (int j = 0; j < VB_W; j++)
+		o[j] = tab[t[j]];
+	VB_F f;
+	memcpy(&f, o, sizeof f);
+	return f;
+#endif
+}
+
 /* t[k] in every lane (k < 8). */
 VB_INLINE VB_F VB_NAME(lookup8)(const float *t, VB_U k)
 {
 #if VB_AVX2
 	return (VB_F)_mm256_permutevar8x32_ps(_mm256_loadu_ps(t), (__m256i)k);
 #else
-	uint32_t kk[VB_W];
-	float o[VB_W];
-	memcpy(kk, &k, sizeof kk);
-	for (int j = 0; j < VB_W; j++)
-		o[j] = t[kk[j]];
-	VB_F f;
-	memcpy(&f, o, sizeof f);
-	return f;
+	return VB_NAME(gather)(t, k);
 #endif
 }
 
@@ -503,23 +513,6 @@ VB_INLINE void VB_NAME(nv_rne_elems_n)(uint8_t *out, const float *in, size_t n, 
 	}
 	if (i < n)
 		quant_nv_rne_portable(out + i, in + i, n - i, g);
-}
-
-/* tab[c] in every lane (c < 256). */
-VB_INLINE VB_F VB_NAME(gather)(const float *tab, VB_U c)
-{
-#if VB_AVX2
-	return _mm256_i32gather_ps(tab, (__m256i)c, 4);
-#else
-	uint32_t t[VB_W];
-	float o[VB_W];
-	memcpy(t, &c, sizeof t);
-	for (int j = 0; j < VB_W; j++)
-		o[j] = tab[t[j]];
-	VB_F f;
-	memcpy(&f, o, sizeof f);
-	return f;
-#endif
 }
 
 /* quant_bulk_decode (quant.h). */

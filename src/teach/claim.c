@@ -350,8 +350,9 @@ static bool add_quote(lexer *lx, claim *c, char *q)
 	return true;
 }
 
-/* The tail of a claim: the tolerance or margin, then the quotes. */
-static void parse_tail(lexer *lx, claim *c)
+/* A figure's tolerance ('± T', '± T%'), or an ordering's optional margin
+ * ('by M'). */
+static void parse_tolerance(lexer *lx, claim *c)
 {
 	if (c->op == CLAIM_EQ) {
 		if (!accept(lx, "\xc2\xb1") && !accept(lx, "+-")) {
@@ -363,12 +364,17 @@ static void parse_tail(lexer *lx, claim *c)
 			return;
 		}
 		c->tol_rel = accept(lx, "%");
-	} else if (accept_word(lx, "by")) {
-		if (!number_lit(lx, &c->margin)) {
-			fail(lx, "expected the margin after 'by'");
-			return;
-		}
+	} else if (accept_word(lx, "by") && !number_lit(lx, &c->margin)) {
+		fail(lx, "expected the margin after 'by'");
 	}
+}
+
+/* The tail of a claim: the tolerance or margin, then the quotes. */
+static void parse_tail(lexer *lx, claim *c)
+{
+	parse_tolerance(lx, c);
+	if (lx->failed)
+		return;
 	for (skip_ws(lx); *lx->p && !lx->failed; skip_ws(lx)) {
 		if (*lx->p == '#')
 			return;
@@ -397,21 +403,8 @@ static void parse_cite_check(lexer *lx, claim *c)
 		fail(lx, "a cite's check is arithmetic on numbers: it reads no command output");
 		return;
 	}
-	if (c->op == CLAIM_EQ) {
-		if (!accept(lx, "\xc2\xb1") && !accept(lx, "+-")) {
-			fail(lx, "a figure (=) needs a tolerance: '± T' or '± T%%'");
-			return;
-		}
-		if (!number_lit(lx, &c->tol)) {
-			fail(lx, "expected the tolerance after '±'");
-			return;
-		}
-		c->tol_rel = accept(lx, "%");
-	} else if (accept_word(lx, "by") && !number_lit(lx, &c->margin)) {
-		fail(lx, "expected the margin after 'by'");
-		return;
-	}
-	if (!accept(lx, ";"))
+	parse_tolerance(lx, c);
+	if (!lx->failed && !accept(lx, ";"))
 		fail(lx, "expected ';' between a cite's check and its source");
 }
 
