@@ -1689,9 +1689,9 @@ out_lacks "budget fp32 footer: not bf16-mixed's count" "bf16-mixed with Adam"
 # docs agree with the output: README's round example, the man SYNOPSIS,
 # data/README.md
 S=${srcdir:-.}
-run round 0.1 --to fp32,fp16,bf16
+run round 0.3 --to fp32,fp16,bf16
 sed 's/ *$//' "$tmp/out" >"$H/round-out"
-awk '/^    \$ mixprec round 0.1 --to fp32,fp16,bf16$/ { n = 4; next } n > 0 { sub(/^    /, ""); print; n-- }' \
+awk '/^    \$ mixprec round 0.3 --to fp32,fp16,bf16$/ { n = 4; next } n > 0 { sub(/^    /, ""); print; n-- }' \
 	"$S/README.md" >"$H/round-readme"
 cmp -s "$H/round-out" "$H/round-readme" && ok "README: the round example is the program's output" \
 	|| bad "README: the round example differs" "$(diff "$H/round-readme" "$H/round-out" | head -4)"
