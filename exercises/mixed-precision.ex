@@ -144,8 +144,8 @@ hint: spacing = 2^(e-7) and vanish_below = 2^(e-8); sqrt(T) x 2^-8 = 1 gives sqr
 title: Adam's second moment in 16 bits: where v stops growing
 kind: ema-stall
 lesson: mixed-precision
-param beta2: 0.999
-vary beta2: list 0.99 0.995 0.999 0.9999
+param beta2: 0.995
+vary beta2: list 0.95 0.99 0.995 0.999 0.9999
 param format: bf16
 vary format: list bf16 fp16
 prompt: Adam keeps v, a moving average of the squared gradient: v <- beta2 v + (1 - beta2) g^2.

@@ -31,7 +31,7 @@ static void write_file(const char *path, const char *text)
  *      "maybe" (not a choice), bf16_flushes missing; 7.4c bytes_per_param 20
  *      (2 fp16 weights + 2 fp16 gradients + 4 fp32 accumulator + 4 fp32 master
  *      + 4 + 4 Adam moments), the rest missing; 7.4f steps 1 (one step takes v
- *      from 0 to c = 1 - beta2 <= 0.01 and the next adds c(1 - c), far more
+ *      from 0 to c = 1 - beta2 <= 0.05 and the next adds c(1 - c), far more
  *      than half of bf16's or fp16's spacing there: v changes twice at least),
  *      stall_value missing.
  *   b: fp16_min_normal right, fp16_flushes "maybe"; bytes_per_param 16 (the

@@ -576,12 +576,13 @@ has exercise ex-right '^ fp16_bits right; the cursor moved on to bf16_bits$' "..
 has exercise ex-hint 'Hint 1 of 3: Start with the exponent of 0\.1: between' "h shows the first hint, with V filled in"
 
 # 7.4f's steps field is optional: the right stall value alone solves it
-# (bf16, beta2 = 0.999 by default: v stops at 0.25, derived in tests/test_optim.c).
+# (bf16, beta2 = 0.995 by default: v stops at 0.609375, derived in
+# tests/test_exercise_premise.c).
 script optional --start exercises <<'EOF'
 wait
 keys j j j j j j j Enter
 dump ex-7.4f
-type 0.25
+type 0.609375
 keys Enter
 dump ex-solved
 EOF
