@@ -6,7 +6,7 @@ kind: mx-scale
 lesson: low-precision
 # every block's amax has a significand above 1.5 (E2M1's largest value is 1.5 x 2^2),
 # so the floor rule and the ceil rule choose different scales for every variant
-param block: 7,0.3,-1.2,2.5
+param block: 3.5,-0.8,1.1,0.2
 vary block: list 7,0.3,-1.2,2.5 3.5,-0.8,1.1,0.2 -0.9,0.4,0.25,-0.6 14,-5,2.2,0.7 0.2,-0.06,0.11,0.03 1.9,-1.1,0.45,0.8 30,12,-7,-2 -0.055,0.02,0.031,-0.01
 param i: 1
 vary i: list 0 1 2 3
@@ -90,7 +90,7 @@ lesson: low-precision
 # in every block exactly one element saturates under OCP's rule (the amax, with a
 # significand of 1.86 or more against E4M3's 1.75) and none under the ceil rule;
 # in half of them the amax is negative, so the largest value is another element
-param block: 1.2,-1.9,0.5,1.7
+param block: 3.8,-2.5,1.1,0.4
 vary block: list 1.2,-1.9,0.5,1.7 3.8,-2.5,1.1,0.4 -0.2,0.15,-0.98,0.6 6.5,6.1,-7.9,2 0.031,-0.012,0.0075,-0.02 12,-15.2,3,9.5 0.4,0.5,-0.35,0.23,0.93,-0.1 -120,90,61,-30 2.2,3.75,-1,0.8 0.0019,-0.0011,0.0016,0.0004
 param format: mxfp8-e4m3
 prompt: An MXFP8 block (fp8-e4m3 elements, largest value 448 = 1.75 x 2^8) holds the

@@ -39,23 +39,37 @@ static inline const ex_exercise *get(const char *id)
 	return ex;
 }
 
-/* Solves ex with the defaults, or with parameter param (NULL: none) set to
- * value; a parameter the exercise lacks fails the test. */
-static inline void solve_with(const ex_exercise *ex, const char *param, const char *value, ex_solution *sol)
+/* Sets parameter param of v to value; a parameter the exercise lacks fails
+ * the test. */
+static inline void variant_set(const ex_exercise *ex, ex_variant *v, const char *param, const char *value)
+{
+	bool found = false;
+	for (size_t i = 0; i < ex->nparams; i++)
+		if (!strcmp(ex->params[i].name, param)) {
+			snprintf(v->values[i], sizeof v->values[i], "%s", value);
+			found = true;
+		}
+	ck_assert_msg(found, "%s has no parameter %s", ex->id, param);
+}
+
+/* Solves ex with the defaults, with parameter param (NULL: none) set to
+ * value, and (p2 not NULL) p2 set to v2. */
+static inline void solve_with2(const ex_exercise *ex, const char *param, const char *value, const char *p2,
+                               const char *v2, ex_solution *sol)
 {
 	ex_variant v;
 	ex_variant_make(ex, NULL, NULL, &v);
-	if (param) {
-		bool found = false;
-		for (size_t i = 0; i < ex->nparams; i++)
-			if (!strcmp(ex->params[i].name, param)) {
-				snprintf(v.values[i], sizeof v.values[i], "%s", value);
-				found = true;
-			}
-		ck_assert_msg(found, "%s has no parameter %s", ex->id, param);
-	}
+	if (param)
+		variant_set(ex, &v, param, value);
+	if (p2)
+		variant_set(ex, &v, p2, v2);
 	char err[256];
 	ck_assert_msg(ex_solve(ex, &v, sol, err, sizeof err) == MP_OK, "%s: %s", ex->id, err);
+}
+
+static inline void solve_with(const ex_exercise *ex, const char *param, const char *value, ex_solution *sol)
+{
+	solve_with2(ex, param, value, NULL, NULL, sol);
 }
 
 #endif

@@ -183,7 +183,8 @@ START_TEST(mx1_mistakes)
 {
 	const ex_exercise *ex = get("mx.1");
 	ex_solution s;
-	solve_with(ex, NULL, NULL, &s);   /* 7,0.3,-1.2,2.5, element 1 */
+	/* the lesson's block of section 3 (no longer the default variant: a student's differs) */
+	solve_with(ex, "block", "7,0.3,-1.2,2.5", &s);   /* element 1 */
 	/* floor(log2 7) = 2: OCP 2^0 (0x7f), ceil: 7 / 6 -> 2^1 (0x80) */
 	wrong_names(ex, &s, "ocp_exponent", "1", "ceil rule");
 	wrong_names(ex, &s, "ceil_exponent", "0", "floor rule");
@@ -197,10 +198,10 @@ START_TEST(mx1_mistakes)
 	wrong_names(ex, &s, "ceil_elem_bits", "0x1", "OCP's scale");
 	ex_solution_free(&s);
 	/* element 2, -1.2: the sign bit forgotten; element 0, 7: it saturates (6), unclipped 8 */
-	solve_with(ex, "i", "2", &s);
+	solve_with2(ex, "block", "7,0.3,-1.2,2.5", "i", "2", &s);
 	wrong_names(ex, &s, "ocp_elem_bits", "0x2", "sign bit");
 	ex_solution_free(&s);
-	solve_with(ex, "i", "0", &s);
+	solve_with2(ex, "block", "7,0.3,-1.2,2.5", "i", "0", &s);
 	ck_assert(expect(ex, &s, "ocp_elem_value")->number == 6);
 	wrong_names(ex, &s, "ocp_elem_value", "8", "saturates");
 	ex_solution_free(&s);
@@ -345,7 +346,8 @@ START_TEST(mx4_mistakes)
 {
 	const ex_exercise *ex = get("mx.4");
 	ex_solution s;
-	solve_with(ex, NULL, NULL, &s);   /* 1.2,-1.9,0.5,1.7: -1.9 / 2^-8 = -486.4 */
+	/* the lesson's 1.9 (section 3), no longer the default variant */
+	solve_with(ex, "block", "1.2,-1.9,0.5,1.7", &s);   /* -1.9 / 2^-8 = -486.4 */
 	ck_assert(expect(ex, &s, "saturates")->number == 1);
 	ck_assert(expect(ex, &s, "stored")->number == -1.75);
 	wrong_names(ex, &s, "saturates", "2", "Count from 0");
