@@ -160,6 +160,21 @@ START_TEST(worked_solutions_say_what_happens)
 }
 END_TEST
 
+START_TEST(percent_against_fraction)
+{
+	const ex_exercise *ex = get("drift.4");
+	ex_solution s;
+	solve_with(ex, NULL, NULL, &s);
+	/* x0 = 600, u = 0.5: every sum 600 + 0.5 k up to 5600 is exact in fp32 (spacing at most
+	 * 2^-11 there), so fp32 keeps all the drift: retained 1, which the command prints as
+	 * 100.0% */
+	feedback(ex, &s, "retained_fp32", "100", EX_WRONG, "in percent", NULL);
+	feedback(ex, &s, "retained_fp32", "100%", EX_CORRECT, NULL, NULL);
+	feedback(ex, &s, "retained_fp32", "1", EX_CORRECT, NULL, NULL);
+	ex_solution_free(&s);
+}
+END_TEST
+
 /* ---- hints go from a nudge to a strong hint ----------------------------------------- */
 
 /* No hint but the last names a command (which would print the answer) or
@@ -253,6 +268,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, load_shipped, free_shipped);
 	tcase_add_test(tc, min_normal_misconceptions);
 	tcase_add_test(tc, scale_and_memory_misconceptions);
+	tcase_add_test(tc, percent_against_fraction);
 	tcase_add_test(tc, rounding_misconceptions);
 	tcase_add_test(tc, worked_solutions_say_what_happens);
 	tcase_add_test(tc, lint_refuses_broken_variants);

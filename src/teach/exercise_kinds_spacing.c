@@ -267,6 +267,11 @@ bool exs_solve_drift_retained(solve_ctx *c)
 		if (exs_fidx(c, rows[i].field) >= 0 && !isfinite(d->retained))
 			return exs_fail(c, "the %s drift is undefined for these parameters", drift_variant_name(rows[i].v));
 		exs_set_num(c, rows[i].field, d->retained);
+		/* the command prints the share in percent ("100.0%"); the field wants a fraction */
+		if (d->retained != 0)
+			exs_mistake_num(c, rows[i].field, 100 * d->retained, "That is the share in percent, as the "
+			                "command prints it; give it as a fraction (%s), or write the %% sign.",
+			                exs_g(d->retained));
 	}
 	exs_mistake_num(c, "retained_rne", 1, "bf16 near x0 cannot represent a step of u: check the spacing at x0.");
 	strbuf_printf(&c->w, "Run: mixprec drift --x0 %s --dist constant --mean %s --steps %.0f\n\n", ex_variant_get(c->ex, c->v, "x0"),
