@@ -74,6 +74,17 @@ grep -q -- "--course-seed 0 " "$tmp/show" && grep -q -- "--course-seed spring27 
 grep -q "^1 of 1 answer correct; not answered: bf16_bits" "$tmp/out" && ok "one field: 1 of 1 answer correct" ||
 	bad "one field counted" "$(cat "$tmp/out")"
 grep -q "of 8 fields" "$tmp/out" && bad "one field: no 'of 8 fields'" "$(cat "$tmp/out")" || ok "one field: no count of all fields"
+# a wrong optional answer is no part of a solution: mx.4's default block 3.8,-2.5,1.1,0.4
+# has amax 3.8 = 1.9 x 2^1, X = 2^(1 - 8) = 2^-7, and 3.8 / 2^-7 = 486.4 > 448 saturates:
+# element 0, stored as 448 x 2^-7 = 3.5 (not -3.5)
+"$MIXPREC" check mx.4 saturates=0 stored=-3.5 --no-progress >"$tmp/out" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "^1 of 2 answers correct\.$" "$tmp/out" && ! grep -q "solved" "$tmp/out" &&
+	ok "mx.4: a wrong optional answer leaves the exercise unsolved" ||
+	bad "mx.4 wrong optional answer" "rc $rc: $(cat "$tmp/out")"
+"$MIXPREC" check mx.4 saturates=0 stored=3.5 --no-progress >"$tmp/out" 2>&1
+[ $? -eq 0 ] && grep -q "exercise mx.4 solved" "$tmp/out" && ok "mx.4: both right solves it" ||
+	bad "mx.4 both right" "$(cat "$tmp/out")"
 # 7.4f's steps is optional: stall_value alone solves it (bf16, beta2 0.995: 0.609375, derived in
 # tests/test_exercise_premise.c)
 "$MIXPREC" check 7.4f stall_value=0.609375 --no-progress >"$tmp/out" 2>&1

@@ -540,12 +540,9 @@ int cmd_check(int argc, char **argv)
 			malformed += r == EX_MALFORMED;
 		}
 	}
-	size_t solved = 0, required = 0, required_solved = 0;
-	for (size_t i = 0; i < ex->nfields; i++) {
+	size_t solved = 0;
+	for (size_t i = 0; i < ex->nfields; i++)
 		solved += seen[i];
-		required += !ex->fields[i].optional;
-		required_solved += seen[i] && !ex->fields[i].optional;
-	}
 	if (given == 0) {
 		cli_error("check", "no answers given (FIELD=ANSWER)");
 		rc = CLI_USAGE;
@@ -553,7 +550,7 @@ int cmd_check(int argc, char **argv)
 		size_t answered = 0;
 		for (size_t i = 0; i < ex->nfields; i++)
 			answered += tried[i];
-		bool done = required_solved == required;
+		bool done = ex_solved(ex, tried, seen);
 		if (done) {
 			printf("%zu of %zu answer%s correct: exercise %s solved. See the worked solution: mixprec exercise solve %s",
 			       solved, answered, answered == 1 ? "" : "s", ex->id, ex->id);

@@ -182,6 +182,11 @@ ex_verdict ex_check(const ex_exercise *ex, const ex_solution *sol, size_t i, con
 ex_verdict ex_check_tagged(const ex_exercise *ex, const ex_solution *sol, size_t i, const char *answer,
                            char *fb, size_t fblen, const char **tag);
 
+/* Whether an attempt solves ex: every field that is not optional answered
+ * right (right[i]), and no answered field (answered[i]) left wrong, optional
+ * ones included: a wrong answer is never part of a solution. */
+bool ex_solved(const ex_exercise *ex, const bool *answered, const bool *right);
+
 /* The index of the field called name, or -1. */
 int ex_field_index(const ex_exercise *ex, const char *name);
 

@@ -532,3 +532,11 @@ ex_verdict ex_check_tagged(const ex_exercise *ex, const ex_solution *sol, size_t
 		return check_choice(ex, sol, i, answer, fb, fblen, tag);
 	}
 }
+
+bool ex_solved(const ex_exercise *ex, const bool *answered, const bool *right)
+{
+	for (size_t i = 0; i < ex->nfields; i++)
+		if ((!ex->fields[i].optional && !right[i]) || (answered[i] && !right[i]))
+			return false;
+	return true;
+}

@@ -439,13 +439,13 @@ static size_t correct_count(const exview *e)
 	return n;
 }
 
-/* Solved: every field that is not optional answered right. */
+/* Solved as ex_solved says: every required field right, none left wrong. */
 static bool is_solved(const exview *e)
 {
+	bool right[EX_MAX_FIELDS];
 	for (size_t i = 0; i < e->ex->nfields; i++)
-		if (!e->ex->fields[i].optional && !(e->checked[i] && e->verdict[i] == EX_CORRECT))
-			return false;
-	return true;
+		right[i] = e->checked[i] && e->verdict[i] == EX_CORRECT;
+	return ex_solved(e->ex, e->checked, right);
 }
 
 /* The page is drawn on a pad this tall and the visible part copied to the
@@ -532,7 +532,7 @@ static int draw_answers(const exview *e, WINDOW *w, int y, int cols, int *field_
 			tui_putf(w, y++, 3, cols - 4, ROLE_GOOD, "Solved: all %zu fields right. w shows the worked solution.",
 			         ex->nfields);
 		else
-			tui_put(w, y++, 3, cols - 4, ROLE_GOOD, "Solved: every required field right. w shows the worked solution.");
+			tui_put(w, y++, 3, cols - 4, ROLE_GOOD, "Solved: every required field right, none wrong. w shows the worked solution.");
 	}
 	/* hints shown so far */
 	*hint_end = -1;
