@@ -340,10 +340,15 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 		mulv[b] = fsval[scales[b]];
 	}
 	if (q->nvfp4) {
-		/* the codes a tensor's blocks use: 0..126 (0xff and 0x7f are no scales) */
-		for (size_t k = 0; k < 256; k++)
-			for (size_t e = 0; e < nvals; e++)
-				tabs[k * nvals + e] = k < 127 ? (float)(val[e] * sval[k]) : NAN;
+		/* a row for each scale code the blocks use, once (a small tensor
+		 * uses few of the 256) */
+		bool have[256] = { false };
+		for (size_t b = 0; b < nb; b++) {
+			size_t k = scales[b];
+			for (size_t e = 0; e < nvals && !have[k]; e++)
+				tabs[k * nvals + e] = (float)(val[e] * sval[k]);
+			have[k] = true;
+		}
 		st->underflow += quant_bulk_decode(buf, elems, n, len, tabs, nvals, scales, NULL);
 	} else {
 		memcpy(tabs, fval, nvals * sizeof *tabs);
