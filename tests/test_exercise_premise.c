@@ -224,6 +224,14 @@ START_TEST(weights_premise)
 		double w = param_d(ex, &v, "w");
 		ck_assert_msg(w >= 1e-3 && w <= 10, "w = %g", w);
 		ck_assert_msg(bf16_round((float)w) == (float)w, "w = %g is not a bf16 value", w);
+		/* the worked solution argues from stagnation (section 8) and names the
+		 * random walk as the argument that fails */
+		ex_solution s;
+		solve(ex, &v, &s);
+		ck_assert_msg(strstr(s.worked, "stagnation") != NULL, "%s", s.worked);
+		ck_assert_msg(strstr(s.worked, "assumes independent errors") != NULL, "%s", s.worked);
+		ck_assert(strstr(s.worked, "far fewer than a training run") == NULL);
+		ex_solution_free(&s);
 		lo = fmin(lo, w);
 		hi = fmax(hi, w);
 	}

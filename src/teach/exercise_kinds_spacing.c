@@ -135,12 +135,15 @@ bool exs_solve_update_vanish(solve_ctx *c)
 	explain_spacing(c, f, w, sp);
 	explain_vanish(c, f, w, sp);
 	strbuf_printf(&c->w,
-	   "\nWithout fp32 master weights every small update below %s is lost outright. Even updates that\n"
-	   "survive are rounded: after T steps the rounding errors (each up to 2^-%d relative, the unit\n"
-	   "roundoff) add up to roughly sqrt(T) x 2^-%d when they are independent, and reach the size of w\n"
-	   "itself when sqrt(T) x 2^-%d = 1, that is T = 2^%d = %s steps, far fewer than a training run.\n"
-	   "fp32 master weights (24 bits) push this to 2^48 steps.\n",
-	   exs_g(sp / 2), p, p, p, 2 * p, exs_g(T));
+	   "\nWhy fp32 master weights: stagnation. An update below %s is rounded away at every step,\n"
+	   "so a weight that receives many such updates never moves: after N of them an fp32 master\n"
+	   "weight has moved by their sum and the bf16 weight by nothing. The loss does not grow slowly;\n"
+	   "it is total, and it starts at the first step. The random-walk figure, T = 2^%d = %s steps\n"
+	   "for errors of 2^-%d each to add up to w, assumes independent errors that accumulate, but a\n"
+	   "vanished update is the same rounding made again and again: the error of a weight that\n"
+	   "stagnates grows like N times the update, not like sqrt(N) x 2^-%d. fp32 master weights\n"
+	   "(24 bits) lose only updates below about 2^-24 of w.\n",
+	   exs_g(sp / 2), 2 * p, exs_g(T), p, p);
 	return true;
 }
 
