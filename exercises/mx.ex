@@ -88,20 +88,23 @@ title: Which element saturates under the floor rule
 kind: mx-saturate
 lesson: low-precision
 # in every block exactly one element saturates under OCP's rule (the amax, with a
-# significand of 1.86 or more against E4M3's 1.75) and none under the ceil rule;
+# significand of 1.86 or more against the 1.8125 past which E4M3's 1.75 is the
+# nearest no more) and none under the ceil rule;
 # in half of them the amax is negative, so the largest value is another element
 param block: 3.8,-2.5,1.1,0.4
 vary block: list 1.2,-1.9,0.5,1.7 3.8,-2.5,1.1,0.4 -0.2,0.15,-0.98,0.6 6.5,6.1,-7.9,2 0.031,-0.012,0.0075,-0.02 12,-15.2,3,9.5 0.4,0.5,-0.35,0.23,0.93,-0.1 -120,90,61,-30 2.2,3.75,-1,0.8 0.0019,-0.0011,0.0016,0.0004
 param format: mxfp8-e4m3
 prompt: An MXFP8 block (fp8-e4m3 elements, largest value 448 = 1.75 x 2^8) holds the
   values {block}. Its scale follows OCP's rule, X = 2^(floor(log2 amax) - 8).
-  Which element (index from 0) exceeds 448 after division by X and saturates, and
-  what value is it stored as?
+  Which element (index from 0) saturates after division by X (its nearest value
+  lies past 448, beyond the midpoint 464 between 448 and the 480 a wider format
+  would have next), and what value is it stored as?
 field saturates: number exact -- the index of the saturating element, from 0
 field stored: optional number rel 1e-9 -- the value that element is stored as
-hint: Only a value whose quotient V / X is beyond 448 saturates. Which values come
-  closest to the top of the block's binade?
+hint: Only a value whose quotient V / X is beyond 464 saturates (between 448 and 464 it
+  rounds down onto 448, as it would with more range). Which values come closest to the
+  top of the block's binade?
 hint: amax is taken over magnitudes. Write amax = m x 2^e with 1 <= m < 2: the floor rule
-  maps it to m x 2^8, beyond 448 when m > 1.75.
-hint: Divide each value by X and compare with 448; the saturated one is stored as
+  maps it to m x 2^8, beyond 464 when m > 1.8125.
+hint: Divide each value by X and compare with 464; the saturated one is stored as
   +-448 x X. Check with: mixprec quantize {block} --to mxfp8-e4m3

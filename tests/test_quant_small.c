@@ -38,6 +38,45 @@ START_TEST(mxfp4_rules)
 }
 END_TEST
 
+/* Saturation means the nearest value lies past the largest. e2m1 with X = 1
+ * (amax 7.01: floor(log2) = 2 = emax_elem): 6.5 and 6.99 round down onto 6
+ * (the next value past 6 would be 8, the midpoint 7); 7 is that midpoint,
+ * whose even neighbour is 8 (6 = 1.1 x 2^2 is odd): saturated; 7.01 too.
+ * e4m3 with X = 1 (amax 500, floor(log2) = 8): 448 = 1.110 x 2^8 is even,
+ * so the midpoint 464 of 448 and 480 rounds onto 448, unsaturated; 464.5
+ * and 500 saturate. */
+START_TEST(saturation_is_past_the_nearest)
+{
+	static const char *const v4[] = { "6.5", "6.99", "7", "7.01" };
+	quant_result r;
+	ck_assert(run(QUANT_MXFP4, QUANT_RULE_OCP, FMT_RNE, 4, v4, 4, &r) == MP_OK);
+	expect_scale(&r, 0, 0x7f, 1);
+	expect_elem(&r, 0, 0x7, 6, 0);
+	expect_elem(&r, 1, 0x7, 6, 0);
+	expect_elem(&r, 2, 0x7, 6, QUANT_SATURATED);
+	expect_elem(&r, 3, 0x7, 6, QUANT_SATURATED);
+	ck_assert(r.nsaturated == 2);
+	quant_result_free(&r);
+	static const char *const v8[] = { "450", "464", "464.5", "500" };
+	ck_assert(run(QUANT_MXFP8_E4M3, QUANT_RULE_OCP, FMT_RNE, 4, v8, 4, &r) == MP_OK);
+	expect_scale(&r, 0, 0x7f, 1);
+	expect_elem(&r, 0, 0x7e, 448, 0);
+	expect_elem(&r, 1, 0x7e, 448, 0);
+	expect_elem(&r, 2, 0x7e, 448, QUANT_SATURATED);
+	expect_elem(&r, 3, 0x7e, 448, QUANT_SATURATED);
+	quant_result_free(&r);
+	/* the thresholds themselves */
+	double thr;
+	bool up;
+	quant_overflow_threshold(fmt_get(FMT_E2M1), &thr, &up);
+	ck_assert(thr == 7 && up);
+	quant_overflow_threshold(fmt_get(FMT_E4M3), &thr, &up);
+	ck_assert(thr == 464 && !up);
+	quant_overflow_threshold(fmt_get(FMT_E5M2), &thr, &up);
+	ck_assert(thr == 61440 && up);
+}
+END_TEST
+
 /* MXFP6 e3m2 (bias 3, max 28 = 1.75 * 2^4, emax_elem 4). ocp: 30 -> X = 1:
  * saturates to 28 (field 7, fraction 11: 0x1f); 0.3 = 1.2 * 2^-2 -> 1.25 *
  * 2^-2 (field 1, fraction 01: 0x05). ceil: 30 / 28 -> X = 2: 15 = 1.875 *
@@ -143,7 +182,8 @@ START_TEST(nvfp4_blocks)
 	expect_scale(&r, 2, 0x31, 0.5625);
 	expect_elem(&r, 8, 0x5, 3 * 0.5625, 0);
 	expect_elem(&r, 9, 0x6, 4 * 0.5625, 0);
-	expect_elem(&r, 10, 0x7, 6 * 0.5625, QUANT_SATURATED);
+	/* 3.5 / 0.5625 = 6.22: rounds down onto 6, nearer than the 8 past it */
+	expect_elem(&r, 10, 0x7, 6 * 0.5625, 0);
 	expect_elem(&r, 11, 0x3, 1.5 * 0.5625, 0);
 	expect_elem(&r, 13, 0x4, 2, 0);
 	expect_elem(&r, 14, 0x4, 2, 0);
@@ -220,6 +260,7 @@ int main(void)
 	tcase_add_test(tc, mxfp6_e2m3_rules);
 	tcase_add_test(tc, nvfp4_one_block);
 	tcase_add_test(tc, nvfp4_blocks);
+	tcase_add_test(tc, saturation_is_past_the_nearest);
 	tcase_add_test(tc, nvfp4_sr_unbiased);
 	tcase_add_test(tc, nvfp4_tensor_scale_overflow);
 	tcase_add_test(tc, small_bits_and_decode);

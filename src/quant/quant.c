@@ -67,10 +67,21 @@ static int mx_scale_exp(const quant_info *q, quant_rule rule, const mpq_t amax, 
 	return (int)k;
 }
 
+void quant_overflow_threshold(const fmt_info *f, double *thr, bool *tie_over)
+{
+	double max = fmt_max(f);
+	int emax = fmt_emax(f);
+	double ulp = ldexp(1.0, emax - f->frac_bits);
+	*thr = max + ulp / 2;
+	*tie_over = ((long long)((max - ldexp(1.0, emax)) / ulp) & 1) != 0;
+}
+
 /* Rounds |V| / divisor (divisor > 0) into the element format with V's sign,
- * saturating, and fills e (value = element x unit). */
+ * saturating, and fills e (value = element x unit). maxq and tie_over are
+ * quant_overflow_threshold's: past maxq (or at it, with tie_over) the
+ * element saturates. */
 static void round_elem(const fmt_info *f, fmt_mode mode, uint32_t rbits, const fmt_num *v, const mpq_t divisor,
-                       double unit, const mpq_t maxq, quant_elem *e)
+                       double unit, const mpq_t maxq, bool tie_over, quant_elem *e)
 {
 	fmt_num s;
 	fmt_num_init(&s);
@@ -80,7 +91,8 @@ static void round_elem(const fmt_info *f, fmt_mode mode, uint32_t rbits, const f
 	e->bits = fmt_round_num(f, &ctl, &s, NULL);
 	e->value = fmt_to_double(f, e->bits) * unit;
 	e->flags = 0;
-	if (mpq_cmp(s.mag, maxq) > 0)
+	int c = mpq_cmp(s.mag, maxq);
+	if (c > 0 || (c == 0 && tie_over))
 		e->flags |= QUANT_SATURATED;
 	if (mpq_sgn(v->mag) != 0 && (e->bits & ~fmt_sign_mask(f)) == 0)
 		e->flags |= QUANT_FLUSHED;
@@ -175,10 +187,13 @@ static void run_mx_block(const quant_info *q, const quant_opts *o, const fmt_num
 	b->scale_bits = (uint32_t)(b->scale_exp + 127);
 	b->scale = ldexp(1.0, b->scale_exp);
 	q_set_d_2exp(div, 1.0, b->scale_exp);
-	mpq_set_d(maxq, fmt_max(f));
+	double thr;
+	bool tie_over;
+	quant_overflow_threshold(f, &thr, &tie_over);
+	mpq_set_d(maxq, thr);
 	for (size_t i = 0; i < b->count; i++) {
 		size_t j = b->begin + i;
-		round_elem(f, o->mode, rng_bits(o->seed, j), &x[j], div, b->scale, maxq, &e[j]);
+		round_elem(f, o->mode, rng_bits(o->seed, j), &x[j], div, b->scale, maxq, tie_over, &e[j]);
 	}
 	block_stats(b, x + b->begin, e + b->begin);
 	mpq_clears(amax, div, maxq, NULL);
@@ -231,7 +246,10 @@ static void run_nv_block(const quant_info *q, const quant_opts *o, double st, co
 	mpq_t div, maxq;
 	mpq_inits(div, maxq, NULL);
 	q_set_d_2exp(div, b->scale * st, 0);   /* exact: 4 by 24 significant bits */
-	mpq_set_d(maxq, fmt_max(f));
+	double thr;
+	bool tie_over;
+	quant_overflow_threshold(f, &thr, &tie_over);
+	mpq_set_d(maxq, thr);
 	for (size_t i = 0; i < b->count; i++) {
 		size_t j = b->begin + i;
 		if (b->scale == 0) {
@@ -240,7 +258,7 @@ static void run_nv_block(const quant_info *q, const quant_opts *o, double st, co
 			e[j].flags = mpq_sgn(x[j].mag) ? QUANT_FLUSHED : 0;
 			continue;
 		}
-		round_elem(f, o->mode, rng_bits(o->seed, j), &x[j], div, b->scale * st, maxq, &e[j]);
+		round_elem(f, o->mode, rng_bits(o->seed, j), &x[j], div, b->scale * st, maxq, tie_over, &e[j]);
 	}
 	mpq_clears(div, maxq, NULL);
 	block_stats(b, x + b->begin, e + b->begin);

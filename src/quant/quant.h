@@ -96,9 +96,20 @@ typedef struct {
 	size_t block;      /* elements per block, 1..QUANT_BLOCK_MAX; 0: the format's default */
 } quant_opts;
 
+/* Where an element saturates: its nearest value without saturation would
+ * lie past the largest, that is past max + half the spacing there (e2m1 7,
+ * e4m3 464, e5m2 61440), or at that tie itself when rounding to even goes
+ * up (tie_over: the largest value's last fraction bit is 1). A value
+ * between max and thr merely rounds down onto max, as it would with more
+ * range. The one definition of "saturates" for quantize, the workbench and
+ * the training statistics. */
+void quant_overflow_threshold(const fmt_info *f, double *thr, bool *tie_over);
+
 /* quant_elem.flags */
 enum {
-	QUANT_SATURATED = 1u << 0,   /* |V_i| beyond the largest element times the scale: clipped */
+	QUANT_SATURATED = 1u << 0,   /* clipped: the nearest value of V_i / scale, were the element
+	                              * format's range unbounded, lies past its largest value
+	                              * (quant_overflow_threshold); the training casts count the same */
 	QUANT_FLUSHED = 1u << 1,     /* V_i nonzero, element zero */
 };
 

@@ -213,7 +213,8 @@ static void mx_scale_worked(solve_ctx *c, const quant_info *q, const mx_rule_ans
 	double qo = vi / ldexp(1, oc->exp), qc = vi / ldexp(1, ce->exp);
 	strbuf_printf(&c->w, "  V_%zu / X = %s / 2^%d = %s -> %s %s = 0x%0*x%s; it stands for %s x 2^%d = %s.\n", i,
 	              exs_g(vi), oc->exp, exs_g(qo), ef->name, exs_g(oc->evalue), fmt_hex_digits(ef), (unsigned)oc->ebits,
-	              fabs(qo) > fmt_max(ef) ? " (beyond the largest element: saturated)" : " (nearest, ties to even)",
+	              (oc->r.elems[i].flags & QUANT_SATURATED) ? " (its nearest value lies past the largest: saturated)"
+	                                                       : " (nearest, ties to even)",
 	              exs_g(oc->evalue), oc->exp, exs_g(oc->value));
 	strbuf_printf(&c->w, "Step 3 (ceil): amax / %s = %s; the smallest power of two at least that is 2^%d.\n"
 	              "  X = 2^%d; the e8m0 byte is %d + 127 = %d = 0x%02x.\n",
@@ -222,7 +223,7 @@ static void mx_scale_worked(solve_ctx *c, const quant_info *q, const mx_rule_ans
 	              ce->exp, exs_g(qc), ef->name, exs_g(ce->evalue), fmt_hex_digits(ef), (unsigned)ce->ebits,
 	              exs_g(ce->evalue), ce->exp, exs_g(ce->value));
 	strbuf_printf(&c->w, "\nThe floor rule %s.\nThe ceil rule never saturates, %s.\n",
-	              oc->r.nsaturated ? "saturates the amax here (its significand is beyond the element's largest)"
+	              oc->r.nsaturated ? "saturates the amax here (its nearest value lies past the element's largest)"
 	                               : "saturates nothing here",
 	              ce->exp > oc->exp ? "at the price of a scale one binade higher: the smallest elements lose bits or flush"
 	                                : "and costs nothing here: its scale is the same");
@@ -447,15 +448,22 @@ bool exs_solve_mx_saturate(solve_ctx *c)
 	              "  largest value %s = %s x 2^%d), so X = 2^(%d - %d) = 2^%d.\n",
 	              exs_g(amax), s, fl, ef->name, q->emax_elem, exs_g(fmt_max(ef)), exs_g(fmt_max(ef) / ldexp(1, q->emax_elem)),
 	              q->emax_elem, fl, q->emax_elem, oc.blocks[0].scale_exp);
-	strbuf_printf(&c->w, "Step 2: divide every element by X and compare with %s:\n", exs_g(fmt_max(ef)));
+	double thr;
+	bool tie_over;
+	quant_overflow_threshold(ef, &thr, &tie_over);
+	strbuf_printf(&c->w, "Step 2: divide every element by X and compare with %s, halfway from %s's largest value %s\n"
+	              "  to the next one a wider format would have (past it, the nearest value is out of range):\n",
+	              exs_g(thr), ef->name, exs_g(fmt_max(ef)));
 	for (size_t k = 0; k < n; k++)
 		strbuf_printf(&c->w, "  [%zu] %s / X = %s%s\n", k, exs_g(vd[k]), exs_g(vd[k] / X),
-		              k == s ? "   beyond the largest element: saturated" : "");
+		              k == s ? "   past it: saturated" : "");
 	strbuf_printf(&c->w, "Step 3: element %zu is clipped to %s%s x 2^%d = %s (saturates = %zu, stored = %s).\n", s,
 	              vd[s] < 0 ? "-" : "", exs_g(fmt_max(ef)), oc.blocks[0].scale_exp, exs_g(oc.elems[s].value), s,
 	              exs_g(oc.elems[s].value));
-	strbuf_printf(&c->w, "  Its significand %s is beyond %s's %s; the ceil rule's scale 2^%d would keep it (as %s).\n",
-	              exs_g(fabs(amax) / ldexp(1, fl)), ef->name, exs_g(fmt_max(ef) / ldexp(1, q->emax_elem)),
+	strbuf_printf(&c->w, "  Its significand %s is beyond %s (%s's largest, %s, plus half a step); the ceil rule's\n"
+	              "  scale 2^%d would keep it (as %s).\n",
+	              exs_g(fabs(amax) / ldexp(1, fl)), exs_g(thr / ldexp(1, q->emax_elem)), ef->name,
+	              exs_g(fmt_max(ef) / ldexp(1, q->emax_elem)),
 	              ce.blocks[0].scale_exp, exs_g(ce.elems[s].value));
 	quant_result_free(&oc);
 	quant_result_free(&ce);

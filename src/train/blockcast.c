@@ -126,19 +126,6 @@ static void spoil(float *v, size_t n, block_cast_stat *st)
 	}
 }
 
-/* Where an element overflows, as fp8_cast counts it: its nearest value
- * without saturation would lie past the largest, max + half the spacing
- * there (e2m1 7, e4m3 464, e5m2 61440); at the tie itself when rounding to
- * even goes up, that is when the largest value's last fraction bit is 1. */
-static void overflow_threshold(const fmt_info *f, double *thr, bool *tie_over)
-{
-	double max = fmt_max(f);
-	int emax = fmt_emax(f);
-	double ulp = ldexp(1.0, emax - f->frac_bits);
-	*thr = max + ulp / 2;
-	*tie_over = ((long long)((max - ldexp(1.0, emax)) / ulp) & 1) != 0;
-}
-
 /* The scales of one chunk of br rows: colmax[j] the largest |x| of column
  * j over the chunk (NaN once an inf or NaN is seen), each block's amax the
  * largest over its bc columns, its scale fp8_current_scale's (rounded down
@@ -188,7 +175,7 @@ static void cast_fp32_blocks(float *x, size_t rows, size_t cols, const block_cas
 	const fmt_info *f = fmt_get(c->elem);
 	double thr;
 	bool tie_over;
-	overflow_threshold(f, &thr, &tie_over);
+	quant_overflow_threshold(f, &thr, &tie_over);
 	/* overflow: above thr, or at it when the tie goes up; ay > t2 says both */
 	float t2 = tie_over ? nextafterf((float)thr, 0.0f) : (float)thr;   /* 464, 61440: exact */
 	/* at or below half the smallest subnormal, rounding to nearest even gives 0 */
@@ -281,7 +268,7 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 	uint8_t *elems = bytes, *scales = bytes + n;
 	double thr;
 	bool tie_over;
-	overflow_threshold(ef, &thr, &tie_over);
+	quant_overflow_threshold(ef, &thr, &tie_over);
 	mp_status rc = q->nvfp4 ? quant_bulk_tensor_scale(&s_t, buf, n, &bad) : MP_OK;
 	if (rc == MP_OK)
 		rc = quant_bulk(FMT_SIMD_AUTO, &o, s_t, 0, elems, scales, buf, n, &bad);
