@@ -6,23 +6,23 @@
 title: Smallest normal values, and which formats flush a small gradient
 kind: underflow
 lesson: mixed-precision
-# every G is at most 2^-25 (half of fp16's smallest subnormal): it flushes in fp16 and
-# survives in bf16 for every student; q asks the question one way or the other round
+# G lies below 2^-25 (half of fp16's smallest subnormal: it flushes in fp16) for six
+# students in ten and above it (a subnormal of one or two bits) for the others, so
+# the fp16 answer differs between students; every G survives in bf16
 param G: 1e-8
-vary G: list 1e-8 2e-8 5e-9 3e-9 1e-9 2.5e-8 7e-9 1.5e-8 4e-10 2.8e-8
-param q: vanish
-vary q: list vanish survive
+vary G: list 1e-8 2e-8 5e-9 3e-9 4.5e-8 2.5e-8 7e-9 3.5e-8 4e-8 5e-8
 prompt: State the smallest positive normal value of fp16, bf16 and fp32.
   Gradients in a model are as small as G = {G}. Under round-to-nearest-even,
-  does a gradient of magnitude {G} {q} when it is stored in fp16?
-  In bf16? ("vanish": become 0; "survive": stay nonzero.) Use the answers to
-  explain why fp16 training needs loss scaling and bf16 training does not.
+  does a gradient of magnitude {G} flush to zero (become 0) when it is stored in
+  fp16? What value does bf16 store it as? Use the answers to explain why fp16
+  training needs loss scaling and bf16 training does not.
 # rel 5e-3 accepts the lesson's three-digit figures (2^-126 = 1.1755e-38 given as 1.18e-38)
 field fp16_min_normal: number rel 5e-3 -- smallest positive normal fp16 value
 field bf16_min_normal: number rel 5e-3 -- smallest positive normal bf16 value
 field fp32_min_normal: number rel 5e-3 -- smallest positive normal fp32 value
-field fp16_flushes: choice yes|no -- does {G} {q} in fp16 (RNE)?
-field bf16_flushes: choice yes|no -- does {G} {q} in bf16 (RNE)?
+field fp16_flushes: choice yes|no -- does {G} flush to 0 in fp16 (RNE)?
+# rel 5e-3: bf16's own rounding error is at most 2^-9, so {G} itself is accepted
+field bf16_stored: number rel 5e-3 -- the bf16 value {G} is stored as (RNE)
 hint: A normal number has a leading 1 bit, so its exponent cannot go below a smallest
   value emin, set by the format's exponent bias. What are the biases of fp16, bf16 and fp32?
 hint: emin = 1 - bias; fp16 has 5 exponent bits (bias 15), bf16 and fp32 have 8 (bias 127).
@@ -30,7 +30,7 @@ hint: emin = 1 - bias; fp16 has 5 exponent bits (bias 15), bf16 and fp32 have 8 
   gives 0 only for values at most half of the smallest subnormal.
 hint: fp16: 2^-14 = 6.10e-5 (smallest subnormal 2^-24 = 5.96e-8, half of it 2^-25 = 2.98e-8);
   bf16 and fp32: 2^-126 = 1.18e-38 (bf16 reaches 2^-133 with subnormals). Compare {G} with
-  2^-25 and with 2^-134, then answer the question as asked. Check: mixprec round {G} --to fp16,bf16
+  2^-25 and with 2^-134. Check: mixprec round {G} --to fp16,bf16
 
 [7.4b]
 title: Scaling the loss scales every gradient

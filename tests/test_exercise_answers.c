@@ -107,8 +107,11 @@ START_TEST(answer_syntaxes)
 	/* what students type: sentence punctuation, quotes, other multiplication signs */
 	assert_verdict(ex, &s, "fp16_flushes", "yes.", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", " YES! ", EX_CORRECT, NULL);
-	assert_verdict(ex, &s, "bf16_flushes", "\"no\"", EX_CORRECT, NULL);
-	assert_verdict(ex, &s, "bf16_flushes", "'yes'", EX_WRONG, NULL);
+	assert_verdict(ex, &s, "fp16_flushes", "\"yes\"", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_flushes", "'no'", EX_WRONG, NULL);
+	/* G = 1e-8 itself is within 5e-3 of its bf16 value 172 x 2^-34 = 1.0012e-8 */
+	assert_verdict(ex, &s, "bf16_stored", "1e-8", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "bf16_stored", "0", EX_WRONG, "kept");
 	assert_verdict(ex, &s, "fp16_flushes", "no, yes", EX_MALFORMED, NULL);
 	{
 		/* a cut of a long answer must not read as a word */

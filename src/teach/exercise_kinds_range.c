@@ -14,14 +14,6 @@
 
 /* ---- kind: underflow (7.4a) ------------------------------------------------ */
 
-/* Whether the exercise asks "does G survive" (parameter q = survive) rather
- * than "does G vanish". */
-static bool survive_asked(solve_ctx *c)
-{
-	const char *q = ex_variant_get(c->ex, c->v, "q");
-	return q && strcmp(q, "survive") == 0;
-}
-
 bool exs_solve_underflow(solve_ctx *c)
 {
 	double G;
@@ -36,8 +28,8 @@ bool exs_solve_underflow(solve_ctx *c)
 		char name[EX_NAME_MAX + 16];
 		const char *short_name = id == FMT_E4M3 ? "e4m3" : id == FMT_E5M2 ? "e5m2" : f->name;
 		bool used = false;
-		static const char *suffix[] = { "_min_normal", "_min_subnormal", "_flushes" };
-		for (size_t k = 0; k < 3; k++) {
+		static const char *suffix[] = { "_min_normal", "_min_subnormal", "_flushes", "_stored" };
+		for (size_t k = 0; k < 4; k++) {
 			snprintf(name, sizeof name, "%s%s", short_name, suffix[k]);
 			if (exs_fidx(c, name) < 0)
 				snprintf(name, sizeof name, "%s%s", f->name, suffix[k]);
@@ -70,11 +62,17 @@ bool exs_solve_underflow(solve_ctx *c)
 				exs_mistake_num(c, name, fmt_min_normal(f),
 				            "That is the smallest normal of %s; subnormals go %d binades lower.", f->name,
 				            f->frac_bits);
+			} else if (k == 3) {
+				fmt_round_ctl ctl = { .mode = FMT_RNE };
+				double r = fmt_to_double(f, fmt_round_double(f, &ctl, G, NULL));
+				exs_set_num(c, name, r);
+				if (r != 0)
+					exs_mistake_num(c, name, 0,
+					            "%s is above half the smallest %s subnormal (%s): it is kept, rounded to "
+					            "the nearest %s value.",
+					            exs_g(G), f->name, exs_g(fmt_min_subnormal(f) / 2), f->name);
 			} else {
-				/* the question is asked either way round ("does G vanish", "does
-				 * G survive") so that the answer differs between students */
-				bool fl = exs_rne_flushes(f, G);
-				bool yes = survive_asked(c) ? !fl : fl;
+				bool fl = exs_rne_flushes(f, G), yes = fl;
 				exs_set_choice(c, name, yes ? "yes" : "no");
 				ex_mistake *m;
 				if (fl)
@@ -106,10 +104,6 @@ bool exs_solve_underflow(solve_ctx *c)
 			   : G < fmt_min_normal(f) ? "is above it but below the min normal: a subnormal (reduced precision)"
 			                           : "is at least the min normal: a normal number");
 	}
-	if (survive_asked(c))
-		strbuf_printf(&c->w, "\nThe question asks whether G survives (stays nonzero): the answer is yes where it is not flushed.\n");
-	else
-		strbuf_printf(&c->w, "\nThe question asks whether G vanishes (becomes 0): the answer is yes where it is flushed.\n");
 	/* the conclusion must match this student's G: not every listed G flushes in fp16 */
 	const fmt_info *h = fmt_get(FMT_FP16);
 	if (exs_rne_flushes(h, G))
