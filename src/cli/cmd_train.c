@@ -16,9 +16,11 @@
 #include "gpu/gpu.h"
 #include "gpu/gpu_trainer.h"
 #include "fmt/decode.h"
+#include "train/nvfp4_probe.h"
 #include "train/train.h"
 #include "train/train_csv.h"
 #include "util/csvout.h"
+#include "util/rng.h"
 
 void openblas_set_num_threads(int num_threads);
 
@@ -50,6 +52,17 @@ static void train_help(void)
 	       "  --tensor-stats FILE   per step, policy and fp8-scaled tensor (FILE may be -):\n"
 	       "                     step,policy,tensor,format,amax,scale,overflow_frac,\n"
 	       "                     underflow_frac (tensors as h.2.mlp.c_fc.input)\n"
+	       "  --probe nvfp4      at the end, a table per policy of what two NVFP4 parts\n"
+	       "                     do to the run's own tensors, through the recipe's casts:\n"
+	       "                     w_1d, w_2d: ||Q_fwd(W) - Q_bwd(W)|| / ||W|| over the cast\n"
+	       "                     blocks' Linear weights, cut in 1x16 (forward) and 16x1\n"
+	       "                     (backward) blocks, or in 16x16 blocks both times; w_err:\n"
+	       "                     the 1x16 cast's error; on the last step's output gradients\n"
+	       "                     g, sr_bias: ||mean of R SR casts - g|| / ||g||, rne_bias:\n"
+	       "                     ||RNE cast - g|| / ||g||, sr_err: one SR cast's error,\n"
+	       "                     sr_proj, rne_proj: <mean cast - g, g> / ||g||^2 (all in\n"
+	       "                     %%). CPU only; not with --csv - or --tensor-stats -\n"
+	       "  --probe-draws R    the SR casts of each gradient (1..%d, default 64)\n"
 	       "  --data FILE        training text (default: the bundled corpus); the last tenth\n"
 	       "                     is held out\n"
 	       "  --lr X             AdamW learning rate (default %g; a schedule's peak)\n"
@@ -113,7 +126,7 @@ static void train_help(void)
 	       "(naming a kernel that faults) and MIXPREC_GPU_PROFILE=1 prints each kernel's\n"
 	       "time in the last step.\n\n"
 	       "Shapes (--preset NAME; tiny is the TUI labs' z):\n",
-	       d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
+	       NVFP4_PROBE_DRAWS_MAX, d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every, train_ckpt_help, train_resume_help);
 	for (size_t i = 0; i < TRAIN_SHAPE_COUNT; i++)
 		printf("  %-18s%s\n", train_shape_get((train_shape_id)i)->name, train_shape_get((train_shape_id)i)->about);
@@ -283,6 +296,44 @@ static void print_summary(const train_setup *su, const train_policy *pols, size_
 	print_v_ratios(pols, np, tr, pw);
 }
 
+/* train --probe nvfp4's table: a row per policy (nvfp4_probe.h says what
+ * each column measures), every ratio in per cent. CLI_ENV (reported) when
+ * the probe runs out of memory. */
+static int print_probe(const train_setup *su, const train_policy *pols, size_t np, trainer *const *tr, size_t draws)
+{
+	int pw = 18;
+	for (size_t i = 0; i < np; i++)
+		pw = strlen(pols[i].name) > (size_t)pw ? (int)strlen(pols[i].name) : pw;
+	printf("\nnvfp4 parts, on the final weights and the last step's gradients (R = %zu SR draws),\n"
+	       "in %% of ||W|| or ||g||: w_1d, w_2d ||Q_fwd(W) - Q_bwd(W)|| with 1D or 16x16 blocks,\n"
+	       "w_err ||Q_fwd(W) - W|| (1D); sr_bias ||mean of the R SR casts - g||, rne_bias\n"
+	       "||Q_rne(g) - g||, sr_err one SR cast's error; sr_proj, rne_proj\n"
+	       "<mean Q(g) - g, g> / ||g||^2. linears: the Linear layers measured (the blocks cast)\n",
+	       draws);
+	printf("%-*s %7s %8s %8s %8s %8s %8s %8s %8s %8s\n", pw, "policy", "linears", "w_1d", "w_2d", "w_err",
+	       "sr_bias", "rne_bias", "sr_err", "sr_proj", "rne_proj");
+	/* the draws keyed from --seed, apart from every other stream it seeds */
+	uint64_t seed = rng_mix64(su->cfg.seed ^ 0x70be5eedull);
+	for (size_t i = 0; i < np; i++) {
+		nvfp4_probe_result r;
+		mp_status st = trainer_probe_nvfp4(tr[i], draws, seed, &r);
+		if (st != MP_OK) {
+			cli_error("train", "--probe nvfp4: policy %s: %s", pols[i].name, status_text(st));
+			return CLI_ENV;
+		}
+		const double v[8] = { r.w_1d, r.w_2d, r.w_err, r.sr_bias, r.rne_bias, r.sr_err, r.sr_proj, r.rne_proj };
+		printf("%-*s %7zu", pw, pols[i].name, r.weights);
+		for (int k = 0; k < 8; k++) {
+			char cell[32] = "-";   /* no Linear measured (every block left out) */
+			if (r.weights > 0)
+				snprintf(cell, sizeof cell, "%.3g%%", 100 * v[k]);
+			printf(" %8s", cell);
+		}
+		putchar('\n');
+	}
+	return CLI_OK;
+}
+
 /* One progress line for step `done` of the run started at t0 at step
  * `first` (a resumed run's): rewritten in place on a terminal, a whole line
  * elsewhere. */
@@ -300,13 +351,67 @@ static void print_progress(const run_meter *pm, const train_setup *su, const tra
 
 /* Parses train's arguments into *su and *csv_path; returns -1 to go on,
  * else the exit status (after --help, or for a bad option). */
+/* train --probe: asked for, and R */
+typedef struct {
+	bool nvfp4;
+	size_t draws;
+	bool draws_set;
+} train_probe;
+
+/* --probe and --probe-draws into *pr; false (reported) for a bad value. */
+static bool probe_option(train_probe *pr, int c)
+{
+	if (c == OPT_PROBE) {
+		if (strcmp(optarg, "nvfp4") != 0) {
+			cli_error("train", "--probe: unknown probe '%s' (known: nvfp4)", optarg);
+			return false;
+		}
+		pr->nvfp4 = true;
+		return true;
+	}
+	unsigned long long r;
+	if (!cli_parse_u64("train", "--probe-draws", optarg, &r))
+		return false;
+	if (r < 1 || r > NVFP4_PROBE_DRAWS_MAX) {
+		cli_error("train", "--probe-draws: %s is not in 1..%d", optarg, NVFP4_PROBE_DRAWS_MAX);
+		return false;
+	}
+	pr->draws = (size_t)r;
+	pr->draws_set = true;
+	return true;
+}
+
+/* Whether --probe fits the other options (reported when not). */
+static bool probe_fits(const train_probe *pr, const train_setup *su, const char *csv_path, const char *stats_path)
+{
+	if (!pr->nvfp4 && pr->draws_set) {
+		cli_error("train", "--probe-draws: only with --probe nvfp4");
+		return false;
+	}
+	if (!pr->nvfp4)
+		return true;
+	if (su->cfg.device != TRAIN_DEVICE_CPU) {
+		cli_error("train", "--probe nvfp4: CPU only (the nvfp4 casts run on the CPU), not with --device cuda");
+		return false;
+	}
+	const char *to_stdout = csv_path && !strcmp(csv_path, "-") ? "--csv" : stats_path && !strcmp(stats_path, "-")
+	                        ? "--tensor-stats" : NULL;
+	if (to_stdout) {
+		cli_error("train", "--probe nvfp4: its table goes to standard output, which %s - takes", to_stdout);
+		return false;
+	}
+	return true;
+}
+
 static int train_parse(int argc, char **argv, train_setup *su, const char **csv_path, const char **stats_path,
-                       train_ckpt *ck, train_resume *rz)
+                       train_ckpt *ck, train_resume *rz, train_probe *pr)
 {
 	static const struct option opts[] = { COMMON_OPTIONS, TRAIN_CKPT_OPTIONS, TRAIN_RESUME_OPTIONS,
 		                              { "csv", required_argument, NULL, OPT_CSV },
 		                              { "tensor-stats", required_argument, NULL, OPT_TSTATS },
-		                              { "progress-every", required_argument, NULL, OPT_PROGRESS }, { 0 } };
+		                              { "progress-every", required_argument, NULL, OPT_PROGRESS },
+		                              { "probe", required_argument, NULL, OPT_PROBE },
+		                              { "probe-draws", required_argument, NULL, OPT_PROBE_DRAWS }, { 0 } };
 	cli_args args = { 0 };
 	char *value;
 	int c;
@@ -317,6 +422,11 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 		}
 		if (c == OPT_CSV || c == OPT_TSTATS) {
 			*(c == OPT_CSV ? csv_path : stats_path) = optarg;
+			continue;
+		}
+		if (c == OPT_PROBE || c == OPT_PROBE_DRAWS) {
+			if (!probe_option(pr, c))
+				return CLI_USAGE;
 			continue;
 		}
 		if (c == OPT_PROGRESS) {
@@ -347,7 +457,8 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 		if (r == 0)
 			return cli_option_error("train", c, argv);
 	}
-	return train_opts_agree("train", su) && train_opts_shape_ok("train", su) ? -1 : CLI_USAGE;
+	return train_opts_agree("train", su) && train_opts_shape_ok("train", su) &&
+	       probe_fits(pr, su, *csv_path, *stats_path) ? -1 : CLI_USAGE;
 }
 
 /* A trainer per policy, set to the saved run's state with --resume;
@@ -413,9 +524,11 @@ int cmd_train(int argc, char **argv)
 	csv_out csv = { .opt = "--csv" }, stats = { .opt = "--tensor-stats" };
 	train_ckpt ck = { 0 };
 	train_resume rz = { 0 };
-	int rc = train_parse(argc, argv, &su, &csv.path, &stats.path, &ck, &rz);
+	train_probe pr = { .draws = 64 };
+	int rc = train_parse(argc, argv, &su, &csv.path, &stats.path, &ck, &rz, &pr);
 	if (rc >= 0)
 		return rc;
+	su.cfg.keep_douts = pr.nvfp4;
 	if (!strcmp(su.policies, "list"))
 		return list_presets();
 	train_policy pols[16];
@@ -489,8 +602,11 @@ int cmd_train(int argc, char **argv)
 		cli_error("train", "interrupted after %zu steps; the CSV has every finished step", done);
 	if (rc == CLI_OK)
 		rc = train_ckpt_step(&ck, &su, tr, pols, done, true);
-	if (rc == CLI_OK && done > rz.start && csv.fp != stdout && stats.fp != stdout)
+	if (rc == CLI_OK && done > rz.start && csv.fp != stdout && stats.fp != stdout) {
 		print_summary(&su, pols, np, tr, last, last_val, &tot, done - rz.start);
+		if (pr.nvfp4)
+			rc = print_probe(&su, pols, np, tr, pr.draws);
+	}
 	if (done > 0 && su.cfg.device == TRAIN_DEVICE_CUDA)
 		print_gpu_profile();
 	/* a diverged run (CLI_USAGE) keeps its CSV up to the step that diverged */

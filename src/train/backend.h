@@ -75,6 +75,10 @@ typedef struct {
 	 * where the state lives on a device and only read() reaches it. */
 	gpt_model *(*host_model)(void *s);
 	const float *(*host_raw_grads)(const void *s);
+	/* With cfg->keep_douts: half h's Linear output gradients of the last
+	 * backward pass (train.h's trainer_douts), its token count in *rows;
+	 * NULL where the backend keeps none. */
+	const float *(*host_douts)(const void *s, int h, size_t *rows);
 	/* With a low-precision Adam v: the last update's mean of v over an fp32
 	 * EMA of the same squared gradients (trainer_v_ratio); NULL where the
 	 * backend keeps no such reference. */

@@ -27,6 +27,7 @@ typedef struct {
 	float *raw_grads;       /* (P) gradients before rounding */
 	float *wq;              /* (P) the weights rounded to the GEMM format, or NULL */
 	fp8_state *fp8;         /* the per-tensor fp8 scales of a policy with them, or NULL */
+	float *douts[2];        /* cfg->keep_douts: each half's Linear output gradients, or NULL */
 	const int *inputs, *targets;   /* (B,t) of the last forward, borrowed */
 	uint64_t step;          /* of the last forward (its SR draws; the backward's numerics) */
 } cpu_trainer;
@@ -63,7 +64,7 @@ static gpt_numerics numerics_of(const cpu_trainer *t, int h)
 	                       .resid_fmt = p->resid_fmt, .resid_mode = p->resid_mode,
 	                       .seed = t->cfg->seed ^ 0x5eedull ^ ((uint64_t)h << 40), .step = t->step,
 	                       .fp8 = t->fp8, .fp8_half = h, .resid_offset = t->cfg->resid_offset,
-	                       .resid_offset_channels = t->cfg->resid_offset_channels };
+	                       .resid_offset_channels = t->cfg->resid_offset_channels, .douts = t->douts[h] };
 }
 
 /* --- the two batch halves --- */
@@ -477,6 +478,8 @@ static void cpu_free(void *state)
 	free(t->before);
 	free(t->raw_grads);
 	free(t->wq);
+	free(t->douts[0]);
+	free(t->douts[1]);
 	fp8_state_free(t->fp8);
 	free(t);
 }
@@ -514,6 +517,9 @@ static mp_status cpu_create(void **out, const train_config *cfg, const train_pol
 		ok = (t->wq = malloc(P * sizeof(float))) != NULL;
 	if (ok && p->optim_fmt != FMT_FP32)
 		ok = (t->vref = calloc(P, sizeof(float))) != NULL;
+	for (int h = 0; ok && cfg->keep_douts && h < 2; h++)
+		if (t->hB[h])
+			ok = (t->douts[h] = calloc(gpt_douts_floats(cfg->model, t->hB[h] * cfg->t), sizeof(float))) != NULL;
 	if (!ok) {
 		cpu_free(t);
 		return MP_ENOMEM;
@@ -562,6 +568,13 @@ static gpt_model *cpu_host_model(void *state)
 static const float *cpu_host_raw_grads(const void *state)
 {
 	return ((const cpu_trainer *)state)->raw_grads;
+}
+
+static const float *cpu_host_douts(const void *state, int h, size_t *rows)
+{
+	const cpu_trainer *t = state;
+	*rows = t->douts[h] ? t->hB[h] * t->cfg->t : 0;
+	return t->douts[h];
 }
 
 static fp8_state *cpu_fp8(void *state)
@@ -631,6 +644,7 @@ const train_backend train_backend_cpu = {
 	.read = cpu_read,
 	.host_model = cpu_host_model,
 	.host_raw_grads = cpu_host_raw_grads,
+	.host_douts = cpu_host_douts,
 	.v_ratio = cpu_v_ratio,
 	.state_has = cpu_state_has,
 	.state_read = cpu_state_read,

@@ -433,6 +433,11 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
                                float *dweight, float *dbias, const float *dout,
                                const float *inp, const float *w, size_t BT, size_t C, size_t OC, int lin)
 {
+	if (nx != NULL && nx->douts != NULL && lin >= 0) {
+		size_t oc;
+		float *keep = nx->douts + gpt_dout_at(m->config, BT, (size_t)lin / 4, (size_t)lin % 4, &oc);
+		memcpy(keep, dout, BT * OC * sizeof *keep);
+	}
 	bool sc = scaled(nx, lin);
 	if (!sc && !gemm_lowp(nx)) {
 		matmul_backward(dinp, dweight, dbias, dout, inp, w, 1, BT, C, OC);
@@ -599,6 +604,18 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 }
 
 /* --- backward --- */
+
+size_t gpt_douts_floats(gpt_config c, size_t BT)
+{
+	return c.L * BT * 9 * c.C;
+}
+
+size_t gpt_dout_at(gpt_config c, size_t BT, size_t l, size_t k, size_t *oc)
+{
+	static const size_t width[4] = { 3, 1, 4, 1 }, before[4] = { 0, 3, 4, 8 };   /* in C */
+	*oc = width[k] * c.C;
+	return (l * 9 + before[k]) * BT * c.C;
+}
 
 static void zero(float *x, size_t n)
 {

@@ -131,7 +131,20 @@ typedef struct {
 	int fp8_half;
 	float resid_offset;      /* added to the stream after the embeddings */
 	int resid_offset_channels; /* first channels that get the offset; 0 = all C */
+	/* NULL, or gpt_douts_floats floats: the backward pass copies each
+	 * block Linear's output gradient there (gpt_dout_at), as it left the
+	 * layer above, before any cast (the train --probe's tensors) */
+	float *douts;
 } gpt_numerics;
+
+/* The floats gpt_numerics.douts takes for a pass over BT tokens: the
+ * output gradients (BT, OC) of every block's four Linears, OC = 3C, C, 4C
+ * and C (attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj). */
+size_t gpt_douts_floats(gpt_config c, size_t BT);
+
+/* Where block l's Linear k (0..3, in that order) has its output gradient
+ * in douts; *oc gets its OC. */
+size_t gpt_dout_at(gpt_config c, size_t BT, size_t l, size_t k, size_t *oc);
 
 typedef struct {
 	size_t params, grads, acts;   /* bytes of each allocation */

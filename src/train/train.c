@@ -222,6 +222,12 @@ const float *trainer_raw_grads(const trainer *t, size_t *n)
 	return t->raw_grads;
 }
 
+const float *trainer_douts(const trainer *t, int h, size_t *rows)
+{
+	*rows = 0;
+	return t->step > 0 && t->be->host_douts ? t->be->host_douts(t->state, h, rows) : NULL;
+}
+
 /* Bytes per element of a format as stored (tf32 occupies 4). */
 static size_t width_bytes(fmt_id f)
 {

@@ -37,6 +37,7 @@ typedef struct {
 	train_device device;       /* where the passes and the optimiser run */
 	const float *init_weights; /* NULL: seed's initialisation; else the num_params weights to start
 	                            * from (train --init), borrowed for trainer_create */
+	bool keep_douts;           /* keep each step's Linear output gradients (trainer_douts); CPU only */
 } train_config;
 
 /* The defaults: the default model, B = 16, t = 128, lr 1e-3, betas 0.9 and
@@ -123,5 +124,12 @@ train_memory trainer_memory(const trainer *t);
  * rounding and unscaling (still multiplied by the loss scale), for
  * histograms; n gets the count. On a GPU, as of the last trainer_sync. */
 const float *trainer_raw_grads(const trainer *t, size_t *n);
+
+/* With cfg->keep_douts on the CPU: batch half h's (0 or 1) output
+ * gradients of every block Linear in the last step's backward pass (the
+ * layout of model.h's gpt_dout_at, BT = *rows tokens), scaled by the loss
+ * scale as the casts see them. NULL otherwise, or for a half the batch
+ * does not have (B = 1), or before the first step. */
+const float *trainer_douts(const trainer *t, int h, size_t *rows);
 
 #endif
