@@ -256,4 +256,59 @@ run quantize 1 x 2 --to nvfp4 --rht
 expect_rc "rht with a bad value" 2
 err_has "rht with a bad value" "--rht: every value must be good"
 
+echo "# --random: a generated tensor, with and without the RHT"
+run quantize --to nvfp4 --random 1024 --outliers 8:30 --compare-rht --seed 3
+expect_rc "random" 0
+out_has "random: the plain row" "plain "
+out_has "random: the rht row" "rht "
+out_has "random: the header says where the outliers are" "8 outliers of +-30 in 8 of the 64 blocks (one each)"
+first=$(cat "$tmp/out")
+run quantize --to nvfp4 --random 1024 --outliers 8:30 --rht --seed 3
+res=$(grep -c '^plain ' "$tmp/out")
+same "random --rht: only the rht row" "$res" 0
+run quantize --to nvfp4 --random 1024 --seed 3
+out_has "random without outliers: no outlier error" "-  "
+# the same seed, the same table; every SIMD path gives it (the cast is the
+# bulk kernels', the sums fixed-order binary64)
+for path in portable avx2 avx512; do
+	MIXPREC_SIMD=$path "$MIXPREC" quantize --to nvfp4 --random 1024 --outliers 8:30 --compare-rht --seed 3 >"$tmp/p" 2>&1
+	same "random: the same table under MIXPREC_SIMD=$path" "$(cat "$tmp/p")" "$first"
+done
+run quantize --to nvfp4 --random 1024 --outliers 8:30 --compare-rht --seed 4
+[ "$(cat "$tmp/out")" != "$first" ] && ok "random: another seed, another table" || bad "random: another seed, another table" "same output"
+run quantize --to nvfp4 --random 512 --mode sr --draws 16 --compare-rht --dist laplace
+expect_rc "random sr draws" 0
+out_has "random sr draws: the SR columns" "sr_var    sr_bias   sr_noise"
+# option errors name the bad argument
+run quantize --to nvfp4 --random 100
+expect_rc "random 100" 2
+err_has "random 100: not a multiple of 16" "--random: 100 is not a multiple of 16"
+run quantize 1 2 --to nvfp4 --random 32
+err_has "random with a VALUE" "--random: takes no VALUE (got '1')"
+run quantize --to mxfp4 --random 32
+err_has "random for mxfp4" "--random: only with --to nvfp4 (got mxfp4)"
+run quantize --to nvfp4 --random 32 --csv
+err_has "random with --csv" "--csv: not with --random"
+run quantize --to nvfp4 --random 32 --block 32
+err_has "random with --block 32" "--block: --random casts nvfp4's blocks of 16 (got 32)"
+run quantize --to nvfp4 --random 32 --dist cauchy
+err_has "random --dist cauchy" "--dist: unknown distribution 'cauchy'"
+run quantize --to nvfp4 --random 32 --outliers 5
+err_has "random --outliers 5" "--outliers: '5' is not K:V"
+run quantize --to nvfp4 --random 32 --outliers 3:30
+expect_rc "random: 3 outliers in 2 blocks" 2
+err_has "random: 3 outliers in 2 blocks" "--outliers: 3:30: more outliers than blocks"
+run quantize --to nvfp4 --random 32 --outliers 3:30 --outliers-in tensor
+expect_rc "random: 3 outliers anywhere in 32" 0
+run quantize --to nvfp4 --random 32 --outliers 2:-1
+err_has "random --outliers 2:-1" "--outliers (V): -1 is out of range"
+run quantize --to nvfp4 --random 32 --outliers-in rows
+err_has "random --outliers-in rows" "--outliers-in: unknown placement 'rows'"
+run quantize --to nvfp4 --random 32 --draws 4
+err_has "random --draws without sr" "--draws: 4 draws need --mode sr"
+run quantize 1 2 --to nvfp4 --dist gauss
+err_has "--dist without --random" "--dist: only with --random N"
+run quantize 1 2 --to nvfp4 --compare-rht
+err_has "--compare-rht without --random" "--compare-rht: only with --random N"
+
 finish

@@ -423,6 +423,24 @@ START_TEST(commands_run_safely)
 	for (size_t i = 0; i < argc; i++)
 		free(argv[i]);
 	free(argv);
+	/* quantize takes a seed with --random only (default 0) */
+	ck_assert_int_eq(lesson_command_argv("mixprec quantize --to nvfp4 --random 64", &argv, &argc, err, sizeof err),
+	                 MP_OK);
+	ck_assert(lesson_command_seeded(argv, argc, 2, &sv, &svc));
+	ck_assert(svc == 8 && !strcmp(sv[6], "--seed") && !strcmp(sv[7], "2"));
+	for (size_t i = 0; i < svc; i++)
+		free(sv[i]);
+	free(sv);
+	for (size_t i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+	ck_assert_int_eq(lesson_command_argv("mixprec quantize 1 2 --to nvfp4 --mode sr --seed 4", &argv, &argc, err,
+	                                     sizeof err),
+	                 MP_OK);
+	ck_assert(!lesson_command_seeded(argv, argc, 1, &sv, &svc));
+	for (size_t i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
 	/* amax may run, and like budget it takes no seed */
 	ck_assert_int_eq(lesson_command_argv("mixprec amax --amax 1,40,1 --history 4", &argv, &argc, err, sizeof err),
 	                 MP_OK);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/quantize_random.h"
 #include "fmt/decode.h"
 #include "fmt/parse.h"
 #include "quant/quant.h"
@@ -20,6 +21,10 @@ static void quantize_help(void)
 	printf("Usage: mixprec quantize [VALUE...] --to BLOCKFMT [--block N]\n"
 	       "                        [--scale-rule ocp|ceil] [--mode rne|sr] [--seed N]\n"
 	       "                        [--rht] [--csv]\n"
+	       "       mixprec quantize --to nvfp4 --random N [--dist gauss|uniform|laplace]\n"
+	       "                        [--outliers K:V] [--outliers-in blocks|tensor]\n"
+	       "                        [--rht | --compare-rht] [--mode rne|sr] [--draws R]\n"
+	       "                        [--seed S]\n"
 	       "Quantizes the VALUEs, or the lines of standard input when no VALUE is given,\n"
 	       "in consecutive blocks (the last may be shorter) that share one scale, and\n"
 	       "shows each block's scale and each element's bits, value and error, then the\n"
@@ -59,8 +64,9 @@ static void quantize_help(void)
 	       "out; the others are quantized and the exit status is 2. Values keep their\n"
 	       "input positions: index i is value (or line) i + 1 and its block is\n"
 	       "i / block size, so a bad one leaves a gap (no row, not in amax or the\n"
-	       "shares) and moves no other value to another block.\n",
+	       "shares) and moves no other value to another block.\n\n",
 	       known, QUANT_BLOCK_MAX);
+	quantize_random_help();
 }
 
 #define QUANTIZE_LINE_MAX 8192
@@ -367,7 +373,8 @@ static int rotate(value_list *v)
 
 /* The command line into o and args: QUANTIZE_PROCEED, or the exit status
  * (reported; CLI_OK after --help). */
-static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool *rht, char **args, size_t *nargs)
+static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool *rht, char **args, size_t *nargs,
+                          quantize_random_args *ra)
 {
 	static const struct option opts[] = {
 		{ "to", required_argument, NULL, 't' },
@@ -377,6 +384,12 @@ static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool 
 		{ "seed", required_argument, NULL, 's' },
 		{ "csv", no_argument, NULL, 'c' },
 		{ "rht", no_argument, NULL, 'R' },
+		{ "random", required_argument, NULL, 'N' },
+		{ "dist", required_argument, NULL, 'd' },
+		{ "outliers", required_argument, NULL, 'o' },
+		{ "outliers-in", required_argument, NULL, 'i' },
+		{ "draws", required_argument, NULL, 'D' },
+		{ "compare-rht", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -390,7 +403,14 @@ static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool 
 		case CLI_ARG_VALUE: args[(*nargs)++] = value; break;
 		case 't': to = optarg; break;
 		case 'r': rule = optarg; break;
+		case 'N': ra->random = optarg; break;
+		case 'd': ra->dist = optarg; break;
+		case 'o': ra->outliers = optarg; break;
+		case 'i': ra->outliers_in = optarg; break;
+		case 'D': ra->draws = optarg; break;
+		case 'C': ra->compare = true; break;
 		case 'b':
+			ra->block = optarg;
 			if (!cli_parse_u64("quantize", "--block", optarg, &u))
 				return CLI_USAGE;
 			if (u < 1 || u > QUANT_BLOCK_MAX) {
@@ -422,6 +442,9 @@ static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool 
 			return cli_option_error("quantize", c, argv);
 		}
 	}
+	if (quantize_random_stray(ra))
+		return CLI_USAGE;
+	ra->value = *nargs ? args[0] : NULL;
 	const quant_info *q = to ? quant_find(to) : NULL;
 	if (!q) {
 		if (to)
@@ -453,7 +476,10 @@ int cmd_quantize(int argc, char **argv)
 		return CLI_ENV;
 	}
 	bool rht = false;
-	int rc = quantize_parse(argc, argv, &o, &csv, &rht, args, &nargs);
+	quantize_random_args ra = { 0 };
+	int rc = quantize_parse(argc, argv, &o, &csv, &rht, args, &nargs, &ra);
+	if (rc == QUANTIZE_PROCEED && ra.random)
+		rc = quantize_random(&ra, &o, rht, csv);
 	if (rc != QUANTIZE_PROCEED) {
 		free(args);
 		return rc;

@@ -10,16 +10,19 @@
 /* --- the commands a lesson may run --- */
 
 /* Subcommands that only read and print, the default of their --seed (-1:
- * they take none that matters to the claims), and whether their output
- * goes through sgemm (train and gradhist train the tiny GPT). */
+ * they take none that matters to the claims), the option without which
+ * the seed does not matter (NULL: it always does; quantize's typed values
+ * are the same whatever the seed, its --random tensor is not), and whether
+ * their output goes through sgemm (train and gradhist train the tiny GPT). */
 static const struct {
 	const char *name;
 	long long seed;
+	const char *seeded_with;
 	bool blas;
 } commands[] = {
 	{ .name = "formats", .seed = -1 },  { .name = "bits", .seed = -1 },
 	{ .name = "round", .seed = -1 },    { .name = "budget", .seed = -1 },
-	{ .name = "quantize", .seed = -1 }, { .name = "drift", .seed = 0 },
+	{ .name = "quantize", .seed = 0, .seeded_with = "--random" }, { .name = "drift", .seed = 0 },
 	{ .name = "train", .seed = 1, .blas = true }, { .name = "gradhist", .seed = 1, .blas = true },
 	{ .name = "accum", .seed = 1 },
 	{ .name = "amax", .seed = -1 },
@@ -120,12 +123,24 @@ bool lesson_command_uses_blas(char *const *argv, size_t argc)
 	return ci >= 0 && commands[ci].blas;
 }
 
+/* Whether argv holds the option opt (--opt, --opt V or --opt=V). */
+static bool has_option(char **argv, size_t argc, const char *opt)
+{
+	size_t n = strlen(opt);
+	for (size_t i = 2; i < argc; i++)
+		if (!strncmp(argv[i], opt, n) && (argv[i][n] == '\0' || argv[i][n] == '='))
+			return true;
+	return false;
+}
+
 bool lesson_command_seeded(char **argv, size_t argc, size_t k, char ***out, size_t *outc)
 {
 	*out = NULL;
 	*outc = 0;
 	int ci = argc >= 2 ? command_index(argv[1]) : -1;
 	if (ci < 0 || commands[ci].seed < 0)
+		return false;
+	if (commands[ci].seeded_with && !has_option(argv, argc, commands[ci].seeded_with))
 		return false;
 	char **v = calloc(argc + 3, sizeof *v);
 	if (!v)

@@ -77,7 +77,8 @@ mp_status lesson_command_argv(const char *line, char ***argv, size_t *argc, char
 
 /* The argv for seed offset k: --seed V becomes V+k; a command that takes
  * --seed and has none gets --seed (its default + k). False when the command
- * takes no seed (it then runs once). */
+ * takes no seed (it then runs once); quantize takes one only with --random
+ * (its typed values do not depend on it). */
 bool lesson_command_seeded(char **argv, size_t argc, size_t k, char ***out, size_t *outc);
 
 #endif

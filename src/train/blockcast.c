@@ -401,3 +401,13 @@ void block_rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs)
 			blk[j] *= 0.25f;
 	}
 }
+
+void block_rht16_rows_back(float *x, size_t rows, size_t cols, uint16_t signs)
+{
+	block_rht16_rows(x, rows, cols, 0);
+	for (size_t r0 = 0; r0 + 16 <= rows; r0 += 16)
+		for (int i = 0; i < 16; i++)
+			if (signs >> i & 1)
+				for (size_t j = 0; j < cols; j++)
+					x[(r0 + (size_t)i) * cols + j] = -x[(r0 + (size_t)i) * cols + j];
+}

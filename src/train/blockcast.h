@@ -82,4 +82,9 @@ mp_status block_cast(float *x, size_t rows, size_t cols, const block_cast_cfg *c
  * stay as they are (the identity, also orthogonal). */
 void block_rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs);
 
+/* The inverse of block_rht16_rows (its transpose): v H^T = v H16 S / 4,
+ * that is block_rht16_rows with no signs, then S. In fp32, so the round
+ * trip gives x back to rounding, not exactly. */
+void block_rht16_rows_back(float *x, size_t rows, size_t cols, uint16_t signs);
+
 #endif
