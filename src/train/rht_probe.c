@@ -144,12 +144,16 @@ static mp_status cast_draw(probe_work *w, const probe_cfg *c, float s_t, uint64_
 	if (rc != MP_OK)
 		return rc;
 	const fmt_info *e4 = fmt_get(FMT_E4M3);
+	double thr;
+	bool tie_over;   /* saturated: the nearest e2m1 value past 6 (quant.h's one definition) */
+	quant_overflow_threshold(fmt_get(FMT_E2M1), &thr, &tie_over);
 	for (size_t b = 0; b < c->n / 16; b++) {
-		double top = 6.0 * fmt_to_double(e4, w->scales[b]) * (double)s_t;   /* exact */
+		double top = thr * fmt_to_double(e4, w->scales[b]) * (double)s_t;   /* exact */
 		for (size_t i = 16 * b; i < 16 * b + 16; i++) {
 			double v = quant_decode(q, w->elems[i], w->scales[b], (double)s_t);
+			double a = fabs((double)w->y[i]);
 			s->flushed += w->y[i] != 0 && v == 0;
-			s->saturated += fabs((double)w->y[i]) > top;
+			s->saturated += a > top || (a == top && tie_over);
 			w->q[i] = v;
 		}
 	}
