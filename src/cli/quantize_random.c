@@ -15,7 +15,7 @@ void quantize_random_help(void)
 	       "                as one tensor, by the trainer's NVFP4 rules, and print a table:\n"
 	       "                error ||Q(x) - x|| / ||x||, inliers and outliers (the same over\n"
 	       "                the values that are not outliers, and over the outliers),\n"
-	       "                flushed (nonzero cast to 0) and saturated (clipped at 6 s_b s_t)\n"
+	       "                flushed (nonzero to 0) and saturated (nearest past 6 s_b s_t)\n"
 	       "                shares; with --rht the values are rotated before the cast and\n"
 	       "                Q rotated back before the errors are measured (H orthogonal:\n"
 	       "                the errors equal those of the rotated values, the ones the\n"
