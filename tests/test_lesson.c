@@ -354,7 +354,7 @@ START_TEST(commands_exist)
 	size_t n = fread(help, 1, sizeof help - 1, p);
 	help[n] = '\0';
 	pclose(p);
-	static const char *const lessons[] = { "mixed-precision", "residual-drift", "low-precision" };
+	static const char *const lessons[] = { "mixed-precision", "residual-drift", "low-precision", "frontier" };
 	size_t checked = 0;
 	for (size_t l = 0; l < sizeof lessons / sizeof lessons[0]; l++) {
 		lesson_doc d;

@@ -106,11 +106,12 @@ expect home home-help
 expect home too-small
 # back at 80x24 the same Home screen again
 expect home home-again home
-for lesson in mixed-precision residual-drift low-precision; do
+for lesson in mixed-precision residual-drift low-precision frontier; do
 	n=$(grep -c '^#' "$srcdir/lessons/$lesson.md")
 	case $lesson in
 	mixed-precision) title='Mixed precision training' ;;
 	low-precision) title='Below 16 bits: fp8, MX and NVFP4' ;;
+	frontier) title='The 4-bit frontier' ;;
 	*) title='Why long bf16 runs stall' ;;
 	esac
 	has home home "$title.* 0/$n sections read" "$lesson: $n sections (its headings), none read"
