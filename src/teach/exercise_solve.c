@@ -380,6 +380,11 @@ static const ex_kind kinds[] = {
 	  .params = "block",
 	  .fields = "saturates stored",
 	  .solve = exs_solve_mx_saturate },
+	{ .name = "sr-bias",
+	  .summary = "a value between two grid points: stochastic rounding's probability up and variance, nearest's bias",
+	  .params = "t format",
+	  .fields = "down up p_up variance rne_bias",
+	  .solve = exs_solve_sr_bias },
 };
 
 #define NKINDS (sizeof kinds / sizeof kinds[0])

@@ -86,5 +86,6 @@ bool exs_solve_mx_scale(solve_ctx *c);
 bool exs_solve_nvfp4_decode(solve_ctx *c);
 bool exs_solve_block_bits(solve_ctx *c);
 bool exs_solve_mx_saturate(solve_ctx *c);
+bool exs_solve_sr_bias(solve_ctx *c);
 
 #endif
