@@ -190,7 +190,8 @@ int quantize_random(const quantize_random_args *a, const quant_opts *o, bool rht
 	if (!x || !is_out || probe_values(x, is_out, &c) != MP_OK)
 		rc = CLI_ENV;
 	for (int k = 0; k < 2 && rc == CLI_OK; k++)
-		if (want[k] && probe_run(&arms[k], x, is_out, &c, k == 1) != MP_OK)
+		if (want[k] && probe_run(&arms[k], x, is_out, &c,
+		                         &(probe_cast){ .fmt = QUANT_NVFP4, .block = 16, .rht = k == 1 }) != MP_OK)
 			rc = CLI_ENV;
 	free(x);
 	free(is_out);
