@@ -257,17 +257,27 @@ expect_rc "rht with a bad value" 2
 err_has "rht with a bad value" "--rht: every value must be good"
 
 echo "# --random: a generated tensor, with and without the RHT"
+# cell COL ROW: the word under COL (a header word) in the row whose first word is ROW
+cell() {
+	awk -v col="$1" -v row="$2" '
+		$1 == "format" { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
+		c && $1 == row { print $c; exit }' "$tmp/out"
+}
+# table_rows [FILE]: the lines below the table's header
+table_rows() {
+	awk '$1 == "format" { t = 1; next } t' "${1:-$tmp/out}"
+}
 run quantize --to nvfp4 --random 1024 --outliers 8:30 --compare-rht --seed 3
 expect_rc "random" 0
-out_has "random: the plain row" "plain "
-out_has "random: the rht row" "rht "
-out_has "random: the header says where the outliers are" "8 outliers of +-30 in 8 of the 64 blocks (one each)"
+same "random: the plain row" "$(cell transform nvfp4)" plain
+same "random: the rht row" "$(cell transform nvfp4+rht)" rht
+out_has "random: the header says where the outliers are" "8 outliers of +-30 in 8 of the 64 blocks of 16 (one each)"
 first=$(cat "$tmp/out")
 run quantize --to nvfp4 --random 1024 --outliers 8:30 --rht --seed 3
-res=$(grep -c '^plain ' "$tmp/out")
-same "random --rht: only the rht row" "$res" 0
+same "random --rht: only the rht row" "$(table_rows | wc -l | tr -d ' ')" 1
+same "random --rht: the rht row" "$(cell transform nvfp4+rht)" rht
 run quantize --to nvfp4 --random 1024 --seed 3
-out_has "random without outliers: no outlier error" "-  "
+same "random without outliers: no outlier error" "$(cell outliers nvfp4)" "-"
 # the same seed, the same table; every SIMD path gives it (the cast is the
 # bulk kernels', the sums fixed-order binary64)
 for path in portable avx2 avx512; do
@@ -279,18 +289,91 @@ run quantize --to nvfp4 --random 1024 --outliers 8:30 --compare-rht --seed 4
 run quantize --to nvfp4 --random 512 --mode sr --draws 16 --compare-rht --dist laplace
 expect_rc "random sr draws" 0
 out_has "random sr draws: the SR columns" "sr_var    sr_bias   sr_noise"
-# option errors name the bad argument
+
+echo "# --random over several formats: a row each, the same values"
+run quantize --to mxfp8-e4m3,mxfp4,nvfp4 --random 1024 --seed 3
+expect_rc "random formats" 0
+err_empty "random formats"
+out_has "random formats: the header names them" "mxfp8-e4m3, mxfp4, nvfp4 on 1024 generated values"
+out_has "random formats: the blocks and the rule" "blocks: mxfp8-e4m3 32, mxfp4 32, nvfp4 16; MX scale rule ocp"
+# bits by hand: an 8-bit scale per 32 adds 0.25 to 8 and to 4; nvfp4 an
+# 8-bit scale per 16 (0.5) and 32 bits over 1024 values (1/32 = 0.03125)
+same "random formats: mxfp8 bits 8 + 8/32" "$(cell bits mxfp8-e4m3)" 8.25
+same "random formats: mxfp4 bits 4 + 8/32" "$(cell bits mxfp4)" 4.25
+same "random formats: nvfp4 bits 4 + 8/16 + 32/1024" "$(cell bits nvfp4)" 4.53125
+same "random formats: MX has no tensor scale" "$(cell tensor_scale mxfp4)" "-"
+# the same generated values for each: a format's row alone is its row in the list
+for f in mxfp8-e4m3 mxfp4 nvfp4; do
+	want=$(table_rows | grep "^$f ")
+	"$MIXPREC" quantize --to "$f" --random 1024 --seed 3 >"$tmp/one"
+	got=$(table_rows "$tmp/one")
+	same "random formats: $f alone gives its row in the list" "$got" "$want"
+done
+# two more fraction bits, a quarter of the spacing: e4m3's error well below e2m1's
+awk -v a="$(cell error mxfp8-e4m3)" -v b="$(cell error mxfp4)" 'BEGIN { exit !(a * 2 < b) }' &&
+	ok "random formats: mxfp8-e4m3 below mxfp4" || bad "random formats: mxfp8-e4m3 below mxfp4" "$(cat "$tmp/out")"
+# nvfp4 alone over 16 values: 4 + 8/16 + 32/16 = 6.5; mxfp4 --block 16: 4 + 8/16
+run quantize --to nvfp4 --random 16
+same "random: nvfp4 bits over 16 values" "$(cell bits nvfp4)" 6.5
+run quantize --to mxfp4,nvfp4 --random 64 --block 16
+same "random --block 16: mxfp4 bits 4 + 8/16" "$(cell bits mxfp4)" 4.5
+same "random --block 16: nvfp4 bits 4 + 8/16 + 32/64" "$(cell bits nvfp4)" 5
+run quantize --to nvfp4 --random 64 --block 32
+same "random nvfp4 --block 32: 4 + 8/32 + 32/64" "$(cell bits nvfp4)" 4.75
+# the ceil rule never clips an element: X = 2^ceil(log2(amax / max_elem))
+run quantize --to mxfp4,mxfp6-e3m2,nvfp4 --random 4096 --outliers 20:9 --scale-rule ceil --seed 2
+expect_rc "random ceil" 0
+out_has "random ceil: the rule in the header" "MX scale rule ceil"
+same "random ceil: mxfp4 saturates nothing" "$(cell saturated mxfp4)" "0.000%"
+same "random ceil: mxfp6-e3m2 saturates nothing" "$(cell saturated mxfp6-e3m2)" "0.000%"
+# blocks of 32 take the outliers: 20 of the 4096 / 32 = 128
+out_has "random formats: outliers one per block of 32" "20 outliers of +-9 in 20 of the 128 blocks of 32 (one each)"
+run quantize --to mxfp4 --random 4096 --outliers 20:9 --seed 2
+case "$(cell saturated mxfp4)" in 0.000%) bad "random ocp: mxfp4 clips some" "$(cat "$tmp/out")" ;; *) ok "random ocp: mxfp4 clips some" ;; esac
+# every format at once, SR over draws with outliers: the same on every SIMD path
+all=mxfp8-e4m3,mxfp8-e5m2,mxfp6-e3m2,mxfp6-e2m3,mxfp4,nvfp4
+MIXPREC_SIMD=portable "$MIXPREC" quantize --to $all --random 4096 --outliers 8:30 --mode sr --draws 3 --seed 5 >"$tmp/q0" 2>&1
+rows=$(table_rows "$tmp/q0" | wc -l | tr -d ' ')
+same "random all formats: six rows" "$rows" 6
+for path in avx2 avx512; do
+	MIXPREC_SIMD=$path "$MIXPREC" quantize --to $all --random 4096 --outliers 8:30 --mode sr --draws 3 --seed 5 >"$tmp/p" 2>&1
+	same "random all formats: the same table under MIXPREC_SIMD=$path" "$(cat "$tmp/p")" "$(cat "$tmp/q0")"
+done
+
+echo "# --random: errors name the bad argument"
 run quantize --to nvfp4 --random 100
 expect_rc "random 100" 2
 err_has "random 100: not a multiple of 16" "--random: 100 is not a multiple of 16"
+run quantize --to mxfp4,nvfp4 --random 48
+expect_rc "random 48 for mxfp4" 2
+err_has "random 48 for mxfp4: blocks of 32" "--random: 48 is not a multiple of 32 in 32..16777216 (the blocks: mxfp4 32, nvfp4 16)"
 run quantize 1 2 --to nvfp4 --random 32
 err_has "random with a VALUE" "--random: takes no VALUE (got '1')"
-run quantize --to mxfp4 --random 32
-err_has "random for mxfp4" "--random: only with --to nvfp4 (got mxfp4)"
+run quantize --to mxfp4 --random 1024 --rht
+expect_rc "random mxfp4 --rht" 2
+err_has "random mxfp4 --rht: nvfp4 only" "--rht: nvfp4 only (the trainer's RHT precedes NVFP4's cast; got mxfp4)"
+run quantize --to mxfp4,nvfp4 --random 1024 --compare-rht
+expect_rc "random formats --compare-rht" 2
+err_has "random formats --compare-rht: nvfp4 only" "--compare-rht: nvfp4 only (the trainer's RHT precedes NVFP4's cast; got mxfp4)"
+run quantize --to nvfp4 --random 64 --block 32 --compare-rht
+expect_rc "random --compare-rht --block 32" 2
+err_has "random --compare-rht --block 32" "--block: --compare-rht casts nvfp4's blocks of 16, one RHT group each (got 32)"
+run quantize --to mxfp4,mxfp4 --random 32
+err_has "random: a format twice" "--to: mxfp4 is listed twice in 'mxfp4,mxfp4'"
+run quantize --to mxfp4,fp8 --random 32
+err_has "random: an unknown format in the list" "--to: unknown block format 'fp8' in 'mxfp4,fp8' (known: mxfp8-e4m3"
+run quantize --to mxfp4, --random 32
+err_has "random: an empty name in the list" "--to: unknown block format '' in 'mxfp4,'"
+run quantize 1 2 --to mxfp4,nvfp4
+expect_rc "a list without --random" 2
+err_has "a list without --random" "--to: a list of formats ('mxfp4,nvfp4') only with --random N"
+run quantize --to nvfp4 --random 32 --scale-rule ceil
+expect_rc "random nvfp4 --scale-rule" 2
+err_has "random nvfp4 --scale-rule: one rule" "--scale-rule: nvfp4 has one rule"
+run quantize --to mxfp4 --random 32 --scale-rule round
+err_has "random --scale-rule round" "--scale-rule: unknown rule 'round'"
 run quantize --to nvfp4 --random 32 --csv
 err_has "random with --csv" "--csv: not with --random"
-run quantize --to nvfp4 --random 32 --block 32
-err_has "random with --block 32" "--block: --random casts nvfp4's blocks of 16 (got 32)"
 run quantize --to nvfp4 --random 32 --dist cauchy
 err_has "random --dist cauchy" "--dist: unknown distribution 'cauchy'"
 run quantize --to nvfp4 --random 32 --outliers 5
@@ -298,6 +381,8 @@ err_has "random --outliers 5" "--outliers: '5' is not K:V"
 run quantize --to nvfp4 --random 32 --outliers 3:30
 expect_rc "random: 3 outliers in 2 blocks" 2
 err_has "random: 3 outliers in 2 blocks" "--outliers: 3:30: more outliers than blocks"
+run quantize --to mxfp4,nvfp4 --random 64 --outliers 3:30
+err_has "random: 3 outliers in 2 blocks of 32" "--outliers: 3:30: more outliers than blocks (one each with --outliers-in blocks) (2)"
 run quantize --to nvfp4 --random 32 --outliers 3:30 --outliers-in tensor
 expect_rc "random: 3 outliers anywhere in 32" 0
 run quantize --to nvfp4 --random 32 --outliers 2:-1

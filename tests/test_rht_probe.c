@@ -1,5 +1,7 @@
 /* train/rht_probe.c against oracles written here from the definitions: a
- * scalar NVFP4 quantizer (e2m1 values {0, 0.5, 1, 1.5, 2, 3, 4, 6}, the
+ * scalar MX quantizer (OCP MX v1.0: X = 2^(floor(log2 amax) - emax_elem),
+ * elements V / X rounded to nearest even on the element's grid, built
+ * here from its fields, and clipped at its max), a scalar NVFP4 quantizer (e2m1 values {0, 0.5, 1, 1.5, 2, 3, 4, 6}, the
  * e4m3 block scale = block amax / 6 rounded to e4m3, an fp32 tensor scale
  * amax / 2688), the RHT as the matrix S H16 / 4 with Sylvester's entries
  * (-1)^popcount(i & j), and stochastic rounding's closed forms: between
@@ -15,7 +17,10 @@
 #include "train/rht_probe.h"
 #include "testutil.h"
 
-/* --- the reference quantizer --- */
+static const probe_cast NV_PLAIN = { .fmt = QUANT_NVFP4, .block = 16 };
+static const probe_cast NV_RHT = { .fmt = QUANT_NVFP4, .block = 16, .rht = true };
+
+/* --- the reference quantizers --- */
 
 static const double e2m1[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
 
@@ -143,7 +148,7 @@ START_TEST(plain_against_reference)
 	static ref_cast r;
 	ref_nvfp4(&r, x, c.n);
 	probe_arm a;
-	ck_assert_int_eq(probe_run(&a, x, out, &c, false), MP_OK);
+	ck_assert_int_eq(probe_run(&a, x, out, &c, &NV_PLAIN), MP_OK);
 	ck_assert(a.tensor_scale == r.s_t);
 	close_rel(a.error, sqrt(dist2(r.q, x, NULL, false, c.n) / norm2(x, NULL, false, c.n)), 1e-12, "error");
 	close_rel(a.inlier_error, sqrt(dist2(r.q, x, out, false, c.n) / norm2(x, out, false, c.n)), 1e-12, "inliers");
@@ -153,6 +158,8 @@ START_TEST(plain_against_reference)
 	/* the case is not degenerate: some flushed, errors of NVFP4's size */
 	ck_assert(r.flushed > 0);
 	ck_assert(a.error > 0.02 && a.error < 0.5 && a.sr_var == 0 && a.sr_bias == 0);
+	/* 4-bit elements, an 8-bit scale per 16 and 32 bits over 256 values */
+	ck_assert_double_eq(a.bits, 4 + 8.0 / 16 + 32.0 / 256);
 }
 END_TEST
 
@@ -185,7 +192,7 @@ START_TEST(rht_against_reference)
 			back[b + i] = s;
 		}
 	probe_arm a;
-	ck_assert_int_eq(probe_run(&a, x, out, &c, true), MP_OK);
+	ck_assert_int_eq(probe_run(&a, x, out, &c, &NV_RHT), MP_OK);
 	ck_assert(a.tensor_scale == r.s_t);
 	ck_assert_double_eq(a.flushed, (double)r.flushed / 256);
 	ck_assert_double_eq(a.saturated, (double)r.saturated / 256);
@@ -195,6 +202,137 @@ START_TEST(rht_against_reference)
 	close_rel(a.error, sqrt(dist2(back, x, NULL, false, c.n) / x2), 1e-5, "error");
 	close_rel(a.inlier_error, sqrt(dist2(back, x, out, false, c.n) / norm2(x, out, false, c.n)), 1e-5, "inliers");
 	close_rel(a.outlier_error, sqrt(dist2(back, x, out, true, c.n) / norm2(x, out, true, c.n)), 1e-5, "outliers");
+}
+END_TEST
+
+/* --- MX, from the OCP definition --- */
+
+/* An element format without inf (fp4, fp6, e4m3): exponent field e, f
+ * fraction bits m; e = 0 subnormal m 2^-f 2^(1 - bias). Its magnitudes by
+ * code, NaN codes left out (e4m3's 0x7f). */
+typedef struct {
+	int ebits, fbits, bias, emax_elem;
+	bool top_nan;   /* the all-ones code is NaN (e4m3) */
+} ref_elem;
+
+static int ref_codes(const ref_elem *f)
+{
+	return (1 << (f->ebits + f->fbits)) - (f->top_nan ? 1 : 0);
+}
+
+static double ref_value(const ref_elem *f, int code)
+{
+	int e = code >> f->fbits, m = code & ((1 << f->fbits) - 1);
+	double frac = m / (double)(1 << f->fbits);
+	return e == 0 ? frac * ldexp(1, 1 - f->bias) : (1 + frac) * ldexp(1, e - f->bias);
+}
+
+/* The code of the nearest magnitude to t >= 0, ties to the even code; with
+ * past, the grid continues one step beyond the max (code ref_codes(f), the
+ * next value a wider format would have). */
+static int ref_nearest_code(const ref_elem *f, double t, bool past)
+{
+	int best = 0;
+	for (int code = 1; code < ref_codes(f) + (past ? 1 : 0); code++) {
+		double d = fabs(ref_value(f, code) - t), db = fabs(ref_value(f, best) - t);
+		if (d < db || (d == db && code % 2 == 0))
+			best = code;
+	}
+	return best;
+}
+
+/* The nearest magnitude to t >= 0, ties to the even code; beyond the max,
+ * the max (clipped). */
+static double ref_round(const ref_elem *f, double t)
+{
+	return ref_value(f, ref_nearest_code(f, t, false));
+}
+
+/* v[0..n) cast by OCP's MX rule in blocks of bs: X = 2^(floor(log2 amax) -
+ * emax_elem), the exponent clamped to [-127, 127] (2^-127 for an all-zero
+ * block), elements V / X rounded and clipped. */
+static void ref_mx(ref_cast *r, const ref_elem *f, const float *v, size_t n, size_t bs)
+{
+	r->s_t = 1;
+	r->flushed = r->saturated = 0;
+	for (size_t b = 0; b < n; b += bs) {
+		double ba = 0;
+		for (size_t i = b; i < b + bs; i++)
+			ba = fabs(v[i]) > ba ? fabs(v[i]) : ba;
+		int ex = -127;
+		if (ba > 0) {
+			int e2;
+			frexp(ba, &e2);   /* ba = m 2^e2, m in [0.5, 1): floor(log2 ba) = e2 - 1 */
+			ex = e2 - 1 - f->emax_elem;
+			ex = ex < -127 ? -127 : ex > 127 ? 127 : ex;
+		}
+		double X = ldexp(1, ex);
+		for (size_t i = b; i < b + bs; i++) {
+			double t = fabs(v[i]) / X, e = ref_round(f, t);   /* t exact: X a power of 2 */
+			r->q[i] = (v[i] < 0 ? -e : e) * X;
+			r->flushed += v[i] != 0 && e == 0;
+			/* saturated: its nearest value on the grid continued one step
+			 * past the max (ties to the even code) is that step */
+			r->saturated += ref_nearest_code(f, t, true) == ref_codes(f);
+		}
+	}
+}
+
+START_TEST(mx_against_reference)
+{
+	static const struct {
+		quant_id id;
+		ref_elem f;
+		double bits;
+	} cases[] = {
+		{ QUANT_MXFP4, { .ebits = 2, .fbits = 1, .bias = 1, .emax_elem = 2 }, 4 + 8.0 / 32 },
+		{ QUANT_MXFP8_E4M3, { .ebits = 4, .fbits = 3, .bias = 7, .emax_elem = 8, .top_nan = true }, 8 + 8.0 / 32 },
+		{ QUANT_MXFP6_E2M3, { .ebits = 2, .fbits = 3, .bias = 1, .emax_elem = 2 }, 6 + 8.0 / 32 },
+	};
+	/* the grids: e2m1's 8 magnitudes end at 6, e4m3's at 448, e2m3's at 7.5 */
+	ck_assert_double_eq(ref_value(&cases[0].f, 7), 6);
+	ck_assert_double_eq(ref_value(&cases[0].f, 1), 0.5);
+	ck_assert_double_eq(ref_value(&cases[1].f, 126), 448);
+	ck_assert_double_eq(ref_value(&cases[2].f, 31), 7.5);
+	probe_cfg c = cfg_small();
+	c.unit = 32;   /* the outliers one per block of 32 */
+	float x[256];
+	bool out[256];
+	ck_assert_int_eq(probe_values(x, out, &c), MP_OK);
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		static ref_cast r;
+		ref_mx(&r, &cases[k].f, x, c.n, 32);
+		probe_cast pc = { .fmt = cases[k].id, .rule = QUANT_RULE_OCP, .block = 32 };
+		probe_arm a;
+		ck_assert_int_eq(probe_run(&a, x, out, &c, &pc), MP_OK);
+		const char *name = quant_get(cases[k].id)->name;
+		ck_assert_msg(a.tensor_scale == 1.0f, "%s: tensor scale %g", name, (double)a.tensor_scale);
+		ck_assert_msg(a.bits == cases[k].bits, "%s: bits %g", name, a.bits);
+		close_rel(a.error, sqrt(dist2(r.q, x, NULL, false, c.n) / norm2(x, NULL, false, c.n)), 1e-12, name);
+		close_rel(a.inlier_error, sqrt(dist2(r.q, x, out, false, c.n) / norm2(x, out, false, c.n)), 1e-12, name);
+		ck_assert_msg(fabs(a.outlier_error - sqrt(dist2(r.q, x, out, true, c.n) / norm2(x, out, true, c.n))) <=
+		                      1e-12,
+		              "%s: outliers %g", name, a.outlier_error);
+		ck_assert_msg(a.flushed == (double)r.flushed / 256, "%s: flushed %g vs %zu", name, a.flushed, r.flushed);
+		ck_assert_msg(a.saturated == (double)r.saturated / 256, "%s: saturated %g vs %zu", name, a.saturated,
+		              r.saturated);
+		ck_assert_msg(a.error > 0, "%s: error 0", name);
+		/* OCP's floor rule clips in some blocks: those whose amax / 2^floor(log2 amax) passes max / 2^emax */
+		if (cases[k].id == QUANT_MXFP4)
+			ck_assert(r.saturated > 0 && r.flushed > 0);
+	}
+	/* two more fraction bits, a quarter of the spacing: e4m3's error well under e2m1's */
+	probe_arm a4, a8;
+	probe_cast p4 = { .fmt = QUANT_MXFP4, .block = 32 }, p8 = { .fmt = QUANT_MXFP8_E4M3, .block = 32 };
+	ck_assert_int_eq(probe_run(&a4, x, out, &c, &p4), MP_OK);
+	ck_assert_int_eq(probe_run(&a8, x, out, &c, &p8), MP_OK);
+	ck_assert(a8.error < a4.error / 2);
+	/* n must hold whole blocks: 256 values are not blocks of 48 */
+	const char *why;
+	probe_cast p48 = { .fmt = QUANT_MXFP4, .block = 48 };
+	ck_assert_int_eq(probe_cast_check(&p48, &c, &why), MP_EINVAL);
+	ck_assert(strstr(why, "multiple of the block"));
+	ck_assert_int_eq(probe_run(&a4, x, out, &c, &p48), MP_EINVAL);
 }
 END_TEST
 
@@ -310,7 +448,7 @@ START_TEST(sr_closed_forms)
 	}
 	probe_cfg c = { .n = N, .mode = FMT_SR, .draws = 2000, .seed = 4 };
 	probe_arm a;
-	ck_assert_int_eq(probe_run(&a, x, out, &c, false), MP_OK);
+	ck_assert_int_eq(probe_run(&a, x, out, &c, &NV_PLAIN), MP_OK);
 	ck_assert(a.tensor_scale == 1.0f);
 	close_rel(a.sr_var, (want_var / N) / (x2 / N), 0.03, "sr_var");
 	/* E ||Q - x||^2 = the summed variance for an unbiased rounding */
@@ -322,11 +460,11 @@ START_TEST(sr_closed_forms)
 	ck_assert_double_eq(a.saturated, 0);
 	/* the same draws again: reproducible; RNE of the same: no variance */
 	probe_arm b;
-	ck_assert_int_eq(probe_run(&b, x, out, &c, false), MP_OK);
+	ck_assert_int_eq(probe_run(&b, x, out, &c, &NV_PLAIN), MP_OK);
 	ck_assert(memcmp(&a, &b, sizeof a) == 0);
 	c.mode = FMT_RNE;
 	c.draws = 1;
-	ck_assert_int_eq(probe_run(&b, x, out, &c, false), MP_OK);
+	ck_assert_int_eq(probe_run(&b, x, out, &c, &NV_PLAIN), MP_OK);
 	ck_assert(b.sr_var == 0 && b.error < a.error);
 }
 END_TEST
@@ -357,7 +495,7 @@ START_TEST(bad_configs)
 	ck_assert(strstr(why, "draws"));
 	probe_arm a;
 	float x[256] = { 0 };
-	ck_assert_int_eq(probe_run(&a, x, NULL, &c, false), MP_EINVAL);
+	ck_assert_int_eq(probe_run(&a, x, NULL, &c, &NV_PLAIN), MP_EINVAL);
 }
 END_TEST
 
@@ -368,6 +506,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, plain_against_reference);
 	tcase_add_test(tc, rht_against_reference);
+	tcase_add_test(tc, mx_against_reference);
 	tcase_add_test(tc, orthogonal);
 	tcase_add_test(tc, values_and_outliers);
 	tcase_add_test(tc, sr_closed_forms);

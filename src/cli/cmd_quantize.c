@@ -21,7 +21,8 @@ static void quantize_help(void)
 	printf("Usage: mixprec quantize [VALUE...] --to BLOCKFMT [--block N]\n"
 	       "                        [--scale-rule ocp|ceil] [--mode rne|sr] [--seed N]\n"
 	       "                        [--rht] [--csv]\n"
-	       "       mixprec quantize --to nvfp4 --random N [--dist gauss|uniform|laplace]\n"
+	       "       mixprec quantize --to BLOCKFMT[,BLOCKFMT...] --random N [--block N]\n"
+	       "                        [--scale-rule ocp|ceil] [--dist gauss|uniform|laplace]\n"
 	       "                        [--outliers K:V] [--outliers-in blocks|tensor]\n"
 	       "                        [--rht | --compare-rht] [--mode rne|sr] [--draws R]\n"
 	       "                        [--seed S]\n"
@@ -445,19 +446,25 @@ static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool 
 	if (quantize_random_stray(ra))
 		return CLI_USAGE;
 	ra->value = *nargs ? args[0] : NULL;
+	if (rule && quant_rule_parse(rule, &o->rule) != MP_OK) {
+		cli_error("quantize", "--scale-rule: unknown rule '%s' (known: ocp, ceil)", rule);
+		return CLI_USAGE;
+	}
+	ra->to = to;
+	ra->rule = rule;
+	if (to && ra->random)
+		return QUANTIZE_PROCEED;   /* quantize_random reads the list of formats */
 	const quant_info *q = to ? quant_find(to) : NULL;
 	if (!q) {
-		if (to)
+		if (to && strchr(to, ','))
+			cli_error("quantize", "--to: a list of formats ('%s') only with --random N", to);
+		else if (to)
 			cli_error("quantize", "--to: unknown block format '%s' (known: %s)", to, quant_known_names());
 		else
 			cli_error("quantize", "--to: a block format is required (known: %s)", quant_known_names());
 		return CLI_USAGE;
 	}
 	o->fmt = q->id;
-	if (rule && quant_rule_parse(rule, &o->rule) != MP_OK) {
-		cli_error("quantize", "--scale-rule: unknown rule '%s' (known: ocp, ceil)", rule);
-		return CLI_USAGE;
-	}
 	if (rule && q->nvfp4) {
 		cli_error("quantize", "--scale-rule: nvfp4 has one rule (its scales are rounded to nearest)");
 		return CLI_USAGE;

@@ -1,6 +1,6 @@
-/* mixprec quantize --random: NVFP4 on a generated tensor with planted
- * outliers, with and without the random Hadamard transform
- * (train/rht_probe.h computes, this prints). */
+/* mixprec quantize --random: block formats on a generated tensor with
+ * planted outliers, side by side, and NVFP4 with and without the random
+ * Hadamard transform (train/rht_probe.h computes, this prints). */
 #ifndef MIXPREC_CLI_QUANTIZE_RANDOM_H
 #define MIXPREC_CLI_QUANTIZE_RANDOM_H
 
@@ -13,6 +13,7 @@
  * quantize_random. */
 typedef struct {
 	const char *random, *dist, *outliers, *outliers_in, *draws;
+	const char *to;      /* --to as typed: one block format or a comma-separated list */
 	bool compare;        /* --compare-rht */
 	const char *block;   /* --block as typed */
 	const char *rule;    /* --scale-rule as typed */
@@ -24,7 +25,8 @@ typedef struct {
 bool quantize_random_stray(const quantize_random_args *a);
 
 /* Runs quantize --random: the exit status (errors reported, naming the
- * option). o holds the parsed --to, --mode and --seed. */
+ * option). o holds the parsed --block (0 when not given), --scale-rule,
+ * --mode and --seed; a->to the formats. */
 int quantize_random(const quantize_random_args *a, const quant_opts *o, bool rht, bool csv);
 
 /* The help text's part on --random. */

@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "drift/drift_update.h"
-#include "fmt/decode.h"
 #include "quant/quant.h"
 #include "train/blockcast.h"
 #include "train/rht_probe.h"
@@ -12,16 +11,25 @@
 /* The stream that places the outliers: apart from the values' own. */
 #define PROBE_OUTLIER_STREAM 0x6f75746c69657273ull   /* "outliers" */
 
+/* The blocks outliers are placed in: unit values each. */
+static size_t unit_of(const probe_cfg *c)
+{
+	return c->unit ? c->unit : 16;
+}
+
 mp_status probe_cfg_check(const probe_cfg *c, const char **why)
 {
 	*why = NULL;
-	if (c->n == 0 || c->n % 16 != 0 || c->n > PROBE_N_MAX)
-		*why = "n must be a positive multiple of 16, at most 2^24";
+	if (c->unit > PROBE_N_MAX)
+		*why = "the unit of the blocks must be at most 2^24";
+	else if (c->n == 0 || c->n % unit_of(c) != 0 || c->n > PROBE_N_MAX)
+		*why = c->unit ? "n must be a positive multiple of the unit, at most 2^24"
+		               : "n must be a positive multiple of 16, at most 2^24";
 	else if (c->dist != PROBE_DIST_GAUSS && c->dist != PROBE_DIST_UNIFORM && c->dist != PROBE_DIST_LAPLACE)
 		*why = "unknown distribution";
 	else if (c->place != PROBE_PLACE_BLOCKS && c->place != PROBE_PLACE_TENSOR)
 		*why = "unknown outlier placement";
-	else if (c->outliers > (c->place == PROBE_PLACE_BLOCKS ? c->n / 16 : c->n))
+	else if (c->outliers > (c->place == PROBE_PLACE_BLOCKS ? c->n / unit_of(c) : c->n))
 		*why = "more outliers than places for them";
 	else if (c->outliers > 0 && !(c->outlier_value > 0 && c->outlier_value <= 3.4028234663852886e38))
 		*why = "the outlier value must be positive and finite in fp32";
@@ -75,7 +83,7 @@ mp_status probe_values(float *x, bool *is_outlier, const probe_cfg *c)
 		memset(is_outlier, 0, c->n * sizeof *is_outlier);
 	if (c->outliers == 0)
 		return MP_OK;
-	size_t m = c->place == PROBE_PLACE_BLOCKS ? c->n / 16 : c->n, k = c->outliers;
+	size_t unit = unit_of(c), m = c->place == PROBE_PLACE_BLOCKS ? c->n / unit : c->n, k = c->outliers;
 	size_t *idx = malloc((m + k) * sizeof *idx);
 	if (!idx)
 		return MP_ENOMEM;
@@ -85,7 +93,7 @@ mp_status probe_values(float *x, bool *is_outlier, const probe_cfg *c)
 	for (size_t j = 0; j < k; j++) {
 		size_t at = idx[m + j];
 		if (c->place == PROBE_PLACE_BLOCKS)   /* bits k + j: the position in the block */
-			at = 16 * at + below(rng_bits(stream, k + j), 16);
+			at = unit * at + below(rng_bits(stream, k + j), unit);
 		x[at] = (rng_bits(stream, 2 * k + j) & 1) ? -v : v;   /* bits 2k + j: the sign */
 		if (is_outlier)
 			is_outlier[at] = true;
@@ -101,8 +109,8 @@ typedef struct {
 	double *q;         /* (n) one draw's cast, in the original domain */
 	float *qf;         /* (n) under the RHT: the cast in fp32, rotated back */
 	double *mean, *m2; /* (n) Welford's running mean and squared deviations over the draws */
-	uint8_t *elems;    /* (n) e2m1 patterns */
-	uint8_t *scales;   /* (n / 16) e4m3 patterns */
+	uint8_t *elems;    /* (n) element patterns */
+	uint8_t *scales;   /* (n / block) e8m0 or e4m3 patterns */
 } probe_work;
 
 static void work_free(probe_work *w)
@@ -116,12 +124,12 @@ static void work_free(probe_work *w)
 	free(w->scales);
 }
 
-static bool work_alloc(probe_work *w, size_t n)
+static bool work_alloc(probe_work *w, size_t n, size_t block)
 {
 	*w = (probe_work){ .y = malloc(n * sizeof(float)), .q = malloc(n * sizeof(double)),
 		           .qf = malloc(n * sizeof(float)),
 		           .mean = calloc(n, sizeof(double)), .m2 = calloc(n, sizeof(double)),
-		           .elems = malloc(n), .scales = malloc(n / 16) };
+		           .elems = malloc(n), .scales = malloc(n / block) };
 	return w->y && w->q && w->qf && w->mean && w->m2 && w->elems && w->scales;
 }
 
@@ -132,32 +140,60 @@ typedef struct {
 	size_t flushed, saturated;
 } probe_sums;
 
+/* The quant_opts of k for one draw's seed. */
+static quant_opts opts_of(const probe_cast *k, const probe_cfg *c, uint64_t seed)
+{
+	size_t block = k->block ? k->block : (size_t)quant_get(k->fmt)->block;
+	return (quant_opts){ .fmt = k->fmt, .rule = k->rule, .mode = c->mode, .seed = seed, .block = block };
+}
+
+mp_status probe_cast_check(const probe_cast *k, const probe_cfg *c, const char **why)
+{
+	*why = NULL;
+	if ((unsigned)k->fmt >= QUANT_COUNT) {
+		*why = "unknown block format";
+		return MP_EINVAL;
+	}
+	quant_opts o = opts_of(k, c, 0);
+	if (quant_opts_check(&o, why) != MP_OK)
+		return MP_EINVAL;
+	if (c->n % o.block != 0)
+		*why = "n must be a multiple of the block";
+	else if (k->rht && c->n % 16 != 0)
+		*why = "n must be a multiple of 16 under the RHT";
+	return *why ? MP_EINVAL : MP_OK;
+}
+
 /* One draw: cast w->y with seed into w->q, decoded exactly (under the RHT
  * rounded to fp32, as the trainer's cast does, and rotated back in fp32),
  * counting flushed and saturated elements. */
-static mp_status cast_draw(probe_work *w, const probe_cfg *c, float s_t, uint64_t seed, bool rht, probe_sums *s)
+static mp_status cast_draw(probe_work *w, const probe_cfg *c, const probe_cast *k, float s_t, uint64_t seed,
+                           probe_sums *s)
 {
-	const quant_info *q = quant_get(QUANT_NVFP4);
-	quant_opts o = { .fmt = QUANT_NVFP4, .rule = QUANT_RULE_OCP, .mode = c->mode, .seed = seed, .block = 16 };
+	const quant_info *q = quant_get(k->fmt);
+	quant_opts o = opts_of(k, c, seed);
 	size_t bad;
 	mp_status rc = quant_bulk(FMT_SIMD_AUTO, &o, s_t, 0, w->elems, w->scales, w->y, c->n, &bad);
 	if (rc != MP_OK)
 		return rc;
-	const fmt_info *e4 = fmt_get(FMT_E4M3);
+	const fmt_info *ef = fmt_get(q->elem);
+	uint32_t max_bits = fmt_max_bits(ef);
+	double t = q->nvfp4 ? (double)s_t : 1.0;
 	double thr;
-	bool tie_over;   /* saturated: the nearest e2m1 value past 6 (quant.h's one definition) */
-	quant_overflow_threshold(fmt_get(FMT_E2M1), &thr, &tie_over);
-	for (size_t b = 0; b < c->n / 16; b++) {
-		double top = thr * fmt_to_double(e4, w->scales[b]) * (double)s_t;   /* exact */
-		for (size_t i = 16 * b; i < 16 * b + 16; i++) {
-			double v = quant_decode(q, w->elems[i], w->scales[b], (double)s_t);
+	bool tie_over;   /* saturated: the nearest element value lies past the largest (quant.h) */
+	quant_overflow_threshold(ef, &thr, &tie_over);
+	for (size_t b = 0; b < c->n / o.block; b++) {
+		/* the block's unit (scale x tensor scale), then thr in its units: exact */
+		double top = quant_decode(q, max_bits, w->scales[b], t) / fmt_max(ef) * thr;
+		for (size_t i = o.block * b; i < o.block * (b + 1); i++) {
+			double v = quant_decode(q, w->elems[i], w->scales[b], t);
 			double a = fabs((double)w->y[i]);
 			s->flushed += w->y[i] != 0 && v == 0;
-			s->saturated += a > top || (a == top && tie_over);
+			s->saturated += top > 0 && (a > top || (a == top && tie_over));
 			w->q[i] = v;
 		}
 	}
-	if (!rht)
+	if (!k->rht)
 		return MP_OK;
 	for (size_t i = 0; i < c->n; i++)
 		w->qf[i] = (float)w->q[i];
@@ -209,22 +245,28 @@ static void arm_figures(probe_arm *out, const probe_work *w, const float *x, con
 	out->sr_noise = sqrt(out->sr_var / R);
 }
 
-mp_status probe_run(probe_arm *out, const float *x, const bool *is_outlier, const probe_cfg *c, bool rht)
+mp_status probe_run(probe_arm *out, const float *x, const bool *is_outlier, const probe_cfg *c, const probe_cast *k)
 {
 	*out = (probe_arm){ 0 };
 	const char *why;
-	if (probe_cfg_check(c, &why) != MP_OK)
+	if (probe_cfg_check(c, &why) != MP_OK || probe_cast_check(k, c, &why) != MP_OK)
 		return MP_EINVAL;
+	const quant_info *q = quant_get(k->fmt);
+	size_t block = opts_of(k, c, 0).block;
 	probe_work w;
-	if (!work_alloc(&w, c->n)) {
+	if (!work_alloc(&w, c->n, block)) {
 		work_free(&w);
 		return MP_ENOMEM;
 	}
 	memcpy(w.y, x, c->n * sizeof *w.y);
-	if (rht)
+	if (k->rht)
 		block_rht16_rows(w.y, c->n, 1, QUANT_RHT_SIGNS);
 	size_t bad;
-	mp_status rc = quant_bulk_tensor_scale(&out->tensor_scale, w.y, c->n, &bad);
+	mp_status rc = MP_OK;
+	out->tensor_scale = 1.0f;
+	if (q->nvfp4)
+		rc = quant_bulk_tensor_scale(&out->tensor_scale, w.y, c->n, &bad);
+	out->bits = quant_bits_per_elem(q, block) + (q->nvfp4 ? 32.0 / (double)c->n : 0.0);
 	probe_sums s = { 0 };
 	for (size_t i = 0; i < c->n; i++) {
 		double v = (double)x[i] * (double)x[i];
@@ -235,7 +277,7 @@ mp_status probe_run(probe_arm *out, const float *x, const bool *is_outlier, cons
 	}
 	uint64_t base = rng_mix64(c->seed);
 	for (size_t r = 0; rc == MP_OK && r < c->draws; r++) {
-		rc = cast_draw(&w, c, out->tensor_scale, rng_mix64(base + r), rht, &s);
+		rc = cast_draw(&w, c, k, out->tensor_scale, rng_mix64(base + r), &s);
 		if (rc == MP_OK)
 			add_draw(&w, x, is_outlier, c->n, r, &s);
 	}
