@@ -1,6 +1,7 @@
 #!/bin/sh
 # Every lesson's claims hold for five seeds under each OpenBLAS core type
-# this CPU runs (mixprec lesson check --seeds 5 --blas-cores ...), and
+# this CPU runs and none is vacuous (mixprec lesson check --seeds 5
+# --blas-cores ... --mutate), and
 # lesson check's exit statuses and lesson show's output are what the manual
 # says, on small lessons written here.
 . "${srcdir:-.}/tests/harness.sh"
@@ -10,14 +11,14 @@ LESSONS=${srcdir:-.}/lessons
 
 start=$(date +%s)
 cores=${MIXPREC_BLAS_CORES:-native,Haswell,Sandybridge,Prescott}
-MIXPREC_LESSONDIR=$LESSONS "$MIXPREC" lesson check --seeds 5 --blas-cores "$cores" >"$tmp/out" 2>"$tmp/err"
+MIXPREC_LESSONDIR=$LESSONS "$MIXPREC" lesson check --seeds 5 --blas-cores "$cores" --mutate >"$tmp/out" 2>"$tmp/err"
 rc=$?
 end=$(date +%s)
 cat "$tmp/out"
 if [ "$rc" -eq 0 ] && tail -n 1 "$tmp/out" | grep -q ' 0 failed or malformed, 5 seeds, BLAS core types '; then
-	ok "lesson check --seeds 5 --blas-cores $cores: every claim holds ($(( end - start )) s)"
+	ok "lesson check --seeds 5 --blas-cores $cores --mutate: every claim holds, none vacuous ($(( end - start )) s)"
 else
-	bad "lesson check --seeds 5 --blas-cores $cores exits $rc" "$(grep -v '^ok' "$tmp/out" | head -20)" "$(cat "$tmp/err")"
+	bad "lesson check --seeds 5 --blas-cores $cores --mutate exits $rc" "$(grep -v '^ok' "$tmp/out" | head -20)" "$(cat "$tmp/err")"
 fi
 n=$(grep -c '^ok ' "$tmp/out")
 [ "$n" -ge 80 ] && ok "lesson check: $n claims checked" || bad "lesson check: only $n claims" ""
@@ -53,6 +54,40 @@ MIXPREC_LESSONDIR=$tmp/l "$MIXPREC" lesson check a >"$tmp/out" 2>&1
 rc=$?
 [ "$rc" -eq 2 ] && grep -q "^BAD .*/a.md:10: column .*tolerance" "$tmp/out" && ok "lesson check: a malformed claim exits 2 with file:line" \
 	|| bad "lesson check: malformed claim (exit $rc)" "$(cat "$tmp/out")"
+
+# --mutate: a claim that holds whatever it reads is VACUOUS (exit 1); a
+# whole number in the prose must be bound too, and a range on both sides
+cat >"$tmp/l/v.md" <<'MD'
+# V
+
+It prints 140 GB, 3 times the weights, between 100 and 200 GB.
+
+```mixprec
+mixprec budget --params 7e9
+```
+
+```claims
+GB[total] = 140 ± 0.5 "140 GB"
+abs(GB[total] - GB[total]) < 1
+GB[total] < 200 "between 100 and 200 GB"
+plain "3 times the weights" a count of the text
+```
+MD
+MIXPREC_LESSONDIR=$tmp/l "$MIXPREC" lesson check v --mutate >"$tmp/out" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "^VACUOUS .*/v.md:11: holds whatever it reads" "$tmp/out" \
+	&& grep -q "^ok .*/v.md:10: .*fails when GB\[total\] reads 140.5" "$tmp/out" \
+	&& ok "lesson check --mutate: a vacuous claim exits 1, a real one says where it flips" \
+	|| bad "lesson check --mutate (exit $rc)" "$(cat "$tmp/out")"
+grep -q "^FAIL .*/v.md:3: range .*one-sided.* | 100 and 200" "$tmp/out" && ! grep -q "unbound" "$tmp/out" \
+	&& ok "lesson check: a range claimed on one side fails; 3 is plain" || bad "lesson check: range" "$(cat "$tmp/out")"
+sed -i 's/^plain "3 times the weights" a count of the text$/plain "3 times the weights"/' "$tmp/l/v.md"
+MIXPREC_LESSONDIR=$tmp/l "$MIXPREC" lesson check v >"$tmp/out" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "^BAD .*/v.md:13: .*reason" "$tmp/out" && grep -q "^FAIL .*/v.md:3: unbound .* | 3$" "$tmp/out" \
+	&& ok "lesson check: a plain line without its reason is malformed, and its number unbound" \
+	|| bad "lesson check: plain without reason (exit $rc)" "$(cat "$tmp/out")"
+rm "$tmp/l/v.md"
 
 # lesson show and commands never pass a lesson's control bytes to the terminal
 printf '# T\033[2J\n\nred \033[31mtext\007\n\n```mixprec\nmixprec bits 1\033]0;title\007\n```\n\n```claims\nx[y] = 1 ± 0\n```\n' >"$tmp/l/b.md"

@@ -351,6 +351,166 @@ START_TEST(check_cites)
 }
 END_TEST
 
+/* --- mutation: claims that hold whatever they read --- */
+
+static void parse_ok(claim *c, const char *line)
+{
+	char err[200];
+	ck_assert_msg(claim_parse(c, line, err, sizeof err) == MP_OK, "%s: %s", line, err);
+}
+
+/* Mutates line on out1; returns the verdict. */
+static claim_mutation mutate(const char *line, mp_status want)
+{
+	claim c;
+	claim_mutation m;
+	parse_ok(&c, line);
+	ck_assert_msg(claim_mutate(&c, out1, &m) == want, "%s: %s", line, m.detail);
+	claim_free(&c);
+	return m;
+}
+
+START_TEST(mutation)
+{
+	/* every occurrence of a value is replaced at once: x - x is always 0 */
+	claim c;
+	double v;
+	char err[200];
+	parse_ok(&c, "GB[total] + GB[total] - GB[weights] = 0 ± 1");
+	ck_assert(claim_eval_with(c.lhs, out1, c.lhs->a->a, 1, &v, err, sizeof err) == MP_OK && v == 2 - 14.0);
+	ck_assert(claim_eval_with(c.lhs, out1, c.lhs->b, 4, &v, err, sizeof err) == MP_OK && v == 280 - 4.0);
+	claim_free(&c);
+
+	/* vacuous: no value of GB[total] changes the verdict */
+	static const char *const vacuous[] = {
+		"abs(GB[total] - GB[total]) < 1", "GB[total] * 0 = 0 ± 0", "abs(GB[total]) >= 0",
+		"GB[total] - GB[total] = 0 ± 0", "abs(GB[weights]) + 1 > 0 by 0.5",
+	};
+	for (size_t i = 0; i < sizeof vacuous / sizeof vacuous[0]; i++) {
+		claim_mutation m = mutate(vacuous[i], MP_OK);
+		ck_assert_msg(m.vacuous && m.nleaves == 1 && m.nflip == 0, "%s: %s", vacuous[i], m.detail);
+		ck_assert(strstr(m.detail, "holds whatever it reads"));
+	}
+
+	/* 140 ± 0.5: the nearest failing candidate is 141, the flip 140.5 */
+	claim_mutation m = mutate("GB[total] = 140 ± 0.5", MP_OK);
+	ck_assert_msg(!m.vacuous && m.nflip == 1 && strstr(m.detail, "GB[total] reads 140.5"), "%s", m.detail);
+	/* a gap of 126 against a margin of 100: GB[total] at 114 or GB[weights] at 40 */
+	m = mutate("GB[total] > GB[weights] by 100", MP_OK);
+	ck_assert_msg(!m.vacuous && m.nleaves == 2 && m.nflip == 2 && strstr(m.detail, "reads 114 instead of 140"), "%s",
+	              m.detail);
+	/* nonlinear: log2(140) > 7 flips at 2^7 = 128; |14 - 14| < 1 at 15 (or 13) */
+	m = mutate("log2(GB[total]) > 7", MP_OK);
+	ck_assert_msg(!m.vacuous && strstr(m.detail, "reads 128 instead"), "%s", m.detail);
+	m = mutate("abs(GB[weights] - 14) < 1", MP_OK);
+	ck_assert_msg(!m.vacuous && (strstr(m.detail, "reads 15 instead") || strstr(m.detail, "reads 13 instead")), "%s",
+	              m.detail);
+	/* a ratio: either value moves it; text() leaves too */
+	m = mutate("GB[total] / GB[weights] = 10 ± 0.1", MP_OK);
+	ck_assert(!m.vacuous && m.nflip == 2);
+	m = mutate("text(\"at S = 1 in fp16: {}% flush\") < 1", MP_OK);
+	ck_assert_msg(!m.vacuous && strstr(m.detail, "text(") && strstr(m.detail, "reads 1 instead"), "%s", m.detail);
+	/* one value of two never matters: not vacuous, but said */
+	m = mutate("GB[total] + 0 * GB[weights] > 100", MP_OK);
+	ck_assert_msg(!m.vacuous && m.nleaves == 2 && m.nflip == 1 && strstr(m.detail, "1 of its 2"), "%s", m.detail);
+	/* a bound far out still fails at some candidate: 5e9 away */
+	m = mutate("GB[total] < 1e9", MP_OK);
+	ck_assert(!m.vacuous);
+	/* a claim that fails as measured is not mutated; a cite reads nothing */
+	mutate("GB[total] = 150 ± 1", MP_EINVAL);
+	m = mutate("cite \"16\" check 2 * 8 = 16 ± 0; arithmetic", MP_OK);
+	ck_assert(m.nleaves == 0 && !m.vacuous);
+}
+END_TEST
+
+START_TEST(plain_lines)
+{
+	claim c;
+	char err[200];
+	parse_ok(&c, "plain \"16 elements per block\" a definition the cite above covers");
+	ck_assert(c.plain && c.cite && c.nquotes == 1 && !strcmp(c.source, "a definition the cite above covers"));
+	claim_verdict v;
+	ck_assert(claim_check(&c, NULL, 0, &v) == MP_OK && v.ok && strstr(v.detail, "plain: a definition"));
+	claim_free(&c);
+	ck_assert(claim_parse(&c, "plain \"16 elements\"", err, sizeof err) == MP_EPARSE && strstr(err, "reason"));
+	ck_assert(claim_parse(&c, "plain \"16 elements\"   # why", err, sizeof err) == MP_EPARSE);
+	ck_assert(claim_parse(&c, "plain \"no number\" a reason", err, sizeof err) == MP_EPARSE &&
+	          strstr(err, "whole number"));
+	ck_assert(claim_parse(&c, "plain \"only 0.5 here\" a reason", err, sizeof err) == MP_EPARSE);
+	ck_assert(claim_has_integer("10,000 times") && claim_has_integer("x 3") && !claim_has_integer("0.25 and 1.5"));
+}
+END_TEST
+
+/* Whole numbers bound like decimals, their exemptions, and ranges. */
+static const char bind_md[] =
+	"# B\n"
+	"\n"
+	"## Counts\n"
+	"\n"
+	"A block of 16 elements per block runs 3 times faster over 44 binades\n"   /* 5 */
+	"(Smith et al., 2017; Jones 2019, \"T\"), see section 8 and §9, in fp8, E4M3, k=32,\n"
+	"at 2^-9 or 2^(k+1), 16-bit, GPT-2, log10(2), `code 77` and 10,000 steps.\n"
+	"\n"
+	"```mixprec\n"
+	"mixprec budget --params 7e9 --steps 10000\n"
+	"```\n"
+	"\n"
+	"```claims\n"
+	"GB[total] = 140 ± 0 \"over 44 binades\"\n"     /* 14: quotes 44, but it states no 140 */
+	"plain \"16 elements per block\" a definition\n"
+	"plain \"16 elements\" \n"                       /* 16: no reason: malformed */
+	"```\n"
+	"\n"
+	"## Ranges\n"
+	"\n"
+	"It ends between 4 and 15 away, at 0.5 to 0.8 of it, 2 to 3 times, and 140 to 150 GB.\n"   /* 21 */
+	"\n"
+	"```mixprec\n"
+	"mixprec budget --params 7e9\n"
+	"```\n"
+	"\n"
+	"```claims\n"
+	"GB[total] < 200 \"between 4 and 15 away\"\n"
+	"GB[weights] > 0.4 \"0.5 to 0.8\"\n"
+	"GB[weights] < 20 \"0.5 to 0.8\"\n"
+	"cite \"2 to 3 times\" a source\n"
+	"GB[total] > 100 \"140 to 150 GB\"\n"
+	"```\n";
+
+START_TEST(bind_whole_numbers)
+{
+	lesson_doc d;
+	ck_assert_int_eq(lesson_parse(&d, "b", bind_md, strlen(bind_md)), MP_OK);
+	fake f = { 0 };
+	lesson_check_report rep;
+	lesson_check_opts o = { .seeds = 1 };
+	ck_assert_int_eq(lesson_check(&d, &o, fake_run, &f, &rep), MP_OK);
+	const lesson_check_item *it;
+	/* in Counts only 3 is unbound: 16 is plain, 44 quoted, 10,000 the command's 10000, the rest names */
+	ck_assert_msg((it = item_at(&rep, 5, 0)) && it->kind == LC_UNBOUND && !strcmp(it->what, "3"), "%s",
+	              it ? it->what : "none");
+	ck_assert_msg(item_at(&rep, 5, 1) == NULL, "%s", item_at(&rep, 5, 1)->what);
+	ck_assert((it = item_at(&rep, 16, 0)) && it->kind == LC_MALFORMED);
+	/* in Ranges: 4 and 15 bound from above only, 140 to 150 from below only */
+	ck_assert_msg((it = item_at(&rep, 21, 0)) && it->kind == LC_RANGE && !strcmp(it->what, "4 and 15") &&
+	              strstr(it->detail, "one-sided"), "%s", it ? it->what : "none");
+	ck_assert_msg((it = item_at(&rep, 21, 1)) && it->kind == LC_RANGE && !strcmp(it->what, "140 to 150"), "%s",
+	              it ? it->what : "none");
+	ck_assert(item_at(&rep, 21, 2) == NULL);
+	lesson_check_report_free(&rep);
+
+	/* --mutate: the claims above read GB[total] and GB[weights] and none is vacuous */
+	o.mutate = true;
+	ck_assert_int_eq(lesson_check(&d, &o, fake_run, &f, &rep), MP_OK);
+	for (size_t i = 0; i < rep.n; i++)
+		ck_assert(rep.items[i].kind != LC_VACUOUS);
+	ck_assert_msg((it = item_at(&rep, 28, 0)) && it->ok && strstr(it->detail, "fails when GB[total] reads 200"), "%s",
+	              it ? it->detail : "none");
+	lesson_check_report_free(&rep);
+	lesson_free(&d);
+}
+END_TEST
+
 /* Under two BLAS core types: train runs 3 seeds under each, budget once;
  * the ordering holds over all six runs, the figure 0.31 only under the
  * environment's core and is reported under Haswell's. */
@@ -463,6 +623,9 @@ static Suite *claim_suite(void)
 	tcase_add_test(tc, check_cites);
 	tcase_add_test(tc, check_across_blas_cores);
 	tcase_add_test(tc, commands_run_safely);
+	tcase_add_test(tc, mutation);
+	tcase_add_test(tc, plain_lines);
+	tcase_add_test(tc, bind_whole_numbers);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -18,7 +18,7 @@ static void lesson_help(void)
 	       "       mixprec lesson show NAME [--width N]\n"
 	       "       mixprec lesson commands NAME\n"
 	       "       mixprec lesson check [NAME] [--seeds N] [--blas-cores LIST]\n"
-	       "                            [--jobs N] [--ranges]\n"
+	       "                            [--jobs N] [--ranges] [--mutate]\n"
 	       "Lists the lessons, prints one as plain text (for reading or piping), or\n"
 	       "lists the mixprec commands it suggests running, one per line.\n"
 	       "check runs every command of a lesson (of every lesson without NAME) and\n"
@@ -38,6 +38,9 @@ static void lesson_help(void)
 	       "  --jobs N    runs at a time (default: the CPUs online)\n"
 	       "  --ranges    for lesson authors: each claim also shows the range of its\n"
 	       "              left side over every run of its block (seeds x core types)\n"
+	       "  --mutate    also replace each value a claim reads, one at a time, by values\n"
+	       "              just past what it tolerates: a claim that holds whatever they\n"
+	       "              read is reported VACUOUS (exit 1); runs nothing more\n"
 	       "  -h, --help  this text\n\n"
 	       "Lessons are Markdown files in (MIXPREC_LESSONDIR points elsewhere):\n"
 	       "  %s\n",
@@ -93,6 +96,8 @@ static const char *item_label(const lesson_check_item *it)
 {
 	if (it->kind == LC_MALFORMED)
 		return "BAD ";
+	if (it->kind == LC_VACUOUS)
+		return "VACUOUS";
 	return it->ok ? "ok  " : "FAIL";
 }
 
@@ -122,7 +127,10 @@ static int check_one(const char *name, const check_setup *cs, lesson_runs *runs,
 	}
 	for (size_t i = 0; i < rep.n; i++) {
 		const lesson_check_item *it = &rep.items[i];
-		const char *kind = it->kind == LC_BLOCK ? "command " : it->kind == LC_UNBOUND ? "unbound " : "";
+		const char *kind = it->kind == LC_BLOCK     ? "command "
+		                   : it->kind == LC_UNBOUND ? "unbound "
+		                   : it->kind == LC_RANGE   ? "range "
+		                                            : "";
 		printf("%s %s:%u: %s%s | %s\n", item_label(it), file, it->line, kind, it->detail, it->what);
 	}
 	*claims += rep.claims;
@@ -250,6 +258,30 @@ static bool parse_cores(const char *list, check_setup *cs)
 	return true;
 }
 
+/* lesson list: each lesson's name and title, in the course order. */
+static int list_lessons(void)
+{
+	char **names;
+	size_t n;
+	if (lesson_list(lesson_dir(), &names, &n) != MP_OK)
+		return lesson_folder_missing();
+	int rc = CLI_OK;
+	for (size_t i = 0; i < n; i++) {
+		lesson_doc doc;
+		if (rc == CLI_OK && load_named(names[i], &doc) == CLI_OK) {
+			/* a file name is not sanitised by the parser: no control bytes */
+			for (char *p = names[i]; *p; p++)
+				if ((unsigned char)*p < 0x20 || *p == 0x7f)
+					*p = '?';
+			printf("%-20s %s\n", names[i], doc.title);
+			lesson_free(&doc);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return cli_flush_stdout("lesson") ? rc : CLI_ENV;
+}
+
 int cmd_lesson(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -258,6 +290,7 @@ int cmd_lesson(int argc, char **argv)
 		{ "blas-cores", required_argument, NULL, 'b' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "ranges", no_argument, NULL, 'r' },
+		{ "mutate", no_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -313,6 +346,9 @@ int cmd_lesson(int argc, char **argv)
 		case 'r':
 			cs.opts.ranges = true;
 			break;
+		case 'm':
+			cs.opts.mutate = true;
+			break;
 		case 'h': lesson_help(); return cli_flush_stdout("lesson") ? CLI_OK : CLI_ENV;
 		case ':':
 		default:
@@ -325,25 +361,7 @@ int cmd_lesson(int argc, char **argv)
 			cli_error("lesson", "list takes no argument");
 			return CLI_USAGE;
 		}
-		char **names;
-		size_t n;
-		if (lesson_list(lesson_dir(), &names, &n) != MP_OK)
-			return lesson_folder_missing();
-		int rc = CLI_OK;
-		for (size_t i = 0; i < n; i++) {
-			lesson_doc doc;
-			if (rc == CLI_OK && load_named(names[i], &doc) == CLI_OK) {
-				/* a file name is not sanitised by the parser: no control bytes */
-				for (char *p = names[i]; *p; p++)
-					if ((unsigned char)*p < 0x20 || *p == 0x7f)
-						*p = '?';
-				printf("%-20s %s\n", names[i], doc.title);
-				lesson_free(&doc);
-			}
-			free(names[i]);
-		}
-		free(names);
-		return cli_flush_stdout("lesson") ? rc : CLI_ENV;
+		return list_lessons();
 	}
 	if (!strcmp(verb, "check"))
 		return check_lessons(nwords > 1 ? words[1] : NULL, &cs);

@@ -414,7 +414,19 @@ mp_status claim_parse(claim *c, const char *line, char *err, size_t errlen)
 	if (errlen)
 		err[0] = '\0';
 	lexer lx = { .s = line, .p = line, .err = err, .errlen = errlen };
-	if (accept_word(&lx, "cite")) {
+	if (accept_word(&lx, "plain")) {
+		c->cite = c->plain = true;
+		char *q = string_lit(&lx);
+		if (q && add_quote(&lx, c, q)) {
+			skip_ws(&lx);
+			if (!claim_has_integer(q))
+				fail(&lx, "a plain quote must hold the whole number it says is no measured figure");
+			else if (!*lx.p || *lx.p == '#')
+				fail(&lx, "plain \"...\" needs the reason its numbers are no measured figure after the quote");
+			else
+				c->source = dup_n(&lx, lx.p, strlen(lx.p));
+		}
+	} else if (accept_word(&lx, "cite")) {
 		c->cite = true;
 		char *q = string_lit(&lx);
 		if (q && add_quote(&lx, c, q) && accept_word(&lx, "check"))
@@ -452,6 +464,19 @@ void claim_free(claim *c)
 	free(c->quotes);
 	free(c->source);
 	memset(c, 0, sizeof *c);
+}
+
+bool claim_has_integer(const char *s)
+{
+	for (const char *p = s; *p; p++)
+		if (isdigit((unsigned char)*p) && (p == s || (!isdigit((unsigned char)p[-1]) && p[-1] != '.'))) {
+			const char *q = p;
+			while (isdigit((unsigned char)*q) || (*q == ',' && isdigit((unsigned char)q[1])))
+				q++;
+			if (!(*q == '.' && isdigit((unsigned char)q[1])))
+				return true;
+		}
+	return false;
 }
 
 bool claim_expr_reads_output(const claim_expr *e)

@@ -39,7 +39,9 @@ typedef struct {
 	char **quotes;               /* prose the claim backs, each must be in the section */
 	size_t nquotes;
 	bool cite;                   /* a 'cite "..."' line: a figure from a source, not a command */
-	char *source;                /* cite: the source named after the quote */
+	bool plain;                  /* a 'plain "..." REASON' line (cite is set too): the whole
+	                              * numbers of its quote are no measured figure */
+	char *source;                /* cite: the source named after the quote; plain: the reason */
 	/* a cite with 'check LHS OP RHS ...;' carries its arithmetic in lhs, op,
 	 * rhs, tol and margin (numbers only: it reads no command output) */
 } claim;
@@ -48,6 +50,10 @@ typedef struct {
  * and what was expected; MP_ENOMEM. On failure c is empty. */
 mp_status claim_parse(claim *c, const char *line, char *err, size_t errlen);
 void claim_free(claim *c);
+
+/* True when s holds a whole number (digits with no decimal point:
+ * 16, 10,000), as a plain line's quote must. */
+bool claim_has_integer(const char *s);
 
 /* True when the expression reads command output (a table cell or text). */
 bool claim_expr_reads_output(const claim_expr *e);
@@ -62,6 +68,14 @@ bool claim_per_seed(const claim *c);
  * column or text is not in the output (err says which), or on a division by
  * zero. */
 mp_status claim_eval(const claim_expr *e, const char *output, double *v, char *err, size_t errlen);
+
+/* Whether a and b read the same value: the same COLUMN[ROW], or text()
+ * with the same template. */
+bool claim_same_leaf(const claim_expr *a, const claim_expr *b);
+/* claim_eval with every leaf that reads the same value as leaf (see
+ * claim_same_leaf) reading x instead of what the output has. */
+mp_status claim_eval_with(const claim_expr *e, const char *output, const claim_expr *leaf, double x, double *v,
+                          char *err, size_t errlen);
 
 typedef struct {
 	bool ok;
@@ -81,6 +95,32 @@ typedef struct {
  * seeds pair the runs, so the gap's own variation is the noise). MP_EINVAL when a value
  * is missing (v->detail says which); the verdict is then not ok. */
 mp_status claim_check(const claim *c, const char *const *outputs, size_t n, claim_verdict *v);
+
+/* claim_check on output alone, with leaf's value replaced by x as in
+ * claim_eval_with (one output: no seed-spread rule). */
+mp_status claim_check_with(const claim *c, const char *output, const claim_expr *leaf, double x, claim_verdict *v);
+
+/* --- mutation: would the claim notice a different measurement? --- */
+
+typedef struct {
+	size_t nleaves;       /* distinct values the claim reads from output */
+	size_t nflip;         /* of them, those whose replacement makes it fail */
+	bool vacuous;         /* it reads output and holds whatever any one of them reads */
+	char detail[240];     /* where the first value flips it, or why it is vacuous */
+} claim_mutation;
+
+/* Replaces each distinct value c reads from output (a COLUMN[ROW] or a
+ * text() leaf, every occurrence at once), one at a time, by candidates
+ * spanning many magnitudes on both sides of the measured value (1, 2 and
+ * 5 times each power of ten from 1e-9 to 1e9 away, and from 1e-9 to 500
+ * times the value's size away), nearest first; for the first that
+ * fails the claim, bisects towards the measured value to the point where
+ * the verdict flips and confirms the claim fails just outside it. A
+ * candidate whose evaluation fails (a logarithm of a negative, a division
+ * by zero) or gives no finite number is skipped. MP_EINVAL (m->detail
+ * says why) when c does not hold on output as measured or a value is
+ * missing; a claim that reads no output has m->nleaves 0. */
+mp_status claim_mutate(const claim *c, const char *output, claim_mutation *m);
 
 /* True when some number written in text (1,024 and -3.2 and 5.96e-8 and
  * U+2212 minus all read as numbers) lies within tol of value. */

@@ -137,10 +137,26 @@ static bool match_at(const char *s, const char *t, const char **ns, size_t *nn)
 	return true;
 }
 
-mp_status claim_eval(const claim_expr *e, const char *output, double *v, char *err, size_t errlen)
+bool claim_same_leaf(const claim_expr *a, const claim_expr *b)
+{
+	if (!a || !b || a->kind != b->kind)
+		return false;
+	if (a->kind == CX_TABLE)
+		return !strcmp(a->row, b->row) && !strcmp(a->col, b->col);
+	return a->kind == CX_TEXT && !strcmp(a->tmpl, b->tmpl);
+}
+
+/* claim_eval, with every leaf that claim_same_leaf as over (NULL: none)
+ * reading x. */
+static mp_status eval_over(const claim_expr *e, const char *output, const claim_expr *over, double x, double *v,
+                           char *err, size_t errlen)
 {
 	double a = 0, b = 0;
 	mp_status st;
+	if (over && claim_same_leaf(e, over)) {
+		*v = x;
+		return MP_OK;
+	}
 	switch (e->kind) {
 	case CX_NUM:
 		*v = e->num;
@@ -168,9 +184,9 @@ mp_status claim_eval(const claim_expr *e, const char *output, double *v, char *e
 	default:
 		break;
 	}
-	if ((st = claim_eval(e->a, output, &a, err, errlen)) != MP_OK)
+	if ((st = eval_over(e->a, output, over, x, &a, err, errlen)) != MP_OK)
 		return st;
-	if (e->b && (st = claim_eval(e->b, output, &b, err, errlen)) != MP_OK)
+	if (e->b && (st = eval_over(e->b, output, over, x, &b, err, errlen)) != MP_OK)
 		return st;
 	switch (e->kind) {
 	case CX_ADD: *v = a + b; break;
@@ -200,6 +216,17 @@ mp_status claim_eval(const claim_expr *e, const char *output, double *v, char *e
 	return MP_OK;
 }
 
+mp_status claim_eval(const claim_expr *e, const char *output, double *v, char *err, size_t errlen)
+{
+	return eval_over(e, output, NULL, 0, v, err, errlen);
+}
+
+mp_status claim_eval_with(const claim_expr *e, const char *output, const claim_expr *leaf, double x, double *v,
+                          char *err, size_t errlen)
+{
+	return eval_over(e, output, leaf, x, v, err, errlen);
+}
+
 /* --- verdicts --- */
 
 static const char *op_text(claim_op op)
@@ -214,12 +241,12 @@ static const char *op_text(claim_op op)
 	return "?";
 }
 
-static mp_status check_figure(const claim *c, const char *out, claim_verdict *v)
+static mp_status check_figure(const claim *c, const char *out, const claim_expr *over, double x, claim_verdict *v)
 {
 	double l, r;
 	char err[200];
-	if (claim_eval(c->lhs, out, &l, err, sizeof err) != MP_OK ||
-	    claim_eval(c->rhs, out, &r, err, sizeof err) != MP_OK) {
+	if (eval_over(c->lhs, out, over, x, &l, err, sizeof err) != MP_OK ||
+	    eval_over(c->rhs, out, over, x, &r, err, sizeof err) != MP_OK) {
 		snprintf(v->detail, sizeof v->detail, "%s", err);
 		return MP_EINVAL;
 	}
@@ -231,12 +258,14 @@ static mp_status check_figure(const claim *c, const char *out, claim_verdict *v)
 	return MP_OK;
 }
 
-mp_status claim_check(const claim *c, const char *const *outputs, size_t n, claim_verdict *v)
+/* claim_check with the override of eval_over. */
+static mp_status check_over(const claim *c, const char *const *outputs, size_t n, const claim_expr *over, double x,
+                            claim_verdict *v)
 {
 	memset(v, 0, sizeof *v);
 	if (c->cite && !c->lhs) {
 		v->ok = true;
-		snprintf(v->detail, sizeof v->detail, "cited: %s", c->source ? c->source : "");
+		snprintf(v->detail, sizeof v->detail, "%s: %s", c->plain ? "plain" : "cited", c->source ? c->source : "");
 		return MP_OK;
 	}
 	if (c->cite) {   /* its check: numbers only, so any output serves */
@@ -249,14 +278,14 @@ mp_status claim_check(const claim *c, const char *const *outputs, size_t n, clai
 		return MP_EINVAL;
 	}
 	if (c->op == CLAIM_EQ)
-		return check_figure(c, outputs[0], v);
+		return check_figure(c, outputs[0], over, x, v);
 	double r0 = 0, gmin = INFINITY, gmax = -INFINITY, worst = INFINITY;
 	size_t worst_at = 0;
 	for (size_t s = 0; s < n; s++) {
 		double l, r;
 		char err[200];
-		if (claim_eval(c->lhs, outputs[s], &l, err, sizeof err) != MP_OK ||
-		    claim_eval(c->rhs, outputs[s], &r, err, sizeof err) != MP_OK) {
+		if (eval_over(c->lhs, outputs[s], over, x, &l, err, sizeof err) != MP_OK ||
+		    eval_over(c->rhs, outputs[s], over, x, &r, err, sizeof err) != MP_OK) {
 			snprintf(v->detail, sizeof v->detail, "seed %zu: %s", s + 1, err);
 			return MP_EINVAL;
 		}
@@ -292,6 +321,16 @@ mp_status claim_check(const claim *c, const char *const *outputs, size_t n, clai
 			v->ok = false;
 	}
 	return MP_OK;
+}
+
+mp_status claim_check(const claim *c, const char *const *outputs, size_t n, claim_verdict *v)
+{
+	return check_over(c, outputs, n, NULL, 0, v);
+}
+
+mp_status claim_check_with(const claim *c, const char *output, const claim_expr *leaf, double x, claim_verdict *v)
+{
+	return check_over(c, &output, 1, leaf, x, v);
 }
 
 /* --- numbers in prose --- */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "teach/lesson_check.h"
+#include "teach/lesson_check_int.h"
 
 /* --- the commands a lesson may run --- */
 
@@ -184,8 +185,8 @@ bool lesson_command_seeded(char **argv, size_t argc, size_t k, char ***out, size
 
 /* --- the report --- */
 
-static lesson_check_item *add_item(lesson_check_report *rep, lesson_check_kind kind, unsigned line, bool ok,
-                                   const char *what, const char *fmt, ...)
+lesson_check_item *lesson_check_add(lesson_check_report *rep, lesson_check_kind kind, unsigned line, bool ok,
+                                    const char *what, const char *fmt, ...)
 {
 	if (rep->n == rep->cap) {
 		size_t cap = rep->cap ? 2 * rep->cap : 32;
@@ -222,7 +223,7 @@ void lesson_check_report_free(lesson_check_report *rep)
 
 /* --- the prose around a block --- */
 
-static bool is_code(const lesson_block *b, const char *info)
+bool lesson_is_code(const lesson_block *b, const char *info)
 {
 	return b->kind == LB_CODE && b->info && !strcmp(b->info, info);
 }
@@ -326,7 +327,7 @@ static mp_status parse_claims(const lesson_block *cb, lesson_check_report *rep, 
 				return st;
 			}
 			c->ok = st == MP_OK;
-			if (!c->ok && !add_item(rep, LC_MALFORMED, line, false, t, "%s", err)) {
+			if (!c->ok && !lesson_check_add(rep, LC_MALFORMED, line, false, t, "%s", err)) {
 				free(l);
 				return MP_ENOMEM;
 			}
@@ -362,7 +363,7 @@ static bool run_block(const lesson_block *b, size_t k, const char *core, lesson_
 			if (ps != MP_OK) {
 				ok = false;
 				*st = ps == MP_ENOMEM ? ps : MP_OK;
-				if (ps != MP_ENOMEM && !add_item(rep, LC_MALFORMED, line, false, l, "%s", err))
+				if (ps != MP_ENOMEM && !lesson_check_add(rep, LC_MALFORMED, line, false, l, "%s", err))
 					*st = MP_ENOMEM;
 			} else {
 				if (k > 0 && lesson_command_seeded(argv, argc, k, &sv, &svc)) {
@@ -376,7 +377,7 @@ static bool run_block(const lesson_block *b, size_t k, const char *core, lesson_
 				rep->runs++;
 				if (*st != MP_OK || rc != 0) {
 					ok = false;
-					if (*st == MP_OK && !add_item(rep, LC_BLOCK, line, false, l, "exited %d%s%s%s", rc,
+					if (*st == MP_OK && !lesson_check_add(rep, LC_BLOCK, line, false, l, "exited %d%s%s%s", rc,
 					                              k ? " (with the seed shifted)" : "",
 					                              core ? " under OPENBLAS_CORETYPE=" : "", core ? core : ""))
 						*st = MP_ENOMEM;
@@ -460,7 +461,7 @@ static bool quotes_state_figure(const parsed_claim *pc, const char *out, const c
 	for (size_t q = 0; q < pc->c.nquotes; q++)
 		if (strpbrk(pc->c.quotes[q], "0123456789") && !claim_text_has_number(pc->c.quotes[q], x, tol)) {
 			*failed = true;
-			return add_item(rep, LC_CLAIM, pc->line, false, what,
+			return lesson_check_add(rep, LC_CLAIM, pc->line, false, what,
 			                "%s, but the quote \"%s\" states no figure within %.3g of %.6g", detail,
 			                pc->c.quotes[q], tol, x) != NULL;
 		}
@@ -483,7 +484,7 @@ static bool judge_figure(const parsed_claim *pc, const block_runs *r, const char
 			}
 			if (r->ranges)
 				add_range(v.detail, sizeof v.detail, pc, r);
-			return add_item(rep, LC_CLAIM, pc->line, false, what, "%s", v.detail) != NULL;
+			return lesson_check_add(rep, LC_CLAIM, pc->line, false, what, "%s", v.detail) != NULL;
 		}
 	}
 	bool fail;
@@ -497,7 +498,7 @@ static bool judge_figure(const parsed_claim *pc, const block_runs *r, const char
 	}
 	if (r->ranges)
 		add_range(first.detail, sizeof first.detail, pc, r);
-	return add_item(rep, LC_CLAIM, pc->line, true, what, "%s", first.detail) != NULL;
+	return lesson_check_add(rep, LC_CLAIM, pc->line, true, what, "%s", first.detail) != NULL;
 }
 
 /* Checks one parsed claim of the block at section [first, last); r NULL:
@@ -509,17 +510,17 @@ static bool judge(const lesson_doc *doc, size_t first, size_t last, const parsed
 	snprintf(what, sizeof what, "%.*s", (int)(pc->len < 150 ? pc->len : 150), pc->text);
 	for (size_t q = 0; q < pc->c.nquotes; q++)
 		if (!quote_in_section(doc, first, last, pc->c.quotes[q]))
-			return add_item(rep, LC_CLAIM, pc->line, false, what, "quote \"%s\" is not in this section's prose",
+			return lesson_check_add(rep, LC_CLAIM, pc->line, false, what, "quote \"%s\" is not in this section's prose",
 			                pc->c.quotes[q]) != NULL;
 	claim_verdict v;
 	if (!r && !pc->c.cite)
-		return add_item(rep, LC_CLAIM, pc->line, false, what, "not checked: the command failed") != NULL;
+		return lesson_check_add(rep, LC_CLAIM, pc->line, false, what, "not checked: the command failed") != NULL;
 	if (pc->c.cite) {
 		claim_check(&pc->c, NULL, 0, &v);
 		bool fail = false;
 		if (v.ok && !quotes_state_figure(pc, "", v.detail, what, rep, &fail))
 			return false;
-		return fail || add_item(rep, LC_CLAIM, pc->line, v.ok, what, "%s", v.detail) != NULL;
+		return fail || lesson_check_add(rep, LC_CLAIM, pc->line, v.ok, what, "%s", v.detail) != NULL;
 	}
 	if (pc->c.op == CLAIM_EQ || !claim_per_seed(&pc->c))
 		return judge_figure(pc, r, what, rep);
@@ -537,7 +538,28 @@ static bool judge(const lesson_doc *doc, size_t first, size_t last, const parsed
 	}
 	if (r->ranges)
 		add_range(v.detail, sizeof v.detail, pc, r);
-	return add_item(rep, LC_CLAIM, pc->line, v.ok, what, "%s", v.detail) != NULL;
+	return lesson_check_add(rep, LC_CLAIM, pc->line, v.ok, what, "%s", v.detail) != NULL;
+}
+
+/* --mutate: the item judge just added for pc, when it holds and pc reads
+ * output, becomes LC_VACUOUS if no measured value could make pc fail on
+ * the block's first output; otherwise it says where pc flips. */
+static void mutate_item(const parsed_claim *pc, const block_runs *r, lesson_check_report *rep)
+{
+	lesson_check_item *it = rep->n ? &rep->items[rep->n - 1] : NULL;
+	claim_mutation m;
+	if (!it || !it->ok || it->line != pc->line || it->kind != LC_CLAIM || pc->c.cite ||
+	    claim_mutate(&pc->c, r->outs[0], &m) != MP_OK || !m.nleaves)
+		return;
+	if (m.vacuous) {
+		it->kind = LC_VACUOUS;
+		it->ok = false;
+		rep->failed++;
+		snprintf(it->detail, sizeof it->detail, "%s", m.detail);
+		return;
+	}
+	size_t k = strlen(it->detail);
+	snprintf(it->detail + k, sizeof it->detail - k, "; %s", m.detail);
 }
 
 /* Whether some command line of block b goes through sgemm. */
@@ -583,7 +605,7 @@ static mp_status check_block(const lesson_doc *doc, size_t i, const lesson_check
                              void *ctx, lesson_check_report *rep)
 {
 	const lesson_block *b = &doc->blocks[i];
-	const lesson_block *cb = i + 1 < doc->nblocks && is_code(&doc->blocks[i + 1], "claims") ? &doc->blocks[i + 1] : NULL;
+	const lesson_block *cb = i + 1 < doc->nblocks && lesson_is_code(&doc->blocks[i + 1], "claims") ? &doc->blocks[i + 1] : NULL;
 	parsed_claim *pc;
 	size_t npc;
 	mp_status st = parse_claims(cb, rep, &pc, &npc);
@@ -610,6 +632,8 @@ static mp_status check_block(const lesson_doc *doc, size_t i, const lesson_check
 	for (size_t k = 0; st == MP_OK && k < npc; k++)
 		if (pc[k].ok && !judge(doc, first, last, &pc[k], ran ? &r : NULL, rep))
 			st = MP_ENOMEM;
+		else if (pc[k].ok && ran && o->mutate)
+			mutate_item(&pc[k], &r, rep);
 	for (size_t k = 0; outs && k < total; k++)
 		free(outs[k]);
 	free(outs);
@@ -617,105 +641,6 @@ static mp_status check_block(const lesson_doc *doc, size_t i, const lesson_check
 		claim_free(&pc[k].c);
 	free(pc);
 	return st;
-}
-
-/* --- figures in the prose that no claim backs --- */
-
-/* Whether word w (n bytes) appears in some claim quote or command of the
- * section [first, last). */
-static bool figure_bound(const lesson_doc *doc, size_t first, size_t last, const char *w, size_t n)
-{
-	char fig[64];
-	snprintf(fig, sizeof fig, "%.*s", (int)(n < 63 ? n : 63), w);
-	for (size_t k = first; k < last; k++) {
-		const lesson_block *b = &doc->blocks[k];
-		if (is_code(b, "mixprec")) {
-			/* an input typed in the command is not a figure it produces */
-			for (const char *p = b->text; (p = strstr(p, fig)) != NULL; p++)
-				if ((p == b->text || p[-1] == ' ' || p[-1] == '=' || p[-1] == ',') &&
-				    (p[n] == '\0' || p[n] == ' ' || p[n] == '\n' || p[n] == ','))
-					return true;
-		} else if (is_code(b, "claims")) {
-			for (const char *p = b->text; *p;) {
-				size_t len = strcspn(p, "\n");
-				char *l = strndup(p, len);
-				claim c;
-				char err[8];
-				if (l && claim_parse(&c, l, err, sizeof err) == MP_OK) {
-					bool hit = false;
-					for (size_t q = 0; q < c.nquotes && !hit; q++)
-						hit = strstr(c.quotes[q], fig) != NULL;
-					claim_free(&c);
-					if (hit) {
-						free(l);
-						return true;
-					}
-				}
-				free(l);
-				p += len;
-				if (*p)
-					p++;
-			}
-		}
-	}
-	return false;
-}
-
-/* The figures of one prose text: numbers with a decimal point or a per cent
- * sign (1.826, 0.017%, 31%, -3.2%), not parts of words or references
- * (arXiv:1710.03740, v1.0, 2^-8). */
-static mp_status lint_text(const lesson_doc *doc, size_t first, size_t last, const lesson_block *b, const char *t,
-                           lesson_check_report *rep)
-{
-	for (const char *p = t; *p; p++) {
-		if (!isdigit((unsigned char)*p))
-			continue;
-		if (p > t && (isalnum((unsigned char)p[-1]) || strchr(":/._^,", p[-1]))) {
-			while (isalnum((unsigned char)p[1]) || p[1] == '.' || p[1] == ',')
-				p++;
-			continue;
-		}
-		const char *q = p;
-		bool point = false;
-		while (isdigit((unsigned char)*q) || ((*q == '.' || *q == ',') && isdigit((unsigned char)q[1]))) {
-			point |= *q == '.';
-			q++;
-		}
-		if ((*q == 'e' || *q == 'E') && (isdigit((unsigned char)q[1]) || (q[1] == '-' && isdigit((unsigned char)q[2])))) {
-			q += 2;
-			while (isdigit((unsigned char)*q))
-				q++;
-		}
-		bool percent = *q == '%';
-		q += percent;
-		bool word = isalpha((unsigned char)*q);   /* 7.4a: a name, not a figure */
-		if ((point || percent) && !word && !figure_bound(doc, first, last, p, (size_t)(q - p))) {
-			char fig[64];
-			snprintf(fig, sizeof fig, "%.*s", (int)(q - p < 63 ? q - p : 63), p);
-			if (!add_item(rep, LC_UNBOUND, b->line, false, fig,
-			              "a figure in the prose that no claim quotes (bind it with a claim, or 'cite' its source)"))
-				return MP_ENOMEM;
-		}
-		p = q - 1;
-	}
-	return MP_OK;
-}
-
-static mp_status lint_section(const lesson_doc *doc, size_t first, size_t last, lesson_check_report *rep)
-{
-	for (size_t k = first; k < last; k++) {
-		const lesson_block *b = &doc->blocks[k];
-		if (b->kind != LB_PARAGRAPH && b->kind != LB_LIST_ITEM && b->kind != LB_QUOTE)
-			continue;
-		for (size_t s = 0; s < b->nspans; s++) {
-			if (b->spans[s].style & LS_CODE)
-				continue;
-			mp_status st = lint_text(doc, first, last, b, b->spans[s].text, rep);
-			if (st != MP_OK)
-				return st;
-		}
-	}
-	return MP_OK;
 }
 
 /* A claims block that follows no command may only cite sources; their
@@ -728,7 +653,7 @@ static mp_status check_loose_claims(const lesson_doc *doc, size_t i, lesson_chec
 	section_of(doc, i, &first, &last);
 	for (size_t k = 0; k < n; k++) {
 		if (st == MP_OK && pc[k].ok && !pc[k].c.cite &&
-		    !add_item(rep, LC_MALFORMED, pc[k].line, false, "claims",
+		    !lesson_check_add(rep, LC_MALFORMED, pc[k].line, false, "claims",
 		              "a claim must sit in a claims block right after its mixprec block (only 'cite' lines may stand alone)"))
 			st = MP_ENOMEM;
 		if (st == MP_OK && pc[k].ok && pc[k].c.cite && !judge(doc, first, last, &pc[k], NULL, rep))
@@ -746,15 +671,15 @@ mp_status lesson_check(const lesson_doc *doc, const lesson_check_opts *o, lesson
 	mp_status st = MP_OK;
 	for (size_t i = 0; st == MP_OK && i < doc->nblocks; i++) {
 		const lesson_block *b = &doc->blocks[i];
-		if (is_code(b, "mixprec"))
+		if (lesson_is_code(b, "mixprec"))
 			st = check_block(doc, i, o, run, ctx, rep);
-		else if (is_code(b, "claims") && !(i > 0 && is_code(&doc->blocks[i - 1], "mixprec")))
+		else if (lesson_is_code(b, "claims") && !(i > 0 && lesson_is_code(&doc->blocks[i - 1], "mixprec")))
 			st = check_loose_claims(doc, i, rep);
 	}
 	for (size_t i = 0, start = 0; st == MP_OK && i <= doc->nblocks; i++)
 		if (i == doc->nblocks || doc->blocks[i].kind == LB_HEADING) {
 			if (i > start)
-				st = lint_section(doc, start, i, rep);
+				st = lesson_bind_section(doc, start, i, rep);
 			start = i + 1;
 		}
 	return st;

@@ -29,6 +29,10 @@ typedef struct {
 	/* For lesson authors: each claim's detail also gives the range of its
 	 * left side over every run of its block (seeds x core types). */
 	bool ranges;
+	/* Each claim that reads output and holds is also checked for
+	 * vacuity on its block's first output (claim_mutate): one that holds
+	 * whatever its measured values read is reported LC_VACUOUS. */
+	bool mutate;
 } lesson_check_opts;
 
 typedef enum {
@@ -36,6 +40,8 @@ typedef enum {
 	LC_BLOCK,      /* a block that did not run cleanly (nonzero exit) */
 	LC_MALFORMED,  /* a claim or block that cannot be checked: exit 2 */
 	LC_UNBOUND,    /* a figure in the prose that no claim backs */
+	LC_RANGE,      /* a range in the prose whose claims bound it on one side only */
+	LC_VACUOUS,    /* --mutate: a claim that no measured value could make fail */
 } lesson_check_kind;
 
 typedef struct {
