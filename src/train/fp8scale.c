@@ -226,8 +226,8 @@ float *fp8_state_scratch(fp8_state *st, int h, size_t n)
 size_t fp8_state_scratch_bytes(const fp8_state *st)
 {
 	size_t n = 0;
-	/* block_scratch: cap floats and 2 cap bytes; the output gradients'
-	 * copies for the noise ratio measure the recipe and are not its memory */
+	/* block_scratch: cap floats and 2 cap bytes; the copies kept for the
+	 * noise ratios (nbuf, wbuf) measure the recipe and are not its memory */
 	for (int h = 0; h < 2; h++)
 		n += st->buf_cap[h] * sizeof(float) + st->bs[h].cap * (sizeof(float) + 2);
 	return n;
