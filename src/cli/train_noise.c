@@ -59,11 +59,14 @@ void noise_log_print(const noise_log *l, const train_policy *pols, size_t np, in
 		any |= pols[i].fp8 != FP8_SCALING_NONE;
 	if (!any || l->nomem)
 		return;
+	/* the prose names no column as a blank-separated word, so that a lesson
+	 * claim COLUMN[ROW] finds the header line (teach/claim_eval.c) */
 	printf("\nGradients over their quantization noise (below about sqrt(3) = 1.73, quantized\n"
-	       "training stops helping: arXiv:2505.19115): gnr ||G|| / ||Q(G) - G|| of the output\n"
-	       "gradients cast, wnr ||dW|| / ||dW_q - dW|| of the weight gradients (block\n"
-	       "recipes), at the first step and as the mean over the last tenth of the steps\n"
-	       "that cast; wnr_min the smallest, below the steps with wnr under sqrt(3)\n");
+	       "training stops helping: arXiv:2505.19115). gnr: ||G|| / ||Q(G) - G|| of the\n"
+	       "output gradients cast; wnr: ||dW|| / ||dW_q - dW|| of the weight gradients\n"
+	       "(block recipes); _first: at the first step; _last: the mean over the last tenth\n"
+	       "of the casting steps; _min: the smallest; below: how many had wnr < 1.73;\n"
+	       "steps: how many cast\n");
 	printf("%-*s %9s %8s %9s %8s %8s %5s %5s\n", pw, "policy", "gnr_first", "gnr_last", "wnr_first", "wnr_last",
 	       "wnr_min", "below", "steps");
 	for (size_t i = 0; i < np; i++) {
