@@ -23,13 +23,16 @@ tiny="--layers 1 --channels 16 --heads 2 --batch 2 --context 16 --eval-every 0 $
 echo "# train --csv and --tensor-stats"
 run train $tiny --steps 3 --policy fp8-delayed,fp8-current,bf16-mixed --csv "$tmp/t.csv" --tensor-stats "$tmp/s.csv"
 expect_rc "train fp8-delayed,fp8-current,bf16-mixed" 0
-[ "$(head -1 "$tmp/t.csv")" = "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,resid_lost_frac,ms,overflow_frac" ]
-check "train --csv: overflow_frac is the last column" $? "$(head -1 "$tmp/t.csv")"
-res=$(awk -F, 'NR > 1 { if (NF != 12) print "row " NR ": " NF " fields"
-	if ($2 == "bf16-mixed" && $12 != "") print "row " NR ": bf16-mixed overflow_frac " $12
-	if ($2 != "bf16-mixed" && ($12 == "" || $12 < 0 || $12 > 1)) print "row " NR ": overflow_frac " $12 }' "$tmp/t.csv")
-[ -z "$res" ] && ok "train --csv: 12 fields; overflow_frac a fraction for fp8, empty for bf16-mixed" \
-	|| bad "train --csv: 12 fields; overflow_frac a fraction for fp8, empty for bf16-mixed" "$res"
+[ "$(head -1 "$tmp/t.csv")" = "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,resid_lost_frac,ms,overflow_frac,grad_noise_ratio,wgrad_noise_ratio" ]
+check "train --csv: overflow_frac, grad_noise_ratio, wgrad_noise_ratio the last columns" $? "$(head -1 "$tmp/t.csv")"
+# the per-tensor recipes measure their casts (ratio above 1), not their
+# weight gradients
+res=$(awk -F, 'NR > 1 { if (NF != 14) print "row " NR ": " NF " fields"
+	if ($2 == "bf16-mixed" && ($12 != "" || $13 != "" || $14 != "")) print "row " NR ": bf16-mixed " $12 "," $13 "," $14
+	if ($2 != "bf16-mixed" && ($12 == "" || $12 < 0 || $12 > 1)) print "row " NR ": overflow_frac " $12
+	if ($2 != "bf16-mixed" && ($13 == "" || $13 <= 1 || $14 != "")) print "row " NR ": ratios " $13 "," $14 }' "$tmp/t.csv")
+[ -z "$res" ] && ok "train --csv: 14 fields; overflow_frac a fraction for fp8, empty for bf16-mixed" \
+	|| bad "train --csv: 14 fields; overflow_frac a fraction for fp8, empty for bf16-mixed" "$res"
 
 [ "$(head -1 "$tmp/s.csv")" = "step,policy,tensor,format,amax,scale,overflow_frac,underflow_frac" ]
 check "--tensor-stats: header" $? "$(head -1 "$tmp/s.csv")"
@@ -156,5 +159,31 @@ expect_rc "--scale-rule round" 2
 run train $tiny2 --steps 1 --policy nvfp4 --fp8-format hybrid
 expect_rc "nvfp4 --fp8-format hybrid" 2
 err_has "nvfp4 --fp8-format: fp4, not fp8" "casts to fp4-e2m1"
+
+# --bf16-from N: the steps from N on cast nothing (their casts' columns and
+# tensor rows empty), the others' do; a policy without fp8 scaling keeps
+# its name; the gradients-over-noise table lists the scaled policies
+run train $tiny2 --steps 3 --policy nvfp4,bf16-mixed --bf16-from 2 --csv "$tmp/sw.csv" --tensor-stats "$tmp/sw-t.csv"
+expect_rc "--bf16-from 2" 0
+res=$(awk -F, 'NR == 1 { if ($12 != "overflow_frac" || $13 != "grad_noise_ratio" || $14 != "wgrad_noise_ratio" || NF != 14)
+		print "header " $0; next }
+	$2 == "nvfp4+bf16-from=2" && $1 < 2 && !($13 > 1 && $14 > 1 && $12 != "") { print "cast step " $0 }
+	$2 == "nvfp4+bf16-from=2" && $1 >= 2 && ($12 != "" || $13 != "" || $14 != "") { print "bf16 step " $0 }
+	$2 == "bf16-mixed" && ($12 != "" || $13 != "" || $14 != "") { print "bf16-mixed " $0 }
+	$2 != "nvfp4+bf16-from=2" && $2 != "bf16-mixed" { print "name " $2 }' "$tmp/sw.csv")
+[ -z "$res" ] && ok "--bf16-from 2: steps 0 and 1 cast, step 2 does not; bf16-mixed untouched" \
+	|| bad "--bf16-from 2: steps 0 and 1 cast, step 2 does not; bf16-mixed untouched" "$res"
+same "--bf16-from 2: tensor rows for steps 0 and 1 only" "$(cut -d, -f1 "$tmp/sw-t.csv" | sed 1d | sort -u | tr '\n' ' ')" "0 1 "
+grep -Eq "^nvfp4\+bf16-from=2 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +0 +2$" "$tmp/out"
+check "the gradients-over-noise table: nvfp4's row, 2 steps cast" $? "$(cat "$tmp/out")"
+run train $tiny2 --steps 1 --policy bf16-mixed --bf16-from 1
+expect_rc "--bf16-from without fp8 scaling" 2
+err_has "--bf16-from without fp8 scaling: says what it applies to" "bf16-from applies to fp8 or fp4 scaling only"
+run train $tiny2 --steps 1 --policy nvfp4 --bf16-from x
+expect_rc "--bf16-from x" 2
+err_has "--bf16-from x: names the value" "bf16-from 'x' is not a whole number in 0..100000000"
+run train $tiny2 --steps 1 --policy nvfp4+bf16-from=-2
+expect_rc "--policy nvfp4+bf16-from=-2" 2
+err_has "--policy nvfp4+bf16-from=-2: names the policy" "policy 'nvfp4+bf16-from=-2': bf16-from '-2' is not a whole number"
 
 finish

@@ -170,8 +170,10 @@ expect_rc "16385 extra tensors" 2
 err_has "16385 extra tensors: says how many" "holds $((16385 + 3 * 16 + 6)) tensors, more than the 16384 a run can have"
 
 # the block recipes keep no history; nvfp4's SR bits come from the seed and
-# the step, so 2 + 2 steps are the same bytes as 4 in one go
-bopts="--layers 2 --channels 16 --heads 2 --context 16 --batch 2 --eval-every 0 --policy fp8-block,mxfp8,nvfp4"
+# the step, so 2 + 2 steps are the same bytes as 4 in one go; a switch to
+# bf16 at step 3 (--bf16-from) comes from the step too
+bopts="--layers 2 --channels 16 --heads 2 --context 16 --batch 2 --eval-every 0"
+bopts="$bopts --policy fp8-block,mxfp8,nvfp4,nvfp4+bf16-from=3,fp8-delayed+bf16-from=1"
 bopts="$bopts --data ${srcdir:-.}/data/corpus.txt"
 b=$tmp/block.safetensors
 # shellcheck disable=SC2086
@@ -185,6 +187,7 @@ run train $bopts --steps 4 --resume "$b" --csv "$tmp/b22.csv"
 expect_rc "block recipes, resumed for 2 more" 0
 rows "$tmp/b4.csv" >"$tmp/b4.rows"
 rows "$tmp/b2.csv" "$tmp/b22.csv" >"$tmp/b22.rows"
-same_rows "fp8-block, mxfp8, nvfp4: 2 + 2 steps = 4 in one go" "$tmp/b4.rows" "$tmp/b22.rows"
+same_rows "fp8-block, mxfp8, nvfp4, switched to bf16 at 3 and 1: 2 + 2 steps = 4 in one go" "$tmp/b4.rows" \
+	"$tmp/b22.rows"
 
 finish

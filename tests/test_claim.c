@@ -50,6 +50,11 @@ START_TEST(values_from_output)
 	/* a template matches across blanks and line breaks */
 	ck_assert(eval_on("text(\"at S = 1 in fp16: {}% flush\")", out1) == 0.11);
 	ck_assert(eval_on("text(\"flush to zero, {}% are\")", out1) == 30.73);
+	/* {*} skips one CSV field, empty or not: the number after the skipped ones */
+	static const char csv[] = "step,policy,a,b,c\n1,x,4.5,,0.25\n1,y,7,8,9\n";
+	ck_assert(eval_on("text(\"1,x,{*},{*},{}\")", csv) == 0.25);
+	ck_assert(eval_on("text(\"1,y,{*},{}\")", csv) == 8);
+	ck_assert(eval_on("text(\"1,y,{*},{*},{}\")", csv) == 9);
 	/* arithmetic, precedence, abs */
 	ck_assert(eval_on("GB[total] - GB[weights] * 2", out1) == 112.0);
 	ck_assert(eval_on("abs(GB[weights] - GB[total]) / 2", out1) == 63.0);

@@ -9,6 +9,8 @@
 need_mixprec
 make_tmp train-paths
 presets=fp32,bf16-mixed,bf16-resid,bf16-resid-sr,bf16-pure,bf16-pure-sr,bf16-pure-kahan,fp16-mixed,fp16-noscale,fp8-mixed,fp8-delayed,fp8-current,fp8-block,mxfp8,nvfp4
+# and the switch to bf16 after half the steps (--bf16-from)
+presets=$presets,nvfp4+bf16-from=6
 shape="--layers 2 --channels 32 --heads 2 --context 32 --batch 4 --steps 12 --eval-every 6 --resid-offset 100"
 
 paths=portable

@@ -331,7 +331,7 @@ has train trained '^ +\|.*[*+]' "the loss plot has points"
 has train exported "wrote 5 steps x 2 policies to $tmp/train.csv" "e exports and says where"
 if [ -f "$tmp/train.csv" ]; then
 	head=$(head -n 1 "$tmp/train.csv")
-	want='step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,resid_lost_frac,ms,overflow_frac'
+	want='step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,resid_lost_frac,ms,overflow_frac,grad_noise_ratio,wgrad_noise_ratio'
 	[ "$head" = "$want" ] && ok "train.csv: the train --csv header" || bad "train.csv: the train --csv header" "got $head"
 	rows=$(awk -F, 'NR > 1 && ($2 == "fp32" || $2 == "bf16-mixed") && $1 >= 0 && $1 <= 4' "$tmp/train.csv" | wc -l)
 	[ "$rows" -eq 10 ] && ok "train.csv: 2 policies x steps 0..4" || bad "train.csv: 2 policies x steps 0..4" "got $rows rows"

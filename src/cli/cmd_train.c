@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/meter.h"
 #include "cli/train_ckpt.h"
+#include "cli/train_noise.h"
 #include "cli/train_opts.h"
 #include "cli/train_resume.h"
 #include "gpu/gpu.h"
@@ -46,9 +47,13 @@ static void train_help(void)
 	       "  --steps N          optimisation steps (default 200)\n"
 	       "  --csv FILE         per-step CSV (FILE may be -): step,policy,loss,val_loss,\n"
 	       "                     grad_norm,loss_scale,skipped,underflow_frac,\n"
-	       "                     lost_update_frac,resid_lost_frac,ms,overflow_frac\n"
-	       "                     (overflow_frac: the share of the fp8-scaled tensors'\n"
-	       "                     elements saturated or NaN; empty for other policies)\n"
+	       "                     lost_update_frac,resid_lost_frac,ms,overflow_frac,\n"
+	       "                     grad_noise_ratio,wgrad_noise_ratio (overflow_frac: the\n"
+	       "                     share of the fp8-scaled tensors' elements saturated or\n"
+	       "                     NaN; grad_noise_ratio: ||G|| / ||Q(G) - G|| of the output\n"
+	       "                     gradients cast; wgrad_noise_ratio: ||dW|| / ||dW_q - dW||\n"
+	       "                     of the weight gradients, block recipes only; all empty\n"
+	       "                     for other policies and past --bf16-from)\n"
 	       "  --tensor-stats FILE   per step, policy and fp8-scaled tensor (FILE may be -):\n"
 	       "                     step,policy,tensor,format,amax,scale,overflow_frac,\n"
 	       "                     underflow_frac (tensors as h.2.mlp.c_fc.input)\n"
@@ -117,7 +122,10 @@ static void train_help(void)
 	       "  --no-rht, --no-sr, --no-2d   nvfp4 without the Hadamard transform on the\n"
 	       "                     weight-gradient GEMM, SR gradients, 16x16 weight blocks\n"
 	       "  --bf16-last N      the last N blocks' Linears left in the GEMM format (bf16\n"
-	       "                     in the presets; nvfp4: 1)\n\n"
+	       "                     in the presets; nvfp4: 1)\n"
+	       "  --bf16-from N      from step N on (steps N, N+1, ... and the evaluations\n"
+	       "                     after N steps) no Linear is cast: the recipe becomes\n"
+	       "                     bf16-mixed for the last steps (policy part bf16-from=N)\n\n"
 	       "Progress goes to stderr: on a terminal one line rewritten each step, else a\n"
 	       "line every --progress-every S seconds (default 5; 0: every step).\n"
 	       "A loss that turns inf or NaN stops the run with exit status 2 (the CSV keeps\n"
@@ -230,19 +238,25 @@ typedef struct {
 	double ms[16];
 	size_t skipped[16];
 	double over[16], under[16];   /* the fp8 / fp4 casts' overflow and underflow shares, summed */
+	size_t cast_steps[16];        /* ... over this many steps (those before --bf16-from) */
+	noise_log noise;              /* each step's gradient over its quantization noise */
 } run_totals;
 
 static void run_totals_add(run_totals *r, size_t i, const train_stats *s)
 {
 	r->ms[i] += s->ms;
 	r->skipped[i] += s->skipped;
-	r->over[i] += s->overflow_frac;
-	r->under[i] += s->cast_underflow_frac;
+	if (!isnan(s->overflow_frac)) {   /* NaN: the step cast nothing */
+		r->over[i] += s->overflow_frac;
+		r->under[i] += s->cast_underflow_frac;
+		r->cast_steps[i]++;
+	}
+	noise_log_add(&r->noise, i, s);
 }
 
 /* The casts' table, when a policy has fp8 scaling: the mean shares over
- * the run's steps. */
-static void print_casts(const train_policy *pols, size_t np, const run_totals *r, size_t done, int pw)
+ * the run's steps that cast. */
+static void print_casts(const train_policy *pols, size_t np, const run_totals *r, int pw)
 {
 	size_t scaled = 0;
 	for (size_t i = 0; i < np; i++)
@@ -252,10 +266,15 @@ static void print_casts(const train_policy *pols, size_t np, const run_totals *r
 	printf("\nfp8 and fp4 casts of the Linear layers' operands (mean share of the elements cast,\n"
 	       "over the steps): cast_over saturated or NaN, cast_under nonzero made 0\n");
 	printf("%-*s %10s %10s\n", pw, "policy", "cast_over", "cast_under");
-	for (size_t i = 0; i < np; i++)
-		if (pols[i].fp8 != FP8_SCALING_NONE)
-			printf("%-*s %10.3g %10.3g\n", pw, pols[i].name, r->over[i] / (double)done,
-			       r->under[i] / (double)done);
+	for (size_t i = 0; i < np; i++) {
+		if (pols[i].fp8 == FP8_SCALING_NONE)
+			continue;
+		double n = (double)r->cast_steps[i];
+		if (n == 0)   /* bf16 from the first step on */
+			printf("%-*s %10s %10s\n", pw, pols[i].name, "-", "-");
+		else
+			printf("%-*s %10.3g %10.3g\n", pw, pols[i].name, r->over[i] / n, r->under[i] / n);
+	}
 }
 
 static void print_summary(const train_setup *su, const train_policy *pols, size_t np, trainer *const *tr,
@@ -283,7 +302,8 @@ static void print_summary(const train_setup *su, const train_policy *pols, size_
 		       ms[i] / (double)done, skipped[i], last[i].underflow_frac, last[i].lost_update_frac,
 		       last[i].resid_lost_frac);
 	}
-	print_casts(pols, np, tot, done, pw);
+	print_casts(pols, np, tot, pw);
+	noise_log_print(&tot->noise, pols, np, pw);
 	printf("\nmemory per policy (MB = 10^6 bytes; weights, gradients and Adam state at the width of\n"
 	       "their formats; activations as allocated here):\n");
 	printf("%-*s %8s %8s %8s %8s %8s %8s\n", pw, "policy", "master", "working", "grads", "accum", "adam", "acts");
@@ -507,7 +527,7 @@ static int write_step(csv_out *csv, csv_out *stats, const trainer *t, const trai
 {
 	if (csv->fp)
 		train_csv_row(&csv->w, p->name, s);
-	if (stats->fp)
+	if (stats->fp && policy_casts_at(p, s->step))   /* a step past --bf16-from cast nothing */
 		tensor_stats_rows(&stats->w, s->step, p->name, trainer_fp8(t));
 	csv_out *o[2] = { csv, stats };
 	for (int i = 0; i < 2; i++)
@@ -611,6 +631,7 @@ int cmd_train(int argc, char **argv)
 		print_gpu_profile();
 	/* a diverged run (CLI_USAGE) keeps its CSV up to the step that diverged */
 	bool keep = rc == CLI_OK || rc == CLI_USAGE;
+	noise_log_free(&tot.noise);
 	if (!cli_out_close("train", "--csv", &csv.out, csv.fp, keep))
 		rc = CLI_ENV;
 	if (!cli_out_close("train", "--tensor-stats", &stats.out, stats.fp, keep))

@@ -116,7 +116,8 @@ static int later_part(const char *cmd, train_setup *su, int c)
 		[OPT_AMAXH - OPT_ACCBITS] = "amax-history", [OPT_AMAXALGO - OPT_ACCBITS] = "amax-algo",
 		[OPT_MARGIN - OPT_ACCBITS] = "fp8-margin", [OPT_POW2 - OPT_ACCBITS] = "scale-pow2",
 		[OPT_SRULE - OPT_ACCBITS] = "scale-rule", [OPT_BF16LAST - OPT_ACCBITS] = "bf16-last",
-		[OPT_NORHT - OPT_ACCBITS] = "rht", [OPT_NOSR - OPT_ACCBITS] = "sr", [OPT_NO2D - OPT_ACCBITS] = "2d" };
+		[OPT_NORHT - OPT_ACCBITS] = "rht", [OPT_NOSR - OPT_ACCBITS] = "sr", [OPT_NO2D - OPT_ACCBITS] = "2d",
+		[OPT_BF16FROM - OPT_ACCBITS] = "bf16-from" };
 	if (su->nchanges == sizeof su->changes / sizeof su->changes[0]) {
 		cli_error(cmd, "too many policy changes");
 		return -1;
@@ -233,6 +234,7 @@ int train_opts_common(const char *cmd, train_setup *su, int c)
 	}
 	case OPT_ACCBITS: case OPT_PROMOTE: case OPT_FP8SCALING: case OPT_FP8FMT: case OPT_AMAXH: case OPT_AMAXALGO:
 	case OPT_MARGIN: case OPT_POW2: case OPT_SRULE: case OPT_BF16LAST: case OPT_NORHT: case OPT_NOSR: case OPT_NO2D:
+	case OPT_BF16FROM:
 		return later_part(cmd, su, c);
 	default:
 		return optim_option(cmd, su, c);

@@ -35,7 +35,7 @@ enum {
 	OPT_OPTIM, OPT_SCALE, OPT_REDUCE, OPT_LR, OPT_SEED, OPT_DATA, OPT_STEPS, OPT_POLICY, OPT_CSV, OPT_HSCALE,
 	OPT_SCHED, OPT_WARMUP, OPT_LRMIN, OPT_PROGRESS, OPT_BETA1, OPT_BETA2, OPT_OF, OPT_PRESET,
 	OPT_ACCBITS, OPT_PROMOTE, OPT_FP8SCALING, OPT_FP8FMT, OPT_AMAXH, OPT_AMAXALGO, OPT_MARGIN,
-	OPT_POW2, OPT_SRULE, OPT_BF16LAST, OPT_NORHT, OPT_NOSR, OPT_NO2D, OPT_TSTATS,
+	OPT_POW2, OPT_SRULE, OPT_BF16LAST, OPT_NORHT, OPT_NOSR, OPT_NO2D, OPT_BF16FROM, OPT_TSTATS,
 	OPT_PROBE, OPT_PROBE_DRAWS,
 };
 
@@ -85,6 +85,7 @@ enum {
 	{ "no-rht", no_argument, NULL, OPT_NORHT },                          \
 	{ "no-sr", no_argument, NULL, OPT_NOSR },                            \
 	{ "no-2d", no_argument, NULL, OPT_NO2D },                            \
+	{ "bf16-from", required_argument, NULL, OPT_BF16FROM },              \
 	{ "help", no_argument, NULL, 'h' }
 
 /* A finite number into *v; false (reported) otherwise. */

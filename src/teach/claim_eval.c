@@ -105,7 +105,9 @@ static bool table_cell(const char *out, const char *row, const char *col, const 
 }
 
 /* Matches template t at s: blanks in t match one or more blanks or newlines,
- * {} a number. Returns the number's text via *ns, *nn. */
+ * {} a number, {*} any one field (a run, possibly empty, of characters other
+ * than blanks and commas: a CSV cell skipped). Returns the number's text via
+ * *ns, *nn. */
 static bool match_at(const char *s, const char *t, const char **ns, size_t *nn)
 {
 	while (*t) {
@@ -116,6 +118,12 @@ static bool match_at(const char *s, const char *t, const char **ns, size_t *nn)
 				t++;
 			while (isspace((unsigned char)*s))
 				s++;
+			continue;
+		}
+		if (t[0] == '{' && t[1] == '*' && t[2] == '}') {
+			while (*s && *s != ',' && !isspace((unsigned char)*s))
+				s++;
+			t += 3;
 			continue;
 		}
 		if (t[0] == '{' && t[1] == '}') {

@@ -57,13 +57,15 @@ static void working_weights(cpu_trainer *t, size_t lo, size_t hi)
 static gpt_numerics numerics_of(const cpu_trainer *t, int h)
 {
 	const train_policy *p = t->pol;
+	/* past bf16-from the Linears are the GEMM format's, as bf16-mixed's */
+	fp8_state *fp8 = policy_casts_at(p, (size_t)t->step) ? t->fp8 : NULL;
 	/* each half draws its own SR stream */
 	return (gpt_numerics){ .gemm_lowp = p->gemm_lowp, .gemm_fmt = p->gemm_fmt, .gemm_weights = t->wq,
 	                       .accum_bits = p->accum_bits, .promote_every = p->promote_every,
 	                       .reduce_lowp = p->reduce_lowp, .reduce_fmt = p->reduce_fmt, .resid_lowp = p->resid_lowp,
 	                       .resid_fmt = p->resid_fmt, .resid_mode = p->resid_mode,
 	                       .seed = t->cfg->seed ^ 0x5eedull ^ ((uint64_t)h << 40), .step = t->step,
-	                       .fp8 = t->fp8, .fp8_half = h, .resid_offset = t->cfg->resid_offset,
+	                       .fp8 = fp8, .fp8_half = h, .resid_offset = t->cfg->resid_offset,
 	                       .resid_offset_channels = t->cfg->resid_offset_channels, .douts = t->douts[h] };
 }
 
@@ -146,8 +148,9 @@ static mp_status cpu_backward(void *state, float loss_scale)
 {
 	cpu_trainer *t = state;
 	mp_status st = halves(t, HALF_BACKWARD, loss_scale);
-	/* the step's amaxes enter the histories after the step used the scales */
-	if (st == MP_OK && t->fp8)
+	/* the step's amaxes enter the histories after the step used the scales
+	 * (a step past bf16-from cast nothing: the last statistics stay) */
+	if (st == MP_OK && t->fp8 && policy_casts_at(t->pol, (size_t)t->step))
 		fp8_state_step_end(t->fp8);
 	return st;
 }

@@ -7,6 +7,7 @@
 #include "fmt/bulk.h"
 #include "train/blockcast.h"
 #include "train/fp8scale.h"
+#include "train/gradnoise.h"
 
 /* --- the rules --- */
 
@@ -95,6 +96,8 @@ typedef struct {
 	float amax;                 /* max over the casts recorded */
 	float scale;                /* the scale of the last recorded cast */
 	size_t overflow, underflow, n;
+	grad_noise noise;           /* output gradients: their casts' norm and noise */
+	grad_noise wnoise;          /* weights: their gradients' norm and noise */
 } slot;
 
 struct fp8_state {
@@ -106,6 +109,10 @@ struct fp8_state {
 	block_scratch bs[2];        /* block_cast's, per half */
 	float *buf[2];              /* fp8_state_scratch's, per half */
 	size_t buf_cap[2];
+	float *nbuf[2];             /* an output gradient as it was before its cast, per half */
+	size_t nbuf_cap[2];
+	float *wbuf[2];             /* a weight gradient before its product, per half */
+	size_t wbuf_cap[2];
 	float *hist;                /* (count, H) newest first */
 	float *scale;               /* (count) delayed: the next step's scales */
 	slot *rec[2];               /* (count) what each half recorded this step */
@@ -113,6 +120,8 @@ struct fp8_state {
 	char (*names)[48];          /* (count) */
 	size_t step_over, step_n;   /* the last step's saturated or NaN elements, of all cast */
 	size_t step_under;          /* ... and its nonzero elements that became 0 */
+	grad_noise step_noise;      /* ... and its output gradients' norm and noise */
+	grad_noise step_wnoise;     /* ... and its weight gradients' */
 };
 
 static const char *const linear_names[FP8_LINEARS] = { "attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj" };
@@ -132,6 +141,8 @@ void fp8_state_free(fp8_state *st)
 	for (int h = 0; h < 2; h++) {
 		block_scratch_free(&st->bs[h]);
 		free(st->buf[h]);
+		free(st->nbuf[h]);
+		free(st->wbuf[h]);
 	}
 	free(st);
 }
@@ -215,9 +226,33 @@ float *fp8_state_scratch(fp8_state *st, int h, size_t n)
 size_t fp8_state_scratch_bytes(const fp8_state *st)
 {
 	size_t n = 0;
-	for (int h = 0; h < 2; h++)   /* block_scratch: cap floats and 2 cap bytes */
+	/* block_scratch: cap floats and 2 cap bytes; the copies kept for the
+	 * noise ratios (nbuf, wbuf) measure the recipe and are not its memory */
+	for (int h = 0; h < 2; h++)
 		n += st->buf_cap[h] * sizeof(float) + st->bs[h].cap * (sizeof(float) + 2);
 	return n;
+}
+
+/* x (n) kept for grad_noise_add when tensor i is an output gradient whose
+ * cast is recorded: half h's copy, or NULL (nothing to keep, or no memory:
+ * MP_ENOMEM in *rc). */
+static const float *noise_keep(fp8_state *st, int h, size_t i, bool record, const float *x, size_t n,
+                               mp_status *rc)
+{
+	*rc = MP_OK;
+	if (!record || i % FP8_ROLES != FP8_GRAD_OUTPUT)
+		return NULL;
+	if (n > st->nbuf_cap[h]) {
+		float *b = realloc(st->nbuf[h], n * sizeof *b);
+		if (!b) {
+			*rc = MP_ENOMEM;
+			return NULL;
+		}
+		st->nbuf[h] = b;
+		st->nbuf_cap[h] = n;
+	}
+	memcpy(st->nbuf[h], x, n * sizeof *x);
+	return st->nbuf[h];
 }
 
 /* What a block recipe casts tensor i with, contracted along `along`. */
@@ -249,7 +284,11 @@ mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8
 		block_rht16_rows(x, rows, cols, QUANT_RHT_SIGNS);
 	block_cast_cfg c = block_cfg(st, i, along, seed);
 	block_cast_stat bs;
-	mp_status rc = block_cast(x, rows, cols, &c, &st->bs[h], &bs);
+	mp_status rc;
+	const float *before = noise_keep(st, h, i, record, x, rows * cols, &rc);
+	if (rc != MP_OK)
+		return rc;
+	rc = block_cast(x, rows, cols, &c, &st->bs[h], &bs);
 	/* a 2D weight's cast down its columns is its cast along the rows again
 	 * (the same blocks, the same bits): counted once */
 	if (c.br == c.bc && c.br > 1 && along == FP8_ALONG_COLS)
@@ -269,6 +308,8 @@ mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8
 	r->overflow += bs.overflow;
 	r->underflow += bs.underflow;
 	r->n += bs.n;
+	if (before)
+		grad_noise_add(&r->noise, before, x, rows * cols);
 	return MP_OK;
 }
 
@@ -278,7 +319,12 @@ void fp8_state_cast(fp8_state *st, int h, size_t i, bool record, float *x, size_
 	float scale = st->scaling == FP8_SCALING_DELAYED ? st->scale[i]
 	              : fp8_current_scale((float)fmt_max(fmt_get(f)), fp8_amax(x, n));
 	fp8_cast_stat cs;
+	mp_status rc;
+	/* no memory for the copy: the cast goes on, its noise not counted */
+	const float *before = noise_keep(st, h, i, record, x, n, &rc);
 	fp8_cast(x, n, f, scale, &cs);
+	if (before)
+		grad_noise_add(&st->rec[h][i].noise, before, x, n);
 	if (!record)
 		return;
 	slot *r = &st->rec[h][i];
@@ -298,6 +344,7 @@ void fp8_state_begin(fp8_state *st)
 void fp8_state_step_end(fp8_state *st)
 {
 	st->step_over = st->step_under = st->step_n = 0;
+	st->step_noise = st->step_wnoise = (grad_noise){ 0 };
 	for (size_t i = 0; i < st->count; i++) {
 		const slot *a = &st->rec[0][i], *b = &st->rec[1][i];
 		float amax = isnan(a->amax) || isnan(b->amax) ? NAN : fmaxf(a->amax, b->amax);
@@ -312,6 +359,10 @@ void fp8_state_step_end(fp8_state *st)
 		st->step_over += a->overflow + b->overflow;
 		st->step_under += a->underflow + b->underflow;
 		st->step_n += n;
+		grad_noise_merge(&st->step_noise, &a->noise);
+		grad_noise_merge(&st->step_noise, &b->noise);
+		grad_noise_merge(&st->step_wnoise, &a->wnoise);
+		grad_noise_merge(&st->step_wnoise, &b->wnoise);
 		if (st->scaling == FP8_SCALING_DELAYED && n) {
 			float *h = st->hist + i * st->H;
 			fp8_history_push(h, st->H, amax);
@@ -336,6 +387,33 @@ double fp8_state_overflow_frac(const fp8_state *st)
 double fp8_state_underflow_frac(const fp8_state *st)
 {
 	return st->step_n ? (double)st->step_under / (double)st->step_n : 0;
+}
+
+double fp8_state_grad_noise_ratio(const fp8_state *st)
+{
+	return grad_noise_ratio(&st->step_noise);
+}
+
+float *fp8_state_wgrad_scratch(fp8_state *st, int h, size_t n)
+{
+	if (n > st->wbuf_cap[h]) {
+		float *b = realloc(st->wbuf[h], n * sizeof *b);
+		if (!b)
+			return NULL;
+		st->wbuf[h] = b;
+		st->wbuf_cap[h] = n;
+	}
+	return st->wbuf[h];
+}
+
+void fp8_state_add_wgrad_noise(fp8_state *st, int h, size_t i, const grad_noise *g)
+{
+	grad_noise_merge(&st->rec[h][i].wnoise, g);
+}
+
+double fp8_state_wgrad_noise_ratio(const fp8_state *st)
+{
+	return grad_noise_ratio(&st->step_wnoise);
 }
 
 size_t fp8_state_history_len(const fp8_state *st)

@@ -48,6 +48,7 @@
 #include "fmt/format.h"
 #include "quant/quant_rule.h"
 #include "train/fp8scale_kind.h"
+#include "train/gradnoise.h"
 #include "util/status.h"
 
 /* --- the rules, on numbers --- */
@@ -177,6 +178,20 @@ double fp8_state_overflow_frac(const fp8_state *st);
 /* Nonzero elements that became 0, over every element cast in the last step
  * (the per-tensor underflow_frac, weighted by each tensor's element count). */
 double fp8_state_underflow_frac(const fp8_state *st);
+
+/* The last step's output gradients over their quantization noise,
+ * ||G|| / ||Q(G) - G|| over every cast of an output gradient the step made
+ * (train/gradnoise.h); NaN when it cast none. */
+double fp8_state_grad_noise_ratio(const fp8_state *st);
+
+/* The weight gradients' side (block recipes): a buffer of n floats for
+ * half h (a weight gradient kept before its product), NULL when out of
+ * memory; g added to weight tensor i's record; and the last step's
+ * ||dW|| / ||dW_q - dW|| over every weight-gradient product it measured
+ * (NaN: none). */
+float *fp8_state_wgrad_scratch(fp8_state *st, int h, size_t n);
+void fp8_state_add_wgrad_noise(fp8_state *st, int h, size_t i, const grad_noise *g);
+double fp8_state_wgrad_noise_ratio(const fp8_state *st);
 
 /* The running state (for a checkpoint): the (count, H) histories, the
  * newest first in each row, and the count scales. */

@@ -415,7 +415,17 @@ static mp_status gemm_backward_blocked(gpt_model *m, const gpt_numerics *nx, flo
 		if (xq == NULL)
 			return MP_ENOMEM;
 		TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_COLS, xq, BT, C));
+		/* the product's noise against the fp32 one of dout and inp, in q_w
+		 * (free once the input gradient is made) */
+		float *before = fp8_state_wgrad_scratch(nx->fp8, nx->fp8_half, OC * C);
+		if (before == NULL)
+			return MP_ENOMEM;
+		memcpy(before, dweight, OC * C * sizeof *before);
 		TRY(gemm_products(nx, NULL, dweight, a->q_act, xq, NULL, BT, C, OC));
+		grad_noise g = { 0 };
+		grad_noise_wgrad(&g, before, dweight, a->q_w, dout, inp, BT, C, OC);
+		fp8_state_add_wgrad_noise(nx->fp8, nx->fp8_half, fp8_tensor_index(lin / FP8_LINEARS, lin % FP8_LINEARS,
+		                                                                   FP8_WEIGHT), &g);
 	}
 	return MP_OK;
 }

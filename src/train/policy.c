@@ -326,14 +326,16 @@ static bool switch_part(const char *key, const char *value, bool *b, char *err, 
 	return true;
 }
 
-/* The block recipes' parts: scale-pow2, scale-rule, rht, sr, 2d, bf16-last.
+/* The block recipes' parts: scale-pow2, scale-rule, rht, sr, 2d, bf16-last,
+ * bf16-from.
  * MP_EUNSUPPORTED (err says why) when p's recipe has no such part. */
 static mp_status block_part(train_policy *p, const char *key, const char *value, char *err, size_t errlen)
 {
 	long v;
 	fp8_scaling want = !strcmp(key, "scale-pow2") ? FP8_SCALING_BLOCK
 	                   : !strcmp(key, "scale-rule") ? FP8_SCALING_MX
-	                   : !strcmp(key, "bf16-last") ? FP8_SCALING_COUNT : FP8_SCALING_NVFP4;
+	                   : !strcmp(key, "bf16-last") || !strcmp(key, "bf16-from") ? FP8_SCALING_COUNT
+	                   : FP8_SCALING_NVFP4;
 	if (want == FP8_SCALING_COUNT ? p->fp8 == FP8_SCALING_NONE : p->fp8 != want) {
 		snprintf(err, errlen, "%s applies to %s scaling only, and policy %s has %s", key,
 		         want == FP8_SCALING_COUNT ? "fp8 or fp4" : scaling_names[want], p->name, scaling_names[p->fp8]);
@@ -343,6 +345,13 @@ static mp_status block_part(train_policy *p, const char *key, const char *value,
 		if (!int_part(key, value, 0, 64, &v, err, errlen))
 			return MP_EINVAL;
 		p->bf16_last = (size_t)v;
+		return MP_OK;
+	}
+	if (!strcmp(key, "bf16-from")) {
+		if (!int_part(key, value, 0, POLICY_STEP_MAX, &v, err, errlen))
+			return MP_EINVAL;
+		p->bf16_switch = true;
+		p->bf16_from = (size_t)v;
 		return MP_OK;
 	}
 	if (!strcmp(key, "scale-rule")) {
@@ -498,7 +507,8 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 		if (st != MP_OK)
 			return st;
 	} else if (!strcmp(key, "scale-pow2") || !strcmp(key, "scale-rule") || !strcmp(key, "rht") ||
-	           !strcmp(key, "sr") || !strcmp(key, "2d") || !strcmp(key, "bf16-last")) {
+	           !strcmp(key, "sr") || !strcmp(key, "2d") || !strcmp(key, "bf16-last") ||
+	           !strcmp(key, "bf16-from")) {
 		mp_status st = block_part(p, key, value, err, errlen);
 		if (st != MP_OK)
 			return st;
@@ -514,12 +524,15 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 /* ", linears ..." for a policy with fp8 scaling, else "". */
 static void describe_fp8(const train_policy *p, char *buf, size_t n)
 {
-	char last[48] = "";
+	char last[96] = "";
 	const char *g = fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name;
+	size_t len = 0;
 	if (p->fp8 != FP8_SCALING_NONE && p->bf16_last == 1)
-		snprintf(last, sizeof last, ", the last block in %s", g);
+		len = (size_t)snprintf(last, sizeof last, ", the last block in %s", g);
 	else if (p->fp8 != FP8_SCALING_NONE && p->bf16_last)
-		snprintf(last, sizeof last, ", the last %zu blocks in %s", p->bf16_last, g);
+		len = (size_t)snprintf(last, sizeof last, ", the last %zu blocks in %s", p->bf16_last, g);
+	if (p->fp8 != FP8_SCALING_NONE && p->bf16_switch)
+		snprintf(last + len, sizeof last - len, ", every block in %s from step %zu", g, p->bf16_from);
 	const char *f = fmt_get(p->fp8_fwd)->name, *b = fmt_get(p->fp8_bwd)->name;
 	switch (p->fp8) {
 	case FP8_SCALING_NONE:
@@ -567,7 +580,7 @@ void policy_describe(const train_policy *p, char *buf, size_t n)
 	if (policy_accum_emulated(p))
 		snprintf(accum, sizeof accum, " (%d-bit accumulator%s)", p->accum_bits ? p->accum_bits : ACCUM_BITS_FP32,
 		         every);
-	char fp8[200] = "";
+	char fp8[256] = "";
 	describe_fp8(p, fp8, sizeof fp8);
 	snprintf(buf, n, "gemm %s%s%s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s%s%s, %s",
 	         fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name, accum, fp8,

@@ -59,6 +59,8 @@ typedef struct {
 	bool nvfp4_sr;             /* nvfp4: output gradients rounded stochastically */
 	bool nvfp4_2d;             /* nvfp4: 16x16 weight blocks (else 1x16, as the others) */
 	size_t bf16_last;          /* any fp8 scaling: the last N blocks' Linears left in gemm_fmt */
+	bool bf16_switch;          /* any fp8 scaling: from step bf16_from on (its evaluations too), no */
+	size_t bf16_from;          /* Linear is cast: the rest is the bf16-mixed recipe (bf16-from=N) */
 } train_policy;
 
 /* The presets (policy.c's table): fp32, bf16-mixed, bf16-resid,
@@ -89,10 +91,14 @@ mp_status policy_parse(const char *spec, train_policy *p, char *err, size_t errl
  * and parts with it), fp8-format=hybrid|e4m3, amax-history=H (1..1024),
  * amax-algo=max|most_recent, fp8-margin=M (-32..32), scale-pow2=on|off,
  * scale-rule=ceil|ocp, rht=on|off, sr=on|off, 2d=on|off, bf16-last=N
- * (0..GPT_MAX_LAYERS; checked against the model's layers when it is made).
+ * (0..GPT_MAX_LAYERS; checked against the model's layers when it is made),
+ * bf16-from=N (0..POLICY_STEP_MAX: the steps numbered N and later).
  * The name gets "+key=value" appended. On error returns MP_EINVAL and writes
  * what is wrong into err. */
 mp_status policy_set(train_policy *p, const char *key, const char *value, char *err, size_t errlen);
+
+/* The largest step bf16-from names (train --steps' own limit). */
+enum { POLICY_STEP_MAX = 100000000 };
 
 /* A one-line description ("gemm bf16, residual fp32, weights fp32 master, ..."). */
 void policy_describe(const train_policy *p, char *buf, size_t n);
@@ -102,6 +108,14 @@ void policy_describe(const train_policy *p, char *buf, size_t n);
 static inline bool policy_accum_emulated(const train_policy *p)
 {
 	return p->accum_bits != 0 || p->promote_every != 0;
+}
+
+/* Whether p casts Linears to fp8 or fp4 at step `step` (the step's
+ * passes, and an evaluation after `step` steps): it has fp8 scaling and
+ * bf16-from has not switched it to bf16 yet. */
+static inline bool policy_casts_at(const train_policy *p, size_t step)
+{
+	return p->fp8 != FP8_SCALING_NONE && !(p->bf16_switch && step >= p->bf16_from);
 }
 
 /* Whether only the CPU trainer runs p (an emulated accumulator, per-tensor

@@ -155,9 +155,12 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	s->resid_lost_frac = ee == 0 ? 0 : 1 - se / ee;
 	s->underflow_frac = nonzero ? (double)flushed / (double)nonzero : 0;
 	s->grad_norm = sqrt(norm2);
-	const fp8_state *fs = trainer_fp8(t);
+	/* a step past bf16-from cast nothing */
+	const fp8_state *fs = policy_casts_at(&t->pol, s->step) ? trainer_fp8(t) : NULL;
 	s->overflow_frac = fs ? fp8_state_overflow_frac(fs) : NAN;
 	s->cast_underflow_frac = fs ? fp8_state_underflow_frac(fs) : NAN;
+	s->grad_noise_ratio = fs ? fp8_state_grad_noise_ratio(fs) : NAN;
+	s->wgrad_noise_ratio = fs ? fp8_state_wgrad_noise_ratio(fs) : NAN;
 	bool apply = scaler_update(&t->scaler, found_inf || !isfinite(norm2));
 	s->skipped = !apply;
 	t->step++;

@@ -64,8 +64,13 @@ typedef struct {
 	double resid_lost_frac;
 	double ms;
 	double overflow_frac;      /* elements the fp8 / fp4 casts saturated or made NaN; NaN for a
-	                            * policy without fp8 scaling */
+	                            * policy without fp8 scaling and on a step past its bf16-from */
 	double cast_underflow_frac; /* nonzero elements those casts made 0; NaN likewise */
+	double grad_noise_ratio;   /* the output gradients cast over their quantization noise,
+	                            * ||G|| / ||Q(G) - G|| (train/gradnoise.h); NaN likewise */
+	double wgrad_noise_ratio;  /* the cast Linears' weight gradients over their quantization
+	                            * noise, ||dW|| / ||dW_q - dW||; NaN likewise and for the
+	                            * per-tensor recipes */
 } train_stats;
 
 /* Bytes each class of state takes under the policy (element width of its

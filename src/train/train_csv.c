@@ -5,7 +5,8 @@
 void train_csv_header(csvw *w)
 {
 	csvw_header(w, "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,"
-	               "lost_update_frac,resid_lost_frac,ms,overflow_frac");
+	               "lost_update_frac,resid_lost_frac,ms,overflow_frac,grad_noise_ratio,"
+	               "wgrad_noise_ratio");
 }
 
 void train_csv_row(csvw *w, const char *policy, const train_stats *s)
@@ -28,6 +29,14 @@ void train_csv_row(csvw *w, const char *policy, const train_stats *s)
 		csvw_field(w, "");
 	else
 		csvw_fieldf(w, "%.6g", s->overflow_frac);
+	if (isnan(s->grad_noise_ratio))
+		csvw_field(w, "");
+	else
+		csvw_fieldf(w, "%.6g", s->grad_noise_ratio);
+	if (isnan(s->wgrad_noise_ratio))
+		csvw_field(w, "");
+	else
+		csvw_fieldf(w, "%.6g", s->wgrad_noise_ratio);
 	csvw_end_row(w);
 }
 

@@ -8,14 +8,17 @@
 #include "util/csvout.h"
 
 /* The header row: step,policy,loss,val_loss,grad_norm,loss_scale,skipped,
- * underflow_frac,lost_update_frac,resid_lost_frac,ms,overflow_frac
- * (overflow_frac last, so that every older column keeps its place). */
+ * underflow_frac,lost_update_frac,resid_lost_frac,ms,overflow_frac,
+ * grad_noise_ratio,wgrad_noise_ratio (each newer column appended, so that every older column
+ * keeps its place). */
 void train_csv_header(csvw *w);
 
 /* One row of s under policy's name: losses with 6 decimals (val_loss empty
  * on a step without an evaluation), the fractions, norm and scale with 6
- * significant digits, skipped as 0 or 1, ms with 3 decimals, overflow_frac
- * empty for a policy without per-tensor fp8 scaling. */
+ * significant digits, skipped as 0 or 1, ms with 3 decimals, overflow_frac,
+ * grad_noise_ratio and wgrad_noise_ratio (6 significant digits) empty on a
+ * step that cast nothing (a policy without fp8 scaling, or past its
+ * bf16-from), wgrad_noise_ratio also under per-tensor scaling. */
 void train_csv_row(csvw *w, const char *policy, const train_stats *s);
 
 /* The train --tensor-stats contract: step,policy,tensor,format,amax,scale,

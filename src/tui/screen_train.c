@@ -32,7 +32,7 @@ void openblas_set_num_threads(int num_threads);
 	X(TR_START, "s", "start training the chosen policies (restarts)", 's')                  \
 	X(TR_PAUSE, "p", "pause / resume", 'p')                                                 \
 	X(TR_STOP, "x", "stop", 'x')                                                            \
-	X(TR_METRIC, "m Tab", "plot: loss, resid_lost_frac, lost_update_frac", 'm', '\t')       \
+	X(TR_METRIC, "m Tab", "plot: loss, resid_lost_frac, lost_update_frac, grad_noise_ratio", 'm', '\t') \
 	X(TR_PANELS, "l", "plot: one panel per policy side by side, or all in one", 'l')          \
 	X(TR_FP8, "v", "fp8 view: scales, overflow and underflow per policy", 'v')                 \
 	X(TR_SHAPE, "z", "model: tiny (seconds), or the default or the lesson's options", 'z')   \
@@ -45,8 +45,10 @@ void openblas_set_num_threads(int num_threads);
 	X(TR_SAMPLE, "t", "Sample: text from each run's model as it is now", 't')
 TUI_KEYMAP(train, TRAIN_KEYS);
 
-enum { MAXPOL = 16, METRIC_COUNT = 3, MAX_STEPS = 100000 };
-static const char *const metric_names[METRIC_COUNT] = { "loss", "resid_lost_frac", "lost_update_frac" };
+enum { MAXPOL = 16, METRIC_COUNT = 4, MAX_STEPS = 100000 };
+/* grad_noise_ratio: a policy that casts no gradient (NaN) draws no points */
+static const char *const metric_names[METRIC_COUNT] = { "loss", "resid_lost_frac", "lost_update_frac",
+	                                                "grad_noise_ratio" };
 
 typedef struct {
 	/* shared with the worker, under work.mu; work.cv wakes a paused worker */
@@ -494,7 +496,7 @@ static bool train_busy(tui_screen *s)
 
 static double metric_of(const train_stats *st, int m)
 {
-	return m == 0 ? st->loss : m == 1 ? st->resid_lost_frac : st->lost_update_frac;
+	return m == 0 ? st->loss : m == 1 ? st->resid_lost_frac : m == 2 ? st->lost_update_frac : st->grad_noise_ratio;
 }
 
 static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
