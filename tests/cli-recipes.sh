@@ -21,7 +21,7 @@ data="--data ${srcdir:-.}/data/corpus.txt"
 tiny="--layers 1 --channels 16 --heads 2 --batch 2 --context 16 --eval-every 0 $data"
 
 echo "# train --csv and --tensor-stats"
-run train $tiny --steps 3 --policy fp8-delayed,fp8-current,bf16-mixed --csv "$tmp/t.csv" --tensor-stats "$tmp/s.csv"
+run train $tiny --steps 3 --policy fp8-delayed,fp8-current,bf16-mixed --grad-noise --csv "$tmp/t.csv" --tensor-stats "$tmp/s.csv"
 expect_rc "train fp8-delayed,fp8-current,bf16-mixed" 0
 [ "$(head -1 "$tmp/t.csv")" = "step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,resid_lost_frac,ms,overflow_frac,grad_noise_ratio,wgrad_noise_ratio" ]
 check "train --csv: overflow_frac, grad_noise_ratio, wgrad_noise_ratio the last columns" $? "$(head -1 "$tmp/t.csv")"
@@ -163,7 +163,7 @@ err_has "nvfp4 --fp8-format: fp4, not fp8" "casts to fp4-e2m1"
 # --bf16-from N: the steps from N on cast nothing (their casts' columns and
 # tensor rows empty), the others' do; a policy without fp8 scaling keeps
 # its name; the gradients-over-noise table lists the scaled policies
-run train $tiny2 --steps 3 --policy nvfp4,bf16-mixed --bf16-from 2 --csv "$tmp/sw.csv" --tensor-stats "$tmp/sw-t.csv"
+run train $tiny2 --steps 3 --policy nvfp4,bf16-mixed --bf16-from 2 --grad-noise --csv "$tmp/sw.csv" --tensor-stats "$tmp/sw-t.csv"
 expect_rc "--bf16-from 2" 0
 res=$(awk -F, 'NR == 1 { if ($12 != "overflow_frac" || $13 != "grad_noise_ratio" || $14 != "wgrad_noise_ratio" || NF != 14)
 		print "header " $0; next }
@@ -179,6 +179,14 @@ check "the gradients-over-noise table: nvfp4's row, 2 steps cast" $? "$(cat "$tm
 run train $tiny2 --steps 1 --policy bf16-mixed --bf16-from 1
 expect_rc "--bf16-from without fp8 scaling" 2
 err_has "--bf16-from without fp8 scaling: says what it applies to" "bf16-from applies to fp8 or fp4 scaling only"
+# without --grad-noise nothing is measured: the two ratios empty, no table
+run train $tiny2 --steps 2 --policy nvfp4 --csv "$tmp/nn.csv"
+expect_rc "nvfp4 without --grad-noise" 0
+res=$(awk -F, 'NR > 1 && ($13 != "" || $14 != "") { print }' "$tmp/nn.csv")
+[ -z "$res" ] && ok "without --grad-noise: grad_noise_ratio and wgrad_noise_ratio empty" \
+	|| bad "without --grad-noise: grad_noise_ratio and wgrad_noise_ratio empty" "$res"
+! grep -q "gnr_first" "$tmp/out"
+check "without --grad-noise: no gradients-over-noise table" $? "$(cat "$tmp/out")"
 run train $tiny2 --steps 1 --policy nvfp4 --bf16-from x
 expect_rc "--bf16-from x" 2
 err_has "--bf16-from x: names the value" "bf16-from 'x' is not a whole number in 0..100000000"

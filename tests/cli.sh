@@ -787,13 +787,13 @@ tiny="--layers 1 --channels 16 --heads 2 --batch 2 --context 16"
 run train $tiny --steps 3 --eval-every 2 --policy fp32,bf16-resid --csv -
 expect_rc "train --csv -" 0
 out_line "train --csv: header" \
-	"step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,resid_lost_frac,ms,overflow_frac"
+	"step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,resid_lost_frac,ms,overflow_frac,grad_noise_ratio,wgrad_noise_ratio"
 out_lines "train: 3 steps x 2 policies" 7
-res=$(awk -F, 'NR > 1 { if (NF != 12) print "row " NR ": " NF " fields"
+res=$(awk -F, 'NR > 1 { if (NF != 14) print "row " NR ": " NF " fields"
 	if (($1 == 1) != ($4 != "")) print "row " NR ": val_loss \"" $4 "\" at step " $1
 	if ($3 <= 0 || $3 > 10) print "row " NR ": loss " $3 }' "$tmp/out")
-[ -z "$res" ] && ok "train --csv: 12 fields, val_loss only after step 2, sane losses" \
-	|| bad "train --csv: 12 fields, val_loss only after step 2, sane losses" "$res"
+[ -z "$res" ] && ok "train --csv: 14 fields, val_loss only after step 2, sane losses" \
+	|| bad "train --csv: 14 fields, val_loss only after step 2, sane losses" "$res"
 # the same seed gives the same first loss for both policies (same weights, same batch)
 l0=$(awk -F, '$1 == 0 && $2 == "fp32" { print $3 }' "$tmp/out")
 l1=$(awk -F, '$1 == 0 && $2 == "bf16-resid" { print $3 }' "$tmp/out")

@@ -72,4 +72,23 @@ static inline void solve_with(const ex_exercise *ex, const char *param, const ch
 	solve_with2(ex, param, value, NULL, NULL, sol);
 }
 
+/* The expected value of field in sol; a field the exercise lacks fails the test. */
+static inline const ex_value *expect(const ex_exercise *ex, const ex_solution *sol, const char *field)
+{
+	int i = ex_field_index(ex, field);
+	ck_assert_msg(i >= 0, "%s has no field %s", ex->id, field);
+	return &sol->expect[i];
+}
+
+/* The feedback for answer on field; the test fails unless it is wrong and names want. */
+static inline void wrong_names(const ex_exercise *ex, const ex_solution *sol, const char *field, const char *answer,
+                               const char *want)
+{
+	char fb[512];
+	int i = ex_field_index(ex, field);
+	ck_assert(i >= 0);
+	ck_assert_int_eq(ex_check(ex, sol, (size_t)i, answer, fb, sizeof fb), EX_WRONG);
+	ck_assert_msg(strstr(fb, want) != NULL, "%s %s=%s: '%s' lacks '%s'", ex->id, field, answer, fb, want);
+}
+
 #endif

@@ -22,13 +22,6 @@
 #include "util/csvread.h"
 #include "util/file.h"
 
-static const ex_value *expect(const ex_exercise *ex, const ex_solution *sol, const char *field)
-{
-	int i = ex_field_index(ex, field);
-	ck_assert_msg(i >= 0, "%s has no field %s", ex->id, field);
-	return &sol->expect[i];
-}
-
 static double num(const ex_exercise *ex, const ex_solution *sol, const char *field)
 {
 	const ex_value *e = expect(ex, sol, field);

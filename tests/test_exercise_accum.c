@@ -44,13 +44,6 @@ static double oracle(uint64_t K, int N, double p, uint64_t *exact_steps)
 	return ldexp((double)acc, -24);
 }
 
-static const ex_value *expect(const ex_exercise *ex, const ex_solution *sol, const char *field)
-{
-	int i = ex_field_index(ex, field);
-	ck_assert_msg(i >= 0, "%s has no field %s", ex->id, field);
-	return &sol->expect[i];
-}
-
 static const ex_param *param(const ex_exercise *ex, const char *name)
 {
 	for (size_t i = 0; i < ex->nparams; i++)

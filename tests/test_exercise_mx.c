@@ -32,29 +32,11 @@ static void solve(const ex_exercise *ex, const ex_variant *v, ex_solution *sol)
 	ck_assert_msg(ex_solve(ex, v, sol, err, sizeof err) == MP_OK, "%s: %s", ex->id, err);
 }
 
-static const ex_value *expect(const ex_exercise *ex, const ex_solution *sol, const char *field)
-{
-	int i = ex_field_index(ex, field);
-	ck_assert_msg(i >= 0, "%s has no field %s", ex->id, field);
-	return &sol->expect[i];
-}
-
 static const char *param(const ex_exercise *ex, const ex_variant *v, const char *name)
 {
 	const char *t = ex_variant_get(ex, v, name);
 	ck_assert_msg(t != NULL, "%s has no parameter %s", ex->id, name);
 	return t;
-}
-
-/* The feedback for answer on field; ck fails unless it is wrong and names want. */
-static void wrong_names(const ex_exercise *ex, const ex_solution *sol, const char *field, const char *answer,
-                        const char *want)
-{
-	char fb[512];
-	int i = ex_field_index(ex, field);
-	ck_assert(i >= 0);
-	ck_assert_int_eq(ex_check(ex, sol, (size_t)i, answer, fb, sizeof fb), EX_WRONG);
-	ck_assert_msg(strstr(fb, want) != NULL, "%s %s=%s: '%s' lacks '%s'", ex->id, field, answer, fb, want);
 }
 
 /* ---- oracles ------------------------------------------------------------------- */

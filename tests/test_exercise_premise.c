@@ -39,13 +39,6 @@ static void solve(const ex_exercise *ex, const ex_variant *v, ex_solution *sol)
 	ck_assert_msg(ex_solve(ex, v, sol, err, sizeof err) == MP_OK, "%s: %s", ex->id, err);
 }
 
-static const ex_value *expect(const ex_exercise *ex, const ex_solution *sol, const char *field)
-{
-	int i = ex_field_index(ex, field);
-	ck_assert_msg(i >= 0, "%s has no field %s", ex->id, field);
-	return &sol->expect[i];
-}
-
 /* ---- oracles ------------------------------------------------------------------ */
 
 /* x rounded to nearest even into bf16 (finite x): add 0x7fff plus the lowest

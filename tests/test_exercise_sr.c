@@ -14,24 +14,6 @@
 
 static const double grid[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
 
-static const ex_value *expect(const ex_exercise *ex, const ex_solution *sol, const char *field)
-{
-	int i = ex_field_index(ex, field);
-	ck_assert_msg(i >= 0, "%s has no field %s", ex->id, field);
-	return &sol->expect[i];
-}
-
-/* The feedback for answer on field; ck fails unless it is wrong and names want. */
-static void wrong_names(const ex_exercise *ex, const ex_solution *sol, const char *field, const char *answer,
-                        const char *want)
-{
-	char fb[512];
-	int i = ex_field_index(ex, field);
-	ck_assert(i >= 0);
-	ck_assert_int_eq(ex_check(ex, sol, (size_t)i, answer, fb, sizeof fb), EX_WRONG);
-	ck_assert_msg(strstr(fb, want) != NULL, "%s %s=%s: '%s' lacks '%s'", ex->id, field, answer, fb, want);
-}
-
 START_TEST(every_variant_against_the_grid)
 {
 	const ex_exercise *ex = get("fr.1");

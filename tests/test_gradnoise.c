@@ -64,7 +64,7 @@ END_TEST
  * A weight's cast and an unrecorded cast do not count. */
 START_TEST(hand_case)
 {
-	fp8_opts o = { .scaling = FP8_SCALING_CURRENT, .fwd = FMT_E4M3, .bwd = FMT_E5M2, .H = 1 };
+	fp8_opts o = { .scaling = FP8_SCALING_CURRENT, .fwd = FMT_E4M3, .bwd = FMT_E5M2, .H = 1, .noise = true };
 	fp8_state *st;
 	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_OK);
 	fp8_state_begin(st);
@@ -82,6 +82,16 @@ START_TEST(hand_case)
 	ck_assert_msg(fabs(got - want) <= 1e-12 * want, "ratio %.17g, by hand %.17g", got, want);
 	ck_assert(got > 39.1 && got < 39.2);   /* sqrt(1.09765625 / 0.0267857^2) = 39.11 */
 	/* the next step forgets it; a step without a gradient cast has none */
+	fp8_state_step_end(st);
+	ck_assert(isnan(fp8_state_grad_noise_ratio(st)));
+	fp8_state_free(st);
+	/* without .noise the same cast measures nothing, and casts the same */
+	o.noise = false;
+	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_OK);
+	fp8_state_begin(st);
+	float y[2] = { 1.0f, 0.3125f };
+	fp8_state_cast(st, 0, ig, true, y, 2);
+	ck_assert(y[0] == 1.0f && y[1] == 16384.0f / 57344.0f && !fp8_state_noise(st));
 	fp8_state_step_end(st);
 	ck_assert(isnan(fp8_state_grad_noise_ratio(st)));
 	fp8_state_free(st);
@@ -115,7 +125,7 @@ static void sums(const float *x, const float *q, size_t n, double *gg, double *e
 START_TEST(nvfp4_against_plain)
 {
 	enum { R = 32, C = 24, N = R * C };
-	fp8_opts o = { .scaling = FP8_SCALING_NVFP4, .fwd = FMT_E2M1, .bwd = FMT_E2M1, .H = 1, .rht = true,
+	fp8_opts o = { .scaling = FP8_SCALING_NVFP4, .fwd = FMT_E2M1, .bwd = FMT_E2M1, .H = 1, .noise = true, .rht = true,
 		       .sr = true, .w2d = true };
 	fp8_state *st;
 	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_OK);
@@ -165,6 +175,7 @@ END_TEST
 static train_config small_cfg(void)
 {
 	train_config cfg = train_config_default();
+	cfg.grad_noise = true;
 	cfg.model.L = 2;
 	cfg.model.C = 32;
 	cfg.model.NH = 2;

@@ -198,7 +198,7 @@ expect drift drift-constant
 # Leaving the lab (Esc) and opening it again from Home keeps what was typed
 # (std 0.25), for the rest of the session.
 script driftkeep <<'EOF'
-keys j j j j j j Enter
+keys j j j j j j j Enter
 keys j j j j j j Enter C-u
 type abc
 keys Enter
@@ -627,7 +627,7 @@ keys Enter
 type 0x2e66
 keys Enter
 dump hr-solved
-keys q j j j Enter
+keys q j j j j Enter
 wait
 dump list-after
 EOF
@@ -725,7 +725,7 @@ has lessonblock opened '^ format < mxfp4 >  f   rule < ocp >' "... and its forma
 # 1.1001100b * 2^-4 = 1.59375 / 16 = 0.099609375. The wheel scrolls a lesson
 # by three lines.
 script mouse <<'EOF'
-click 10 11
+click 10 12
 dump clicked
 click 27 12
 keys Space

@@ -52,8 +52,14 @@ static void train_help(void)
 	       "                     share of the fp8-scaled tensors' elements saturated or\n"
 	       "                     NaN; grad_noise_ratio: ||G|| / ||Q(G) - G|| of the output\n"
 	       "                     gradients cast; wgrad_noise_ratio: ||dW|| / ||dW_q - dW||\n"
-	       "                     of the weight gradients, block recipes only; all empty\n"
-	       "                     for other policies and past --bf16-from)\n"
+	       "                     of the weight gradients, block recipes only; both with\n"
+	       "                     --grad-noise only; all empty for other policies and\n"
+	       "                     past --bf16-from)\n"
+	       "  --grad-noise       measure each step's gradients over their quantization\n"
+	       "                     noise (the two ratios above, and a table at the end;\n"
+	       "                     below about sqrt(3) quantized training stops helping):\n"
+	       "                     a copy per gradient cast and, in block recipes, one\n"
+	       "                     more GEMM per cast Linear, so off by default\n"
 	       "  --tensor-stats FILE   per step, policy and fp8-scaled tensor (FILE may be -):\n"
 	       "                     step,policy,tensor,format,amax,scale,overflow_frac,\n"
 	       "                     underflow_frac (tensors as h.2.mlp.c_fc.input)\n"
@@ -303,7 +309,8 @@ static void print_summary(const train_setup *su, const train_policy *pols, size_
 		       last[i].resid_lost_frac);
 	}
 	print_casts(pols, np, tot, pw);
-	noise_log_print(&tot->noise, pols, np, pw);
+	if (su->cfg.grad_noise)
+		noise_log_print(&tot->noise, pols, np, pw);
 	printf("\nmemory per policy (MB = 10^6 bytes; weights, gradients and Adam state at the width of\n"
 	       "their formats; activations as allocated here):\n");
 	printf("%-*s %8s %8s %8s %8s %8s %8s\n", pw, "policy", "master", "working", "grads", "accum", "adam", "acts");
@@ -431,7 +438,8 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 		                              { "tensor-stats", required_argument, NULL, OPT_TSTATS },
 		                              { "progress-every", required_argument, NULL, OPT_PROGRESS },
 		                              { "probe", required_argument, NULL, OPT_PROBE },
-		                              { "probe-draws", required_argument, NULL, OPT_PROBE_DRAWS }, { 0 } };
+		                              { "probe-draws", required_argument, NULL, OPT_PROBE_DRAWS },
+		                              { "grad-noise", no_argument, NULL, OPT_GRAD_NOISE }, { 0 } };
 	cli_args args = { 0 };
 	char *value;
 	int c;
@@ -442,6 +450,10 @@ static int train_parse(int argc, char **argv, train_setup *su, const char **csv_
 		}
 		if (c == OPT_CSV || c == OPT_TSTATS) {
 			*(c == OPT_CSV ? csv_path : stats_path) = optarg;
+			continue;
+		}
+		if (c == OPT_GRAD_NOISE) {
+			su->cfg.grad_noise = true;
 			continue;
 		}
 		if (c == OPT_PROBE || c == OPT_PROBE_DRAWS) {

@@ -67,15 +67,6 @@ static int mx_scale_exp(const quant_info *q, quant_rule rule, const mpq_t amax, 
 	return (int)k;
 }
 
-void quant_overflow_threshold(const fmt_info *f, double *thr, bool *tie_over)
-{
-	double max = fmt_max(f);
-	int emax = fmt_emax(f);
-	double ulp = ldexp(1.0, emax - f->frac_bits);
-	*thr = max + ulp / 2;
-	*tie_over = ((long long)((max - ldexp(1.0, emax)) / ulp) & 1) != 0;
-}
-
 /* Rounds |V| / divisor (divisor > 0) into the element format with V's sign,
  * saturating, and fills e (value = element x unit). maxq and tie_over are
  * quant_overflow_threshold's: past maxq (or at it, with tie_over) the

@@ -66,6 +66,15 @@ mp_status quant_rule_parse(const char *name, quant_rule *r)
 	return MP_EINVAL;
 }
 
+void quant_overflow_threshold(const fmt_info *f, double *thr, bool *tie_over)
+{
+	double max = fmt_max(f);
+	int emax = fmt_emax(f);
+	double ulp = ldexp(1.0, emax - f->frac_bits);
+	*thr = max + ulp / 2;
+	*tie_over = ((long long)((max - ldexp(1.0, emax)) / ulp) & 1) != 0;
+}
+
 double quant_bits_per_elem(const quant_info *q, size_t block)
 {
 	size_t b = block ? block : (size_t)q->block;

@@ -240,7 +240,7 @@ static const float *noise_keep(fp8_state *st, int h, size_t i, bool record, cons
                                mp_status *rc)
 {
 	*rc = MP_OK;
-	if (!record || i % FP8_ROLES != FP8_GRAD_OUTPUT)
+	if (!st->o.noise || !record || i % FP8_ROLES != FP8_GRAD_OUTPUT)
 		return NULL;
 	if (n > st->nbuf_cap[h]) {
 		float *b = realloc(st->nbuf[h], n * sizeof *b);
@@ -387,6 +387,11 @@ double fp8_state_overflow_frac(const fp8_state *st)
 double fp8_state_underflow_frac(const fp8_state *st)
 {
 	return st->step_n ? (double)st->step_under / (double)st->step_n : 0;
+}
+
+bool fp8_state_noise(const fp8_state *st)
+{
+	return st->o.noise;
 }
 
 double fp8_state_grad_noise_ratio(const fp8_state *st)

@@ -103,6 +103,9 @@ typedef struct {
 	quant_rule rule;        /* mxfp8: the e8m0 scale's rule */
 	bool rht, sr, w2d;      /* nvfp4: the Hadamard transform, SR gradients, 16x16 weight blocks */
 	size_t bf16_last;       /* the last blocks whose Linears are left out (the GEMM format), 0..L */
+	bool noise;             /* measure the gradients' quantization noise (fp8_state_grad_noise_ratio):
+	                         * a copy of each output gradient cast and, in block recipes, one more
+	                         * GEMM per cast Linear; off, those ratios are NaN */
 } fp8_opts;
 
 /* The state for L blocks under o. MP_ENOMEM, MP_EINVAL for a bad H,
@@ -183,6 +186,8 @@ double fp8_state_underflow_frac(const fp8_state *st);
  * ||G|| / ||Q(G) - G|| over every cast of an output gradient the step made
  * (train/gradnoise.h); NaN when it cast none. */
 double fp8_state_grad_noise_ratio(const fp8_state *st);
+/* Whether the state measures the noise (fp8_opts.noise). */
+bool fp8_state_noise(const fp8_state *st);
 
 /* The weight gradients' side (block recipes): a buffer of n floats for
  * half h (a weight gradient kept before its product), NULL when out of

@@ -415,6 +415,8 @@ static mp_status gemm_backward_blocked(gpt_model *m, const gpt_numerics *nx, flo
 		if (xq == NULL)
 			return MP_ENOMEM;
 		TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_COLS, xq, BT, C));
+		if (!fp8_state_noise(nx->fp8))
+			return gemm_products(nx, NULL, dweight, a->q_act, xq, NULL, BT, C, OC);
 		/* the product's noise against the fp32 one of dout and inp, in q_w
 		 * (free once the input gradient is made) */
 		float *before = fp8_state_wgrad_scratch(nx->fp8, nx->fp8_half, OC * C);

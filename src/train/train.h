@@ -37,6 +37,9 @@ typedef struct {
 	train_device device;       /* where the passes and the optimiser run */
 	const float *init_weights; /* NULL: seed's initialisation; else the num_params weights to start
 	                            * from (train --init), borrowed for trainer_create */
+	bool grad_noise;           /* measure the gradients' quantization noise (train_stats'
+	                            * grad_noise_ratio, wgrad_noise_ratio; NaN when off): it costs a
+	                            * copy per cast and, in block recipes, a GEMM per cast Linear */
 	bool keep_douts;           /* keep each step's Linear output gradients (trainer_douts); CPU only */
 } train_config;
 

@@ -142,7 +142,8 @@ static void home_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		}
 		tui_put(w, y, 4, 3, mrole, mark);
 		if (it->lesson[0]) {
-			tui_put(w, y, 8, cols - 8 - 24, sel ? ROLE_SELECT : ROLE_NORMAL, it->label);
+			/* a column apart from the progress; a long title ends in an ellipsis */
+			tui_put_fit(w, y, 8, cols - 8 - 25, sel ? ROLE_SELECT : ROLE_NORMAL, it->label);
 			tui_put(w, y, cols - 24, 22, ROLE_DIM, ptext);
 		} else {
 			tui_put(w, y, 8, 20, sel ? ROLE_SELECT : ROLE_NORMAL, it->label);

@@ -286,6 +286,7 @@ static void start(tui_screen *s)
 	t->steps = (size_t)steps;
 	t->cfg = shape_config(t, t->tiny);
 	t->cfg.device = t->gpu ? TRAIN_DEVICE_CUDA : TRAIN_DEVICE_CPU;
+	t->cfg.grad_noise = true;   /* the grad_noise_ratio plot (m) */
 	if (t->init_f.text[0] && !load_init(s))
 		return;
 	t->hist = calloc(t->steps * t->np, sizeof *t->hist);

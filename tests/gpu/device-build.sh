@@ -37,7 +37,7 @@ build_standalone() (
 	if [ "$blas_where" != none ]; then
 		defs="-DMIXPREC_PKGDATADIR=\"$src/data\""
 		for f in util/file train/layers train/layers_simd train/model train/policy train/scaler train/data \
-		         train/train train/backend train/backend_cpu train/schedule train/optim train/train_bench train/accum train/fp8scale train/blockcast \
+		         train/train train/backend train/backend_cpu train/schedule train/optim train/train_bench train/accum train/fp8scale train/blockcast train/gradnoise \
 		         quant/quant_table quant/quant_bulk quant/quant_avx512 quant/quant_simd \
 		         gpu/gpu_trainer_host gpu/gpu_trainer_cuda gpu/gpu_train_bench; do
 			echo "CC $f.c"

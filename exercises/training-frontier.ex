@@ -19,7 +19,7 @@ field up: number exact -- the grid value just above {t}
 field p_up: number rel 1e-6 -- the probability that stochastic rounding gives up
 field variance: number rel 1e-6 -- the variance of one stochastic cast of {t}
 field rne_bias: number rel 1e-6 -- round-to-nearest's value minus {t}
-hint: The grid is not evenly spaced: 0.5 apart up to 2, then 1 apart up to 4, then 2.
+hint: The grid is not evenly spaced: the gap between neighbours grows with the values.
 hint: Stochastic rounding's expected value must be t itself: down + p x (up - down) = t.
 hint: One cast gives up with probability p and down with 1 - p; its variance is
   p (1 - p) (up - down)^2, which is (t - down)(up - t). Check the rounding with:
