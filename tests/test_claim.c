@@ -283,14 +283,22 @@ static const lesson_check_item *item_at(const lesson_check_report *rep, unsigned
 	return NULL;
 }
 
+/* Parses md as lesson name and checks it under o with the fake runner. */
+static void check_md(lesson_doc *d, const char *name, const char *md, const lesson_check_opts *o, fake *f,
+                     lesson_check_report *rep)
+{
+	ck_assert_int_eq(lesson_parse(d, name, md, strlen(md)), MP_OK);
+	*f = (fake){ 0 };
+	ck_assert_int_eq(lesson_check(d, o, fake_run, f, rep), MP_OK);
+}
+
 START_TEST(check_a_lesson)
 {
 	lesson_doc d;
-	ck_assert_int_eq(lesson_parse(&d, "l", lesson_md, strlen(lesson_md)), MP_OK);
-	fake f = { 0 };
+	fake f;
 	lesson_check_report rep;
 	lesson_check_opts o = { .seeds = 3 };
-	ck_assert_int_eq(lesson_check(&d, &o, fake_run, &f, &rep), MP_OK);
+	check_md(&d, "l", lesson_md, &o, &f, &rep);
 	const lesson_check_item *it;
 	ck_assert((it = item_at(&rep, 12, 0)) && it->kind == LC_CLAIM && it->ok);
 	ck_assert((it = item_at(&rep, 13, 0)) && it->ok);
@@ -337,11 +345,10 @@ static const char cite_md[] =
 START_TEST(check_cites)
 {
 	lesson_doc d;
-	ck_assert_int_eq(lesson_parse(&d, "c", cite_md, strlen(cite_md)), MP_OK);
-	fake f = { 0 };
+	fake f;
 	lesson_check_report rep;
 	lesson_check_opts o = { .seeds = 1 };
-	ck_assert_int_eq(lesson_check(&d, &o, fake_run, &f, &rep), MP_OK);
+	check_md(&d, "c", cite_md, &o, &f, &rep);
 	const lesson_check_item *it;
 	ck_assert_msg((it = item_at(&rep, 8, 0)) && it->ok, "%s", it ? it->detail : "");
 	ck_assert_msg((it = item_at(&rep, 9, 0)) && !it->ok && strstr(it->detail, "states no figure"), "%s",
@@ -485,11 +492,10 @@ static const char bind_md[] =
 START_TEST(bind_whole_numbers)
 {
 	lesson_doc d;
-	ck_assert_int_eq(lesson_parse(&d, "b", bind_md, strlen(bind_md)), MP_OK);
-	fake f = { 0 };
+	fake f;
 	lesson_check_report rep;
 	lesson_check_opts o = { .seeds = 1 };
-	ck_assert_int_eq(lesson_check(&d, &o, fake_run, &f, &rep), MP_OK);
+	check_md(&d, "b", bind_md, &o, &f, &rep);
 	const lesson_check_item *it;
 	/* in Counts only 3 is unbound: 16 is plain, 44 quoted, 10,000 the command's 10000, the rest names */
 	ck_assert_msg((it = item_at(&rep, 5, 0)) && it->kind == LC_UNBOUND && !strcmp(it->what, "3"), "%s",
@@ -522,12 +528,11 @@ END_TEST
 START_TEST(check_across_blas_cores)
 {
 	lesson_doc d;
-	ck_assert_int_eq(lesson_parse(&d, "l", lesson_md, strlen(lesson_md)), MP_OK);
-	fake f = { 0 };
+	fake f;
 	lesson_check_report rep;
 	const char *const cores[] = { NULL, "Haswell" };
 	lesson_check_opts o = { .seeds = 3, .blas_cores = cores, .ncores = 2 };
-	ck_assert_int_eq(lesson_check(&d, &o, fake_run, &f, &rep), MP_OK);
+	check_md(&d, "l", lesson_md, &o, &f, &rep);
 	const lesson_check_item *it;
 	ck_assert_uint_eq(f.calls, 7);
 	ck_assert_uint_eq(f.cored, 3);
