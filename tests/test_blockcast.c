@@ -36,6 +36,47 @@ static block_cast_stat cast(float *x, size_t rows, size_t cols, block_cast_cfg c
 	return st;
 }
 
+/* A cast down the columns is the cast of the transpose along its rows: the
+ * same blocks, the same scales, the same elements (RNE: no random bits whose
+ * order could differ). On shapes whose sides are no multiple of 4 or of
+ * the block (37 x 13, 32 x 6, 5 x 9), the column path's strip transpose,
+ * its edges and its padding against the row path, which needs none. */
+START_TEST(columns_are_the_transposed_rows)
+{
+	static const size_t shapes[][2] = { { 37, 13 }, { 32, 6 }, { 5, 9 }, { 64, 12 } };
+	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+		size_t R = shapes[k][0], C = shapes[k][1];
+		float x[64 * 13], xt[64 * 13];
+		for (size_t i = 0; i < R * C; i++) {
+			/* values of every size, some zero, a few large */
+			float v = (float)((i * 2654435761u) % 1000) / 37.0f - 13.0f;
+			x[i] = i % 11 == 0 ? 0.0f : i % 17 == 0 ? v * 300.0f : v;
+		}
+		for (size_t r = 0; r < R; r++)
+			for (size_t c = 0; c < C; c++)
+				xt[c * R + r] = x[r * C + c];
+		for (int kind = 0; kind < 2; kind++) {
+			size_t b = kind ? 16 : 32;
+			block_cast_cfg col = { .kind = kind ? FP8_SCALING_NVFP4 : FP8_SCALING_MX,
+				               .elem = kind ? FMT_E2M1 : FMT_E4M3, .rule = QUANT_RULE_CEIL, .mode = FMT_RNE,
+				               .br = b, .bc = 1 };
+			block_cast_cfg row = col;
+			row.br = 1;
+			row.bc = b;
+			float a[64 * 13], t[64 * 13];
+			memcpy(a, x, R * C * sizeof *a);
+			memcpy(t, xt, R * C * sizeof *t);
+			block_cast_stat sa = cast(a, R, C, col), st = cast(t, C, R, row);
+			for (size_t r = 0; r < R; r++)
+				for (size_t c = 0; c < C; c++)
+					ck_assert_msg(a[r * C + c] == t[c * R + r], "%zux%zu kind %d (%zu,%zu): %a against %a", R, C,
+					              kind, r, c, (double)a[r * C + c], (double)t[c * R + r]);
+			ck_assert(sa.underflow == st.underflow && sa.overflow == st.overflow && sa.amax == st.amax);
+		}
+	}
+}
+END_TEST
+
 START_TEST(fp32_rows)
 {
 	/* 1x4 blocks of a 2x6 matrix, the last block of each row 2 wide.
@@ -412,6 +453,7 @@ int main(int argc, char **argv)
 	TCase *tc = tcase_create("blockcast");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, fp32_rows);
+	tcase_add_test(tc, columns_are_the_transposed_rows);
 	tcase_add_test(tc, fp32_columns_and_squares);
 	tcase_add_test(tc, mx_rules);
 	tcase_add_test(tc, nvfp4_rule);

@@ -33,6 +33,52 @@ static mp_status scratch_grow(block_scratch *s, size_t n)
 	return MP_OK;
 }
 
+/* Four lanes of floats at any alignment: a 4x4 tile moves as four loads,
+ * eight shuffles and four stores (pure data movement: every bit, NaN
+ * payloads included, as the scalar copy). */
+typedef float v4f __attribute__((vector_size(16), aligned(4)));
+
+/* dst[j * dstride + i] = src[i * sstride + j] for i, j < 4. */
+static inline void transpose4(const float *src, size_t sstride, float *dst, size_t dstride)
+{
+	v4f a = *(const v4f *)src, b = *(const v4f *)(src + sstride);
+	v4f c = *(const v4f *)(src + 2 * sstride), d = *(const v4f *)(src + 3 * sstride);
+	v4f t0 = __builtin_shufflevector(a, b, 0, 4, 1, 5), t1 = __builtin_shufflevector(a, b, 2, 6, 3, 7);
+	v4f t2 = __builtin_shufflevector(c, d, 0, 4, 1, 5), t3 = __builtin_shufflevector(c, d, 2, 6, 3, 7);
+	*(v4f *)dst = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+	*(v4f *)(dst + dstride) = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+	*(v4f *)(dst + 2 * dstride) = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+	*(v4f *)(dst + 3 * dstride) = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+}
+
+/* One strip of h <= br rows of x (cols wide, from xs) against its
+ * block-ordered copy blk (column c at blk + c * br), in 4x4 tiles where
+ * they fit and element by element at the edges; forward pads rows h..br
+ * with zeros. */
+static void reorder_strip(float *xs, size_t h, size_t cols, size_t br, float *blk, bool back)
+{
+	size_t h4 = h & ~(size_t)3, c4 = cols & ~(size_t)3;
+	for (size_t c = 0; c < c4; c += 4)
+		for (size_t i = 0; i < h4; i += 4) {
+			if (back)
+				transpose4(blk + c * br + i, br, xs + i * cols + c, cols);
+			else
+				transpose4(xs + i * cols + c, cols, blk + c * br + i, br);
+		}
+	for (size_t c = 0; c < cols; c++) {
+		float *d = blk + c * br;
+		for (size_t i = c < c4 ? h4 : 0; i < h; i++) {
+			if (back)
+				xs[i * cols + c] = d[i];
+			else
+				d[i] = xs[i * cols + c];
+		}
+		if (!back)
+			for (size_t i = h; i < br; i++)
+				d[i] = 0.0f;
+	}
+}
+
 /* The block-ordered copy: block (tr, tc) of the (nr, nc) grid at
  * buf[(tr * nc + tc) * br * bc], its rows one after another; past x's
  * edge, zeros. back: the other way, the padding dropped. */
@@ -40,25 +86,12 @@ static void reorder(float *x, size_t rows, size_t cols, size_t br, size_t bc, fl
 {
 	size_t nr = (rows + br - 1) / br, nc = (cols + bc - 1) / bc;
 	if (bc == 1) {
-		/* blocks down the columns: each strip of br rows transposed, a
-		 * column at a time, so that the block side is written (or read)
-		 * in order and the br rows' lines stay in the cache */
+		/* blocks down the columns: each strip of br rows transposed, so
+		 * that the block side is written (or read) in order and the br
+		 * rows' lines stay in the cache */
 		for (size_t tr = 0; tr < nr; tr++) {
-			float *blk = buf + tr * nc * br;
 			size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
-			const float *xs = x + r0 * cols;
-			for (size_t c = 0; c < cols; c++) {
-				float *d = blk + c * br;
-				if (back) {
-					for (size_t i = 0; i < h; i++)
-						x[(r0 + i) * cols + c] = d[i];
-				} else {
-					for (size_t i = 0; i < h; i++)
-						d[i] = xs[i * cols + c];
-					for (size_t i = h; i < br; i++)
-						d[i] = 0.0f;
-				}
-			}
+			reorder_strip(x + r0 * cols, h, cols, br, buf + tr * nc * br, back);
 		}
 		return;
 	}
