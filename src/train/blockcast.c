@@ -51,11 +51,11 @@ static inline void transpose4(const float *src, size_t sstride, float *dst, size
 	*(v4f *)(dst + 3 * dstride) = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
 }
 
-/* One strip of h <= br rows of x (cols wide, from xs) against its
- * block-ordered copy blk (column c at blk + c * br), in 4x4 tiles where
- * they fit and element by element at the edges; forward pads rows h..br
- * with zeros. */
-static void reorder_strip(float *xs, size_t h, size_t cols, size_t br, float *blk, bool back)
+/* One strip of h <= br rows (cols wide) against its block-ordered copy blk
+ * (column c at blk + c * br): forward from src, back into xs; in 4x4 tiles
+ * where they fit and element by element at the edges; forward pads rows
+ * h..br with zeros. */
+static void reorder_strip(const float *src, float *xs, size_t h, size_t cols, size_t br, float *blk, bool back)
 {
 	size_t h4 = h & ~(size_t)3, c4 = cols & ~(size_t)3;
 	for (size_t c = 0; c < c4; c += 4)
@@ -63,7 +63,7 @@ static void reorder_strip(float *xs, size_t h, size_t cols, size_t br, float *bl
 			if (back)
 				transpose4(blk + c * br + i, br, xs + i * cols + c, cols);
 			else
-				transpose4(xs + i * cols + c, cols, blk + c * br + i, br);
+				transpose4(src + i * cols + c, cols, blk + c * br + i, br);
 		}
 	for (size_t c = 0; c < cols; c++) {
 		float *d = blk + c * br;
@@ -71,7 +71,7 @@ static void reorder_strip(float *xs, size_t h, size_t cols, size_t br, float *bl
 			if (back)
 				xs[i * cols + c] = d[i];
 			else
-				d[i] = xs[i * cols + c];
+				d[i] = src[i * cols + c];
 		}
 		if (!back)
 			for (size_t i = h; i < br; i++)
@@ -79,10 +79,10 @@ static void reorder_strip(float *xs, size_t h, size_t cols, size_t br, float *bl
 	}
 }
 
-/* The block-ordered copy: block (tr, tc) of the (nr, nc) grid at
- * buf[(tr * nc + tc) * br * bc], its rows one after another; past x's
- * edge, zeros. back: the other way, the padding dropped. */
-static void reorder(float *x, size_t rows, size_t cols, size_t br, size_t bc, float *buf, bool back)
+/* The block-ordered copy of src: block (tr, tc) of the (nr, nc) grid at
+ * buf[(tr * nc + tc) * br * bc], its rows one after another; past the
+ * edge, zeros. back: the other way, into x, the padding dropped. */
+static void reorder(const float *src, float *x, size_t rows, size_t cols, size_t br, size_t bc, float *buf, bool back)
 {
 	size_t nr = (rows + br - 1) / br, nc = (cols + bc - 1) / bc;
 	if (bc == 1) {
@@ -91,7 +91,7 @@ static void reorder(float *x, size_t rows, size_t cols, size_t br, size_t bc, fl
 		 * rows' lines stay in the cache */
 		for (size_t tr = 0; tr < nr; tr++) {
 			size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
-			reorder_strip(x + r0 * cols, h, cols, br, buf + tr * nc * br, back);
+			reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, buf + tr * nc * br, back);
 		}
 		return;
 	}
@@ -101,11 +101,13 @@ static void reorder(float *x, size_t rows, size_t cols, size_t br, size_t bc, fl
 			for (size_t i = 0; i < br; i++) {
 				size_t r = tr * br + i, c0 = tc * bc;
 				size_t w = r < rows ? (cols - c0 < bc ? cols - c0 : bc) : 0;
-				float *row = x + r * cols + c0, *b = blk + i * bc;
+				float *b = blk + i * bc;
 				if (back) {
+					float *row = x + r * cols + c0;
 					for (size_t j = 0; j < w; j++)   /* a short row: no call */
 						row[j] = b[j];
 				} else {
+					const float *row = src + r * cols + c0;
 					for (size_t j = 0; j < w; j++)
 						b[j] = row[j];
 					for (size_t j = w; j < bc; j++)
@@ -380,6 +382,12 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 mp_status block_cast(float *x, size_t rows, size_t cols, const block_cast_cfg *c, block_scratch *s,
                      block_cast_stat *st)
 {
+	return block_cast_from(x, x, rows, cols, c, s, st);
+}
+
+mp_status block_cast_from(const float *src, float *x, size_t rows, size_t cols, const block_cast_cfg *c,
+                          block_scratch *s, block_cast_stat *st)
+{
 	*st = (block_cast_stat){ .n = rows * cols };
 	size_t len = c->br * c->bc;
 	if (c->br == 0 || c->bc == 0 || len > QUANT_BLOCK_MAX ||
@@ -393,6 +401,8 @@ mp_status block_cast(float *x, size_t rows, size_t cols, const block_cast_cfg *c
 	if (c->kind == FP8_SCALING_BLOCK) {   /* in place, whatever the block's shape */
 		if ((rc = scratch_grow(s, 2 * cols)) != MP_OK)
 			return rc;
+		if (src != x)
+			memcpy(x, src, rows * cols * sizeof *x);
 		cast_fp32_blocks(x, rows, cols, c, s->f, st);
 		return MP_OK;
 	}
@@ -402,12 +412,14 @@ mp_status block_cast(float *x, size_t rows, size_t cols, const block_cast_cfg *c
 	/* blocks along whole rows are x's own order: cast in place */
 	bool in_place = c->br == 1 && cols % c->bc == 0;
 	float *buf = in_place ? x : s->f;
+	if (in_place && src != x)
+		memcpy(x, src, rows * cols * sizeof *x);
 	if (!in_place)
-		reorder(x, rows, cols, c->br, c->bc, buf, false);
+		reorder(src, x, rows, cols, c->br, c->bc, buf, false);
 	if ((rc = cast_quant(buf, nb, len, c, s, s->b, st)) != MP_OK)
 		return rc;
 	if (!in_place)
-		reorder(x, rows, cols, c->br, c->bc, buf, true);
+		reorder(src, x, rows, cols, c->br, c->bc, buf, true);
 	return MP_OK;
 }
 

@@ -71,6 +71,11 @@ void block_scratch_free(block_scratch *s);
  * scratch cannot grow. */
 mp_status block_cast(float *x, size_t rows, size_t cols, const block_cast_cfg *c, block_scratch *s,
                      block_cast_stat *st);
+/* As block_cast, reading src (rows, cols) and writing the cast into x: a
+ * cast down the columns reads src straight into its block order, so no
+ * copy of it is made first; src may be x. */
+mp_status block_cast_from(const float *src, float *x, size_t rows, size_t cols, const block_cast_cfg *c,
+                          block_scratch *s, block_cast_stat *st);
 
 /* The random Hadamard transform of TE's NVFP4 recipe along the rows: every
  * column's values in rows 16k .. 16k + 15 (a row vector v over 16 tokens)

@@ -140,12 +140,12 @@ typedef enum {
 	FP8_ALONG_COLS,   /* ... x's rows: blocks run down each column */
 } fp8_along;
 
-/* Casts the matrix x (rows, cols) as tensor i for a GEMM that contracts it
- * `along`; per-tensor scaling as fp8_state_cast. seed: SR's stream (nvfp4
- * gradients); distinct for every cast that must not share random bits.
- * MP_ENOMEM when the scratch cannot grow. */
+/* Casts the matrix src (rows, cols; NULL: x itself) into x as tensor i for
+ * a GEMM that contracts it `along`; per-tensor scaling as fp8_state_cast.
+ * seed: SR's stream (nvfp4 gradients); distinct for every cast that must
+ * not share random bits. MP_ENOMEM when the scratch cannot grow. */
 mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8_along along, uint64_t seed,
-                                float *x, size_t rows, size_t cols);
+                                const float *src, float *x, size_t rows, size_t cols);
 
 /* A buffer of at least n floats for half h, kept between calls (a GEMM
  * operand's cast copy); NULL when out of memory. */

@@ -327,21 +327,13 @@ static bool scaled(const gpt_numerics *nx, int lin)
 /* Casts the matrix x (rows, cols) as Linear lin's tensor of role r for a
  * GEMM contracting it `along`, with SR bits of its own for every step,
  * tensor, direction and batch half (nx->seed is the half's). */
-static mp_status fp8_matrix(const gpt_numerics *nx, size_t lin, fp8_role r, bool record, fp8_along along, float *x,
-                            size_t rows, size_t cols)
+/* Casts src (NULL: x itself) into x, as the role r of Linear lin. */
+static mp_status fp8_matrix(const gpt_numerics *nx, size_t lin, fp8_role r, bool record, fp8_along along,
+                            const float *src, float *x, size_t rows, size_t cols)
 {
 	size_t i = fp8_tensor_index(lin / FP8_LINEARS, lin % FP8_LINEARS, r);
 	uint64_t seed = rng_mix64(nx->seed ^ rng_mix64((nx->step << 20) ^ (i << 1) ^ (uint64_t)along));
-	return fp8_state_cast_matrix(nx->fp8, nx->fp8_half, i, record, along, seed, x, rows, cols);
-}
-
-/* A copy of x (n) in the half's scratch, for a block recipe's cast. */
-static float *fp8_copy(const gpt_numerics *nx, const float *x, size_t n)
-{
-	float *c = fp8_state_scratch(nx->fp8, nx->fp8_half, n);
-	if (c != NULL)
-		memcpy(c, x, n * sizeof *c);
-	return c;
+	return fp8_state_cast_matrix(nx->fp8, nx->fp8_half, i, record, along, seed, src, x, rows, cols);
 }
 
 /* gemm_forward under fp8 scaling, as Transformer Engine's Linear: the
@@ -353,11 +345,10 @@ static mp_status gemm_forward_scaled(gpt_model *m, const gpt_numerics *nx, float
                                      const float *bias, size_t BT, size_t C, size_t OC, size_t lin)
 {
 	float *wq = m->acts.q_w, *xq = inp;
-	memcpy(wq, w, OC * C * sizeof *wq);
-	if (fp8_state_blocked(nx->fp8) && (xq = fp8_copy(nx, inp, BT * C)) == NULL)
+	if (fp8_state_blocked(nx->fp8) && (xq = fp8_state_scratch(nx->fp8, nx->fp8_half, BT * C)) == NULL)
 		return MP_ENOMEM;
-	TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_ROWS, xq, BT, C));
-	TRY(fp8_matrix(nx, lin, FP8_WEIGHT, true, FP8_ALONG_ROWS, wq, OC, C));
+	TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_ROWS, inp, xq, BT, C));
+	TRY(fp8_matrix(nx, lin, FP8_WEIGHT, true, FP8_ALONG_ROWS, w, wq, OC, C));
 	return gemm_forward_core(nx, out, xq, wq, bias, BT, C, OC);
 }
 
@@ -402,19 +393,16 @@ static mp_status gemm_backward_blocked(gpt_model *m, const gpt_numerics *nx, flo
 {
 	gpt_acts *a = &m->acts;
 	if (dinp != NULL) {   /* over OC: the gradient along its rows, the weight down its columns */
-		memcpy(a->q_act, dout, BT * OC * sizeof *a->q_act);
-		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_ROWS, a->q_act, BT, OC));
-		memcpy(a->q_w, w, OC * C * sizeof *a->q_w);
-		TRY(fp8_matrix(nx, lin, FP8_WEIGHT, true, FP8_ALONG_COLS, a->q_w, OC, C));
+		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
+		TRY(fp8_matrix(nx, lin, FP8_WEIGHT, true, FP8_ALONG_COLS, w, a->q_w, OC, C));
 		TRY(gemm_products(nx, dinp, NULL, a->q_act, NULL, a->q_w, BT, C, OC));
 	}
 	if (dweight != NULL) {   /* over the tokens: both down their columns */
-		memcpy(a->q_act, dout, BT * OC * sizeof *a->q_act);
-		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_COLS, a->q_act, BT, OC));
-		float *xq = fp8_copy(nx, inp, BT * C);
+		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_COLS, dout, a->q_act, BT, OC));
+		float *xq = fp8_state_scratch(nx->fp8, nx->fp8_half, BT * C);
 		if (xq == NULL)
 			return MP_ENOMEM;
-		TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_COLS, xq, BT, C));
+		TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_COLS, inp, xq, BT, C));
 		if (!fp8_state_noise(nx->fp8))
 			return gemm_products(nx, NULL, dweight, a->q_act, xq, NULL, BT, C, OC);
 		/* the product's noise against the fp32 one of dout and inp, in q_w
@@ -463,10 +451,8 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
 		if (sc) {
 			/* the output gradient in its own format and scale; the weight cast
 			 * again with the forward's scale (the same bits), not recorded twice */
-			memcpy(a->q_act, dout, BT * OC * sizeof *a->q_act);
-			TRY(fp8_matrix(nx, (size_t)lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_ROWS, a->q_act, BT, OC));
-			memcpy(a->q_w, w, OC * C * sizeof *a->q_w);
-			TRY(fp8_matrix(nx, (size_t)lin, FP8_WEIGHT, false, FP8_ALONG_ROWS, a->q_w, OC, C));
+			TRY(fp8_matrix(nx, (size_t)lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
+			TRY(fp8_matrix(nx, (size_t)lin, FP8_WEIGHT, false, FP8_ALONG_ROWS, w, a->q_w, OC, C));
 			wq = a->q_w;
 		} else {
 			TRY(copy_rounded(a->q_act, dout, BT * OC, nx->gemm_fmt));
