@@ -1,7 +1,8 @@
 /* train/rht_probe.c against oracles written here from the definitions: a
  * scalar MX quantizer (OCP MX v1.0: X = 2^(floor(log2 amax) - emax_elem),
  * elements V / X rounded to nearest even on the element's grid, built
- * here from its fields, and clipped at its max), a scalar NVFP4 quantizer (e2m1 values {0, 0.5, 1, 1.5, 2, 3, 4, 6}, the
+ * here from its fields, and clipped at its max), a scalar NVFP4 quantizer
+ * (e2m1 values {0, 0.5, 1, 1.5, 2, 3, 4, 6}, the
  * e4m3 block scale = block amax / 6 rounded to e4m3, an fp32 tensor scale
  * amax / 2688), the RHT as the matrix S H16 / 4 with Sylvester's entries
  * (-1)^popcount(i & j), and stochastic rounding's closed forms: between
@@ -17,8 +18,8 @@
 #include "train/rht_probe.h"
 #include "testutil.h"
 
-static const probe_cast NV_PLAIN = { .fmt = QUANT_NVFP4, .block = 16 };
-static const probe_cast NV_RHT = { .fmt = QUANT_NVFP4, .block = 16, .rht = true };
+static const rht_probe_cast NV_PLAIN = { .fmt = QUANT_NVFP4, .block = 16 };
+static const rht_probe_cast NV_RHT = { .fmt = QUANT_NVFP4, .block = 16, .rht = true };
 
 /* --- the reference quantizers --- */
 
@@ -128,9 +129,9 @@ static double norm2(const float *x, const bool *mask, bool want, size_t n)
 	return s;
 }
 
-static probe_cfg cfg_small(void)
+static rht_probe_cfg cfg_small(void)
 {
-	return (probe_cfg){ .n = 256, .dist = PROBE_DIST_GAUSS, .outliers = 3, .outlier_value = 25,
+	return (rht_probe_cfg){ .n = 256, .dist = PROBE_DIST_GAUSS, .outliers = 3, .outlier_value = 25,
 		            .place = PROBE_PLACE_BLOCKS, .seed = 3, .mode = FMT_RNE, .draws = 1 };
 }
 
@@ -141,14 +142,14 @@ static void close_rel(double got, double want, double tol, const char *what)
 
 START_TEST(plain_against_reference)
 {
-	probe_cfg c = cfg_small();
+	rht_probe_cfg c = cfg_small();
 	float x[256];
 	bool out[256];
-	ck_assert_int_eq(probe_values(x, out, &c), MP_OK);
+	ck_assert_int_eq(rht_probe_values(x, out, &c), MP_OK);
 	static ref_cast r;
 	ref_nvfp4(&r, x, c.n);
-	probe_arm a;
-	ck_assert_int_eq(probe_run(&a, x, out, &c, &NV_PLAIN), MP_OK);
+	rht_probe_arm a;
+	ck_assert_int_eq(rht_probe_run(&a, x, out, &c, &NV_PLAIN), MP_OK);
 	ck_assert(a.tensor_scale == r.s_t);
 	close_rel(a.error, sqrt(dist2(r.q, x, NULL, false, c.n) / norm2(x, NULL, false, c.n)), 1e-12, "error");
 	close_rel(a.inlier_error, sqrt(dist2(r.q, x, out, false, c.n) / norm2(x, out, false, c.n)), 1e-12, "inliers");
@@ -165,10 +166,10 @@ END_TEST
 
 START_TEST(rht_against_reference)
 {
-	probe_cfg c = cfg_small();
+	rht_probe_cfg c = cfg_small();
 	float x[256], y[256];
 	bool out[256];
-	ck_assert_int_eq(probe_values(x, out, &c), MP_OK);
+	ck_assert_int_eq(rht_probe_values(x, out, &c), MP_OK);
 	/* the rotated values from the matrix, in binary64, agree with the
 	 * trainer's fp32 butterflies to fp32 rounding */
 	memcpy(y, x, sizeof y);
@@ -191,8 +192,8 @@ START_TEST(rht_against_reference)
 				s += r.q[b + j] * hmat(i, j);
 			back[b + i] = s;
 		}
-	probe_arm a;
-	ck_assert_int_eq(probe_run(&a, x, out, &c, &NV_RHT), MP_OK);
+	rht_probe_arm a;
+	ck_assert_int_eq(rht_probe_run(&a, x, out, &c, &NV_RHT), MP_OK);
 	ck_assert(a.tensor_scale == r.s_t);
 	ck_assert_double_eq(a.flushed, (double)r.flushed / 256);
 	ck_assert_double_eq(a.saturated, (double)r.saturated / 256);
@@ -294,17 +295,17 @@ START_TEST(mx_against_reference)
 	ck_assert_double_eq(ref_value(&cases[0].f, 1), 0.5);
 	ck_assert_double_eq(ref_value(&cases[1].f, 126), 448);
 	ck_assert_double_eq(ref_value(&cases[2].f, 31), 7.5);
-	probe_cfg c = cfg_small();
+	rht_probe_cfg c = cfg_small();
 	c.unit = 32;   /* the outliers one per block of 32 */
 	float x[256];
 	bool out[256];
-	ck_assert_int_eq(probe_values(x, out, &c), MP_OK);
+	ck_assert_int_eq(rht_probe_values(x, out, &c), MP_OK);
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 		static ref_cast r;
 		ref_mx(&r, &cases[k].f, x, c.n, 32);
-		probe_cast pc = { .fmt = cases[k].id, .rule = QUANT_RULE_OCP, .block = 32 };
-		probe_arm a;
-		ck_assert_int_eq(probe_run(&a, x, out, &c, &pc), MP_OK);
+		rht_probe_cast pc = { .fmt = cases[k].id, .rule = QUANT_RULE_OCP, .block = 32 };
+		rht_probe_arm a;
+		ck_assert_int_eq(rht_probe_run(&a, x, out, &c, &pc), MP_OK);
 		const char *name = quant_get(cases[k].id)->name;
 		ck_assert_msg(a.tensor_scale == 1.0f, "%s: tensor scale %g", name, (double)a.tensor_scale);
 		ck_assert_msg(a.bits == cases[k].bits, "%s: bits %g", name, a.bits);
@@ -322,17 +323,17 @@ START_TEST(mx_against_reference)
 			ck_assert(r.saturated > 0 && r.flushed > 0);
 	}
 	/* two more fraction bits, a quarter of the spacing: e4m3's error well under e2m1's */
-	probe_arm a4, a8;
-	probe_cast p4 = { .fmt = QUANT_MXFP4, .block = 32 }, p8 = { .fmt = QUANT_MXFP8_E4M3, .block = 32 };
-	ck_assert_int_eq(probe_run(&a4, x, out, &c, &p4), MP_OK);
-	ck_assert_int_eq(probe_run(&a8, x, out, &c, &p8), MP_OK);
+	rht_probe_arm a4, a8;
+	rht_probe_cast p4 = { .fmt = QUANT_MXFP4, .block = 32 }, p8 = { .fmt = QUANT_MXFP8_E4M3, .block = 32 };
+	ck_assert_int_eq(rht_probe_run(&a4, x, out, &c, &p4), MP_OK);
+	ck_assert_int_eq(rht_probe_run(&a8, x, out, &c, &p8), MP_OK);
 	ck_assert(a8.error < a4.error / 2);
 	/* n must hold whole blocks: 256 values are not blocks of 48 */
 	const char *why;
-	probe_cast p48 = { .fmt = QUANT_MXFP4, .block = 48 };
-	ck_assert_int_eq(probe_cast_check(&p48, &c, &why), MP_EINVAL);
+	rht_probe_cast p48 = { .fmt = QUANT_MXFP4, .block = 48 };
+	ck_assert_int_eq(rht_probe_cast_check(&p48, &c, &why), MP_EINVAL);
 	ck_assert(strstr(why, "multiple of the block"));
-	ck_assert_int_eq(probe_run(&a4, x, out, &c, &p48), MP_EINVAL);
+	ck_assert_int_eq(rht_probe_run(&a4, x, out, &c, &p48), MP_EINVAL);
 }
 END_TEST
 
@@ -347,9 +348,9 @@ START_TEST(orthogonal)
 			ck_assert_double_eq(s, i == k ? 1.0 : 0.0);
 		}
 	/* ||Hx|| = ||x|| to fp32 rounding; the way back gives x again */
-	probe_cfg c = { .n = 4096, .dist = PROBE_DIST_UNIFORM, .seed = 9, .mode = FMT_RNE, .draws = 1 };
+	rht_probe_cfg c = { .n = 4096, .dist = PROBE_DIST_UNIFORM, .seed = 9, .mode = FMT_RNE, .draws = 1 };
 	static float x[4096], y[4096];
-	ck_assert_int_eq(probe_values(x, NULL, &c), MP_OK);
+	ck_assert_int_eq(rht_probe_values(x, NULL, &c), MP_OK);
 	memcpy(y, x, sizeof y);
 	block_rht16_rows(y, 4096, 1, QUANT_RHT_SIGNS);
 	close_rel(sqrt(norm2(y, NULL, false, 4096)), sqrt(norm2(x, NULL, false, 4096)), 1e-6, "||Hx||");
@@ -366,8 +367,8 @@ START_TEST(values_and_outliers)
 	enum { N = 65536 };
 	static float x[N];
 	static bool out[N];
-	probe_cfg c = { .n = N, .dist = PROBE_DIST_GAUSS, .seed = 1, .mode = FMT_RNE, .draws = 1 };
-	ck_assert_int_eq(probe_values(x, out, &c), MP_OK);
+	rht_probe_cfg c = { .n = N, .dist = PROBE_DIST_GAUSS, .seed = 1, .mode = FMT_RNE, .draws = 1 };
+	ck_assert_int_eq(rht_probe_values(x, out, &c), MP_OK);
 	double s = 0, s2 = 0;
 	for (size_t i = 0; i < N; i++) {
 		s += x[i];
@@ -377,13 +378,13 @@ START_TEST(values_and_outliers)
 	ck_assert_double_lt(fabs(s / N), 0.02);
 	ck_assert_double_lt(fabs(sqrt(s2 / N) - 1), 0.02);
 	c.dist = PROBE_DIST_UNIFORM;
-	ck_assert_int_eq(probe_values(x, out, &c), MP_OK);
+	ck_assert_int_eq(rht_probe_values(x, out, &c), MP_OK);
 	for (size_t i = 0; i < N; i++)
 		ck_assert(fabsf(x[i]) <= 1.7320509f);
 	/* Laplace of sd 1: P(|x| > 3) = e^(-3 sqrt 2) = 0.0144 (a normal's is
 	 * 0.0027); its sd 1 within 0.03 */
 	c.dist = PROBE_DIST_LAPLACE;
-	ck_assert_int_eq(probe_values(x, out, &c), MP_OK);
+	ck_assert_int_eq(rht_probe_values(x, out, &c), MP_OK);
 	size_t beyond = 0;
 	s2 = 0;
 	for (size_t i = 0; i < N; i++) {
@@ -393,9 +394,9 @@ START_TEST(values_and_outliers)
 	ck_assert_double_lt(fabs((double)beyond / N - 0.0144), 0.002);
 	ck_assert_double_lt(fabs(sqrt(s2 / N) - 1), 0.03);
 	/* blocks: 100 outliers of +-40, each in a block of its own, both signs */
-	c = (probe_cfg){ .n = 4096, .dist = PROBE_DIST_GAUSS, .outliers = 100, .outlier_value = 40,
+	c = (rht_probe_cfg){ .n = 4096, .dist = PROBE_DIST_GAUSS, .outliers = 100, .outlier_value = 40,
 		         .place = PROBE_PLACE_BLOCKS, .seed = 2, .mode = FMT_RNE, .draws = 1 };
-	ck_assert_int_eq(probe_values(x, out, &c), MP_OK);
+	ck_assert_int_eq(rht_probe_values(x, out, &c), MP_OK);
 	size_t count = 0, neg = 0, per_block[256] = { 0 };
 	for (size_t i = 0; i < 4096; i++) {
 		ck_assert(out[i] == (fabsf(x[i]) == 40));
@@ -410,15 +411,15 @@ START_TEST(values_and_outliers)
 	/* tensor: every place may hold one; all 4096 is allowed */
 	c.place = PROBE_PLACE_TENSOR;
 	c.outliers = 4096;
-	ck_assert_int_eq(probe_values(x, out, &c), MP_OK);
+	ck_assert_int_eq(rht_probe_values(x, out, &c), MP_OK);
 	for (size_t i = 0; i < 4096; i++)
 		ck_assert(out[i] && fabsf(x[i]) == 40);
 	/* the seed decides: another seed, other values */
 	float y[16];
-	probe_cfg d = { .n = 16, .seed = 5, .mode = FMT_RNE, .draws = 1 };
-	ck_assert_int_eq(probe_values(x, NULL, &d), MP_OK);
+	rht_probe_cfg d = { .n = 16, .seed = 5, .mode = FMT_RNE, .draws = 1 };
+	ck_assert_int_eq(rht_probe_values(x, NULL, &d), MP_OK);
 	d.seed = 6;
-	ck_assert_int_eq(probe_values(y, NULL, &d), MP_OK);
+	ck_assert_int_eq(rht_probe_values(y, NULL, &d), MP_OK);
 	ck_assert(memcmp(x, y, sizeof y) != 0);
 }
 END_TEST
@@ -446,9 +447,9 @@ START_TEST(sr_closed_forms)
 		want_var += 448.0 * 448.0 * (m - a) * (b - m);
 		x2 += (double)x[i] * x[i];
 	}
-	probe_cfg c = { .n = N, .mode = FMT_SR, .draws = 2000, .seed = 4 };
-	probe_arm a;
-	ck_assert_int_eq(probe_run(&a, x, out, &c, &NV_PLAIN), MP_OK);
+	rht_probe_cfg c = { .n = N, .mode = FMT_SR, .draws = 2000, .seed = 4 };
+	rht_probe_arm a;
+	ck_assert_int_eq(rht_probe_run(&a, x, out, &c, &NV_PLAIN), MP_OK);
 	ck_assert(a.tensor_scale == 1.0f);
 	close_rel(a.sr_var, (want_var / N) / (x2 / N), 0.03, "sr_var");
 	/* E ||Q - x||^2 = the summed variance for an unbiased rounding */
@@ -459,12 +460,12 @@ START_TEST(sr_closed_forms)
 	              a.sr_noise);
 	ck_assert_double_eq(a.saturated, 0);
 	/* the same draws again: reproducible; RNE of the same: no variance */
-	probe_arm b;
-	ck_assert_int_eq(probe_run(&b, x, out, &c, &NV_PLAIN), MP_OK);
+	rht_probe_arm b;
+	ck_assert_int_eq(rht_probe_run(&b, x, out, &c, &NV_PLAIN), MP_OK);
 	ck_assert(memcmp(&a, &b, sizeof a) == 0);
 	c.mode = FMT_RNE;
 	c.draws = 1;
-	ck_assert_int_eq(probe_run(&b, x, out, &c, &NV_PLAIN), MP_OK);
+	ck_assert_int_eq(rht_probe_run(&b, x, out, &c, &NV_PLAIN), MP_OK);
 	ck_assert(b.sr_var == 0 && b.error < a.error);
 }
 END_TEST
@@ -472,30 +473,30 @@ END_TEST
 START_TEST(bad_configs)
 {
 	const char *why;
-	probe_cfg ok = cfg_small(), c;
-	ck_assert_int_eq(probe_cfg_check(&ok, &why), MP_OK);
+	rht_probe_cfg ok = cfg_small(), c;
+	ck_assert_int_eq(rht_probe_cfg_check(&ok, &why), MP_OK);
 	c = ok;
 	c.n = 250;
-	ck_assert_int_eq(probe_cfg_check(&c, &why), MP_EINVAL);
+	ck_assert_int_eq(rht_probe_cfg_check(&c, &why), MP_EINVAL);
 	ck_assert(strstr(why, "multiple of 16"));
 	c = ok;
 	c.outliers = 17;   /* 16 blocks */
 	c.n = 256;
-	ck_assert_int_eq(probe_cfg_check(&c, &why), MP_EINVAL);
+	ck_assert_int_eq(rht_probe_cfg_check(&c, &why), MP_EINVAL);
 	ck_assert(strstr(why, "outliers"));
 	c.place = PROBE_PLACE_TENSOR;
-	ck_assert_int_eq(probe_cfg_check(&c, &why), MP_OK);
+	ck_assert_int_eq(rht_probe_cfg_check(&c, &why), MP_OK);
 	c = ok;
 	c.outlier_value = INFINITY;
-	ck_assert_int_eq(probe_cfg_check(&c, &why), MP_EINVAL);
+	ck_assert_int_eq(rht_probe_cfg_check(&c, &why), MP_EINVAL);
 	ck_assert(strstr(why, "outlier value"));
 	c = ok;
 	c.draws = 2;
-	ck_assert_int_eq(probe_cfg_check(&c, &why), MP_EINVAL);
+	ck_assert_int_eq(rht_probe_cfg_check(&c, &why), MP_EINVAL);
 	ck_assert(strstr(why, "draws"));
-	probe_arm a;
+	rht_probe_arm a;
 	float x[256] = { 0 };
-	ck_assert_int_eq(probe_run(&a, x, NULL, &c, &NV_PLAIN), MP_EINVAL);
+	ck_assert_int_eq(rht_probe_run(&a, x, NULL, &c, &NV_PLAIN), MP_EINVAL);
 }
 END_TEST
 

@@ -62,7 +62,7 @@ bool quantize_random_stray(const quantize_random_args *a)
 }
 
 /* --outliers K:V into c: false (reported) when bad. */
-static bool parse_outliers(const char *text, probe_cfg *c)
+static bool parse_outliers(const char *text, rht_probe_cfg *c)
 {
 	const char *colon = strchr(text, ':');
 	if (!colon || colon == text || !colon[1]) {
@@ -88,7 +88,7 @@ static bool parse_outliers(const char *text, probe_cfg *c)
 /* The formats of --random: the list of --to, the block of each and the
  * rule, after checking them against each other. */
 typedef struct {
-	probe_cast k[QUANT_COUNT];
+	rht_probe_cast k[QUANT_COUNT];
 	const char *name[QUANT_COUNT];
 	size_t count;
 	size_t unit;   /* the lcm of the blocks (and 16 under the RHT): N's multiple, the outliers' blocks */
@@ -135,7 +135,7 @@ static bool parse_formats(const char *to, const quant_opts *o, random_formats *f
 		if (f->count == QUANT_COUNT)
 			return false;   /* unreachable: no format twice */
 		size_t block = o->block ? o->block : (size_t)q->block;
-		f->k[f->count] = (probe_cast){ .fmt = q->id, .rule = q->nvfp4 ? QUANT_RULE_OCP : o->rule, .block = block };
+		f->k[f->count] = (rht_probe_cast){ .fmt = q->id, .rule = q->nvfp4 ? QUANT_RULE_OCP : o->rule, .block = block };
 		f->name[f->count++] = q->name;
 		f->unit = f->unit / gcd_of(f->unit, block) * block;   /* at most QUANT_BLOCK_MAX: one --block for all */
 		f->any_mx |= !q->nvfp4;
@@ -181,7 +181,7 @@ static void blocks_text(char *buf, size_t n, const random_formats *f)
 }
 
 /* --random N into c->n: false (reported) unless a multiple of f->unit. */
-static bool parse_n(const char *text, const random_formats *f, probe_cfg *c)
+static bool parse_n(const char *text, const random_formats *f, rht_probe_cfg *c)
 {
 	unsigned long long u;
 	if (!cli_parse_u64("quantize", "--random", text, &u))
@@ -198,7 +198,7 @@ static bool parse_n(const char *text, const random_formats *f, probe_cfg *c)
 }
 
 /* --dist, --outliers-in and --draws into c: false (reported) when bad. */
-static bool parse_draws(const quantize_random_args *a, probe_cfg *c)
+static bool parse_draws(const quantize_random_args *a, rht_probe_cfg *c)
 {
 	if (a->dist && !strcmp(a->dist, "uniform"))
 		c->dist = PROBE_DIST_UNIFORM;
@@ -232,7 +232,7 @@ static bool parse_draws(const quantize_random_args *a, probe_cfg *c)
 }
 
 /* Everything but --outliers into c and f: false (reported) when bad. */
-static bool parse_cfg(const quantize_random_args *a, const quant_opts *o, bool rht, bool csv, probe_cfg *c,
+static bool parse_cfg(const quantize_random_args *a, const quant_opts *o, bool rht, bool csv, rht_probe_cfg *c,
                       random_formats *f)
 {
 	if (a->value) {
@@ -249,12 +249,12 @@ static bool parse_cfg(const quantize_random_args *a, const quant_opts *o, bool r
 		f->k[j].rht = rht && !a->compare;
 	if (rht || a->compare)
 		f->unit = f->unit / gcd_of(f->unit, 16) * 16;
-	*c = (probe_cfg){ .dist = PROBE_DIST_GAUSS, .unit = f->unit, .place = PROBE_PLACE_BLOCKS, .seed = o->seed,
+	*c = (rht_probe_cfg){ .dist = PROBE_DIST_GAUSS, .unit = f->unit, .place = PROBE_PLACE_BLOCKS, .seed = o->seed,
 		          .mode = o->mode, .draws = 1 };
 	return parse_n(a->random, f, c) && parse_draws(a, c);
 }
 
-static void print_header(const probe_cfg *c, const random_formats *f)
+static void print_header(const rht_probe_cfg *c, const random_formats *f)
 {
 	for (size_t j = 0; j < f->count; j++)
 		printf("%s%s", j ? ", " : "", f->name[j]);
@@ -287,7 +287,7 @@ static void print_header(const probe_cfg *c, const random_formats *f)
 
 /* A row: its first word the format, with +rht for the rotated arm (a
  * name of its own for the claims of a lesson). */
-static void print_row(const probe_cast *k, const probe_arm *a, const probe_cfg *c)
+static void print_row(const rht_probe_cast *k, const rht_probe_arm *a, const rht_probe_cfg *c)
 {
 	const quant_info *q = quant_get(k->fmt);
 	char name[40], ts[32], out[32], f[32], s[32];
@@ -311,12 +311,12 @@ static void print_row(const probe_cast *k, const probe_arm *a, const probe_cfg *
 
 int quantize_random(const quantize_random_args *a, const quant_opts *o, bool rht, bool csv)
 {
-	probe_cfg c;
+	rht_probe_cfg c;
 	random_formats f;
 	if (!parse_cfg(a, o, rht, csv, &c, &f) || (a->outliers && !parse_outliers(a->outliers, &c)))
 		return CLI_USAGE;
 	const char *why;
-	if (probe_cfg_check(&c, &why) != MP_OK) {
+	if (rht_probe_cfg_check(&c, &why) != MP_OK) {
 		size_t places = c.place == PROBE_PLACE_BLOCKS ? c.n / c.unit : c.n;
 		if (c.outliers > places)
 			cli_error("quantize", "--outliers: %s: more outliers than %s (%zu)", a->outliers,
@@ -330,17 +330,17 @@ int quantize_random(const quantize_random_args *a, const quant_opts *o, bool rht
 	bool *is_out = malloc(c.n * sizeof *is_out);
 	/* a row per format, or the plain and rht rows of nvfp4 under --compare-rht */
 	size_t rows = a->compare ? 2 : f.count;
-	probe_arm arms[QUANT_COUNT + 1];
-	probe_cast k[QUANT_COUNT + 1];
+	rht_probe_arm arms[QUANT_COUNT + 1];
+	rht_probe_cast k[QUANT_COUNT + 1];
 	for (size_t r = 0; r < rows; r++) {
 		k[r] = f.k[a->compare ? 0 : r];
 		k[r].rht = a->compare ? r == 1 : k[r].rht;
 	}
 	int rc = CLI_OK;
-	if (!x || !is_out || probe_values(x, is_out, &c) != MP_OK)
+	if (!x || !is_out || rht_probe_values(x, is_out, &c) != MP_OK)
 		rc = CLI_ENV;
 	for (size_t r = 0; r < rows && rc == CLI_OK; r++)
-		if (probe_run(&arms[r], x, is_out, &c, &k[r]) != MP_OK)
+		if (rht_probe_run(&arms[r], x, is_out, &c, &k[r]) != MP_OK)
 			rc = CLI_ENV;
 	free(x);
 	free(is_out);

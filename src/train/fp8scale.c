@@ -233,15 +233,18 @@ size_t fp8_state_scratch_bytes(const fp8_state *st)
 	return n;
 }
 
-/* x (n) kept for grad_noise_add when tensor i is an output gradient whose
- * cast is recorded: half h's copy, or NULL (nothing to keep, or no memory:
- * MP_ENOMEM in *rc). */
-static const float *noise_keep(fp8_state *st, int h, size_t i, bool record, const float *x, size_t n,
-                               mp_status *rc)
+/* The input in (n) as it was before its cast into x, for grad_noise_add
+ * when tensor i is an output gradient whose cast is recorded: in itself
+ * when the cast leaves it intact (in is not x), else half h's copy; NULL
+ * when there is nothing to keep or no memory (MP_ENOMEM in *rc). */
+static const float *noise_keep(fp8_state *st, int h, size_t i, bool record, const float *in, const float *x,
+                               size_t n, mp_status *rc)
 {
 	*rc = MP_OK;
 	if (!st->o.noise || !record || i % FP8_ROLES != FP8_GRAD_OUTPUT)
 		return NULL;
+	if (in != x)
+		return in;
 	if (n > st->nbuf_cap[h]) {
 		float *b = realloc(st->nbuf[h], n * sizeof *b);
 		if (!b) {
@@ -251,7 +254,7 @@ static const float *noise_keep(fp8_state *st, int h, size_t i, bool record, cons
 		st->nbuf[h] = b;
 		st->nbuf_cap[h] = n;
 	}
-	memcpy(st->nbuf[h], x, n * sizeof *x);
+	memcpy(st->nbuf[h], in, n * sizeof *in);
 	return st->nbuf[h];
 }
 
@@ -292,7 +295,7 @@ mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8
 	block_cast_cfg c = block_cfg(st, i, along, seed);
 	block_cast_stat bs;
 	mp_status rc;
-	const float *before = noise_keep(st, h, i, record, in, rows * cols, &rc);
+	const float *before = noise_keep(st, h, i, record, in, x, rows * cols, &rc);
 	if (rc != MP_OK)
 		return rc;
 	rc = block_cast_from(in, x, rows, cols, &c, &st->bs[h], &bs);
@@ -328,7 +331,7 @@ void fp8_state_cast(fp8_state *st, int h, size_t i, bool record, float *x, size_
 	fp8_cast_stat cs;
 	mp_status rc;
 	/* no memory for the copy: the cast goes on, its noise not counted */
-	const float *before = noise_keep(st, h, i, record, x, n, &rc);
+	const float *before = noise_keep(st, h, i, record, x, x, n, &rc);
 	fp8_cast(x, n, f, scale, &cs);
 	if (before)
 		grad_noise_add(&st->rec[h][i].noise, before, x, n);

@@ -12,12 +12,12 @@
 #define PROBE_OUTLIER_STREAM 0x6f75746c69657273ull   /* "outliers" */
 
 /* The blocks outliers are placed in: unit values each. */
-static size_t unit_of(const probe_cfg *c)
+static size_t unit_of(const rht_probe_cfg *c)
 {
 	return c->unit ? c->unit : 16;
 }
 
-mp_status probe_cfg_check(const probe_cfg *c, const char **why)
+mp_status rht_probe_cfg_check(const rht_probe_cfg *c, const char **why)
 {
 	*why = NULL;
 	if (c->unit > PROBE_N_MAX)
@@ -73,7 +73,7 @@ static float laplace_draw(uint64_t seed, uint64_t i)
 	return (float)((r >> 32) & 1 ? -m : m);
 }
 
-mp_status probe_values(float *x, bool *is_outlier, const probe_cfg *c)
+mp_status rht_probe_values(float *x, bool *is_outlier, const rht_probe_cfg *c)
 {
 	int dist = c->dist == PROBE_DIST_GAUSS ? 2 : 1;   /* drift_update_draw's codes */
 	for (size_t i = 0; i < c->n; i++)
@@ -141,13 +141,13 @@ typedef struct {
 } probe_sums;
 
 /* The quant_opts of k for one draw's seed. */
-static quant_opts opts_of(const probe_cast *k, const probe_cfg *c, uint64_t seed)
+static quant_opts opts_of(const rht_probe_cast *k, const rht_probe_cfg *c, uint64_t seed)
 {
 	size_t block = k->block ? k->block : (size_t)quant_get(k->fmt)->block;
 	return (quant_opts){ .fmt = k->fmt, .rule = k->rule, .mode = c->mode, .seed = seed, .block = block };
 }
 
-mp_status probe_cast_check(const probe_cast *k, const probe_cfg *c, const char **why)
+mp_status rht_probe_cast_check(const rht_probe_cast *k, const rht_probe_cfg *c, const char **why)
 {
 	*why = NULL;
 	if ((unsigned)k->fmt >= QUANT_COUNT) {
@@ -167,7 +167,7 @@ mp_status probe_cast_check(const probe_cast *k, const probe_cfg *c, const char *
 /* One draw: cast w->y with seed into w->q, decoded exactly (under the RHT
  * rounded to fp32, as the trainer's cast does, and rotated back in fp32),
  * counting flushed and saturated elements. */
-static mp_status cast_draw(probe_work *w, const probe_cfg *c, const probe_cast *k, float s_t, uint64_t seed,
+static mp_status cast_draw(probe_work *w, const rht_probe_cfg *c, const rht_probe_cast *k, float s_t, uint64_t seed,
                            probe_sums *s)
 {
 	const quant_info *q = quant_get(k->fmt);
@@ -224,7 +224,8 @@ static double ratio_sqrt(double num, double den)
 }
 
 /* The arm's figures from the sums and the recurrences over R draws. */
-static void arm_figures(probe_arm *out, const probe_work *w, const float *x, const probe_cfg *c, const probe_sums *s)
+static void arm_figures(rht_probe_arm *out, const probe_work *w, const float *x, const rht_probe_cfg *c,
+                        const probe_sums *s)
 {
 	double R = (double)c->draws, n = (double)c->n, x2 = s->x2_in + s->x2_out;
 	out->error = ratio_sqrt((s->e2_in + s->e2_out) / R, x2);
@@ -245,11 +246,12 @@ static void arm_figures(probe_arm *out, const probe_work *w, const float *x, con
 	out->sr_noise = sqrt(out->sr_var / R);
 }
 
-mp_status probe_run(probe_arm *out, const float *x, const bool *is_outlier, const probe_cfg *c, const probe_cast *k)
+mp_status rht_probe_run(rht_probe_arm *out, const float *x, const bool *is_outlier, const rht_probe_cfg *c,
+                        const rht_probe_cast *k)
 {
-	*out = (probe_arm){ 0 };
+	*out = (rht_probe_arm){ 0 };
 	const char *why;
-	if (probe_cfg_check(c, &why) != MP_OK || probe_cast_check(k, c, &why) != MP_OK)
+	if (rht_probe_cfg_check(c, &why) != MP_OK || rht_probe_cast_check(k, c, &why) != MP_OK)
 		return MP_EINVAL;
 	const quant_info *q = quant_get(k->fmt);
 	size_t block = opts_of(k, c, 0).block;

@@ -29,7 +29,7 @@
  * (heavier tails: e^-|x| sqrt 2, with more values near 0 and beyond 3). */
 typedef enum { PROBE_DIST_GAUSS, PROBE_DIST_UNIFORM, PROBE_DIST_LAPLACE } probe_dist;
 
-/* Where the outliers go: one each in K distinct blocks (of probe_cfg's
+/* Where the outliers go: one each in K distinct blocks (of rht_probe_cfg's
  * unit values) chosen at random (at a random position in the block), or at
  * K distinct positions anywhere in the tensor (two may share a block). */
 typedef enum { PROBE_PLACE_BLOCKS, PROBE_PLACE_TENSOR } probe_place;
@@ -48,7 +48,7 @@ typedef struct {
 	uint64_t seed;         /* the values, the outliers and the SR draws */
 	fmt_mode mode;         /* the elements: FMT_RNE or FMT_SR */
 	size_t draws;          /* R: 1 for RNE; SR draw r uses the stream rng_mix64(rng_mix64(seed) + r) */
-} probe_cfg;
+} rht_probe_cfg;
 
 /* One arm (with or without the RHT). Errors are ||Q - x|| / ||x|| (2-norms)
  * in the original domain, Q rotated back under the RHT; H is orthogonal,
@@ -69,34 +69,35 @@ typedef struct {
 	float tensor_scale;    /* s_t of the cast (nvfp4; MX: 1) */
 	double bits;           /* storage per element: elements and block scales, and nvfp4's
 	                        * 32-bit tensor scale shared by the n values */
-} probe_arm;
+} rht_probe_arm;
 
 /* The cast of one arm: a block format with its rule and block size (as
- * quant_opts; mode and seed come from probe_cfg), and whether the values
+ * quant_opts; mode and seed come from rht_probe_cfg), and whether the values
  * are rotated first. */
 typedef struct {
 	quant_id fmt;
 	quant_rule rule;       /* MX only */
 	size_t block;          /* elements per block; 0: the format's default */
 	bool rht;
-} probe_cast;
+} rht_probe_cast;
 
 /* Checks c: MP_OK, or MP_EINVAL with *why (static text) naming the field. */
-mp_status probe_cfg_check(const probe_cfg *c, const char **why);
+mp_status rht_probe_cfg_check(const rht_probe_cfg *c, const char **why);
 
 /* The values of c into x[0..n) and whether each is an outlier into
  * is_outlier[0..n) (may be NULL). Value i is drift_update_draw's for
  * (seed, element i) (drift/drift_update.h), an outlier replaces the value
- * at its place. c must pass probe_cfg_check. MP_ENOMEM when out of memory. */
-mp_status probe_values(float *x, bool *is_outlier, const probe_cfg *c);
+ * at its place. c must pass rht_probe_cfg_check. MP_ENOMEM when out of memory. */
+mp_status rht_probe_values(float *x, bool *is_outlier, const rht_probe_cfg *c);
 
 /* Checks k against c: MP_OK, or MP_EINVAL with *why (static text): the
  * options must pass quant_opts_check, n must be a multiple of the block
  * and, under the RHT, of 16. */
-mp_status probe_cast_check(const probe_cast *k, const probe_cfg *c, const char **why);
+mp_status rht_probe_cast_check(const rht_probe_cast *k, const rht_probe_cfg *c, const char **why);
 
-/* Casts x[0..c->n) (probe_values's) c->draws times as k says into *out.
+/* Casts x[0..c->n) (rht_probe_values's) c->draws times as k says into *out.
  * MP_EINVAL for a bad c or k, MP_ENOMEM when out of memory. */
-mp_status probe_run(probe_arm *out, const float *x, const bool *is_outlier, const probe_cfg *c, const probe_cast *k);
+mp_status rht_probe_run(rht_probe_arm *out, const float *x, const bool *is_outlier, const rht_probe_cfg *c,
+                        const rht_probe_cast *k);
 
 #endif
