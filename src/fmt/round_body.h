@@ -48,6 +48,9 @@ typedef struct {
 	VB_U shift_v, rebias, half_rb, max_bits, ov_bits, nan_bits, sign_bit;
 	VB_U min_normal;       /* fp32 pattern of the format's min normal */
 	VB_U sub_base;         /* a subnormal result drops sub_base - max(e, 1) bits */
+	VB_U sb1, rb_sh;       /* sub_base - 1, rebias << shift (VB_NAME(fast_sr)) */
+	VB_U exp_mask, minus_e1, nr_far;   /* fast_sr's constants, read from memory: 0x7f800000,
+	                                    * -2^23, -2^24 - 1 */
 	VB_U far_normal;       /* patterns below this drop more than 31 bits */
 	VB_F sub_scale;        /* 2^-m for the min subnormal 2^m */
 	VB_F sub_unit;         /* 2^m */
@@ -95,6 +98,11 @@ VB_INLINE VB_NAME(par) VB_NAME(par_of)(const bulk_params *p, rng_key k)
 		int m = (int)p->e32_min - 127 - p->frac_bits;   /* the min subnormal 2^m */
 		v.min_normal = VB_NAME(splat)(p->e32_min << 23);
 		v.sub_base = VB_NAME(splat)(p->sub_base);
+		v.sb1 = VB_NAME(splat)(p->sub_base - 1);
+		v.rb_sh = VB_NAME(splat)(p->rebias << p->shift);
+		v.exp_mask = VB_NAME(splat)(0x7f800000u);
+		v.minus_e1 = VB_NAME(splat)(0xff800000u);
+		v.nr_far = VB_NAME(splat)(0xfeffffffu);
 		v.far_normal = VB_NAME(splat)((p->sub_base - 31) << 23);
 		v.sub_scale = (VB_F)VB_NAME(splat)((uint32_t)(127 - m) << 23);
 		v.sub_unit = (VB_F)VB_NAME(splat)((uint32_t)(127 + m) << 23);
@@ -104,32 +112,41 @@ VB_INLINE VB_NAME(par) VB_NAME(par_of)(const bulk_params *p, rng_key k)
 
 /* Stochastic rounding of the fp16 and fp8 formats in one formula for
  * every lane, nr = ~r: the carry trick of the normal range with the lane's
- * own count of discarded bits, cnt = max(shift, sub_base - max(e, 1))
- * (sub_base - e32_min is shift: normal lanes drop shift bits, subnormal
- * results more), on the pattern a in normal lanes (a carry bumps the
- * exponent; the rebias follows) and the significand, the implicit bit
- * included, in subnormal ones: (val + (nr >> (32 - cnt))) >> cnt, as
- * val + 2^cnt < 2^32 for cnt <= 31. Lanes that drop more (|x| below
- * 2^(emin - frac_bits - 8)) get 0 from that formula (both shifts give 0
- * for a count of 32 or more), and round up to the smallest subnormal iff
- * r < hi + below, hi the first 32 discarded bits and below whether any lie
- * under them (bulk_encode1's rule): hi + below <= val < 2^24, so only a
- * lane with r < 2^24 (one in 256) can go up, and only then is the rule
- * evaluated, cnt clamped to 63, where both read val's bits the same. */
-VB_INLINE VB_U VB_NAME(fast_sr)(const VB_NAME(par) *v, VB_U a, VB_U nr)
+ * own count of discarded bits cnt, on the pattern less the rebias in
+ * normal lanes (a carry bumps the exponent) and on the significand, the
+ * implicit bit included, in subnormal ones: (val + (nr >> (32 - cnt))) >>
+ * cnt, as val + 2^cnt < 2^32 for cnt <= 31. Both come from one subtrahend,
+ * D = min((e - 1) 2^23, (e32_min - 1) 2^23) (signed; e the lane's fp32
+ * exponent field): val = a - D is the significand of a subnormal result's
+ * lane and a - rebias 2^shift of a normal one (rebias 2^shift is
+ * (e32_min - 1) 2^23), and cnt = sub_base - 1 - D / 2^23 is shift or
+ * sub_base - e. Lanes that drop 32 bits or more (fp32 subnormals among
+ * them, where D is negative and val meaningless) get 0 from the formula
+ * (both shifts give 0 for a count of 32 or more), and round up to the
+ * smallest subnormal iff r < hi + below, hi the first 32 discarded bits
+ * and below whether any lie under them (bulk_encode1's rule): hi + below
+ * <= val < 2^24, so only a lane with r < 2^24 (one in 256) can go up, and
+ * only then is the rule evaluated (VB_NAME(fast_sr_far)). */
+VB_INLINE VB_U VB_NAME(fast_sr_far)(const VB_NAME(par) *v, VB_U a, VB_U nr, VB_U far, VB_U code)
 {
 	VB_U emu = VB_NAME(maxu)(a >> 23, VB_NAME(splat)(1));
 	VB_U sub = (VB_U)((VB_I)a < (VB_I)v->min_normal);
-	VB_U cnt = VB_NAME(maxs)(v->sub_base - emu, v->shift_v);
+	VB_U c = VB_NAME(minu)(VB_NAME(maxs)(v->sub_base - emu, v->shift_v), VB_NAME(splat)(63));
 	VB_U val = a - (sub & ((emu - 1u) << 23));
-	VB_U code = VB_NAME(srlv)(val + VB_NAME(srlv)(nr, 32u - cnt), cnt) - (~sub & v->rebias);
-	VB_U far = (VB_U)((VB_I)a < (VB_I)v->far_normal) & (VB_U)((nr >> 24) == 0xffu);
-	if (VB_NAME(any)(far)) {
-		VB_U c = VB_NAME(minu)(cnt, VB_NAME(splat)(63));
-		VB_U hi = VB_NAME(srlv)(val, c - 32u);
-		VB_U hb = hi + 1u + (VB_U)(VB_NAME(sllv)(val, 64u - c) == 0u);   /* hi + below */
-		code = VB_NAME(sel)(far, 1u + VB_NAME(ge)(~nr, hb), code);
-	}
+	VB_U hi = VB_NAME(srlv)(val, c - 32u);
+	VB_U hb = hi + 1u + (VB_U)(VB_NAME(sllv)(val, 64u - c) == 0u);   /* hi + below */
+	return VB_NAME(sel)(far, 1u + VB_NAME(ge)(~nr, hb), code);
+}
+
+VB_INLINE VB_U VB_NAME(fast_sr)(const VB_NAME(par) *v, VB_U a, VB_U nr)
+{
+	VB_U d = (VB_U)VB_NAME(mins)((VB_U)((a & v->exp_mask) + v->minus_e1), v->rb_sh);
+	VB_U cnt = v->sb1 - (VB_U)((VB_I)d >> 23);
+	VB_U code = VB_NAME(srlv)(a - d + VB_NAME(srlv)(nr, 32u - cnt), cnt);
+	/* far lanes with r < 2^24: nr in [-2^24, 0) as a signed number */
+	VB_U far = (VB_U)((VB_I)a < (VB_I)v->far_normal) & (VB_U)((VB_I)nr > (VB_I)v->nr_far);
+	if (VB_NAME(any_neg)(far, nr))
+		code = VB_NAME(fast_sr_far)(v, a, nr, far & (VB_U)((VB_I)nr >> 31), code);
 	return code;
 }
 

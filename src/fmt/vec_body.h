@@ -145,6 +145,26 @@ VB_INLINE bool VB_NAME(any)(VB_U m)
 #endif
 }
 
+/* Whether any lane is set in the mask m and negative in s (sign bit set). */
+VB_INLINE bool VB_NAME(any_neg)(VB_U m, VB_U s)
+{
+#if VB_AVX2
+	return !_mm256_testz_ps((__m256)m, (__m256)s);
+#else
+	return VB_NAME(any)(m & (VB_U)((VB_I)s >> 31));
+#endif
+}
+
+/* Signed min (lanes below 2^31 in magnitude). */
+VB_INLINE VB_U VB_NAME(mins)(VB_U a, VB_U b)
+{
+#if VB_AVX2
+	return (VB_U)_mm256_min_epi32((__m256i)a, (__m256i)b);
+#else
+	return VB_NAME(sel)((VB_U)((VB_I)a < (VB_I)b), a, b);
+#endif
+}
+
 /* The largest lane (unsigned), by a tree of lane swaps. */
 VB_INLINE uint32_t VB_NAME(hmax)(VB_U m)
 {

@@ -218,6 +218,11 @@ VB_INLINE VB_NAME(par) VB_NAME(mx_par)(const quant_elem_enc *e, rng_key key)
 		.max_bits = VB_NAME(splat)(e->max_bits),
 		.min_normal = VB_NAME(splat)(e->min_normal),
 		.sub_base = VB_NAME(splat)(e->sub_base),
+		.sb1 = VB_NAME(splat)(e->sub_base - 1),
+		.rb_sh = VB_NAME(splat)(e->rebias << e->shift),
+		.exp_mask = VB_NAME(splat)(0x7f800000u),
+		.minus_e1 = VB_NAME(splat)(0xff800000u),
+		.nr_far = VB_NAME(splat)(0xfeffffffu),
 		.far_normal = VB_NAME(splat)((e->sub_base - 31) << 23),
 		.k1f = VB_NAME(splat)(key.k1 ^ (key.k1 >> 16)),
 		.nk2 = VB_NAME(splat)(~key.k2),
@@ -261,7 +266,7 @@ VB_INLINE size_t VB_NAME(mx_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	size_t full = n / bs * bs, k = 0, b = 0;
 	uint32_t mul[VB_W];
 	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, in + b, bs, r); b += VB_W * bs, k += VB_W)
-		#pragma GCC unroll 16
+		#pragma GCC unroll 1
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + j * bs;
 			VB_NAME(mx_sr_block)(elems + o, in + o, bs, (VB_F)VB_NAME(splat)(mul[j]), lanes + (uint32_t)(index0 + o), &v);
