@@ -1,5 +1,5 @@
 # Exercises of the lesson "Below 16 bits", sections 7 and 8: Transformer Engine's
-# per-tensor delayed scaling (issue 15). Every fp8.1 history lists more values than H,
+# per-tensor delayed scaling. Every fp8.1 history lists more values than H,
 # its oldest value is the largest and its newest is not the window's largest, so the
 # window, max and most_recent all matter; every fp8.2 spike (F >= 3) saturates at its
 # own step. tests/test_exercise_fp8.c checks every combination of the lists. (Named to

@@ -1,4 +1,4 @@
-# Accumulation precision (issue 15): a tensor core's short accumulator.
+# Accumulation precision: a tensor core's short accumulator.
 # Every variant loses bits (3% to 47% of the sum: K x p is far above the
 # point where the cut passes p's last bit) and none loses everything;
 # tests/test_exercise_accum.c checks every combination of the lists. (Named to

@@ -1,5 +1,5 @@
 #!/bin/sh
-# mixprec accum (issue 15, "Accumulation precision") and train's
+# mixprec accum (a tensor core's short accumulator) and train's
 # --accum-bits / --promote-every: the CSV contract, the size of the effect
 # against the estimate below, the CLI contract's errors, and that plot reads
 # the CSV.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# mixprec amax (issue 15, "delayed against current scaling"): one tensor's
+# mixprec amax (delayed against current scaling): one tensor's
 # amax per step through Transformer Engine's delayed and current rules,
 # against values worked out by hand here, and the CLI contract's errors.
 #

@@ -1,8 +1,8 @@
 #!/bin/sh
-# CLI tests of the formats of issue 14 (fp6-e3m2, fp6-e2m3, fp4-e2m1,
+# CLI tests of the sub-8-bit and FNUZ formats (fp6-e3m2, fp6-e2m3, fp4-e2m1,
 # fp8-e4m3fnuz, fp8-e5m2fnuz, e8m0) in formats, bits and round: the table,
 # the bits, every mode and the special rules, their messages and exit
-# statuses. Expected values are derived by hand in the comments (the issue's
+# statuses. Expected values are derived by hand in the comments (OCP MX v1.0's
 # table and the formats' definitions), never copied from the program.
 #
 # Run by Automake's plain test-driver: exit 0 pass, 1 fail, 77 skip.
@@ -41,7 +41,7 @@ run formats --csv
 expect_rc "formats --csv" 0
 [ "$(wc -l <"$tmp/out")" -eq 13 ]
 check "formats --csv: header + 12 formats" $? "got $(wc -l <"$tmp/out") lines"
-# the issue's table: name bits bias max min_normal min_subnormal; e8m0 has no
+# the formats' table: name bits bias max min_normal min_subnormal; e8m0 has no
 # subnormals (empty cell), 2^127 = 1.7014118346046923e+38, 2^-127 =
 # 5.877471754111438e-39
 # num_eq A B: A and B are the same number (read exactly by awk)

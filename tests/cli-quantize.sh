@@ -1,5 +1,5 @@
 #!/bin/sh
-# CLI contract tests for mixprec quantize (issue 14): the CSV header, scales
+# CLI contract tests for mixprec quantize (MX and NVFP4): the CSV header, scales
 # and elements of hand-derived blocks, the text paragraphs and summary,
 # stdin with bad lines, option errors and exit statuses.
 #

@@ -1,5 +1,5 @@
 #!/bin/sh
-# CLI tests of the per-tensor fp8 scaling recipes of issue 15 (fp8-delayed,
+# CLI tests of the per-tensor fp8 scaling recipes (fp8-delayed,
 # fp8-current): the train CSV's overflow_frac column, --tensor-stats'
 # columns and names, the delayed and current scales against the rules
 # (scale = fp8_max / amax / 2^margin, fp8_max 448 for E4M3, 57344 for

@@ -1,5 +1,5 @@
 #!/bin/sh
-# CLI contract tests for mixprec (DESIGN.md "CLI contract"): outputs, messages
+# CLI contract tests for mixprec (doc/DESIGN.md "CLI contract"): outputs, messages
 # and exit statuses of formats, bits and round (and --help of every command).
 #
 # Run by Automake's plain test-driver: exit 0 pass, 1 fail, 77 skip.
@@ -1473,7 +1473,7 @@ fi
 
 
 # ---------------------------------------------------------------------------
-echo "# hardening (issue 13): files written safely, bounded input, options"
+echo "# hardening: files written safely, bounded input, options"
 
 H=$tmp/h
 mkdir -p "$H"
@@ -1620,7 +1620,7 @@ rc=$?
 expect_rc "check: progress cannot be saved" 3
 err_has "check: says so" "progress not saved"
 
-# numbers in options: DESIGN.md's syntax, and the real problem named
+# numbers in options: doc/DESIGN.md's syntax, and the real problem named
 run gradhist --steps 1 $TINY --scale 2^16
 expect_rc "gradhist --scale 2^16" 0
 out_has "gradhist --scale 2^16 = 65536" "S = 65536"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Every command mixprec prints for a student's variant checks that variant
-# when pasted (issue 13, "What a new user trips over" 1), and check counts the
-# answers given, not the fields (issue 11, error 10).
+# when pasted, and check counts the
+# answers given, not the fields.
 #
 # The answers are computed here with awk from the exercise's definition
 # (20 bytes per parameter; GB = 10^9, GiB = 2^30 bytes), not copied from the

@@ -61,7 +61,7 @@ mp_status gpu_compare_run_compare(train_device dev, const char *policy, const tr
 bool gpu_compare_run_stats_ok(const gpu_compare_run *r, char *why, size_t n);
 
 /* The tolerance of a pass comparison under policy p: 1e-4 relative when the
- * pass runs in fp32 throughout (the issue's bound for the fp32 policy); else
+ * pass runs in fp32 throughout (the bound asked of the fp32 policy); else
  * 4 units of the coarsest format the pass rounds to (2^-p each): a rounded
  * intermediate may land on the other neighbour when the device sums in
  * another order, and the flip carries through the layers below it. */

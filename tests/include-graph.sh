@@ -1,5 +1,5 @@
 #!/bin/sh
-# No include cycle between the folders of src/ (DESIGN.md: data flows down).
+# No include cycle between the folders of src/ (doc/DESIGN.md: data flows down).
 # Every '#include "A/x.h"' in a file of folder B is an edge B -> A; tsort
 # fails on a cycle and names the folders on it. Prints the edges with -v.
 set -eu

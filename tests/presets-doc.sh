@@ -22,7 +22,7 @@ list=$("$MIXPREC" train --policy list) || { echo "train --policy list failed" >&
 for name in $(echo "$help" | awk '{ print $1 }'); do
 	echo "$list" | grep -q "^$name " || { echo "--policy list lacks $name" >&2; fail=1; }
 done
-# two rows checked against DESIGN.md: fp8-mixed takes E4M3 operands and E5M2
+# two rows checked against doc/DESIGN.md: fp8-mixed takes E4M3 operands and E5M2
 # gradients with dynamic scaling; bf16-pure keeps weights and Adam in bf16
 one=$(echo "$list" | tr '\n' ' ' | sed 's/  */ /g')
 for want in "fp8-mixed .* gemm fp8-e4m3, .* grads fp8-e5m2 accumulated in fp32, Adam state fp32, dynamic loss scaling" \

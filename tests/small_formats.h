@@ -1,4 +1,4 @@
-/* The formats of issue 14 as the tests know them: the issue's table typed
+/* The sub-8-bit and FNUZ formats as the tests know them: their table typed
  * in, and each pattern's value by the formulas, written here and not taken
  * from the library (tests/test_format_small.c, test_round_small.c,
  * test_exhaustive_small.c). */

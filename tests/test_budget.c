@@ -165,7 +165,7 @@ END_TEST
  * gpu 4*LL [+ int(2P/G) optimizer offload only | + int(18P/G) no offload];
  * cpu P*18/nodes*1.5 | P*16/nodes*1.5 | LL*4*gpus_per_node*1.5 with zero_init).
  * Before PR #5099 ZeRO-2 was 4P + 16P/G (7e9 on 8 GPUs: 42 GB, the figure
- * issue 11 quotes); the code follows DeepSpeed as it is now. */
+ * older write-ups quote); the code follows DeepSpeed as it is now. */
 START_TEST(deepspeed_estimators)
 {
 	budget_ds_config d = budget_ds_defaults();

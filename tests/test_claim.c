@@ -205,10 +205,9 @@ typedef struct {
 	char last[256];
 } fake;
 
-/* train prints a loss table whose a-b gap is 0.3 + 0.01 * seed; budget a
- * fixed table; anything else fails. */
-/* train's loss of a is 2.30 + 0.01 seed, 0.05 more under a BLAS core type
- * named Haswell (as another sgemm's bits would move it). */
+/* train prints a loss table: a at 2.30 + 0.01 seed (0.05 more under a BLAS
+ * core type named Haswell, as another sgemm's bits would move it), b at
+ * 2.00; budget a fixed table; anything else fails. */
 static mp_status fake_run(void *ctx, char *const *argv, const char *core, char **out, int *rc)
 {
 	fake *f = ctx;

@@ -1,5 +1,5 @@
 /* Exercise feedback and worked solutions: each likely misconception is named
- * with what the answer would be under it; the texts the issues found wrong
+ * with what the answer would be under it; texts once found wrong
  * (garbled patterns, 6e+02, a solver that simulates other than the command
  * it names, the unit roundoff called a factor of two) stay fixed; lint
  * refuses variants that break an exercise. Every expected figure is derived

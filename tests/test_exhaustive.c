@@ -500,7 +500,7 @@ static int test_reference(void)
 /* SR of the fp32 pattern u with the random bits rbits, from the definition:
  * y = |x| / (the format's last place at x) is exact in binary64; the result
  * is floor(y) rounded up iff rbits < frac(y) 2^32, so up with probability
- * frac(y) over the 32-bit draws (DESIGN.md's SR, drawn from the stream
+ * frac(y) over the 32-bit draws (doc/DESIGN.md's SR, drawn from the stream
  * rng_bits(seed, index)). Beyond max: inf, NaN or (saturate) +-max. */
 static uint32_t ref_encode_sr(const reffmt *r, uint32_t u, uint32_t rbits, bool saturate)
 {

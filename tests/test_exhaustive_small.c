@@ -1,4 +1,4 @@
-/* The bulk fp32 -> format kernels of the issue 14 formats (fp6-e3m2,
+/* The bulk fp32 -> format kernels of the sub-8-bit and FNUZ formats (fp6-e3m2,
  * fp6-e2m3, fp4-e2m1, fp8-e4m3fnuz, fp8-e5m2fnuz and, saturating too,
  * e8m0) over fp32 bit patterns, on every available path, against a binary64
  * reference written here from the formats' definitions:

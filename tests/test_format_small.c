@@ -1,6 +1,6 @@
-/* The formats of issue 14 (fp6-e3m2, fp6-e2m3, fp4-e2m1, fp8-e4m3fnuz,
+/* The sub-8-bit and FNUZ formats (fp6-e3m2, fp6-e2m3, fp4-e2m1, fp8-e4m3fnuz,
  * fp8-e5m2fnuz, e8m0): the table, every pattern decoded, and the neighbour
- * steps, against the issue's table and formulas written out in this file
+ * steps, against a table and formulas written out in this file
  * (OCP MX v1.0 for fp6/fp4/e8m0; FNUZ as in LLVM's APFloat and ml_dtypes:
  * one NaN 0x80, no -0, no inf). */
 #include <math.h>
@@ -58,7 +58,7 @@ START_TEST(aliases)
 	}
 	ck_assert_ptr_null(fmt_find("fp4-e3m0"));
 	ck_assert_ptr_null(fmt_find("fp6"));   /* two fp6 formats: no short name */
-	/* ids are appended after fp8-e5m2 in the issue's order */
+	/* ids are appended after fp8-e5m2 in this order */
 	ck_assert_int_eq(FMT_E3M2, FMT_E5M2 + 1);
 	ck_assert_int_eq(FMT_E8M0, FMT_COUNT - 1);
 	fmt_id ids[8];
@@ -112,7 +112,7 @@ START_TEST(every_pattern)
 }
 END_TEST
 
-/* The issue's table by pattern: max, min normal, min subnormal, specials. */
+/* The table by pattern: max, min normal, min subnormal, specials. */
 START_TEST(named_patterns)
 {
 	static const struct { fmt_id id; uint32_t bits; double value; } cases[] = {

@@ -1,4 +1,4 @@
-/* Plots read without colour (issue 13): with f->mono (NO_COLOR, a pipe)
+/* Plots read without colour: with f->mono (NO_COLOR, a pipe)
  * every series keeps a mark of its own, in the data area and in the legend,
  * and lines are labelled at their end; in ASCII the marks do not repeat
  * within the ten policies of the lesson. (tests/test_plot.c, already past

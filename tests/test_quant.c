@@ -1,6 +1,6 @@
 /* quant/ (block-scaled quantization) on blocks worked out by hand: each
  * expected scale and element is derived in the comment beside it from the
- * rules of issue 14, never taken from the program. */
+ * rules in quant/quant.h, never taken from the program. */
 #include <math.h>
 #include <string.h>
 
@@ -115,15 +115,12 @@ START_TEST(mx_clamp)
 }
 END_TEST
 
-/* --block 2 over three values: a short last block with its own scale.
- * {4, 1}: X = 2^(2-8) = 2^-6 (0x79): 256 (field 15, 0x78), 64 (field 13,
- * 0x68). {3}: X = 2^(1-8) = 2^-7 (0x78): 384 = 1.5 * 2^8 (0x7c). */
 /* Inputs beyond binary64's range. 1e400 (about 2^1328.8) and 1: floor(log2)
  * - 2 clamps to 127, 1e400 / 2^127 saturates to 6 (0x7), 1 / 2^127 flushes;
  * ||value - V||^2 / ||V||^2 = ((1e400 - 6 * 2^127)^2 + 1) / (1e800 + 1),
- * 1 minus about 1e-361: 1 in binary64 (the old code, in binary64, got 0).
+ * 1 minus about 1e-361: 1 in binary64 (1e400 itself is beyond binary64).
  * 1e-400 and 3e-400: X = 2^-127, both flush to zero, so the error is
- * ||V|| / ||V|| = 1 exactly (the old code got 0). */
+ * ||V|| / ||V|| = 1 exactly (both inputs are 0 in binary64). */
 START_TEST(beyond_binary64)
 {
 	static const char *const big[] = { "1e400", "1" }, *const tiny[] = { "1e-400", "3e-400" };
@@ -146,6 +143,9 @@ START_TEST(beyond_binary64)
 }
 END_TEST
 
+/* --block 2 over three values: a short last block with its own scale.
+ * {4, 1}: X = 2^(2-8) = 2^-6 (0x79): 256 (field 15, 0x78), 64 (field 13,
+ * 0x68). {3}: X = 2^(1-8) = 2^-7 (0x78): 384 = 1.5 * 2^8 (0x7c). */
 START_TEST(mx_short_last_block)
 {
 	static const char *const v[] = { "4", "1", "3" };

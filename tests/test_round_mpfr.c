@@ -5,7 +5,7 @@
  * The oracle never calls fmt_round_*: it rounds with mpfr_set_q at precision
  * frac_bits + 1 and mpfr_subnormalize for the subnormal grid (exponent
  * unbounded on top), decides ties-away and SR from the two neighbours with
- * exact rationals, applies the overflow rules of DESIGN.md itself and encodes
+ * exact rationals, applies the overflow rules of doc/DESIGN.md itself and encodes
  * the bits from its own table of formats. */
 #include <math.h>
 #include <pthread.h>
@@ -37,7 +37,7 @@ enum {
 
 static const uint64_t SR_SEED = 0x5eed0123456789abull;
 
-/* --- the oracle's own description of each format (from DESIGN.md) --- */
+/* --- the oracle's own description of each format (from doc/DESIGN.md) --- */
 
 typedef struct {
 	int width, fb, bias;

@@ -1,7 +1,7 @@
-/* Rounding into the formats of issue 14 in every mode, SR included, against
+/* Rounding into the sub-8-bit and FNUZ formats in every mode, SR included, against
  * an oracle of exact rationals written here: the sorted list of a format's
  * values (tests/small_formats.h), the two neighbours of the exact input,
- * and each mode's rule between them; then the issue's special rules one by
+ * and each mode's rule between them; then the formats' special rules one by
  * one with hand-derived bits; then the bulk kernels on every path against
  * the scalar functions. */
 #include <math.h>
@@ -219,7 +219,7 @@ START_TEST(every_mode)
 }
 END_TEST
 
-/* --- the issue's rules, one by one, with bits worked out by hand --- */
+/* --- the special rules, one by one, with bits worked out by hand --- */
 
 static uint32_t rnd(fmt_id id, const char *text, fmt_mode mode, bool sat, unsigned *flags)
 {

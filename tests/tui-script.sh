@@ -156,7 +156,7 @@ has bits prev '^>bf16 .* 0x4415 ' "- - steps back past 600 to 596 = 0x4415"
 has bits prev '^ += 596 ' "... whose value is 596"
 has bits bad-value '1/0x' "a malformed value is reported, the text kept for editing"
 
-# The issue 14 formats, below fp8-e5m2, reached by scrolling (six formats fit
+# The fp6, fp4, FNUZ and e8m0 formats, below fp8-e5m2, reached by scrolling (six formats fit
 # at 80x24). 0.1 in fp4-e2m1 is 0 (below 0.25, half the min subnormal 0.5):
 # 0x0. In e8m0 it is 2^-3 = 0x7c (above 0.09375, the midpoint of 2^-4 and
 # 2^-3), eight exponent bits and no sign bit. fp8-e4m3fnuz (shown by its

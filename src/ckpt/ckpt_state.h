@@ -19,14 +19,14 @@
  * while it is; free the two arrays with free()). MP_ENOMEM. */
 mp_status ckpt_state_extras(const run_state *rs, st_tensor **x, size_t *n, st_meta **m, size_t *nm);
 
-/* Every tensor of the checkpoint whose dtype a run state holds (F32, F16,
- * BF16, F64, I64) and shape has at most two dimensions, and all its
- * metadata, copied into rs (initialised, empty). A tensor left out is then
- * missing for trainer_state_import, which names it. MP_ENOMEM. */
 /* The most tensors a run-state file may hold: 64 layers x 12 tensors x 5
  * copies (weights, m, v, v_ref, Kahan) is under 4,000. */
 #define CKPT_STATE_MAX_TENSORS 16384
 
+/* Every tensor of the checkpoint whose dtype a run state holds (F32, F16,
+ * BF16, F64, I64) and shape has at most two dimensions, and all its
+ * metadata, copied into rs (initialised, empty). A tensor left out is then
+ * missing for trainer_state_import, which names it. MP_ENOMEM. */
 mp_status ckpt_state_read(const ckpt_model *m, run_state *rs);
 
 #endif

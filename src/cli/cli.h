@@ -1,5 +1,5 @@
 /* The command-line front end: one function per subcommand, exit codes of the
- * CLI contract (DESIGN.md). */
+ * CLI contract (doc/DESIGN.md). */
 #ifndef MIXPREC_CLI_CLI_H
 #define MIXPREC_CLI_CLI_H
 
@@ -91,7 +91,7 @@ void cli_print_formats(int indent);
 /* Parses --to/--format lists, naming the option in the error. */
 bool cli_parse_formats(const char *cmd, const char *opt, const char *list, fmt_id *ids, size_t *count);
 bool cli_parse_mode(const char *cmd, const char *text, fmt_mode *mode);
-/* Numbers of options, in the full syntax of DESIGN.md (0.1, -6.5e-5,
+/* Numbers of options, in the full syntax of doc/DESIGN.md (0.1, -6.5e-5,
  * 0x1.8p-3, 1/3, 2^-14, 3*2^-10; inf and nan only where the range allows),
  * every one through these parsers. A bad one is reported naming the option
  * and the real problem (not a number, not a whole number, out of range) and

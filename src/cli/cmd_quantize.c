@@ -345,7 +345,6 @@ static void print_text(const quant_result *r, const value_list *v)
 
 /* --- options --- */
 
-/* quantize_parse's result when the command should go on */
 /* --rht: the values rotated in 16s, their texts the rotated values (to
  * 17 digits; quantized exactly). CLI_USAGE (reported) for a bad value. */
 static int rotate(value_list *v)
@@ -370,6 +369,7 @@ static int rotate(value_list *v)
 	return CLI_OK;
 }
 
+/* quantize_parse's result when the command should go on */
 #define QUANTIZE_PROCEED (-1)
 
 /* The command line into o and args: QUANTIZE_PROCEED, or the exit status

@@ -134,19 +134,6 @@ T512 static inline __attribute__((always_inline)) __m512i encode_generic(const v
 	return _mm512_mask_mov_epi32(enc, nan, v->nan_bits);
 }
 
-/* bulk_encode1 in 16 lanes for the formats whose min subnormal 2^m has 2^-m
- * in fp32's normal range (fp16 and the fp8 formats), in fewer operations:
- * - a result in the normal range drops the same number of bits (shift) in
- *   every binade, so the rounding is a carry into the kept bits: a + add,
- *   add = 2^(shift-1) - 1 + lsb (RNE) or ~r >> (32 - shift) (SR: a carry out
- *   of the discarded bits d iff d > r >> (32 - shift), that is r < d 2^(32-shift),
- *   bulk_encode1's rule when nothing lies below the 32 bits);
- * - a subnormal result lies on the fixed grid 2^m: y = |x| 2^-m is exact in
- *   fp32, RNE is the nearest-even integer of y, and SR rounds floor(y) up iff
- *   r < ceil(frac(y) 2^32), which is bulk_encode1's r < hi + below (frac(y)
- *   and its scaling by 2^32 are exact).
- * Overflow, sign and NaN as in encode_generic, for formats whose overflow
- * result takes the sign (ov_signed). */
 /* The magnitude's encoding before overflow: in [0, max_bits] when the result
  * is finite, above max_bits (and below 2^16) on overflow or NaN; *nan gets
  * the NaN lanes. */
@@ -181,6 +168,19 @@ T512 static inline __attribute__((always_inline)) __m512i encode_fast_mag(const 
 	return enc;
 }
 
+/* bulk_encode1 in 16 lanes for the formats whose min subnormal 2^m has 2^-m
+ * in fp32's normal range (fp16 and the fp8 formats), in fewer operations:
+ * - a result in the normal range drops the same number of bits (shift) in
+ *   every binade, so the rounding is a carry into the kept bits: a + add,
+ *   add = 2^(shift-1) - 1 + lsb (RNE) or ~r >> (32 - shift) (SR: a carry out
+ *   of the discarded bits d iff d > r >> (32 - shift), that is r < d 2^(32-shift),
+ *   bulk_encode1's rule when nothing lies below the 32 bits);
+ * - a subnormal result lies on the fixed grid 2^m: y = |x| 2^-m is exact in
+ *   fp32, RNE is the nearest-even integer of y, and SR rounds floor(y) up iff
+ *   r < ceil(frac(y) 2^32), which is bulk_encode1's r < hi + below (frac(y)
+ *   and its scaling by 2^32 are exact).
+ * Overflow, sign and NaN as in encode_generic, for formats whose overflow
+ * result takes the sign (ov_signed). */
 T512 static inline __attribute__((always_inline)) __m512i encode_fast(const vparams *v, bool sr, __m512i x, __m512i nr)
 {
 	__mmask16 nan;
@@ -335,7 +335,7 @@ T512 static inline __attribute__((always_inline)) __m512i load16(size_t size, co
 /* Large arrays: the output is written with non-temporal stores (it does not
  * fit the caches anyway, and streaming saves the read-for-ownership of every
  * output line, as memcpy does). Encoding walks the array in one sequential
- * stream: on the AVX-512 machine of issue 17 (1 thread, 256 MiB, ratio to
+ * stream: on an AVX-512 machine (1 thread, 256 MiB, ratio to
  * memcpy's traffic rate in the same run) bf16 rne gave 0.93-1.00 so against
  * 0.70-0.84 walking four page-sized blocks at once, e5m2 sr 0.52-0.58 against
  * 0.32-0.35; software prefetching 1 KiB ahead changed nothing. In-place

@@ -2,7 +2,7 @@
  * power-of-two scale per block of 32) and NVFP4 (e2m1 elements, an e4m3
  * scale per block of 16 and an fp32 tensor scale).
  *
- * The rules, exactly (issue 14):
+ * The rules, exactly:
  * - MX, ocp (OCP MX v1.0 section 6.3): amax = max |V_i| over the block;
  *   X = 2^(floor(log2 amax) - emax_elem); the exponent clamped to
  *   [-127, 127]; an all-zero block gets 2^-127; the e8m0 byte is the

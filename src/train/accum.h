@@ -14,8 +14,8 @@
  *    scale_a * scale_b * accum in fp32 (impls/sm90_fp8_gemm_1d2d.cuh). Sec. 3.5.2: the tensor core aligns the 32 mantissa
  *    products of a block by right-shifting to the maximum exponent, keeps the
  *    highest 14 bits of each and truncates the rest, and accumulates into the
- *    register with 14-bit precision too (quoted in deepseek-ai/DeepSeek-V3
- *    issues #197 and #847, deepseek-ai/DeepGEMM issue #37).
+ *    register with 14-bit precision too (quoted in
+ *    deepseek-ai/DeepSeek-V3 issues #197 and #847, deepseek-ai/DeepGEMM issue #37).
  *  - Fasi, Higham, Mikaitis, Pranesh, "Numerical behavior of NVIDIA tensor
  *    cores", PeerJ Comput. Sci. 7:e330 (2021): products are exact, a block's
  *    products and the addend are aligned to the largest exponent, the bits

@@ -294,12 +294,6 @@ static mp_status weight_operand(gpt_model *m, const gpt_numerics *nx, const floa
 	return copy_rounded(m->acts.q_w, w, n, nx->gemm_fmt);
 }
 
-/* out (BT,OC) = inp (BT,C) @ w (OC,C)^T + bias, as a tensor core does it when
- * asked: operands rounded to the GEMM format, fp32 accumulation, output
- * rounded. The activation inp is rounded in place: every GEMM input here
- * (ln1, atty, ln2, fch_gelu, lnf) is used by nothing but its GEMM's forward
- * and backward products, so the stored activation is the rounded operand,
- * as autocast saves it, and the backward pass uses it as it is. */
 /* out = inp @ wq^T + bias from operands already rounded, through the
  * emulated accumulator or BLAS, the output rounded to the GEMM format. */
 static mp_status gemm_forward_core(const gpt_numerics *nx, float *out, const float *inp, const float *wq,
@@ -324,10 +318,9 @@ static bool scaled(const gpt_numerics *nx, int lin)
 	return nx != NULL && nx->fp8 != NULL && lin >= 0 && fp8_state_covers(nx->fp8, (size_t)lin / FP8_LINEARS);
 }
 
-/* Casts the matrix x (rows, cols) as Linear lin's tensor of role r for a
- * GEMM contracting it `along`, with SR bits of its own for every step,
- * tensor, direction and batch half (nx->seed is the half's). */
-/* Casts src (NULL: x itself) into x, as the role r of Linear lin. */
+/* Casts the matrix src (rows, cols; NULL: x itself) into x as Linear lin's
+ * tensor of role r for a GEMM contracting it `along`, with SR bits of its own
+ * for every step, tensor, direction and batch half (nx->seed is the half's). */
 static mp_status fp8_matrix(const gpt_numerics *nx, size_t lin, fp8_role r, bool record, fp8_along along,
                             const float *src, float *x, size_t rows, size_t cols)
 {
@@ -352,6 +345,13 @@ static mp_status gemm_forward_scaled(gpt_model *m, const gpt_numerics *nx, float
 	return gemm_forward_core(nx, out, xq, wq, bias, BT, C, OC);
 }
 
+/* out (BT,OC) = inp (BT,C) @ w (OC,C)^T + bias, as a tensor core does it when
+ * asked (under fp8 scaling, gemm_forward_scaled): operands rounded to the
+ * GEMM format, fp32 accumulation, output rounded. The activation inp is
+ * rounded in place: every GEMM input here
+ * (ln1, atty, ln2, fch_gelu, lnf) is used by nothing but its GEMM's forward
+ * and backward products, so the stored activation is the rounded operand,
+ * as autocast saves it, and the backward pass uses it as it is. */
 static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
                               float *inp, const float *w, const float *bias,
                               size_t BT, size_t C, size_t OC, int lin)

@@ -169,7 +169,7 @@ typedef struct {
 	const int *inputs;            /* (B,t) of the last forward, borrowed */
 	const int *targets;           /* (B,t) or NULL, borrowed */
 	float mean_loss;              /* NAN after a forward without targets */
-	double resid_lost_frac;       /* see DESIGN.md; 0 when the exact change is 0 */
+	double resid_lost_frac;       /* see doc/DESIGN.md; 0 when the exact change is 0 */
 	double resid_dot_se;          /* <Dstored, Dexact> of the last forward */
 	double resid_dot_ee;          /* <Dexact, Dexact> (sums, so batches can be combined) */
 } gpt_model;

@@ -283,7 +283,6 @@ typedef struct {
 	bool solved_noted;
 } exview;
 
-/* text with {NAME} replaced by the variant's values (malloc'd, or NULL) */
 /* Exercise files break prompts into lines of their own width: join those
  * into paragraphs for the screen's width, keeping blank lines and lines that
  * start a step ("(1) ...") or a list item ("- ..."); a line that merely
@@ -327,6 +326,7 @@ static char *reflow_worked(const char *text)
 	return out;
 }
 
+/* text with {NAME} replaced by the variant's values (malloc'd, or NULL) */
 static char *subst(const ex_exercise *ex, const ex_variant *v, const char *text)
 {
 	ex_exercise tmp = *ex;

@@ -1,6 +1,6 @@
 /* The TUI's drawing helpers (UTF-8 aware, clipped at a window's edge, with
- * an ASCII transliteration) and its one-line text fields; split from app.c,
- * which keeps the terminal, the screen stack and the key scripts. */
+ * an ASCII transliteration) and its one-line text fields; app.c keeps the
+ * terminal, the screen stack and the key scripts. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
