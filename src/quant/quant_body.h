@@ -393,14 +393,20 @@ VB_INLINE void VB_NAME(nv_rne_block)(uint8_t *elems, const float *in, const uint
 VB_INLINE size_t VB_NAME(nv_rne_n)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
                                     const uint32_t g[127][8])
 {
-	uint32_t code[VB_W];
+	uint32_t code[2][VB_W];
 	size_t b = 0;
-	for (; b + 16 * VB_W <= n && VB_NAME(nv_codes)(code, in + b, six_st); b += 16 * VB_W) {
+	const size_t grp = 16 * VB_W;
+	/* a group's scale codes are worked out while the group before is
+	 * quantized: their chain (amax, division, rounding, the row's load) is
+	 * long, and the element work of one group fills the reorder window */
+	bool ok = grp <= n && VB_NAME(nv_codes)(code[0], in, six_st);
+	for (int cur = 0; ok; b += grp, cur ^= 1) {
+		ok = b + 2 * grp <= n && VB_NAME(nv_codes)(code[cur ^ 1], in + b + grp, six_st);
 		#pragma GCC unroll 16
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + 16 * (size_t)j;
-			scales[o / 16] = (uint8_t)code[j];
-			VB_NAME(nv_rne_block)(elems + o, in + o, g[code[j]]);
+			scales[o / 16] = (uint8_t)code[cur][j];
+			VB_NAME(nv_rne_block)(elems + o, in + o, g[code[cur][j]]);
 		}
 	}
 	for (; b < n; b += 16) {
@@ -487,14 +493,18 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	rng_key key = rng_key_for(seed, index0);
 	const VB_U k1f = VB_NAME(splat)(key.k1 ^ (key.k1 >> 16)), nk2 = VB_NAME(splat)(~key.k2);
 	const VB_U lanes = VB_NAME(lanes)();
-	uint32_t code[VB_W];
+	uint32_t code[2][VB_W];
 	size_t b = 0;
-	for (; b + 16 * VB_W <= n && VB_NAME(nv_codes)(code, in + b, six_st); b += 16 * VB_W) {
+	const size_t grp = 16 * VB_W;
+	/* the next group's scale codes while this one is quantized (nv_rne_n) */
+	bool ok = grp <= n && VB_NAME(nv_codes)(code[0], in, six_st);
+	for (int cur = 0; ok; b += grp, cur ^= 1) {
+		ok = b + 2 * grp <= n && VB_NAME(nv_codes)(code[cur ^ 1], in + b + grp, six_st);
 		#pragma GCC unroll 16
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + 16 * (size_t)j;
-			scales[o / 16] = (uint8_t)code[j];
-			VB_NAME(nv_sr_block)(elems + o, in + o, code[j], lanes + (uint32_t)(index0 + o), tab, k1f, nk2);
+			scales[o / 16] = (uint8_t)code[cur][j];
+			VB_NAME(nv_sr_block)(elems + o, in + o, code[cur][j], lanes + (uint32_t)(index0 + o), tab, k1f, nk2);
 		}
 	}
 	for (; b < n; b += 16) {
