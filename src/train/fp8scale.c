@@ -274,36 +274,57 @@ static block_cast_cfg block_cfg(const fp8_state *st, size_t i, fp8_along along, 
 	return c;
 }
 
-mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8_along along, uint64_t seed,
-                                const float *src, float *x, size_t rows, size_t cols)
+/* A block recipe's operand as it is cast: in itself, or (nvfp4: the
+ * weight-gradient GEMM's operands, input and output gradient, contracted
+ * over the tokens) rotated first, into x. */
+static const float *block_operand(const fp8_state *st, size_t i, fp8_along along, const float *in, float *x,
+                                  size_t rows, size_t cols)
+{
+	if (st->scaling != FP8_SCALING_NVFP4 || !st->o.rht || along != FP8_ALONG_COLS || i % FP8_ROLES == FP8_WEIGHT)
+		return in;
+	if (in != x)
+		memcpy(x, in, rows * cols * sizeof *x);
+	block_rht16_rows(x, rows, cols, QUANT_RHT_SIGNS);
+	return x;
+}
+
+mp_status fp8_state_cast_only(fp8_state *st, int h, size_t i, fp8_along along, uint64_t seed, const float *src,
+                              float *x, size_t rows, size_t cols)
 {
 	const float *in = src ? src : x;
 	if (!fp8_state_blocked(st)) {
 		if (in != x)
 			memcpy(x, in, rows * cols * sizeof *x);
-		fp8_state_cast(st, h, i, record, x, rows * cols);
+		fp8_state_cast(st, h, i, false, x, rows * cols);
 		return MP_OK;
 	}
-	/* nvfp4: the weight-gradient GEMM's operands (input and output
-	 * gradient, contracted over the tokens) rotated first, in x */
-	if (st->scaling == FP8_SCALING_NVFP4 && st->o.rht && along == FP8_ALONG_COLS && i % FP8_ROLES != FP8_WEIGHT) {
+	in = block_operand(st, i, along, in, x, rows, cols);
+	block_cast_cfg c = block_cfg(st, i, along, seed);
+	block_cast_stat bs;
+	return block_cast_from(in, x, rows, cols, &c, &st->bs[h], &bs);
+}
+
+mp_status fp8_state_cast_and_record(fp8_state *st, int h, size_t i, fp8_along along, uint64_t seed,
+                                    const float *src, float *x, size_t rows, size_t cols)
+{
+	const float *in = src ? src : x;
+	if (!fp8_state_blocked(st)) {
 		if (in != x)
 			memcpy(x, in, rows * cols * sizeof *x);
-		block_rht16_rows(x, rows, cols, QUANT_RHT_SIGNS);
-		in = x;
+		fp8_state_cast(st, h, i, true, x, rows * cols);
+		return MP_OK;
 	}
+	in = block_operand(st, i, along, in, x, rows, cols);
 	block_cast_cfg c = block_cfg(st, i, along, seed);
 	block_cast_stat bs;
 	mp_status rc;
-	const float *before = noise_keep(st, h, i, record, in, x, rows * cols, &rc);
+	const float *before = noise_keep(st, h, i, true, in, x, rows * cols, &rc);
 	if (rc != MP_OK)
 		return rc;
 	rc = block_cast_from(in, x, rows, cols, &c, &st->bs[h], &bs);
 	/* a 2D weight's cast down its columns is its cast along the rows again
 	 * (the same blocks, the same bits): counted once */
-	if (c.br == c.bc && c.br > 1 && along == FP8_ALONG_COLS)
-		record = false;
-	if (rc != MP_OK || !record)
+	if (rc != MP_OK || (c.br == c.bc && c.br > 1 && along == FP8_ALONG_COLS))
 		return rc;
 	slot *r = &st->rec[h][i];
 	/* amax and scale from the cast along the rows (the forward's, the

@@ -324,16 +324,30 @@ static bool scaled(const gpt_numerics *nx, int lin)
 	return nx != NULL && nx->fp8 != NULL && lin >= 0 && fp8_state_covers(nx->fp8, (size_t)lin / FP8_LINEARS);
 }
 
-/* Casts the matrix x (rows, cols) as Linear lin's tensor of role r for a
- * GEMM contracting it `along`, with SR bits of its own for every step,
- * tensor, direction and batch half (nx->seed is the half's). */
-/* Casts src (NULL: x itself) into x, as the role r of Linear lin. */
-static mp_status fp8_matrix(const gpt_numerics *nx, size_t lin, fp8_role r, bool record, fp8_along along,
-                            const float *src, float *x, size_t rows, size_t cols)
+/* The SR stream of Linear lin's tensor i cast along `along`: bits of its
+ * own for every step, tensor, direction and batch half (nx->seed is the
+ * half's). */
+static uint64_t fp8_seed(const gpt_numerics *nx, size_t i, fp8_along along)
+{
+	return rng_mix64(nx->seed ^ rng_mix64((nx->step << 20) ^ (i << 1) ^ (uint64_t)along));
+}
+
+/* Casts src (NULL: x itself) into x as Linear lin's tensor of role r for a
+ * GEMM contracting it `along`, counted in the step's statistics. */
+static mp_status fp8_matrix(const gpt_numerics *nx, size_t lin, fp8_role r, fp8_along along, const float *src,
+                            float *x, size_t rows, size_t cols)
 {
 	size_t i = fp8_tensor_index(lin / FP8_LINEARS, lin % FP8_LINEARS, r);
-	uint64_t seed = rng_mix64(nx->seed ^ rng_mix64((nx->step << 20) ^ (i << 1) ^ (uint64_t)along));
-	return fp8_state_cast_matrix(nx->fp8, nx->fp8_half, i, record, along, seed, src, x, rows, cols);
+	return fp8_state_cast_and_record(nx->fp8, nx->fp8_half, i, along, fp8_seed(nx, i, along), src, x, rows, cols);
+}
+
+/* The same cast made again (the weight in the backward pass, with the
+ * forward's scale: the same bits), counted nowhere. */
+static mp_status fp8_matrix_again(const gpt_numerics *nx, size_t lin, fp8_role r, fp8_along along,
+                                  const float *src, float *x, size_t rows, size_t cols)
+{
+	size_t i = fp8_tensor_index(lin / FP8_LINEARS, lin % FP8_LINEARS, r);
+	return fp8_state_cast_only(nx->fp8, nx->fp8_half, i, along, fp8_seed(nx, i, along), src, x, rows, cols);
 }
 
 /* gemm_forward under fp8 scaling, as Transformer Engine's Linear: the
@@ -347,8 +361,8 @@ static mp_status gemm_forward_scaled(gpt_model *m, const gpt_numerics *nx, float
 	float *wq = m->acts.q_w, *xq = inp;
 	if (fp8_state_blocked(nx->fp8) && (xq = fp8_state_scratch(nx->fp8, nx->fp8_half, BT * C)) == NULL)
 		return MP_ENOMEM;
-	TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_ROWS, inp, xq, BT, C));
-	TRY(fp8_matrix(nx, lin, FP8_WEIGHT, true, FP8_ALONG_ROWS, w, wq, OC, C));
+	TRY(fp8_matrix(nx, lin, FP8_INPUT, FP8_ALONG_ROWS, inp, xq, BT, C));
+	TRY(fp8_matrix(nx, lin, FP8_WEIGHT, FP8_ALONG_ROWS, w, wq, OC, C));
 	return gemm_forward_core(nx, out, xq, wq, bias, BT, C, OC);
 }
 
@@ -393,16 +407,16 @@ static mp_status gemm_backward_blocked(gpt_model *m, const gpt_numerics *nx, flo
 {
 	gpt_acts *a = &m->acts;
 	if (dinp != NULL) {   /* over OC: the gradient along its rows, the weight down its columns */
-		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
-		TRY(fp8_matrix(nx, lin, FP8_WEIGHT, true, FP8_ALONG_COLS, w, a->q_w, OC, C));
+		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
+		TRY(fp8_matrix(nx, lin, FP8_WEIGHT, FP8_ALONG_COLS, w, a->q_w, OC, C));
 		TRY(gemm_products(nx, dinp, NULL, a->q_act, NULL, a->q_w, BT, C, OC));
 	}
 	if (dweight != NULL) {   /* over the tokens: both down their columns */
-		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_COLS, dout, a->q_act, BT, OC));
+		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, FP8_ALONG_COLS, dout, a->q_act, BT, OC));
 		float *xq = fp8_state_scratch(nx->fp8, nx->fp8_half, BT * C);
 		if (xq == NULL)
 			return MP_ENOMEM;
-		TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_COLS, inp, xq, BT, C));
+		TRY(fp8_matrix(nx, lin, FP8_INPUT, FP8_ALONG_COLS, inp, xq, BT, C));
 		if (!fp8_state_noise(nx->fp8))
 			return gemm_products(nx, NULL, dweight, a->q_act, xq, NULL, BT, C, OC);
 		/* the product's noise against the fp32 one of dout and inp, in q_w
@@ -451,8 +465,8 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
 		if (sc) {
 			/* the output gradient in its own format and scale; the weight cast
 			 * again with the forward's scale (the same bits), not recorded twice */
-			TRY(fp8_matrix(nx, (size_t)lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
-			TRY(fp8_matrix(nx, (size_t)lin, FP8_WEIGHT, false, FP8_ALONG_ROWS, w, a->q_w, OC, C));
+			TRY(fp8_matrix(nx, (size_t)lin, FP8_GRAD_OUTPUT, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
+			TRY(fp8_matrix_again(nx, (size_t)lin, FP8_WEIGHT, FP8_ALONG_ROWS, w, a->q_w, OC, C));
 			wq = a->q_w;
 		} else {
 			TRY(copy_rounded(a->q_act, dout, BT * OC, nx->gemm_fmt));
