@@ -55,10 +55,10 @@ START_TEST(policies)
 		ck_assert(strstr(policy_preset_names(), p.name) != NULL);
 	}
 	ck_assert_int_eq(policy_from_name("bf16-resid", &p), MP_OK);
-	ck_assert(p.gemm_lowp && p.gemm_fmt == FMT_BF16 && p.resid_lowp && p.resid_mode == FMT_RNE);
-	ck_assert(p.master_fp32 && p.optim_fmt == FMT_FP32 && p.grad_accum_fmt == FMT_FP32);
+	ck_assert(p.gemm_fmt == FMT_BF16 && p.resid_fmt == FMT_BF16 && p.resid_mode == FMT_RNE);
+	ck_assert(p.weight_fmt == FMT_FP32 && p.optim_fmt == FMT_FP32 && p.grad_accum_fmt == FMT_FP32);
 	ck_assert_int_eq(policy_from_name("bf16-pure-kahan", &p), MP_OK);
-	ck_assert(!p.master_fp32 && p.weight_fmt == FMT_BF16 && p.wupdate == WUPD_KAHAN);
+	ck_assert(p.weight_fmt == FMT_BF16 && p.wupdate == WUPD_KAHAN);
 	ck_assert_int_eq(policy_from_name("fp16-mixed", &p), MP_OK);
 	ck_assert(p.scaling == SCALER_DYNAMIC && p.grad_fmt == FMT_FP16);
 	/* the block recipes, as their presets' rows say */
@@ -68,7 +68,7 @@ START_TEST(policies)
 	ck_assert(p.fp8 == FP8_SCALING_MX && p.mx_rule == QUANT_RULE_CEIL && p.bf16_last == 0);
 	ck_assert_int_eq(policy_from_name("nvfp4", &p), MP_OK);
 	ck_assert(p.fp8 == FP8_SCALING_NVFP4 && p.fp8_fwd == FMT_E2M1 && p.nvfp4_rht && p.nvfp4_sr && p.nvfp4_2d &&
-	          p.bf16_last == 1 && p.master_fp32 && p.gemm_fmt == FMT_BF16);
+	          p.bf16_last == 1 && p.weight_fmt == FMT_FP32 && p.gemm_fmt == FMT_BF16);
 	/* PRESET+KEY=VALUE: the parts applied in order, the name as written */
 	char why[512];
 	ck_assert_int_eq(policy_parse("nvfp4+rht=off+bf16-last=0", &p, why, sizeof why), MP_OK);
@@ -90,10 +90,10 @@ START_TEST(policies)
 	ck_assert_int_eq(policy_from_name("bf16-mixed", &p), MP_OK);
 	char err[256];
 	ck_assert_int_eq(policy_set(&p, "residual", "bf16:sr", err, sizeof err), MP_OK);
-	ck_assert(p.resid_lowp && p.resid_fmt == FMT_BF16 && p.resid_mode == FMT_SR);
+	ck_assert(p.resid_fmt == FMT_BF16 && p.resid_mode == FMT_SR);
 	ck_assert_str_eq(p.name, "bf16-mixed+residual=bf16:sr");
 	ck_assert_int_eq(policy_set(&p, "weights", "bf16:kahan", err, sizeof err), MP_OK);
-	ck_assert(!p.master_fp32 && p.wupdate == WUPD_KAHAN);
+	ck_assert(p.weight_fmt == FMT_BF16 && !policy_master_fp32(&p) && p.wupdate == WUPD_KAHAN);
 	ck_assert_int_eq(policy_set(&p, "loss-scale", "static:1024", err, sizeof err), MP_OK);
 	ck_assert(p.scaling == SCALER_STATIC && p.static_scale == 1024);
 	ck_assert_int_eq(policy_set(&p, "residual", "bf61", err, sizeof err), MP_EINVAL);
@@ -102,15 +102,15 @@ START_TEST(policies)
 	ck_assert_int_eq(policy_set(&p, "colour", "red", err, sizeof err), MP_EINVAL);
 	/* reductions: low names the policy's GEMM format, or a format by name */
 	ck_assert_int_eq(policy_set(&p, "reductions", "low", err, sizeof err), MP_OK);
-	ck_assert(p.reduce_lowp && p.reduce_fmt == FMT_BF16);
+	ck_assert(p.reduce_fmt == FMT_BF16);
 	ck_assert_int_eq(policy_set(&p, "reductions", "fp32", err, sizeof err), MP_OK);
-	ck_assert(!p.reduce_lowp);
+	ck_assert(p.reduce_fmt == FMT_FP32);
 	ck_assert_int_eq(policy_from_name("fp32", &p), MP_OK);
-	ck_assert(!p.reduce_lowp);
+	ck_assert(p.reduce_fmt == FMT_FP32);
 	ck_assert_int_eq(policy_set(&p, "reductions", "low", err, sizeof err), MP_EINVAL);
 	ck_assert(strstr(err, "fp32") != NULL);
 	ck_assert_int_eq(policy_set(&p, "reductions", "fp16", err, sizeof err), MP_OK);
-	ck_assert(p.reduce_lowp && p.reduce_fmt == FMT_FP16);
+	ck_assert(p.reduce_fmt == FMT_FP16);
 	ck_assert_int_eq(policy_set(&p, "reductions", "bf16:sr", err, sizeof err), MP_EINVAL);
 	ck_assert_int_eq(policy_from_name("bf32", &p), MP_EINVAL);
 }

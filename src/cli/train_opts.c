@@ -299,7 +299,7 @@ bool train_opts_offset_fits(const char *cmd, const train_setup *su, const train_
 	double v = fabs((double)su->cfg.resid_offset);
 	for (size_t i = 0; i < np; i++) {
 		const fmt_info *f = fmt_get(pols[i].resid_fmt);
-		if (pols[i].resid_lowp && v > fmt_max(f)) {
+		if (pols[i].resid_fmt != FMT_FP32 && v > fmt_max(f)) {
 			cli_error(cmd, "--resid-offset: %g does not fit in policy %s's residual stream (%s, largest %g)",
 			          (double)su->cfg.resid_offset, pols[i].name, f->name, fmt_max(f));
 			return false;
@@ -321,7 +321,7 @@ static bool accum_options_fit(const char *cmd, const train_setup *su, const trai
 		if (pols[i].fp8 != FP8_SCALING_NONE && pols[i].bf16_last == su->cfg.model.L)
 			fprintf(stderr, "mixprec %s: note: policy %s leaves all %zu blocks' Linears in %s (--bf16-last "
 			        "%zu): nothing is cast to fp8 or fp4 (--bf16-last 0 casts them)\n", cmd, pols[i].name,
-			        pols[i].bf16_last, fmt_get(pols[i].gemm_lowp ? pols[i].gemm_fmt : FMT_FP32)->name,
+			        pols[i].bf16_last, fmt_get(pols[i].gemm_fmt)->name,
 			        pols[i].bf16_last);
 		if (pols[i].fp8 != FP8_SCALING_NONE && pols[i].bf16_last > su->cfg.model.L) {
 			cli_error(cmd, "--bf16-last: policy %s leaves its last %zu blocks in bf16, and the model has %zu "
@@ -336,7 +336,7 @@ static bool accum_options_fit(const char *cmd, const train_setup *su, const trai
 			          "the accumulator is emulated with --device cpu only", opt);
 			return false;
 		}
-		if (!pols[i].gemm_lowp) {
+		if (pols[i].gemm_fmt == FMT_FP32) {
 			cli_error(cmd, "%s: policy %s multiplies in fp32 (BLAS); the accumulator is emulated for a "
 			          "low-precision GEMM only (add --gemm F, e.g. fp8-e4m3)", opt, pols[i].name);
 			return false;

@@ -233,31 +233,36 @@ void gpt_free(gpt_model *model)
 
 /* --- number-format emulation --- */
 
+/* The policy nx emulates; NULL when every part is fp32. */
+static const train_policy *pol_of(const gpt_numerics *nx)
+{
+	return nx != NULL ? nx->pol : NULL;
+}
+
 static bool gemm_lowp(const gpt_numerics *nx)
 {
-	return nx != NULL && nx->gemm_lowp;
+	return pol_of(nx) != NULL && nx->pol->gemm_fmt != FMT_FP32;
 }
 
 /* Whether the Linear GEMMs sum through train/accum.c: a blocked C loop,
  * one dot at a time (no BLAS), for the accumulator experiment only. */
 static bool accum_emulated(const gpt_numerics *nx)
 {
-	return nx->accum_bits != 0 || nx->promote_every != 0;
+	return pol_of(nx) != NULL && policy_accum_emulated(nx->pol);
 }
 
 static accum_cfg accum_of(const gpt_numerics *nx)
 {
-	return (accum_cfg){ .bits = nx->accum_bits ? nx->accum_bits : ACCUM_BITS_FP32,
-	                    .block = ACCUM_BLOCK_HOPPER, .promote_every = nx->promote_every };
+	return (accum_cfg){ .bits = nx->pol->accum_bits ? nx->pol->accum_bits : ACCUM_BITS_FP32,
+	                    .block = ACCUM_BLOCK_HOPPER, .promote_every = nx->pol->promote_every };
 }
 
 /* The formats the attention, LayerNorm and softmax kernels emulate. */
 static kernel_fmts kernel_fmts_of(const gpt_numerics *nx)
 {
-	return (kernel_fmts){
-		.gemm = nx != NULL && nx->gemm_lowp ? nx->gemm_fmt : FMT_FP32,
-		.reduce = nx != NULL && nx->reduce_lowp ? nx->reduce_fmt : FMT_FP32,
-	};
+	const train_policy *p = pol_of(nx);
+	return (kernel_fmts){ .gemm = p != NULL ? p->gemm_fmt : FMT_FP32,
+	                      .reduce = p != NULL ? p->reduce_fmt : FMT_FP32 };
 }
 
 /* Rounds x in place to the nearest values of fmt (ties to even). */
@@ -291,7 +296,7 @@ static mp_status weight_operand(gpt_model *m, const gpt_numerics *nx, const floa
 		return MP_OK;
 	}
 	*wq = m->acts.q_w;
-	return copy_rounded(m->acts.q_w, w, n, nx->gemm_fmt);
+	return copy_rounded(m->acts.q_w, w, n, nx->pol->gemm_fmt);
 }
 
 /* out (BT,OC) = inp (BT,C) @ w (OC,C)^T + bias, as a tensor core does it when
@@ -314,7 +319,7 @@ static mp_status gemm_forward_core(const gpt_numerics *nx, float *out, const flo
 	} else {
 		matmul_forward(out, inp, wq, bias, 1, BT, C, OC);
 	}
-	return gemm_lowp(nx) ? round_rne(out, BT * OC, nx->gemm_fmt) : MP_OK;
+	return gemm_lowp(nx) ? round_rne(out, BT * OC, nx->pol->gemm_fmt) : MP_OK;
 }
 
 /* Whether Linear number lin (block l's k-th: 4l + k; -1 the head) casts its
@@ -376,7 +381,7 @@ static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
 		matmul_forward(out, inp, w, bias, 1, BT, C, OC);
 		return MP_OK;
 	}
-	TRY(round_rne(inp, BT * C, nx->gemm_fmt));
+	TRY(round_rne(inp, BT * C, nx->pol->gemm_fmt));
 	const float *wq;
 	TRY(weight_operand(m, nx, w, OC * C, &wq));
 	return gemm_forward_core(nx, out, inp, wq, bias, BT, C, OC);
@@ -469,14 +474,14 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
 			TRY(fp8_matrix_again(nx, (size_t)lin, FP8_WEIGHT, FP8_ALONG_ROWS, w, a->q_w, OC, C));
 			wq = a->q_w;
 		} else {
-			TRY(copy_rounded(a->q_act, dout, BT * OC, nx->gemm_fmt));
+			TRY(copy_rounded(a->q_act, dout, BT * OC, nx->pol->gemm_fmt));
 			TRY(weight_operand(m, nx, w, OC * C, &wq));
 		}
 		/* inp was rounded in place by gemm_forward */
 		TRY(gemm_products(nx, dinp, dweight, a->q_act, inp, wq, BT, C, OC));
 	}
 	if (gemm_lowp(nx))
-		TRY(round_rne(dinp, BT * C, nx->gemm_fmt));
+		TRY(round_rne(dinp, BT * C, nx->pol->gemm_fmt));
 	if (dbias != NULL)
 		matmul_backward(NULL, NULL, dbias, dout, inp, w, 1, BT, C, OC);
 	return MP_OK;
@@ -488,13 +493,13 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
  * within a step or across steps. */
 static mp_status resid_store(gpt_model *m, const gpt_numerics *nx, float *x, size_t site)
 {
-	if (nx == NULL || !nx->resid_lowp)
+	if (pol_of(nx) == NULL || nx->pol->resid_fmt == FMT_FP32)
 		return MP_OK;
 	size_t n = m->B * m->t * m->config.C;
 	uint64_t sites = 2 * (uint64_t)m->config.L + 1;
 	fmt_bulk_opts o = {
-		.fmt = nx->resid_fmt,
-		.mode = nx->resid_mode,
+		.fmt = nx->pol->resid_fmt,
+		.mode = nx->pol->resid_mode,
 		.seed = nx->seed,
 		.index0 = (nx->step * sites + site) * (uint64_t)n,
 	};

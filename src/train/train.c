@@ -30,7 +30,7 @@ static mp_status initial_weights(trainer *t, const float *init)
 		return st;
 	if (init)
 		memcpy(t->host.params_memory, init, t->host.num_params * sizeof(float));
-	if (!t->pol.master_fp32) {
+	if (!policy_master_fp32(&t->pol)) {
 		fmt_bulk_opts o = { .fmt = t->pol.weight_fmt, .mode = FMT_RNE };
 		/* RNE on the automatic path cannot fail */
 		(void)fmt_bulk_quantize(FMT_SIMD_AUTO, &o, t->host.params_memory, t->host.num_params);
@@ -242,13 +242,13 @@ train_memory trainer_memory(const trainer *t)
 	const train_policy *p = &t->pol;
 	size_t P = t->model->num_params;
 	train_memory m = {
-		.master_weights = p->master_fp32 ? 4 * P : 0,
-		.working_weights = p->master_fp32 ? (p->gemm_lowp ? width_bytes(p->gemm_fmt) * P : 0)
+		.master_weights = policy_master_fp32(p) ? 4 * P : 0,
+		.working_weights = policy_master_fp32(p) ? (p->gemm_fmt != FMT_FP32 ? width_bytes(p->gemm_fmt) * P : 0)
 		                                   : width_bytes(p->weight_fmt) * P,
 		.gradients = width_bytes(p->grad_fmt) * P,
 		.grad_accum = p->grad_accum_fmt != p->grad_fmt ? width_bytes(p->grad_accum_fmt) * P : 0,
 		.optim_state = 2 * width_bytes(p->optim_fmt) * P +
-		               (!p->master_fp32 && p->wupdate == WUPD_KAHAN ? width_bytes(p->weight_fmt) * P : 0),
+		               (!policy_master_fp32(p) && p->wupdate == WUPD_KAHAN ? width_bytes(p->weight_fmt) * P : 0),
 		.activations = t->be->acts_bytes(t->state),   /* as allocated (fp32, plus the emulation's scratch) */
 	};
 	return m;
