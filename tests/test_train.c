@@ -541,6 +541,66 @@ START_TEST(gpu_code_trainer_api)
 }
 END_TEST
 
+/* policy_check: each rule that joins a policy to a run, refused with the
+ * option it names, and trainer_create refusing the same runs. The limits
+ * are known values: fp16's largest finite 65504, a two-block model. */
+static void check_refused(const char *spec, const train_config *cfg, mp_status want, const char *says)
+{
+	train_policy p;
+	char err[512] = "";
+	ck_assert_int_eq(policy_parse(spec, &p, err, sizeof err), MP_OK);
+	ck_assert_int_eq(policy_check(&p, cfg, err, sizeof err), want);
+	ck_assert_msg(strstr(err, says) != NULL, "%s: '%s' does not say '%s'", spec, err, says);
+	trainer *t = NULL;   /* refused before the corpus is read */
+	ck_assert_int_eq(trainer_create(&t, cfg, &p, NULL), want);
+	ck_assert(t == NULL);
+}
+
+static void check_allowed(const char *spec, const train_config *cfg)
+{
+	train_policy p;
+	char err[512] = "";
+	ck_assert_int_eq(policy_parse(spec, &p, err, sizeof err), MP_OK);
+	ck_assert_msg(policy_check(&p, cfg, err, sizeof err) == MP_OK, "%s: %s", spec, err);
+}
+
+START_TEST(policy_checks)
+{
+	train_config cfg = small_config();   /* 2 layers */
+	train_config dev = cfg;
+	dev.device = TRAIN_DEVICE_EMULATED;   /* the GPU trainer's code */
+	check_refused("fp8-delayed", &dev, MP_EUNSUPPORTED, "--device cuda: policy fp8-delayed scales");
+	check_refused("mxfp8", &dev, MP_EUNSUPPORTED, "--device cpu only");
+	check_refused("bf16-mixed+accum-bits=14", &dev, MP_EUNSUPPORTED, "--accum-bits: the CUDA trainer's GEMMs");
+	check_refused("bf16-mixed+promote-every=4", &dev, MP_EUNSUPPORTED, "--promote-every: the CUDA");
+	check_allowed("bf16-mixed", &dev);
+	check_allowed("bf16-mixed+accum-bits=14", &cfg);
+	check_refused("fp32+accum-bits=14", &cfg, MP_EINVAL,
+	              "--accum-bits: policy fp32+accum-bits=14 multiplies in fp32");
+	check_refused("fp32+promote-every=4", &cfg, MP_EINVAL, "--promote-every: policy fp32+promote-every=4");
+	check_refused("nvfp4+bf16-last=3", &cfg, MP_EINVAL, "last 3 blocks in bf16, and the model has 2 (--layers)");
+	check_allowed("nvfp4+bf16-last=2", &cfg);
+	cfg.resid_offset = 65504.0f;
+	check_allowed("bf16-mixed+residual=fp16", &cfg);
+	check_allowed("fp32", &cfg);
+	cfg.resid_offset = -65536.0f;
+	check_refused("bf16-mixed+residual=fp16", &cfg, MP_EINVAL, "--resid-offset: -65536 does not fit");
+	check_allowed("bf16-mixed", &cfg);   /* an fp32 residual stream */
+	cfg.resid_offset = 0;
+	/* every block left in bf16: allowed, with a note; one fewer, none */
+	train_policy p;
+	char note[512] = "";
+	ck_assert_int_eq(policy_parse("mxfp8+bf16-last=2", &p, note, sizeof note), MP_OK);
+	ck_assert(policy_check_note(&p, &cfg, note, sizeof note));
+	ck_assert_ptr_nonnull(strstr(note, "leaves all 2 blocks' Linears in bf16"));
+	p.bf16_last = 1;
+	ck_assert(!policy_check_note(&p, &cfg, note, sizeof note));
+	ck_assert_int_eq(policy_from_name("bf16-mixed", &p), MP_OK);
+	p.bf16_last = 2;   /* no fp8 scaling: bf16-last means nothing */
+	ck_assert(!policy_check_note(&p, &cfg, note, sizeof note));
+}
+END_TEST
+
 static Suite *train_suite(void)
 {
 	Suite *s = suite_create("train");
@@ -548,6 +608,7 @@ static Suite *train_suite(void)
 	tcase_add_test(tc, scaler_dynamic);
 	tcase_add_test(tc, policies);
 	tcase_add_test(tc, corpus_basics);
+	tcase_add_test(tc, policy_checks);
 	suite_add_tcase(s, tc);
 	TCase *tr = tcase_create("training");
 	tcase_set_timeout(tr, 600);

@@ -582,7 +582,8 @@ void policy_describe(const train_policy *p, char *buf, size_t n)
 	         fmt_get(p->gemm_fmt)->name, accum, fp8,
 	         fmt_get(p->reduce_fmt)->name,
 	         fmt_get(p->resid_fmt)->name,
-	         p->resid_fmt != FMT_FP32 ? ":" : "", p->resid_fmt != FMT_FP32 ? fmt_mode_name(p->resid_mode) : "", weights,
+	         p->resid_fmt != FMT_FP32 ? ":" : "", p->resid_fmt != FMT_FP32 ? fmt_mode_name(p->resid_mode) : "",
+	         weights,
 	         fmt_get(p->grad_fmt)->name, fmt_get(p->grad_accum_fmt)->name, fmt_get(p->optim_fmt)->name,
 	         p->optim_mode == FMT_SR ? ":" : "", p->optim_mode == FMT_SR ? "sr" : "", scale);
 }
