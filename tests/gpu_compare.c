@@ -44,7 +44,7 @@ mp_status gpu_compare_pass_compare(train_device dev, const char *policy, const t
 		goto done;
 	}
 	corpus_batch(c, false, cfg->seed, 0, B, T, in, tg);
-	if (!p.master_fp32) {   /* as the trainer stores them */
+	if (!policy_master_fp32(&p)) {   /* as the trainer stores them */
 		fmt_bulk_opts o = { .fmt = p.weight_fmt, .mode = FMT_RNE };
 		fmt_bulk_quantize(FMT_SIMD_AUTO, &o, m.params_memory, m.num_params);
 	}
@@ -60,9 +60,7 @@ mp_status gpu_compare_pass_compare(train_device dev, const char *policy, const t
 		st = be->read(s, TRAIN_ARRAY_GRADS, gdev);
 	if (st != MP_OK)
 		goto done;
-	gpt_numerics nx = { .gemm_lowp = p.gemm_lowp, .gemm_fmt = p.gemm_fmt, .reduce_lowp = p.reduce_lowp,
-	                    .reduce_fmt = p.reduce_fmt, .resid_lowp = p.resid_lowp, .resid_fmt = p.resid_fmt,
-	                    .resid_mode = p.resid_mode, .seed = cfg->seed ^ 0x5eedull, .step = 0,
+	gpt_numerics nx = { .pol = &p, .seed = cfg->seed ^ 0x5eedull, .step = 0,
 	                    .resid_offset = cfg->resid_offset, .resid_offset_channels = cfg->resid_offset_channels };
 	st = gpt_forward(&m, &nx, in, tg);
 	if (st == MP_OK) {
@@ -162,17 +160,8 @@ double gpu_compare_tolerance(const char *policy)
 	if (policy_from_name(policy, &p) != MP_OK)
 		return 0;
 	int prec = 0;   /* the smallest precision in use; 0: none below fp32 */
-	fmt_id used[4];
-	int n = 0;
-	if (p.gemm_lowp)
-		used[n++] = p.gemm_fmt;
-	if (p.reduce_lowp)
-		used[n++] = p.reduce_fmt;
-	if (p.resid_lowp)
-		used[n++] = p.resid_fmt;
-	if (!p.master_fp32)
-		used[n++] = p.weight_fmt;
-	for (int i = 0; i < n; i++) {
+	const fmt_id used[] = { p.gemm_fmt, p.reduce_fmt, p.resid_fmt, p.weight_fmt };
+	for (int i = 0; i < 4; i++) {
 		int q = fmt_precision(fmt_get(used[i]));
 		if (used[i] != FMT_FP32 && (prec == 0 || q < prec))
 			prec = q;

@@ -295,7 +295,7 @@ END_TEST
 static void state_cast(fp8_state *st, fp8_role r, fp8_along along, uint64_t seed, float *x, size_t rows,
                        size_t cols)
 {
-	ck_assert_int_eq(fp8_state_cast_matrix(st, 0, fp8_tensor_index(0, 0, r), true, along, seed, NULL, x, rows, cols),
+	ck_assert_int_eq(fp8_state_cast_and_record(st, 0, fp8_tensor_index(0, 0, r), along, seed, NULL, x, rows, cols),
 	                 MP_OK);
 }
 

@@ -254,7 +254,8 @@ START_TEST(policy_parts)
 	ck_assert_int_eq(policy_from_name("fp8-delayed", &p), MP_OK);
 	ck_assert(p.fp8 == FP8_SCALING_DELAYED && p.fp8_fwd == FMT_E4M3 && p.fp8_bwd == FMT_E5M2);
 	ck_assert(p.amax_history == 16 && p.amax_algo == AMAX_ALGO_MAX && p.fp8_margin == 0);
-	ck_assert(p.master_fp32 && p.grad_accum_fmt == FMT_FP32 && p.optim_fmt == FMT_FP32 && !p.reduce_lowp);
+	ck_assert(p.weight_fmt == FMT_FP32 && p.grad_accum_fmt == FMT_FP32 && p.optim_fmt == FMT_FP32 &&
+	          p.reduce_fmt == FMT_FP32);
 	ck_assert_int_eq(policy_set(&p, "amax-history", "0", err, sizeof err), MP_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "1..1024"));
 	ck_assert_int_eq(policy_set(&p, "amax-algo", "mean", err, sizeof err), MP_EINVAL);

@@ -136,12 +136,12 @@ START_TEST(nvfp4_against_plain)
 	fill(b, N, 2);
 	memcpy(ra, a, sizeof a);
 	memcpy(rb, b, sizeof b);
-	ck_assert_int_eq(fp8_state_cast_matrix(st, 0, ig, true, FP8_ALONG_ROWS, 11, NULL, a, R, C), MP_OK);
-	ck_assert_int_eq(fp8_state_cast_matrix(st, 1, ig, true, FP8_ALONG_COLS, 12, NULL, b, R, C), MP_OK);
+	ck_assert_int_eq(fp8_state_cast_and_record(st, 0, ig, FP8_ALONG_ROWS, 11, NULL, a, R, C), MP_OK);
+	ck_assert_int_eq(fp8_state_cast_and_record(st, 1, ig, FP8_ALONG_COLS, 12, NULL, b, R, C), MP_OK);
 	fill(w, R * R, 3);
-	ck_assert_int_eq(fp8_state_cast_matrix(st, 0, iw, true, FP8_ALONG_ROWS, 13, NULL, w, R, R), MP_OK);
+	ck_assert_int_eq(fp8_state_cast_and_record(st, 0, iw, FP8_ALONG_ROWS, 13, NULL, w, R, R), MP_OK);
 	fill(w, R * R, 4);   /* an output gradient's cast not recorded */
-	ck_assert_int_eq(fp8_state_cast_matrix(st, 1, ig, false, FP8_ALONG_ROWS, 14, NULL, w, R, C), MP_OK);
+	ck_assert_int_eq(fp8_state_cast_only(st, 1, ig, FP8_ALONG_ROWS, 14, NULL, w, R, C), MP_OK);
 	fp8_state_step_end(st);
 
 	block_scratch s = { 0 };

@@ -539,9 +539,8 @@ START_TEST(test_model_resid_offset)
 	double lost_fp32 = f.m.resid_lost_frac;
 	ck_assert_msg(fabs(lost_fp32) < 1e-2, "fp32 + offset: resid_lost_frac %g", lost_fp32);
 
-	gpt_numerics bf16 = {
-		.resid_lowp = true, .resid_fmt = FMT_BF16, .resid_mode = FMT_RNE, .resid_offset = 600.0f,
-	};
+	train_policy resid_rne = { .resid_fmt = FMT_BF16, .resid_mode = FMT_RNE };   /* the rest fp32 */
+	gpt_numerics bf16 = { .pol = &resid_rne, .resid_offset = 600.0f };
 	ck_assert_int_eq(gpt_forward(&f.m, &bf16, f.inp, f.tgt), MP_OK);
 	ck_assert_msg(f.m.resid_lost_frac > 0.5, "bf16 + offset: resid_lost_frac %g", f.m.resid_lost_frac);
 	ck_assert_msg(fabsf(f.m.mean_loss - f.loss) > 1e-3f, "bf16 + offset left the loss at %.6f",
@@ -568,9 +567,8 @@ START_TEST(test_model_resid_sr)
 {
 	numerics_fixture f;
 	fixture_init(&f);
-	gpt_numerics sr = {
-		.resid_lowp = true, .resid_fmt = FMT_BF16, .resid_mode = FMT_SR, .seed = 5, .step = 0,
-	};
+	train_policy resid_sr = { .resid_fmt = FMT_BF16, .resid_mode = FMT_SR };   /* the rest fp32 */
+	gpt_numerics sr = { .pol = &resid_sr, .seed = 5, .step = 0 };
 	ck_assert_int_eq(gpt_forward(&f.m, &sr, f.inp, f.tgt), MP_OK);
 	float l0 = f.m.mean_loss;
 	ck_assert_int_eq(gpt_forward(&f.m, &sr, f.inp, f.tgt), MP_OK);
@@ -604,7 +602,8 @@ START_TEST(test_model_gemm_lowp)
 	ck_assert_int_eq(gpt_backward(&f.m, NULL, 1.0f), MP_OK);
 	memcpy(g32, f.m.grads_memory, n * sizeof *g32);
 
-	gpt_numerics lowp = { .gemm_lowp = true, .gemm_fmt = FMT_BF16 };
+	train_policy gemm_bf16 = { .gemm_fmt = FMT_BF16 };   /* the rest fp32 */
+	gpt_numerics lowp = { .pol = &gemm_bf16 };
 	ck_assert_int_eq(gpt_forward(&f.m, &lowp, f.inp, f.tgt), MP_OK);
 	float lb = f.m.mean_loss;
 	ck_assert_msg(fabsf(lb - f.loss) < 4.0f * 0x1p-8f * f.loss, "bf16 GEMM loss %.6f vs fp32 %.6f",

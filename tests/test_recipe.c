@@ -12,13 +12,13 @@ START_TEST(each_recipe)
 	/* everything fp32 */
 	ck_assert_int_eq(policy_for_recipe(BUDGET_RECIPE_FP32, &p), MP_OK);
 	ck_assert_str_eq(p.name, "fp32");
-	ck_assert(!p.gemm_lowp);
+	ck_assert_int_eq(p.gemm_fmt, FMT_FP32);
 	ck_assert_int_eq(p.grad_fmt, FMT_FP32);
 	ck_assert_int_eq(p.optim_fmt, FMT_FP32);
 	/* fp32 master, fp16 copy and gradient, fp32 accumulator, a loss scaler */
 	ck_assert_int_eq(policy_for_recipe(BUDGET_RECIPE_FP16_MIXED, &p), MP_OK);
 	ck_assert_str_eq(p.name, "fp16-mixed");
-	ck_assert(p.master_fp32 && p.gemm_lowp);
+	ck_assert_int_eq(p.weight_fmt, FMT_FP32);
 	ck_assert_int_eq(p.gemm_fmt, FMT_FP16);
 	ck_assert_int_eq(p.grad_fmt, FMT_FP16);
 	ck_assert_int_eq(p.grad_accum_fmt, FMT_FP32);
@@ -26,7 +26,7 @@ START_TEST(each_recipe)
 	/* the same in bf16, no loss scaling */
 	ck_assert_int_eq(policy_for_recipe(BUDGET_RECIPE_BF16_MIXED, &p), MP_OK);
 	ck_assert_str_eq(p.name, "bf16-mixed");
-	ck_assert(p.master_fp32);
+	ck_assert_int_eq(p.weight_fmt, FMT_FP32);
 	ck_assert_int_eq(p.gemm_fmt, FMT_BF16);
 	ck_assert_int_eq(p.grad_fmt, FMT_BF16);
 	ck_assert_int_eq(p.grad_accum_fmt, FMT_FP32);
@@ -34,13 +34,13 @@ START_TEST(each_recipe)
 	/* weights and Adam's state in bf16, no fp32 master */
 	ck_assert_int_eq(policy_for_recipe(BUDGET_RECIPE_BF16_PURE, &p), MP_OK);
 	ck_assert_str_eq(p.name, "bf16-pure");
-	ck_assert(!p.master_fp32);
+	ck_assert(!policy_master_fp32(&p));
 	ck_assert_int_eq(p.weight_fmt, FMT_BF16);
 	ck_assert_int_eq(p.optim_fmt, FMT_BF16);
 	/* fp32 master, an fp8 (e4m3) weight copy in the products, fp32 accumulator */
 	ck_assert_int_eq(policy_for_recipe(BUDGET_RECIPE_FP8_MIXED, &p), MP_OK);
 	ck_assert_str_eq(p.name, "fp8-mixed");
-	ck_assert(p.master_fp32);
+	ck_assert_int_eq(p.weight_fmt, FMT_FP32);
 	ck_assert_int_eq(p.gemm_fmt, FMT_E4M3);
 	ck_assert_int_eq(p.grad_accum_fmt, FMT_FP32);
 }

@@ -55,10 +55,10 @@ START_TEST(policies)
 		ck_assert(strstr(policy_preset_names(), p.name) != NULL);
 	}
 	ck_assert_int_eq(policy_from_name("bf16-resid", &p), MP_OK);
-	ck_assert(p.gemm_lowp && p.gemm_fmt == FMT_BF16 && p.resid_lowp && p.resid_mode == FMT_RNE);
-	ck_assert(p.master_fp32 && p.optim_fmt == FMT_FP32 && p.grad_accum_fmt == FMT_FP32);
+	ck_assert(p.gemm_fmt == FMT_BF16 && p.resid_fmt == FMT_BF16 && p.resid_mode == FMT_RNE);
+	ck_assert(p.weight_fmt == FMT_FP32 && p.optim_fmt == FMT_FP32 && p.grad_accum_fmt == FMT_FP32);
 	ck_assert_int_eq(policy_from_name("bf16-pure-kahan", &p), MP_OK);
-	ck_assert(!p.master_fp32 && p.weight_fmt == FMT_BF16 && p.wupdate == WUPD_KAHAN);
+	ck_assert(p.weight_fmt == FMT_BF16 && p.wupdate == WUPD_KAHAN);
 	ck_assert_int_eq(policy_from_name("fp16-mixed", &p), MP_OK);
 	ck_assert(p.scaling == SCALER_DYNAMIC && p.grad_fmt == FMT_FP16);
 	/* the block recipes, as their presets' rows say */
@@ -68,7 +68,7 @@ START_TEST(policies)
 	ck_assert(p.fp8 == FP8_SCALING_MX && p.mx_rule == QUANT_RULE_CEIL && p.bf16_last == 0);
 	ck_assert_int_eq(policy_from_name("nvfp4", &p), MP_OK);
 	ck_assert(p.fp8 == FP8_SCALING_NVFP4 && p.fp8_fwd == FMT_E2M1 && p.nvfp4_rht && p.nvfp4_sr && p.nvfp4_2d &&
-	          p.bf16_last == 1 && p.master_fp32 && p.gemm_fmt == FMT_BF16);
+	          p.bf16_last == 1 && p.weight_fmt == FMT_FP32 && p.gemm_fmt == FMT_BF16);
 	/* PRESET+KEY=VALUE: the parts applied in order, the name as written */
 	char why[512];
 	ck_assert_int_eq(policy_parse("nvfp4+rht=off+bf16-last=0", &p, why, sizeof why), MP_OK);
@@ -90,10 +90,10 @@ START_TEST(policies)
 	ck_assert_int_eq(policy_from_name("bf16-mixed", &p), MP_OK);
 	char err[256];
 	ck_assert_int_eq(policy_set(&p, "residual", "bf16:sr", err, sizeof err), MP_OK);
-	ck_assert(p.resid_lowp && p.resid_fmt == FMT_BF16 && p.resid_mode == FMT_SR);
+	ck_assert(p.resid_fmt == FMT_BF16 && p.resid_mode == FMT_SR);
 	ck_assert_str_eq(p.name, "bf16-mixed+residual=bf16:sr");
 	ck_assert_int_eq(policy_set(&p, "weights", "bf16:kahan", err, sizeof err), MP_OK);
-	ck_assert(!p.master_fp32 && p.wupdate == WUPD_KAHAN);
+	ck_assert(p.weight_fmt == FMT_BF16 && !policy_master_fp32(&p) && p.wupdate == WUPD_KAHAN);
 	ck_assert_int_eq(policy_set(&p, "loss-scale", "static:1024", err, sizeof err), MP_OK);
 	ck_assert(p.scaling == SCALER_STATIC && p.static_scale == 1024);
 	ck_assert_int_eq(policy_set(&p, "residual", "bf61", err, sizeof err), MP_EINVAL);
@@ -102,15 +102,15 @@ START_TEST(policies)
 	ck_assert_int_eq(policy_set(&p, "colour", "red", err, sizeof err), MP_EINVAL);
 	/* reductions: low names the policy's GEMM format, or a format by name */
 	ck_assert_int_eq(policy_set(&p, "reductions", "low", err, sizeof err), MP_OK);
-	ck_assert(p.reduce_lowp && p.reduce_fmt == FMT_BF16);
+	ck_assert(p.reduce_fmt == FMT_BF16);
 	ck_assert_int_eq(policy_set(&p, "reductions", "fp32", err, sizeof err), MP_OK);
-	ck_assert(!p.reduce_lowp);
+	ck_assert(p.reduce_fmt == FMT_FP32);
 	ck_assert_int_eq(policy_from_name("fp32", &p), MP_OK);
-	ck_assert(!p.reduce_lowp);
+	ck_assert(p.reduce_fmt == FMT_FP32);
 	ck_assert_int_eq(policy_set(&p, "reductions", "low", err, sizeof err), MP_EINVAL);
 	ck_assert(strstr(err, "fp32") != NULL);
 	ck_assert_int_eq(policy_set(&p, "reductions", "fp16", err, sizeof err), MP_OK);
-	ck_assert(p.reduce_lowp && p.reduce_fmt == FMT_FP16);
+	ck_assert(p.reduce_fmt == FMT_FP16);
 	ck_assert_int_eq(policy_set(&p, "reductions", "bf16:sr", err, sizeof err), MP_EINVAL);
 	ck_assert_int_eq(policy_from_name("bf32", &p), MP_EINVAL);
 }
@@ -541,6 +541,66 @@ START_TEST(gpu_code_trainer_api)
 }
 END_TEST
 
+/* policy_check: each rule that joins a policy to a run, refused with the
+ * option it names, and trainer_create refusing the same runs. The limits
+ * are known values: fp16's largest finite 65504, a two-block model. */
+static void check_refused(const char *spec, const train_config *cfg, mp_status want, const char *says)
+{
+	train_policy p;
+	char err[512] = "";
+	ck_assert_int_eq(policy_parse(spec, &p, err, sizeof err), MP_OK);
+	ck_assert_int_eq(policy_check(&p, cfg, err, sizeof err), want);
+	ck_assert_msg(strstr(err, says) != NULL, "%s: '%s' does not say '%s'", spec, err, says);
+	trainer *t = NULL;   /* refused before the corpus is read */
+	ck_assert_int_eq(trainer_create(&t, cfg, &p, NULL), want);
+	ck_assert(t == NULL);
+}
+
+static void check_allowed(const char *spec, const train_config *cfg)
+{
+	train_policy p;
+	char err[512] = "";
+	ck_assert_int_eq(policy_parse(spec, &p, err, sizeof err), MP_OK);
+	ck_assert_msg(policy_check(&p, cfg, err, sizeof err) == MP_OK, "%s: %s", spec, err);
+}
+
+START_TEST(policy_checks)
+{
+	train_config cfg = small_config();   /* 2 layers */
+	train_config dev = cfg;
+	dev.device = TRAIN_DEVICE_EMULATED;   /* the GPU trainer's code */
+	check_refused("fp8-delayed", &dev, MP_EUNSUPPORTED, "--device cuda: policy fp8-delayed scales");
+	check_refused("mxfp8", &dev, MP_EUNSUPPORTED, "--device cpu only");
+	check_refused("bf16-mixed+accum-bits=14", &dev, MP_EUNSUPPORTED, "--accum-bits: the CUDA trainer's GEMMs");
+	check_refused("bf16-mixed+promote-every=4", &dev, MP_EUNSUPPORTED, "--promote-every: the CUDA");
+	check_allowed("bf16-mixed", &dev);
+	check_allowed("bf16-mixed+accum-bits=14", &cfg);
+	check_refused("fp32+accum-bits=14", &cfg, MP_EINVAL,
+	              "--accum-bits: policy fp32+accum-bits=14 multiplies in fp32");
+	check_refused("fp32+promote-every=4", &cfg, MP_EINVAL, "--promote-every: policy fp32+promote-every=4");
+	check_refused("nvfp4+bf16-last=3", &cfg, MP_EINVAL, "last 3 blocks in bf16, and the model has 2 (--layers)");
+	check_allowed("nvfp4+bf16-last=2", &cfg);
+	cfg.resid_offset = 65504.0f;
+	check_allowed("bf16-mixed+residual=fp16", &cfg);
+	check_allowed("fp32", &cfg);
+	cfg.resid_offset = -65536.0f;
+	check_refused("bf16-mixed+residual=fp16", &cfg, MP_EINVAL, "--resid-offset: -65536 does not fit");
+	check_allowed("bf16-mixed", &cfg);   /* an fp32 residual stream */
+	cfg.resid_offset = 0;
+	/* every block left in bf16: allowed, with a note; one fewer, none */
+	train_policy p;
+	char note[512] = "";
+	ck_assert_int_eq(policy_parse("mxfp8+bf16-last=2", &p, note, sizeof note), MP_OK);
+	ck_assert(policy_check_note(&p, &cfg, note, sizeof note));
+	ck_assert_ptr_nonnull(strstr(note, "leaves all 2 blocks' Linears in bf16"));
+	p.bf16_last = 1;
+	ck_assert(!policy_check_note(&p, &cfg, note, sizeof note));
+	ck_assert_int_eq(policy_from_name("bf16-mixed", &p), MP_OK);
+	p.bf16_last = 2;   /* no fp8 scaling: bf16-last means nothing */
+	ck_assert(!policy_check_note(&p, &cfg, note, sizeof note));
+}
+END_TEST
+
 static Suite *train_suite(void)
 {
 	Suite *s = suite_create("train");
@@ -548,6 +608,7 @@ static Suite *train_suite(void)
 	tcase_add_test(tc, scaler_dynamic);
 	tcase_add_test(tc, policies);
 	tcase_add_test(tc, corpus_basics);
+	tcase_add_test(tc, policy_checks);
 	suite_add_tcase(s, tc);
 	TCase *tr = tcase_create("training");
 	tcase_set_timeout(tr, 600);

@@ -89,9 +89,9 @@ static void spec_of(gpt_config c, size_t k, tensor_spec *s)
 
 st_dtype ckpt_dtype_for_policy(const train_policy *p)
 {
-	if (!p->master_fp32 && p->weight_fmt == FMT_BF16)
+	if (p->weight_fmt == FMT_BF16)
 		return ST_BF16;
-	if (!p->master_fp32 && p->weight_fmt == FMT_FP16)
+	if (p->weight_fmt == FMT_FP16)
 		return ST_F16;
 	return ST_F32;
 }

@@ -150,7 +150,7 @@ int cmd_gradhist(int argc, char **argv)
 	train_policy pol[1];
 	size_t np;
 	if (!train_opts_agree("gradhist", &su) || !train_opts_shape_ok("gradhist", &su) ||
-	    !train_opts_policies("gradhist", &su, pol, 1, &np) || !train_opts_offset_fits("gradhist", &su, pol, np))
+	    !train_opts_policies("gradhist", &su, pol, 1, &np))
 		return CLI_USAGE;
 	corpus data;
 	int lrc = train_opts_load_data("gradhist", &su, &data);

@@ -565,7 +565,7 @@ int cmd_train(int argc, char **argv)
 		return list_presets();
 	train_policy pols[16];
 	size_t np;
-	if (!train_opts_policies("train", &su, pols, 16, &np) || !train_opts_offset_fits("train", &su, pols, np))
+	if (!train_opts_policies("train", &su, pols, 16, &np))
 		return CLI_USAGE;
 	int lrc = train_ckpt_prepare(&ck, &su, pols, np);
 	if (lrc == CLI_OK)

@@ -293,54 +293,18 @@ bool train_opts_agree(const char *cmd, train_setup *su)
 	return true;
 }
 
-/* The offset must survive being stored in each policy's residual format. */
-bool train_opts_offset_fits(const char *cmd, const train_setup *su, const train_policy *pols, size_t np)
-{
-	double v = fabs((double)su->cfg.resid_offset);
-	for (size_t i = 0; i < np; i++) {
-		const fmt_info *f = fmt_get(pols[i].resid_fmt);
-		if (pols[i].resid_lowp && v > fmt_max(f)) {
-			cli_error(cmd, "--resid-offset: %g does not fit in policy %s's residual stream (%s, largest %g)",
-			          (double)su->cfg.resid_offset, pols[i].name, f->name, fmt_max(f));
-			return false;
-		}
-	}
-	return true;
-}
-
-/* --accum-bits / --promote-every: emulated on the CPU, for a low-precision
- * GEMM only (an fp32 GEMM is BLAS's). */
-static bool accum_options_fit(const char *cmd, const train_setup *su, const train_policy *pols, size_t np)
+/* Every policy against the run's shape, device and offset (policy_check),
+ * with policy_check_note's notes; false after reporting the first refusal. */
+static bool policies_fit(const char *cmd, const train_setup *su, const train_policy *pols, size_t np)
 {
 	for (size_t i = 0; i < np; i++) {
-		if (pols[i].fp8 != FP8_SCALING_NONE && su->cfg.device != TRAIN_DEVICE_CPU) {
-			cli_error(cmd, "--device cuda: policy %s scales its fp8 tensors one by one (amax, scale, "
-			          "history), which is emulated with --device cpu only", pols[i].name);
+		char msg[512];
+		if (policy_check(&pols[i], &su->cfg, msg, sizeof msg) != MP_OK) {
+			cli_error(cmd, "%s", msg);
 			return false;
 		}
-		if (pols[i].fp8 != FP8_SCALING_NONE && pols[i].bf16_last == su->cfg.model.L)
-			fprintf(stderr, "mixprec %s: note: policy %s leaves all %zu blocks' Linears in %s (--bf16-last "
-			        "%zu): nothing is cast to fp8 or fp4 (--bf16-last 0 casts them)\n", cmd, pols[i].name,
-			        pols[i].bf16_last, fmt_get(pols[i].gemm_lowp ? pols[i].gemm_fmt : FMT_FP32)->name,
-			        pols[i].bf16_last);
-		if (pols[i].fp8 != FP8_SCALING_NONE && pols[i].bf16_last > su->cfg.model.L) {
-			cli_error(cmd, "--bf16-last: policy %s leaves its last %zu blocks in bf16, and the model has %zu "
-			          "(--layers)", pols[i].name, pols[i].bf16_last, su->cfg.model.L);
-			return false;
-		}
-		if (!policy_accum_emulated(&pols[i]))
-			continue;
-		const char *opt = pols[i].accum_bits ? "--accum-bits" : "--promote-every";
-		if (su->cfg.device == TRAIN_DEVICE_CUDA) {
-			cli_error(cmd, "%s: the CUDA trainer's GEMMs are cuBLAS's, whose accumulator is the GPU's own; "
-			          "the accumulator is emulated with --device cpu only", opt);
-			return false;
-		}
-		if (!pols[i].gemm_lowp) {
-			cli_error(cmd, "%s: policy %s multiplies in fp32 (BLAS); the accumulator is emulated for a "
-			          "low-precision GEMM only (add --gemm F, e.g. fp8-e4m3)", opt, pols[i].name);
-			return false;
-		}
+		if (policy_check_note(&pols[i], &su->cfg, msg, sizeof msg))
+			fprintf(stderr, "mixprec %s: note: %s\n", cmd, msg);
 	}
 	return true;
 }
@@ -399,7 +363,7 @@ bool train_opts_policies(const char *cmd, const train_setup *su, train_policy *o
 			cli_error(cmd, "--%s: %s", change_option(su->changes[k].key), err[k]);
 			ok = false;
 		}
-	return ok && accum_options_fit(cmd, su, out, *n);
+	return ok && policies_fit(cmd, su, out, *n);
 }
 
 /* Loads the corpus; on failure reports it and returns the exit status (2 for

@@ -106,10 +106,8 @@ bool train_opts_shape_ok(const char *cmd, const train_setup *su);
  * schedule's length from --steps. */
 bool train_opts_agree(const char *cmd, train_setup *su);
 
-/* The offset fits in each policy's residual format. */
-bool train_opts_offset_fits(const char *cmd, const train_setup *su, const train_policy *pols, size_t np);
-
-/* The policy list with the changes applied, at most max. */
+/* The policy list with the changes applied, at most max, each checked
+ * against the run (policy_check: its device, shape and offset). */
 bool train_opts_policies(const char *cmd, const train_setup *su, train_policy *out, size_t max, size_t *n);
 
 /* Loads the corpus; returns CLI_OK, or the exit status after reporting. */

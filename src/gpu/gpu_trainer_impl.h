@@ -69,6 +69,7 @@ static size_t gpu_trainer_point_acts(gpu_trainer *s, char *base)
 {
 	size_t B = s->B, T = s->T, C = s->C, L = s->L, NH = s->NH, V = s->V, BT = B * T, BTC = BT * C;
 	size_t att = B * NH * T * T;
+	bool lowp = s->pol->gemm_fmt != FMT_FP32;   /* the rounded operand copies */
 	struct {
 		float **view;
 		size_t n;
@@ -82,8 +83,7 @@ static size_t gpu_trainer_point_acts(gpu_trainer *s, char *base)
 		{ &s->dresid, BTC }, { &s->dbuf_c, BTC }, { &s->dbuf_3c, 3 * BTC }, { &s->dbuf_4c, 4 * BTC },
 		{ &s->dbuf_4c2, 4 * BTC }, { &s->dlogits, BT * V }, { &s->dpreatt, att },
 		{ &s->part, 2 * GPU_TRAINER_ROW_CHUNKS * (V > 4 * C ? V : 4 * C) },
-		{ &s->qkv_r, s->pol->gemm_lowp ? 3 * BTC : 0 }, { &s->dout_r, s->pol->gemm_lowp ? BTC : 0 },
-		{ &s->att_r, s->pol->gemm_lowp ? att : 0 },
+		{ &s->qkv_r, lowp ? 3 * BTC : 0 }, { &s->dout_r, lowp ? BTC : 0 }, { &s->att_r, lowp ? att : 0 },
 	};
 	size_t off = gpu_trainer_pad(2 * BTC) * sizeof(float);   /* dexact (fp64) first */
 	if (base != NULL)
@@ -94,7 +94,7 @@ static size_t gpu_trainer_point_acts(gpu_trainer *s, char *base)
 		off += gpu_trainer_pad(f[i].n) * sizeof(float);
 	}
 	size_t wide = BT * (V > 4 * C ? V : 4 * C);
-	if (s->pol->gemm_lowp) {
+	if (s->pol->gemm_fmt != FMT_FP32) {
 		if (base != NULL) {
 			s->opa = base + off;
 			s->opb = base + off + gpu_trainer_pad(wide) * s->opbytes;
@@ -133,9 +133,9 @@ static size_t gpu_trainer_device_bytes(const gpu_trainer *s)
 	size_t n = 5 * P * sizeof(float) + 2 * BT * sizeof(int) + (s->V + 1 + BT) * sizeof(int) +
 	           3 * (GPU_TRAINER_NP + GPU_TRAINER_NF) * sizeof(unsigned long long) +
 	           2 * (GPU_TRAINER_NP + GPU_TRAINER_NF) * sizeof(double) + s->acts_bytes;
-	if (!s->pol->master_fp32 && s->pol->wupdate == WUPD_KAHAN)
+	if (!policy_master_fp32(s->pol) && s->pol->wupdate == WUPD_KAHAN)
 		n += P * sizeof(float);
-	if (s->pol->gemm_lowp)
+	if (s->pol->gemm_fmt != FMT_FP32)
 		n += P * s->opbytes;
 	return n;
 }
@@ -159,9 +159,9 @@ static mp_status gpu_trainer_alloc_all(gpu_trainer *s)
 	};
 	for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
 		GPU_TRAINER_TRY(be_alloc(a[i].p, a[i].bytes));
-	if (!s->pol->master_fp32 && s->pol->wupdate == WUPD_KAHAN)
+	if (!policy_master_fp32(s->pol) && s->pol->wupdate == WUPD_KAHAN)
 		GPU_TRAINER_TRY(be_alloc((void **)&s->comp, P * sizeof(float)));
-	if (s->pol->gemm_lowp)
+	if (s->pol->gemm_fmt != FMT_FP32)
 		GPU_TRAINER_TRY(be_alloc(&s->wop, P * s->opbytes));
 	s->hu = (unsigned long long *)malloc(3 * GPU_TRAINER_NF * sizeof *s->hu);
 	s->hd = (double *)malloc(2 * GPU_TRAINER_NF * sizeof *s->hd);
@@ -203,15 +203,15 @@ static mp_status gpu_trainer_create(gpu_trainer **out, const train_config *cfg, 
 		free(s);
 		return MP_EINVAL;
 	}
-	s->kind = p->gemm_lowp ? be_operand_kind(p->gemm_fmt) : GPU_KERNEL_OP_F32;
+	s->kind = p->gemm_fmt != FMT_FP32 ? be_operand_kind(p->gemm_fmt) : GPU_KERNEL_OP_F32;
 	s->opbytes = s->kind == GPU_KERNEL_OP_F32 ? 4 : 2;
-	s->gm = gpu_kernel_q_of(p->gemm_lowp ? p->gemm_fmt : FMT_FP32, FMT_RNE);
-	s->rd = gpu_kernel_q_of(p->reduce_lowp ? p->reduce_fmt : FMT_FP32, FMT_RNE);
-	s->rq = gpu_kernel_q_of(p->resid_lowp ? p->resid_fmt : FMT_FP32, p->resid_mode);
+	s->gm = gpu_kernel_q_of(p->gemm_fmt, FMT_RNE);
+	s->rd = gpu_kernel_q_of(p->reduce_fmt, FMT_RNE);
+	s->rq = gpu_kernel_q_of(p->resid_fmt, p->resid_mode);
 	s->gq = gpu_kernel_q_of(p->grad_fmt, FMT_RNE);
 	s->aq = gpu_kernel_q_of(p->grad_accum_fmt, FMT_RNE);
 	s->oq = gpu_kernel_q_of(p->optim_fmt, p->optim_mode);
-	s->wq = gpu_kernel_q_of(p->master_fp32 ? FMT_FP32 : p->weight_fmt, p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE);
+	s->wq = gpu_kernel_q_of(p->weight_fmt, p->wupdate == WUPD_SR ? FMT_SR : FMT_RNE);
 	s->acts_bytes = gpu_trainer_point_acts(s, NULL);
 	mp_status st = gpu_trainer_alloc_all(s);
 	if (st == MP_OK) {
@@ -248,7 +248,7 @@ static float *gpu_trainer_param(const gpu_trainer *s, float *base, int i)
 static mp_status gpu_trainer_gemm_forward(gpu_trainer *s, float *out, float *inp, const float *w, const float *bias,
                                  size_t M, size_t K, size_t N)
 {
-	if (!s->pol->gemm_lowp) {
+	if (s->pol->gemm_fmt == FMT_FP32) {
 		GPU_TRAINER_TRY(be_gemm(FMT_FP32, 0, 1, M, N, K, 1.0f, inp, K, w, K, 0.0f, out, N));
 		if (bias != NULL)
 			GPU_TRAINER_LAUNCH(bias_round, M * N, out, bias, N, s->gm);
@@ -266,7 +266,7 @@ static mp_status gpu_trainer_gemm_forward(gpu_trainer *s, float *out, float *inp
 static mp_status gpu_trainer_gemm_backward(gpu_trainer *s, float *dinp, float *dw, float *dbias, float *dout,
                                   float *inp, const float *w, size_t M, size_t K, size_t N)
 {
-	if (!s->pol->gemm_lowp) {
+	if (s->pol->gemm_fmt == FMT_FP32) {
 		GPU_TRAINER_TRY(be_gemm(FMT_FP32, 0, 0, M, K, N, 1.0f, dout, N, w, K, 0.0f, dinp, K));
 		GPU_TRAINER_TRY(be_gemm(FMT_FP32, 1, 0, N, K, M, 1.0f, dout, N, inp, K, 1.0f, dw, K));
 	} else {
@@ -360,7 +360,7 @@ static mp_status gpu_trainer_forward(gpu_trainer *s, const int *inputs, const in
 		float *latt = s->att + l * att;
 		const float *qkv_r = qkv;
 		float *att_r = latt;
-		if (s->pol->gemm_lowp) {
+		if (s->pol->gemm_fmt != FMT_FP32) {
 			GPU_TRAINER_LAUNCH(operand, 3 * BTC, s->qkv_r, (int)GPU_KERNEL_OP_F32, qkv, 0, s->gm);
 			qkv_r = s->qkv_r;
 			att_r = s->att_r;
@@ -441,7 +441,7 @@ static mp_status gpu_trainer_backward(gpu_trainer *s, float loss_scale)
 		                        gpu_trainer_param(s, w, 6) + l * C * C, BT, C, C));
 		GPU_TRAINER_TRY(be_zero(dqkv, 3 * BTC * sizeof(float)));
 		const float *latt = s->att + l * att, *qkv_r = qkv, *dout_r = dln, *att_r = latt;
-		if (s->pol->gemm_lowp) {
+		if (s->pol->gemm_fmt != FMT_FP32) {
 			GPU_TRAINER_LAUNCH(operand, 3 * BTC, s->qkv_r, (int)GPU_KERNEL_OP_F32, qkv, 0, s->gm);
 			GPU_TRAINER_LAUNCH(operand, BTC, s->dout_r, (int)GPU_KERNEL_OP_F32, dln, 0, s->gm);
 			GPU_TRAINER_LAUNCH(operand, att, s->att_r, (int)GPU_KERNEL_OP_F32, (float *)latt, 0, s->gm);
@@ -497,8 +497,8 @@ static mp_status gpu_trainer_update(gpu_trainer *s, double clip, double c1, doub
 	a.clip = clip;
 	a.c1 = c1;
 	a.c2 = c2;
-	a.master_fp32 = s->pol->master_fp32;
-	a.kahan = !s->pol->master_fp32 && s->pol->wupdate == WUPD_KAHAN;
+	a.master_fp32 = policy_master_fp32(s->pol);
+	a.kahan = !policy_master_fp32(s->pol) && s->pol->wupdate == WUPD_KAHAN;
 	a.seed = s->cfg->seed ^ 0xada0ull;
 	a.index0 = adam_t * (uint64_t)s->P;
 	GPU_TRAINER_LAUNCH(adamw, GPU_TRAINER_NP, s->w, s->m, s->v, s->comp, s->g, s->pu, s->pu + GPU_TRAINER_NP, s->wop, s->kind, s->wop != NULL,

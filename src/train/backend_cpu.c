@@ -30,6 +30,8 @@ typedef struct {
 	float *douts[2];        /* cfg->keep_douts: each half's Linear output gradients, or NULL */
 	const int *inputs, *targets;   /* (B,t) of the last forward, borrowed */
 	uint64_t step;          /* of the last forward (its SR draws; the backward's numerics) */
+	gpt_numerics nx[2];     /* each half's numerics, made with the trainer; each forward sets
+	                         * their step and whether it casts (the backward's are the same) */
 } cpu_trainer;
 
 static void round_array(fmt_id f, fmt_mode mode, uint64_t seed, uint64_t index0, float *x, size_t n)
@@ -54,21 +56,6 @@ static void working_weights(cpu_trainer *t, size_t lo, size_t hi)
 	}
 }
 
-static gpt_numerics numerics_of(const cpu_trainer *t, int h)
-{
-	const train_policy *p = t->pol;
-	/* past bf16-from the Linears are the GEMM format's, as bf16-mixed's */
-	fp8_state *fp8 = policy_casts_at(p, (size_t)t->step) ? t->fp8 : NULL;
-	/* each half draws its own SR stream */
-	return (gpt_numerics){ .gemm_lowp = p->gemm_lowp, .gemm_fmt = p->gemm_fmt, .gemm_weights = t->wq,
-	                       .accum_bits = p->accum_bits, .promote_every = p->promote_every,
-	                       .reduce_lowp = p->reduce_lowp, .reduce_fmt = p->reduce_fmt, .resid_lowp = p->resid_lowp,
-	                       .resid_fmt = p->resid_fmt, .resid_mode = p->resid_mode,
-	                       .seed = t->cfg->seed ^ 0x5eedull ^ ((uint64_t)h << 40), .step = t->step,
-	                       .fp8 = fp8, .fp8_half = h, .resid_offset = t->cfg->resid_offset,
-	                       .resid_offset_channels = t->cfg->resid_offset_channels, .douts = t->douts[h] };
-}
-
 /* --- the two batch halves --- */
 
 typedef enum { HALF_FORWARD, HALF_BACKWARD } half_job;
@@ -89,15 +76,15 @@ static void *half_run(void *arg)
 	cpu_trainer *t = task->t;
 	int h = task->h;
 	size_t off = h ? t->hB[0] * t->cfg->t : 0;
-	gpt_numerics nx = numerics_of(t, h);
+	const gpt_numerics *nx = &t->nx[h];
 	gpt_model *m = &t->half[h];
 	if (task->job == HALF_FORWARD) {
-		task->st = gpt_forward(m, &nx, t->inputs + off, t->targets ? t->targets + off : NULL);
+		task->st = gpt_forward(m, nx, t->inputs + off, t->targets ? t->targets + off : NULL);
 	} else {
 		gpt_zero_grad(m);
 		/* the batch mean = sum over halves of (share of the batch) x half mean */
 		float share = (float)((double)t->hB[h] / (double)t->cfg->B);
-		task->st = gpt_backward(m, &nx, task->loss_scale * share);
+		task->st = gpt_backward(m, nx, task->loss_scale * share);
 	}
 	return NULL;
 }
@@ -125,6 +112,11 @@ static mp_status cpu_forward(void *state, const int *inputs, const int *targets,
 	t->inputs = inputs;
 	t->targets = targets;
 	t->step = step;
+	for (int h = 0; h < 2; h++) {
+		t->nx[h].step = step;
+		/* past bf16-from the Linears are the GEMM format's, as bf16-mixed's */
+		t->nx[h].fp8 = policy_casts_at(t->pol, (size_t)step) ? t->fp8 : NULL;
+	}
 	if (t->fp8)   /* an evaluation's casts since the last step do not count */
 		fp8_state_begin(t->fp8);
 	mp_status st = halves(t, HALF_FORWARD, 0.0f);
@@ -380,7 +372,7 @@ static void *span_update(void *arg)
 	if (t->vref)
 		optim_vref_update(&k->vstat, t->vref + lo, v, g, n, clip, b2);
 	size_t nonzero_updates = 0, lost = 0;
-	if (p->master_fp32) {
+	if (policy_master_fp32(p)) {
 		/* update, apply and count in one pass */
 		i0 = adamw_apply_simd(w, m, v, n, cfg, k->lr, c1, c2, &nonzero_updates, &lost);
 		for (size_t i = i0; i < n; i++) {
@@ -514,9 +506,9 @@ static mp_status cpu_create(void **out, const train_config *cfg, const train_pol
 	t->before = calloc(P, sizeof(float));
 	t->raw_grads = calloc(P, sizeof(float));
 	bool ok = t->m && t->v && t->update && t->before && t->raw_grads;
-	if (ok && !p->master_fp32 && p->wupdate == WUPD_KAHAN)
+	if (ok && !policy_master_fp32(p) && p->wupdate == WUPD_KAHAN)
 		ok = (t->comp = calloc(P, sizeof(float))) != NULL;
-	if (ok && p->gemm_lowp)
+	if (ok && p->gemm_fmt != FMT_FP32)
 		ok = (t->wq = malloc(P * sizeof(float))) != NULL;
 	if (ok && p->optim_fmt != FMT_FP32)
 		ok = (t->vref = calloc(P, sizeof(float))) != NULL;
@@ -535,6 +527,11 @@ static mp_status cpu_create(void **out, const train_config *cfg, const train_pol
 		cpu_free(t);
 		return st;
 	}
+	for (int h = 0; h < 2; h++)   /* each half draws its own SR stream */
+		t->nx[h] = (gpt_numerics){ .pol = p, .gemm_weights = t->wq,
+		                           .seed = cfg->seed ^ 0x5eedull ^ ((uint64_t)h << 40), .fp8_half = h,
+		                           .resid_offset = cfg->resid_offset,
+		                           .resid_offset_channels = cfg->resid_offset_channels, .douts = t->douts[h] };
 	memcpy(t->half[0].params_memory, params, P * sizeof(float));
 	if (t->hB[1])
 		memcpy(t->half[1].params_memory, params, P * sizeof(float));

@@ -211,16 +211,23 @@ bool fp8_state_blocked(const fp8_state *st)
 	return fp8_scaling_blocked(st->scaling);
 }
 
-float *fp8_state_scratch(fp8_state *st, int h, size_t n)
+/* *buf grown to at least n floats (its capacity in *cap), kept between
+ * calls; NULL (the old buffer kept) when out of memory. */
+static float *grow(float **buf, size_t *cap, size_t n)
 {
-	if (n > st->buf_cap[h]) {
-		float *b = realloc(st->buf[h], n * sizeof *b);
+	if (n > *cap) {
+		float *b = realloc(*buf, n * sizeof *b);
 		if (!b)
 			return NULL;
-		st->buf[h] = b;
-		st->buf_cap[h] = n;
+		*buf = b;
+		*cap = n;
 	}
-	return st->buf[h];
+	return *buf;
+}
+
+float *fp8_state_scratch(fp8_state *st, int h, size_t n)
+{
+	return grow(&st->buf[h], &st->buf_cap[h], n);
 }
 
 size_t fp8_state_scratch_bytes(const fp8_state *st)
@@ -245,17 +252,13 @@ static const float *noise_keep(fp8_state *st, int h, size_t i, bool record, cons
 		return NULL;
 	if (in != x)
 		return in;
-	if (n > st->nbuf_cap[h]) {
-		float *b = realloc(st->nbuf[h], n * sizeof *b);
-		if (!b) {
-			*rc = MP_ENOMEM;
-			return NULL;
-		}
-		st->nbuf[h] = b;
-		st->nbuf_cap[h] = n;
+	float *keep = grow(&st->nbuf[h], &st->nbuf_cap[h], n);
+	if (!keep) {
+		*rc = MP_ENOMEM;
+		return NULL;
 	}
-	memcpy(st->nbuf[h], in, n * sizeof *in);
-	return st->nbuf[h];
+	memcpy(keep, in, n * sizeof *in);
+	return keep;
 }
 
 /* What a block recipe casts tensor i with, contracted along `along`. */
@@ -274,53 +277,91 @@ static block_cast_cfg block_cfg(const fp8_state *st, size_t i, fp8_along along, 
 	return c;
 }
 
-mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8_along along, uint64_t seed,
-                                const float *src, float *x, size_t rows, size_t cols)
+/* A block recipe's operand as it is cast: in itself, or (nvfp4: the
+ * weight-gradient GEMM's operands, input and output gradient, contracted
+ * over the tokens) rotated first, into x. */
+static const float *block_operand(const fp8_state *st, size_t i, fp8_along along, const float *in, float *x,
+                                  size_t rows, size_t cols)
 {
-	const float *in = src ? src : x;
+	if (st->scaling != FP8_SCALING_NVFP4 || !st->o.rht || along != FP8_ALONG_COLS || i % FP8_ROLES == FP8_WEIGHT)
+		return in;
+	if (in != x)
+		memcpy(x, in, rows * cols * sizeof *x);
+	block_rht16_rows(x, rows, cols, QUANT_RHT_SIGNS);
+	return x;
+}
+
+/* A per-tensor recipe's cast of src (NULL: x itself) into x, n elements,
+ * counted in the step's statistics when record is set (fp8_state_cast). */
+static void cast_per_tensor(fp8_state *st, int h, size_t i, bool record, const float *src, float *x, size_t n)
+{
+	if (src && src != x)
+		memcpy(x, src, n * sizeof *x);
+	fp8_state_cast(st, h, i, record, x, n);
+}
+
+/* A block recipe's cast of in (its operand, block_operand) into x; what it
+ * saw in *bs. MP_ENOMEM when the scratch cannot grow. */
+static mp_status cast_blocks(fp8_state *st, int h, size_t i, fp8_along along, uint64_t seed, const float *in,
+                             float *x, size_t rows, size_t cols, block_cast_stat *bs)
+{
+	block_cast_cfg c = block_cfg(st, i, along, seed);
+	return block_cast_from(in, x, rows, cols, &c, &st->bs[h], bs);
+}
+
+/* A block cast's statistics into half h's record of tensor i: amax and
+ * scale from the cast along the rows (the forward's, the input gradient's),
+ * which sees the tensor itself; the weight gradient's casts down the
+ * columns (rotated under nvfp4) count towards the shares only, and a 2D
+ * weight's cast down its columns, its cast along the rows again (the same
+ * blocks, the same bits), not at all. before: the output gradient as it
+ * was before the cast, for its noise, or NULL. */
+static void record_blocks(fp8_state *st, int h, size_t i, fp8_along along, const block_cast_stat *bs,
+                          const float *before, const float *x, size_t n)
+{
+	block_cast_cfg c = block_cfg(st, i, along, 0);
+	if (c.br == c.bc && c.br > 1 && along == FP8_ALONG_COLS)
+		return;
+	slot *r = &st->rec[h][i];
+	if (along == FP8_ALONG_ROWS) {
+		if (isnan(bs->amax) || isnan(r->amax) || bs->amax >= r->amax || r->n == 0)
+			r->scale = bs->scale;
+		r->amax = isnan(bs->amax) || isnan(r->amax) ? NAN : fmaxf(r->amax, bs->amax);
+	}
+	r->overflow += bs->overflow;
+	r->underflow += bs->underflow;
+	r->n += bs->n;
+	if (before)
+		grad_noise_add(&r->noise, before, x, n);
+}
+
+mp_status fp8_state_cast_only(fp8_state *st, int h, size_t i, fp8_along along, uint64_t seed, const float *src,
+                              float *x, size_t rows, size_t cols)
+{
+	block_cast_stat bs;
+	if (fp8_state_blocked(st))
+		return cast_blocks(st, h, i, along, seed, block_operand(st, i, along, src ? src : x, x, rows, cols), x,
+		                   rows, cols, &bs);
+	cast_per_tensor(st, h, i, false, src, x, rows * cols);
+	return MP_OK;
+}
+
+mp_status fp8_state_cast_and_record(fp8_state *st, int h, size_t i, fp8_along along, uint64_t seed,
+                                    const float *src, float *x, size_t rows, size_t cols)
+{
 	if (!fp8_state_blocked(st)) {
-		if (in != x)
-			memcpy(x, in, rows * cols * sizeof *x);
-		fp8_state_cast(st, h, i, record, x, rows * cols);
+		cast_per_tensor(st, h, i, true, src, x, rows * cols);
 		return MP_OK;
 	}
-	/* nvfp4: the weight-gradient GEMM's operands (input and output
-	 * gradient, contracted over the tokens) rotated first, in x */
-	if (st->scaling == FP8_SCALING_NVFP4 && st->o.rht && along == FP8_ALONG_COLS && i % FP8_ROLES != FP8_WEIGHT) {
-		if (in != x)
-			memcpy(x, in, rows * cols * sizeof *x);
-		block_rht16_rows(x, rows, cols, QUANT_RHT_SIGNS);
-		in = x;
-	}
-	block_cast_cfg c = block_cfg(st, i, along, seed);
-	block_cast_stat bs;
+	const float *in = block_operand(st, i, along, src ? src : x, x, rows, cols);
 	mp_status rc;
-	const float *before = noise_keep(st, h, i, record, in, x, rows * cols, &rc);
-	if (rc != MP_OK)
-		return rc;
-	rc = block_cast_from(in, x, rows, cols, &c, &st->bs[h], &bs);
-	/* a 2D weight's cast down its columns is its cast along the rows again
-	 * (the same blocks, the same bits): counted once */
-	if (c.br == c.bc && c.br > 1 && along == FP8_ALONG_COLS)
-		record = false;
-	if (rc != MP_OK || !record)
-		return rc;
-	slot *r = &st->rec[h][i];
-	/* amax and scale from the cast along the rows (the forward's, the
-	 * input gradient's), which sees the tensor itself; the weight
-	 * gradient's casts down the columns (rotated under nvfp4) count
-	 * towards the shares only */
-	if (along == FP8_ALONG_ROWS) {
-		if (isnan(bs.amax) || isnan(r->amax) || bs.amax >= r->amax || r->n == 0)
-			r->scale = bs.scale;
-		r->amax = isnan(bs.amax) || isnan(r->amax) ? NAN : fmaxf(r->amax, bs.amax);
-	}
-	r->overflow += bs.overflow;
-	r->underflow += bs.underflow;
-	r->n += bs.n;
-	if (before)
-		grad_noise_add(&r->noise, before, x, rows * cols);
-	return MP_OK;
+	const float *before = noise_keep(st, h, i, true, in, x, rows * cols, &rc);   /* before x is overwritten */
+	block_cast_stat bs;
+	if (rc == MP_OK)
+		rc = cast_blocks(st, h, i, along, seed, in, x, rows, cols, &bs);
+	if (rc == MP_OK)
+		record_blocks(st, h, i, along, &bs, before, x, rows * cols);
+	return rc;
 }
 
 void fp8_state_cast(fp8_state *st, int h, size_t i, bool record, float *x, size_t n)
@@ -411,14 +452,7 @@ double fp8_state_grad_noise_ratio(const fp8_state *st)
 
 float *fp8_state_wgrad_scratch(fp8_state *st, int h, size_t n)
 {
-	if (n > st->wbuf_cap[h]) {
-		float *b = realloc(st->wbuf[h], n * sizeof *b);
-		if (!b)
-			return NULL;
-		st->wbuf[h] = b;
-		st->wbuf_cap[h] = n;
-	}
-	return st->wbuf[h];
+	return grow(&st->wbuf[h], &st->wbuf_cap[h], n);
 }
 
 void fp8_state_add_wgrad_noise(fp8_state *st, int h, size_t i, const grad_noise *g)

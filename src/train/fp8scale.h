@@ -117,7 +117,7 @@ void fp8_state_free(fp8_state *st);
 bool fp8_state_covers(const fp8_state *st, size_t l);
 
 /* Whether the state scales blocks: the GEMMs then cast each operand along
- * its contraction with fp8_state_cast_matrix. */
+ * its contraction with fp8_state_cast_and_record. */
 bool fp8_state_blocked(const fp8_state *st);
 
 /* The index of block l's Linear k (0 attn.c_attn, 1 attn.c_proj, 2
@@ -141,11 +141,19 @@ typedef enum {
 } fp8_along;
 
 /* Casts the matrix src (rows, cols; NULL: x itself) into x as tensor i for
- * a GEMM that contracts it `along`; per-tensor scaling as fp8_state_cast.
- * seed: SR's stream (nvfp4 gradients); distinct for every cast that must
- * not share random bits. MP_ENOMEM when the scratch cannot grow. */
-mp_status fp8_state_cast_matrix(fp8_state *st, int h, size_t i, bool record, fp8_along along, uint64_t seed,
-                                const float *src, float *x, size_t rows, size_t cols);
+ * a GEMM that contracts it `along`, for batch half h; per-tensor scaling as
+ * fp8_state_cast. The cast counts towards the step's statistics (amax,
+ * scale, overflow and underflow shares, the gradients' noise), as a
+ * training pass's casts do. seed: SR's stream (nvfp4 gradients); distinct
+ * for every cast that must not share random bits. MP_ENOMEM when the
+ * scratch cannot grow. */
+mp_status fp8_state_cast_and_record(fp8_state *st, int h, size_t i, fp8_along along, uint64_t seed,
+                                    const float *src, float *x, size_t rows, size_t cols);
+
+/* The same cast, the same bits, counted nowhere: a weight cast again in the
+ * backward pass with the forward's scale, or a measurement's cast. */
+mp_status fp8_state_cast_only(fp8_state *st, int h, size_t i, fp8_along along, uint64_t seed, const float *src,
+                              float *x, size_t rows, size_t cols);
 
 /* A buffer of at least n floats for half h, kept between calls (a GEMM
  * operand's cast copy); NULL when out of memory. */

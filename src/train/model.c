@@ -233,31 +233,36 @@ void gpt_free(gpt_model *model)
 
 /* --- number-format emulation --- */
 
+/* The policy nx emulates; NULL when every part is fp32. */
+static const train_policy *pol_of(const gpt_numerics *nx)
+{
+	return nx != NULL ? nx->pol : NULL;
+}
+
 static bool gemm_lowp(const gpt_numerics *nx)
 {
-	return nx != NULL && nx->gemm_lowp;
+	return pol_of(nx) != NULL && nx->pol->gemm_fmt != FMT_FP32;
 }
 
 /* Whether the Linear GEMMs sum through train/accum.c: a blocked C loop,
  * one dot at a time (no BLAS), for the accumulator experiment only. */
 static bool accum_emulated(const gpt_numerics *nx)
 {
-	return nx->accum_bits != 0 || nx->promote_every != 0;
+	return pol_of(nx) != NULL && policy_accum_emulated(nx->pol);
 }
 
 static accum_cfg accum_of(const gpt_numerics *nx)
 {
-	return (accum_cfg){ .bits = nx->accum_bits ? nx->accum_bits : ACCUM_BITS_FP32,
-	                    .block = ACCUM_BLOCK_HOPPER, .promote_every = nx->promote_every };
+	return (accum_cfg){ .bits = nx->pol->accum_bits ? nx->pol->accum_bits : ACCUM_BITS_FP32,
+	                    .block = ACCUM_BLOCK_HOPPER, .promote_every = nx->pol->promote_every };
 }
 
 /* The formats the attention, LayerNorm and softmax kernels emulate. */
 static kernel_fmts kernel_fmts_of(const gpt_numerics *nx)
 {
-	return (kernel_fmts){
-		.gemm = nx != NULL && nx->gemm_lowp ? nx->gemm_fmt : FMT_FP32,
-		.reduce = nx != NULL && nx->reduce_lowp ? nx->reduce_fmt : FMT_FP32,
-	};
+	const train_policy *p = pol_of(nx);
+	return (kernel_fmts){ .gemm = p != NULL ? p->gemm_fmt : FMT_FP32,
+	                      .reduce = p != NULL ? p->reduce_fmt : FMT_FP32 };
 }
 
 /* Rounds x in place to the nearest values of fmt (ties to even). */
@@ -291,7 +296,7 @@ static mp_status weight_operand(gpt_model *m, const gpt_numerics *nx, const floa
 		return MP_OK;
 	}
 	*wq = m->acts.q_w;
-	return copy_rounded(m->acts.q_w, w, n, nx->gemm_fmt);
+	return copy_rounded(m->acts.q_w, w, n, nx->pol->gemm_fmt);
 }
 
 /* out = inp @ wq^T + bias from operands already rounded, through the
@@ -308,7 +313,7 @@ static mp_status gemm_forward_core(const gpt_numerics *nx, float *out, const flo
 	} else {
 		matmul_forward(out, inp, wq, bias, 1, BT, C, OC);
 	}
-	return gemm_lowp(nx) ? round_rne(out, BT * OC, nx->gemm_fmt) : MP_OK;
+	return gemm_lowp(nx) ? round_rne(out, BT * OC, nx->pol->gemm_fmt) : MP_OK;
 }
 
 /* Whether Linear number lin (block l's k-th: 4l + k; -1 the head) casts its
@@ -318,15 +323,30 @@ static bool scaled(const gpt_numerics *nx, int lin)
 	return nx != NULL && nx->fp8 != NULL && lin >= 0 && fp8_state_covers(nx->fp8, (size_t)lin / FP8_LINEARS);
 }
 
-/* Casts the matrix src (rows, cols; NULL: x itself) into x as Linear lin's
- * tensor of role r for a GEMM contracting it `along`, with SR bits of its own
- * for every step, tensor, direction and batch half (nx->seed is the half's). */
-static mp_status fp8_matrix(const gpt_numerics *nx, size_t lin, fp8_role r, bool record, fp8_along along,
-                            const float *src, float *x, size_t rows, size_t cols)
+/* The SR stream of Linear lin's tensor i cast along `along`: bits of its
+ * own for every step, tensor, direction and batch half (nx->seed is the
+ * half's). */
+static uint64_t fp8_seed(const gpt_numerics *nx, size_t i, fp8_along along)
+{
+	return rng_mix64(nx->seed ^ rng_mix64((nx->step << 20) ^ (i << 1) ^ (uint64_t)along));
+}
+
+/* Casts src (NULL: x itself) into x as Linear lin's tensor of role r for a
+ * GEMM contracting it `along`, counted in the step's statistics. */
+static mp_status fp8_matrix(const gpt_numerics *nx, size_t lin, fp8_role r, fp8_along along, const float *src,
+                            float *x, size_t rows, size_t cols)
 {
 	size_t i = fp8_tensor_index(lin / FP8_LINEARS, lin % FP8_LINEARS, r);
-	uint64_t seed = rng_mix64(nx->seed ^ rng_mix64((nx->step << 20) ^ (i << 1) ^ (uint64_t)along));
-	return fp8_state_cast_matrix(nx->fp8, nx->fp8_half, i, record, along, seed, src, x, rows, cols);
+	return fp8_state_cast_and_record(nx->fp8, nx->fp8_half, i, along, fp8_seed(nx, i, along), src, x, rows, cols);
+}
+
+/* The same cast made again (the weight in the backward pass, with the
+ * forward's scale: the same bits), counted nowhere. */
+static mp_status fp8_matrix_again(const gpt_numerics *nx, size_t lin, fp8_role r, fp8_along along,
+                                  const float *src, float *x, size_t rows, size_t cols)
+{
+	size_t i = fp8_tensor_index(lin / FP8_LINEARS, lin % FP8_LINEARS, r);
+	return fp8_state_cast_only(nx->fp8, nx->fp8_half, i, along, fp8_seed(nx, i, along), src, x, rows, cols);
 }
 
 /* gemm_forward under fp8 scaling, as Transformer Engine's Linear: the
@@ -340,8 +360,8 @@ static mp_status gemm_forward_scaled(gpt_model *m, const gpt_numerics *nx, float
 	float *wq = m->acts.q_w, *xq = inp;
 	if (fp8_state_blocked(nx->fp8) && (xq = fp8_state_scratch(nx->fp8, nx->fp8_half, BT * C)) == NULL)
 		return MP_ENOMEM;
-	TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_ROWS, inp, xq, BT, C));
-	TRY(fp8_matrix(nx, lin, FP8_WEIGHT, true, FP8_ALONG_ROWS, w, wq, OC, C));
+	TRY(fp8_matrix(nx, lin, FP8_INPUT, FP8_ALONG_ROWS, inp, xq, BT, C));
+	TRY(fp8_matrix(nx, lin, FP8_WEIGHT, FP8_ALONG_ROWS, w, wq, OC, C));
 	return gemm_forward_core(nx, out, xq, wq, bias, BT, C, OC);
 }
 
@@ -362,7 +382,7 @@ static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
 		matmul_forward(out, inp, w, bias, 1, BT, C, OC);
 		return MP_OK;
 	}
-	TRY(round_rne(inp, BT * C, nx->gemm_fmt));
+	TRY(round_rne(inp, BT * C, nx->pol->gemm_fmt));
 	const float *wq;
 	TRY(weight_operand(m, nx, w, OC * C, &wq));
 	return gemm_forward_core(nx, out, inp, wq, bias, BT, C, OC);
@@ -393,16 +413,16 @@ static mp_status gemm_backward_blocked(gpt_model *m, const gpt_numerics *nx, flo
 {
 	gpt_acts *a = &m->acts;
 	if (dinp != NULL) {   /* over OC: the gradient along its rows, the weight down its columns */
-		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
-		TRY(fp8_matrix(nx, lin, FP8_WEIGHT, true, FP8_ALONG_COLS, w, a->q_w, OC, C));
+		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
+		TRY(fp8_matrix(nx, lin, FP8_WEIGHT, FP8_ALONG_COLS, w, a->q_w, OC, C));
 		TRY(gemm_products(nx, dinp, NULL, a->q_act, NULL, a->q_w, BT, C, OC));
 	}
 	if (dweight != NULL) {   /* over the tokens: both down their columns */
-		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_COLS, dout, a->q_act, BT, OC));
+		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, FP8_ALONG_COLS, dout, a->q_act, BT, OC));
 		float *xq = fp8_state_scratch(nx->fp8, nx->fp8_half, BT * C);
 		if (xq == NULL)
 			return MP_ENOMEM;
-		TRY(fp8_matrix(nx, lin, FP8_INPUT, true, FP8_ALONG_COLS, inp, xq, BT, C));
+		TRY(fp8_matrix(nx, lin, FP8_INPUT, FP8_ALONG_COLS, inp, xq, BT, C));
 		if (!fp8_state_noise(nx->fp8))
 			return gemm_products(nx, NULL, dweight, a->q_act, xq, NULL, BT, C, OC);
 		/* the product's noise against the fp32 one of dout and inp, in q_w
@@ -451,18 +471,18 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
 		if (sc) {
 			/* the output gradient in its own format and scale; the weight cast
 			 * again with the forward's scale (the same bits), not recorded twice */
-			TRY(fp8_matrix(nx, (size_t)lin, FP8_GRAD_OUTPUT, true, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
-			TRY(fp8_matrix(nx, (size_t)lin, FP8_WEIGHT, false, FP8_ALONG_ROWS, w, a->q_w, OC, C));
+			TRY(fp8_matrix(nx, (size_t)lin, FP8_GRAD_OUTPUT, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
+			TRY(fp8_matrix_again(nx, (size_t)lin, FP8_WEIGHT, FP8_ALONG_ROWS, w, a->q_w, OC, C));
 			wq = a->q_w;
 		} else {
-			TRY(copy_rounded(a->q_act, dout, BT * OC, nx->gemm_fmt));
+			TRY(copy_rounded(a->q_act, dout, BT * OC, nx->pol->gemm_fmt));
 			TRY(weight_operand(m, nx, w, OC * C, &wq));
 		}
 		/* inp was rounded in place by gemm_forward */
 		TRY(gemm_products(nx, dinp, dweight, a->q_act, inp, wq, BT, C, OC));
 	}
 	if (gemm_lowp(nx))
-		TRY(round_rne(dinp, BT * C, nx->gemm_fmt));
+		TRY(round_rne(dinp, BT * C, nx->pol->gemm_fmt));
 	if (dbias != NULL)
 		matmul_backward(NULL, NULL, dbias, dout, inp, w, 1, BT, C, OC);
 	return MP_OK;
@@ -474,13 +494,13 @@ static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp
  * within a step or across steps. */
 static mp_status resid_store(gpt_model *m, const gpt_numerics *nx, float *x, size_t site)
 {
-	if (nx == NULL || !nx->resid_lowp)
+	if (pol_of(nx) == NULL || nx->pol->resid_fmt == FMT_FP32)
 		return MP_OK;
 	size_t n = m->B * m->t * m->config.C;
 	uint64_t sites = 2 * (uint64_t)m->config.L + 1;
 	fmt_bulk_opts o = {
-		.fmt = nx->resid_fmt,
-		.mode = nx->resid_mode,
+		.fmt = nx->pol->resid_fmt,
+		.mode = nx->pol->resid_mode,
 		.seed = nx->seed,
 		.index0 = (nx->step * sites + site) * (uint64_t)n,
 	};

@@ -14,6 +14,7 @@
 
 #include "fmt/format.h"
 #include "fmt/round.h"
+#include "train/policy.h"
 #include "util/status.h"
 
 typedef struct {
@@ -107,26 +108,20 @@ typedef struct {
 /* Number-format emulation for one forward/backward pass; data, not code
  * paths. NULL everywhere means plain fp32. */
 typedef struct {
-	bool gemm_lowp;          /* round both matmul operands and the output to gemm_fmt (RNE) */
-	fmt_id gemm_fmt;
-	/* with gemm_lowp: the Linear GEMMs summed by train/accum.c instead of
-	 * BLAS when either is set; accum_bits 0 there means 24 (IEEE fp32),
-	 * promote_every 0 never (see train_policy) */
-	int accum_bits;
-	size_t promote_every;
+	/* NULL (every part fp32), or the policy whose formats the pass emulates:
+	 * gemm_fmt (both matmul operands and the output rounded to it, RNE; the
+	 * Linear GEMMs summed by train/accum.c when policy_accum_emulated),
+	 * reduce_fmt (softmax, LayerNorm and cross-entropy sums, RNE) and
+	 * resid_fmt with resid_mode (the stored residual stream) */
+	const train_policy *pol;
 	const float *gemm_weights; /* NULL, or every parameter already rounded to gemm_fmt (the
 	                            * params' layout): a working copy made once per update */
-	bool reduce_lowp;        /* softmax, LayerNorm and cross-entropy sums in reduce_fmt (RNE) */
-	fmt_id reduce_fmt;
-	bool resid_lowp;         /* store the residual stream in resid_fmt */
-	fmt_id resid_fmt;
-	fmt_mode resid_mode;     /* FMT_RNE or FMT_SR */
 	uint64_t seed;           /* SR seed */
 	uint64_t step;           /* SR: distinct per step so the random bits never repeat */
 	/* NULL, or the per-tensor fp8 scaling of the Linear GEMMs' operands
 	 * (train/fp8scale.h): weight and input cast in the forward, the output
 	 * gradient in the backward, by batch half fp8_half; the outputs then
-	 * rounded to gemm_fmt when gemm_lowp */
+	 * rounded to gemm_fmt when it is not fp32 */
 	struct fp8_state *fp8;
 	int fp8_half;
 	float resid_offset;      /* added to the stream after the embeddings */

@@ -81,7 +81,7 @@ static mp_status grow(nvfp4_probe *p, size_t n)
 static mp_status cast(nvfp4_probe *p, int s, fp8_role r, fp8_along along, uint64_t seed, float *out,
                       const float *x, size_t rows, size_t cols)
 {
-	return fp8_state_cast_matrix(p->st[s], 0, fp8_tensor_index(0, 0, r), false, along, seed, x, out, rows, cols);
+	return fp8_state_cast_only(p->st[s], 0, fp8_tensor_index(0, 0, r), along, seed, x, out, rows, cols);
 }
 
 mp_status nvfp4_probe_weight(nvfp4_probe *p, const float *w, size_t rows, size_t cols)

@@ -1,6 +1,6 @@
 /* train --probe nvfp4: what two parts of NVIDIA's NVFP4 recipe buy,
  * measured on a run's own tensors through the recipe's casts
- * (fp8_state_cast_matrix, the code path the trainer casts with), where the
+ * (fp8_state_cast_only, the code path the trainer casts with), where the
  * tiny model's loss cannot show it.
  *
  * - 2D weight blocks. The forward GEMM contracts a Linear weight W (OC, C)

@@ -19,72 +19,72 @@ typedef struct {
 static const preset presets[] = {
 	{ .about = "the reference: every part in fp32",
 	  .p = { .name = "fp32",
-		.gemm_lowp = false, .gemm_fmt = FMT_FP32, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
-		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.gemm_fmt = FMT_FP32, .reduce_fmt = FMT_FP32,
+		.resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
 		.grad_fmt = FMT_FP32, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
 		.scaling = SCALER_NONE, .static_scale = 1.0 } },
 	{ .about = "bf16 GEMMs and gradients; fp32 master weights and Adam",
 	  .p = { .name = "bf16-mixed",
-		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
-		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.gemm_fmt = FMT_BF16, .reduce_fmt = FMT_FP32,
+		.resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
 		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
 		.scaling = SCALER_NONE, .static_scale = 1.0 } },
 	{ .about = "bf16-mixed with the residual stream stored in bf16",
 	  .p = { .name = "bf16-resid",
-		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = true, .resid_fmt = FMT_BF16, .resid_mode = FMT_RNE,
-		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.gemm_fmt = FMT_BF16, .reduce_fmt = FMT_FP32,
+		.resid_fmt = FMT_BF16, .resid_mode = FMT_RNE,
+		.weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
 		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
 		.scaling = SCALER_NONE, .static_scale = 1.0 } },
 	{ .about = "bf16-resid, the stream rounded stochastically",
 	  .p = { .name = "bf16-resid-sr",
-		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = true, .resid_fmt = FMT_BF16, .resid_mode = FMT_SR,
-		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.gemm_fmt = FMT_BF16, .reduce_fmt = FMT_FP32,
+		.resid_fmt = FMT_BF16, .resid_mode = FMT_SR,
+		.weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
 		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
 		.scaling = SCALER_NONE, .static_scale = 1.0 } },
 	{ .about = "all in bf16, no fp32 master: small updates are lost",
 	  .p = { .name = "bf16-pure",
-		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = true, .resid_fmt = FMT_BF16, .resid_mode = FMT_RNE,
-		.master_fp32 = false, .weight_fmt = FMT_BF16, .wupdate = WUPD_RNE,
+		.gemm_fmt = FMT_BF16, .reduce_fmt = FMT_FP32,
+		.resid_fmt = FMT_BF16, .resid_mode = FMT_RNE,
+		.weight_fmt = FMT_BF16, .wupdate = WUPD_RNE,
 		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_BF16, .optim_fmt = FMT_BF16, .optim_mode = FMT_RNE,
 		.scaling = SCALER_NONE, .static_scale = 1.0 } },
 	{ .about = "bf16-pure, weights and stream rounded stochastically",
 	  .p = { .name = "bf16-pure-sr",
-		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = true, .resid_fmt = FMT_BF16, .resid_mode = FMT_SR,
-		.master_fp32 = false, .weight_fmt = FMT_BF16, .wupdate = WUPD_SR,
+		.gemm_fmt = FMT_BF16, .reduce_fmt = FMT_FP32,
+		.resid_fmt = FMT_BF16, .resid_mode = FMT_SR,
+		.weight_fmt = FMT_BF16, .wupdate = WUPD_SR,
 		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_BF16, .optim_fmt = FMT_BF16, .optim_mode = FMT_RNE,
 		.scaling = SCALER_NONE, .static_scale = 1.0 } },
 	{ .about = "bf16-pure, weight updates Kahan-compensated",
 	  .p = { .name = "bf16-pure-kahan",
-		.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = true, .resid_fmt = FMT_BF16, .resid_mode = FMT_RNE,
-		.master_fp32 = false, .weight_fmt = FMT_BF16, .wupdate = WUPD_KAHAN,
+		.gemm_fmt = FMT_BF16, .reduce_fmt = FMT_FP32,
+		.resid_fmt = FMT_BF16, .resid_mode = FMT_RNE,
+		.weight_fmt = FMT_BF16, .wupdate = WUPD_KAHAN,
 		.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_BF16, .optim_fmt = FMT_BF16, .optim_mode = FMT_RNE,
 		.scaling = SCALER_NONE, .static_scale = 1.0 } },
 	{ .about = "fp16 GEMMs and gradients, fp32 master, dynamic loss scale",
 	  .p = { .name = "fp16-mixed",
-		.gemm_lowp = true, .gemm_fmt = FMT_FP16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
-		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.gemm_fmt = FMT_FP16, .reduce_fmt = FMT_FP32,
+		.resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
 		.grad_fmt = FMT_FP16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
 		.scaling = SCALER_DYNAMIC, .static_scale = 1.0 } },
 	{ .about = "fp16-mixed without loss scaling: small gradients flush",
 	  .p = { .name = "fp16-noscale",
-		.gemm_lowp = true, .gemm_fmt = FMT_FP16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
-		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.gemm_fmt = FMT_FP16, .reduce_fmt = FMT_FP32,
+		.resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
 		.grad_fmt = FMT_FP16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
 		.scaling = SCALER_NONE, .static_scale = 1.0 } },
 	{ .about = "E4M3 GEMMs, E5M2 gradients, fp32 master, dynamic scale",
 	  .p = { .name = "fp8-mixed",
-		.gemm_lowp = true, .gemm_fmt = FMT_E4M3, .reduce_lowp = false, .reduce_fmt = FMT_FP32,
-		.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
-		.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
+		.gemm_fmt = FMT_E4M3, .reduce_fmt = FMT_FP32,
+		.resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,
+		.weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,
 		.grad_fmt = FMT_E5M2, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,
 		.scaling = SCALER_DYNAMIC, .static_scale = 1.0 } },
 	/* Transformer Engine's recipes: the Linear layers' weights and inputs in
@@ -93,11 +93,11 @@ static const preset presets[] = {
 	 * softmax and the loss as TE leaves them outside fp8 (bf16 GEMMs, fp32
 	 * reductions); the weight gradients out of the GEMM in bf16, accumulated
 	 * and stepped in fp32 (FP8_RECIPE_REST, in every fp8 recipe below) */
-#define FP8_RECIPE_REST                                                                                        \
-	.gemm_lowp = true, .gemm_fmt = FMT_BF16, .reduce_lowp = false, .reduce_fmt = FMT_FP32,                  \
-	.resid_lowp = false, .resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,                                      \
-	.master_fp32 = true, .weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,                                       \
-	.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE,         \
+#define FP8_RECIPE_REST                                                                                 \
+	.gemm_fmt = FMT_BF16, .reduce_fmt = FMT_FP32,                                                   \
+	.resid_fmt = FMT_FP32, .resid_mode = FMT_RNE,                                                   \
+	.weight_fmt = FMT_FP32, .wupdate = WUPD_RNE,                                                    \
+	.grad_fmt = FMT_BF16, .grad_accum_fmt = FMT_FP32, .optim_fmt = FMT_FP32, .optim_mode = FMT_RNE, \
 	.scaling = SCALER_NONE, .static_scale = 1.0
 	{ .about = "TE DelayedScaling: per-tensor scales from an amax history",
 	  .p = { .name = "fp8-delayed",
@@ -416,10 +416,9 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 		if (!plain_fmt(key, value, &f, err, errlen))
 			return MP_EINVAL;
 		p->gemm_fmt = f;
-		p->gemm_lowp = f != FMT_FP32;
 	} else if (!strcmp(key, "reductions")) {
 		if (!strcmp(value, "low")) {
-			if (!p->gemm_lowp) {
+			if (p->gemm_fmt == FMT_FP32) {
 				snprintf(err, errlen, "'low' means the GEMM format, and this policy's GEMMs are fp32 "
 				         "(name a format instead)");
 				return MP_EINVAL;
@@ -429,7 +428,6 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 			return MP_EINVAL;
 		}
 		p->reduce_fmt = f;
-		p->reduce_lowp = f != FMT_FP32;
 	} else if (!strcmp(key, "residual")) {
 		if (!parse_fmt_mode(value, &f, &mode, err, errlen))
 			return MP_EINVAL;
@@ -440,7 +438,6 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 		}
 		p->resid_fmt = f;
 		p->resid_mode = m;
-		p->resid_lowp = f != FMT_FP32;
 	} else if (!strcmp(key, "weights")) {
 		if (!parse_fmt_mode(value, &f, &mode, err, errlen))
 			return MP_EINVAL;
@@ -457,7 +454,6 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 			snprintf(err, errlen, "fp32 master weights take no update mode (':%s')", mode);
 			return MP_EINVAL;
 		}
-		p->master_fp32 = f == FMT_FP32;
 		p->weight_fmt = f;
 		p->wupdate = w;
 	} else if (!strcmp(key, "grads")) {
@@ -525,7 +521,7 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 static void describe_fp8(const train_policy *p, char *buf, size_t n)
 {
 	char last[96] = "";
-	const char *g = fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name;
+	const char *g = fmt_get(p->gemm_fmt)->name;
 	size_t len = 0;
 	if (p->fp8 != FP8_SCALING_NONE && p->bf16_last == 1)
 		len = (size_t)snprintf(last, sizeof last, ", the last block in %s", g);
@@ -569,7 +565,7 @@ void policy_describe(const train_policy *p, char *buf, size_t n)
 	else
 		snprintf(scale, sizeof scale, "loss scale %g", p->static_scale);
 	char weights[64];
-	if (p->master_fp32)
+	if (policy_master_fp32(p))
 		snprintf(weights, sizeof weights, "fp32 master weights");
 	else
 		snprintf(weights, sizeof weights, "%s weights (%s updates)", fmt_get(p->weight_fmt)->name,
@@ -583,10 +579,11 @@ void policy_describe(const train_policy *p, char *buf, size_t n)
 	char fp8[256] = "";
 	describe_fp8(p, fp8, sizeof fp8);
 	snprintf(buf, n, "gemm %s%s%s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s%s%s, %s",
-	         fmt_get(p->gemm_lowp ? p->gemm_fmt : FMT_FP32)->name, accum, fp8,
-	         fmt_get(p->reduce_lowp ? p->reduce_fmt : FMT_FP32)->name,
-	         fmt_get(p->resid_lowp ? p->resid_fmt : FMT_FP32)->name,
-	         p->resid_lowp ? ":" : "", p->resid_lowp ? fmt_mode_name(p->resid_mode) : "", weights,
+	         fmt_get(p->gemm_fmt)->name, accum, fp8,
+	         fmt_get(p->reduce_fmt)->name,
+	         fmt_get(p->resid_fmt)->name,
+	         p->resid_fmt != FMT_FP32 ? ":" : "", p->resid_fmt != FMT_FP32 ? fmt_mode_name(p->resid_mode) : "",
+	         weights,
 	         fmt_get(p->grad_fmt)->name, fmt_get(p->grad_accum_fmt)->name, fmt_get(p->optim_fmt)->name,
 	         p->optim_mode == FMT_SR ? ":" : "", p->optim_mode == FMT_SR ? "sr" : "", scale);
 }

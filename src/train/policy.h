@@ -22,15 +22,12 @@ typedef enum {
 
 typedef struct {
 	char name[256];
-	bool gemm_lowp;            /* matmul operands and outputs in gemm_fmt, fp32 accumulation */
-	fmt_id gemm_fmt;
-	bool reduce_lowp;          /* softmax, LayerNorm, cross-entropy sums in reduce_fmt (the pitfall) */
-	fmt_id reduce_fmt;
-	bool resid_lowp;           /* residual stream stored in resid_fmt */
-	fmt_id resid_fmt;
+	/* every format: FMT_FP32 means that part is plain fp32 */
+	fmt_id gemm_fmt;           /* matmul operands and outputs, fp32 accumulation */
+	fmt_id reduce_fmt;         /* softmax, LayerNorm, cross-entropy sums (the pitfall) */
+	fmt_id resid_fmt;          /* the residual stream as stored */
 	fmt_mode resid_mode;       /* FMT_RNE or FMT_SR */
-	bool master_fp32;          /* fp32 master weights; else weights live in weight_fmt only */
-	fmt_id weight_fmt;
+	fmt_id weight_fmt;         /* FMT_FP32: fp32 master weights; else weights live in weight_fmt only */
 	weight_update wupdate;     /* how a low-precision weight takes its update */
 	fmt_id grad_fmt;           /* gradients as the backward pass produces them */
 	fmt_id grad_accum_fmt;     /* gradients as accumulated and handed to the optimiser */
@@ -102,6 +99,13 @@ enum { POLICY_STEP_MAX = 100000000 };
 
 /* A one-line description ("gemm bf16, residual fp32, weights fp32 master, ..."). */
 void policy_describe(const train_policy *p, char *buf, size_t n);
+
+/* Whether p keeps fp32 master weights (else the weights live in
+ * weight_fmt only and take their updates there). */
+static inline bool policy_master_fp32(const train_policy *p)
+{
+	return p->weight_fmt == FMT_FP32;
+}
 
 /* Whether p's GEMMs use the emulated accumulator (accum-bits or
  * promote-every set). */

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -30,7 +31,7 @@ static mp_status initial_weights(trainer *t, const float *init)
 		return st;
 	if (init)
 		memcpy(t->host.params_memory, init, t->host.num_params * sizeof(float));
-	if (!t->pol.master_fp32) {
+	if (!policy_master_fp32(&t->pol)) {
 		fmt_bulk_opts o = { .fmt = t->pol.weight_fmt, .mode = FMT_RNE };
 		/* RNE on the automatic path cannot fail */
 		(void)fmt_bulk_quantize(FMT_SIMD_AUTO, &o, t->host.params_memory, t->host.num_params);
@@ -38,16 +39,72 @@ static mp_status initial_weights(trainer *t, const float *init)
 	return MP_OK;
 }
 
+/* --- the rules joining a policy to a run --- */
+
+/* The emulated accumulator and the per-tensor fp8 casts live in model.c,
+ * which only the CPU backend runs. */
+static mp_status check_device(const train_policy *p, const train_config *cfg, char *err, size_t errlen)
+{
+	if (!policy_cpu_only(p) || cfg->device == TRAIN_DEVICE_CPU)
+		return MP_OK;
+	if (p->fp8 != FP8_SCALING_NONE)
+		snprintf(err, errlen, "--device cuda: policy %s scales its fp8 tensors one by one (amax, scale, "
+		         "history), which is emulated with --device cpu only", p->name);
+	else
+		snprintf(err, errlen, "%s: the CUDA trainer's GEMMs are cuBLAS's, whose accumulator is the GPU's own; "
+		         "the accumulator is emulated with --device cpu only",
+		         p->accum_bits ? "--accum-bits" : "--promote-every");
+	return MP_EUNSUPPORTED;
+}
+
+mp_status policy_check(const train_policy *p, const train_config *cfg, char *err, size_t errlen)
+{
+	mp_status st = check_device(p, cfg, err, errlen);
+	if (st != MP_OK)
+		return st;
+	if (p->fp8 != FP8_SCALING_NONE && p->bf16_last > cfg->model.L) {
+		snprintf(err, errlen, "--bf16-last: policy %s leaves its last %zu blocks in bf16, and the model has "
+		         "%zu (--layers)", p->name, p->bf16_last, cfg->model.L);
+		return MP_EINVAL;
+	}
+	/* an fp32 GEMM is BLAS's, whose sums the emulation does not replace */
+	if (policy_accum_emulated(p) && p->gemm_fmt == FMT_FP32) {
+		snprintf(err, errlen, "%s: policy %s multiplies in fp32 (BLAS); the accumulator is emulated for a "
+		         "low-precision GEMM only (add --gemm F, e.g. fp8-e4m3)",
+		         p->accum_bits ? "--accum-bits" : "--promote-every", p->name);
+		return MP_EINVAL;
+	}
+	/* the offset must survive being stored in the residual format */
+	const fmt_info *f = fmt_get(p->resid_fmt);
+	if (p->resid_fmt != FMT_FP32 && fabs((double)cfg->resid_offset) > fmt_max(f)) {
+		snprintf(err, errlen, "--resid-offset: %g does not fit in policy %s's residual stream (%s, largest %g)",
+		         (double)cfg->resid_offset, p->name, f->name, fmt_max(f));
+		return MP_EINVAL;
+	}
+	return MP_OK;
+}
+
+bool policy_check_note(const train_policy *p, const train_config *cfg, char *buf, size_t n)
+{
+	if (p->fp8 == FP8_SCALING_NONE || p->bf16_last != cfg->model.L)
+		return false;
+	snprintf(buf, n, "policy %s leaves all %zu blocks' Linears in %s (--bf16-last %zu): nothing is cast to fp8 "
+	         "or fp4 (--bf16-last 0 casts them)", p->name, p->bf16_last, fmt_get(p->gemm_fmt)->name, p->bf16_last);
+	return true;
+}
+
+/* --- the trainer --- */
+
 mp_status trainer_create(trainer **out, const train_config *cfg, const train_policy *p, const corpus *c)
 {
 	*out = NULL;
 	const train_backend *be = train_backend_for(cfg->device);
 	if (!be || cfg->B == 0 || cfg->t == 0 || cfg->t > cfg->model.T)
 		return MP_EINVAL;
-	/* the emulated accumulator and the per-tensor fp8 casts live in model.c,
-	 * which only the CPU backend runs */
-	if (policy_cpu_only(p) && cfg->device != TRAIN_DEVICE_CPU)
-		return MP_EUNSUPPORTED;
+	char why[320];
+	mp_status checked = policy_check(p, cfg, why, sizeof why);
+	if (checked != MP_OK)
+		return checked;
 	trainer *t = calloc(1, sizeof *t);
 	if (!t)
 		return MP_ENOMEM;
@@ -242,13 +299,14 @@ train_memory trainer_memory(const trainer *t)
 	const train_policy *p = &t->pol;
 	size_t P = t->model->num_params;
 	train_memory m = {
-		.master_weights = p->master_fp32 ? 4 * P : 0,
-		.working_weights = p->master_fp32 ? (p->gemm_lowp ? width_bytes(p->gemm_fmt) * P : 0)
-		                                   : width_bytes(p->weight_fmt) * P,
+		.master_weights = policy_master_fp32(p) ? 4 * P : 0,
+		.working_weights = !policy_master_fp32(p) ? width_bytes(p->weight_fmt) * P
+		                   : p->gemm_fmt != FMT_FP32 ? width_bytes(p->gemm_fmt) * P : 0,
 		.gradients = width_bytes(p->grad_fmt) * P,
 		.grad_accum = p->grad_accum_fmt != p->grad_fmt ? width_bytes(p->grad_accum_fmt) * P : 0,
 		.optim_state = 2 * width_bytes(p->optim_fmt) * P +
-		               (!p->master_fp32 && p->wupdate == WUPD_KAHAN ? width_bytes(p->weight_fmt) * P : 0),
+		               (!policy_master_fp32(p) && p->wupdate == WUPD_KAHAN ? width_bytes(p->weight_fmt) * P
+		                                                                   : 0),
 		.activations = t->be->acts_bytes(t->state),   /* as allocated (fp32, plus the emulation's scratch) */
 	};
 	return m;

@@ -85,7 +85,22 @@ typedef struct {
 
 typedef struct trainer trainer;
 
-/* A trainer for policy p on corpus c (borrowed). MP_EINVAL for a bad shape,
+/* Whether policy p may train with cfg's model shape, device and residual
+ * offset: every rule that joins a policy to the rest of a run (fp8 scaling
+ * and the emulated accumulator on the CPU only, the accumulator for a
+ * low-precision GEMM only, bf16-last within the layers, the offset within
+ * the residual format). MP_OK, or MP_EUNSUPPORTED (the device cannot run
+ * p) or MP_EINVAL, with err naming the option that conflicts, as the train
+ * command's options spell it ("--bf16-last: policy nvfp4 leaves ..."). */
+mp_status policy_check(const train_policy *p, const train_config *cfg, char *err, size_t errlen);
+
+/* What p does with cfg that is allowed but likely not meant (bf16-last
+ * as many as the layers: nothing cast), as a note into buf; false (buf
+ * untouched) when there is nothing to say. */
+bool policy_check_note(const train_policy *p, const train_config *cfg, char *buf, size_t n);
+
+/* A trainer for policy p on corpus c (borrowed). MP_EINVAL for a bad shape
+ * or what policy_check refuses (MP_EUNSUPPORTED there for the device),
  * MP_ENOMEM when it does not fit. */
 mp_status trainer_create(trainer **out, const train_config *cfg, const train_policy *p, const corpus *c);
 void trainer_free(trainer *t);

@@ -98,7 +98,7 @@ enum { NARRAYS = sizeof arrays / sizeof arrays[0] };
 static rs_dtype array_dtype(const train_policy *p, train_state_array which)
 {
 	switch (which) {
-	case TRAIN_STATE_WEIGHTS: return rs_dtype_of_format(p->master_fp32 ? FMT_FP32 : p->weight_fmt);
+	case TRAIN_STATE_WEIGHTS: return rs_dtype_of_format(p->weight_fmt);
 	case TRAIN_STATE_M:
 	case TRAIN_STATE_V: return rs_dtype_of_format(p->optim_fmt);
 	case TRAIN_STATE_VREF: return RS_F32;

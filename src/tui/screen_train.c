@@ -289,6 +289,13 @@ static void start(tui_screen *s)
 	t->cfg.grad_noise = true;   /* the grad_noise_ratio plot (m) */
 	if (t->init_f.text[0] && !load_init(s))
 		return;
+	for (size_t i = 0; i < t->np; i++) {   /* what trainer_create would refuse, said before it runs */
+		char why[320];
+		if (policy_check(&t->pols[i], &t->cfg, why, sizeof why) != MP_OK) {
+			tui_message(s->app, true, "%s", why);
+			return;
+		}
+	}
 	t->hist = calloc(t->steps * t->np, sizeof *t->hist);
 	t->ui_hist = calloc(t->steps * t->np, sizeof *t->ui_hist);
 	t->px = calloc(t->steps, sizeof *t->px);
