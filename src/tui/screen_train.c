@@ -10,6 +10,7 @@
 
 #include "ckpt/gpt2.h"
 #include "ckpt/infer.h"
+#include "fmt/numarg.h"
 #include "train/data.h"
 #include "train/policy.h"
 #include "gpu/gpu.h"
@@ -261,9 +262,9 @@ static void start(tui_screen *s)
 {
 	train_lab *t = s->priv;
 	tui_worker_stop(&t->work);
-	char *end;
-	unsigned long long steps = strtoull(t->steps_f.text, &end, 10);
-	if (*end || steps < 1 || steps > MAX_STEPS || !(t->steps_f.text[0] >= '0' && t->steps_f.text[0] <= '9')) {
+	unsigned long long steps = 0;
+	char why[400];
+	if (numarg_count("steps", t->steps_f.text, 1, MAX_STEPS, &steps, why, sizeof why) != MP_OK) {
 		tui_message(s->app, true, "steps: '%s' is not a whole number in 1..%d", t->steps_f.text, MAX_STEPS);
 		return;
 	}
