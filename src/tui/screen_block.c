@@ -352,6 +352,7 @@ static bool block_editing(tui_screen *s)
 
 const tui_screen_ops screen_block_ops = {
 	.name = "block",
+	.lab_of = "quantize",
 	.title = "Block explorer",
 	.private_size = sizeof(blockex),
 	.keys = block_keys,

@@ -473,6 +473,7 @@ static bool budget_editing(tui_screen *s)
 
 const tui_screen_ops screen_budget_ops = {
 	.name = "budget",
+	.lab_of = "budget",
 	.title = "Memory budget lab",
 	.private_size = sizeof(budget_lab),
 	.keys = budget_keys,

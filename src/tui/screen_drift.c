@@ -392,6 +392,7 @@ static bool drift_editing(tui_screen *s)
 
 const tui_screen_ops screen_drift_ops = {
 	.name = "drift",
+	.lab_of = "drift",
 	.title = "Drift lab",
 	.private_size = sizeof(drift_lab),
 	.keys = drift_keys,

@@ -219,27 +219,6 @@ static bool styled(const lesson_block *b, tui_role base, char **txt, unsigned ch
 	return true;
 }
 
-/* The lab that shows a command's claim: "bits", "drift", ... or NULL. */
-static const char *lab_for(const char *cmd)
-{
-	static const struct {
-		const char *cmd, *lab;
-	} map[] = {
-		{ "bits", "bits" }, { "round", "bits" }, { "formats", "bits" }, { "drift", "drift" },
-		{ "train", "train" }, { "budget", "budget" }, { "gradhist", "scale" }, { "quantize", "block" },
-	};
-	while (*cmd == ' ')
-		cmd++;
-	if (!strncmp(cmd, "mixprec ", 8))
-		cmd += 8;
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-		size_t l = strlen(map[i].cmd);
-		if (!strncmp(cmd, map[i].cmd, l) && (cmd[l] == ' ' || cmd[l] == '\0' || cmd[l] == '\n'))
-			return map[i].lab;
-	}
-	return NULL;
-}
-
 static void layout_table(reader *r, size_t first, int width)
 {
 	const lesson_block *b0 = &r->doc.blocks[first];
@@ -311,7 +290,8 @@ static void layout_code(reader *r, size_t i, const lesson_block *b)
 	bool runnable = b->info && !strcmp(b->info, "mixprec");
 	if (b->info && !strcmp(b->info, "claims"))
 		return;   /* checked by lesson check; not lesson text */
-	const char *lab = runnable ? lab_for(b->text) : NULL;
+	const tui_screen_ops *lab_ops = runnable ? tui_screen_lab_for(b->text) : NULL;
+	const char *lab = lab_ops ? lab_ops->name : NULL;
 	int ci = -1;
 	if (lab) {
 		ci = (int)r->nclaims++;

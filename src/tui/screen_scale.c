@@ -392,6 +392,7 @@ static int scale_handle(tui_screen *s, int action, int key)
 
 const tui_screen_ops screen_scale_ops = {
 	.name = "scale",
+	.lab_of = "gradhist",
 	.title = "Loss-scaling lab",
 	.private_size = sizeof(scale_lab),
 	.keys = scale_keys,

@@ -768,6 +768,7 @@ static bool train_editing(tui_screen *s)
 
 const tui_screen_ops screen_train_ops = {
 	.name = "train",
+	.lab_of = "train",
 	.title = "Training lab",
 	.private_size = sizeof(train_lab),
 	.keys = train_keys,
