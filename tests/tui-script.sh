@@ -384,6 +384,49 @@ else
 		"$(diff "$tmp/block.a" "$tmp/block.b" 2>&1 | head -n 6)"
 fi
 
+# The lab reads a block with the same parser as `mixprec train`, so it takes
+# the schedule and optimiser options too: the mixed-precision lesson's block
+# with --lr-schedule cosine --warmup 20 --lr-min 1e-5 opens without an
+# error, with its 400 steps, and two steps run from the lab give the records
+# of `mixprec train <the block> --stop-at 2` (the first two steps of the
+# 400-step schedule, warmup included); the same for the block with --beta2
+# 0.999 after one step.
+for opt in lr-schedule beta2; do
+	blk=$(grep -m 1 "^mixprec train .*--$opt " "$srcdir/lessons/mixed-precision.md")
+	blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
+	if [ $opt = beta2 ]; then n=1; else n=2; fi
+	script "sched-$opt" <<EOF
+keys Enter /
+type ${blk#mixprec train }
+keys Enter Tab Enter
+dump opened
+keys n C-u
+type $n
+keys Enter f C-u
+type $tmp/sched-$opt.csv
+keys Enter s
+wait
+keys e
+dump ran
+EOF
+	if screen "$tmp/sched-$opt.out" opened | sed 's/^ //' | tr '\n' ' ' | grep -qF "from the lesson: $blk "; then
+		ok "sched-$opt: the lab opens the block with --$opt"
+	else
+		bad "sched-$opt: the lab opens the block with --$opt" "$(screen "$tmp/sched-$opt.out" opened | tail -n 3)"
+	fi
+	has "sched-$opt" opened "^ steps \\[$blk_steps\\] " "... and takes its --steps $blk_steps"
+	# shellcheck disable=SC2086
+	"$MIXPREC" ${blk#mixprec } --stop-at $n --csv "$tmp/sched-$opt-cli.csv" >/dev/null 2>&1
+	if [ -s "$tmp/sched-$opt.csv" ] && [ -s "$tmp/sched-$opt-cli.csv" ] &&
+		cut -d, -f1-10 "$tmp/sched-$opt.csv" >"$tmp/sched.a" &&
+		cut -d, -f1-10 "$tmp/sched-$opt-cli.csv" >"$tmp/sched.b" && cmp -s "$tmp/sched.a" "$tmp/sched.b"; then
+		ok "sched-$opt: the lab's first $n step(s) equal 'mixprec train <the block> --stop-at $n'"
+	else
+		bad "sched-$opt: the lab's first $n step(s) equal 'mixprec train <the block> --stop-at $n'" \
+			"$(diff "$tmp/sched.a" "$tmp/sched.b" 2>&1 | head -n 6)"
+	fi
+done
+
 # The model line has a row of its own, whole at 80 columns (it ran into the
 # csv field): the default model (train.h: 4 layers of 128 channels, 4 heads,
 # B = 16 sequences of t = 128, lr 1e-3), and the csv field beside the steps.

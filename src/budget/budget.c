@@ -98,14 +98,20 @@ typedef struct {
 	budget_shape shape;
 } preset_info;
 
-static const preset_info presets[] = {
-	{ .name = "gpt2-small", .params = 124e6,
-	  .shape = { .layers = 12, .hidden = 768, .heads = 12, .seq = 1024, .micro_batch = 1, .vocab = 50257 } },
-	{ .name = "llama-7b", .params = 6.7e9,
-	  .shape = { .layers = 32, .hidden = 4096, .heads = 32, .seq = 2048, .micro_batch = 1, .vocab = 32000 } },
-	{ .name = "gpt3-175b", .params = 175e9,
-	  .shape = { .layers = 96, .hidden = 12288, .heads = 96, .seq = 2048, .micro_batch = 1, .vocab = 50257 } },
-};
+/* The named models: each name typed once, here (the table, the list of
+ * known names and the TUI's Model field all come from this). */
+#define BUDGET_PRESETS(X)                                    \
+	X("gpt2-small", 124e6, 12, 768, 12, 1024, 50257)     \
+	X("llama-7b", 6.7e9, 32, 4096, 32, 2048, 32000)      \
+	X("gpt3-175b", 175e9, 96, 12288, 96, 2048, 50257)
+
+#define PRESET_ROW(n, p, l, h, nh, s, v) \
+	{ .name = n, .params = p,        \
+	  .shape = { .layers = l, .hidden = h, .heads = nh, .seq = s, .micro_batch = 1, .vocab = v } },
+#define PRESET_NAME(n, p, l, h, nh, s, v) ", " n
+
+static const preset_info presets[] = { BUDGET_PRESETS(PRESET_ROW) };
+static const char preset_names[] = BUDGET_PRESETS(PRESET_NAME);   /* ", a, b, c" */
 
 /* --- names --- */
 
@@ -201,7 +207,32 @@ const char *budget_convention_known(void)
 
 const char *budget_preset_known(void)
 {
-	return "gpt2-small, llama-7b, gpt3-175b";
+	return preset_names + 2;
+}
+
+size_t budget_preset_count(void)
+{
+	return sizeof presets / sizeof presets[0];
+}
+
+const char *budget_preset_name(size_t i)
+{
+	return i < budget_preset_count() ? presets[i].name : NULL;
+}
+
+mp_status budget_parse_zero(const char *text, int *stage, char *err, size_t errlen)
+{
+	double d = 0;
+	mp_status st = MP_OK;
+	/* budget_parse_count rejects 0, which --zero needs */
+	if (strcmp(text, "0") != 0)
+		st = budget_parse_count(text, true, &d, err, errlen);
+	if (st != MP_OK || d < 0 || d > 3) {
+		snprintf(err, errlen, "--zero: '%s' is not a whole number in 0..3", text);
+		return MP_EINVAL;
+	}
+	*stage = (int)d;
+	return MP_OK;
 }
 
 mp_status budget_preset(const char *name, double *params, budget_shape *shape)

@@ -146,6 +146,14 @@ const char *budget_convention_note(budget_convention c);
 /* A named model (gpt2-small, llama-7b, gpt3-175b): parameter count and shape
  * (micro-batch 1). MP_EINVAL for an unknown name. */
 mp_status budget_preset(const char *name, double *params, budget_shape *shape);
+/* The named models in table order: how many, and the name of the i-th
+ * (NULL past the end). */
+size_t budget_preset_count(void);
+const char *budget_preset_name(size_t i);
+
+/* --zero's value: a ZeRO stage 0..3 in the full number syntax; MP_EINVAL
+ * with the message, naming the option, in err. */
+mp_status budget_parse_zero(const char *text, int *stage, char *err, size_t errlen);
 
 /* Parses a count in the project's number syntax (fmt_parse_number) with an
  * optional SI suffix K, M, B or G, T (1e3, 1e6, 1e9, 1e12): "7e9", "6.7B",

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "fmt/numarg.h"
 #include "fmt/parse.h"
 #include "fmt/round.h"
 #include "config.h"
@@ -186,75 +187,25 @@ bool cli_parse_mode(const char *cmd, const char *text, fmt_mode *mode)
 	return true;
 }
 
-/* The exact value of text in the full number syntax; reported when bad. */
-static bool parse_exact(const char *cmd, const char *opt, const char *text, fmt_num *x)
+bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned long long *v)
 {
-	char err[300];
-	if (fmt_parse_number(x, text, err, sizeof err) != MP_OK) {
-		cli_error(cmd, "%s: %s", opt, err);
-		return false;
-	}
-	if (x->kind == NUM_NAN) {
-		cli_error(cmd, "%s: '%s' is not a number (nan)", opt, text);
+	char err[512];
+	if (numarg_u64(opt, text, v, err, sizeof err) != MP_OK) {
+		cli_error(cmd, "%s", err);
 		return false;
 	}
 	return true;
 }
 
-bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned long long *v)
-{
-	char *end;
-	errno = 0;
-	/* plain decimal digits first (no sign, no blanks: strtoull would accept
-	 * them; base 10, so that 010 is ten, not octal eight; 0x.. goes below) */
-	if (*text >= '0' && *text <= '9' && !(text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))) {
-		*v = strtoull(text, &end, 10);
-		if (!errno && !*end)
-			return true;
-	}
-	fmt_num x;
-	fmt_num_init(&x);
-	bool ok = parse_exact(cmd, opt, text, &x);
-	if (ok && (x.kind == NUM_INF || (x.neg && mpq_sgn(x.mag) != 0))) {
-		cli_error(cmd, "%s: %s is out of range (0 to 2^64-1)", opt, text);
-		ok = false;
-	} else if (ok && mpz_cmp_ui(mpq_denref(x.mag), 1) != 0) {
-		cli_error(cmd, "%s: %s is not a whole number", opt, text);
-		ok = false;
-	} else if (ok && mpz_sizeinbase(mpq_numref(x.mag), 2) > 64) {
-		cli_error(cmd, "%s: %s is out of range (0 to 2^64-1)", opt, text);
-		ok = false;
-	} else if (ok) {
-		unsigned long long r = 0;
-		size_t n = 0;
-		mpz_export(&r, &n, -1, sizeof r, 0, 0, mpq_numref(x.mag));
-		*v = n ? r : 0;
-	}
-	fmt_num_clear(&x);
-	return ok;
-}
-
 bool cli_parse_real(const char *cmd, const char *opt, const char *text, double lo, bool lo_open, double hi,
                     double *v)
 {
-	fmt_num x;
-	fmt_num_init(&x);
-	bool ok = parse_exact(cmd, opt, text, &x);
-	if (ok) {
-		*v = fmt_num_to_double(&x);
-		if ((lo_open ? !(*v > lo) : !(*v >= lo)) || !(*v <= hi)) {
-			char l[40], h[40];
-			snprintf(l, sizeof l, "%g", lo);
-			snprintf(h, sizeof h, "%g", hi);
-			if (lo_open && !(*v > lo) && *v <= hi)
-				cli_error(cmd, "%s: %s is out of range (it must be greater than %s)", opt, text, l);
-			else
-				cli_error(cmd, "%s: %s is out of range (%s%s to %s)", opt, text, lo_open ? "above " : "", l, h);
-			ok = false;
-		}
+	char err[512];
+	if (numarg_real(opt, text, lo, lo_open, hi, v, err, sizeof err) != MP_OK) {
+		cli_error(cmd, "%s", err);
+		return false;
 	}
-	fmt_num_clear(&x);
-	return ok;
+	return true;
 }
 
 bool cli_out_open(const char *cmd, const char *opt, const char *path, file_atomic *a, FILE **fp)

@@ -53,7 +53,7 @@ static void accum_help(void)
 	       "                     the default) or on [-1,1) (mixed signs)\n"
 	       "  --trials T         dots per K (default 100; operand k of trial t is the same\n"
 	       "                     for every K and every accumulator)\n"
-	       "  --seed S           (default 1)\n"
+	       "  --seed S           (default %d)\n"
 	       "  --csv              CSV: k,accumulator,bits,block,promote_every,format,dist,\n"
 	       "                     trials,max_rel_error,mean_rel_error,max_scaled_error\n"
 	       "rel_error = |dot - exact| / |exact| (the summary's 'relative'); scaled_error =\n"
@@ -61,7 +61,7 @@ static void accum_help(void)
 	       "which stays meaningful where cancellation makes |exact| tiny).\n"
 	       "Plot: mixprec accum --csv > a.csv; mixprec plot a.csv --x k --y max_rel_error\n"
 	       "      --by accumulator --logx --logy\n",
-	       K_LIMIT);
+	       K_LIMIT, ACCUM_SEED_DEFAULT);
 }
 
 /* --k: a comma-separated list of lengths. */
@@ -175,7 +175,7 @@ static int accum_parse(int argc, char **argv, accum_args *a)
 		{ "help", no_argument, NULL, 'h' },              { 0 },
 	};
 	*a = (accum_args){ .acc = { .bits = 14, .block = ACCUM_BLOCK_HOPPER, .promote_every = 128 },
-		           .fmt = FMT_E4M3, .dist = ACCUM_DIST_POSITIVE, .trials = 100, .seed = 1, .at = 4096,
+		           .fmt = FMT_E4M3, .dist = ACCUM_DIST_POSITIVE, .trials = 100, .seed = ACCUM_SEED_DEFAULT, .at = 4096,
 		           .k = { 128, 256, 512, 1024, 2048, 4096, 8192, 16384 }, .nk = 8 };
 	cli_args args = { 0 };
 	char *value;

@@ -85,23 +85,6 @@ static bool parse_count(const char *opt, const char *text, bool integer, double 
 	return true;
 }
 
-/* A whole number in lo..hi, in the full number syntax. */
-static bool parse_int(const char *opt, const char *text, int lo, int hi, int *v)
-{
-	char err[256];
-	double d = 0;
-	mp_status st = MP_OK;
-	/* budget_parse_count rejects 0, which --zero needs */
-	if (strcmp(text, "0") != 0)
-		st = budget_parse_count(text, true, &d, err, sizeof err);
-	if (st != MP_OK || d < lo || d > hi) {
-		cli_error("budget", "%s: '%s' is not a whole number in %d..%d", opt, text, lo, hi);
-		return false;
-	}
-	*v = (int)d;
-	return true;
-}
-
 /* --- output --- */
 
 /* "6.7 billion" style: the count in the largest SI unit that keeps it >= 1. */
@@ -448,11 +431,15 @@ int cmd_budget(int argc, char **argv)
 				return CLI_USAGE;
 			have_rc = true;
 			break;
-		case 'z':
-			if (!parse_int("--zero", optarg, 0, 3, &cfg.zero_stage))
+		case 'z': {
+			char zerr[256];
+			if (budget_parse_zero(optarg, &cfg.zero_stage, zerr, sizeof zerr) != MP_OK) {
+				cli_error("budget", "%s", zerr);
 				return CLI_USAGE;
+			}
 			have_zero = true;
 			break;
+		}
 		case 'g':
 			if (!parse_count("--gpus", optarg, true, &cfg.gpus))
 				return CLI_USAGE;

@@ -1,6 +1,5 @@
 /* mixprec gradhist: the magnitudes of a step's gradients (or activations)
  * against fp16's and bf16's limits. The histogram is train/hist.c's. */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,59 +97,25 @@ static void gradhist_help(void)
 
 int cmd_gradhist(int argc, char **argv)
 {
-	static const struct option opts[] = { COMMON_OPTIONS, { "scale", required_argument, NULL, OPT_HSCALE },
-		                              { "csv", no_argument, NULL, OPT_CSV },
-		                              { "of", required_argument, NULL, OPT_OF }, { 0 } };
-	bool acts = false;
-	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 20 };
-	su.cfg.eval_every = 0;
-	double scale = 1;
-	bool csv = false;
-	cli_args args = { 0 };
-	char *value;
-	int c;
-	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
-		if (c == 'h') {
-			gradhist_help();
-			return cli_flush_stdout("gradhist") ? CLI_OK : CLI_ENV;
-		}
-		if (c == OPT_CSV) {
-			csv = true;
-			continue;
-		}
-		if (c == OPT_OF) {
-			if (strcmp(optarg, "grads") && strcmp(optarg, "activations")) {
-				cli_error("gradhist", "--of: '%s' is neither grads nor activations", optarg);
-				return CLI_USAGE;
-			}
-			acts = !strcmp(optarg, "activations");
-			continue;
-		}
-		if (c == OPT_HSCALE) {
-			if (!train_opts_real("gradhist", "--scale", optarg, &scale))
-				return CLI_USAGE;
-			if (scale <= 0) {
-				cli_error("gradhist", "--scale: must be a positive number (got %s)", optarg);
-				return CLI_USAGE;
-			}
-			continue;
-		}
-		if (c == CLI_ARG_VALUE) {
-			cli_error("gradhist", "unexpected argument '%s'", value);
-			return CLI_USAGE;
-		}
-		int r = train_opts_common("gradhist", &su, c);
-		if (r == -3)
-			return CLI_ENV;
-		if (r < 0)
-			return CLI_USAGE;
-		if (r == 0)
-			return cli_option_error("gradhist", c, argv);
+	gradhist_opts go;
+	char err[1024];
+	if (gradhist_opts_parse(argc, argv, &go, err, sizeof err) != MP_OK) {
+		cli_error("gradhist", "%s", err);
+		return CLI_USAGE;
 	}
+	if (go.run.help) {
+		gradhist_help();
+		return cli_flush_stdout("gradhist") ? CLI_OK : CLI_ENV;
+	}
+	train_opts su = go.run;
+	bool acts = go.activations, csv = go.csv;
+	double scale = go.scale;
+	int drc = train_opts_device_ready("gradhist", &su);
+	if (drc != CLI_OK)
+		return drc;
 	train_policy pol[1];
 	size_t np;
-	if (!train_opts_agree("gradhist", &su) || !train_opts_shape_ok("gradhist", &su) ||
-	    !train_opts_policies("gradhist", &su, pol, 1, &np))
+	if (!train_opts_shape_ok("gradhist", &su) || !train_opts_policies("gradhist", &su, pol, 1, &np))
 		return CLI_USAGE;
 	corpus data;
 	int lrc = train_opts_load_data("gradhist", &su, &data);

@@ -399,6 +399,7 @@ static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool 
 	int c;
 	char *value;
 	unsigned long long u;
+	char berr[400];
 	while ((c = cli_getopt(&a, argc, argv, opts, &value)) != -1) {
 		switch (c) {
 		case CLI_ARG_VALUE: args[(*nargs)++] = value; break;
@@ -412,13 +413,10 @@ static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool 
 		case 'C': ra->compare = true; break;
 		case 'b':
 			ra->block = optarg;
-			if (!cli_parse_u64("quantize", "--block", optarg, &u))
-				return CLI_USAGE;
-			if (u < 1 || u > QUANT_BLOCK_MAX) {
-				cli_error("quantize", "--block: %s is out of range (1..%d)", optarg, QUANT_BLOCK_MAX);
+			if (quant_parse_block(optarg, &o->block, berr, sizeof berr) != MP_OK) {
+				cli_error("quantize", "%s", berr);
 				return CLI_USAGE;
 			}
-			o->block = (size_t)u;
 			break;
 		case 'm':
 			if (!cli_parse_mode("quantize", optarg, &o->mode))
@@ -474,7 +472,7 @@ static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool 
 
 int cmd_quantize(int argc, char **argv)
 {
-	quant_opts o = { .mode = FMT_RNE, .rule = QUANT_RULE_OCP };
+	quant_opts o = { .mode = FMT_RNE, .rule = QUANT_RULE_OCP, .seed = QUANT_SEED_DEFAULT };
 	bool csv = false;
 	char **args = calloc((size_t)argc + 1, sizeof *args);
 	size_t nargs = 0;

@@ -1,6 +1,5 @@
 #include <errno.h>
 #include <float.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -283,7 +282,7 @@ static void print_casts(const train_policy *pols, size_t np, const run_totals *r
 	}
 }
 
-static void print_summary(const train_setup *su, const train_policy *pols, size_t np, trainer *const *tr,
+static void print_summary(const train_opts *su, const train_policy *pols, size_t np, trainer *const *tr,
                           const train_stats *last, const double *last_val, const run_totals *tot, size_t done)
 {
 	const double *ms = tot->ms;
@@ -326,7 +325,7 @@ static void print_summary(const train_setup *su, const train_policy *pols, size_
 /* train --probe nvfp4's table: a row per policy (nvfp4_probe.h says what
  * each column measures), every ratio in per cent. CLI_ENV (reported) when
  * the probe runs out of memory. */
-static int print_probe(const train_setup *su, const train_policy *pols, size_t np, trainer *const *tr, size_t draws)
+static int print_probe(const train_opts *su, const train_policy *pols, size_t np, trainer *const *tr, size_t draws)
 {
 	int pw = 18;
 	for (size_t i = 0; i < np; i++)
@@ -364,7 +363,7 @@ static int print_probe(const train_setup *su, const train_policy *pols, size_t n
 /* One progress line for step `done` of the run started at t0 at step
  * `first` (a resumed run's): rewritten in place on a terminal, a whole line
  * elsewhere. */
-static void print_progress(const run_meter *pm, const train_setup *su, const train_policy *pol,
+static void print_progress(const run_meter *pm, const train_opts *su, const train_policy *pol,
                            const train_stats *s, size_t done, size_t first, double t0)
 {
 	double el = meter_now() - t0, left = el / (double)(done - first) * (double)(su->steps - done);
@@ -376,126 +375,33 @@ static void print_progress(const run_meter *pm, const train_setup *su, const tra
 		        s->loss, pol->name, el, left);
 }
 
-/* Parses train's arguments into *su and *csv_path; returns -1 to go on,
- * else the exit status (after --help, or for a bad option). */
-/* train --probe: asked for, and R */
-typedef struct {
-	bool nvfp4;
-	size_t draws;
-	bool draws_set;
-} train_probe;
-
-/* --probe and --probe-draws into *pr; false (reported) for a bad value. */
-static bool probe_option(train_probe *pr, int c)
+/* Parses train's arguments into *su and the checkpoint options; returns
+ * -1 to go on, else the exit status (after --help, or for a bad option). */
+static int train_parse(int argc, char **argv, train_opts *su, train_ckpt *ck, train_resume *rz)
 {
-	if (c == OPT_PROBE) {
-		if (strcmp(optarg, "nvfp4") != 0) {
-			cli_error("train", "--probe: unknown probe '%s' (known: nvfp4)", optarg);
-			return false;
-		}
-		pr->nvfp4 = true;
-		return true;
+	char err[1024];
+	if (train_opts_parse(argc, argv, su, err, sizeof err) != MP_OK) {
+		cli_error("train", "%s", err);
+		return CLI_USAGE;
 	}
-	unsigned long long r;
-	if (!cli_parse_u64("train", "--probe-draws", optarg, &r))
-		return false;
-	if (r < 1 || r > NVFP4_PROBE_DRAWS_MAX) {
-		cli_error("train", "--probe-draws: %s is not in 1..%d", optarg, NVFP4_PROBE_DRAWS_MAX);
-		return false;
+	if (su->help) {
+		train_help();
+		return cli_flush_stdout("train") ? CLI_OK : CLI_ENV;
 	}
-	pr->draws = (size_t)r;
-	pr->draws_set = true;
-	return true;
-}
-
-/* Whether --probe fits the other options (reported when not). */
-static bool probe_fits(const train_probe *pr, const train_setup *su, const char *csv_path, const char *stats_path)
-{
-	if (!pr->nvfp4 && pr->draws_set) {
-		cli_error("train", "--probe-draws: only with --probe nvfp4");
-		return false;
-	}
-	if (!pr->nvfp4)
-		return true;
-	if (su->cfg.device != TRAIN_DEVICE_CPU) {
-		cli_error("train", "--probe nvfp4: CPU only (the nvfp4 casts run on the CPU), not with --device cuda");
-		return false;
-	}
-	const char *to_stdout = csv_path && !strcmp(csv_path, "-") ? "--csv" : stats_path && !strcmp(stats_path, "-")
-	                        ? "--tensor-stats" : NULL;
-	if (to_stdout) {
-		cli_error("train", "--probe nvfp4: its table goes to standard output, which %s - takes", to_stdout);
-		return false;
-	}
-	return true;
-}
-
-static int train_parse(int argc, char **argv, train_setup *su, const char **csv_path, const char **stats_path,
-                       train_ckpt *ck, train_resume *rz, train_probe *pr)
-{
-	static const struct option opts[] = { COMMON_OPTIONS, TRAIN_CKPT_OPTIONS, TRAIN_RESUME_OPTIONS,
-		                              { "csv", required_argument, NULL, OPT_CSV },
-		                              { "tensor-stats", required_argument, NULL, OPT_TSTATS },
-		                              { "progress-every", required_argument, NULL, OPT_PROGRESS },
-		                              { "probe", required_argument, NULL, OPT_PROBE },
-		                              { "probe-draws", required_argument, NULL, OPT_PROBE_DRAWS },
-		                              { "grad-noise", no_argument, NULL, OPT_GRAD_NOISE }, { 0 } };
-	cli_args args = { 0 };
-	char *value;
-	int c;
-	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
-		if (c == 'h') {
-			train_help();
-			return cli_flush_stdout("train") ? CLI_OK : CLI_ENV;
-		}
-		if (c == OPT_CSV || c == OPT_TSTATS) {
-			*(c == OPT_CSV ? csv_path : stats_path) = optarg;
-			continue;
-		}
-		if (c == OPT_GRAD_NOISE) {
-			su->cfg.grad_noise = true;
-			continue;
-		}
-		if (c == OPT_PROBE || c == OPT_PROBE_DRAWS) {
-			if (!probe_option(pr, c))
-				return CLI_USAGE;
-			continue;
-		}
-		if (c == OPT_PROGRESS) {
-			if (!train_opts_real("train", "--progress-every", optarg, &su->progress_every))
-				return CLI_USAGE;
-			if (su->progress_every < 0) {
-				cli_error("train", "--progress-every: must not be negative (got %s)", optarg);
-				return CLI_USAGE;
-			}
-			continue;
-		}
-		if (c == CLI_ARG_VALUE) {
-			cli_error("train", "unexpected argument '%s' (see 'mixprec train --help')", value);
-			return CLI_USAGE;
-		}
-		int r = train_resume_option(rz, c);
-		if (r == 0)
-			r = train_ckpt_option(ck, c);
-		if (r < 0)
-			return CLI_USAGE;
-		if (r > 0)
-			continue;
-		r = train_opts_common("train", su, c);
-		if (r == -3)
-			return CLI_ENV;
-		if (r < 0)
-			return CLI_USAGE;
-		if (r == 0)
-			return cli_option_error("train", c, argv);
-	}
-	return train_opts_agree("train", su) && train_opts_shape_ok("train", su) &&
-	       probe_fits(pr, su, *csv_path, *stats_path) ? -1 : CLI_USAGE;
+	int rc = train_opts_device_ready("train", su);
+	if (rc != CLI_OK)
+		return rc;
+	ck->save = su->save;
+	ck->save_every = su->save_every;
+	ck->init = su->init;
+	rz->file = su->resume;
+	rz->stop_at = su->stop_at;
+	return train_opts_shape_ok("train", su) ? -1 : CLI_USAGE;
 }
 
 /* A trainer per policy, set to the saved run's state with --resume;
  * CLI_OK or the exit status after reporting (tr holds what was made). */
-static int create_trainers(const train_setup *su, const train_policy *pols, size_t np, const corpus *data,
+static int create_trainers(const train_opts *su, const train_policy *pols, size_t np, const corpus *data,
                            trainer **tr, train_resume *rz)
 {
 	for (size_t i = 0; i < np; i++) {
@@ -552,15 +458,15 @@ static int write_step(csv_out *csv, csv_out *stats, const trainer *t, const trai
 
 int cmd_train(int argc, char **argv)
 {
-	train_setup su = { .cfg = train_config_default(), .policies = "fp32", .steps = 200, .progress_every = 5 };
+	train_opts su;
 	csv_out csv = { .opt = "--csv" }, stats = { .opt = "--tensor-stats" };
 	train_ckpt ck = { 0 };
 	train_resume rz = { 0 };
-	train_probe pr = { .draws = 64 };
-	int rc = train_parse(argc, argv, &su, &csv.path, &stats.path, &ck, &rz, &pr);
+	int rc = train_parse(argc, argv, &su, &ck, &rz);
 	if (rc >= 0)
 		return rc;
-	su.cfg.keep_douts = pr.nvfp4;
+	csv.path = su.csv;
+	stats.path = su.tensor_stats;
 	if (!strcmp(su.policies, "list"))
 		return list_presets();
 	train_policy pols[16];
@@ -636,8 +542,8 @@ int cmd_train(int argc, char **argv)
 		rc = train_ckpt_step(&ck, &su, tr, pols, done, true);
 	if (rc == CLI_OK && done > rz.start && csv.fp != stdout && stats.fp != stdout) {
 		print_summary(&su, pols, np, tr, last, last_val, &tot, done - rz.start);
-		if (pr.nvfp4)
-			rc = print_probe(&su, pols, np, tr, pr.draws);
+		if (su.probe_nvfp4)
+			rc = print_probe(&su, pols, np, tr, su.probe_draws);
 	}
 	if (done > 0 && su.cfg.device == TRAIN_DEVICE_CUDA)
 		print_gpu_profile();

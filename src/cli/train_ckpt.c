@@ -22,30 +22,6 @@ const char train_ckpt_help[] =
 	"  --init FILE        start every policy from the weights in FILE (a --save),\n"
 	"                     with a fresh optimiser; the shape options must match it\n";
 
-int train_ckpt_option(train_ckpt *k, int c)
-{
-	unsigned long long v;
-	switch (c) {
-	case OPT_SAVE:
-		k->save = optarg;
-		return 1;
-	case OPT_INIT:
-		k->init = optarg;
-		return 1;
-	case OPT_SAVE_EVERY:
-		if (!cli_parse_u64("train", "--save-every", optarg, &v))
-			return -1;
-		if (v == 0 || v > SIZE_MAX) {
-			cli_error("train", "--save-every: must be at least 1 (got %s)", optarg);
-			return -1;
-		}
-		k->save_every = (size_t)v;
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 bool train_ckpt_path(char *out, size_t n, const char *file, const train_policy *pols, size_t np, size_t i)
 {
 	return np == 1 ? snprintf(out, n, "%s", file) < (int)n : ckpt_policy_path(out, n, file, pols[i].name);
@@ -108,7 +84,7 @@ static int prepare_paths(train_ckpt *k, gpt_config c, const train_policy *pols, 
 	return CLI_OK;
 }
 
-static int prepare_init(train_ckpt *k, train_setup *su)
+static int prepare_init(train_ckpt *k, train_opts *su)
 {
 	char err[4200];
 	ckpt_model m;
@@ -133,7 +109,7 @@ static int prepare_init(train_ckpt *k, train_setup *su)
 	return CLI_OK;
 }
 
-int train_ckpt_prepare(train_ckpt *k, train_setup *su, const train_policy *pols, size_t np)
+int train_ckpt_prepare(train_ckpt *k, train_opts *su, const train_policy *pols, size_t np)
 {
 	k->saved_at = SIZE_MAX;
 	if (k->save_every && !k->save) {
@@ -146,7 +122,7 @@ int train_ckpt_prepare(train_ckpt *k, train_setup *su, const train_policy *pols,
 	return rc;
 }
 
-static int save_all(train_ckpt *k, const train_setup *su, trainer *const *tr, const train_policy *pols,
+static int save_all(train_ckpt *k, const train_opts *su, trainer *const *tr, const train_policy *pols,
                     size_t done)
 {
 	char err[4200];
@@ -193,7 +169,7 @@ static int save_all(train_ckpt *k, const train_setup *su, trainer *const *tr, co
 	return CLI_OK;
 }
 
-int train_ckpt_step(train_ckpt *k, const train_setup *su, trainer *const *tr, const train_policy *pols,
+int train_ckpt_step(train_ckpt *k, const train_opts *su, trainer *const *tr, const train_policy *pols,
                     size_t done, bool final)
 {
 	if (!k->save || k->saved_at == done)

@@ -11,14 +11,6 @@
 #include "cli/train_opts.h"
 #include "train/train.h"
 
-/* Option ids past train_opts.h's (OPT_RESUME is reserved for train --resume). */
-enum { OPT_SAVE = 512, OPT_SAVE_EVERY, OPT_INIT, OPT_RESUME };
-
-#define TRAIN_CKPT_OPTIONS                                        \
-	{ "save", required_argument, NULL, OPT_SAVE },             \
-	{ "save-every", required_argument, NULL, OPT_SAVE_EVERY }, \
-	{ "init", required_argument, NULL, OPT_INIT }
-
 typedef struct {
 	const char *save;          /* --save FILE, or NULL */
 	size_t save_every;         /* 0: only at the end */
@@ -29,20 +21,16 @@ typedef struct {
 	float *init_weights;       /* --init's weights, owned */
 } train_ckpt;
 
-/* Handles OPT_SAVE, OPT_SAVE_EVERY, OPT_INIT (optarg their value): 1
- * handled, 0 not one of them, -1 reported error. */
-int train_ckpt_option(train_ckpt *k, int c);
-
 /* Once the policies are known: the file of each (FILE itself for one
  * policy, FILE with -POLICY before .safetensors for several), each checked
  * as a target; --init's weights read and checked against the shape options,
  * set as su->cfg.init_weights. Returns CLI_OK or the exit status after
  * reporting. */
-int train_ckpt_prepare(train_ckpt *k, train_setup *su, const train_policy *pols, size_t np);
+int train_ckpt_prepare(train_ckpt *k, train_opts *su, const train_policy *pols, size_t np);
 
 /* After `done` steps: saves every policy's model when --save-every is due,
  * or (final) at the end. Returns CLI_OK or CLI_ENV after reporting. */
-int train_ckpt_step(train_ckpt *k, const train_setup *su, trainer *const *tr, const train_policy *pols,
+int train_ckpt_step(train_ckpt *k, const train_opts *su, trainer *const *tr, const train_policy *pols,
                     size_t done, bool final);
 
 /* The file of policy i of np under FILE, as --save and --resume name

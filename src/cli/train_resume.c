@@ -16,27 +16,8 @@ const char train_resume_help[] =
 	"  --stop-at N        end after step N of the --steps run (with --save, to\n"
 	"                     --resume it later: a cosine schedule keeps its length)\n";
 
-int train_resume_option(train_resume *r, int c)
-{
-	unsigned long long v;
-	if (c == OPT_RESUME) {
-		r->file = optarg;
-		return 1;
-	}
-	if (c != OPT_STOP_AT)
-		return 0;
-	if (!cli_parse_u64("train", "--stop-at", optarg, &v))
-		return -1;
-	if (v == 0 || v > SIZE_MAX) {
-		cli_error("train", "--stop-at: must be at least 1 (got %s)", optarg);
-		return -1;
-	}
-	r->stop_at = (size_t)v;
-	return 1;
-}
-
 /* end from --stop-at and --steps, after start is known. */
-static int set_end(train_resume *r, const train_setup *su)
+static int set_end(train_resume *r, const train_opts *su)
 {
 	r->end = su->steps;
 	if (!r->stop_at)
@@ -91,7 +72,7 @@ static bool saved_step(const run_state *rs, size_t *step)
 }
 
 /* Reads policy i's file into r->states[i]; CLI_OK or the exit status. */
-static int read_one(train_resume *r, const train_setup *su, const train_policy *p, size_t i)
+static int read_one(train_resume *r, const train_opts *su, const train_policy *p, size_t i)
 {
 	const char *path = r->paths[i];
 	char err[4200];
@@ -124,7 +105,7 @@ static int read_one(train_resume *r, const train_setup *su, const train_policy *
 	return rc;
 }
 
-int train_resume_prepare(train_resume *r, const train_setup *su, const train_ckpt *k, const train_policy *pols,
+int train_resume_prepare(train_resume *r, const train_opts *su, const train_ckpt *k, const train_policy *pols,
                          size_t np)
 {
 	if (!r->file)

@@ -14,13 +14,6 @@
 #include "train/run_state.h"
 #include "train/train.h"
 
-/* --stop-at's id, past train_ckpt.h's. */
-enum { OPT_STOP_AT = OPT_RESUME + 1 };
-
-#define TRAIN_RESUME_OPTIONS                                 \
-	{ "resume", required_argument, NULL, OPT_RESUME },   \
-	{ "stop-at", required_argument, NULL, OPT_STOP_AT }
-
 typedef struct {
 	const char *file;          /* --resume FILE, or NULL */
 	run_state *states;         /* one per policy, read by train_resume_prepare */
@@ -31,15 +24,11 @@ typedef struct {
 	size_t end;                /* the step this invocation stops before, after prepare */
 } train_resume;
 
-/* Handles OPT_RESUME and OPT_STOP_AT (optarg the value): 1 handled, 0 not
- * one of them, -1 reported error. */
-int train_resume_option(train_resume *r, int c);
-
 /* Once the policies are known: reads each policy's file and its run state,
  * checks the shape, the policy, the steps against --steps and --stop-at,
  * and --init's absence; sets start and end. Returns CLI_OK or the exit
  * status after reporting. */
-int train_resume_prepare(train_resume *r, const train_setup *su, const train_ckpt *k, const train_policy *pols,
+int train_resume_prepare(train_resume *r, const train_opts *su, const train_ckpt *k, const train_policy *pols,
                          size_t np);
 
 /* Sets every trainer to its saved state. CLI_OK, or CLI_USAGE after

@@ -2,11 +2,13 @@
  * the table of formats and the option checks are quant_table.c. */
 #include <math.h>
 #include <mpfr.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "fmt/decode.h"
+#include "fmt/numarg.h"
 #include "fmt/parse.h"
 #include "quant/quant.h"
 #include "util/rng.h"
@@ -352,5 +354,18 @@ mp_status quant_rht16(fmt_num *x, size_t n, uint16_t signs)
 	for (int i = 0; i < 16; i++)
 		mpq_clear(v[i]);
 	mpq_clears(a, b, NULL);
+	return MP_OK;
+}
+
+mp_status quant_parse_block(const char *text, size_t *block, char *err, size_t errlen)
+{
+	unsigned long long u;
+	if (numarg_u64("--block", text, &u, err, errlen) != MP_OK)
+		return MP_EINVAL;
+	if (u < 1 || u > QUANT_BLOCK_MAX) {
+		snprintf(err, errlen, "--block: %s is out of range (1..%d)", text, QUANT_BLOCK_MAX);
+		return MP_EINVAL;
+	}
+	*block = (size_t)u;
 	return MP_OK;
 }

@@ -66,6 +66,8 @@ typedef struct {
 
 /* The largest --block accepted. */
 #define QUANT_BLOCK_MAX 65536
+/* quantize --seed when not given */
+#define QUANT_SEED_DEFAULT 0
 
 /* The row of a block format; id must be < QUANT_COUNT. */
 const quant_info *quant_get(quant_id id);
@@ -77,6 +79,9 @@ const char *quant_known_names(void);
 const char *quant_rule_name(quant_rule r);
 /* A rule name into *r; MP_EINVAL when unknown. */
 mp_status quant_rule_parse(const char *name, quant_rule *r);
+/* --block's value: elements per block, 1..QUANT_BLOCK_MAX, in the full
+ * number syntax; MP_EINVAL with the message, naming the option, in err. */
+mp_status quant_parse_block(const char *text, size_t *block, char *err, size_t errlen);
 
 /* Storage per element, scales included: the element width plus the scale's
  * 8 bits shared by `block` elements (MXFP4: 4.25, NVFP4: 4.5); the tensor

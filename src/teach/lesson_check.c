@@ -5,28 +5,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drift/drift.h"
+#include "quant/quant.h"
 #include "teach/lesson_check.h"
 #include "teach/lesson_check_int.h"
+#include "train/accum.h"
+#include "train/train.h"
 
 /* --- the commands a lesson may run --- */
 
-/* Subcommands that only read and print, the default of their --seed (-1:
+/* The default of each command's --seed, where the command itself takes
+ * it from: train's and gradhist's trainer configuration, drift's
+ * parameters, quantize's and accum's constants. */
+static long long seed_train(void) { return (long long)train_config_default().seed; }
+static long long seed_drift(void) { return (long long)drift_defaults().seed; }
+static long long seed_quant(void) { return QUANT_SEED_DEFAULT; }
+static long long seed_accum(void) { return ACCUM_SEED_DEFAULT; }
+
+/* Subcommands that only read and print, the default of their --seed (NULL:
  * they take none that matters to the claims), the option without which
  * the seed does not matter (NULL: it always does; quantize's typed values
  * are the same whatever the seed, its --random tensor is not), and whether
  * their output goes through sgemm (train and gradhist train the tiny GPT). */
 static const struct {
 	const char *name;
-	long long seed;
+	long long (*seed)(void);
 	const char *seeded_with;
 	bool blas;
 } commands[] = {
-	{ .name = "formats", .seed = -1 },  { .name = "bits", .seed = -1 },
-	{ .name = "round", .seed = -1 },    { .name = "budget", .seed = -1 },
-	{ .name = "quantize", .seed = 0, .seeded_with = "--random" }, { .name = "drift", .seed = 0 },
-	{ .name = "train", .seed = 1, .blas = true }, { .name = "gradhist", .seed = 1, .blas = true },
-	{ .name = "accum", .seed = 1 },
-	{ .name = "amax", .seed = -1 },
+	{ .name = "formats" },  { .name = "bits" }, { .name = "round" }, { .name = "budget" },
+	{ .name = "quantize", .seed = seed_quant, .seeded_with = "--random" }, { .name = "drift", .seed = seed_drift },
+	{ .name = "train", .seed = seed_train, .blas = true }, { .name = "gradhist", .seed = seed_train, .blas = true },
+	{ .name = "accum", .seed = seed_accum },
+	{ .name = "amax" },
 };
 
 /* Options that write files (or read state) wherever they appear. */
@@ -139,14 +150,14 @@ bool lesson_command_seeded(char **argv, size_t argc, size_t k, char ***out, size
 	*out = NULL;
 	*outc = 0;
 	int ci = argc >= 2 ? command_index(argv[1]) : -1;
-	if (ci < 0 || commands[ci].seed < 0)
+	if (ci < 0 || !commands[ci].seed)
 		return false;
 	if (commands[ci].seeded_with && !has_option(argv, argc, commands[ci].seeded_with))
 		return false;
 	char **v = calloc(argc + 3, sizeof *v);
 	if (!v)
 		return false;
-	long long seed = commands[ci].seed;
+	long long seed = commands[ci].seed();
 	bool found = false;
 	size_t n = 0;
 	for (size_t i = 0; i < argc; i++) {

@@ -118,6 +118,9 @@ typedef struct {
 	double max_scaled;          /* max |dot - exact| / sum |x_k y_k| */
 } accum_error;
 
+/* accum --seed when not given */
+#define ACCUM_SEED_DEFAULT 1
+
 /* The relative error of trials K-long dots of seeded random operands drawn
  * from dist and rounded to fmt (RNE, saturating), each summed under c,
  * against the exact dot. Trial t of seed s draws the same operands for every

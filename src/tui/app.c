@@ -40,6 +40,23 @@ const tui_screen_ops *tui_screen_find(const char *name)
 	return NULL;
 }
 
+const tui_screen_ops *tui_screen_lab_for(const char *cmd)
+{
+	while (*cmd == ' ')
+		cmd++;
+	if (!strncmp(cmd, "mixprec ", 8))
+		cmd += 8;
+	size_t l = strcspn(cmd, " \n");
+	for (size_t i = 0; l && tui_screens[i]; i++)
+		for (const char *w = tui_screens[i]->lab_of; w && *w; w += strspn(w, " ")) {
+			size_t n = strcspn(w, " ");
+			if (n == l && !strncmp(w, cmd, l))
+				return tui_screens[i];
+			w += n;
+		}
+	return NULL;
+}
+
 void tui_message(tui_app *app, bool error, const char *fmt, ...)
 {
 	va_list ap;

@@ -46,6 +46,8 @@ typedef struct tui_screen tui_screen;
 typedef struct {
 	const char *name;        /* as `mixprec tui --start NAME` takes it */
 	const char *title;
+	const char *lab_of;      /* the commands whose runs this screen is the lab of, space-separated
+	                          * ("bits round formats"): a lesson's block of one opens here; or NULL */
 	size_t private_size;
 	const tui_binding *keys;
 	size_t nkeys;
@@ -73,6 +75,9 @@ mp_status tui_push(tui_app *app, const tui_screen_ops *ops, int argc, char **arg
 /* Opens the screen registered under name (see tui_screen_find). */
 mp_status tui_push_named(tui_app *app, const char *name, int argc, char **argv);
 const tui_screen_ops *tui_screen_find(const char *name);
+/* The screen that is the lab of the command line cmd ("mixprec train ...",
+ * or from the subcommand on), from the screens' lab_of; NULL when none. */
+const tui_screen_ops *tui_screen_lab_for(const char *cmd);
 /* Every screen in home-page order, NULL-terminated. */
 extern const tui_screen_ops *const tui_screens[];
 

@@ -358,6 +358,7 @@ static bool bits_editing(tui_screen *s)
 
 const tui_screen_ops screen_bits_ops = {
 	.name = "bits",
+	.lab_of = "bits round formats",
 	.title = "Bit explorer",
 	.private_size = sizeof(bitex),
 	.keys = bits_keys,

@@ -167,11 +167,14 @@ static mp_status block_init(tui_screen *s, int argc, char **argv)
 			if (quant_rule_parse(argv[++i], &b->rule) != MP_OK)
 				tui_message(s->app, true, "--scale-rule: unknown rule '%s' (known: ocp, ceil)", argv[i]);
 		} else if (!strcmp(argv[i], "--block") && i + 1 < argc) {
-			long v = strtol(argv[++i], NULL, 10);
-			if (v >= 1 && v <= BLOCK_MAXV)
-				b->block = (size_t)v;
-			else
+			char err[300];
+			size_t v;
+			if (quant_parse_block(argv[++i], &v, err, sizeof err) != MP_OK)
+				tui_message(s->app, true, "%s", err);
+			else if (v > BLOCK_MAXV)
 				tui_message(s->app, true, "--block: %s is out of range (1..%d here)", argv[i], BLOCK_MAXV);
+			else
+				b->block = v;
 		} else if (argv[i][0] != '-' || (argv[i][1] >= '0' && argv[i][1] <= '9') || argv[i][1] == '.') {
 			size_t l = strlen(values);
 			snprintf(values + l, sizeof values - l, "%s%s", l ? " " : "", argv[i]);
@@ -349,6 +352,7 @@ static bool block_editing(tui_screen *s)
 
 const tui_screen_ops screen_block_ops = {
 	.name = "block",
+	.lab_of = "quantize",
 	.title = "Block explorer",
 	.private_size = sizeof(blockex),
 	.keys = block_keys,

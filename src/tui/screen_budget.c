@@ -34,8 +34,17 @@ static const char *const field_names[F_COUNT] = {
 	[F_SHAPE] = "Shape",
 };
 
-static const char *const presets[] = { "custom", "gpt2-small", "llama-7b", "gpt3-175b" };
-enum { NPRESETS = sizeof presets / sizeof presets[0] };
+/* The Model field's choices: 0 custom (no shape), then budget.c's named
+ * models, i standing for budget_preset_name(i - 1). */
+static const char *preset_choice(int i)
+{
+	return i == 0 ? "custom" : budget_preset_name((size_t)(i - 1));
+}
+
+static int preset_choices(void)
+{
+	return (int)budget_preset_count() + 1;
+}
 
 typedef struct {
 	/* the tiny trainer's memory per recipe, filled by a worker (under work.mu) */
@@ -46,7 +55,7 @@ typedef struct {
 	double tacts;           /* the activation formula for the trainer's shape (budget/tinygpt.h) */
 	char terr[256];
 	budget_config cfg;
-	int preset;             /* index into presets; 0: custom (no shape) */
+	int preset;             /* a preset_choice; 0: custom (no shape) */
 	int field;
 	bool editing;
 	tui_field params, gpus, shape;
@@ -93,7 +102,7 @@ static void set_preset(budget_lab *b, int i)
 		return;
 	}
 	double params;
-	if (budget_preset(presets[i], &params, &b->cfg.shape) == MP_OK) {
+	if (budget_preset(preset_choice(i), &params, &b->cfg.shape) == MP_OK) {
 		b->cfg.params = params;
 		char t[64];
 		snprintf(t, sizeof t, "%.4g", params);
@@ -202,8 +211,8 @@ static mp_status budget_init(tui_screen *s, int argc, char **argv)
 		mp_status st = MP_OK;
 		if (!strcmp(o, "--preset")) {
 			st = MP_EINVAL;
-			for (int k = 1; k < NPRESETS; k++)
-				if (!strcmp(v, presets[k])) {
+			for (int k = 1; k < preset_choices(); k++)
+				if (!strcmp(v, preset_choice(k))) {
 					set_preset(b, k);
 					st = MP_OK;
 				}
@@ -219,7 +228,8 @@ static mp_status budget_init(tui_screen *s, int argc, char **argv)
 		} else if (!strcmp(o, "--recompute")) {
 			st = budget_recompute_from_name(v, &b->cfg.recompute);
 		} else if (!strcmp(o, "--zero")) {
-			b->cfg.zero_stage = atoi(v);
+			char err[256];
+			st = budget_parse_zero(v, &b->cfg.zero_stage, err, sizeof err);
 		} else if (!strcmp(o, "--offload")) {
 			st = budget_offload_from_name(v, &b->cfg.offload);
 		} else if (!strcmp(o, "--largest-layer")) {
@@ -240,7 +250,7 @@ static mp_status budget_init(tui_screen *s, int argc, char **argv)
 static void field_value(const budget_lab *b, int f, char *buf, size_t n)
 {
 	switch (f) {
-	case F_PRESET: snprintf(buf, n, "%s", presets[b->preset]); break;
+	case F_PRESET: snprintf(buf, n, "%s", preset_choice(b->preset)); break;
 	case F_PARAMS: snprintf(buf, n, "%s", b->params.text); break;
 	case F_RECIPE: snprintf(buf, n, "%s", budget_recipe_name(b->cfg.recipe)); break;
 	case F_OPTIM: snprintf(buf, n, "%s", budget_optimizer_name(b->cfg.optimizer)); break;
@@ -426,7 +436,7 @@ static int budget_handle(tui_screen *s, int action, int key)
 	case BG_NEXT: {
 		int d = action == BG_NEXT ? 1 : -1;
 		switch (b->field) {
-		case F_PRESET: set_preset(b, (b->preset + d + NPRESETS) % NPRESETS); break;
+		case F_PRESET: set_preset(b, (b->preset + d + preset_choices()) % preset_choices()); break;
 		case F_RECIPE: b->cfg.recipe = (budget_recipe)((b->cfg.recipe + d + BUDGET_RECIPE_COUNT) % BUDGET_RECIPE_COUNT); break;
 		case F_OPTIM: b->cfg.optimizer = (budget_optimizer)((b->cfg.optimizer + d + BUDGET_OPT_COUNT) % BUDGET_OPT_COUNT); break;
 		case F_ZERO: b->cfg.zero_stage = (b->cfg.zero_stage + d + 4) % 4; break;
@@ -463,6 +473,7 @@ static bool budget_editing(tui_screen *s)
 
 const tui_screen_ops screen_budget_ops = {
 	.name = "budget",
+	.lab_of = "budget",
 	.title = "Memory budget lab",
 	.private_size = sizeof(budget_lab),
 	.keys = budget_keys,

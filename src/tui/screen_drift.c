@@ -9,6 +9,7 @@
 
 #include "drift/drift.h"
 #include "fmt/decode.h"
+#include "fmt/numarg.h"
 #include "fmt/parse.h"
 #include "fmt/round.h"
 #include "tui/plotview.h"
@@ -126,10 +127,10 @@ static bool parse_real(tui_screen *s, int f, double *v, double *starts)
 static bool parse_count(tui_screen *s, int f, size_t *v, size_t max)
 {
 	drift_lab *d = s->priv;
-	char *end;
 	const char *t = d->text[f].text;
-	unsigned long long x = strtoull(t, &end, 10);
-	if (!(*t >= '0' && *t <= '9') || *end || x < (f == F_SEED ? 0u : 1u) || x > max) {
+	unsigned long long x = 0;
+	char err[400];
+	if (numarg_u64(fields[f].label, t, &x, err, sizeof err) != MP_OK || x < (f == F_SEED ? 0u : 1u) || x > max) {
 		tui_message(s->app, true, "%s: '%s' is not a whole number in 1..%zu", fields[f].label, t, max);
 		return false;
 	}
@@ -391,6 +392,7 @@ static bool drift_editing(tui_screen *s)
 
 const tui_screen_ops screen_drift_ops = {
 	.name = "drift",
+	.lab_of = "drift",
 	.title = "Drift lab",
 	.private_size = sizeof(drift_lab),
 	.keys = drift_keys,

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "teach/lesson.h"
+#include "teach/lesson_check.h"
 #include "teach/progress.h"
 #include "tui/progcache.h"
 #include "tui/screens.h"
@@ -42,7 +43,7 @@ typedef struct {
 	char *cmd;         /* the command as the lesson writes it */
 	const char *lab;   /* screen name */
 	int first_line;
-} claim;
+} lab_claim;
 
 typedef struct {
 	lesson_doc doc;
@@ -55,7 +56,7 @@ typedef struct {
 	size_t len, cap;
 	rline *lines;
 	size_t nlines, lcap;
-	claim *claims;
+	lab_claim *claims;
 	size_t nclaims;
 	int sel_claim;     /* -1: none */
 	int top;
@@ -218,27 +219,6 @@ static bool styled(const lesson_block *b, tui_role base, char **txt, unsigned ch
 	return true;
 }
 
-/* The lab that shows a command's claim: "bits", "drift", ... or NULL. */
-static const char *lab_for(const char *cmd)
-{
-	static const struct {
-		const char *cmd, *lab;
-	} map[] = {
-		{ "bits", "bits" }, { "round", "bits" }, { "formats", "bits" }, { "drift", "drift" },
-		{ "train", "train" }, { "budget", "budget" }, { "gradhist", "scale" }, { "quantize", "block" },
-	};
-	while (*cmd == ' ')
-		cmd++;
-	if (!strncmp(cmd, "mixprec ", 8))
-		cmd += 8;
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-		size_t l = strlen(map[i].cmd);
-		if (!strncmp(cmd, map[i].cmd, l) && (cmd[l] == ' ' || cmd[l] == '\0' || cmd[l] == '\n'))
-			return map[i].lab;
-	}
-	return NULL;
-}
-
 static void layout_table(reader *r, size_t first, int width)
 {
 	const lesson_block *b0 = &r->doc.blocks[first];
@@ -310,7 +290,8 @@ static void layout_code(reader *r, size_t i, const lesson_block *b)
 	bool runnable = b->info && !strcmp(b->info, "mixprec");
 	if (b->info && !strcmp(b->info, "claims"))
 		return;   /* checked by lesson check; not lesson text */
-	const char *lab = runnable ? lab_for(b->text) : NULL;
+	const tui_screen_ops *lab_ops = runnable ? tui_screen_lab_for(b->text) : NULL;
+	const char *lab = lab_ops ? lab_ops->name : NULL;
 	int ci = -1;
 	if (lab) {
 		ci = (int)r->nclaims++;
@@ -620,21 +601,6 @@ static void find(tui_screen *s, int dir)
 	tui_message(s->app, true, "not found: %s", r->query);
 }
 
-/* Splits a claim's command into argv (from the subcommand on); a copy in buf. */
-static int split_cmd(const char *cmd, char *buf, size_t n, char **argv, int max)
-{
-	snprintf(buf, n, "%s", cmd);
-	int argc = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, " \t\n", &save); tok && argc < max - 1; tok = strtok_r(NULL, " \t\n", &save)) {
-		if (argc == 0 && !strcmp(tok, "mixprec"))
-			continue;
-		argv[argc++] = tok;
-	}
-	argv[argc] = NULL;
-	return argc;
-}
-
 static int lesson_handle(tui_screen *s, int action, int key)
 {
 	reader *r = s->priv;
@@ -717,11 +683,20 @@ static int lesson_handle(tui_screen *s, int action, int key)
 			tui_message(s->app, false, "Tab selects a runnable claim first");
 			break;
 		}
-		const claim *c = &r->claims[r->sel_claim];
-		char buf[512];
-		char *argv[32];
-		int argc = split_cmd(c->cmd, buf, sizeof buf, argv, 32);
-		tui_push_named(s->app, c->lab, argc, argv);
+		/* its first line split as `mixprec lesson check` runs it; the lab takes argv from the
+		 * subcommand on */
+		const lab_claim *c = &r->claims[r->sel_claim];
+		char line[1024], **argv, err[300];
+		size_t argc;
+		snprintf(line, sizeof line, "%.*s", (int)strcspn(c->cmd, "\n"), c->cmd);
+		if (lesson_command_argv(line, &argv, &argc, err, sizeof err) != MP_OK) {
+			tui_message(s->app, true, "%s", err);
+			break;
+		}
+		tui_push_named(s->app, c->lab, (int)argc - 1, argv + 1);
+		for (size_t i = 0; i < argc; i++)
+			free(argv[i]);
+		free(argv);
 		break;
 	}
 	default:

@@ -16,6 +16,7 @@
 #include "train/shape.h"
 #include "train/hist.h"
 #include "train/train.h"
+#include "train/train_opts.h"
 #include "tui/plotview.h"
 #include "tui/screens.h"
 #include "tui/worker.h"
@@ -165,16 +166,16 @@ static mp_status scale_init(tui_screen *s, int argc, char **argv)
 		l->trace_x[i] = i + 1;
 	l->tiny = true;
 	l->init_log2 = 16;
-	for (int i = 1; i + 1 < argc; i++) {
-		if (!strcmp(argv[i], "--scale")) {
-			double v = atof(argv[++i]);
-			int e;
-			if (v > 0 && frexp(v, &e) == 0.5)
-				l->log2s = e - 1;
-			else
-				tui_message(s->app, true, "--scale: this lab takes powers of two; %s is not one", argv[i]);
-		}
-	}
+	/* a lesson's gradhist block, read as `mixprec gradhist` reads it: the lab takes its --scale */
+	gradhist_opts g;
+	char err[1024];
+	int e;
+	if (argc > 1 && gradhist_opts_parse(argc, argv, &g, err, sizeof err) != MP_OK)
+		tui_message(s->app, true, "%s; the lab's defaults instead", err);
+	else if (argc > 1 && frexp(g.scale, &e) == 0.5)
+		l->log2s = e - 1;
+	else if (argc > 1)
+		tui_message(s->app, true, "--scale: this lab takes powers of two; %.17g is not one", g.scale);
 	start(s);
 	return MP_OK;
 }
@@ -391,6 +392,7 @@ static int scale_handle(tui_screen *s, int action, int key)
 
 const tui_screen_ops screen_scale_ops = {
 	.name = "scale",
+	.lab_of = "gradhist",
 	.title = "Loss-scaling lab",
 	.private_size = sizeof(scale_lab),
 	.keys = scale_keys,

@@ -10,17 +10,18 @@
 
 #include "ckpt/gpt2.h"
 #include "ckpt/infer.h"
+#include "fmt/numarg.h"
 #include "train/data.h"
 #include "train/policy.h"
 #include "gpu/gpu.h"
 #include "train/train.h"
+#include "train/train_opts.h"
 #include "train/shape.h"
 #include "train/train_csv.h"
 #include "tui/plotview.h"
 #include "tui/screens.h"
 #include "tui/screen_train_fp8.h"
 #include "tui/worker.h"
-#include "tui/train_args.h"
 #include "util/csvout.h"
 
 void openblas_set_num_threads(int num_threads);
@@ -76,7 +77,9 @@ typedef struct {
 	bool tiny;
 	bool gpu;           /* the next run trains on the GPU */
 	bool have_args;     /* opened with a command's options (a lesson's block) */
-	train_args args;    /* ... which the run takes exactly, unless z picks the tiny shape */
+	train_opts args;    /* ... which the run takes exactly, unless z picks the tiny shape */
+	char args_data[256];  /* --data; "" for the default corpus */
+	char args_text[512];  /* the options as given, for the screen */
 	tui_field steps_f, path_f, init_f;
 	int editing;                /* 0, 'n', 'f' or 'i' */
 	float *init_w;              /* the weights init_f names, for the run (cfg.init_weights) */
@@ -259,29 +262,33 @@ static void start(tui_screen *s)
 {
 	train_lab *t = s->priv;
 	tui_worker_stop(&t->work);
-	char *end;
-	unsigned long long steps = strtoull(t->steps_f.text, &end, 10);
-	if (*end || steps < 1 || steps > MAX_STEPS || !(t->steps_f.text[0] >= '0' && t->steps_f.text[0] <= '9')) {
+	unsigned long long steps = 0;
+	char why[400];
+	if (numarg_count("steps", t->steps_f.text, 1, MAX_STEPS, &steps, why, sizeof why) != MP_OK) {
 		tui_message(s->app, true, "steps: '%s' is not a whole number in 1..%d", t->steps_f.text, MAX_STEPS);
 		return;
 	}
 	t->np = 0;
+	char list[512] = "";
 	for (size_t i = 0; i < policy_preset_count() && t->np < MAXPOL; i++)
-		if (t->chosen[i])
+		if (t->chosen[i]) {
 			t->pols[t->np++] = *policy_preset(i);
+			size_t l = strlen(list);
+			snprintf(list + l, sizeof list - l, "%s%s", l ? "," : "", policy_preset(i)->name);
+		}
 	if (!t->np) {
 		tui_message(s->app, true, "choose at least one policy (Space)");
 		return;
 	}
-	for (size_t i = 0; i < t->np && t->have_args && !t->tiny; i++) {
-		char err[256];
-		if (train_args_apply(&t->args, &t->pols[i], err, sizeof err) != MP_OK) {
-			tui_message(s->app, true, "policy %s: %s", t->pols[i].name, err);
-			return;
-		}
+	/* the command's policy changes, applied as train applies them */
+	char err[1024];
+	if (t->have_args && !t->tiny && train_opts_resolve(&t->args, list, t->pols, MAXPOL, &t->np, err, sizeof err)
+	    != MP_OK) {
+		tui_message(s->app, true, "%s", err);
+		return;
 	}
 	snprintf(t->data_path, sizeof t->data_path, "%s",
-	         t->have_args && t->args.data[0] ? t->args.data : corpus_default_path());
+	         t->have_args && t->args_data[0] ? t->args_data : corpus_default_path());
 	free_run(t);
 	t->steps = (size_t)steps;
 	t->cfg = shape_config(t, t->tiny);
@@ -290,9 +297,8 @@ static void start(tui_screen *s)
 	if (t->init_f.text[0] && !load_init(s))
 		return;
 	for (size_t i = 0; i < t->np; i++) {   /* what trainer_create would refuse, said before it runs */
-		char why[320];
-		if (policy_check(&t->pols[i], &t->cfg, why, sizeof why) != MP_OK) {
-			tui_message(s->app, true, "%s", why);
+		if (policy_check(&t->pols[i], &t->cfg, err, sizeof err) != MP_OK) {
+			tui_message(s->app, true, "%s", err);
 			return;
 		}
 	}
@@ -315,6 +321,48 @@ static void start(tui_screen *s)
 		tui_message(s->app, true, "cannot start a worker thread");
 }
 
+/* argv[1..argc-1] joined by spaces into buf. */
+static void join_args(char *buf, size_t n, int argc, char **argv)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int i = 1; i < argc; i++) {
+		int k = snprintf(buf + used, n - used, "%s%s", used ? " " : "", argv[i]);
+		if (k < 0 || (size_t)k >= n - used)
+			break;
+		used += (size_t)k;
+	}
+}
+
+/* The first option of `mixprec train` given that the lab has no use for
+ * (it runs, plots and exports; saving and resuming are the command's), or
+ * NULL. */
+static const char *unrun_option(const train_opts *o)
+{
+	return o->resume ? "--resume" : o->stop_at ? "--stop-at" : o->save ? "--save" : o->save_every ? "--save-every"
+	       : o->tensor_stats ? "--tensor-stats" : o->probe_nvfp4 ? "--probe" : NULL;
+}
+
+/* Chooses the presets the --policy list names; false when none is one
+ * (each unknown name reported). */
+static bool choose_policies(tui_screen *s, const char *policies)
+{
+	train_lab *t = s->priv;
+	char list[512];
+	bool given = false;
+	snprintf(list, sizeof list, "%s", policies);
+	char *save = NULL;
+	for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool found = false;
+		for (size_t k = 0; k < policy_preset_count() && k < MAXPOL; k++)
+			if (!strcmp(policy_preset(k)->name, tok))
+				t->chosen[k] = found = given = true;
+		if (!found)
+			tui_message(s->app, true, "--policy: unknown policy '%s' (known: %s)", tok, policy_preset_names());
+	}
+	return given;
+}
+
 static mp_status train_init(tui_screen *s, int argc, char **argv)
 {
 	train_lab *t = s->priv;
@@ -325,8 +373,8 @@ static mp_status train_init(tui_screen *s, int argc, char **argv)
 	field_set(&t->path_f, "mixprec-train.csv");
 	field_set(&t->init_f, "");
 	bool given = false;
-	char err[256];
-	if (argc > 1 && train_args_parse(&t->args, argc, argv, err, sizeof err) != MP_OK) {
+	char err[1024];
+	if (argc > 1 && train_opts_parse(argc, argv, &t->args, err, sizeof err) != MP_OK) {
 		tui_message(s->app, true, "%s; the lab's defaults instead", err);
 	} else if (argc > 1) {
 		/* the command's own run: its shape and options, its default steps */
@@ -336,20 +384,19 @@ static mp_status train_init(tui_screen *s, int argc, char **argv)
 		char n[32];
 		snprintf(n, sizeof n, "%zu", t->args.steps);
 		field_set(&t->steps_f, n);
-		if (t->args.csv[0])
+		if (t->args.csv)
 			field_set(&t->path_f, t->args.csv);
-		char list[512];
-		snprintf(list, sizeof list, "%s", t->args.policies);
-		char *save = NULL;
-		for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			bool found = false;
-			for (size_t k = 0; k < policy_preset_count() && k < MAXPOL; k++)
-				if (!strcmp(policy_preset(k)->name, tok))
-					t->chosen[k] = found = given = true;
-			if (!found)
-				tui_message(s->app, true, "--policy: unknown policy '%s' (known: %s)", tok,
-				            policy_preset_names());
-		}
+		if (t->args.init)
+			field_set(&t->init_f, t->args.init);
+		snprintf(t->args_data, sizeof t->args_data, "%s", t->args.data ? t->args.data : "");
+		join_args(t->args_text, sizeof t->args_text, argc, argv);
+		const char *skipped = unrun_option(&t->args);
+		if (skipped)
+			tui_message(s->app, false, "%s: the lab does not run it; the rest as given", skipped);
+		given = choose_policies(s, t->args.policies);
+		/* argv is the caller's: what the lab keeps of it is copied above */
+		t->args.policies = t->args.data = t->args.csv = t->args.tensor_stats = NULL;
+		t->args.save = t->args.init = t->args.resume = NULL;
 	}
 	if (!given)
 		t->chosen[0] = true;
@@ -547,7 +594,7 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	y++;
 	if (t->have_args && !t->tiny) {
 		char line[600];
-		snprintf(line, sizeof line, "from the lesson: mixprec train %s", t->args.text);
+		snprintf(line, sizeof line, "from the lesson: mixprec train %s", t->args_text);
 		y += tui_wrap(w, y, 1, cols - 2, 4, ROLE_EMPH, line);   /* a lesson's block in full */
 	}
 	if (t->ui_running)
@@ -727,6 +774,7 @@ static bool train_editing(tui_screen *s)
 
 const tui_screen_ops screen_train_ops = {
 	.name = "train",
+	.lab_of = "train",
 	.title = "Training lab",
 	.private_size = sizeof(train_lab),
 	.keys = train_keys,
