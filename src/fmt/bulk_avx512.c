@@ -307,8 +307,8 @@ T512 static inline __attribute__((always_inline)) __m512 decode16(fmt_id fmt, __
 	case FMT_BF16: return canonical_nan(_mm512_castsi512_ps(_mm512_slli_epi32(b, 16)));
 	case FMT_TF32: return canonical_nan(_mm512_castsi512_ps(_mm512_slli_epi32(b, 13)));
 	case FMT_FP16: return canonical_nan(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(b)));
-	case FMT_E4M3: return _mm512_i32gather_ps(b, bulk_e4m3_table, 4);
-	case FMT_E5M2: return _mm512_i32gather_ps(b, bulk_e5m2_table, 4);
+	case FMT_E4M3: return _mm512_i32gather_ps(b, bulk_decode_table[FMT_E4M3], 4);
+	case FMT_E5M2: return _mm512_i32gather_ps(b, bulk_decode_table[FMT_E5M2], 4);
 	default:       return canonical_nan(_mm512_castsi512_ps(b));
 	}
 }
