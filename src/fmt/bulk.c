@@ -169,16 +169,13 @@ static mp_status resolve(fmt_simd *path)
 
 typedef enum { OP_ENCODE, OP_QUANTIZE, OP_ACCUMULATE } bulk_op;
 
-/* One fp32 pattern x into any format; r: SR bits. fp32 is a copy
- * (bulk_fp32_one); e8m0, whose grid of powers of two leaves no fraction to
- * carry into, goes through the scalar core; every other format through
- * bulk_encode1. A NaN input gives fp6/fp4's +0, as the scalar functions do
- * (they also raise FMT_FLAG_INVALID; the bulk calls have no per-element
- * status). */
+/* One fp32 pattern x into a format outside the SIMD kernels; r: SR bits.
+ * e8m0, whose grid of powers of two leaves no fraction to carry into, goes
+ * through the scalar core, the others through bulk_encode1. A NaN input
+ * gives fp6/fp4's +0, as the scalar functions do (they also raise
+ * FMT_FLAG_INVALID; the bulk calls have no per-element status). */
 static inline uint32_t scalar_encode(const bulk_params *p, uint32_t x, uint32_t r)
 {
-	if (p->fmt == FMT_FP32)
-		return bulk_fp32_one(bulk_u2f(x), p->saturate);
 	if (p->by_core) {
 		fmt_round_ctl ctl = { .mode = p->sr ? FMT_SR : FMT_RNE, .saturate = p->saturate, .rbits = r };
 		return fmt_round_double(fmt_get(p->fmt), &ctl, (double)bulk_u2f(x), NULL);
@@ -191,19 +188,17 @@ static inline float scalar_quantize(const bulk_params *p, float v, uint32_t r)
 	return bulk_u2f(bulk_decode1(p->fmt, scalar_encode(p, bulk_f2u(v), r)));
 }
 
-/* The element-by-element loop of one block (SR indices lo.. under key k):
- * every format outside the SIMD kernels on every path, and fp32's encode and
- * quantize. Returns the number of unchanged elements (accumulate), whose
- * rule is fmt_bulk_accumulate's. */
+/* The element-by-element loop of one block (SR indices lo.. under key k) for
+ * the formats outside the SIMD kernels, on every path. Returns the number of
+ * unchanged elements (accumulate), whose rule is fmt_bulk_accumulate's. */
 static size_t scalar_run(const bulk_params *p, bulk_op op, rng_key k, uint32_t lo, void *out, float *x,
                          const float *in, float *comp, size_t n)
 {
 	bulk_params rne = *p;
 	rne.sr = 0;
-	bool draw = p->sr && p->fmt != FMT_FP32;
 	size_t size = fmt_bulk_elem_size(p->fmt), unchanged = 0;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t r = draw ? rng_bits_keyed(k, lo + (uint32_t)i) : 0;
+		uint32_t r = p->sr ? rng_bits_keyed(k, lo + (uint32_t)i) : 0;
 		if (op == OP_ENCODE) {
 			bulk_store_elem(out, i, size, scalar_encode(p, bulk_f2u(in[i]), r));
 		} else if (op == OP_QUANTIZE) {
@@ -266,7 +261,7 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 	bulk_tables_init();
 	bulk_params p;
 	bulk_params_init(&p, o);
-	bool scalar = !fmt_is_kernel(o->fmt) || (o->fmt == FMT_FP32 && op != OP_ACCUMULATE);
+	bool scalar = !fmt_is_kernel(o->fmt);
 	size_t size = fmt_bulk_elem_size(o->fmt);
 	size_t done = 0;
 	while (done < n) {

@@ -505,7 +505,7 @@ void bulk_avx512_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *
 	case KIND_BF16_RNE: encode_bf16_rne(p, k, idx_lo, out, in, n); break;
 	case KIND_BF16_SR:  encode_bf16_sr(p, k, idx_lo, out, in, n); break;
 	case KIND_FP16_RNE: encode_fp16_rne(p, k, idx_lo, out, in, n); break;
-	case KIND_FP32:     /* fp32 is encoded in bulk.c; the generic formula is exact too */
+	case KIND_FP32:     /* the generic formula copies fp32 exactly */
 	case KIND_GEN_RNE:
 		(size == 1 ? encode_gen_rne_1 : size == 2 ? encode_gen_rne_2 : encode_gen_rne_4)(p, k, idx_lo, out, in, n);
 		break;
@@ -578,7 +578,7 @@ void bulk_avx512_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, floa
 	case KIND_BF16_RNE: quantize_bf16_rne(p, k, idx_lo, x, n); break;
 	case KIND_BF16_SR:  quantize_bf16_sr(p, k, idx_lo, x, n); break;
 	case KIND_FP16_RNE: quantize_fp16_rne(p, k, idx_lo, x, n); break;
-	case KIND_FP32:     /* fp32 is quantized in bulk.c; the generic formula is exact too */
+	case KIND_FP32:     /* the generic formula copies fp32 exactly */
 	case KIND_GEN_RNE:  quantize_gen_rne(p, k, idx_lo, x, n); break;
 	case KIND_GEN_SR:   quantize_gen_sr(p, k, idx_lo, x, n); break;
 	case KIND_FAST_RNE: quantize_fast_rne(p, k, idx_lo, x, n); break;

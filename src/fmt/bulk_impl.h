@@ -34,7 +34,8 @@ typedef struct {
 } bulk_params;
 
 /* Fills p for an encode of o->fmt, for every format and special-value rule
- * (fp32's encode is bulk_fp32_one; bulk_encode1 serves all but it and e8m0). */
+ * (bulk_encode1 serves all but e8m0, whose elements go through the scalar
+ * core, and fp32, whose encoding is bulk_fp32_one's copy). */
 void bulk_params_init(bulk_params *p, const fmt_bulk_opts *o);
 
 #if defined(__CUDA_ARCH__)
