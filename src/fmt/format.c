@@ -89,7 +89,7 @@ static char kernel_names[128];
 static void kernel_names_fill(void)
 {
 	size_t len = 0;
-	for (size_t i = 0; i < FMT_COUNT; i++) {
+	for (size_t i = 0; i < FMT_COUNT && len < sizeof kernel_names; i++) {
 		if (formats[i].kernel)
 			len += (size_t)snprintf(kernel_names + len, sizeof kernel_names - len, "%s%s", len ? ", " : "",
 			                        formats[i].name);
