@@ -1,6 +1,7 @@
 /* The format table and decoding, against values derived by hand from the
  * format definitions (IEEE 754, OCP FP8, bfloat16, TF32). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fmt/decode.h"
@@ -57,12 +58,39 @@ START_TEST(names_and_aliases)
 	ck_assert_ptr_null(fmt_find("fp"));
 	fmt_id ids[8];
 	size_t n;
-	const char *bad = NULL;
-	ck_assert_int_eq(fmt_parse_list("fp32,half,bf16", ids, 8, &n, &bad), MP_OK);
+	char err[256];
+	ck_assert_int_eq(fmt_parse_list("fp32,half,bf16", ids, 8, &n, err, sizeof err), MP_OK);
 	ck_assert_uint_eq(n, 3);
 	ck_assert(ids[0] == FMT_FP32 && ids[1] == FMT_FP16 && ids[2] == FMT_BF16);
-	ck_assert_int_eq(fmt_parse_list("fp32,bf61", ids, 8, &n, &bad), MP_EFORMAT);
-	ck_assert_str_eq(bad, "bf61");
+	ck_assert_int_eq(fmt_parse_list("fp32,bf61", ids, 8, &n, err, sizeof err), MP_EFORMAT);
+	ck_assert_msg(strncmp(err, "unknown format 'bf61' (known: fp32, ", 36) == 0, "%s", err);
+	ck_assert_int_eq(fmt_parse_list("fp32,bf16,fp16", ids, 2, &n, err, sizeof err), MP_EINVAL);
+	ck_assert_str_eq(err, "too many formats in 'fp32,bf16,fp16'");
+	/* a name longer than any is unknown, and named whole */
+	char list[96], want[112];
+	memset(list, 'x', 80);
+	strcpy(list + 80, ",fp32");
+	snprintf(want, sizeof want, "unknown format '%.80s' (known: ", list);
+	ck_assert_int_eq(fmt_parse_list(list, ids, 8, &n, err, sizeof err), MP_EFORMAT);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
+}
+END_TEST
+
+/* The kernel column: the six formats the training kernels, the SIMD paths and
+ * the GPU implement, named in table order; no other format is one. */
+START_TEST(kernel_column)
+{
+	static const fmt_id kernel[] = { FMT_FP32, FMT_TF32, FMT_FP16, FMT_BF16, FMT_E4M3, FMT_E5M2 };
+	size_t nk = 0;
+	for (int id = 0; id < FMT_COUNT; id++) {
+		bool listed = false;
+		for (size_t j = 0; j < sizeof kernel / sizeof kernel[0]; j++)
+			listed |= kernel[j] == (fmt_id)id;
+		ck_assert_msg(fmt_is_kernel((fmt_id)id) == listed, "%s", fmt_get((fmt_id)id)->name);
+		nk += listed;
+	}
+	ck_assert_uint_eq(nk, 6);
+	ck_assert_str_eq(fmt_kernel_names(), "fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2");
 }
 END_TEST
 
@@ -137,6 +165,7 @@ static Suite *format_suite(void)
 	TCase *tc = tcase_create("table");
 	tcase_add_test(tc, table_figures);
 	tcase_add_test(tc, names_and_aliases);
+	tcase_add_test(tc, kernel_column);
 	tcase_add_test(tc, decode_by_hand);
 	tcase_add_test(tc, neighbours);
 	suite_add_tcase(s, tc);

@@ -165,14 +165,9 @@ void cli_print_formats(int indent)
 
 bool cli_parse_formats(const char *cmd, const char *opt, const char *list, fmt_id *ids, size_t *count)
 {
-	const char *bad = NULL;
-	mp_status st = fmt_parse_list(list, ids, FMT_COUNT * 4, count, &bad);
-	if (st == MP_EFORMAT) {
-		cli_error(cmd, "%s: unknown format '%s' (known: %s)", opt, bad, fmt_known_names());
-		return false;
-	}
-	if (st != MP_OK) {
-		cli_error(cmd, "%s: too many formats in '%s'", opt, list);
+	char err[256];
+	if (fmt_parse_list(list, ids, FMT_COUNT * 4, count, err, sizeof err) != MP_OK) {
+		cli_error(cmd, "%s: %s", opt, err);
 		return false;
 	}
 	return true;

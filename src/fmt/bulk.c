@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "fmt/bulk_impl.h"
-#include "fmt/bulk_small.h"
 #include "fmt/decode.h"
 
 /* --- parameters and tables --- */
@@ -22,30 +21,35 @@ void bulk_params_init(bulk_params *p, const fmt_bulk_opts *o)
 	p->max_bits = fmt_max_bits(f);
 	p->nan_bits = fmt_nan_bits(f);
 	p->sign_shift = (uint32_t)(32 - f->width);
+	p->zero_unsigned = !fmt_has_neg_zero(f) && fmt_has_sign(f);
 	p->sr = o->mode == FMT_SR;
-	if (o->saturate) {
-		p->ov_bits = fmt_max_bits(f);
-		p->ov_signed = 1;
+	p->saturate = o->saturate;
+	p->by_core = f->specials == FMT_SPECIALS_E8M0;
+	p->ov_signed = 1;
+	if (o->saturate || f->specials == FMT_SPECIALS_NONE) {
+		p->ov_bits = fmt_max_bits(f);   /* fp6/fp4 saturate in every mode */
 	} else if (fmt_has_inf(f)) {
 		p->ov_bits = fmt_inf_bits(f);
-		p->ov_signed = 1;
 	} else {
-		/* e4m3: -1000 and -inf give 0xff, the NaN with the sign (fmt/round.c) */
+		/* e4m3: -1000 and -inf give 0xff, the NaN with the sign (fmt/round.c);
+		 * FNUZ: the one NaN, unsigned */
 		p->ov_bits = fmt_nan_bits(f);
-		p->ov_signed = 1;
+		p->ov_signed = f->specials != FMT_SPECIALS_FNUZ;
 	}
 }
 
-float bulk_e4m3_table[256];
-float bulk_e5m2_table[256];
+float bulk_decode_table[FMT_COUNT][256];
 
 static void tables_fill(void)
 {
-	for (uint32_t b = 0; b < 256; b++) {
-		double v4 = fmt_to_double(fmt_get(FMT_E4M3), b);
-		double v5 = fmt_to_double(fmt_get(FMT_E5M2), b);
-		bulk_e4m3_table[b] = isnan(v4) ? bulk_u2f(0x7fc00000u) : (float)v4;
-		bulk_e5m2_table[b] = isnan(v5) ? bulk_u2f(0x7fc00000u) : (float)v5;
+	for (int id = 0; id < FMT_COUNT; id++) {
+		const fmt_info *f = fmt_get((fmt_id)id);
+		if (f->width > 8)
+			continue;
+		for (uint32_t b = 0; b < 256; b++) {
+			double v = fmt_to_double(f, b);
+			bulk_decode_table[id][b] = isnan(v) ? bulk_u2f(0x7fc00000u) : (float)v;
+		}
 	}
 }
 
@@ -165,26 +169,81 @@ static mp_status resolve(fmt_simd *path)
 
 typedef enum { OP_ENCODE, OP_QUANTIZE, OP_ACCUMULATE } bulk_op;
 
-/* run_rounding for the formats outside the SIMD kernels (fmt/bulk_small.c):
- * every path runs the portable loop there. */
-static mp_status run_small(const fmt_bulk_opts *o, bulk_op op, void *out, float *x, const float *in, size_t n,
-                           float *comp, size_t *unchanged)
+/* One fp32 pattern x into a format outside the SIMD kernels; r: SR bits.
+ * e8m0, whose grid of powers of two leaves no fraction to carry into, goes
+ * through the scalar core, the others through bulk_encode1. A NaN input
+ * gives fp6/fp4's +0, as the scalar functions do (they also raise
+ * FMT_FLAG_INVALID; the bulk calls have no per-element status). */
+static inline uint32_t scalar_encode(const bulk_params *p, uint32_t x, uint32_t r)
 {
-	static const bulk_small_op ops[] = { [OP_ENCODE] = BULK_SMALL_ENCODE, [OP_QUANTIZE] = BULK_SMALL_QUANTIZE,
-	                                     [OP_ACCUMULATE] = BULK_SMALL_ACCUMULATE };
-	size_t done = 0;
-	while (done < n) {
-		uint64_t idx = o->index0 + done;   /* one key per 2^32 indices, as below */
-		uint64_t room = ((idx | 0xffffffffull) - idx) + 1;
-		size_t len = n - done < room ? n - done : (size_t)room;
-		size_t same = bulk_small_run(o, ops[op], rng_key_for(o->seed, idx), (uint32_t)idx,
-		                             out ? (char *)out + done : NULL, x ? x + done : NULL,
-		                             in ? in + done : NULL, comp ? comp + done : NULL, len);
-		if (unchanged)
-			*unchanged += same;
-		done += len;
+	if (p->by_core) {
+		fmt_round_ctl ctl = { .mode = p->sr ? FMT_SR : FMT_RNE, .saturate = p->saturate, .rbits = r };
+		return fmt_round_double(fmt_get(p->fmt), &ctl, (double)bulk_u2f(x), NULL);
 	}
-	return MP_OK;
+	return bulk_encode1(p, x, r);
+}
+
+static inline float scalar_quantize(const bulk_params *p, float v, uint32_t r)
+{
+	return bulk_u2f(bulk_decode1(p->fmt, scalar_encode(p, bulk_f2u(v), r)));
+}
+
+/* The element-by-element loop of one block (SR indices lo.. under key k) for
+ * the formats outside the SIMD kernels, on every path. Returns the number of
+ * unchanged elements (accumulate), whose rule is fmt_bulk_accumulate's. */
+static size_t scalar_run(const bulk_params *p, bulk_op op, rng_key k, uint32_t lo, void *out, float *x,
+                         const float *in, float *comp, size_t n)
+{
+	bulk_params rne = *p;
+	rne.sr = 0;
+	size_t size = fmt_bulk_elem_size(p->fmt), unchanged = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t r = p->sr ? rng_bits_keyed(k, lo + (uint32_t)i) : 0;
+		if (op == OP_ENCODE) {
+			bulk_store_elem(out, i, size, scalar_encode(p, bulk_f2u(in[i]), r));
+		} else if (op == OP_QUANTIZE) {
+			x[i] = scalar_quantize(p, x[i], r);
+		} else {
+			float old = x[i];
+			if (comp) {
+				float y = in[i] - comp[i];
+				float t = scalar_quantize(p, old + y, r);
+				comp[i] = scalar_quantize(&rne, (t - old) - y, 0);
+				x[i] = t;
+			} else {
+				x[i] = scalar_quantize(p, old + in[i], r);
+			}
+			unchanged += x[i] == old;
+		}
+	}
+	return unchanged;
+}
+
+/* One block on a SIMD (or the portable vector) path. */
+static size_t path_run(fmt_simd path, const bulk_params *p, bulk_op op, rng_key k, uint32_t lo, void *out,
+                       float *x, const float *in, float *comp, size_t n)
+{
+	if (op == OP_ENCODE) {
+		switch (path) {
+		case FMT_SIMD_AVX512: bulk_avx512_encode(p, k, lo, out, in, n); break;
+		case FMT_SIMD_AVX2:   bulk_avx2_encode(p, k, lo, out, in, n); break;
+		default:              bulk_portable_encode(p, k, lo, out, in, n); break;
+		}
+		return 0;
+	}
+	if (op == OP_QUANTIZE) {
+		switch (path) {
+		case FMT_SIMD_AVX512: bulk_avx512_quantize(p, k, lo, x, n); break;
+		case FMT_SIMD_AVX2:   bulk_avx2_quantize(p, k, lo, x, n); break;
+		default:              bulk_portable_quantize(p, k, lo, x, n); break;
+		}
+		return 0;
+	}
+	switch (path) {
+	case FMT_SIMD_AVX512: return bulk_avx512_accumulate(p, k, lo, x, comp, in, n);
+	case FMT_SIMD_AVX2:   return bulk_avx2_accumulate(p, k, lo, x, comp, in, n);
+	default:              return bulk_portable_accumulate(p, k, lo, x, comp, in, n);
+	}
 }
 
 static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op, void *out,
@@ -199,20 +258,10 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 	mp_status st = resolve(&path);
 	if (st != MP_OK)
 		return st;
-	if (!fmt_is_kernel(o->fmt))
-		return run_small(o, op, out, x, in, n, comp, unchanged);
 	bulk_tables_init();
-	if (o->fmt == FMT_FP32 && op != OP_ACCUMULATE) {
-		for (size_t i = 0; i < n; i++) {
-			if (op == OP_ENCODE)
-				bulk_store_elem(out, i, 4, bulk_fp32_one(in[i], o->saturate));
-			else
-				x[i] = bulk_u2f(bulk_fp32_one(x[i], o->saturate));
-		}
-		return MP_OK;
-	}
 	bulk_params p;
 	bulk_params_init(&p, o);
+	bool scalar = !fmt_is_kernel(o->fmt);
 	size_t size = fmt_bulk_elem_size(o->fmt);
 	size_t done = 0;
 	while (done < n) {
@@ -221,34 +270,13 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 		uint64_t room = ((idx | 0xffffffffull) - idx) + 1;
 		size_t len = n - done < room ? n - done : (size_t)room;
 		rng_key k = rng_key_for(o->seed, idx);
-		uint32_t lo = (uint32_t)idx;
-		if (op == OP_ENCODE) {
-			void *dst = (char *)out + done * size;
-			const float *src = in + done;
-			switch (path) {
-			case FMT_SIMD_AVX512: bulk_avx512_encode(&p, k, lo, dst, src, len); break;
-			case FMT_SIMD_AVX2:   bulk_avx2_encode(&p, k, lo, dst, src, len); break;
-			default:              bulk_portable_encode(&p, k, lo, dst, src, len); break;
-			}
-		} else if (op == OP_QUANTIZE) {
-			float *dst = x + done;
-			switch (path) {
-			case FMT_SIMD_AVX512: bulk_avx512_quantize(&p, k, lo, dst, len); break;
-			case FMT_SIMD_AVX2:   bulk_avx2_quantize(&p, k, lo, dst, len); break;
-			default:              bulk_portable_quantize(&p, k, lo, dst, len); break;
-			}
-		} else {
-			float *dx = x + done, *dc = comp ? comp + done : NULL;
-			const float *du = in + done;
-			size_t same;
-			switch (path) {
-			case FMT_SIMD_AVX512: same = bulk_avx512_accumulate(&p, k, lo, dx, dc, du, len); break;
-			case FMT_SIMD_AVX2:   same = bulk_avx2_accumulate(&p, k, lo, dx, dc, du, len); break;
-			default:              same = bulk_portable_accumulate(&p, k, lo, dx, dc, du, len); break;
-			}
-			if (unchanged)
-				*unchanged += same;
-		}
+		void *dst = out ? (char *)out + done * size : NULL;
+		float *dx = x ? x + done : NULL, *dc = comp ? comp + done : NULL;
+		const float *src = in ? in + done : NULL;
+		size_t same = scalar ? scalar_run(&p, op, k, (uint32_t)idx, dst, dx, src, dc, len)
+		                     : path_run(path, &p, op, k, (uint32_t)idx, dst, dx, src, dc, len);
+		if (unchanged)
+			*unchanged += same;
 		done += len;
 	}
 	return MP_OK;
@@ -277,11 +305,12 @@ mp_status fmt_bulk_decode(fmt_simd path, fmt_id fmt, float *out, const void *in,
 	mp_status st = resolve(&path);
 	if (st != MP_OK)
 		return st;
-	if (!fmt_is_kernel(fmt)) {
-		bulk_small_decode(fmt, out, in, n);
+	bulk_tables_init();
+	if (!fmt_is_kernel(fmt)) {   /* one byte per element, through its table */
+		for (size_t i = 0; i < n; i++)
+			out[i] = bulk_u2f(bulk_decode1(fmt, bulk_load_elem(in, i, 1)));
 		return MP_OK;
 	}
-	bulk_tables_init();
 	switch (path) {
 	case FMT_SIMD_AVX512: bulk_avx512_decode(fmt, out, in, n); break;
 	case FMT_SIMD_AVX2:   bulk_avx2_decode(fmt, out, in, n); break;

@@ -2,8 +2,8 @@
  *
  * Encoded elements are uint16_t for fp16/bf16, uint8_t for fp8 formats and
  * uint32_t for fp32/tf32 (tf32 patterns in the low 19 bits). fp6, fp4, FNUZ
- * and e8m0 take one uint8_t each (patterns in the low bits) and run on the
- * portable path whatever path is asked (fmt/bulk_small.c). Every path gives
+ * and e8m0 take one uint8_t each (patterns in the low bits) and run element
+ * by element whatever path is asked (!fmt_is_kernel). Every path gives
  * bit-identical results; stochastic rounding draws element i's random bits
  * from rng_bits(seed, index0 + i), so results do not depend on the path, the
  * thread split or the call boundaries. */

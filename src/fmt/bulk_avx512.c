@@ -307,8 +307,8 @@ T512 static inline __attribute__((always_inline)) __m512 decode16(fmt_id fmt, __
 	case FMT_BF16: return canonical_nan(_mm512_castsi512_ps(_mm512_slli_epi32(b, 16)));
 	case FMT_TF32: return canonical_nan(_mm512_castsi512_ps(_mm512_slli_epi32(b, 13)));
 	case FMT_FP16: return canonical_nan(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(b)));
-	case FMT_E4M3: return _mm512_i32gather_ps(b, bulk_e4m3_table, 4);
-	case FMT_E5M2: return _mm512_i32gather_ps(b, bulk_e5m2_table, 4);
+	case FMT_E4M3: return _mm512_i32gather_ps(b, bulk_decode_table[FMT_E4M3], 4);
+	case FMT_E5M2: return _mm512_i32gather_ps(b, bulk_decode_table[FMT_E5M2], 4);
 	default:       return canonical_nan(_mm512_castsi512_ps(b));
 	}
 }
@@ -399,16 +399,7 @@ T512 static inline __attribute__((always_inline)) void encode_line(const vparams
 {
 	const __m512i c16 = _mm512_set1_epi32(16);
 	__m512i line;
-	if (size == 2 && (kind == KIND_BF16_RNE || kind == KIND_BF16_SR)) {
-		/* the high words of two vectors make the line */
-		const __m512i odd = _mm512_setr_epi32(0x00030001, 0x00070005, 0x000b0009, 0x000f000d, 0x00130011,
-		                                      0x00170015, 0x001b0019, 0x001f001d, 0x00230021, 0x00270025,
-		                                      0x002b0029, 0x002f002d, 0x00330031, 0x00370035, 0x003b0039,
-		                                      0x003f003d);
-		__m512i y0 = bf16_high_v(v, kind, _mm512_loadu_si512(in + i), iv);
-		__m512i y1 = bf16_high_v(v, kind, _mm512_loadu_si512(in + i + 16), _mm512_add_epi32(iv, c16));
-		line = _mm512_permutex2var_epi16(y0, odd, y1);
-	} else if (size == 2 && kind == KIND_FP16_RNE) {
+	if (size == 2 && kind == KIND_FP16_RNE) {
 		__m512i x0 = _mm512_loadu_si512(in + i), x1 = _mm512_loadu_si512(in + i + 16);
 		const __m512i absmask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
 		__m256i h0 = _mm512_cvtps_ph(_mm512_castsi512_ps(x0), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -420,13 +411,19 @@ T512 static inline __attribute__((always_inline)) void encode_line(const vparams
 	} else if (size == 2 && (kind == KIND_FAST_RNE || kind == KIND_FAST_SR)) {
 		line = line_fast16(v, kind == KIND_FAST_SR, in + i, iv);
 	} else if (size == 2) {
+		/* two vectors of codes in 32-bit lanes make the line: their low words,
+		 * or bf16's high words (the low words' indices plus one) */
+		bool bf16 = kind == KIND_BF16_RNE || kind == KIND_BF16_SR;
 		const __m512i even = _mm512_setr_epi32(0x00020000, 0x00060004, 0x000a0008, 0x000e000c, 0x00120010,
 		                                       0x00160014, 0x001a0018, 0x001e001c, 0x00220020, 0x00260024,
 		                                       0x002a0028, 0x002e002c, 0x00320030, 0x00360034, 0x003a0038,
 		                                       0x003e003c);
-		__m512i y0 = encode16_v(v, kind, _mm512_loadu_si512(in + i), iv);
-		__m512i y1 = encode16_v(v, kind, _mm512_loadu_si512(in + i + 16), _mm512_add_epi32(iv, c16));
-		line = _mm512_permutex2var_epi16(y0, even, y1);
+		__m512i x0 = _mm512_loadu_si512(in + i), x1 = _mm512_loadu_si512(in + i + 16);
+		__m512i iv1 = _mm512_add_epi32(iv, c16);
+		__m512i y0 = bf16 ? bf16_high_v(v, kind, x0, iv) : encode16_v(v, kind, x0, iv);
+		__m512i y1 = bf16 ? bf16_high_v(v, kind, x1, iv1) : encode16_v(v, kind, x1, iv1);
+		__m512i idx = bf16 ? _mm512_add_epi16(even, _mm512_set1_epi16(1)) : even;
+		line = _mm512_permutex2var_epi16(y0, idx, y1);
 	} else if (size == 1 && (kind == KIND_FAST_RNE || kind == KIND_FAST_SR)) {
 		line = line_fast8(v, kind == KIND_FAST_SR, in + i, iv);
 	} else if (size == 1) {
@@ -508,7 +505,7 @@ void bulk_avx512_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *
 	case KIND_BF16_RNE: encode_bf16_rne(p, k, idx_lo, out, in, n); break;
 	case KIND_BF16_SR:  encode_bf16_sr(p, k, idx_lo, out, in, n); break;
 	case KIND_FP16_RNE: encode_fp16_rne(p, k, idx_lo, out, in, n); break;
-	case KIND_FP32:     /* fp32 is encoded in bulk.c; the generic formula is exact too */
+	case KIND_FP32:     /* the generic formula copies fp32 exactly */
 	case KIND_GEN_RNE:
 		(size == 1 ? encode_gen_rne_1 : size == 2 ? encode_gen_rne_2 : encode_gen_rne_4)(p, k, idx_lo, out, in, n);
 		break;
@@ -581,7 +578,7 @@ void bulk_avx512_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, floa
 	case KIND_BF16_RNE: quantize_bf16_rne(p, k, idx_lo, x, n); break;
 	case KIND_BF16_SR:  quantize_bf16_sr(p, k, idx_lo, x, n); break;
 	case KIND_FP16_RNE: quantize_fp16_rne(p, k, idx_lo, x, n); break;
-	case KIND_FP32:     /* fp32 is quantized in bulk.c; the generic formula is exact too */
+	case KIND_FP32:     /* the generic formula copies fp32 exactly */
 	case KIND_GEN_RNE:  quantize_gen_rne(p, k, idx_lo, x, n); break;
 	case KIND_GEN_SR:   quantize_gen_sr(p, k, idx_lo, x, n); break;
 	case KIND_FAST_RNE: quantize_fast_rne(p, k, idx_lo, x, n); break;

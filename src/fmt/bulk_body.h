@@ -142,7 +142,7 @@ VB_INLINE VB_U VB_NAME(decode)(fmt_id fmt, VB_U b)
 	}
 	case FMT_E4M3:
 	case FMT_E5M2: {
-		const float *tab = fmt == FMT_E4M3 ? bulk_e4m3_table : bulk_e5m2_table;
+		const float *tab = bulk_decode_table[fmt];
 #if VB_AVX2
 		return (VB_U)_mm256_i32gather_ps(tab, (__m256i)b, 4);
 #else

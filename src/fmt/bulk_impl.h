@@ -25,13 +25,17 @@ typedef struct {
 	uint32_t max_bits;
 	uint32_t ov_bits;       /* magnitude (or NaN) returned on overflow */
 	uint32_t ov_signed;     /* 1 when ov_bits takes the input's sign */
-	uint32_t nan_bits;
+	uint32_t nan_bits;      /* a NaN input's result (fp6/fp4, which have no NaN: +0) */
 	uint32_t sign_shift;    /* 32 - width */
+	uint32_t zero_unsigned; /* 1 where -0 does not exist (FNUZ): a zero result drops the sign */
 	int sr;
-	uint32_t nan32_in_width; /* unused by encode: fp32 NaN for decode */
+	int saturate;           /* the caller's saturate flag (e8m0's scalar core) */
+	int by_core;            /* e8m0: every element through fmt_round_double (bulk.c) */
 } bulk_params;
 
-/* Fills p for an encode of o->fmt (fmt must not be FMT_FP32). */
+/* Fills p for an encode of o->fmt, for every format and special-value rule
+ * (bulk_encode1 serves all but e8m0, whose elements go through the scalar
+ * core, and fp32, whose encoding is bulk_fp32_one's copy). */
 void bulk_params_init(bulk_params *p, const fmt_bulk_opts *o);
 
 #if defined(__CUDA_ARCH__)
@@ -72,15 +76,18 @@ static inline MP_HD uint32_t bulk_encode1(const bulk_params *p, uint32_t x, uint
 	uint32_t enc = kept + up - (normal ? p->rebias : 0);
 	if (enc > p->max_bits)
 		return p->ov_signed ? (p->ov_bits | sign) : p->ov_bits;
+	if (enc == 0 && p->zero_unsigned)
+		return 0;   /* FNUZ: the sign alone is the NaN */
 	return enc | sign;
 }
 
 /* Quantize one fp32 value (encode then decode); r ignored unless p->sr. */
 static inline MP_HD float bulk_quantize1(const bulk_params *p, float x, uint32_t r);
 
-/* Decoding tables for the fp8 formats (filled on first use). */
-extern float bulk_e4m3_table[256];
-extern float bulk_e5m2_table[256];
+/* The decoding table of every format of at most 8 bits, indexed by the
+ * pattern's low 8 bits (NaN patterns give fp32's canonical quiet NaN); the
+ * rows of the wider formats stay 0. Filled by bulk_tables_init. */
+extern float bulk_decode_table[FMT_COUNT][256];
 void bulk_tables_init(void);
 
 /* Element i of an encoded array, which need not be aligned for its type (a
@@ -117,9 +124,9 @@ static inline MP_HD float bulk_u2f(uint32_t u) { float f; __builtin_memcpy(&f, &
 #endif
 
 /* An fp8 pattern back to fp32 by arithmetic (e4m3: frac_bits 3, bias 7, OCP
- * "fn" specials; e5m2: 2, 15, IEEE specials). The CPU paths read the tables
- * below instead; device code, which cannot, uses this, and test_bulk checks
- * the two agree on all 256 patterns of both formats. */
+ * "fn" specials; e5m2: 2, 15, IEEE specials). The CPU paths read
+ * bulk_decode_table instead; device code, which cannot, uses this, and
+ * test_bulk checks the two agree on all 256 patterns of both formats. */
 static inline MP_HD uint32_t bulk_decode_fp8(uint32_t b, int frac_bits, int bias, int fn)
 {
 	uint32_t sign = (b & 0x80u) << 24;
@@ -133,7 +140,8 @@ static inline MP_HD uint32_t bulk_decode_fp8(uint32_t b, int frac_bits, int bias
 	return sign | bulk_f2u((float)m * bulk_u2f((uint32_t)(127 + 1 - bias - frac_bits) << 23));
 }
 
-/* One element back to fp32 (exact; NaN -> 0x7fc00000). */
+/* One element back to fp32 (exact; NaN -> 0x7fc00000). Device code knows
+ * the kernel formats only (fmt_is_kernel). */
 static inline MP_HD uint32_t bulk_decode1(fmt_id fmt, uint32_t b)
 {
 	switch (fmt) {
@@ -158,14 +166,12 @@ static inline MP_HD uint32_t bulk_decode1(fmt_id fmt, uint32_t b)
 		return bulk_decode_fp8(b & 0xffu, 3, 7, 1);
 	case FMT_E5M2:
 		return bulk_decode_fp8(b & 0xffu, 2, 15, 0);
-#else
-	case FMT_E4M3:
-		return bulk_f2u(bulk_e4m3_table[b & 0xff]);
-	case FMT_E5M2:
-		return bulk_f2u(bulk_e5m2_table[b & 0xff]);
-#endif
 	default:
 		return 0x7fc00000u;
+#else
+	default:   /* every format of at most 8 bits */
+		return bulk_f2u(bulk_decode_table[fmt][b & 0xff]);
+#endif
 	}
 }
 

@@ -3,26 +3,12 @@
  * elsewhere). The AVX-512 kernels are fmt/bulk_avx512.c's. */
 #include "fmt/bulk_impl.h"
 
-/* a 32-byte vector type is passed in registers only where AVX is enabled;
- * the helpers are always inlined, so no call crosses that ABI */
-#pragma GCC diagnostic ignored "-Wpsabi"
-
-#define VB_NAME(x) bp_##x
-#define VB_W 4
-#define VB_TARGET
-#define VB_AVX2 0
-#include "fmt/bulk_body.h"
-#undef VB_NAME
-#undef VB_W
-#undef VB_TARGET
-#undef VB_AVX2
+#define VB_BODY "fmt/bulk_body.h"
+#define VB_PORTABLE_NAME(x) bp_##x
+#define VB_AVX2_NAME(x) b2_##x
+#include "fmt/vec_paths.h"
 
 #if defined(__x86_64__)
-#define VB_NAME(x) b2_##x
-#define VB_W 8
-#define VB_TARGET __attribute__((target("avx2,f16c")))
-#define VB_AVX2 1
-#include "fmt/bulk_body.h"
 #define AVX2_BODY(x) b2_##x
 #else
 #define AVX2_BODY(x) bp_##x   /* never selected off x86-64 (fmt_simd_available); the names must link */

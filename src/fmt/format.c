@@ -1,4 +1,5 @@
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -8,22 +9,22 @@
 static const fmt_info formats[FMT_COUNT] = {
 	[FMT_FP32] = { .id = FMT_FP32, .name = "fp32", .aliases = "float32,single,float,f32",
 		.summary = "IEEE binary32", .width = 32, .exp_bits = 8, .frac_bits = 23,
-		.bias = 127, .specials = FMT_SPECIALS_IEEE },
+		.bias = 127, .specials = FMT_SPECIALS_IEEE, .kernel = true },
 	[FMT_TF32] = { .id = FMT_TF32, .name = "tf32", .aliases = "tensorfloat32,tensorfloat-32",
 		.summary = "NVIDIA TensorFloat-32 (fp32 range, fp16 precision)", .width = 19,
-		.exp_bits = 8, .frac_bits = 10, .bias = 127, .specials = FMT_SPECIALS_IEEE },
+		.exp_bits = 8, .frac_bits = 10, .bias = 127, .specials = FMT_SPECIALS_IEEE, .kernel = true },
 	[FMT_FP16] = { .id = FMT_FP16, .name = "fp16", .aliases = "float16,half,binary16,f16",
 		.summary = "IEEE binary16", .width = 16, .exp_bits = 5, .frac_bits = 10,
-		.bias = 15, .specials = FMT_SPECIALS_IEEE },
+		.bias = 15, .specials = FMT_SPECIALS_IEEE, .kernel = true },
 	[FMT_BF16] = { .id = FMT_BF16, .name = "bf16", .aliases = "bfloat16,brainfloat16",
 		.summary = "bfloat16 (fp32 range, 8 significant bits)", .width = 16,
-		.exp_bits = 8, .frac_bits = 7, .bias = 127, .specials = FMT_SPECIALS_IEEE },
+		.exp_bits = 8, .frac_bits = 7, .bias = 127, .specials = FMT_SPECIALS_IEEE, .kernel = true },
 	[FMT_E4M3] = { .id = FMT_E4M3, .name = "fp8-e4m3", .aliases = "e4m3,fp8e4m3,e4m3fn,fp8-e4m3fn,float8_e4m3fn",
 		.summary = "OCP FP8 E4M3 (fn: no inf, NaN = S.1111.111)", .width = 8,
-		.exp_bits = 4, .frac_bits = 3, .bias = 7, .specials = FMT_SPECIALS_FN },
+		.exp_bits = 4, .frac_bits = 3, .bias = 7, .specials = FMT_SPECIALS_FN, .kernel = true },
 	[FMT_E5M2] = { .id = FMT_E5M2, .name = "fp8-e5m2", .aliases = "e5m2,fp8e5m2,float8_e5m2",
 		.summary = "OCP FP8 E5M2 (IEEE-like)", .width = 8,
-		.exp_bits = 5, .frac_bits = 2, .bias = 15, .specials = FMT_SPECIALS_IEEE },
+		.exp_bits = 5, .frac_bits = 2, .bias = 15, .specials = FMT_SPECIALS_IEEE, .kernel = true },
 	[FMT_E3M2] = { .id = FMT_E3M2, .name = "fp6-e3m2", .aliases = "e3m2,fp6e3m2,float6_e3m2fn",
 		.summary = "OCP MX FP6 E3M2 (no inf, no NaN; saturates)", .width = 6,
 		.exp_bits = 3, .frac_bits = 2, .bias = 3, .specials = FMT_SPECIALS_NONE },
@@ -82,32 +83,48 @@ const char *fmt_known_names(void)
 	       "fp8-e4m3fnuz, fp8-e5m2fnuz, e8m0";
 }
 
-const char *fmt_kernel_names(void)
+static char kernel_names[128];
+
+/* Joins the names of the kernel column's formats, once. */
+static void kernel_names_fill(void)
 {
-	return "fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2";
+	size_t len = 0;
+	for (size_t i = 0; i < FMT_COUNT && len < sizeof kernel_names; i++) {
+		if (formats[i].kernel)
+			len += (size_t)snprintf(kernel_names + len, sizeof kernel_names - len, "%s%s", len ? ", " : "",
+			                        formats[i].name);
+	}
 }
 
-mp_status fmt_parse_list(const char *list, fmt_id *ids, size_t max, size_t *count, const char **bad)
+const char *fmt_kernel_names(void)
 {
-	static char badname[64];
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, kernel_names_fill);
+	return kernel_names;
+}
+
+mp_status fmt_parse_list(const char *list, fmt_id *ids, size_t max, size_t *count, char *err, size_t errlen)
+{
 	*count = 0;
 	const char *p = list;
 	for (;;) {
 		const char *end = strchr(p, ',');
 		size_t n = end ? (size_t)(end - p) : strlen(p);
-		char name[64];
-		if (n >= sizeof name)
-			n = sizeof name - 1;
-		memcpy(name, p, n);
-		name[n] = '\0';
-		const fmt_info *f = fmt_find(name);
+		char name[64];   /* longer than any name or alias: such an entry is unknown */
+		const fmt_info *f = NULL;
+		if (n < sizeof name) {
+			memcpy(name, p, n);
+			name[n] = '\0';
+			f = fmt_find(name);
+		}
 		if (!f) {
-			snprintf(badname, sizeof badname, "%s", name);
-			*bad = badname;
+			snprintf(err, errlen, "unknown format '%.*s' (known: %s)", (int)n, p, fmt_known_names());
 			return MP_EFORMAT;
 		}
-		if (*count >= max)
+		if (*count >= max) {
+			snprintf(err, errlen, "too many formats in '%s'", list);
 			return MP_EINVAL;
+		}
 		ids[(*count)++] = f->id;
 		if (!end)
 			return MP_OK;

@@ -45,6 +45,8 @@ typedef struct {
 	int frac_bits;           /* stored fraction bits (precision is frac_bits + 1) */
 	int bias;
 	fmt_specials specials;
+	bool kernel;             /* implemented by the training kernels, the SIMD bulk
+	                          * paths and the GPU (fmt_is_kernel) */
 } fmt_info;
 
 typedef enum {
@@ -65,15 +67,15 @@ const fmt_info *fmt_find(const char *name);
 const char *fmt_known_names(void);
 
 /* True for the formats the training kernels, the SIMD bulk paths and the GPU
- * implement (fp32 to fp8-e5m2); the others (fp6, fp4, FNUZ, e8m0) are served
- * by the scalar core and the portable bulk path only. */
-static inline bool fmt_is_kernel(fmt_id id) { return id <= FMT_E5M2; }
+ * implement (the table's kernel column: fp32 to fp8-e5m2); the others (fp6,
+ * fp4, FNUZ, e8m0) are served by the scalar core and the scalar bulk loop only. */
+static inline bool fmt_is_kernel(fmt_id id) { return fmt_get(id)->kernel; }
 /* "fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2": the fmt_is_kernel formats. */
 const char *fmt_kernel_names(void);
 
-/* Parses "fp32,bf16" into ids; on an unknown name returns MP_EFORMAT and
- * points *bad at it (a pointer into a static copy, valid until the next call). */
-mp_status fmt_parse_list(const char *list, fmt_id *ids, size_t max, size_t *count, const char **bad);
+/* Parses "fp32,bf16" into at most max ids; MP_EFORMAT on an unknown name and
+ * MP_EINVAL past max, with the reason in err ("unknown format 'x' (known: ...)"). */
+mp_status fmt_parse_list(const char *list, fmt_id *ids, size_t max, size_t *count, char *err, size_t errlen);
 
 static inline bool fmt_has_inf(const fmt_info *f) { return f->specials == FMT_SPECIALS_IEEE; }
 static inline bool fmt_has_nan(const fmt_info *f) { return f->specials != FMT_SPECIALS_NONE; }

@@ -4,27 +4,10 @@
  * quant/quant_avx512.c's). */
 #include "quant/quant_impl.h"
 
-/* a 32-byte vector type is passed in registers only where AVX is enabled;
- * the helpers are always inlined, so no call crosses that ABI */
-#pragma GCC diagnostic ignored "-Wpsabi"
-
-#define VB_NAME(x) qp_##x
-#define VB_W 4
-#define VB_TARGET
-#define VB_AVX2 0
-#include "quant/quant_body.h"
-#undef VB_NAME
-#undef VB_W
-#undef VB_TARGET
-#undef VB_AVX2
-
-#if defined(__x86_64__)
-#define VB_NAME(x) q2_##x
-#define VB_W 8
-#define VB_TARGET __attribute__((target("avx2,f16c")))
-#define VB_AVX2 1
-#include "quant/quant_body.h"
-#endif
+#define VB_BODY "quant/quant_body.h"
+#define VB_PORTABLE_NAME(x) qp_##x
+#define VB_AVX2_NAME(x) q2_##x
+#include "fmt/vec_paths.h"
 
 static const quant_kernels kernels[FMT_SIMD_COUNT] = {
 	[FMT_SIMD_PORTABLE] = { 4, qp_amax, qp_mx_rne, qp_mx_sr, qp_nv_rne16, qp_nv_sr16, qp_decode, qp_nv_rne_elems },

@@ -29,7 +29,7 @@ build_standalone() (
 			-DMIXPREC_CUBLAS_SONAME="\"${cublas_soname:-libcublas.so}\"" -c "$src/src/$f.cu" -o "$o" \
 			> "$o.log" 2>&1 || touch "$o.failed") &
 	done
-	for f in util/status fmt/format fmt/round fmt/decode fmt/bulk fmt/bulk_small fmt/bulk_simd fmt/bulk_avx512 drift/drift \
+	for f in util/status fmt/format fmt/round fmt/decode fmt/bulk fmt/bulk_simd fmt/bulk_avx512 drift/drift \
 	         gpu/gpu_bench; do
 		echo "CC $f.c"
 		"$CC" $cflags -c "$src/src/$f.c" -o "$b/$(echo "$f" | tr / _).o" || { wait; return 2; }
