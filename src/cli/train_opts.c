@@ -407,7 +407,8 @@ bool train_opts_policies(const char *cmd, const train_setup *su, train_policy *o
 int train_opts_load_data(const char *cmd, const train_setup *su, corpus *c)
 {
 	char err[512];
-	const char *path = su->data ? su->data : corpus_default_path();
+	char corpus_path[4096];
+	const char *path = su->data ? su->data : corpus_default_path(corpus_path, sizeof corpus_path);
 	mp_status st = corpus_load(c, path, su->cfg.t, err, sizeof err);
 	if (st != MP_OK) {
 		char hint[8400];

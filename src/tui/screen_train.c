@@ -280,8 +280,9 @@ static void start(tui_screen *s)
 			return;
 		}
 	}
+	char corpus_path[4096];
 	snprintf(t->data_path, sizeof t->data_path, "%s",
-	         t->have_args && t->args.data[0] ? t->args.data : corpus_default_path());
+	         t->have_args && t->args.data[0] ? t->args.data : corpus_default_path(corpus_path, sizeof corpus_path));
 	free_run(t);
 	t->steps = (size_t)steps;
 	t->cfg = shape_config(t, t->tiny);
