@@ -502,14 +502,15 @@ int cmd_quantize(int argc, char **argv)
 		}
 	}
 	quant_result r;
-	mp_status st = rc == CLI_ENV ? MP_OK : quant_run(&o, v.x, v.n, &r);
+	char err[256];
+	mp_status st = rc == CLI_ENV ? MP_OK : quant_run(&o, v.x, v.n, &r, err, sizeof err);
 	if (rc == CLI_ENV) {
 		cli_error("quantize", "out of memory or unreadable input");
 	} else if (st != MP_OK) {
 		if (st == MP_EINVAL && v.n > 0 && r.bad < v.n)
-			cli_error("quantize", "%s'%s': %s", v.where[r.bad], v.text[r.bad], r.why);
+			cli_error("quantize", "%s'%s': %s", v.where[r.bad], v.text[r.bad], err);
 		else
-			cli_error("quantize", "%s", r.why ? r.why : mp_status_message(st));
+			cli_error("quantize", "%s", err);
 		rc = st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
 	} else if (csv) {
 		print_csv(&r, &v);
