@@ -219,8 +219,8 @@ static int parse_device(const char *text, drift_params *p)
 	if (!strcmp(text, "cpu")) {
 		p->device = DRIFT_DEVICE_CPU;
 	} else if (!strcmp(text, "cuda")) {
-		const char *why;
-		if (!gpu_ready(&why, NULL)) {
+		char why[384];
+		if (gpu_ready(NULL, why, sizeof why) != MP_OK) {
 			cli_error("drift", "--device cuda: %s", why);
 			return CLI_ENV;
 		}

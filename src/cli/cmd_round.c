@@ -276,7 +276,7 @@ static int round_device(round_job *job, const char *device)
 		return CLI_USAGE;
 	}
 	if (!strcmp(device, "cuda")) {
-		const char *why;
+		char why[384];
 		if (job->ctl.mode != FMT_RNE && job->ctl.mode != FMT_SR) {
 			cli_error("round", "--device cuda: the GPU kernels round with rne or sr, not %s",
 			          fmt_mode_name(job->ctl.mode));
@@ -288,7 +288,7 @@ static int round_device(round_job *job, const char *device)
 				          fmt_get(job->fmts[i])->name, fmt_kernel_names());
 				return CLI_USAGE;
 			}
-		if (!gpu_ready(&why, NULL)) {
+		if (gpu_ready(NULL, why, sizeof why) != MP_OK) {
 			cli_error("round", "--device cuda: %s", why);
 			return CLI_ENV;
 		}

@@ -202,8 +202,8 @@ int train_opts_common(const char *cmd, train_setup *su, int c)
 			return 1;
 		}
 		if (!strcmp(optarg, "cuda")) {
-			const char *why;
-			if (!gpu_ready(&why, NULL)) {
+			char why[384];
+			if (gpu_ready(NULL, why, sizeof why) != MP_OK) {
 				cli_error(cmd, "--device cuda: %s", why);
 				return -3;
 			}

@@ -684,8 +684,8 @@ static int train_handle(tui_screen *s, int action, int key)
 	case TR_PANELS: t->panels = !t->panels; return TUI_HANDLED;
 	case TR_FP8: t->show_fp8 = !t->show_fp8; return TUI_HANDLED;
 	case TR_DEVICE: {
-		const char *why;
-		if (!t->gpu && !gpu_ready(&why, NULL)) {
+		char why[384];
+		if (!t->gpu && gpu_ready(NULL, why, sizeof why) != MP_OK) {
 			tui_message(s->app, true, "no GPU to train on: %s", why);
 			return TUI_HANDLED;
 		}

@@ -120,9 +120,9 @@ static int bench_gpt2(const gpu_info *info, unsigned reps)
 
 int main(int argc, char **argv)
 {
-	const char *why;
+	char why[384];
 	gpu_info info;
-	if (!gpu_ready(&why, &info)) {
+	if (gpu_ready(&info, why, sizeof why) != MP_OK) {
 		printf("1..0 # SKIP no usable GPU: %s\n", why);
 		return 77;
 	}
