@@ -17,6 +17,8 @@
 #define MAXV 8192
 
 static fmt_num xs[MAXV];
+/* run's message after a failure */
+static char qf_err[256];
 
 /* Parses texts into xs and quantizes them; the status. */
 static mp_status run(quant_id fmt, quant_rule rule, fmt_mode mode, size_t block, const char *const *texts, size_t n,
@@ -27,7 +29,7 @@ static mp_status run(quant_id fmt, quant_rule rule, fmt_mode mode, size_t block,
 		ck_assert_msg(fmt_parse_number(&xs[i], texts[i], NULL, 0) == MP_OK, "%s", texts[i]);
 	}
 	quant_opts o = { .fmt = fmt, .rule = rule, .mode = mode, .block = block, .seed = QF_SEED };
-	mp_status st = quant_run(&o, xs, n, r);
+	mp_status st = quant_run(&o, xs, n, r, qf_err, sizeof qf_err);
 	for (size_t i = 0; i < n; i++)
 		fmt_num_clear(&xs[i]);
 	return st;

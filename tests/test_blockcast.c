@@ -397,7 +397,9 @@ static double train_tiny(const char *name, const char *key, const char *value, b
 {
 	corpus data;
 	char err[512];
-	ck_assert_msg(corpus_load(&data, corpus_default_path(), 16, err, sizeof err) == MP_OK, "%s", err);
+	char corpus_path[4096];
+	corpus_default_path(corpus_path, sizeof corpus_path);
+	ck_assert_msg(corpus_load(&data, corpus_path, 16, err, sizeof err) == MP_OK, "%s", err);
 	train_config cfg = train_config_default();
 	cfg.model = (gpt_config){ .V = 128, .T = 32, .C = 32, .L = 2, .NH = 2 };
 	cfg.B = 4;

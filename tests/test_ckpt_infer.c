@@ -25,7 +25,9 @@ START_TEST(eval_matches_training)
 {
 	char err[512];
 	corpus data;
-	ck_assert_msg(corpus_load(&data, corpus_default_path(), 16, err, sizeof err) == MP_OK, "%s", err);
+	char corpus_path[4096];
+	corpus_default_path(corpus_path, sizeof corpus_path);
+	ck_assert_msg(corpus_load(&data, corpus_path, 16, err, sizeof err) == MP_OK, "%s", err);
 	train_config cfg = train_config_default();
 	cfg.model = cfg_small;
 	cfg.B = 6;
@@ -92,7 +94,9 @@ START_TEST(device_backend_init_and_save)
 {
 	char err[512];
 	corpus data;
-	ck_assert_msg(corpus_load(&data, corpus_default_path(), 16, err, sizeof err) == MP_OK, "%s", err);
+	char corpus_path[4096];
+	corpus_default_path(corpus_path, sizeof corpus_path);
+	ck_assert_msg(corpus_load(&data, corpus_path, 16, err, sizeof err) == MP_OK, "%s", err);
 	train_config cfg = train_config_default();
 	cfg.model = cfg_small;
 	cfg.B = 4;

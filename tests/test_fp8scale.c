@@ -284,7 +284,9 @@ START_TEST(in_training)
 {
 	corpus data;
 	char err[512];
-	ck_assert_msg(corpus_load(&data, corpus_default_path(), 16, err, sizeof err) == MP_OK, "%s", err);
+	char corpus_path[4096];
+	corpus_default_path(corpus_path, sizeof corpus_path);
+	ck_assert_msg(corpus_load(&data, corpus_path, 16, err, sizeof err) == MP_OK, "%s", err);
 	train_config cfg = train_config_default();
 	cfg.model.L = 2;
 	cfg.model.C = 32;

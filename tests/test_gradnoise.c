@@ -214,7 +214,9 @@ START_TEST(bf16_from)
 {
 	corpus data;
 	char err[512];
-	ck_assert_msg(corpus_load(&data, corpus_default_path(), 16, err, sizeof err) == MP_OK, "%s", err);
+	char corpus_path[4096];
+	corpus_default_path(corpus_path, sizeof corpus_path);
+	ck_assert_msg(corpus_load(&data, corpus_path, 16, err, sizeof err) == MP_OK, "%s", err);
 	enum { S = 4 };
 	train_stats ref[S], a[S], b[S], nv[S], sw[S];
 	run("bf16-mixed", &data, S, ref);

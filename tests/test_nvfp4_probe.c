@@ -326,7 +326,9 @@ START_TEST(run_douts)
 {
 	corpus data;
 	char err[512];
-	ck_assert_msg(corpus_load(&data, corpus_default_path(), 32, err, sizeof err) == MP_OK, "%s", err);
+	char corpus_path[4096];
+	corpus_default_path(corpus_path, sizeof corpus_path);
+	ck_assert_msg(corpus_load(&data, corpus_path, 32, err, sizeof err) == MP_OK, "%s", err);
 	double loss, loss0;
 	trainer *t = run("fp32", true, &data, 2, &loss);
 	trainer_free(run("fp32", false, &data, 2, &loss0));
@@ -372,7 +374,9 @@ START_TEST(run_probe)
 {
 	corpus data;
 	char err[512];
-	ck_assert_msg(corpus_load(&data, corpus_default_path(), 32, err, sizeof err) == MP_OK, "%s", err);
+	char corpus_path[4096];
+	corpus_default_path(corpus_path, sizeof corpus_path);
+	ck_assert_msg(corpus_load(&data, corpus_path, 32, err, sizeof err) == MP_OK, "%s", err);
 	double loss;
 	/* nvfp4 leaves the last of the 2 blocks in bf16: block 0's 4 Linears,
 	 * their gradients in each half; fp32 casts none: all 8 */

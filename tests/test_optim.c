@@ -69,7 +69,9 @@ static corpus data;
 static void load_corpus(void)
 {
 	char err[512];
-	ck_assert_msg(corpus_load(&data, corpus_default_path(), 16, err, sizeof err) == MP_OK, "%s", err);
+	char corpus_path[4096];
+	corpus_default_path(corpus_path, sizeof corpus_path);
+	ck_assert_msg(corpus_load(&data, corpus_path, 16, err, sizeof err) == MP_OK, "%s", err);
 }
 
 /* Small enough for a step in milliseconds: V=128, T=16, C=32, L=1, B=4. */

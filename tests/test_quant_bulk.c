@@ -79,7 +79,7 @@ static void compare_on(const float *dv, const fmt_num *xv, quant_id fmt, quant_r
 {
 	quant_opts o = { .fmt = fmt, .rule = rule, .mode = mode, .seed = 99, .block = block };
 	quant_result r;
-	ck_assert(quant_run(&o, xv, n, &r) == MP_OK);
+	ck_assert(quant_run(&o, xv, n, &r, NULL, 0) == MP_OK);
 	const quant_info *q = quant_get(fmt);
 	float s_t = 0;
 	if (q->nvfp4) {
@@ -380,7 +380,7 @@ START_TEST(bulk_vanishing_product_sr)
 				quant_result r;
 				for (size_t i = 0; i < 64; i++)
 					fmt_num_set_double(&xs[i], v[i]);
-				ck_assert(quant_run(&o, xs, 64, &r) == MP_OK);
+				ck_assert(quant_run(&o, xs, 64, &r, NULL, 0) == MP_OK);
 				ck_assert_msg(r.elems[AT].bits == want, "exact: 0x%02x, want 0x%02x", r.elems[AT].bits, want);
 				quant_result_free(&r);
 				for (int p = 0; p < FMT_SIMD_COUNT; p++) {

@@ -232,7 +232,7 @@ START_TEST(nvfp4_tensor_scale_overflow)
 	static const char *const v[] = { "1", "-1e42", "2" };
 	quant_result r;
 	ck_assert(run(QUANT_NVFP4, QUANT_RULE_OCP, FMT_RNE, 0, v, 3, &r) == MP_EINVAL);
-	ck_assert(r.bad == 1 && strstr(r.why, "tensor scale"));
+	ck_assert(r.bad == 1 && strstr(qf_err, "tensor scale"));
 	quant_result_free(&r);
 }
 END_TEST

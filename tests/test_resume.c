@@ -21,7 +21,9 @@ static corpus data;
 static void load_corpus(void)
 {
 	char err[512];
-	ck_assert_msg(corpus_load(&data, corpus_default_path(), 16, err, sizeof err) == MP_OK, "%s", err);
+	char corpus_path[4096];
+	corpus_default_path(corpus_path, sizeof corpus_path);
+	ck_assert_msg(corpus_load(&data, corpus_path, 16, err, sizeof err) == MP_OK, "%s", err);
 }
 
 /* A shape that takes milliseconds a step: 2 layers, 32 channels,

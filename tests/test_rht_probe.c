@@ -329,9 +329,9 @@ START_TEST(mx_against_reference)
 	ck_assert_int_eq(rht_probe_run(&a8, x, out, &c, &p8), MP_OK);
 	ck_assert(a8.error < a4.error / 2);
 	/* n must hold whole blocks: 256 values are not blocks of 48 */
-	const char *why;
+	char why[256];
 	rht_probe_cast p48 = { .fmt = QUANT_MXFP4, .block = 48 };
-	ck_assert_int_eq(rht_probe_cast_check(&p48, &c, &why), MP_EINVAL);
+	ck_assert_int_eq(rht_probe_cast_check(&p48, &c, why, sizeof why), MP_EINVAL);
 	ck_assert(strstr(why, "multiple of the block"));
 	ck_assert_int_eq(rht_probe_run(&a4, x, out, &c, &p48), MP_EINVAL);
 }
@@ -472,27 +472,27 @@ END_TEST
 
 START_TEST(bad_configs)
 {
-	const char *why;
+	char why[256];
 	rht_probe_cfg ok = cfg_small(), c;
-	ck_assert_int_eq(rht_probe_cfg_check(&ok, &why), MP_OK);
+	ck_assert_int_eq(rht_probe_cfg_check(&ok, why, sizeof why), MP_OK);
 	c = ok;
 	c.n = 250;
-	ck_assert_int_eq(rht_probe_cfg_check(&c, &why), MP_EINVAL);
+	ck_assert_int_eq(rht_probe_cfg_check(&c, why, sizeof why), MP_EINVAL);
 	ck_assert(strstr(why, "multiple of 16"));
 	c = ok;
 	c.outliers = 17;   /* 16 blocks */
 	c.n = 256;
-	ck_assert_int_eq(rht_probe_cfg_check(&c, &why), MP_EINVAL);
+	ck_assert_int_eq(rht_probe_cfg_check(&c, why, sizeof why), MP_EINVAL);
 	ck_assert(strstr(why, "outliers"));
 	c.place = PROBE_PLACE_TENSOR;
-	ck_assert_int_eq(rht_probe_cfg_check(&c, &why), MP_OK);
+	ck_assert_int_eq(rht_probe_cfg_check(&c, why, sizeof why), MP_OK);
 	c = ok;
 	c.outlier_value = INFINITY;
-	ck_assert_int_eq(rht_probe_cfg_check(&c, &why), MP_EINVAL);
+	ck_assert_int_eq(rht_probe_cfg_check(&c, why, sizeof why), MP_EINVAL);
 	ck_assert(strstr(why, "outlier value"));
 	c = ok;
 	c.draws = 2;
-	ck_assert_int_eq(rht_probe_cfg_check(&c, &why), MP_EINVAL);
+	ck_assert_int_eq(rht_probe_cfg_check(&c, why, sizeof why), MP_EINVAL);
 	ck_assert(strstr(why, "draws"));
 	rht_probe_arm a;
 	float x[256] = { 0 };

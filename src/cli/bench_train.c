@@ -38,11 +38,12 @@ int bench_train(const int *threads, int nthreads, unsigned reps, bool csv, const
 	cfg.eval_every = 0;
 	corpus data;
 	char err[512];
-	mp_status st = corpus_load(&data, corpus_default_path(), cfg.t, err, sizeof err);
+	char corpus_path[4096];
+	mp_status st = corpus_load(&data, corpus_default_path(corpus_path, sizeof corpus_path), cfg.t, err, sizeof err);
 	if (st != MP_OK) {
 		char hint[8400];
 		cli_error("bench", "train: %s", err);
-		cli_error("bench", "%s", file_data_hint(hint, sizeof hint, "MIXPREC_DATADIR", corpus_default_path()));
+		cli_error("bench", "%s", file_data_hint(hint, sizeof hint, "MIXPREC_DATADIR", corpus_path));
 		return CLI_ENV;
 	}
 	size_t steps = 4 * (size_t)reps;
@@ -168,10 +169,11 @@ int bench_train_cuda(const gpu_info *info, unsigned reps, bool csv)
 	char err[512];
 	size_t ctx = train_bench_cuda_context() > gpu_train_bench_gpt2_context() ? train_bench_cuda_context()
 	                                                                          : gpu_train_bench_gpt2_context();
-	if (corpus_load(&data, corpus_default_path(), ctx, err, sizeof err) != MP_OK) {
+	char corpus_path[4096];
+	if (corpus_load(&data, corpus_default_path(corpus_path, sizeof corpus_path), ctx, err, sizeof err) != MP_OK) {
 		char hint[8400];
 		cli_error("bench", "train: %s", err);
-		cli_error("bench", "%s", file_data_hint(hint, sizeof hint, "MIXPREC_DATADIR", corpus_default_path()));
+		cli_error("bench", "%s", file_data_hint(hint, sizeof hint, "MIXPREC_DATADIR", corpus_path));
 		return CLI_ENV;
 	}
 	train_cuda_out o = { .csv = csv };

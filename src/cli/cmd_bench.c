@@ -206,9 +206,9 @@ static void cuda_row(void *ctx, const gpu_bench_row *r)
 
 static int bench_cuda(const char *what, size_t mib, unsigned reps, bool csv)
 {
-	const char *why;
+	char why[384];
 	gpu_info info;
-	if (!gpu_ready(&why, &info)) {
+	if (gpu_ready(&info, why, sizeof why) != MP_OK) {
 		cli_error("bench", "--device cuda: %s", why);
 		return CLI_ENV;
 	}

@@ -63,7 +63,8 @@ static int load_text(const char *path, unsigned char **text, size_t *n)
 	char err[4200];
 	char *buf;
 	size_t len;
-	const char *p = path ? path : corpus_default_path();
+	char corpus_path[4096];
+	const char *p = path ? path : corpus_default_path(corpus_path, sizeof corpus_path);
 	mp_status st = file_read_all(p, CORPUS_MAX_BYTES, &buf, &len, err, sizeof err);
 	if (st != MP_OK) {
 		char hint[8400];

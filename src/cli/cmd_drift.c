@@ -208,10 +208,8 @@ typedef struct {
 	const char *csv_path, *sweep;
 	double xs[64], xstarts[64][DRIFT_VARIANT_COUNT];   /* --sweep's starting values */
 	size_t nx;
+	bool help;   /* --help was printed: nothing more to do */
 } drift_opts;
-
-/* parse_drift_opts' result when the command should go on */
-#define DRIFT_PROCEED (-1)
 
 /* --device D: CLI_OK, or the exit status (reported). */
 static int parse_device(const char *text, drift_params *p)
@@ -219,8 +217,8 @@ static int parse_device(const char *text, drift_params *p)
 	if (!strcmp(text, "cpu")) {
 		p->device = DRIFT_DEVICE_CPU;
 	} else if (!strcmp(text, "cuda")) {
-		const char *why;
-		if (!gpu_ready(&why, NULL)) {
+		char why[384];
+		if (gpu_ready(NULL, why, sizeof why) != MP_OK) {
 			cli_error("drift", "--device cuda: %s", why);
 			return CLI_ENV;
 		}
@@ -232,8 +230,8 @@ static int parse_device(const char *text, drift_params *p)
 	return CLI_OK;
 }
 
-/* One option (getopt's c, its value in optarg) into o: DRIFT_PROCEED, or the
- * exit status (reported; CLI_OK after --help). */
+/* One option (getopt's c, its value in optarg) into o: the exit status,
+ * CLI_OK to go on or after --help (o->help); a failure is reported. */
 static int parse_option(drift_opts *o, int c, const char *value, char **argv)
 {
 	drift_params *p = &o->p;
@@ -277,16 +275,19 @@ static int parse_option(drift_opts *o, int c, const char *value, char **argv)
 			return rc;
 		break;
 	}
-	case 'h': drift_help(); return cli_flush_stdout("drift") ? CLI_OK : CLI_ENV;
+	case 'h':
+		drift_help();
+		o->help = true;
+		return cli_flush_stdout("drift") ? CLI_OK : CLI_ENV;
 	case ':':
 	default:
 		return cli_option_error("drift", c, argv);
 	}
-	return DRIFT_PROCEED;
+	return CLI_OK;
 }
 
-/* --sweep x0=V,V,... into o->xs and o->xstarts: DRIFT_PROCEED, or the exit
- * status (reported). */
+/* --sweep x0=V,V,... into o->xs and o->xstarts: CLI_OK, or the exit status
+ * (reported). */
 static int parse_sweep(drift_opts *o)
 {
 	const char *sweep = o->sweep;
@@ -320,11 +321,11 @@ static int parse_sweep(drift_opts *o)
 		cli_error("drift", "--sweep: no values after x0=");
 		return CLI_USAGE;
 	}
-	return DRIFT_PROCEED;
+	return CLI_OK;
 }
 
-/* The command line into o: DRIFT_PROCEED, or the exit status (reported;
- * CLI_OK after --help). */
+/* The command line into o: the exit status, CLI_OK to go on or after
+ * --help (o->help); a failure is reported. */
 static int parse_drift_opts(int argc, char **argv, drift_opts *o)
 {
 	static const struct option opts[] = {
@@ -344,15 +345,16 @@ static int parse_drift_opts(int argc, char **argv, drift_opts *o)
 	o->p = drift_defaults();
 	o->csv_path = o->sweep = NULL;
 	o->nx = 0;
+	o->help = false;
 	cli_args args = { 0 };
 	char *value;
 	int c;
 	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
 		int rc = parse_option(o, c, value, argv);
-		if (rc != DRIFT_PROCEED)
+		if (rc != CLI_OK || o->help)
 			return rc;
 	}
-	return o->sweep ? parse_sweep(o) : DRIFT_PROCEED;
+	return o->sweep ? parse_sweep(o) : CLI_OK;
 }
 
 /* One sweep row per variant: x0,variant,start,drift,retained,unchanged_frac. */
@@ -445,7 +447,7 @@ int cmd_drift(int argc, char **argv)
 			return cmd_drift_ema(argc, argv);
 	drift_opts o;
 	int rc = parse_drift_opts(argc, argv, &o);
-	if (rc != DRIFT_PROCEED)
+	if (rc != CLI_OK || o.help)
 		return rc;
 
 	FILE *fp = NULL;

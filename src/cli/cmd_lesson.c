@@ -14,6 +14,7 @@
 
 static void lesson_help(void)
 {
+	char lesson_folder[4096];
 	printf("Usage: mixprec lesson list\n"
 	       "       mixprec lesson show NAME [--width N]\n"
 	       "       mixprec lesson commands NAME\n"
@@ -44,15 +45,17 @@ static void lesson_help(void)
 	       "  -h, --help  this text\n\n"
 	       "Lessons are Markdown files in (MIXPREC_LESSONDIR points elsewhere):\n"
 	       "  %s\n",
-	       lesson_dir());
+	       lesson_dir(lesson_folder, sizeof lesson_folder));
 }
 
 /* The lesson folder cannot be read: which places were tried, and the fix. */
 static int lesson_folder_missing(void)
 {
 	char hint[8400];
-	cli_error("lesson", "cannot read the lesson folder %s: %s", lesson_dir(),
-	          file_data_hint(hint, sizeof hint, "MIXPREC_LESSONDIR", lesson_dir()));
+	char lesson_folder[4096];
+	const char *dir = lesson_dir(lesson_folder, sizeof lesson_folder);
+	cli_error("lesson", "cannot read the lesson folder %s: %s", dir,
+	          file_data_hint(hint, sizeof hint, "MIXPREC_LESSONDIR", dir));
 	return CLI_ENV;
 }
 
@@ -64,8 +67,10 @@ static int load_named(const char *name, lesson_doc *doc)
 		return CLI_USAGE;
 	}
 	char path[4096], err[4200];
-	snprintf(path, sizeof path, "%s/%s.md", lesson_dir(), name);
-	if (access(lesson_dir(), F_OK) != 0)
+	char lesson_folder[4096];
+	const char *dir = lesson_dir(lesson_folder, sizeof lesson_folder);
+	snprintf(path, sizeof path, "%s/%s.md", dir, name);
+	if (access(dir, F_OK) != 0)
 		return lesson_folder_missing();
 	if (access(path, F_OK) != 0) {
 		cli_error("lesson", "no lesson '%s' (see 'mixprec lesson list')", name);
@@ -106,9 +111,11 @@ static int check_one(const char *name, const check_setup *cs, lesson_runs *runs,
                      size_t *failed)
 {
 	lesson_doc doc;
+	char lesson_folder[4096];
+	const char *dir = lesson_dir(lesson_folder, sizeof lesson_folder);
 	if (record) {   /* a lesson that does not load is reported by the checking pass */
 		char path[4200], err[4200];
-		snprintf(path, sizeof path, "%s/%s.md", lesson_dir(), name);
+		snprintf(path, sizeof path, "%s/%s.md", dir, name);
 		if (lesson_load(&doc, path, err, sizeof err) != MP_OK)
 			return CLI_OK;
 	} else {
@@ -117,7 +124,7 @@ static int check_one(const char *name, const check_setup *cs, lesson_runs *runs,
 			return rc;
 	}
 	char file[4200];
-	snprintf(file, sizeof file, "%s/%s.md", lesson_dir(), name);
+	snprintf(file, sizeof file, "%s/%s.md", dir, name);
 	lesson_check_report rep;
 	mp_status st = lesson_check(&doc, &cs->opts, record ? lesson_runs_record : lesson_runs_lookup, runs, &rep);
 	if (record) {
@@ -163,7 +170,8 @@ static int check_names(const char *name, char ***names, size_t *n)
 		*n = 1;
 		return CLI_OK;
 	}
-	if (lesson_list(lesson_dir(), names, n) != MP_OK)
+	char lesson_folder[4096];
+	if (lesson_list(lesson_dir(lesson_folder, sizeof lesson_folder), names, n) != MP_OK)
 		return lesson_folder_missing();
 	return CLI_OK;
 }
@@ -263,7 +271,8 @@ static int list_lessons(void)
 {
 	char **names;
 	size_t n;
-	if (lesson_list(lesson_dir(), &names, &n) != MP_OK)
+	char lesson_folder[4096];
+	if (lesson_list(lesson_dir(lesson_folder, sizeof lesson_folder), &names, &n) != MP_OK)
 		return lesson_folder_missing();
 	int rc = CLI_OK;
 	for (size_t i = 0; i < n; i++) {

@@ -369,13 +369,10 @@ static int rotate(value_list *v)
 	return CLI_OK;
 }
 
-/* quantize_parse's result when the command should go on */
-#define QUANTIZE_PROCEED (-1)
-
-/* The command line into o and args: QUANTIZE_PROCEED, or the exit status
- * (reported; CLI_OK after --help). */
-static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool *rht, char **args, size_t *nargs,
-                          quantize_random_args *ra)
+/* The command line into o and args: the exit status, CLI_OK to go on or
+ * after --help (*help); a failure is reported. */
+static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool *rht, bool *help, char **args,
+                          size_t *nargs, quantize_random_args *ra)
 {
 	static const struct option opts[] = {
 		{ "to", required_argument, NULL, 't' },
@@ -435,6 +432,7 @@ static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool 
 		case 'R': *rht = true; break;
 		case 'h':
 			quantize_help();
+			*help = true;
 			return cli_flush_stdout("quantize") ? CLI_OK : CLI_ENV;
 		case ':':
 		default:
@@ -451,7 +449,7 @@ static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool 
 	ra->to = to;
 	ra->rule = rule;
 	if (to && ra->random)
-		return QUANTIZE_PROCEED;   /* quantize_random reads the list of formats */
+		return CLI_OK;   /* quantize_random reads the list of formats */
 	const quant_info *q = to ? quant_find(to) : NULL;
 	if (!q) {
 		if (to && strchr(to, ','))
@@ -467,7 +465,7 @@ static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool 
 		cli_error("quantize", "--scale-rule: nvfp4 has one rule (its scales are rounded to nearest)");
 		return CLI_USAGE;
 	}
-	return QUANTIZE_PROCEED;
+	return CLI_OK;
 }
 
 int cmd_quantize(int argc, char **argv)
@@ -480,12 +478,12 @@ int cmd_quantize(int argc, char **argv)
 		cli_error("quantize", "out of memory");
 		return CLI_ENV;
 	}
-	bool rht = false;
+	bool rht = false, help = false;
 	quantize_random_args ra = { 0 };
-	int rc = quantize_parse(argc, argv, &o, &csv, &rht, args, &nargs, &ra);
-	if (rc == QUANTIZE_PROCEED && ra.random)
+	int rc = quantize_parse(argc, argv, &o, &csv, &rht, &help, args, &nargs, &ra);
+	if (rc == CLI_OK && !help && ra.random)
 		rc = quantize_random(&ra, &o, rht, csv);
-	if (rc != QUANTIZE_PROCEED) {
+	if (rc != CLI_OK || help || ra.random) {
 		free(args);
 		return rc;
 	}
@@ -500,14 +498,15 @@ int cmd_quantize(int argc, char **argv)
 		}
 	}
 	quant_result r;
-	mp_status st = rc == CLI_ENV ? MP_OK : quant_run(&o, v.x, v.n, &r);
+	char err[256];
+	mp_status st = rc == CLI_ENV ? MP_OK : quant_run(&o, v.x, v.n, &r, err, sizeof err);
 	if (rc == CLI_ENV) {
 		cli_error("quantize", "out of memory or unreadable input");
 	} else if (st != MP_OK) {
 		if (st == MP_EINVAL && v.n > 0 && r.bad < v.n)
-			cli_error("quantize", "%s'%s': %s", v.where[r.bad], v.text[r.bad], r.why);
+			cli_error("quantize", "%s'%s': %s", v.where[r.bad], v.text[r.bad], err);
 		else
-			cli_error("quantize", "%s", r.why ? r.why : mp_status_message(st));
+			cli_error("quantize", "%s", err);
 		rc = st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
 	} else if (csv) {
 		print_csv(&r, &v);

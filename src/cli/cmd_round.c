@@ -52,6 +52,12 @@ static void round_help(void)
 
 /* The longest stdin line read (a number is at most FMT_PARSE_MAX_LEN). */
 #define ROUND_LINE_MAX 8192
+/* Values rounded together: with --device cuda one kernel launch per format
+ * for the whole batch. Standard input is read a batch at a time, so memory
+ * stays bounded on an endless stream; a terminal is answered line by line. */
+#define ROUND_BATCH 4096
+/* The bytes of standard input's lines a batch holds. */
+#define ROUND_ARENA (64 * (ROUND_LINE_MAX + 2))
 
 typedef struct {
 	fmt_id fmts[FMT_COUNT * 4];
@@ -59,28 +65,55 @@ typedef struct {
 	fmt_round_ctl ctl;
 	unsigned long long seed;
 	bool csv;
+	bool help;   /* --help was printed: nothing more to do */
 	csvw w;
 	size_t widths[7];
 	bool cuda;
 } round_job;
 
-/* The bits of x in f from the GPU kernel; x must be an fp32 value (checked
- * by the caller). */
-static bool round_on_gpu(round_job *job, const fmt_info *f, const fmt_num *x, unsigned long long index,
-                         uint32_t *bits)
+/* One value of a batch. err holds its report when it cannot be rounded at
+ * all (a bad VALUE, a NUL byte, for cuda not an fp32 value). */
+typedef struct {
+	const char *text;
+	char where[32];
+	char err[320];
+	bool parsed;   /* x holds a value to clear */
+	fmt_num x;
+} round_item;
+
+/* A batch of values; item k drives SR with element index0 + k of the stream. */
+typedef struct {
+	round_item items[ROUND_BATCH];
+	char lines[ROUND_ARENA];   /* standard input's lines, one after the other */
+	size_t used;               /* bytes of lines in use */
+	size_t n;
+	unsigned long long index0;
+	/* --device cuda: the kernels' inputs, one launch's encoded elements, and
+	 * format i's bits of item k at bits[i][k] */
+	float in[ROUND_BATCH];
+	unsigned char raw[ROUND_BATCH * 4];
+	uint32_t bits[FMT_COUNT * 4][ROUND_BATCH];
+} round_batch;
+
+/* Every format's bits for the batch from the GPU: one launch per format
+ * (items that cannot be rounded go in as 0 and are never printed). False
+ * when the device failed (reported). */
+static bool round_batch_gpu(const round_job *job, round_batch *b)
 {
-	fmt_round_ctl exact = { .mode = FMT_RNE };
-	uint32_t b32 = fmt_round_num(fmt_get(FMT_FP32), &exact, x, NULL);
-	float v;
-	memcpy(&v, &b32, 4);
-	fmt_bulk_opts o = { .fmt = f->id, .mode = job->ctl.mode, .saturate = job->ctl.saturate, .seed = job->seed,
-	                    .index0 = index };
-	uint32_t out = 0;   /* the element in its low bytes (little-endian, as the GPU) */
-	if (gpu_round_host(&o, &out, &v, 1) != MP_OK) {
-		cli_error("round", "--device cuda: %s", gpu_last_error());
-		return false;
+	for (size_t i = 0; i < job->nfmts; i++) {
+		fmt_bulk_opts o = { .fmt = job->fmts[i], .mode = job->ctl.mode, .saturate = job->ctl.saturate,
+		                    .seed = job->seed, .index0 = b->index0 };
+		if (gpu_round_host(&o, b->raw, b->in, b->n) != MP_OK) {
+			cli_error("round", "--device cuda: %s", gpu_last_error());
+			return false;
+		}
+		size_t w = fmt_bulk_elem_size(o.fmt);
+		for (size_t k = 0; k < b->n; k++) {
+			uint32_t bits = 0;   /* the element in its low bytes (little-endian, as the GPU) */
+			memcpy(&bits, b->raw + k * w, w);
+			b->bits[i][k] = bits;
+		}
 	}
-	*bits = out;
 	return true;
 }
 
@@ -102,89 +135,140 @@ static void round_note(char *note, size_t n, const fmt_info *f, const fmt_round_
 		snprintf(note, n, v == 0 ? "underflow to zero" : "subnormal (underflow)");
 }
 
-/* Rounds one typed value into every format and prints it; index drives SR.
- * 1 when done, 0 when the value has no encoding in some format (reported,
- * naming it; the other formats are still printed), -1 when the GPU failed
- * (reported). */
-static int round_one(round_job *job, const char *text, const char *where, const fmt_num *x,
-                     unsigned long long index)
+/* Prints the row of one format's bits for item k of the batch (format i of
+ * the job). The CPU rounds exactly; under --device cuda the bits are the
+ * GPU's, and the table's note needs the exact rounding's flags, which also
+ * check the GPU's bits (the CSV has no note and rounds nothing here). False
+ * when the value has no encoding in the format or the bits disagree
+ * (reported; *env tells the second). */
+static bool round_row(round_job *job, const round_batch *b, size_t k, size_t i, bool *env)
 {
-	int rc = 1;
+	const round_item *it = &b->items[k];
+	const fmt_info *f = fmt_get(job->fmts[i]);
+	fmt_round_ctl ctl = job->ctl;
+	ctl.rbits = rng_bits(job->seed, b->index0 + k);
+	unsigned flags = 0;
+	uint32_t bits = 0;
+	if (!job->cuda || !job->csv)
+		bits = fmt_round_num(f, &ctl, &it->x, &flags);
+	if (flags & FMT_FLAG_INVALID) {
+		cli_error("round", "%s'%s' cannot be rounded to %s: %s %s", it->where, it->text, f->name, f->name,
+		          fmt_invalid_reason(f, it->x.kind == NUM_NAN, it->x.kind == NUM_FINITE && mpq_sgn(it->x.mag) == 0,
+		                             it->x.neg));
+		return false;
+	}
+	if (job->cuda) {
+		uint32_t g = b->bits[i][k];
+		if (!job->csv && g != bits) {
+			cli_error("round", "--device cuda: %s'%s' in %s: the GPU gave 0x%x, the exact rounding 0x%x",
+			          it->where, it->text, f->name, g, bits);
+			*env = true;
+			return false;
+		}
+		bits = g;
+	}
 	char value[1200], abs_s[64], rel_s[64], bits_s[32];
-	if (!job->csv)
-		printf("%s\n", text);
-	for (size_t i = 0; i < job->nfmts; i++) {
-		const fmt_info *f = fmt_get(job->fmts[i]);
-		fmt_round_ctl ctl = job->ctl;
-		ctl.rbits = rng_bits(job->seed, index);
-		unsigned flags;
-		uint32_t bits = fmt_round_num(f, &ctl, x, &flags);
-		if (flags & FMT_FLAG_INVALID) {
-			cli_error("round", "%s'%s' cannot be rounded to %s: %s %s", where, text, f->name, f->name,
-			          fmt_invalid_reason(f, x->kind == NUM_NAN, x->kind == NUM_FINITE && mpq_sgn(x->mag) == 0,
-			                             x->neg));
-			rc = 0;
-			continue;
-		}
-		if (job->cuda && !round_on_gpu(job, f, x, index, &bits))
-			return -1;
-		double v = fmt_to_double(f, bits);
-		snprintf(bits_s, sizeof bits_s, "0x%0*x", fmt_hex_digits(f), bits);
-		numtext_exact(value, sizeof value, v);
-		fmt_error_text(x, v, job->csv ? 10 : 4, abs_s, rel_s, sizeof abs_s);
-		if (job->csv) {
-			csvw_field(&job->w, text);
-			csvw_field(&job->w, f->name);
-			csvw_field(&job->w, fmt_mode_name(ctl.mode));
-			csvw_field(&job->w, bits_s);
-			csvw_field(&job->w, value);
-			csvw_field(&job->w, abs_s);
-			csvw_field(&job->w, rel_s);
-			csvw_end_row(&job->w);
-			continue;
-		}
-		char note[64];
-		round_note(note, sizeof note, f, &ctl, x, flags, v);
-		/* long exact expansions are shown to 17 digits; --csv has them in full */
-		if (numtext_sig_digits(value) > 40) {
-			char s[64];
-			snprintf(s, sizeof s, "%.17g", v);
-			snprintf(value, sizeof value, "%s...", s);
-		}
-		printf("  %-9s %-12s %-32s abs %-10s rel %-10s %s\n", f->name, bits_s, value, abs_s, rel_s, note);
+	double v = fmt_to_double(f, bits);
+	snprintf(bits_s, sizeof bits_s, "0x%0*x", fmt_hex_digits(f), bits);
+	numtext_exact(value, sizeof value, v);
+	fmt_error_text(&it->x, v, job->csv ? 10 : 4, abs_s, rel_s, sizeof abs_s);
+	if (job->csv) {
+		csvw_field(&job->w, it->text);
+		csvw_field(&job->w, f->name);
+		csvw_field(&job->w, fmt_mode_name(ctl.mode));
+		csvw_field(&job->w, bits_s);
+		csvw_field(&job->w, value);
+		csvw_field(&job->w, abs_s);
+		csvw_field(&job->w, rel_s);
+		csvw_end_row(&job->w);
+		return true;
 	}
-	return rc;
+	char note[64];
+	round_note(note, sizeof note, f, &ctl, &it->x, flags, v);
+	/* long exact expansions are shown to 17 digits; --csv has them in full */
+	if (numtext_sig_digits(value) > 40) {
+		char s[64];
+		snprintf(s, sizeof s, "%.17g", v);
+		snprintf(value, sizeof value, "%s...", s);
+	}
+	printf("  %-9s %-12s %-32s abs %-10s rel %-10s %s\n", f->name, bits_s, value, abs_s, rel_s, note);
+	return true;
 }
 
-/* Parses and rounds one value; reports a bad one. Returns 1 when done, 0
- * when the value is bad, -1 when the GPU failed. */
-static int round_text(round_job *job, const char *text, const char *where, unsigned long long index)
+/* Item k's text into its exact value, and for cuda into the kernels' fp32
+ * input; a value that cannot be rounded gets its report in err. */
+static void round_item_parse(const round_job *job, round_batch *b, size_t k)
 {
-	fmt_num x;
-	fmt_num_init(&x);
-	char err[256];
-	bool ok = fmt_parse_number(&x, text, err, sizeof err) == MP_OK;
-	if (!ok) {
-		cli_error("round", "%s%s", where, err);
-	} else if (job->cuda) {
-		fmt_round_ctl exact = { .mode = FMT_RNE };
-		unsigned flags;
-		fmt_round_num(fmt_get(FMT_FP32), &exact, &x, &flags);
-		if (flags & (FMT_FLAG_INEXACT | FMT_FLAG_OVERFLOW)) {
-			cli_error("round", "%s'%s' is not an fp32 value (--device cuda rounds fp32 arrays)", where, text);
-			ok = false;
-		}
+	round_item *it = &b->items[k];
+	char perr[256];
+	b->in[k] = 0.0f;
+	if (it->err[0])
+		return;
+	fmt_num_init(&it->x);
+	it->parsed = true;
+	char msg[sizeof it->err];   /* composed apart: err and where share the batch */
+	if (fmt_parse_number(&it->x, it->text, perr, sizeof perr) != MP_OK) {
+		snprintf(msg, sizeof msg, "%s%s", it->where, perr);
+		memcpy(it->err, msg, sizeof msg);
+		return;
 	}
-	int r = ok ? round_one(job, text, where, &x, index) : 0;
-	fmt_num_clear(&x);
-	return r;
+	if (!job->cuda)
+		return;
+	fmt_round_ctl exact = { .mode = FMT_RNE };
+	unsigned flags;
+	uint32_t b32 = fmt_round_num(fmt_get(FMT_FP32), &exact, &it->x, &flags);
+	if (flags & (FMT_FLAG_INEXACT | FMT_FLAG_OVERFLOW)) {
+		snprintf(msg, sizeof msg, "%s'%s' is not an fp32 value (--device cuda rounds fp32 arrays)", it->where,
+		         it->text);
+		memcpy(it->err, msg, sizeof msg);
+	} else
+		memcpy(&b->in[k], &b32, 4);
 }
 
-/* round_parse_opts' result when the command should go on */
-#define ROUND_PROCEED (-1)
+/* Rounds and prints the batch's values, in order, and empties the batch.
+ * The exit status so far: CLI_OK, CLI_USAGE when some value could not be
+ * rounded, CLI_ENV when the device failed (each reported). */
+static int round_batch_run(round_job *job, round_batch *b)
+{
+	int rc = CLI_OK;
+	for (size_t k = 0; k < b->n; k++)
+		round_item_parse(job, b, k);
+	bool env = job->cuda && !round_batch_gpu(job, b);
+	for (size_t k = 0; k < b->n && !env; k++) {
+		round_item *it = &b->items[k];
+		if (it->err[0]) {
+			cli_error("round", "%s", it->err);
+			rc = CLI_USAGE;
+			continue;
+		}
+		if (!job->csv)
+			printf("%s\n", it->text);
+		for (size_t i = 0; i < job->nfmts && !env; i++)
+			if (!round_row(job, b, k, i, &env))
+				rc = CLI_USAGE;
+	}
+	for (size_t k = 0; k < b->n; k++)
+		if (b->items[k].parsed)
+			fmt_num_clear(&b->items[k].x);
+	b->index0 += b->n;
+	b->n = 0;
+	b->used = 0;
+	return env ? CLI_ENV : rc;
+}
 
-/* --device D (with the mode already parsed) into job: ROUND_PROCEED, or the
- * exit status (reported). */
+/* Adds a value to the batch (text must outlive the batch); err, when not
+ * NULL, is its report instead. */
+static void round_batch_add(round_batch *b, const char *text, const char *where, const char *err)
+{
+	round_item *it = &b->items[b->n++];
+	*it = (round_item){ .text = text };
+	snprintf(it->where, sizeof it->where, "%s", where);
+	if (err)
+		snprintf(it->err, sizeof it->err, "%s%s", where, err);
+}
+
+/* --device D (with the mode already parsed) into job: CLI_OK, or the exit
+ * status (reported). */
 static int round_device(round_job *job, const char *device)
 {
 	if (strcmp(device, "cpu") && strcmp(device, "cuda")) {
@@ -192,7 +276,7 @@ static int round_device(round_job *job, const char *device)
 		return CLI_USAGE;
 	}
 	if (!strcmp(device, "cuda")) {
-		const char *why;
+		char why[384];
 		if (job->ctl.mode != FMT_RNE && job->ctl.mode != FMT_SR) {
 			cli_error("round", "--device cuda: the GPU kernels round with rne or sr, not %s",
 			          fmt_mode_name(job->ctl.mode));
@@ -204,17 +288,18 @@ static int round_device(round_job *job, const char *device)
 				          fmt_get(job->fmts[i])->name, fmt_kernel_names());
 				return CLI_USAGE;
 			}
-		if (!gpu_ready(&why, NULL)) {
+		if (gpu_ready(NULL, why, sizeof why) != MP_OK) {
 			cli_error("round", "--device cuda: %s", why);
 			return CLI_ENV;
 		}
 		job->cuda = true;
 	}
-	return ROUND_PROCEED;
+	return CLI_OK;
 }
 
-/* The command line into job and values (the VALUEs, *nvalues of them):
- * ROUND_PROCEED, or the exit status (reported; CLI_OK after --help). */
+/* The command line into job and values (the VALUEs, *nvalues of them): the
+ * exit status, CLI_OK when the command goes on or --help was printed
+ * (job->help); a failure is reported. */
 static int round_parse_opts(int argc, char **argv, round_job *job, char **values, size_t *nvalues)
 {
 	static const struct option opts[] = {
@@ -249,6 +334,7 @@ static int round_parse_opts(int argc, char **argv, round_job *job, char **values
 		case 'd': device = optarg; break;
 		case 'h':
 			round_help();
+			job->help = true;
 			return cli_flush_stdout("round") ? CLI_OK : CLI_ENV;
 		case ':':
 		default:
@@ -260,56 +346,60 @@ static int round_parse_opts(int argc, char **argv, round_job *job, char **values
 	return round_device(job, device);
 }
 
-/* Rounds the command line's VALUEs; the exit status. */
-static int round_values(round_job *job, char **values, size_t nvalues)
+/* The worse of two exit statuses (CLI_ENV over CLI_USAGE over CLI_OK). */
+static int round_worse(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+/* Rounds the command line's VALUEs, a batch at a time; the exit status. */
+static int round_values(round_job *job, round_batch *b, char **values, size_t nvalues)
 {
 	int rc = CLI_OK;
-	for (size_t i = 0; i < nvalues; i++) {
-		char where[64];
+	for (size_t i = 0; i < nvalues && rc != CLI_ENV; i++) {
+		char where[32];
 		snprintf(where, sizeof where, "value %zu: ", i + 1);
-		int r = round_text(job, values[i], where, i);
-		if (r < 0)
-			return CLI_ENV;
-		if (r == 0)
-			rc = CLI_USAGE;
+		round_batch_add(b, values[i], where, NULL);
+		if (b->n == ROUND_BATCH || i + 1 == nvalues)
+			rc = round_worse(rc, round_batch_run(job, b));
 	}
 	return rc;
 }
 
-/* Rounds each line of standard input; the exit status. */
-static int round_stdin(round_job *job)
+/* Rounds each line of standard input, a batch at a time (a line at a time
+ * from a terminal); the exit status. */
+static int round_stdin(round_job *job, round_batch *b)
 {
-	static char line[ROUND_LINE_MAX + 2];
-	size_t len;
+	size_t len, batch = isatty(0) ? 1 : ROUND_BATCH;
 	int got, rc = CLI_OK;
-	unsigned long long lineno = 0, index = 0;
-	while ((got = cli_read_line(stdin, line, sizeof line, &len)) >= 0) {
+	unsigned long long lineno = 0;
+	for (;;) {
+		if (b->n == batch || sizeof b->lines - b->used < ROUND_LINE_MAX + 2) {
+			rc = round_worse(rc, round_batch_run(job, b));
+			if (rc == CLI_ENV)
+				break;
+		}
+		char *line = b->lines + b->used;
+		if ((got = cli_read_line(stdin, line, ROUND_LINE_MAX + 2, &len)) < 0)
+			break;
 		lineno++;
-		char where[64];
+		char where[32];
 		snprintf(where, sizeof where, "line %llu: ", lineno);
 		if (got > 0) {
 			/* memory stays bounded, and /dev/zero does not run forever */
-			cli_error("round", "%slonger than %d bytes (is standard input a list of values?); stopped reading",
-			          where, ROUND_LINE_MAX);
-			rc = CLI_USAGE;
+			char err[128];
+			snprintf(err, sizeof err, "longer than %d bytes (is standard input a list of values?); stopped reading",
+			         ROUND_LINE_MAX);
+			round_batch_add(b, "", where, err);
 			break;
 		}
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = '\0';
-		if (strlen(line) != len) {
-			cli_error("round", "%scontains a NUL byte", where);
-			rc = CLI_USAGE;
-			index++;
-			continue;
-		}
-		int r = round_text(job, line, where, index++);
-		if (r < 0) {
-			rc = CLI_ENV;
-			break;
-		}
-		if (r == 0 && rc == CLI_OK)
-			rc = CLI_USAGE;
+		b->used += len + 1;
+		round_batch_add(b, line, where, strlen(line) != len ? "contains a NUL byte" : NULL);
 	}
+	if (rc != CLI_ENV)
+		rc = round_worse(rc, round_batch_run(job, b));
 	if (ferror(stdin)) {
 		cli_error("round", "reading standard input: %s", strerror(errno));
 		rc = CLI_ENV;
@@ -325,23 +415,25 @@ int cmd_round(int argc, char **argv)
 {
 	round_job job = { .ctl = { .mode = FMT_RNE } };
 	char **values = calloc((size_t)argc + 1, sizeof *values);
+	round_batch *b = calloc(1, sizeof *b);
 	size_t nvalues = 0;
-	if (!values) {
+	if (!values || !b) {
+		free(values);
+		free(b);
 		cli_error("round", "out of memory");
 		return CLI_ENV;
 	}
 	int rc = round_parse_opts(argc, argv, &job, values, &nvalues);
-	if (rc != ROUND_PROCEED) {
-		free(values);
-		return rc;
+	if (rc == CLI_OK && !job.help) {
+		if (job.csv) {
+			csvw_init(&job.w, stdout);
+			csvw_header(&job.w, "input,format,mode,bits,value,abs_error,rel_error");
+		}
+		rc = nvalues > 0 ? round_values(&job, b, values, nvalues) : round_stdin(&job, b);
+		if (!cli_flush_stdout("round"))
+			rc = CLI_ENV;
 	}
-	if (job.csv) {
-		csvw_init(&job.w, stdout);
-		csvw_header(&job.w, "input,format,mode,bits,value,abs_error,rel_error");
-	}
-	rc = nvalues > 0 ? round_values(&job, values, nvalues) : round_stdin(&job);
 	free(values);
-	if (!cli_flush_stdout("round"))
-		return CLI_ENV;
+	free(b);
 	return rc;
 }

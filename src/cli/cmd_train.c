@@ -289,7 +289,7 @@ static void print_summary(const train_opts *su, const train_policy *pols, size_t
 	const size_t *skipped = tot->skipped;
 	gpu_info gi = { .name = "" };
 	if (su->cfg.device == TRAIN_DEVICE_CUDA)
-		gpu_ready(NULL, &gi);
+		gpu_ready(&gi, NULL, 0);
 	printf("train: %zu steps%s%s, batch %zu x %zu, %zu layers, %zu heads, %zu channels, %zu parameters\n\n",
 	       done, gi.name[0] ? " on " : "", gi.name, su->cfg.B, su->cfg.t, su->cfg.model.L, su->cfg.model.NH,
 	       su->cfg.model.C, trainer_model(tr[0])->num_params);

@@ -315,8 +315,8 @@ int quantize_random(const quantize_random_args *a, const quant_opts *o, bool rht
 	random_formats f;
 	if (!parse_cfg(a, o, rht, csv, &c, &f) || (a->outliers && !parse_outliers(a->outliers, &c)))
 		return CLI_USAGE;
-	const char *why;
-	if (rht_probe_cfg_check(&c, &why) != MP_OK) {
+	char why[256];
+	if (rht_probe_cfg_check(&c, why, sizeof why) != MP_OK) {
 		size_t places = c.place == PROBE_PLACE_BLOCKS ? c.n / c.unit : c.n;
 		if (c.outliers > places)
 			cli_error("quantize", "--outliers: %s: more outliers than %s (%zu)", a->outliers,

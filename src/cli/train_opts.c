@@ -13,8 +13,8 @@
 
 int train_opts_device_ready(const char *cmd, const train_opts *o)
 {
-	const char *why;
-	if (o->cfg.device == TRAIN_DEVICE_CUDA && !gpu_ready(&why, NULL)) {
+	char why[512];
+	if (o->cfg.device == TRAIN_DEVICE_CUDA && gpu_ready(NULL, why, sizeof why) != MP_OK) {
 		cli_error(cmd, "--device cuda: %s", why);
 		return CLI_ENV;
 	}
@@ -72,8 +72,8 @@ bool train_opts_policies(const char *cmd, const train_opts *su, train_policy *ou
  * a file that is unusable as text, 3 when it cannot be read), else CLI_OK. */
 int train_opts_load_data(const char *cmd, const train_opts *su, corpus *c)
 {
-	char err[512];
-	const char *path = su->data ? su->data : corpus_default_path();
+	char err[512], def[4096];
+	const char *path = su->data ? su->data : corpus_default_path(def, sizeof def);
 	mp_status st = corpus_load(c, path, su->cfg.t, err, sizeof err);
 	if (st != MP_OK) {
 		char hint[8400];

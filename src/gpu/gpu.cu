@@ -126,27 +126,29 @@ static void detect(void)
 	ready_reason = NULL;
 }
 
-extern "C" bool gpu_ready(const char **reason, gpu_info *info)
+extern "C" mp_status gpu_ready(gpu_info *info, char *err, size_t errlen)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, detect);
-	if (reason)
-		*reason = ready_reason;
-	if (info && ready_ok)
+	if (!ready_ok)
+		return mp_fail(MP_EUNSUPPORTED, err, errlen, "%s", ready_reason);
+	if (info)
 		*info = ready_info;
-	return ready_ok;
+	return MP_OK;
 }
 
 extern "C" int gpu_sm_count(void)
 {
 	gpu_info in;
-	return gpu_ready(NULL, &in) ? in.sms : 1;
+	in.sms = 1;   /* left as it is when there is no device */
+	gpu_ready(&in, NULL, 0);
+	return in.sms;
 }
 
 extern "C" mp_status gpu_require(void)
 {
-	const char *why;
-	if (gpu_ready(&why, NULL))
+	char why[384];
+	if (gpu_ready(NULL, why, sizeof why) == MP_OK)
 		return MP_OK;
 	gpu_set_error("%s", why);
 	return MP_EUNSUPPORTED;

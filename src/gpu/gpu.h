@@ -33,12 +33,12 @@ typedef struct {
 	int sms;                    /* streaming multiprocessors (at least 1) */
 } gpu_info;
 
-/* True when a CUDA device can run this build's kernels (checked once, then
- * cached). Otherwise false, with *reason (may be NULL) set to a fixed
- * sentence: "built without CUDA", "no CUDA driver", "no CUDA device", a
- * driver older than the runtime, or a device this build has no code for.
- * info (may be NULL) gets the device's description when true. */
-bool gpu_ready(const char **reason, gpu_info *info);
+/* MP_OK when a CUDA device can run this build's kernels (checked once, then
+ * cached); info (may be NULL) then gets the device's description.
+ * Otherwise MP_EUNSUPPORTED with err saying why: "built without CUDA", "no
+ * CUDA driver", "no CUDA device", a driver older than the runtime, or a
+ * device this build has no code for (384 bytes hold any). */
+mp_status gpu_ready(gpu_info *info, char *err, size_t errlen);
 
 /* The message of the last failure of a gpu_* call on this thread. */
 const char *gpu_last_error(void);

@@ -13,8 +13,8 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-/* set by configure; a build without it (tests/gpu/device-check.sh's
- * standalone one passes them) looks cuBLAS up by its plain name */
+/* set by configure; a build without config.h looks cuBLAS up by its plain
+ * name */
 #ifndef MIXPREC_CUBLAS_FILE
 #define MIXPREC_CUBLAS_FILE "libcublas.so"
 #endif

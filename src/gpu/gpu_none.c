@@ -6,12 +6,10 @@
 
 static const char none[] = "built without CUDA";
 
-bool gpu_ready(const char **reason, gpu_info *info)
+mp_status gpu_ready(gpu_info *info, char *err, size_t errlen)
 {
 	(void)info;
-	if (reason)
-		*reason = none;
-	return false;
+	return mp_fail(MP_EUNSUPPORTED, err, errlen, "%s", none);
 }
 
 const char *gpu_last_error(void)

@@ -691,8 +691,7 @@ static mp_status render_bars(const plot_figure *f, plot_canvas *c, bool utf8)
 
 mp_status plot_render_text(const plot_figure *f, int cols, int rows, bool utf8, plot_canvas *c)
 {
-	const char *why;
-	if (cols < PLOT_MIN_COLS || rows < PLOT_MIN_ROWS || plot_figure_check(f, &why) != MP_OK)
+	if (cols < PLOT_MIN_COLS || rows < PLOT_MIN_ROWS || plot_figure_check(f, NULL, 0) != MP_OK)
 		return MP_EINVAL;
 	mp_status st = canvas_size(c, cols, rows);
 	if (st != MP_OK)

@@ -69,32 +69,21 @@ char *plot_format_value(double v, int sig, char *buf, size_t len)
 
 /* --- figure checks, ranges, ticks --- */
 
-mp_status plot_figure_check(const plot_figure *f, const char **why)
+mp_status plot_figure_check(const plot_figure *f, char *err, size_t errlen)
 {
-	*why = NULL;
-	if (f->nseries > 0 && !f->series) {
-		*why = "series missing";
-		return MP_EINVAL;
-	}
+	if (f->nseries > 0 && !f->series)
+		return mp_fail(MP_EINVAL, err, errlen, "series missing");
 	for (size_t k = 0; k < f->nseries; k++) {
 		const plot_series *s = &f->series[k];
-		if (s->n > 0 && !s->y) {
-			*why = "a series without y values";
-			return MP_EINVAL;
-		}
-		if (f->kind == PLOT_BARS && s->n > f->ncategories) {
-			*why = "a bar series longer than the categories";
-			return MP_EINVAL;
-		}
+		if (s->n > 0 && !s->y)
+			return mp_fail(MP_EINVAL, err, errlen, "a series without y values");
+		if (f->kind == PLOT_BARS && s->n > f->ncategories)
+			return mp_fail(MP_EINVAL, err, errlen, "a bar series longer than the categories");
 	}
-	if (f->kind == PLOT_BARS && f->ncategories > 0 && !f->categories) {
-		*why = "categories missing";
-		return MP_EINVAL;
-	}
-	if (f->nmarkers > 0 && !f->markers) {
-		*why = "markers missing";
-		return MP_EINVAL;
-	}
+	if (f->kind == PLOT_BARS && f->ncategories > 0 && !f->categories)
+		return mp_fail(MP_EINVAL, err, errlen, "categories missing");
+	if (f->nmarkers > 0 && !f->markers)
+		return mp_fail(MP_EINVAL, err, errlen, "markers missing");
 	return MP_OK;
 }
 

@@ -420,11 +420,8 @@ static void draw_figure(painter *p, const plot_figure *f, double W, double H)
 
 static mp_status check_args(const plot_figure *f, int width, int height, char *err, size_t errlen)
 {
-	const char *why;
-	if (plot_figure_check(f, &why) != MP_OK) {
-		snprintf(err, errlen, "%s", why);
+	if (plot_figure_check(f, err, errlen) != MP_OK)
 		return MP_EINVAL;
-	}
 	if (width < 100 || width > 10000 || height < 100 || height > 10000) {
 		snprintf(err, errlen, "image size %dx%d outside 100..10000", width, height);
 		return MP_EINVAL;

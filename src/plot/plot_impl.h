@@ -24,8 +24,8 @@ static inline double plot_axis_t(const plot_axis *a, double v)
 	return v > 0 ? log10(v) : NAN;
 }
 
-/* Checks f for consistency: MP_EINVAL with a reason in *why. */
-mp_status plot_figure_check(const plot_figure *f, const char **why);
+/* Checks f for consistency: MP_EINVAL with the reason in err. */
+mp_status plot_figure_check(const plot_figure *f, char *err, size_t errlen);
 
 /* Sets x->lo/hi and y->lo/hi from f (fixed or automatic, never empty). For
  * bars only x is meaningful. */

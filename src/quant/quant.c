@@ -193,7 +193,7 @@ static void run_mx_block(const quant_info *q, const quant_opts *o, const fmt_num
 }
 
 /* nvfp4's s_t = fp32(amax / 2688) into r; MP_EINVAL when it overflows fp32. */
-static mp_status nv_tensor_scale(const fmt_num *x, size_t n, quant_result *r)
+static mp_status nv_tensor_scale(const fmt_num *x, size_t n, quant_result *r, char *err, size_t errlen)
 {
 	fmt_num t;
 	fmt_num_init(&t);
@@ -209,9 +209,8 @@ static mp_status nv_tensor_scale(const fmt_num *x, size_t n, quant_result *r)
 	fmt_num_clear(&t);
 	r->tensor_scale = fmt_to_double(fmt_get(FMT_FP32), r->tensor_scale_bits);
 	if (flags & FMT_FLAG_OVERFLOW) {
-		r->why = "nvfp4: the tensor scale amax / 2688 overflows fp32";
 		r->bad = at;
-		return MP_EINVAL;
+		return mp_fail(MP_EINVAL, err, errlen, "nvfp4: the tensor scale amax / 2688 overflows fp32");
 	}
 	return MP_OK;
 }
@@ -271,10 +270,10 @@ static void result_totals(quant_result *r, const fmt_num *x)
 	r->rel_error = err_done(&s);
 }
 
-mp_status quant_run(const quant_opts *o, const fmt_num *x, size_t n, quant_result *r)
+mp_status quant_run(const quant_opts *o, const fmt_num *x, size_t n, quant_result *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof *r);
-	mp_status st = quant_opts_check(o, &r->why);
+	mp_status st = quant_opts_check(o, err, errlen);
 	if (st != MP_OK)
 		return st;
 	const quant_info *q = quant_get(o->fmt);
@@ -289,17 +288,14 @@ mp_status quant_run(const quant_opts *o, const fmt_num *x, size_t n, quant_resul
 	for (size_t i = 0; i < n; i++) {
 		if (x[i].kind != NUM_FINITE) {
 			r->bad = i;
-			r->why = "inf and NaN have no encoding in a block-scaled format";
-			return MP_EINVAL;
+			return mp_fail(MP_EINVAL, err, errlen, "inf and NaN have no encoding in a block-scaled format");
 		}
 	}
 	r->blocks = calloc(r->nblocks ? r->nblocks : 1, sizeof *r->blocks);
 	r->elems = calloc(n ? n : 1, sizeof *r->elems);
-	if (!r->blocks || !r->elems) {
-		r->why = "out of memory";
-		return MP_ENOMEM;
-	}
-	if (q->nvfp4 && (st = nv_tensor_scale(x, n, r)) != MP_OK)
+	if (!r->blocks || !r->elems)
+		return mp_fail(MP_ENOMEM, err, errlen, "out of memory");
+	if (q->nvfp4 && (st = nv_tensor_scale(x, n, r, err, errlen)) != MP_OK)
 		return st;
 	for (size_t k = 0; k < r->nblocks; k++) {
 		quant_block *b = &r->blocks[k];

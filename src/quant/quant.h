@@ -148,17 +148,17 @@ typedef struct {
 	size_t nsaturated, nflushed;   /* over all blocks */
 	double rel_error;         /* ||value - V|| / ||V|| over all elements */
 	size_t bad;               /* after MP_EINVAL for an input: its index */
-	const char *why;          /* after an error: what is wrong (static text) */
 } quant_result;
 
-/* Checks o (format, rule, mode, block): MP_OK, or MP_EINVAL with *why set. */
-mp_status quant_opts_check(const quant_opts *o, const char **why);
+/* Checks o (format, rule, mode, block): MP_OK, or MP_EINVAL with err
+ * saying what is wrong. */
+mp_status quant_opts_check(const quant_opts *o, char *err, size_t errlen);
 
-/* Quantizes x[0..n) exactly. On MP_EINVAL, r->why says why and, when an
- * input is to blame (inf, NaN, nvfp4 tensor scale overflow), r->bad is its
- * index. MP_ENOMEM when out of memory. r is freed by quant_result_free in
- * every case (a zeroed r stays safe to free). n may be 0. */
-mp_status quant_run(const quant_opts *o, const fmt_num *x, size_t n, quant_result *r);
+/* Quantizes x[0..n) exactly. On failure err says why; on MP_EINVAL, when
+ * an input is to blame (inf, NaN, nvfp4 tensor scale overflow), r->bad is
+ * its index. MP_ENOMEM when out of memory. r is freed by quant_result_free
+ * in every case (a zeroed r stays safe to free). n may be 0. */
+mp_status quant_run(const quant_opts *o, const fmt_num *x, size_t n, quant_result *r, char *err, size_t errlen);
 void quant_result_free(quant_result *r);
 
 /* The 16-point random Hadamard transform of NVIDIA's NVFP4 recipe, exactly:

@@ -511,8 +511,7 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 mp_status quant_bulk(fmt_simd path, const quant_opts *o, float s_t, uint64_t index0, uint8_t *elems,
                      uint8_t *scales, const float *in, size_t n, size_t *bad)
 {
-	const char *why;
-	if (quant_opts_check(o, &why) != MP_OK)
+	if (quant_opts_check(o, NULL, 0) != MP_OK)
 		return MP_EINVAL;
 	if (path == FMT_SIMD_AUTO)
 		path = fmt_simd_best();

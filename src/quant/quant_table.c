@@ -91,24 +91,16 @@ double quant_decode(const quant_info *q, uint32_t bits, uint32_t scale_bits, dou
 	return ldexp(e, (int)(scale_bits & 0xffu) - 127);
 }
 
-mp_status quant_opts_check(const quant_opts *o, const char **why)
+mp_status quant_opts_check(const quant_opts *o, char *err, size_t errlen)
 {
-	if ((unsigned)o->fmt >= QUANT_COUNT || !table[o->fmt].name) {
-		*why = "unknown block format";
-		return MP_EINVAL;
-	}
-	if ((unsigned)o->rule >= QUANT_RULE_COUNT) {
-		*why = "unknown scale rule";
-		return MP_EINVAL;
-	}
-	if (o->mode != FMT_RNE && o->mode != FMT_SR) {
-		*why = "elements round with rne or sr";
-		return MP_EINVAL;
-	}
-	if (o->block > QUANT_BLOCK_MAX) {
-		*why = "block size above 65536";
-		return MP_EINVAL;
-	}
+	if ((unsigned)o->fmt >= QUANT_COUNT || !table[o->fmt].name)
+		return mp_fail(MP_EINVAL, err, errlen, "unknown block format");
+	if ((unsigned)o->rule >= QUANT_RULE_COUNT)
+		return mp_fail(MP_EINVAL, err, errlen, "unknown scale rule");
+	if (o->mode != FMT_RNE && o->mode != FMT_SR)
+		return mp_fail(MP_EINVAL, err, errlen, "elements round with rne or sr");
+	if (o->block > QUANT_BLOCK_MAX)
+		return mp_fail(MP_EINVAL, err, errlen, "block size above 65536");
 	return MP_OK;
 }
 

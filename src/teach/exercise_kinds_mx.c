@@ -75,10 +75,10 @@ static bool quantize(solve_ctx *c, const quant_info *q, quant_rule rule, const f
 {
 	quant_opts o = { .fmt = q->id, .rule = rule, .mode = FMT_RNE, .block = n };
 	memset(r, 0, sizeof *r);
-	mp_status st = quant_run(&o, xs, n, r);
-	if (st != MP_OK) {
+	char err[256];
+	if (quant_run(&o, xs, n, r, err, sizeof err) != MP_OK) {
 		quant_result_free(r);
-		return exs_fail(c, "cannot quantize the block: %s", r->why ? r->why : mp_status_message(st));
+		return exs_fail(c, "cannot quantize the block: %s", err);
 	}
 	return true;
 }

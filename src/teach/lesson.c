@@ -545,10 +545,9 @@ mp_status lesson_load(lesson_doc *doc, const char *path, char *err, size_t errle
 	return st;
 }
 
-const char *lesson_dir(void)
+const char *lesson_dir(char *path, size_t n)
 {
-	static char path[4096];
-	return file_data_path(path, sizeof path, "MIXPREC_LESSONDIR", NULL, "lessons", "lessons");
+	return file_data_path(path, n, "MIXPREC_LESSONDIR", NULL, "lessons", "lessons");
 }
 
 /* --- plain-text rendering --- */

@@ -62,8 +62,9 @@ mp_status lesson_load(lesson_doc *doc, const char *path, char *err, size_t errle
 void lesson_free(lesson_doc *doc);
 
 /* The folder holding the lessons: $MIXPREC_LESSONDIR, else the installed
- * one, else the source tree's lessons/. */
-const char *lesson_dir(void);
+ * one, else the source tree's lessons/. Writes the path into path (n bytes;
+ * 4096 hold any) and returns it. */
+const char *lesson_dir(char *path, size_t n);
 
 /* Lists the *.md lessons in dir (names without .md, README excluded) in
  * course order: the lessons named in dir/ORDER (one a line) in that order,

@@ -1,7 +1,8 @@
 /* Accumulation precision, measured: the exact reference (MPFR) and the
  * relative error of the model in accum.c over seeded random operands. Kept
- * apart from accum.c so that the trainer's GEMM needs no MPFR (the GPU
- * machine's standalone build, tests/gpu/device-build.sh, links accum.c). */
+ * apart from accum.c so that the trainer's GEMM needs no MPFR: accum.c is in
+ * libmixprec_train.a, which the device build (--enable-device-build) makes
+ * without MPFR, and this file in libmixprec.a. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

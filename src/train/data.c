@@ -83,8 +83,7 @@ double corpus_unigram_entropy(const corpus *c)
 	return ce / (double)(c->n - c->n_train);
 }
 
-const char *corpus_default_path(void)
+const char *corpus_default_path(char *path, size_t n)
 {
-	static char path[4096];
-	return file_data_path(path, sizeof path, "MIXPREC_DATADIR", "corpus.txt", "corpus.txt", "data/corpus.txt");
+	return file_data_path(path, n, "MIXPREC_DATADIR", "corpus.txt", "corpus.txt", "data/corpus.txt");
 }

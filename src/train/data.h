@@ -41,7 +41,8 @@ void corpus_batch(const corpus *c, bool heldout, uint64_t seed, uint64_t step, s
 double corpus_unigram_entropy(const corpus *c);
 
 /* The default corpus: $MIXPREC_DATADIR/corpus.txt, else the installed data
- * directory, else the source tree's data/ (for running from a build). */
-const char *corpus_default_path(void);
+ * directory, else the source tree's data/ (for running from a build).
+ * Writes the path into path (n bytes; 4096 hold any) and returns it. */
+const char *corpus_default_path(char *path, size_t n);
 
 #endif

@@ -17,27 +17,27 @@ static size_t unit_of(const rht_probe_cfg *c)
 	return c->unit ? c->unit : 16;
 }
 
-mp_status rht_probe_cfg_check(const rht_probe_cfg *c, const char **why)
+mp_status rht_probe_cfg_check(const rht_probe_cfg *c, char *err, size_t errlen)
 {
-	*why = NULL;
+	const char *why = NULL;
 	if (c->unit > PROBE_N_MAX)
-		*why = "the unit of the blocks must be at most 2^24";
+		why = "the unit of the blocks must be at most 2^24";
 	else if (c->n == 0 || c->n % unit_of(c) != 0 || c->n > PROBE_N_MAX)
-		*why = c->unit ? "n must be a positive multiple of the unit, at most 2^24"
+		why = c->unit ? "n must be a positive multiple of the unit, at most 2^24"
 		               : "n must be a positive multiple of 16, at most 2^24";
 	else if (c->dist != PROBE_DIST_GAUSS && c->dist != PROBE_DIST_UNIFORM && c->dist != PROBE_DIST_LAPLACE)
-		*why = "unknown distribution";
+		why = "unknown distribution";
 	else if (c->place != PROBE_PLACE_BLOCKS && c->place != PROBE_PLACE_TENSOR)
-		*why = "unknown outlier placement";
+		why = "unknown outlier placement";
 	else if (c->outliers > (c->place == PROBE_PLACE_BLOCKS ? c->n / unit_of(c) : c->n))
-		*why = "more outliers than places for them";
+		why = "more outliers than places for them";
 	else if (c->outliers > 0 && !(c->outlier_value > 0 && c->outlier_value <= 3.4028234663852886e38))
-		*why = "the outlier value must be positive and finite in fp32";
+		why = "the outlier value must be positive and finite in fp32";
 	else if (c->mode != FMT_RNE && c->mode != FMT_SR)
-		*why = "elements round with rne or sr";
+		why = "elements round with rne or sr";
 	else if (c->draws == 0 || c->draws > PROBE_DRAWS_MAX || (c->mode == FMT_RNE && c->draws != 1))
-		*why = "draws must be 1 for rne, 1..100000 for sr";
-	return *why ? MP_EINVAL : MP_OK;
+		why = "draws must be 1 for rne, 1..100000 for sr";
+	return why ? mp_fail(MP_EINVAL, err, errlen, "%s", why) : MP_OK;
 }
 
 /* A uniform integer in [0, m), m <= 2^32, from 32 random bits. */
@@ -147,21 +147,18 @@ static quant_opts opts_of(const rht_probe_cast *k, const rht_probe_cfg *c, uint6
 	return (quant_opts){ .fmt = k->fmt, .rule = k->rule, .mode = c->mode, .seed = seed, .block = block };
 }
 
-mp_status rht_probe_cast_check(const rht_probe_cast *k, const rht_probe_cfg *c, const char **why)
+mp_status rht_probe_cast_check(const rht_probe_cast *k, const rht_probe_cfg *c, char *err, size_t errlen)
 {
-	*why = NULL;
-	if ((unsigned)k->fmt >= QUANT_COUNT) {
-		*why = "unknown block format";
-		return MP_EINVAL;
-	}
+	if ((unsigned)k->fmt >= QUANT_COUNT)
+		return mp_fail(MP_EINVAL, err, errlen, "unknown block format");
 	quant_opts o = opts_of(k, c, 0);
-	if (quant_opts_check(&o, why) != MP_OK)
+	if (quant_opts_check(&o, err, errlen) != MP_OK)
 		return MP_EINVAL;
 	if (c->n % o.block != 0)
-		*why = "n must be a multiple of the block";
-	else if (k->rht && c->n % 16 != 0)
-		*why = "n must be a multiple of 16 under the RHT";
-	return *why ? MP_EINVAL : MP_OK;
+		return mp_fail(MP_EINVAL, err, errlen, "n must be a multiple of the block");
+	if (k->rht && c->n % 16 != 0)
+		return mp_fail(MP_EINVAL, err, errlen, "n must be a multiple of 16 under the RHT");
+	return MP_OK;
 }
 
 /* One draw: cast w->y with seed into w->q, decoded exactly (under the RHT
@@ -250,8 +247,7 @@ mp_status rht_probe_run(rht_probe_arm *out, const float *x, const bool *is_outli
                         const rht_probe_cast *k)
 {
 	*out = (rht_probe_arm){ 0 };
-	const char *why;
-	if (rht_probe_cfg_check(c, &why) != MP_OK || rht_probe_cast_check(k, c, &why) != MP_OK)
+	if (rht_probe_cfg_check(c, NULL, 0) != MP_OK || rht_probe_cast_check(k, c, NULL, 0) != MP_OK)
 		return MP_EINVAL;
 	const quant_info *q = quant_get(k->fmt);
 	size_t block = opts_of(k, c, 0).block;

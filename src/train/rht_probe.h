@@ -81,8 +81,8 @@ typedef struct {
 	bool rht;
 } rht_probe_cast;
 
-/* Checks c: MP_OK, or MP_EINVAL with *why (static text) naming the field. */
-mp_status rht_probe_cfg_check(const rht_probe_cfg *c, const char **why);
+/* Checks c: MP_OK, or MP_EINVAL with err naming the field. */
+mp_status rht_probe_cfg_check(const rht_probe_cfg *c, char *err, size_t errlen);
 
 /* The values of c into x[0..n) and whether each is an outlier into
  * is_outlier[0..n) (may be NULL). Value i is drift_update_draw's for
@@ -90,10 +90,10 @@ mp_status rht_probe_cfg_check(const rht_probe_cfg *c, const char **why);
  * at its place. c must pass rht_probe_cfg_check. MP_ENOMEM when out of memory. */
 mp_status rht_probe_values(float *x, bool *is_outlier, const rht_probe_cfg *c);
 
-/* Checks k against c: MP_OK, or MP_EINVAL with *why (static text): the
+/* Checks k against c: MP_OK, or MP_EINVAL with err saying why: the
  * options must pass quant_opts_check, n must be a multiple of the block
  * and, under the RHT, of 16. */
-mp_status rht_probe_cast_check(const rht_probe_cast *k, const rht_probe_cfg *c, const char **why);
+mp_status rht_probe_cast_check(const rht_probe_cast *k, const rht_probe_cfg *c, char *err, size_t errlen);
 
 /* Casts x[0..c->n) (rht_probe_values's) c->draws times as k says into *out.
  * MP_EINVAL for a bad c or k, MP_ENOMEM when out of memory. */

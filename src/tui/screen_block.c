@@ -60,9 +60,10 @@ static bool requantize(tui_screen *s)
 	const quant_info *q = quant_get(b->fmt);
 	for (int r = 0; r < (q->nvfp4 ? 1 : QUANT_RULE_COUNT); r++) {
 		quant_opts o = { .fmt = b->fmt, .rule = (quant_rule)r, .mode = FMT_RNE, .block = b->block };
-		mp_status st = quant_run(&o, b->xs, b->n, &b->res[r]);
+		char err[256];
+		mp_status st = quant_run(&o, b->xs, b->n, &b->res[r], err, sizeof err);
 		if (st != MP_OK) {
-			tui_message(s->app, true, "%s: %s", q->name, b->res[r].why ? b->res[r].why : mp_status_message(st));
+			tui_message(s->app, true, "%s: %s", q->name, err);
 			results_free(b);
 			return false;
 		}

@@ -158,7 +158,8 @@ static void *memory_worker(void *arg)
 	double formula = budget_tiny_gpt_activations(&acts, &shape) == MP_OK ? acts.total : NAN;
 	corpus data;
 	char err[256] = "";
-	mp_status st = corpus_load(&data, corpus_default_path(), cfg.t, err, sizeof err);
+	char corpus_path[4096];
+	mp_status st = corpus_load(&data, corpus_default_path(corpus_path, sizeof corpus_path), cfg.t, err, sizeof err);
 	bool have_data = st == MP_OK;
 	for (int r = 0; st == MP_OK && r < BUDGET_RECIPE_COUNT; r++) {
 		pthread_mutex_lock(&b->work.mu);

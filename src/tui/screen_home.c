@@ -54,7 +54,8 @@ static mp_status home_init(tui_screen *s, int argc, char **argv)
 	home *h = s->priv;
 	char **names = NULL;
 	size_t count = 0;
-	const char *dir = lesson_dir();
+	char lesson_folder[4096];
+	const char *dir = lesson_dir(lesson_folder, sizeof lesson_folder);
 	if (lesson_list(dir, &names, &count) != MP_OK)
 		tui_message(s->app, true, "no lessons found in %s", dir);
 	for (size_t i = 0; i < count; i++) {

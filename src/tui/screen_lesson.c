@@ -441,7 +441,8 @@ static mp_status lesson_init(tui_screen *s, int argc, char **argv)
 	const char *name = argc > 1 ? argv[1] : NULL;
 	char **names = NULL;
 	size_t count = 0;
-	const char *dir = lesson_dir();
+	char lesson_folder[4096];
+	const char *dir = lesson_dir(lesson_folder, sizeof lesson_folder);
 	if (!name) {
 		if (lesson_list(dir, &names, &count) != MP_OK || count == 0) {
 			tui_message(s->app, true, "no lessons in %s", dir);

@@ -79,8 +79,9 @@ static void *worker(void *arg)
 	trainer *tr = NULL;
 	char err[256] = "";
 	mp_status st = policy_from_name("fp16-mixed", &pol);
+	char corpus_path[4096];
 	if (st == MP_OK)
-		st = corpus_load(&data, corpus_default_path(), cfg.t, err, sizeof err);
+		st = corpus_load(&data, corpus_default_path(corpus_path, sizeof corpus_path), cfg.t, err, sizeof err);
 	bool have_data = st == MP_OK;
 	if (st == MP_OK)
 		st = trainer_create(&tr, &cfg, &pol, &data);

@@ -287,8 +287,9 @@ static void start(tui_screen *s)
 		tui_message(s->app, true, "%s", err);
 		return;
 	}
+	char corpus_path[4096];
 	snprintf(t->data_path, sizeof t->data_path, "%s",
-	         t->have_args && t->args_data[0] ? t->args_data : corpus_default_path());
+	         t->have_args && t->args_data[0] ? t->args_data : corpus_default_path(corpus_path, sizeof corpus_path));
 	free_run(t);
 	t->steps = (size_t)steps;
 	t->cfg = shape_config(t, t->tiny);
@@ -737,8 +738,8 @@ static int train_handle(tui_screen *s, int action, int key)
 	case TR_PANELS: t->panels = !t->panels; return TUI_HANDLED;
 	case TR_FP8: t->show_fp8 = !t->show_fp8; return TUI_HANDLED;
 	case TR_DEVICE: {
-		const char *why;
-		if (!t->gpu && !gpu_ready(&why, NULL)) {
+		char why[384];
+		if (!t->gpu && gpu_ready(NULL, why, sizeof why) != MP_OK) {
 			tui_message(s->app, true, "no GPU to train on: %s", why);
 			return TUI_HANDLED;
 		}

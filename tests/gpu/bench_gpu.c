@@ -21,9 +21,9 @@ int main(int argc, char **argv)
 {
 	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 2048;
 	unsigned reps = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 5;
-	const char *why;
+	char why[384];
 	gpu_info info;
-	if (!gpu_ready(&why, &info)) {
+	if (gpu_ready(&info, why, sizeof why) != MP_OK) {
 		printf("bench_gpu: skipped: %s\n", why);
 		return 77;
 	}

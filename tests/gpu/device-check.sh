@@ -15,16 +15,19 @@
 #               both devices through the CLI. Needs autotools and every -dev
 #               library of the project (ncursesw, libcsv, Check, OpenBLAS,
 #               GMP/MPFR, md4c).
-#   standalone  only the CUDA toolkit and a C compiler: nvcc and gcc build
+#   standalone  only the CUDA toolkit, a C compiler and make:
+#               ./configure --enable-device-build and make device build
 #               the GPU test (tests/gpu/test_gpu.c) and benchmark
-#               (tests/gpu/bench_gpu.c) straight from the sources they need
-#               (fmt/, drift/, gpu/, util/status.c; none of them needs a
-#               library beyond libc, pthreads and the CUDA runtime), and,
-#               when an OpenBLAS is found (BLAS_DIR, else the folder
-#               .device-carry/openblas that tests/gpu/carry-openblas.sh
-#               fills on a Debian machine, else the system's), the GPU
-#               trainer's checks and benchmark (tests/gpu/train_gpu.c, with
-#               train/ and the CPU trainer it is compared with).
+#               (tests/gpu/bench_gpu.c) on the part of the library that
+#               needs no library beyond libc, pthreads and the CUDA runtime
+#               (Makefile.am's libmixprec_core.a), and, when an OpenBLAS is
+#               found (BLAS_DIR, else the folder .device-carry/openblas
+#               that tests/gpu/carry-openblas.sh fills on a Debian machine,
+#               else the system's), the GPU trainer's checks and benchmark
+#               (tests/gpu/train_gpu.c, on libmixprec_train.a: the CPU
+#               trainer it is compared with). Without autotools here,
+#               configure comes from .device-carry/autotools
+#               (make device-carry).
 #
 # Settings: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc),
 # CUDA_ARCH (default: Hopper, sm_90 + compute_90 PTX), BENCH_MIB (2048),
@@ -183,7 +186,7 @@ if [ "$mode" = full ]; then
 else
 	LIMIT=$BUILD_TIMEOUT step "build (standalone nvcc + $CC)" build.log sh "$here/device-build.sh" standalone || { note ""; note "build failed"; exit 2; }
 	bin=$work/standalone
-	testbin=$work/tests
+	testbin=$bin/tests
 fi
 
 # --- tests ---

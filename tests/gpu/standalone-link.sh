@@ -1,10 +1,12 @@
 #!/bin/sh
-# The GPU machine's standalone build (tests/gpu/device-build.sh, which lists
-# its C sources by hand) compiles and links here, so that a source added to a
-# layer cannot break the first GPU run. nvcc's part is stood in for by the
-# objects this build's nvcc already made (src/gpu/*.o): the test checks the
-# C compiles, the source lists and the links, and then that device-check.sh
-# reports "Overall: pass" with the GPU steps skipped (or run, on a GPU).
+# The GPU machine's standalone build (tests/gpu/device-build.sh:
+# ./configure --enable-device-build, make device) compiles and links here, so
+# that a source put in libmixprec_core.a or libmixprec_train.a that needs a
+# library the GPU machine lacks cannot break the first GPU run. nvcc's part
+# is stood in for by the objects this build's nvcc already made
+# (src/gpu/*.o): the test checks configure, the C compiles and the links,
+# and then that device-check.sh reports "Overall: pass" with the GPU steps
+# skipped (or run, on a GPU).
 # Run by Automake's plain test-driver: exit 0 pass, 1 fail, 77 skip.
 . "${srcdir:-.}/tests/harness.sh"
 
@@ -21,9 +23,12 @@ make_tmp standalone-link
 cat >"$tmp/nvcc" <<EOS
 #!/bin/sh
 if [ "\$1" = --version ]; then echo "stand-in for nvcc: the objects of $build/src/gpu"; exit 0; fi
-src= out=
-while [ \$# -gt 0 ]; do case "\$1" in -c) src=\$2; shift;; -o) out=\$2; shift;; esac; shift; done
-cp "$build/src/gpu/\$(basename "\$src" .cu).o" "\$out"
+src= out= dep=
+while [ \$# -gt 0 ]; do case "\$1" in -o) out=\$2; shift;; -MF) dep=\$2; shift;; *.cu) src=\$1;; esac; shift; done
+[ -z "\$dep" ] || echo "\$out:" > "\$dep"
+o="$build/src/gpu/\$(basename "\$src" .cu).o"
+# configure's probe (conftest.cu) has no object here: an empty one stands in
+if [ -f "\$o" ]; then cp "\$o" "\$out"; else : > "\$out"; fi
 EOS
 chmod +x "$tmp/nvcc"
 # the toolkit configure found and linked this build with (its CUDA_HOME and

@@ -101,7 +101,9 @@ static int bench_gpt2(const gpu_info *info, unsigned reps)
 {
 	corpus c;
 	char err[512];
-	if (corpus_load(&c, corpus_default_path(), gpu_train_bench_gpt2_context(), err, sizeof err) != MP_OK) {
+	char corpus_path[4096];
+	corpus_default_path(corpus_path, sizeof corpus_path);
+	if (corpus_load(&c, corpus_path, gpu_train_bench_gpt2_context(), err, sizeof err) != MP_OK) {
 		printf("Bail out! %s\n", err);
 		return 1;
 	}
@@ -118,9 +120,9 @@ static int bench_gpt2(const gpu_info *info, unsigned reps)
 
 int main(int argc, char **argv)
 {
-	const char *why;
+	char why[384];
 	gpu_info info;
-	if (!gpu_ready(&why, &info)) {
+	if (gpu_ready(&info, why, sizeof why) != MP_OK) {
 		printf("1..0 # SKIP no usable GPU: %s\n", why);
 		return 77;
 	}
@@ -131,7 +133,8 @@ int main(int argc, char **argv)
 	corpus c;
 	char err[512];
 	size_t t = bench ? train_bench_cuda_context() : 128;
-	if (corpus_load(&c, corpus_default_path(), t, err, sizeof err) != MP_OK) {
+	char corpus_path[4096];
+	if (corpus_load(&c, corpus_default_path(corpus_path, sizeof corpus_path), t, err, sizeof err) != MP_OK) {
 		printf("Bail out! %s\n", err);
 		return 1;
 	}
