@@ -17,7 +17,7 @@
 
 static block_cast_cfg fp32_cfg(size_t br, size_t bc, bool pow2)
 {
-	return (block_cast_cfg){ .kind = FP8_SCALING_BLOCK, .elem = FMT_E4M3, .br = br, .bc = bc, .pow2 = pow2 };
+	return (block_cast_cfg){ .kind = CAST_SCALING_BLOCK, .elem = FMT_E4M3, .br = br, .bc = bc, .pow2 = pow2 };
 }
 
 static void expect(const float *got, const float *want, size_t n)
@@ -57,7 +57,7 @@ START_TEST(columns_are_the_transposed_rows)
 				xt[c * R + r] = x[r * C + c];
 		for (int kind = 0; kind < 2; kind++) {
 			size_t b = kind ? 16 : 32;
-			block_cast_cfg col = { .kind = kind ? FP8_SCALING_NVFP4 : FP8_SCALING_MX,
+			block_cast_cfg col = { .kind = kind ? CAST_SCALING_NVFP4 : CAST_SCALING_MX,
 				               .elem = kind ? FMT_E2M1 : FMT_E4M3, .rule = QUANT_RULE_CEIL, .mode = FMT_RNE,
 				               .br = b, .bc = 1 };
 			block_cast_cfg row = col;
@@ -135,7 +135,7 @@ START_TEST(mx_rules)
 	 * ceil: X = 2^ceil(log2(500/448)) = 2: 250 in [128,256) spacing 16 ->
 	 * 256: 512; 1/2 = 0.5 exact. Block 2: log2(0.4/448) = -10.1 -> X =
 	 * 2^-10: 409.6 -> 416, 102.4 -> 104, 204.8 -> 208, 307.2 -> 320. */
-	block_cast_cfg c = { .kind = FP8_SCALING_MX, .elem = FMT_E4M3, .br = 1, .bc = 4, .rule = QUANT_RULE_CEIL };
+	block_cast_cfg c = { .kind = CAST_SCALING_MX, .elem = FMT_E4M3, .br = 1, .bc = 4, .rule = QUANT_RULE_CEIL };
 	float x[8] = { 500, 1, 0, 0, 0.1f, 0.2f, 0.3f, 0.4f };
 	block_cast_stat st = cast(x, 1, 8, c);
 	const float ceil_want[8] = { 512, 1, 0, 0, 104.0f / 1024, 208.0f / 1024, 320.0f / 1024, 416.0f / 1024 };
@@ -181,7 +181,7 @@ START_TEST(nvfp4_rule)
 	want[0] = 2688, want[1] = 896;
 	want[16] = 6, want[17] = 2, want[18] = 0, want[19] = -3;
 	want[32] = 6;
-	block_cast_cfg c = { .kind = FP8_SCALING_NVFP4, .elem = FMT_E2M1, .br = 1, .bc = 16 };
+	block_cast_cfg c = { .kind = CAST_SCALING_NVFP4, .elem = FMT_E2M1, .br = 1, .bc = 16 };
 	block_cast_stat st = cast(x, 1, 48, c);
 	expect(x, want, 48);
 	ck_assert(st.amax == 2688 && st.scale == 1.0f / 448 && st.overflow == 0 && st.underflow == 1);
@@ -225,7 +225,7 @@ START_TEST(nvfp4_sr_mean)
 		for (int i = 1; i < 16; i++)
 			x[b * 16 + i] = 2.4f;
 	}
-	block_cast_cfg c = { .kind = FP8_SCALING_NVFP4, .elem = FMT_E2M1, .br = 1, .bc = 16, .mode = FMT_SR,
+	block_cast_cfg c = { .kind = CAST_SCALING_NVFP4, .elem = FMT_E2M1, .br = 1, .bc = 16, .mode = FMT_SR,
 		             .seed = 7 };
 	cast(x, NB, 16, c);
 	double sum = 0;
@@ -302,8 +302,8 @@ static void state_cast(fp8_state *st, fp8_role r, fp8_along along, uint64_t seed
 START_TEST(state_roles)
 {
 	fp8_state *st;
-	fp8_opts o = { .scaling = FP8_SCALING_BLOCK, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1, .pow2 = true,
-		       .bf16_last = 1 };
+	fp8_opts o = { .scaling = CAST_SCALING_BLOCK, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1, .pow2 = true,
+		       .highp_last = 1 };
 	ck_assert_int_eq(fp8_state_create(&st, 2, &o), MP_OK);
 	ck_assert(fp8_state_blocked(st) && fp8_state_covers(st, 0) && !fp8_state_covers(st, 1));
 	/* {{3, 0}, {0.5, 1e-4}}. As an input along its rows (1x128 tiles: one
@@ -326,7 +326,7 @@ START_TEST(state_roles)
 	fp8_state_free(st);
 
 	/* nvfp4: output gradients rounded stochastically, with the seed given */
-	o = (fp8_opts){ .scaling = FP8_SCALING_NVFP4, .fwd = FMT_E2M1, .bwd = FMT_E2M1, .H = 1, .sr = true };
+	o = (fp8_opts){ .scaling = CAST_SCALING_NVFP4, .fwd = FMT_E2M1, .bwd = FMT_E2M1, .H = 1, .sr = true };
 	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_OK);
 	float g1[64], g2[64], g3[64];
 	for (int i = 0; i < 64; i++)
@@ -336,10 +336,10 @@ START_TEST(state_roles)
 	state_cast(st, FP8_GRAD_OUTPUT, FP8_ALONG_ROWS, 6, g3, 4, 16);
 	ck_assert(!memcmp(g1, g2, sizeof g1) && memcmp(g1, g3, sizeof g1));
 	fp8_state_free(st);
-	/* fp4 formats only; fp8 refused, as is bf16_last beyond L */
+	/* fp4 formats only; fp8 refused, as is highp_last beyond L */
 	o.fwd = FMT_E4M3;
 	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_EINVAL);
-	o = (fp8_opts){ .scaling = FP8_SCALING_MX, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1, .bf16_last = 3 };
+	o = (fp8_opts){ .scaling = CAST_SCALING_MX, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1, .highp_last = 3 };
 	ck_assert_int_eq(fp8_state_create(&st, 2, &o), MP_EINVAL);
 }
 END_TEST
@@ -355,7 +355,7 @@ START_TEST(state_counts)
 	 * scale 2^-18, 2^8 exact. Down the columns, column 0's amax 2^10 gives
 	 * the scale 2^2 and 2^-12 lies below half the smallest subnormal
 	 * (2^-10): flushed. One flush in 2 x 1024 elements cast. */
-	fp8_opts o = { .scaling = FP8_SCALING_MX, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1,
+	fp8_opts o = { .scaling = CAST_SCALING_MX, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1,
 		       .rule = QUANT_RULE_CEIL };
 	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_OK);
 	static float w[32 * 32], w2[32 * 32];
@@ -377,7 +377,7 @@ START_TEST(state_counts)
 	 * 3 -> scale 128: 1e-7 * 128 = 1.28e-5 < 2^-10 flushes, both ways. With
 	 * an input {1, 2, 3, 4} that flushes nothing: 1 flush in 4 + 4
 	 * elements, not 2 in 8 + 4. */
-	o = (fp8_opts){ .scaling = FP8_SCALING_BLOCK, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1, .pow2 = true };
+	o = (fp8_opts){ .scaling = CAST_SCALING_BLOCK, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1, .pow2 = true };
 	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_OK);
 	float sq[4] = { 3, 0, 0, 1e-7f }, sq2[4] = { 3, 0, 0, 1e-7f }, in[4] = { 1, 2, 3, 4 };
 	state_cast(st, FP8_INPUT, FP8_ALONG_ROWS, 0, in, 2, 2);

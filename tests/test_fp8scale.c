@@ -127,7 +127,7 @@ static float next_scale(fp8_state *st)
 START_TEST(delayed_over_steps)
 {
 	fp8_state *st;
-	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(FP8_SCALING_DELAYED, FMT_E4M3, 2, AMAX_ALGO_MAX, 0)), MP_OK);
+	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(CAST_SCALING_DELAYED, FMT_E4M3, 2, AMAX_ALGO_MAX, 0)), MP_OK);
 	fp8_tensor_stat s = step_with(st, 2);
 	ck_assert(s.scale == 1 && s.amax == 2);
 	ck_assert_float_eq(next_scale(st), 224);
@@ -142,14 +142,14 @@ START_TEST(delayed_over_steps)
 	ck_assert(h[0] == 1 && h[1] == 1);
 	fp8_state_free(st);
 
-	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(FP8_SCALING_DELAYED, FMT_E4M3, 2, AMAX_ALGO_MAX, 1)), MP_OK);
+	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(CAST_SCALING_DELAYED, FMT_E4M3, 2, AMAX_ALGO_MAX, 1)), MP_OK);
 	step_with(st, 2);
 	ck_assert_float_eq(next_scale(st), 112);
 	step_with(st, 4);
 	ck_assert_float_eq(next_scale(st), 56);
 	fp8_state_free(st);
 
-	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(FP8_SCALING_DELAYED, FMT_E4M3, 2, AMAX_ALGO_MOST_RECENT, 0)),
+	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(CAST_SCALING_DELAYED, FMT_E4M3, 2, AMAX_ALGO_MOST_RECENT, 0)),
 	                 MP_OK);
 	step_with(st, 2);
 	step_with(st, 4);
@@ -172,7 +172,7 @@ START_TEST(spike)
 	const float amax[] = { 1, 1, 1, 8, 1, 1 };
 	for (int cur = 0; cur < 2; cur++) {
 		fp8_state *st;
-		ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(cur ? FP8_SCALING_CURRENT : FP8_SCALING_DELAYED, FMT_E4M3, 4, AMAX_ALGO_MAX, 0)), MP_OK);
+		ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(cur ? CAST_SCALING_CURRENT : CAST_SCALING_DELAYED, FMT_E4M3, 4, AMAX_ALGO_MAX, 0)), MP_OK);
 		for (int k = 0; k < 6; k++) {
 			fp8_tensor_stat s = step_with(st, amax[k]);
 			double want = !cur && k == 3 ? 0.5 : 0;
@@ -194,7 +194,7 @@ END_TEST
 START_TEST(halves_and_names)
 {
 	fp8_state *st;
-	ck_assert_int_eq(fp8_state_create(&st, 2, OPTS(FP8_SCALING_DELAYED, FMT_E4M3, 16, AMAX_ALGO_MAX, 0)), MP_OK);
+	ck_assert_int_eq(fp8_state_create(&st, 2, OPTS(CAST_SCALING_DELAYED, FMT_E4M3, 16, AMAX_ALGO_MAX, 0)), MP_OK);
 	ck_assert_uint_eq(fp8_state_count(st), 24);
 	size_t i = fp8_tensor_index(1, 2, FP8_WEIGHT);
 	float a[2] = { 2, 1 }, b[2] = { 8, 1 }, c[2] = { 1000, 1 };
@@ -213,9 +213,9 @@ START_TEST(halves_and_names)
 	ck_assert(s.fmt == FMT_E5M2);
 	ck_assert_str_eq(fp8_state_stat(st, fp8_tensor_index(0, 1, FP8_INPUT)).name, "h.0.attn.c_proj.input");
 	fp8_state_free(st);
-	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(FP8_SCALING_DELAYED, FMT_E4M3, 0, AMAX_ALGO_MAX, 0)),
+	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(CAST_SCALING_DELAYED, FMT_E4M3, 0, AMAX_ALGO_MAX, 0)),
 	                 MP_EINVAL);
-	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(FP8_SCALING_DELAYED, FMT_BF16, 4, AMAX_ALGO_MAX, 0)),
+	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(CAST_SCALING_DELAYED, FMT_BF16, 4, AMAX_ALGO_MAX, 0)),
 	                 MP_EINVAL);
 }
 END_TEST
@@ -229,7 +229,7 @@ END_TEST
 START_TEST(underflow_share)
 {
 	fp8_state *st;
-	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(FP8_SCALING_CURRENT, FMT_E4M3, 1, AMAX_ALGO_MAX, 0)), MP_OK);
+	ck_assert_int_eq(fp8_state_create(&st, 1, OPTS(CAST_SCALING_CURRENT, FMT_E4M3, 1, AMAX_ALGO_MAX, 0)), MP_OK);
 	ck_assert(fp8_state_underflow_frac(st) == 0);   /* before any step */
 	float in[4] = { 1e-6f, 1, 2, 0 }, go[2] = { 1, 1e-12f };
 	fp8_state_cast(st, 0, fp8_tensor_index(0, 0, FP8_INPUT), true, in, 4);
@@ -252,7 +252,7 @@ START_TEST(policy_parts)
 	train_policy p;
 	char err[256];
 	ck_assert_int_eq(policy_from_name("fp8-delayed", &p), MP_OK);
-	ck_assert(p.fp8 == FP8_SCALING_DELAYED && p.fp8_fwd == FMT_E4M3 && p.fp8_bwd == FMT_E5M2);
+	ck_assert(p.cast == CAST_SCALING_DELAYED && p.cast_fwd == FMT_E4M3 && p.cast_bwd == FMT_E5M2);
 	ck_assert(p.amax_history == 16 && p.amax_algo == AMAX_ALGO_MAX && p.fp8_margin == 0);
 	ck_assert(p.weight_fmt == FMT_FP32 && p.grad_accum_fmt == FMT_FP32 && p.optim_fmt == FMT_FP32 &&
 	          p.reduce_fmt == FMT_FP32);
@@ -262,12 +262,12 @@ START_TEST(policy_parts)
 	ck_assert_int_eq(policy_set(&p, "fp8-margin", "2", err, sizeof err), MP_OK);
 	ck_assert_int_eq(p.fp8_margin, 2);
 	ck_assert_int_eq(policy_set(&p, "fp8-format", "e4m3", err, sizeof err), MP_OK);
-	ck_assert(p.fp8_bwd == FMT_E4M3);
+	ck_assert(p.cast_bwd == FMT_E4M3);
 	ck_assert_str_eq(p.name, "fp8-delayed+fp8-margin=2+fp8-format=e4m3");
 	ck_assert_int_eq(policy_from_name("bf16-mixed", &p), MP_OK);
-	ck_assert(p.fp8 == FP8_SCALING_NONE);
+	ck_assert(p.cast == CAST_SCALING_NONE);
 	ck_assert_int_eq(policy_set(&p, "fp8-scaling", "current", err, sizeof err), MP_OK);
-	ck_assert(p.fp8 == FP8_SCALING_CURRENT && p.fp8_fwd == FMT_E4M3 && p.fp8_bwd == FMT_E5M2);
+	ck_assert(p.cast == CAST_SCALING_CURRENT && p.cast_fwd == FMT_E4M3 && p.cast_bwd == FMT_E5M2);
 	char d[400];
 	policy_describe(&p, d, sizeof d);
 	ck_assert_ptr_nonnull(strstr(d, "current-scaled per tensor"));

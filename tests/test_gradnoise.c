@@ -64,7 +64,7 @@ END_TEST
  * A weight's cast and an unrecorded cast do not count. */
 START_TEST(hand_case)
 {
-	fp8_opts o = { .scaling = FP8_SCALING_CURRENT, .fwd = FMT_E4M3, .bwd = FMT_E5M2, .H = 1, .noise = true };
+	fp8_opts o = { .scaling = CAST_SCALING_CURRENT, .fwd = FMT_E4M3, .bwd = FMT_E5M2, .H = 1, .noise = true };
 	fp8_state *st;
 	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_OK);
 	fp8_state_begin(st);
@@ -125,7 +125,7 @@ static void sums(const float *x, const float *q, size_t n, double *gg, double *e
 START_TEST(nvfp4_against_plain)
 {
 	enum { R = 32, C = 24, N = R * C };
-	fp8_opts o = { .scaling = FP8_SCALING_NVFP4, .fwd = FMT_E2M1, .bwd = FMT_E2M1, .H = 1, .noise = true, .rht = true,
+	fp8_opts o = { .scaling = CAST_SCALING_NVFP4, .fwd = FMT_E2M1, .bwd = FMT_E2M1, .H = 1, .noise = true, .rht = true,
 		       .sr = true, .w2d = true };
 	fp8_state *st;
 	ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_OK);
@@ -147,7 +147,7 @@ START_TEST(nvfp4_against_plain)
 	block_scratch s = { 0 };
 	block_cast_stat bs;
 	double gg0 = 0, ee0 = 0, gg1 = 0, ee1 = 0;
-	block_cast_cfg rows = { .kind = FP8_SCALING_NVFP4, .elem = FMT_E2M1, .br = 1, .bc = 16, .mode = FMT_SR,
+	block_cast_cfg rows = { .kind = CAST_SCALING_NVFP4, .elem = FMT_E2M1, .br = 1, .bc = 16, .mode = FMT_SR,
 		                .seed = 11 };
 	memcpy(rot, ra, sizeof ra);
 	ck_assert_int_eq(block_cast(ra, R, C, &rows, &s, &bs), MP_OK);

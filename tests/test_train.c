@@ -63,21 +63,21 @@ START_TEST(policies)
 	ck_assert(p.scaling == SCALER_DYNAMIC && p.grad_fmt == FMT_FP16);
 	/* the block recipes, as their presets' rows say */
 	ck_assert_int_eq(policy_from_name("fp8-block", &p), MP_OK);
-	ck_assert(p.fp8 == FP8_SCALING_BLOCK && p.fp8_fwd == FMT_E4M3 && p.fp8_bwd == FMT_E4M3 && p.scale_pow2);
+	ck_assert(p.cast == CAST_SCALING_BLOCK && p.cast_fwd == FMT_E4M3 && p.cast_bwd == FMT_E4M3 && p.scale_pow2);
 	ck_assert_int_eq(policy_from_name("mxfp8", &p), MP_OK);
-	ck_assert(p.fp8 == FP8_SCALING_MX && p.mx_rule == QUANT_RULE_CEIL && p.bf16_last == 0);
+	ck_assert(p.cast == CAST_SCALING_MX && p.mx_rule == QUANT_RULE_CEIL && p.highp_last == 0);
 	ck_assert_int_eq(policy_from_name("nvfp4", &p), MP_OK);
-	ck_assert(p.fp8 == FP8_SCALING_NVFP4 && p.fp8_fwd == FMT_E2M1 && p.nvfp4_rht && p.nvfp4_sr && p.nvfp4_2d &&
-	          p.bf16_last == 1 && p.weight_fmt == FMT_FP32 && p.gemm_fmt == FMT_BF16);
+	ck_assert(p.cast == CAST_SCALING_NVFP4 && p.cast_fwd == FMT_E2M1 && p.nvfp4_rht && p.nvfp4_sr && p.nvfp4_2d &&
+	          p.highp_last == 1 && p.weight_fmt == FMT_FP32 && p.gemm_fmt == FMT_BF16);
 	/* PRESET+KEY=VALUE: the parts applied in order, the name as written */
 	char why[512];
 	ck_assert_int_eq(policy_parse("nvfp4+rht=off+bf16-last=0", &p, why, sizeof why), MP_OK);
-	ck_assert(!p.nvfp4_rht && p.nvfp4_sr && p.bf16_last == 0);
+	ck_assert(!p.nvfp4_rht && p.nvfp4_sr && p.highp_last == 0);
 	ck_assert_str_eq(p.name, "nvfp4+rht=off+bf16-last=0");
 	ck_assert_int_eq(policy_parse("fp8-delayed+fp8-scaling=nvfp4", &p, why, sizeof why), MP_OK);
-	ck_assert(p.fp8 == FP8_SCALING_NVFP4 && p.fp8_fwd == FMT_E2M1 && p.nvfp4_rht && p.bf16_last == 1);
+	ck_assert(p.cast == CAST_SCALING_NVFP4 && p.cast_fwd == FMT_E2M1 && p.nvfp4_rht && p.highp_last == 1);
 	ck_assert_int_eq(policy_parse("nvfp4+fp8-scaling=delayed", &p, why, sizeof why), MP_OK);
-	ck_assert(p.fp8 == FP8_SCALING_DELAYED && p.fp8_fwd == FMT_E4M3 && p.fp8_bwd == FMT_E5M2 && p.amax_history == 16);
+	ck_assert(p.cast == CAST_SCALING_DELAYED && p.cast_fwd == FMT_E4M3 && p.cast_bwd == FMT_E5M2 && p.amax_history == 16);
 	ck_assert_int_eq(policy_parse("nvfp4+rht", &p, why, sizeof why), MP_EINVAL);
 	ck_assert(strstr(why, "KEY=VALUE") != NULL);
 	ck_assert_int_eq(policy_parse("nvfp5", &p, why, sizeof why), MP_EINVAL);
@@ -595,10 +595,10 @@ START_TEST(policy_checks)
 	ck_assert_int_eq(policy_parse("mxfp8+bf16-last=2", &p, note, sizeof note), MP_OK);
 	ck_assert(policy_check_note(&p, &cfg, note, sizeof note));
 	ck_assert_ptr_nonnull(strstr(note, "leaves all 2 blocks' Linears in bf16"));
-	p.bf16_last = 1;
+	p.highp_last = 1;
 	ck_assert(!policy_check_note(&p, &cfg, note, sizeof note));
 	ck_assert_int_eq(policy_from_name("bf16-mixed", &p), MP_OK);
-	p.bf16_last = 2;   /* no fp8 scaling: bf16-last means nothing */
+	p.highp_last = 2;   /* no fp8 scaling: bf16-last means nothing */
 	ck_assert(!policy_check_note(&p, &cfg, note, sizeof note));
 }
 END_TEST

@@ -265,14 +265,14 @@ static void print_casts(const train_policy *pols, size_t np, const run_totals *r
 {
 	size_t scaled = 0;
 	for (size_t i = 0; i < np; i++)
-		scaled += pols[i].fp8 != FP8_SCALING_NONE;
+		scaled += pols[i].cast != CAST_SCALING_NONE;
 	if (scaled == 0)
 		return;
 	printf("\nfp8 and fp4 casts of the Linear layers' operands (mean share of the elements cast,\n"
 	       "over the steps): cast_over saturated or NaN, cast_under nonzero made 0\n");
 	printf("%-*s %10s %10s\n", pw, "policy", "cast_over", "cast_under");
 	for (size_t i = 0; i < np; i++) {
-		if (pols[i].fp8 == FP8_SCALING_NONE)
+		if (pols[i].cast == CAST_SCALING_NONE)
 			continue;
 		double n = (double)r->cast_steps[i];
 		if (n == 0)   /* bf16 from the first step on */

@@ -56,7 +56,7 @@ void noise_log_print(const noise_log *l, const train_policy *pols, size_t np, in
 {
 	bool any = false;
 	for (size_t i = 0; i < np; i++)
-		any |= pols[i].fp8 != FP8_SCALING_NONE;
+		any |= pols[i].cast != CAST_SCALING_NONE;
 	if (!any || l->nomem)
 		return;
 	/* the prose names no column as a blank-separated word, so that a lesson
@@ -70,7 +70,7 @@ void noise_log_print(const noise_log *l, const train_policy *pols, size_t np, in
 	printf("%-*s %9s %8s %9s %8s %8s %5s %5s\n", pw, "policy", "gnr_first", "gnr_last", "wnr_first", "wnr_last",
 	       "wnr_min", "below", "steps");
 	for (size_t i = 0; i < np; i++) {
-		if (pols[i].fp8 == FP8_SCALING_NONE)
+		if (pols[i].cast == CAST_SCALING_NONE)
 			continue;
 		noise_figures g, w;
 		size_t steps;

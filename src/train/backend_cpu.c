@@ -519,11 +519,11 @@ static mp_status cpu_create(void **out, const train_config *cfg, const train_pol
 		cpu_free(t);
 		return MP_ENOMEM;
 	}
-	fp8_opts fo = { .scaling = p->fp8, .fwd = p->fp8_fwd, .bwd = p->fp8_bwd, .H = p->amax_history,
+	fp8_opts fo = { .scaling = p->cast, .fwd = p->cast_fwd, .bwd = p->cast_bwd, .H = p->amax_history,
 		        .algo = p->amax_algo, .margin = p->fp8_margin, .pow2 = p->scale_pow2, .rule = p->mx_rule,
-		        .rht = p->nvfp4_rht, .sr = p->nvfp4_sr, .w2d = p->nvfp4_2d, .bf16_last = p->bf16_last,
+		        .rht = p->nvfp4_rht, .sr = p->nvfp4_sr, .w2d = p->nvfp4_2d, .highp_last = p->highp_last,
 		        .noise = cfg->grad_noise };
-	if (p->fp8 != FP8_SCALING_NONE && (st = fp8_state_create(&t->fp8, cfg->model.L, &fo)) != MP_OK) {
+	if (p->cast != CAST_SCALING_NONE && (st = fp8_state_create(&t->fp8, cfg->model.L, &fo)) != MP_OK) {
 		cpu_free(t);
 		return st;
 	}

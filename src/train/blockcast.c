@@ -199,7 +199,7 @@ static bool chunk_scales(const float *chunk, size_t h, size_t cols, const block_
 	return spoilt;
 }
 
-/* FP8_SCALING_BLOCK in place, br rows at a time: the chunk's scales, then
+/* CAST_SCALING_BLOCK in place, br rows at a time: the chunk's scales, then
  * the elements scaled, rounded (saturating) and scaled back; bit for bit
  * fp8_cast on each block with its scale, without gathering a block's
  * elements. w holds 2 cols floats. */
@@ -289,11 +289,11 @@ static void blocks_stats(const float *buf, size_t nb, size_t len, const uint8_t 
 	st->overflow += oc;
 }
 
-/* FP8_SCALING_MX and _NVFP4 through quant_bulk: buf holds nb blocks of len. */
+/* CAST_SCALING_MX and _NVFP4 through quant_bulk: buf holds nb blocks of len. */
 static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_cfg *c, block_scratch *s,
                             uint8_t *bytes, block_cast_stat *st)
 {
-	quant_id id = c->kind == FP8_SCALING_NVFP4 ? QUANT_NVFP4
+	quant_id id = c->kind == CAST_SCALING_NVFP4 ? QUANT_NVFP4
 	              : c->elem == FMT_E5M2 ? QUANT_MXFP8_E5M2 : QUANT_MXFP8_E4M3;
 	const quant_info *q = quant_get(id);
 	const fmt_info *ef = fmt_get(q->elem);
@@ -391,14 +391,14 @@ mp_status block_cast_from(const float *src, float *x, size_t rows, size_t cols, 
 	*st = (block_cast_stat){ .n = rows * cols };
 	size_t len = c->br * c->bc;
 	if (c->br == 0 || c->bc == 0 || len > QUANT_BLOCK_MAX ||
-	    (c->kind != FP8_SCALING_BLOCK && c->kind != FP8_SCALING_MX && c->kind != FP8_SCALING_NVFP4) ||
-	    (c->kind == FP8_SCALING_NVFP4) != (c->elem == FMT_E2M1) ||
-	    (c->kind != FP8_SCALING_NVFP4 && c->elem != FMT_E4M3 && c->elem != FMT_E5M2))
+	    (c->kind != CAST_SCALING_BLOCK && c->kind != CAST_SCALING_MX && c->kind != CAST_SCALING_NVFP4) ||
+	    (c->kind == CAST_SCALING_NVFP4) != (c->elem == FMT_E2M1) ||
+	    (c->kind != CAST_SCALING_NVFP4 && c->elem != FMT_E4M3 && c->elem != FMT_E5M2))
 		return MP_EINVAL;
 	if (rows == 0 || cols == 0)
 		return MP_OK;
 	mp_status rc;
-	if (c->kind == FP8_SCALING_BLOCK) {   /* in place, whatever the block's shape */
+	if (c->kind == CAST_SCALING_BLOCK) {   /* in place, whatever the block's shape */
 		if ((rc = scratch_grow(s, 2 * cols)) != MP_OK)
 			return rc;
 		if (src != x)

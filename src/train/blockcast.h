@@ -4,14 +4,14 @@
  * are cast with it, then x holds what the cast stands for (element times
  * scale), as the GEMM reads it.
  *
- * - FP8_SCALING_BLOCK (DeepSeek-V3; Transformer Engine's Float8BlockScaling,
+ * - CAST_SCALING_BLOCK (DeepSeek-V3; Transformer Engine's Float8BlockScaling,
  *   docs/features/low_precision_training/fp8_blockwise_scaling): an fp32
  *   scale per block, s = fp8_max / amax_block (fp8_current_scale's rule),
  *   with pow2 rounded down to a power of two by clearing its fraction bits;
  *   the elements sat(rne(x * s)) / s (fp8_cast).
- * - FP8_SCALING_MX (OCP MX; TE's MXFP8BlockScaling): an e8m0 scale per
+ * - CAST_SCALING_MX (OCP MX; TE's MXFP8BlockScaling): an e8m0 scale per
  *   block by quant/'s rule (ceil, as TE, or ocp); the elements in fmt.
- * - FP8_SCALING_NVFP4 (TE's NVFP4BlockScaling; arXiv:2509.25149): e2m1
+ * - CAST_SCALING_NVFP4 (TE's NVFP4BlockScaling; arXiv:2509.25149): e2m1
  *   elements, an e4m3 scale per block and an fp32 scale for the whole x.
  * MX and NVFP4 go through quant_bulk, bit for bit the rules quant_run
  * computes exactly (quant/quant.h); their elements are decoded exactly and
@@ -34,7 +34,7 @@
 #include "util/status.h"
 
 typedef struct {
-	fp8_scaling kind;   /* FP8_SCALING_BLOCK, _MX or _NVFP4 */
+	cast_scaling kind;   /* CAST_SCALING_BLOCK, _MX or _NVFP4 */
 	fmt_id elem;        /* BLOCK and MX: fp8-e4m3 or fp8-e5m2; NVFP4: fp4-e2m1 */
 	size_t br, bc;      /* the block: br rows by bc columns, each 1..QUANT_BLOCK_MAX in product */
 	bool pow2;          /* BLOCK: each scale rounded down to a power of two */

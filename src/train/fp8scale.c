@@ -102,7 +102,7 @@ typedef struct {
 
 struct fp8_state {
 	size_t count, H, L;
-	fp8_scaling scaling;
+	cast_scaling scaling;
 	fp8_amax_algo algo;
 	int margin;
 	fp8_opts o;
@@ -154,10 +154,10 @@ static bool fp8_kind(fmt_id f)
 
 static bool opts_ok(size_t L, const fp8_opts *o)
 {
-	bool fp4 = o->scaling == FP8_SCALING_NVFP4;
+	bool fp4 = o->scaling == CAST_SCALING_NVFP4;
 	bool fmts = fp4 ? o->fwd == FMT_E2M1 && o->bwd == FMT_E2M1 : fp8_kind(o->fwd) && fp8_kind(o->bwd);
-	return o->scaling != FP8_SCALING_NONE && o->scaling < FP8_SCALING_COUNT && L > 0 && o->H > 0 &&
-	       o->H <= FP8_HISTORY_MAX && fmts && o->bf16_last <= L && (unsigned)o->rule < QUANT_RULE_COUNT;
+	return o->scaling != CAST_SCALING_NONE && o->scaling < CAST_SCALING_COUNT && L > 0 && o->H > 0 &&
+	       o->H <= FP8_HISTORY_MAX && fmts && o->highp_last <= L && (unsigned)o->rule < QUANT_RULE_COUNT;
 }
 
 mp_status fp8_state_create(fp8_state **out, size_t L, const fp8_opts *o)
@@ -165,7 +165,7 @@ mp_status fp8_state_create(fp8_state **out, size_t L, const fp8_opts *o)
 	*out = NULL;
 	if (!opts_ok(L, o))
 		return MP_EINVAL;
-	fp8_scaling s = o->scaling;
+	cast_scaling s = o->scaling;
 	size_t H = o->H;
 	fmt_id fwd = o->fwd, bwd = o->bwd;
 	fp8_state *st = calloc(1, sizeof *st);
@@ -203,12 +203,12 @@ size_t fp8_state_count(const fp8_state *st)
 
 bool fp8_state_covers(const fp8_state *st, size_t l)
 {
-	return l + st->o.bf16_last < st->L;
+	return l + st->o.highp_last < st->L;
 }
 
 bool fp8_state_blocked(const fp8_state *st)
 {
-	return fp8_scaling_blocked(st->scaling);
+	return cast_scaling_blocked(st->scaling);
 }
 
 /* *buf grown to at least n floats (its capacity in *cap), kept between
@@ -265,14 +265,14 @@ static const float *noise_keep(fp8_state *st, int h, size_t i, bool record, cons
 static block_cast_cfg block_cfg(const fp8_state *st, size_t i, fp8_along along, uint64_t seed)
 {
 	fp8_role role = (fp8_role)(i % FP8_ROLES);
-	size_t b = st->scaling == FP8_SCALING_BLOCK ? 128 : st->scaling == FP8_SCALING_MX ? 32 : 16;
-	bool square = role == FP8_WEIGHT && (st->scaling == FP8_SCALING_BLOCK || (st->scaling == FP8_SCALING_NVFP4 &&
+	size_t b = st->scaling == CAST_SCALING_BLOCK ? 128 : st->scaling == CAST_SCALING_MX ? 32 : 16;
+	bool square = role == FP8_WEIGHT && (st->scaling == CAST_SCALING_BLOCK || (st->scaling == CAST_SCALING_NVFP4 &&
 	                                                                         st->o.w2d));
 	block_cast_cfg c = { .kind = st->scaling, .elem = st->last[i].fmt, .pow2 = st->o.pow2, .rule = st->o.rule,
 		             .mode = FMT_RNE, .seed = seed };
 	c.br = square || along == FP8_ALONG_COLS ? b : 1;
 	c.bc = square || along == FP8_ALONG_ROWS ? b : 1;
-	if (st->scaling == FP8_SCALING_NVFP4 && role == FP8_GRAD_OUTPUT && st->o.sr)
+	if (st->scaling == CAST_SCALING_NVFP4 && role == FP8_GRAD_OUTPUT && st->o.sr)
 		c.mode = FMT_SR;
 	return c;
 }
@@ -283,7 +283,7 @@ static block_cast_cfg block_cfg(const fp8_state *st, size_t i, fp8_along along, 
 static const float *block_operand(const fp8_state *st, size_t i, fp8_along along, const float *in, float *x,
                                   size_t rows, size_t cols)
 {
-	if (st->scaling != FP8_SCALING_NVFP4 || !st->o.rht || along != FP8_ALONG_COLS || i % FP8_ROLES == FP8_WEIGHT)
+	if (st->scaling != CAST_SCALING_NVFP4 || !st->o.rht || along != FP8_ALONG_COLS || i % FP8_ROLES == FP8_WEIGHT)
 		return in;
 	if (in != x)
 		memcpy(x, in, rows * cols * sizeof *x);
@@ -367,7 +367,7 @@ mp_status fp8_state_cast_and_record(fp8_state *st, int h, size_t i, fp8_along al
 void fp8_state_cast(fp8_state *st, int h, size_t i, bool record, float *x, size_t n)
 {
 	fmt_id f = st->last[i].fmt;
-	float scale = st->scaling == FP8_SCALING_DELAYED ? st->scale[i]
+	float scale = st->scaling == CAST_SCALING_DELAYED ? st->scale[i]
 	              : fp8_current_scale((float)fmt_max(fmt_get(f)), fp8_amax(x, n));
 	fp8_cast_stat cs;
 	mp_status rc;
@@ -414,7 +414,7 @@ void fp8_state_step_end(fp8_state *st)
 		grad_noise_merge(&st->step_noise, &b->noise);
 		grad_noise_merge(&st->step_wnoise, &a->wnoise);
 		grad_noise_merge(&st->step_wnoise, &b->wnoise);
-		if (st->scaling == FP8_SCALING_DELAYED && n) {
+		if (st->scaling == CAST_SCALING_DELAYED && n) {
 			float *h = st->hist + i * st->H;
 			fp8_history_push(h, st->H, amax);
 			float fmax = (float)fmt_max(fmt_get(s->fmt));

@@ -94,7 +94,7 @@ enum { FP8_LINEARS = 4 };
 typedef struct fp8_state fp8_state;
 
 typedef struct {
-	fp8_scaling scaling;    /* not NONE */
+	cast_scaling scaling;    /* not NONE */
 	fmt_id fwd, bwd;        /* weights and inputs; output gradients (fp8; nvfp4: fp4-e2m1 both) */
 	size_t H;               /* delayed: the history, 1..FP8_HISTORY_MAX (others: 1 or more, unused) */
 	fp8_amax_algo algo;
@@ -102,18 +102,18 @@ typedef struct {
 	bool pow2;              /* fp8-block: scales rounded down to powers of two */
 	quant_rule rule;        /* mxfp8: the e8m0 scale's rule */
 	bool rht, sr, w2d;      /* nvfp4: the Hadamard transform, SR gradients, 16x16 weight blocks */
-	size_t bf16_last;       /* the last blocks whose Linears are left out (the GEMM format), 0..L */
+	size_t highp_last;       /* the last blocks whose Linears are left out (the GEMM format), 0..L */
 	bool noise;             /* measure the gradients' quantization noise (fp8_state_grad_noise_ratio):
 	                         * a copy of each output gradient cast and, in block recipes, one more
 	                         * GEMM per cast Linear; off, those ratios are NaN */
 } fp8_opts;
 
 /* The state for L blocks under o. MP_ENOMEM, MP_EINVAL for a bad H,
- * format or bf16_last. */
+ * format or highp_last. */
 mp_status fp8_state_create(fp8_state **out, size_t L, const fp8_opts *o);
 void fp8_state_free(fp8_state *st);
 
-/* Whether block l's Linears are cast (l below L - bf16_last). */
+/* Whether block l's Linears are cast (l below L - highp_last). */
 bool fp8_state_covers(const fp8_state *st, size_t l);
 
 /* Whether the state scales blocks: the GEMMs then cast each operand along

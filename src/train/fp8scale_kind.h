@@ -4,19 +4,19 @@
 #define MIXPREC_TRAIN_FP8SCALE_KIND_H
 
 typedef enum {
-	FP8_SCALING_NONE,      /* operands rounded to gemm_fmt unscaled (fp8-mixed, bf16, ...) */
-	FP8_SCALING_DELAYED,   /* Transformer Engine's DelayedScaling: the scale from an amax history */
-	FP8_SCALING_CURRENT,   /* Float8CurrentScaling: the scale from this tensor's own amax */
-	FP8_SCALING_BLOCK,     /* DeepSeek-V3 / TE's Float8BlockScaling: fp32 scales per 1x128 and 128x128 block */
-	FP8_SCALING_MX,        /* MXFP8: an e8m0 scale per 32 elements along the contraction */
-	FP8_SCALING_NVFP4,     /* NVFP4: e2m1, e4m3 scales per 16 (16x16 for weights), an fp32 tensor scale */
-	FP8_SCALING_COUNT
-} fp8_scaling;
+	CAST_SCALING_NONE,      /* operands rounded to gemm_fmt unscaled (fp8-mixed, bf16, ...) */
+	CAST_SCALING_DELAYED,   /* Transformer Engine's DelayedScaling: the scale from an amax history */
+	CAST_SCALING_CURRENT,   /* Float8CurrentScaling: the scale from this tensor's own amax */
+	CAST_SCALING_BLOCK,     /* DeepSeek-V3 / TE's Float8BlockScaling: fp32 scales per 1x128 and 128x128 block */
+	CAST_SCALING_MX,        /* MXFP8: an e8m0 scale per 32 elements along the contraction */
+	CAST_SCALING_NVFP4,     /* NVFP4: e2m1, e4m3 scales per 16 (16x16 for weights), an fp32 tensor scale */
+	CAST_SCALING_COUNT
+} cast_scaling;
 
 /* Whether s scales blocks (train/blockcast.h) rather than whole tensors. */
-static inline int fp8_scaling_blocked(fp8_scaling s)
+static inline int cast_scaling_blocked(cast_scaling s)
 {
-	return s == FP8_SCALING_BLOCK || s == FP8_SCALING_MX || s == FP8_SCALING_NVFP4;
+	return s == CAST_SCALING_BLOCK || s == CAST_SCALING_MX || s == CAST_SCALING_NVFP4;
 }
 
 typedef enum {

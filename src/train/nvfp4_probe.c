@@ -44,7 +44,7 @@ mp_status nvfp4_probe_create(nvfp4_probe **out, size_t draws, uint64_t seed)
 		/* the nvfp4 preset's state for one block, its parts off ([0]) or on
 		 * ([1]); the casts below read only the rows' direction, which the
 		 * Hadamard transform never touches */
-		fp8_opts o = { .scaling = FP8_SCALING_NVFP4, .fwd = FMT_E2M1, .bwd = FMT_E2M1, .H = 1,
+		fp8_opts o = { .scaling = CAST_SCALING_NVFP4, .fwd = FMT_E2M1, .bwd = FMT_E2M1, .H = 1,
 			       .algo = AMAX_ALGO_MAX, .sr = s == 1, .w2d = s == 1 };
 		mp_status st = fp8_state_create(&p->st[s], 1, &o);
 		if (st != MP_OK) {
@@ -163,9 +163,9 @@ nvfp4_probe_result nvfp4_probe_result_of(const nvfp4_probe *p)
 /* The blocks whose Linears policy pol casts in a model of L blocks. */
 static size_t blocks_cast(const train_policy *pol, size_t L)
 {
-	if (pol->fp8 == FP8_SCALING_NONE)
+	if (pol->cast == CAST_SCALING_NONE)
 		return L;
-	return pol->bf16_last < L ? L - pol->bf16_last : 0;
+	return pol->highp_last < L ? L - pol->highp_last : 0;
 }
 
 /* Block l's four Linear weights into the probe, as (OC, C). */

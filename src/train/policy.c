@@ -102,12 +102,12 @@ static const preset presets[] = {
 	{ .about = "TE DelayedScaling: per-tensor scales from an amax history",
 	  .p = { .name = "fp8-delayed",
 		FP8_RECIPE_REST,
-		.fp8 = FP8_SCALING_DELAYED, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E5M2, .amax_history = 16,
+		.cast = CAST_SCALING_DELAYED, .cast_fwd = FMT_E4M3, .cast_bwd = FMT_E5M2, .amax_history = 16,
 		.amax_algo = AMAX_ALGO_MAX, .fp8_margin = 0 } },
 	{ .about = "TE Float8CurrentScaling: per-tensor scales from each amax",
 	  .p = { .name = "fp8-current",
 		FP8_RECIPE_REST,
-		.fp8 = FP8_SCALING_CURRENT, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E5M2, .amax_history = 16,
+		.cast = CAST_SCALING_CURRENT, .cast_fwd = FMT_E4M3, .cast_bwd = FMT_E5M2, .amax_history = 16,
 		.amax_algo = AMAX_ALGO_MAX, .fp8_margin = 0 } },
 	/* the block recipes, the rest as the two above: DeepSeek-V3's (TE's
 	 * Float8BlockScaling), MXFP8 (TE's MXFP8BlockScaling) and NVIDIA's NVFP4
@@ -116,18 +116,18 @@ static const preset presets[] = {
 	{ .about = "DeepSeek-V3: E4M3, fp32 scales per 1x128 and 128x128",
 	  .p = { .name = "fp8-block",
 		FP8_RECIPE_REST,
-		.fp8 = FP8_SCALING_BLOCK, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E4M3, .amax_history = 1,
+		.cast = CAST_SCALING_BLOCK, .cast_fwd = FMT_E4M3, .cast_bwd = FMT_E4M3, .amax_history = 1,
 		.amax_algo = AMAX_ALGO_MAX, .scale_pow2 = true } },
 	{ .about = "MXFP8: E4M3, an e8m0 scale per 32 (the ceil rule)",
 	  .p = { .name = "mxfp8",
 		FP8_RECIPE_REST,
-		.fp8 = FP8_SCALING_MX, .fp8_fwd = FMT_E4M3, .fp8_bwd = FMT_E4M3, .amax_history = 1,
+		.cast = CAST_SCALING_MX, .cast_fwd = FMT_E4M3, .cast_bwd = FMT_E4M3, .amax_history = 1,
 		.amax_algo = AMAX_ALGO_MAX, .mx_rule = QUANT_RULE_CEIL } },
 	{ .about = "NVFP4 recipe: RHT, SR grads, 2D weights, last block bf16",
 	  .p = { .name = "nvfp4",
 		FP8_RECIPE_REST,
-		.fp8 = FP8_SCALING_NVFP4, .fp8_fwd = FMT_E2M1, .fp8_bwd = FMT_E2M1, .amax_history = 1,
-		.amax_algo = AMAX_ALGO_MAX, .nvfp4_rht = true, .nvfp4_sr = true, .nvfp4_2d = true, .bf16_last = 1 } },
+		.cast = CAST_SCALING_NVFP4, .cast_fwd = FMT_E2M1, .cast_bwd = FMT_E2M1, .amax_history = 1,
+		.amax_algo = AMAX_ALGO_MAX, .nvfp4_rht = true, .nvfp4_sr = true, .nvfp4_2d = true, .highp_last = 1 } },
 };
 #undef FP8_RECIPE_REST
 
@@ -278,26 +278,26 @@ static bool int_part(const char *key, const char *value, long lo, long hi, long 
 	return true;
 }
 
-static const char *const scaling_names[FP8_SCALING_COUNT] = {
-	[FP8_SCALING_NONE] = "none", [FP8_SCALING_DELAYED] = "delayed", [FP8_SCALING_CURRENT] = "current",
-	[FP8_SCALING_BLOCK] = "block", [FP8_SCALING_MX] = "mx", [FP8_SCALING_NVFP4] = "nvfp4" };
+static const char *const scaling_names[CAST_SCALING_COUNT] = {
+	[CAST_SCALING_NONE] = "none", [CAST_SCALING_DELAYED] = "delayed", [CAST_SCALING_CURRENT] = "current",
+	[CAST_SCALING_BLOCK] = "block", [CAST_SCALING_MX] = "mx", [CAST_SCALING_NVFP4] = "nvfp4" };
 
 /* The preset whose fp8 parts fp8-scaling=s takes. */
-static const char *const scaling_presets[FP8_SCALING_COUNT] = {
-	[FP8_SCALING_DELAYED] = "fp8-delayed", [FP8_SCALING_CURRENT] = "fp8-current",
-	[FP8_SCALING_BLOCK] = "fp8-block", [FP8_SCALING_MX] = "mxfp8", [FP8_SCALING_NVFP4] = "nvfp4" };
+static const char *const scaling_presets[CAST_SCALING_COUNT] = {
+	[CAST_SCALING_DELAYED] = "fp8-delayed", [CAST_SCALING_CURRENT] = "fp8-current",
+	[CAST_SCALING_BLOCK] = "fp8-block", [CAST_SCALING_MX] = "mxfp8", [CAST_SCALING_NVFP4] = "nvfp4" };
 
 /* fp8-scaling=S: a recipe other than p's brings its own formats and parts,
  * from its preset; p's own recipe keeps the parts p has. */
 static bool scaling_part(train_policy *p, const char *value, char *err, size_t errlen)
 {
-	for (int i = 0; i < FP8_SCALING_COUNT; i++) {
+	for (int i = 0; i < CAST_SCALING_COUNT; i++) {
 		if (strcmp(value, scaling_names[i]))
 			continue;
 		train_policy r;   /* a new recipe brings its parts; the same one keeps the policy's */
-		if (i != FP8_SCALING_NONE && i != (int)p->fp8 && policy_from_name(scaling_presets[i], &r) == MP_OK) {
-			p->fp8_fwd = r.fp8_fwd;
-			p->fp8_bwd = r.fp8_bwd;
+		if (i != CAST_SCALING_NONE && i != (int)p->cast && policy_from_name(scaling_presets[i], &r) == MP_OK) {
+			p->cast_fwd = r.cast_fwd;
+			p->cast_bwd = r.cast_bwd;
 			p->amax_history = r.amax_history;
 			p->amax_algo = r.amax_algo;
 			p->fp8_margin = r.fp8_margin;
@@ -306,9 +306,9 @@ static bool scaling_part(train_policy *p, const char *value, char *err, size_t e
 			p->nvfp4_rht = r.nvfp4_rht;
 			p->nvfp4_sr = r.nvfp4_sr;
 			p->nvfp4_2d = r.nvfp4_2d;
-			p->bf16_last = r.bf16_last;
+			p->highp_last = r.highp_last;
 		}
-		p->fp8 = (fp8_scaling)i;
+		p->cast = (cast_scaling)i;
 		return true;
 	}
 	snprintf(err, errlen, "fp8-scaling '%s' is not none, delayed, current, block, mx or nvfp4", value);
@@ -332,19 +332,19 @@ static bool switch_part(const char *key, const char *value, bool *b, char *err, 
 static mp_status block_part(train_policy *p, const char *key, const char *value, char *err, size_t errlen)
 {
 	long v;
-	fp8_scaling want = !strcmp(key, "scale-pow2") ? FP8_SCALING_BLOCK
-	                   : !strcmp(key, "scale-rule") ? FP8_SCALING_MX
-	                   : !strcmp(key, "bf16-last") || !strcmp(key, "bf16-from") ? FP8_SCALING_COUNT
-	                   : FP8_SCALING_NVFP4;
-	if (want == FP8_SCALING_COUNT ? p->fp8 == FP8_SCALING_NONE : p->fp8 != want) {
+	cast_scaling want = !strcmp(key, "scale-pow2") ? CAST_SCALING_BLOCK
+	                   : !strcmp(key, "scale-rule") ? CAST_SCALING_MX
+	                   : !strcmp(key, "bf16-last") || !strcmp(key, "bf16-from") ? CAST_SCALING_COUNT
+	                   : CAST_SCALING_NVFP4;
+	if (want == CAST_SCALING_COUNT ? p->cast == CAST_SCALING_NONE : p->cast != want) {
 		snprintf(err, errlen, "%s applies to %s scaling only, and policy %s has %s", key,
-		         want == FP8_SCALING_COUNT ? "fp8 or fp4" : scaling_names[want], p->name, scaling_names[p->fp8]);
+		         want == CAST_SCALING_COUNT ? "fp8 or fp4" : scaling_names[want], p->name, scaling_names[p->cast]);
 		return MP_EUNSUPPORTED;
 	}
 	if (!strcmp(key, "bf16-last")) {
 		if (!int_part(key, value, 0, 64, &v, err, errlen))
 			return MP_EINVAL;
-		p->bf16_last = (size_t)v;
+		p->highp_last = (size_t)v;
 		return MP_OK;
 	}
 	if (!strcmp(key, "bf16-from")) {
@@ -379,12 +379,12 @@ static mp_status fp8_part(train_policy *p, const char *key, const char *value, c
 			snprintf(err, errlen, "fp8-format '%s' is not hybrid (E4M3 forward, E5M2 gradients) or e4m3", value);
 			return MP_EINVAL;
 		}
-		if (p->fp8 == FP8_SCALING_NVFP4) {
+		if (p->cast == CAST_SCALING_NVFP4) {
 			snprintf(err, errlen, "policy %s casts to fp4-e2m1, not fp8", p->name);
 			return MP_EUNSUPPORTED;
 		}
-		p->fp8_fwd = FMT_E4M3;
-		p->fp8_bwd = hybrid ? FMT_E5M2 : FMT_E4M3;
+		p->cast_fwd = FMT_E4M3;
+		p->cast_bwd = hybrid ? FMT_E5M2 : FMT_E4M3;
 		return MP_OK;
 	}
 	if (!strcmp(key, "amax-algo")) {
@@ -523,27 +523,27 @@ static void describe_fp8(const train_policy *p, char *buf, size_t n)
 	char last[96] = "";
 	const char *g = fmt_get(p->gemm_fmt)->name;
 	size_t len = 0;
-	if (p->fp8 != FP8_SCALING_NONE && p->bf16_last == 1)
+	if (p->cast != CAST_SCALING_NONE && p->highp_last == 1)
 		len = (size_t)snprintf(last, sizeof last, ", the last block in %s", g);
-	else if (p->fp8 != FP8_SCALING_NONE && p->bf16_last)
-		len = (size_t)snprintf(last, sizeof last, ", the last %zu blocks in %s", p->bf16_last, g);
-	if (p->fp8 != FP8_SCALING_NONE && p->bf16_switch)
+	else if (p->cast != CAST_SCALING_NONE && p->highp_last)
+		len = (size_t)snprintf(last, sizeof last, ", the last %zu blocks in %s", p->highp_last, g);
+	if (p->cast != CAST_SCALING_NONE && p->bf16_switch)
 		snprintf(last + len, sizeof last - len, ", every block in %s from step %zu", g, p->bf16_from);
-	const char *f = fmt_get(p->fp8_fwd)->name, *b = fmt_get(p->fp8_bwd)->name;
-	switch (p->fp8) {
-	case FP8_SCALING_NONE:
+	const char *f = fmt_get(p->cast_fwd)->name, *b = fmt_get(p->cast_bwd)->name;
+	switch (p->cast) {
+	case CAST_SCALING_NONE:
 		buf[0] = '\0';
 		break;
-	case FP8_SCALING_DELAYED: case FP8_SCALING_CURRENT:
+	case CAST_SCALING_DELAYED: case CAST_SCALING_CURRENT:
 		snprintf(buf, n, ", linears %s/%s %s-scaled per tensor (history %zu %s, margin %d)%s", f, b,
-		         scaling_names[p->fp8], p->amax_history, p->amax_algo == AMAX_ALGO_MAX ? "max" : "most_recent",
+		         scaling_names[p->cast], p->amax_history, p->amax_algo == AMAX_ALGO_MAX ? "max" : "most_recent",
 		         p->fp8_margin, last);
 		break;
-	case FP8_SCALING_BLOCK:
+	case CAST_SCALING_BLOCK:
 		snprintf(buf, n, ", linears %s/%s with fp32 scales per 1x128 tile and 128x128 weight block%s%s", f, b,
 		         p->scale_pow2 ? " (powers of two)" : "", last);
 		break;
-	case FP8_SCALING_MX:
+	case CAST_SCALING_MX:
 		snprintf(buf, n, ", linears %s/%s with an e8m0 scale per 32 (%s rule)%s", f, b,
 		         quant_rule_name(p->mx_rule), last);
 		break;

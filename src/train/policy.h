@@ -40,12 +40,13 @@ typedef struct {
 	 * promoted to fp32 every promote_every products (0 = never) */
 	int accum_bits;
 	size_t promote_every;
-	/* per-tensor fp8 scaling of the Linear GEMMs' operands (train/fp8scale.h),
-	 * CPU only: FP8_SCALING_NONE, or the weight and input in fp8_fwd and the
-	 * output gradient in fp8_bwd, each with its own fp32 scale; everything
-	 * else (attention, the tied head, GEMM outputs) then in gemm_fmt */
-	fp8_scaling fp8;
-	fmt_id fp8_fwd, fp8_bwd;
+	/* the scaled casts of the Linear GEMMs' operands (train/fp8scale.h,
+	 * train/blockcast.h), CPU only: CAST_SCALING_NONE, or the weight and input
+	 * in cast_fwd and the output gradient in cast_bwd, with a scale per tensor
+	 * or per block; everything else (attention, the tied head, GEMM outputs)
+	 * then in gemm_fmt */
+	cast_scaling cast;
+	fmt_id cast_fwd, cast_bwd;
 	size_t amax_history;       /* delayed: the window, 1..FP8_HISTORY_MAX */
 	fp8_amax_algo amax_algo;
 	int fp8_margin;            /* scale = fp8_max / amax / 2^margin */
@@ -55,7 +56,7 @@ typedef struct {
 	bool nvfp4_rht;            /* nvfp4: 16x16 random Hadamard transform on the wgrad GEMM's operands */
 	bool nvfp4_sr;             /* nvfp4: output gradients rounded stochastically */
 	bool nvfp4_2d;             /* nvfp4: 16x16 weight blocks (else 1x16, as the others) */
-	size_t bf16_last;          /* any fp8 scaling: the last N blocks' Linears left in gemm_fmt */
+	size_t highp_last;         /* any scaling: the last N blocks' Linears left in gemm_fmt */
 	bool bf16_switch;          /* any fp8 scaling: from step bf16_from on (its evaluations too), no */
 	size_t bf16_from;          /* Linear is cast: the rest is the bf16-mixed recipe (bf16-from=N) */
 } train_policy;
@@ -119,14 +120,14 @@ static inline bool policy_accum_emulated(const train_policy *p)
  * bf16-from has not switched it to bf16 yet. */
 static inline bool policy_casts_at(const train_policy *p, size_t step)
 {
-	return p->fp8 != FP8_SCALING_NONE && !(p->bf16_switch && step >= p->bf16_from);
+	return p->cast != CAST_SCALING_NONE && !(p->bf16_switch && step >= p->bf16_from);
 }
 
 /* Whether only the CPU trainer runs p (an emulated accumulator, per-tensor
  * fp8 scaling): the GPU trainers refuse it. */
 static inline bool policy_cpu_only(const train_policy *p)
 {
-	return policy_accum_emulated(p) || p->fp8 != FP8_SCALING_NONE;
+	return policy_accum_emulated(p) || p->cast != CAST_SCALING_NONE;
 }
 
 #endif

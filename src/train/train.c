@@ -47,7 +47,7 @@ static mp_status check_device(const train_policy *p, const train_config *cfg, ch
 {
 	if (!policy_cpu_only(p) || cfg->device == TRAIN_DEVICE_CPU)
 		return MP_OK;
-	if (p->fp8 != FP8_SCALING_NONE)
+	if (p->cast != CAST_SCALING_NONE)
 		snprintf(err, errlen, "--device cuda: policy %s scales its fp8 tensors one by one (amax, scale, "
 		         "history), which is emulated with --device cpu only", p->name);
 	else
@@ -62,9 +62,9 @@ mp_status policy_check(const train_policy *p, const train_config *cfg, char *err
 	mp_status st = check_device(p, cfg, err, errlen);
 	if (st != MP_OK)
 		return st;
-	if (p->fp8 != FP8_SCALING_NONE && p->bf16_last > cfg->model.L) {
+	if (p->cast != CAST_SCALING_NONE && p->highp_last > cfg->model.L) {
 		snprintf(err, errlen, "--bf16-last: policy %s leaves its last %zu blocks in bf16, and the model has "
-		         "%zu (--layers)", p->name, p->bf16_last, cfg->model.L);
+		         "%zu (--layers)", p->name, p->highp_last, cfg->model.L);
 		return MP_EINVAL;
 	}
 	/* an fp32 GEMM is BLAS's, whose sums the emulation does not replace */
@@ -86,10 +86,10 @@ mp_status policy_check(const train_policy *p, const train_config *cfg, char *err
 
 bool policy_check_note(const train_policy *p, const train_config *cfg, char *buf, size_t n)
 {
-	if (p->fp8 == FP8_SCALING_NONE || p->bf16_last != cfg->model.L)
+	if (p->cast == CAST_SCALING_NONE || p->highp_last != cfg->model.L)
 		return false;
 	snprintf(buf, n, "policy %s leaves all %zu blocks' Linears in %s (--bf16-last %zu): nothing is cast to fp8 "
-	         "or fp4 (--bf16-last 0 casts them)", p->name, p->bf16_last, fmt_get(p->gemm_fmt)->name, p->bf16_last);
+	         "or fp4 (--bf16-last 0 casts them)", p->name, p->highp_last, fmt_get(p->gemm_fmt)->name, p->highp_last);
 	return true;
 }
 

@@ -245,7 +245,7 @@ static mp_status expect(const run_state *rs, const char *name, rs_dtype dt, size
 /* The delayed-scaling state of t, or NULL. */
 static fp8_state *fp8_of(const trainer *t)
 {
-	return t->pol.fp8 == FP8_SCALING_DELAYED && t->be->fp8 ? t->be->fp8(t->state) : NULL;
+	return t->pol.cast == CAST_SCALING_DELAYED && t->be->fp8 ? t->be->fp8(t->state) : NULL;
 }
 
 static mp_status fp8_export(const trainer *t, run_state *rs)
