@@ -1,6 +1,7 @@
 # Shared by the shell tests (sourced): the verdict functions, the check that
-# the program exists, a private temporary folder and the final tally; and the
-# checks of a command's output for the CLI tests.
+# the program exists, a private temporary folder and the final tally; the
+# checks of a command's output for the CLI tests, and the key-script runner
+# for the TUI tests (tui_dumps).
 # Run by Automake's plain test-driver: exit 0 pass, 1 fail, 77 skip.
 
 pass=0
@@ -248,4 +249,74 @@ private_state() {
 	MIXPREC_STATEDIR=$tmp/state
 	export MIXPREC_STATEDIR
 	unset MIXPREC_COURSE_SEED MIXPREC_EXERCISEDIR
+}
+
+# --- for the TUI key-script tests (tests/tui-script*.sh) ---
+# tui_dumps: defines script, screen, expect and has below (not for every
+# test: script would hide script(1) from the CLI tests), with the expected
+# screens in tests/tui and the workbench's state in $tmp/state (make_tmp
+# first).
+tui_dumps() {
+	expdir=${srcdir:-.}/tests/tui
+	XDG_STATE_HOME=$tmp/state
+	export XDG_STATE_HOME
+
+	# script NAME [OPTIONS...] < KEYS: runs a key script; dumps in $tmp/NAME.out
+	script() {
+		name=$1
+		shift
+		cat >"$tmp/$name.keys"
+		"$MIXPREC" tui --keys "$tmp/$name.keys" --dump "$tmp/$name.out" "$@" </dev/null >"$tmp/$name.stdout" 2>"$tmp/$name.err"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			bad "$name: the key script exits 0" "got $rc: $(head -c 300 "$tmp/$name.err")"
+		fi
+	}
+
+	# screen DUMPFILE LABEL > text of that dump
+	screen() {
+		awk -v l="--- $2 ---" '$0 == l { on = 1; next } /^--- .* ---$/ { on = 0 } on' "$1"
+	}
+
+	# expect SCRIPT LABEL [EXPECTED]: compares a dumped screen with tests/tui/EXPECTED.txt
+	expect() {
+		want=$expdir/${3:-$2}.txt
+		screen "$tmp/$1.out" "$2" >"$tmp/got"
+		if [ ! -s "$tmp/got" ]; then
+			bad "$1: screen '$2' was dumped"
+			return
+		fi
+		if awk -v want="$want" '
+			BEGIN { while ((getline l < want) > 0) e[++ne] = l }
+			{ a[++na] = $0 }
+			END {
+				n = ne > na ? ne : na
+				for (i = 1; i <= n && bad < 6; i++) {
+					x = e[i]; y = a[i]
+					if (substr(x, 1, 1) == "~") {
+						if (y !~ ("^" substr(x, 2) "$")) {
+							printf "line %d: want /%s/\n      got  %s\n", i, substr(x, 2), y; bad++
+						}
+					} else if (x != y) {
+						printf "line %d: want %s\n      got  %s\n", i, x, y; bad++
+					}
+				}
+				exit bad > 0
+			}' "$tmp/got" >"$tmp/diff"; then
+			ok "$1: screen '$2' as in $(basename "$want")"
+		else
+			bad "$1: screen '$2' as in $(basename "$want")"
+			sed 's/^/     /' "$tmp/diff"
+		fi
+	}
+
+	# has SCRIPT LABEL REGEX DESCRIPTION: the dumped screen has a line matching REGEX
+	has() {
+		if screen "$tmp/$1.out" "$2" | grep -Eq -- "$3"; then
+			ok "$1: $4"
+		else
+			bad "$1: $4" "no line of screen '$2' matches /$3/"
+			screen "$tmp/$1.out" "$2" | sed 's/^/     | /'
+		fi
+	}
 }
