@@ -5,7 +5,7 @@
 #
 # The oracle is a separate run of the same training from the command line,
 # `mixprec train --preset tiny` with the same policies (the lab's tiny run:
-# same seed, same batches, the same bits, as tui-script.sh's trainblock
+# same seed, same batches, the same bits, as tui-script-labs.sh's trainblock
 # checks for a lesson's options): its --csv and --tensor-stats files. The
 # policy's shares are recomputed here from the per-tensor shares and element
 # counts derived by hand from the tiny shape (below), not read from the

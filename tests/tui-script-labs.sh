@@ -1,0 +1,309 @@
+#!/bin/sh
+# In-process TUI tests of the labs: the Training lab (its runs, exports and
+# lessons' blocks equal to mixprec train's records, the GPU key), the
+# Loss-scaling lab and the Block explorer, from key scripts rendered
+# off-screen by `mixprec tui --keys FILE --dump OUT` (no terminal needed),
+# each dumped screen compared with the expected text in tests/tui/NAME.txt.
+#
+# An expected line that starts with "~" is an extended regular expression for
+# the whole line; it is used only where a value is random by design
+# (stochastic rounding), drawn by the plot module, which has its own tests,
+# or taken from a lesson (its prose, titles and section counts), which the
+# lessons' authors edit: the screens check the reader, not the lesson text.
+# Every other value on the expected screens was derived by hand; the
+# derivations are in the comments below, next to each screen.
+#
+# Run by Automake's plain test-driver: exit 0 pass, 1 fail, 77 skip.
+
+srcdir=${srcdir:-.}
+. "$srcdir/tests/harness.sh"
+need_mixprec
+
+# The ASCII fallback and the monochrome scheme: what the dumps are written in.
+LC_ALL=C
+NO_COLOR=1
+export LC_ALL NO_COLOR
+
+make_tmp tuilabs
+tui_dumps
+
+# --- Training lab ---
+# Two policies, 5 steps at the tiny shape; the table fills with step 5 for
+# both, and the CSV export has the train --csv header and 2 x 5 rows. An
+# untrained character model predicts about uniformly over 128 symbols: the
+# first loss is near ln 128 = 4.85.
+script train --start train <<EOF
+keys j Space n C-u
+type 5
+keys Enter f C-u
+type $tmp/train.csv
+keys Enter s
+wait
+dump trained
+keys e
+dump exported
+EOF
+has train trained 'done after 5 of 5 steps' "the run finishes its 5 steps"
+has train trained '^\*fp32 +5 +[0-9]+\.[0-9]{4} ' "fp32's row shows step 5"
+has train trained '^\*bf16-mixed +5 +[0-9]+\.[0-9]{4} ' "bf16-mixed's row shows step 5"
+has train trained '^ +\|.*[*+]' "the loss plot has points"
+has train exported "wrote 5 steps x 2 policies to $tmp/train.csv" "e exports and says where"
+if [ -f "$tmp/train.csv" ]; then
+	head=$(head -n 1 "$tmp/train.csv")
+	want='step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,resid_lost_frac,ms,overflow_frac,grad_noise_ratio,wgrad_noise_ratio'
+	[ "$head" = "$want" ] && ok "train.csv: the train --csv header" || bad "train.csv: the train --csv header" "got $head"
+	rows=$(awk -F, 'NR > 1 && ($2 == "fp32" || $2 == "bf16-mixed") && $1 >= 0 && $1 <= 4' "$tmp/train.csv" | wc -l)
+	[ "$rows" -eq 10 ] && ok "train.csv: 2 policies x steps 0..4" || bad "train.csv: 2 policies x steps 0..4" "got $rows rows"
+	if awk -F, 'NR == 2 { exit !($3 > 4.6 && $3 < 5.1) }' "$tmp/train.csv"; then
+		ok "train.csv: the first loss is near ln 128 = 4.85"
+	else
+		bad "train.csv: the first loss is near ln 128 = 4.85" "$(sed -n 2p "$tmp/train.csv")"
+	fi
+else
+	bad "train.csv was written"
+fi
+
+# A lesson's block opened in the Training lab runs exactly its command: the
+# block with --resid-offset (found in the lesson file, not typed here) is
+# searched for, selected with Tab and opened with Enter; the screen names the
+# options, the steps field takes the block's count, and one step run from
+# the lab and exported (e) gives the same records as the command itself with
+# --steps 1 (same seed: the same bits; only the ms column differs).
+blk=$(grep -m 1 '^mixprec train .*--resid-offset' "$srcdir/lessons/residual-drift.md")
+blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
+script trainblock <<EOF
+keys j Enter /
+type ${blk#mixprec train }
+keys Enter Tab Enter
+dump opened
+keys n C-u
+type 1
+keys Enter f C-u
+type $tmp/block.csv
+keys Enter s
+wait
+keys e
+dump ran
+EOF
+if screen "$tmp/trainblock.out" opened | sed 's/^ //' | tr '\n' ' ' | grep -qF "from the lesson: $blk "; then
+	ok "trainblock: the lab shows the block's command in full"
+else
+	bad "trainblock: the lab shows the block's command in full" "want: $blk"
+fi
+has trainblock opened "^ steps \\[$blk_steps\\] " "... and takes its --steps $blk_steps"
+has trainblock opened "^ CPU the lesson's options: " "... and its model, not the tiny one"
+# shellcheck disable=SC2086
+"$MIXPREC" ${blk#mixprec } --steps 1 --csv "$tmp/block-cli.csv" >/dev/null 2>&1
+if [ -s "$tmp/block.csv" ] && [ -s "$tmp/block-cli.csv" ] &&
+	cut -d, -f1-10 "$tmp/block.csv" >"$tmp/block.a" && cut -d, -f1-10 "$tmp/block-cli.csv" >"$tmp/block.b" &&
+	cmp -s "$tmp/block.a" "$tmp/block.b"; then
+	ok "trainblock: the lab's run equals 'mixprec train <the block's options> --steps 1'"
+else
+	bad "trainblock: the lab's run equals 'mixprec train <the block's options> --steps 1'" \
+		"$(diff "$tmp/block.a" "$tmp/block.b" 2>&1 | head -n 6)"
+fi
+
+# The lab reads a block with the same parser as `mixprec train`, so it takes
+# the schedule and optimiser options too: the mixed-precision lesson's block
+# with --lr-schedule cosine --warmup 20 --lr-min 1e-5 opens without an
+# error, with its 400 steps, and two steps run from the lab give the records
+# of `mixprec train <the block> --stop-at 2` (the first two steps of the
+# 400-step schedule, warmup included); the same for the block with --beta2
+# 0.999 after one step.
+for opt in lr-schedule beta2; do
+	blk=$(grep -m 1 "^mixprec train .*--$opt " "$srcdir/lessons/mixed-precision.md")
+	blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
+	if [ $opt = beta2 ]; then n=1; else n=2; fi
+	script "sched-$opt" <<EOF
+keys Enter /
+type ${blk#mixprec train }
+keys Enter Tab Enter
+dump opened
+keys n C-u
+type $n
+keys Enter f C-u
+type $tmp/sched-$opt.csv
+keys Enter s
+wait
+keys e
+dump ran
+EOF
+	if screen "$tmp/sched-$opt.out" opened | sed 's/^ //' | tr '\n' ' ' | grep -qF "from the lesson: $blk "; then
+		ok "sched-$opt: the lab opens the block with --$opt"
+	else
+		bad "sched-$opt: the lab opens the block with --$opt" "$(screen "$tmp/sched-$opt.out" opened | tail -n 3)"
+	fi
+	has "sched-$opt" opened "^ steps \\[$blk_steps\\] " "... and takes its --steps $blk_steps"
+	# shellcheck disable=SC2086
+	"$MIXPREC" ${blk#mixprec } --stop-at $n --csv "$tmp/sched-$opt-cli.csv" >/dev/null 2>&1
+	if [ -s "$tmp/sched-$opt.csv" ] && [ -s "$tmp/sched-$opt-cli.csv" ] &&
+		cut -d, -f1-10 "$tmp/sched-$opt.csv" >"$tmp/sched.a" &&
+		cut -d, -f1-10 "$tmp/sched-$opt-cli.csv" >"$tmp/sched.b" && cmp -s "$tmp/sched.a" "$tmp/sched.b"; then
+		ok "sched-$opt: the lab's first $n step(s) equal 'mixprec train <the block> --stop-at $n'"
+	else
+		bad "sched-$opt: the lab's first $n step(s) equal 'mixprec train <the block> --stop-at $n'" \
+			"$(diff "$tmp/sched.a" "$tmp/sched.b" 2>&1 | head -n 6)"
+	fi
+done
+
+# The model line has a row of its own, whole at 80 columns (it ran into the
+# csv field): the default model (train.h: 4 layers of 128 channels, 4 heads,
+# B = 16 sequences of t = 128, lr 1e-3), and the csv field beside the steps.
+script trainline --start train <<'EOF2'
+keys z
+dump default
+EOF2
+has trainline default '^ CPU default: 4 layers, 128 ch, 4 heads, batch 16x128, lr 0\.001$' "the default model's line is whole"
+has trainline default '^ steps \[50\] +csv mixprec-train\.csv$' "the csv field has its own place beside the steps"
+
+# g trains the next run on the GPU: without one it stays on the CPU and the
+# message names why (with one, the shape line says GPU)
+script traingpu --start train <<'EOF2'
+dump before
+keys g
+dump after
+EOF2
+has traingpu before 'CPU tiny: 1 layer' "the shape line names the CPU"
+if "$MIXPREC" drift --device cuda --steps 1 --elements 1 >/dev/null 2>&1; then
+	has traingpu after 'GPU tiny: 1 layer' "g: the next run on the GPU"
+else
+	has traingpu after 'no GPU to train on: (built without CUDA|no CUDA driver|no CUDA device|.*older than|.*cannot run)' \
+		"g without a GPU: says why"
+	has traingpu after 'CPU tiny: 1 layer' "g without a GPU: still the CPU"
+fi
+
+# --- Loss-scaling lab ---
+# Multiplying by S = 2^16 moves every gradient 16 binades up: the share that
+# underflows to 0 in fp16 can only shrink, and the markers follow.
+script scale --start scale <<'EOF'
+wait
+dump s1
+keys + + + + + + + + + + + + + + + +
+dump s65536
+keys i i s
+wait
+dump trace24
+keys d
+wait
+keys d
+dump derivation
+EOF
+has scale derivation '^ 7\.4b  Scaling the loss scales every gradient' "d opens the derivation, exercise 7.4b"
+u1=$(screen "$tmp/scale.out" s1 | sed -n 's/.*underflow to 0: \([0-9.]*\)%.*/\1/p')
+u16=$(screen "$tmp/scale.out" s65536 | sed -n 's/.*underflow to 0: \([0-9.]*\)%.*/\1/p')
+has scale s65536 'loss scale S = 2\^16 = 65536' "+ x16 gives S = 2^16 = 65536"
+has scale s1 'min sub.*max' "fp16's min subnormal and max are marked (min normal between them)"
+if [ -n "$u1" ] && [ -n "$u16" ] && awk -v a="$u1" -v b="$u16" 'BEGIN { exit !(b <= a) }'; then
+	ok "scale: the underflow share falls from $u1% (S=1) to $u16% (S=2^16)"
+else
+	bad "scale: the underflow share does not grow with S" "S=1: '$u1', S=2^16: '$u16'"
+fi
+
+# The dynamic scaler started at 2^24 (i twice, then s): fp16's max is 65504
+# < 2^16, so every gradient above 2^16 / 2^24 = 2^-8 overflows when scaled,
+# and s1 shows gradients of 2^-8 and more: the first step must be skipped.
+# Each skip halves S and growth needs 2000 clean steps, so after K skips in
+# 20 steps the last S is 2^(24 - K); the trace plot marks K steps with '+'
+# (series 1 in ASCII, drawn over the S line), one per step: 20 steps over
+# more than 20 cells never share a cell.
+has scale trace24 'dynamic loss scale S per fp16-mixed step, from 2\^24' "the scaler's trace is a plot, from S = 2^24"
+has scale trace24 '\+ skipped step' "the trace's legend names the skipped-step marks"
+tr=$(screen "$tmp/scale.out" trace24 | sed -n 's/.*dynamic scaler: S 2^24 -> 2^\([0-9]*\) over 20 steps, \([0-9]*\) skipped.*/\1 \2/p')
+marks=$(screen "$tmp/scale.out" trace24 | awk '
+	/dynamic loss scale S per fp16-mixed step/ { on = 1; next }
+	on && /^ *[0-9.e-]*[|+]/ {
+		sub(/^ *[0-9.e-]*[|+]/, "")
+		if ($0 ~ /^[-+]*$/) next   # the x axis
+		n += gsub(/\+/, "")
+	}
+	END { print n + 0 }')
+set -- $tr
+if [ $# -eq 2 ] && [ "$2" -ge 1 ] && [ "$1" -eq $((24 - $2)) ] && [ "$marks" -eq "$2" ]; then
+	ok "scale: $2 skipped steps from 2^24 end at 2^$1 = 2^(24 - $2), and the plot marks $marks"
+else
+	bad "scale: the dynamic scaler's trace" "summary '$tr', marks $marks" \
+		"$(screen "$tmp/scale.out" trace24 | tail -n 9)"
+fi
+
+# --- Block explorer ---
+# 7, 0.3, -1.2, 2.5 in MXFP4 (E2M1: magnitudes 0 0.5 1 1.5 2 3 4 6, 6 = 1.5 x 2^2):
+# amax 7 = 1.75 x 2^2. OCP: X = 2^(2 - 2) = 2^0, e8m0 127 = 0x7f; ceil: 7 / 6 =
+# 1.17 -> 2^1, e8m0 0x80. Under OCP: 7 > 6 saturates to 6 (0 11 1 = 0x7), 0.3 is
+# past the midpoint 0.25 -> 0.5 (0x1), -1.2 -> -1 (1 01 0 = 0xa), 2.5 is the tie
+# between 2 (code 100) and 3 (101) -> the even code, 2 (0x4); errors 1, 0.2,
+# 0.2, 0.5; relative error sqrt(1.33) / sqrt(56.78) = 0.153. Under ceil (V / 2):
+# 3.5 ties between 3 and 4 -> 4 (0x6) = 8; 0.15 -> 0 (flushed); -0.6 -> -0.5
+# (0x9) = -1; 1.25 ties between 1 and 1.5 -> 1 (0x2) = 2; nothing saturates.
+# nvfp4: s_t = 7 / 2688, s_b = e4m3(7 / (6 s_t)) = 448 (0x7e); V / (448 s_t)
+# = 6V / 7: 6 (0x7), 0.257 -> 0.5 (0x1), -1.03 -> -1 (0xa), 2.14 -> 2 (0x4).
+script block --start block <<'EOF'
+keys e
+type 7, 0.3, -1.2, 2.5
+keys Enter
+dump mxfp4
+keys r
+dump ceil
+keys f
+dump nvfp4
+keys r
+dump nvfp4-rule
+keys F F
+dump mxfp6
+keys ?
+dump help
+keys Esc g
+dump gpt
+keys j j j j j j j j j j j j j j j j
+dump gpt-scrolled
+resize 100x30
+dump wide
+keys e C-u
+type 1, inf
+keys Enter
+dump bad
+EOF
+expect block mxfp4 block-mxfp4
+has block ceil '^ format < mxfp4 >  f   rule < ceil >  r ' "r switches to the ceil rule"
+has block ceil '^>   0 7 +0 11 0 +0x6 +8 +1 *$' "ceil: 7 / 2 = 3.5 ties to 4: 0x6 = 8, not saturated"
+has block ceil '^    1 0\.3 +0 00 0 +0x0 +0 +0\.3 +flushed$' "ceil: 0.3 / 2 flushes to zero"
+has block ceil '^    3 2\.5 +0 01 0 +0x2 +2 +0\.5 *$' "ceil: 1.25 ties to 1: 0x2 = 2"
+has block ceil 'saturated 0, flushed to zero 1 of 4' "ceil: nothing saturates, one flushes"
+has block nvfp4 '^ format < nvfp4 >  f   rule \(one rule\) +fp4-e2m1, e4m3 scale per 16$' "f switches to nvfp4 (e4m3 scales per 16)"
+has block nvfp4 'block scale s_b 448 \(e4m3 0x7e\)' "nvfp4: s_b = 448"
+has block nvfp4 '^    1 0\.3 +0 00 1 +0x1 ' "nvfp4: 0.3 -> 0.5 element (0x1)"
+has block nvfp4 '^    2 -1\.2 +1 01 0 +0xa ' "nvfp4: -1.2 -> -1 element (0xa)"
+has block nvfp4-rule 'nvfp4 has one rule' "r on nvfp4 says it has one rule"
+# F F from nvfp4: mxfp4, then mxfp6-e2m3 (bias 1, max 7.5 = 1.875 x 2^2): X = 2^0
+# under both rules (7 / 7.5 -> 2^0); 7 = 1.75 x 2^2 fits: exponent field 2 + 1 = 11,
+# fraction .75 = 110: 0 11 110 = 0x1e; 0.3 = 0.25 + 0.05 -> 0 00 010 (subnormal 2/8)
+has block mxfp6 '^ format < mxfp6-e2m3 >' "F goes back through the formats"
+has block mxfp6 '^>   0 7 +0 11 110 +0x1e +7 +0 *$' "mxfp6-e2m3: 7 is exact (0x1e)"
+has block mxfp6 '^    1 0\.3 +0 00 010 +0x02 +0\.25 ' "mxfp6-e2m3: 0.3 -> the subnormal 0.25"
+has block mxfp6 'ceil 2\^0 = e8m0 0x7f  \(the same\)' "... where both rules give one scale"
+has block help '^ +\| f +next block format \(mxfp8, mxfp6, mxfp4, nvfp4\) +\|$' "? lists the block keys"
+# the screen opened on wte row 0 (no values given); g after the typed values loads the next row
+has block gpt 'tiny GPT \(seed 1\): wte row 1, values 0\.\.31' "g loads the next row: 32 initial weights of the tiny GPT"
+has block gpt 'elements 0-14 of 32' "... and shows the first 15 at 80x24"
+has block gpt-scrolled '^>  16 ' "j moves the cursor, the table scrolls"
+has block wide 'elements [0-9]+-[0-9]+ of 32' "resized to 100x30 the table grows"
+has block wide '^ +i input' "... keeping its header"
+has block bad "value 2: 'inf' has no place in a block" "an inf value is refused, naming it"
+
+# A lesson's quantize block opens the Block explorer with its values and options.
+script lessonblock <<'EOF'
+keys j j Enter /
+type quantize 7 0.3
+keys Enter Tab Enter
+dump opened
+EOF
+has lessonblock opened '^ mixprec \| Home > .* > Block explorer' "Enter on a quantize block opens the Block explorer"
+has lessonblock opened '^ Values 7 0\.3 -1\.2 2\.5$' "... with the block's values"
+has lessonblock opened '^ format < mxfp4 >  f   rule < ocp >' "... and its format"
+
+# --- glyphs: every dump ASCII in the C locale (tests/tui-script.sh counts
+# this check once, for its own dumps; here it speaks only when it fails) ---
+if LC_ALL=C grep -q "$(printf '[\200-\377]')" "$tmp"/*.out; then
+	bad "C locale: every dump is ASCII" "$(LC_ALL=C grep -l "$(printf '[\200-\377]')" "$tmp"/*.out)"
+fi
+
+finish
