@@ -1,7 +1,6 @@
 #include <float.h>
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,17 +99,6 @@ static const struct option gradhist_options[] = {
 	{ 0 },
 };
 
-/* The message into err; MP_EINVAL. */
-static mp_status fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static mp_status fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return MP_EINVAL;
-}
-
 /* --- values --- */
 
 /* A count in 1..max into *v. */
@@ -136,7 +124,7 @@ static mp_status positive_value(const char *opt, const char *text, size_t *v, ch
 	if (numarg_u64(opt, text, &x, err, errlen) != MP_OK)
 		return MP_EINVAL;
 	if (x == 0 || x > SIZE_MAX)
-		return fail(err, errlen, "%s: must be at least 1 (got %s)", opt, text);
+		return mp_fail(MP_EINVAL, err, errlen, "%s: must be at least 1 (got %s)", opt, text);
 	*v = (size_t)x;
 	return MP_OK;
 }
@@ -145,10 +133,10 @@ static mp_status positive_value(const char *opt, const char *text, size_t *v, ch
 static mp_status add_change(train_opts *o, const char *key, const char *text, char *err, size_t errlen)
 {
 	if (o->nchanges == TRAIN_OPTS_CHANGES)
-		return fail(err, errlen, "too many policy changes");
+		return mp_fail(MP_EINVAL, err, errlen, "too many policy changes");
 	policy_change *c = &o->changes[o->nchanges];
 	if (strlen(text) >= sizeof c->value)
-		return fail(err, errlen, "--%s: '%s' is too long", key, text);
+		return mp_fail(MP_EINVAL, err, errlen, "--%s: '%s' is too long", key, text);
 	c->key = key;
 	snprintf(c->value, sizeof c->value, "%s", text);
 	o->nchanges++;
@@ -163,7 +151,7 @@ static mp_status loss_scale_option(train_opts *o, const char *text, char *err, s
 	bool dyn = !strncmp(text, "dynamic:", 8);
 	if (!dyn && strncmp(text, "static:", 7)) {
 		if (!*text || strlen(text) >= 40)
-			return fail(err, errlen, "--loss-scale: '%s' is not none, dynamic[:S] or static:S", text);
+			return mp_fail(MP_EINVAL, err, errlen, "--loss-scale: '%s' is not none, dynamic[:S] or static:S", text);
 		return add_change(o, "loss-scale", text, err, errlen);
 	}
 	double s;
@@ -189,12 +177,12 @@ static mp_status optim_option(train_opts *o, int c, const char *v, char *err, si
 		if (real_value("--lr", v, &d, err, errlen) != MP_OK)
 			return MP_EINVAL;
 		if (d <= 0)
-			return fail(err, errlen, "--lr: must be a positive number (got %s)", v);
+			return mp_fail(MP_EINVAL, err, errlen, "--lr: must be a positive number (got %s)", v);
 		o->cfg.lr = d;
 		return MP_OK;
 	case OPT_SCHED:
 		if (lr_kind_parse(v, &o->cfg.sched.kind) != MP_OK)
-			return fail(err, errlen, "--lr-schedule: unknown schedule '%s' (known: constant, cosine)", v);
+			return mp_fail(MP_EINVAL, err, errlen, "--lr-schedule: unknown schedule '%s' (known: constant, cosine)", v);
 		return MP_OK;
 	case OPT_WARMUP:
 		if (numarg_u64("--warmup", v, &u, err, errlen) != MP_OK)
@@ -205,7 +193,7 @@ static mp_status optim_option(train_opts *o, int c, const char *v, char *err, si
 		if (real_value("--lr-min", v, &d, err, errlen) != MP_OK)
 			return MP_EINVAL;
 		if (d < 0)
-			return fail(err, errlen, "--lr-min: must not be negative (got %s)", v);
+			return mp_fail(MP_EINVAL, err, errlen, "--lr-min: must not be negative (got %s)", v);
 		o->cfg.sched.lr_min = d;
 		o->lr_min_set = true;
 		return MP_OK;
@@ -214,7 +202,7 @@ static mp_status optim_option(train_opts *o, int c, const char *v, char *err, si
 		if (real_value(name, v, &d, err, errlen) != MP_OK)
 			return MP_EINVAL;
 		if (!(d >= 0 && d < 1))
-			return fail(err, errlen, "%s: %s is not in [0, 1)", name, v);
+			return mp_fail(MP_EINVAL, err, errlen, "%s: %s is not in [0, 1)", name, v);
 		*(c == OPT_BETA1 ? &o->cfg.beta1 : &o->cfg.beta2) = d;
 		return MP_OK;
 	}
@@ -255,7 +243,7 @@ static mp_status shape_option(train_opts *o, int c, const char *v, char *err, si
 	case OPT_PRESET: {
 		const train_shape *sh;
 		if (train_shape_from_name(v, &sh) != MP_OK)
-			return fail(err, errlen, "--preset: unknown shape '%s' (known: %s)", v, train_shape_names());
+			return mp_fail(MP_EINVAL, err, errlen, "--preset: unknown shape '%s' (known: %s)", v, train_shape_names());
 		train_shape_apply(sh, &o->cfg, o->shape_set);
 		return MP_OK;
 	}
@@ -286,7 +274,7 @@ static mp_status change_option(train_opts *o, int c, const char *v, char *err, s
 		[OPT_BF16FROM - OPT_ACCBITS] = "bf16-from" };
 	if (c == OPT_SCALE) {
 		if (o->nchanges == TRAIN_OPTS_CHANGES)
-			return fail(err, errlen, "too many policy changes");
+			return mp_fail(MP_EINVAL, err, errlen, "too many policy changes");
 		return loss_scale_option(o, v, err, errlen);
 	}
 	if (c >= OPT_GEMM && c <= OPT_REDUCE)
@@ -313,7 +301,7 @@ static mp_status common_option(train_opts *o, int c, const char *v, char *err, s
 		if (real_value("--resid-offset", v, &d, err, errlen) != MP_OK)
 			return MP_EINVAL;
 		if (fabs(d) > FLT_MAX)
-			return fail(err, errlen, "--resid-offset: %s is beyond fp32's largest value %g, where the residual "
+			return mp_fail(MP_EINVAL, err, errlen, "--resid-offset: %s is beyond fp32's largest value %g, where the residual "
 			            "stream is added up", v, (double)FLT_MAX);
 		o->cfg.resid_offset = (float)d;
 		return MP_OK;
@@ -329,7 +317,7 @@ static mp_status common_option(train_opts *o, int c, const char *v, char *err, s
 		return MP_OK;
 	case OPT_DEVICE:
 		if (strcmp(v, "cpu") && strcmp(v, "cuda"))
-			return fail(err, errlen, "--device: unknown device '%s' (known: cpu, cuda)", v);
+			return mp_fail(MP_EINVAL, err, errlen, "--device: unknown device '%s' (known: cpu, cuda)", v);
 		o->cfg.device = strcmp(v, "cuda") ? TRAIN_DEVICE_CPU : TRAIN_DEVICE_CUDA;
 		return MP_OK;
 	default:
@@ -356,14 +344,14 @@ static mp_status train_option(train_opts *o, int c, const char *v, char *err, si
 	case OPT_STOP_AT: return positive_value("--stop-at", v, &o->stop_at, err, errlen);
 	case OPT_PROBE:
 		if (strcmp(v, "nvfp4") != 0)
-			return fail(err, errlen, "--probe: unknown probe '%s' (known: nvfp4)", v);
+			return mp_fail(MP_EINVAL, err, errlen, "--probe: unknown probe '%s' (known: nvfp4)", v);
 		o->probe_nvfp4 = true;
 		return MP_OK;
 	case OPT_PROBE_DRAWS:
 		if (numarg_u64("--probe-draws", v, &u, err, errlen) != MP_OK)
 			return MP_EINVAL;
 		if (u < 1 || u > NVFP4_PROBE_DRAWS_MAX)
-			return fail(err, errlen, "--probe-draws: %s is not in 1..%d", v, NVFP4_PROBE_DRAWS_MAX);
+			return mp_fail(MP_EINVAL, err, errlen, "--probe-draws: %s is not in 1..%d", v, NVFP4_PROBE_DRAWS_MAX);
 		o->probe_draws = (size_t)u;
 		o->probe_draws_set = true;
 		return MP_OK;
@@ -371,7 +359,7 @@ static mp_status train_option(train_opts *o, int c, const char *v, char *err, si
 		if (real_value("--progress-every", v, &o->progress_every, err, errlen) != MP_OK)
 			return MP_EINVAL;
 		if (o->progress_every < 0)
-			return fail(err, errlen, "--progress-every: must not be negative (got %s)", v);
+			return mp_fail(MP_EINVAL, err, errlen, "--progress-every: must not be negative (got %s)", v);
 		return MP_OK;
 	default:
 		return common_option(o, c, v, err, errlen);
@@ -385,14 +373,14 @@ static mp_status gradhist_option(gradhist_opts *g, int c, const char *v, char *e
 	case OPT_HCSV: g->csv = true; return MP_OK;
 	case OPT_OF:
 		if (strcmp(v, "grads") && strcmp(v, "activations"))
-			return fail(err, errlen, "--of: '%s' is neither grads nor activations", v);
+			return mp_fail(MP_EINVAL, err, errlen, "--of: '%s' is neither grads nor activations", v);
 		g->activations = !strcmp(v, "activations");
 		return MP_OK;
 	case OPT_HSCALE:
 		if (real_value("--scale", v, &g->scale, err, errlen) != MP_OK)
 			return MP_EINVAL;
 		if (g->scale <= 0)
-			return fail(err, errlen, "--scale: must be a positive number (got %s)", v);
+			return mp_fail(MP_EINVAL, err, errlen, "--scale: must be a positive number (got %s)", v);
 		return MP_OK;
 	default:
 		return common_option(&g->run, c, v, err, errlen);
@@ -434,7 +422,7 @@ static mp_status walk(const char *cmd, const char *hint, const struct option *op
 			arg = argv[at + 1];
 		}
 		if (rest || is_negative_number(arg) || arg[0] != '-' || arg[1] == '\0')
-			return fail(err, errlen, "unexpected argument '%s'%s", arg, hint);
+			return mp_fail(MP_EINVAL, err, errlen, "unexpected argument '%s'%s", arg, hint);
 		/* '+': stop at the first non-option, so values keep their order */
 		int c = getopt_long(argc, argv, "+:h", opts, NULL);
 		if (c == -1)
@@ -444,9 +432,9 @@ static mp_status walk(const char *cmd, const char *hint, const struct option *op
 			return MP_OK;
 		}
 		if (c == ':')
-			return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			return mp_fail(MP_EINVAL, err, errlen, "option '%s' needs a value", argv[optind - 1]);
 		if (c == '?')
-			return fail(err, errlen, "unknown option '%s' (see 'mixprec %s --help')", argv[optind - 1], cmd);
+			return mp_fail(MP_EINVAL, err, errlen, "unknown option '%s' (see 'mixprec %s --help')", argv[optind - 1], cmd);
 		mp_status st = g ? gradhist_option(g, c, optarg, err, errlen) : train_option(o, c, optarg, err, errlen);
 		if (st != MP_OK)
 			return MP_EINVAL;
@@ -459,18 +447,18 @@ static mp_status walk(const char *cmd, const char *hint, const struct option *op
 static mp_status agree(train_opts *o, char *err, size_t errlen)
 {
 	if (o->cfg.model.C % o->cfg.model.NH)
-		return fail(err, errlen, "--heads: %zu does not divide --channels %zu", o->cfg.model.NH, o->cfg.model.C);
+		return mp_fail(MP_EINVAL, err, errlen, "--heads: %zu does not divide --channels %zu", o->cfg.model.NH, o->cfg.model.C);
 	lr_schedule *sc = &o->cfg.sched;
 	if (o->lr_min_set && sc->kind != LR_COSINE)
-		return fail(err, errlen, "--lr-min: only a cosine schedule has a final lr (add --lr-schedule cosine)");
+		return mp_fail(MP_EINVAL, err, errlen, "--lr-min: only a cosine schedule has a final lr (add --lr-schedule cosine)");
 	if (sc->lr_min > o->cfg.lr)
-		return fail(err, errlen, "--lr-min: %g is above --lr %g", sc->lr_min, o->cfg.lr);
+		return mp_fail(MP_EINVAL, err, errlen, "--lr-min: %g is above --lr %g", sc->lr_min, o->cfg.lr);
 	if (sc->warmup > o->steps)
-		return fail(err, errlen, "--warmup: %zu updates is more than --steps %zu", sc->warmup, o->steps);
+		return mp_fail(MP_EINVAL, err, errlen, "--warmup: %zu updates is more than --steps %zu", sc->warmup, o->steps);
 	sc->total = o->steps;
 	size_t k = (size_t)o->cfg.resid_offset_channels;
 	if (k > o->cfg.model.C)
-		return fail(err, errlen, "--resid-offset-channels: %zu is more than the model's %zu channels (--channels)",
+		return mp_fail(MP_EINVAL, err, errlen, "--resid-offset-channels: %zu is more than the model's %zu channels (--channels)",
 		            k, o->cfg.model.C);
 	return MP_OK;
 }
@@ -479,15 +467,15 @@ static mp_status agree(train_opts *o, char *err, size_t errlen)
 static mp_status probe_fits(const train_opts *o, char *err, size_t errlen)
 {
 	if (!o->probe_nvfp4 && o->probe_draws_set)
-		return fail(err, errlen, "--probe-draws: only with --probe nvfp4");
+		return mp_fail(MP_EINVAL, err, errlen, "--probe-draws: only with --probe nvfp4");
 	if (!o->probe_nvfp4)
 		return MP_OK;
 	if (o->cfg.device != TRAIN_DEVICE_CPU)
-		return fail(err, errlen, "--probe nvfp4: CPU only (the nvfp4 casts run on the CPU), not with --device cuda");
+		return mp_fail(MP_EINVAL, err, errlen, "--probe nvfp4: CPU only (the nvfp4 casts run on the CPU), not with --device cuda");
 	const char *to_stdout = o->csv && !strcmp(o->csv, "-") ? "--csv"
 	                        : o->tensor_stats && !strcmp(o->tensor_stats, "-") ? "--tensor-stats" : NULL;
 	if (to_stdout)
-		return fail(err, errlen, "--probe nvfp4: its table goes to standard output, which %s - takes", to_stdout);
+		return mp_fail(MP_EINVAL, err, errlen, "--probe nvfp4: its table goes to standard output, which %s - takes", to_stdout);
 	return MP_OK;
 }
 
@@ -536,7 +524,7 @@ static mp_status apply_changes(const train_opts *o, train_policy *p, bool *appli
 			if (st == MP_OK)
 				applied[k] = true;
 			else if (st != MP_EUNSUPPORTED)   /* a recipe's own part: policies without it skip it */
-				return fail(err, errlen, "--%s: %s", change_name(o->changes[k].key), why[k]);
+				return mp_fail(MP_EINVAL, err, errlen, "--%s: %s", change_name(o->changes[k].key), why[k]);
 		}
 	return MP_OK;
 }
@@ -550,16 +538,16 @@ mp_status train_opts_resolve(const train_opts *o, const char *list, train_policy
 	for (size_t k = 0; k < o->nchanges; k++)
 		why[k][0] = '\0';
 	*n = 0;
-	mp_status st = copy ? MP_OK : fail(err, errlen, "out of memory");
+	mp_status st = copy ? MP_OK : mp_fail(MP_EINVAL, err, errlen, "out of memory");
 	for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && st == MP_OK;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (*n == max) {
-			st = fail(err, errlen, "--policy: at most %zu policies", max);
+			st = mp_fail(MP_EINVAL, err, errlen, "--policy: at most %zu policies", max);
 			break;
 		}
 		char reason[512];
 		if (policy_parse(tok, &out[*n], reason, sizeof reason) != MP_OK) {
-			st = fail(err, errlen, "--policy: %s", reason);
+			st = mp_fail(MP_EINVAL, err, errlen, "--policy: %s", reason);
 			break;
 		}
 		st = apply_changes(o, &out[*n], applied, why, err, errlen);
@@ -567,9 +555,9 @@ mp_status train_opts_resolve(const train_opts *o, const char *list, train_policy
 	}
 	free(copy);
 	if (st == MP_OK && *n == 0)
-		st = fail(err, errlen, "--policy: no policy named");
+		st = mp_fail(MP_EINVAL, err, errlen, "--policy: no policy named");
 	for (size_t k = 0; k < o->nchanges && st == MP_OK; k++)
 		if (!applied[k])
-			st = fail(err, errlen, "--%s: %s", change_name(o->changes[k].key), why[k]);
+			st = mp_fail(MP_EINVAL, err, errlen, "--%s: %s", change_name(o->changes[k].key), why[k]);
 	return st;
 }

@@ -1,5 +1,4 @@
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,15 +175,6 @@ mp_status trainer_state_export(trainer *t, run_state *rs)
 
 /* --- import --- */
 
-static mp_status fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return MP_EINVAL;
-}
-
 static mp_status check_meta(const trainer *t, const run_state *rs, char *err, size_t errlen)
 {
 	meta_pair meta[META_MAX];
@@ -192,9 +182,9 @@ static mp_status check_meta(const trainer *t, const run_state *rs, char *err, si
 	for (size_t i = 0; i < nm; i++) {
 		const char *have = run_state_meta(rs, meta[i].key);
 		if (!have)
-			return fail(err, errlen, "metadata %s is missing (not a run state of this version)", meta[i].key);
+			return mp_fail(MP_EINVAL, err, errlen, "metadata %s is missing (not a run state of this version)", meta[i].key);
 		if (strcmp(have, meta[i].value))
-			return fail(err, errlen, "%s: the saved run has '%s', this one '%s'", meta[i].key, have,
+			return mp_fail(MP_EINVAL, err, errlen, "%s: the saved run has '%s', this one '%s'", meta[i].key, have,
 			            meta[i].value);
 	}
 	return MP_OK;
@@ -215,9 +205,9 @@ static mp_status expect(const run_state *rs, const char *name, rs_dtype dt, size
 {
 	const rs_tensor *x = run_state_find(rs, name);
 	if (!x)
-		return fail(err, errlen, "tensor '%s' is missing", name);
+		return mp_fail(MP_EINVAL, err, errlen, "tensor '%s' is missing", name);
 	if (x->dtype != dt)
-		return fail(err, errlen, "tensor '%s' is %s, expected %s", name, rs_dtype_name(x->dtype), rs_dtype_name(dt));
+		return mp_fail(MP_EINVAL, err, errlen, "tensor '%s' is %s, expected %s", name, rs_dtype_name(x->dtype), rs_dtype_name(dt));
 	bool same = x->ndim == ndim;
 	for (size_t i = 0; i < ndim && same; i++)
 		same = x->shape[i] == shape[i];
@@ -225,7 +215,7 @@ static mp_status expect(const run_state *rs, const char *name, rs_dtype dt, size
 		char a[64], b[64];
 		shape_text(a, sizeof a, x->ndim, x->shape);
 		shape_text(b, sizeof b, ndim, shape);
-		return fail(err, errlen, "tensor '%s' has shape %s, expected %s", name, a, b);
+		return mp_fail(MP_EINVAL, err, errlen, "tensor '%s' has shape %s, expected %s", name, a, b);
 	}
 	*out = x;
 	return MP_OK;
@@ -296,10 +286,10 @@ static mp_status fp8_check(const trainer *t, const run_state *rs, float **hist, 
 		st = rs_decode_floats(RS_F32, *scale, xs->data, n);
 	for (size_t i = 0; i < n * H && st == MP_OK; i++)
 		if ((*hist)[i] < 0 || isinf((*hist)[i]))
-			st = fail(err, errlen, "%s[%zu][%zu] is %g, not an amax", FP8_HIST_NAME, i / H, i % H, (*hist)[i]);
+			st = mp_fail(MP_EINVAL, err, errlen, "%s[%zu][%zu] is %g, not an amax", FP8_HIST_NAME, i / H, i % H, (*hist)[i]);
 	for (size_t i = 0; i < n && st == MP_OK; i++)
 		if (!isfinite((*scale)[i]) || !((*scale)[i] > 0))
-			st = fail(err, errlen, "%s[%zu] is %g, not a positive scale", FP8_SCALE_NAME, i, (*scale)[i]);
+			st = mp_fail(MP_EINVAL, err, errlen, "%s[%zu] is %g, not a positive scale", FP8_SCALE_NAME, i, (*scale)[i]);
 	return st;
 }
 
@@ -344,17 +334,17 @@ static mp_status check_scalars(const trainer *t, const run_state *rs, int64_t iv
 			memcpy(&iv[i], x->data, sizeof iv[i]);
 	}
 	if ((uint64_t)iv[SC_SEED] != t->cfg.seed)
-		return fail(err, errlen, "state.rng.seed is %llu, this run's seed %llu", (unsigned long long)iv[SC_SEED],
+		return mp_fail(MP_EINVAL, err, errlen, "state.rng.seed is %llu, this run's seed %llu", (unsigned long long)iv[SC_SEED],
 		            (unsigned long long)t->cfg.seed);
 	if (iv[SC_STEP] < 0 || iv[SC_ADAM_T] < 0 || iv[SC_ADAM_T] > iv[SC_STEP])
-		return fail(err, errlen, "optimizer.step %lld and state.step %lld: need 0 <= optimizer.step <= state.step",
+		return mp_fail(MP_EINVAL, err, errlen, "optimizer.step %lld and state.step %lld: need 0 <= optimizer.step <= state.step",
 		            (long long)iv[SC_ADAM_T], (long long)iv[SC_STEP]);
 	if (iv[SC_SKIPPED] < 0 || iv[SC_SKIPPED] > iv[SC_STEP] || iv[SC_CLEAN] < 0 ||
 	    (size_t)iv[SC_CLEAN] >= t->scaler.growth_interval)
-		return fail(err, errlen, "state.scaler.skipped %lld or clean_steps %lld out of range", (long long)iv[SC_SKIPPED],
+		return mp_fail(MP_EINVAL, err, errlen, "state.scaler.skipped %lld or clean_steps %lld out of range", (long long)iv[SC_SKIPPED],
 		            (long long)iv[SC_CLEAN]);
 	if (!isfinite(*scale) || !(*scale > 0))
-		return fail(err, errlen, "state.scaler.scale is %g, not a positive number", *scale);
+		return mp_fail(MP_EINVAL, err, errlen, "state.scaler.scale is %g, not a positive number", *scale);
 	return MP_OK;
 }
 
@@ -379,7 +369,7 @@ static mp_status check_tensors(const trainer *t, const run_state *rs, const gpt_
 	for (size_t i = 0; i < rs->n; i++) {
 		const char *name = rs->tensors[i].name;
 		if (run_state_is_state_name(name) && !known_name(t, views, nv, name))
-			return fail(err, errlen, "unexpected tensor '%s' (not part of policy %s's state)", name, t->pol.name);
+			return mp_fail(MP_EINVAL, err, errlen, "unexpected tensor '%s' (not part of policy %s's state)", name, t->pol.name);
 	}
 	return MP_OK;
 }
