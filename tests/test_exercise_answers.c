@@ -55,16 +55,13 @@ static double bf16_gap(double w)
 
 /* ---- answers --------------------------------------------------------------------- */
 
-START_TEST(answer_syntaxes)
+/* One-word answers (yes/no, a format's name): case, punctuation and quotes
+ * around the word, a reason after it, and what reads as two answers. */
+START_TEST(answer_word_syntaxes)
 {
 	const ex_exercise *ex = get("7.4a");
 	ex_solution s;
 	solve_with(ex, NULL, NULL, &s);
-	assert_verdict(ex, &s, "fp16_min_normal", "2^-14", EX_CORRECT, NULL);
-	assert_verdict(ex, &s, "fp16_min_normal", "6.104e-5", EX_CORRECT, NULL);
-	assert_verdict(ex, &s, "fp16_min_normal", "1/16384", EX_CORRECT, NULL);
-	assert_verdict(ex, &s, "fp16_min_normal", " 0x1p-14 ", EX_CORRECT, NULL);
-	assert_verdict(ex, &s, "fp16_min_normal", "6.2e-5", EX_WRONG, NULL);
 	/* a one-word answer with its reason: the word counts, the reason is
 	 * named as unchecked; without a separator it stays one (unknown) word */
 	{
@@ -93,14 +90,6 @@ START_TEST(answer_syntaxes)
 		snprintf(longer, sizeof longer, "no: %0500d", 0);
 		assert_verdict(ex, &s, "fp16_flushes", longer, plain_no, "not checked");
 	}
-	/* the lesson's table gives three digits: 2^-14 = 6.10e-5, 2^-126 = 1.18e-38
-	 * (1.1755e-38, 0.4% off); a truncated 1.17e-38 is as good; two digits are not */
-	assert_verdict(ex, &s, "fp16_min_normal", "6.10e-5", EX_CORRECT, NULL);
-	assert_verdict(ex, &s, "bf16_min_normal", "1.18e-38", EX_CORRECT, NULL);
-	assert_verdict(ex, &s, "fp32_min_normal", "1.17e-38", EX_CORRECT, NULL);
-	assert_verdict(ex, &s, "fp32_min_normal", "1.2e-38", EX_WRONG, NULL);
-	assert_verdict(ex, &s, "fp16_min_normal", "6e-5", EX_WRONG, NULL);
-	assert_verdict(ex, &s, "fp16_min_normal", "six", EX_MALFORMED, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", "Yes", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", "y", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", "maybe", EX_MALFORMED, NULL);
@@ -109,9 +98,6 @@ START_TEST(answer_syntaxes)
 	assert_verdict(ex, &s, "fp16_flushes", " YES! ", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", "\"yes\"", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_flushes", "'no'", EX_WRONG, NULL);
-	/* G = 1e-8 itself is within 5e-3 of its bf16 value 172 x 2^-34 = 1.0012e-8 */
-	assert_verdict(ex, &s, "bf16_stored", "1e-8", EX_CORRECT, NULL);
-	assert_verdict(ex, &s, "bf16_stored", "0", EX_WRONG, "kept");
 	assert_verdict(ex, &s, "fp16_flushes", "no, yes", EX_MALFORMED, NULL);
 	{
 		/* a cut of a long answer must not read as a word */
@@ -119,6 +105,41 @@ START_TEST(answer_syntaxes)
 		snprintf(longans, sizeof longans, "yes%90sno", "");
 		assert_verdict(ex, &s, "fp16_flushes", longans, EX_MALFORMED, "too long");
 	}
+	ex_solution_free(&s);
+
+	ex = get("7.4d");
+	solve_with(ex, NULL, NULL, &s);
+	assert_verdict(ex, &s, "best", "FP32", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "best", "float32", EX_CORRECT, NULL);   /* an alias */
+	assert_verdict(ex, &s, "worst", "bfloat16", EX_CORRECT, NULL);
+	ex_solution_free(&s);
+}
+END_TEST
+
+/* Numbers, bit patterns and sizes: powers, fractions, hex floats, the
+ * digits a table shows, multiplication and minus signs, thousands
+ * separators, binary and hex bits, percentages, units converted. */
+START_TEST(answer_number_syntaxes)
+{
+	const ex_exercise *ex = get("7.4a");
+	ex_solution s;
+	solve_with(ex, NULL, NULL, &s);
+	assert_verdict(ex, &s, "fp16_min_normal", "2^-14", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "6.104e-5", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "1/16384", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", " 0x1p-14 ", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "6.2e-5", EX_WRONG, NULL);
+	/* the lesson's table gives three digits: 2^-14 = 6.10e-5, 2^-126 = 1.18e-38
+	 * (1.1755e-38, 0.4% off); a truncated 1.17e-38 is as good; two digits are not */
+	assert_verdict(ex, &s, "fp16_min_normal", "6.10e-5", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "bf16_min_normal", "1.18e-38", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp32_min_normal", "1.17e-38", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "fp32_min_normal", "1.2e-38", EX_WRONG, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "6e-5", EX_WRONG, NULL);
+	assert_verdict(ex, &s, "fp16_min_normal", "six", EX_MALFORMED, NULL);
+	/* G = 1e-8 itself is within 5e-3 of its bf16 value 172 x 2^-34 = 1.0012e-8 */
+	assert_verdict(ex, &s, "bf16_stored", "1e-8", EX_CORRECT, NULL);
+	assert_verdict(ex, &s, "bf16_stored", "0", EX_WRONG, "kept");
 	assert_verdict(ex, &s, "fp16_min_normal", "6.1 x 10^-5", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", "6.1x10^-5", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_min_normal", "6.1\xC3\x97" "10^-5", EX_CORRECT, NULL);   /* U+00D7 */
@@ -156,9 +177,6 @@ START_TEST(answer_syntaxes)
 	assert_verdict(ex, &s, "bf16_bits", "0x13dcd", EX_MALFORMED, NULL);
 	assert_verdict(ex, &s, "bf16_bits", "0011 1101", EX_MALFORMED, NULL);
 	assert_verdict(ex, &s, "bf16_bits", "0x3dcg", EX_MALFORMED, NULL);
-	assert_verdict(ex, &s, "best", "FP32", EX_CORRECT, NULL);
-	assert_verdict(ex, &s, "best", "float32", EX_CORRECT, NULL);   /* an alias */
-	assert_verdict(ex, &s, "worst", "bfloat16", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_rel_error", "2.44e-4", EX_CORRECT, NULL);
 	assert_verdict(ex, &s, "fp16_rel_error", "0.0244%", EX_CORRECT, NULL);
 	ex_solution_free(&s);
@@ -403,7 +421,8 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("exercise_answers");
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, load_shipped, free_shipped);
-	tcase_add_test(tc, answer_syntaxes);
+	tcase_add_test(tc, answer_word_syntaxes);
+	tcase_add_test(tc, answer_number_syntaxes);
 	tcase_add_test(tc, mistakes_are_explained);
 	tcase_add_test(tc, mistake_tags_match_across_variants);
 	tcase_add_test(tc, load_errors_name_file_and_line);

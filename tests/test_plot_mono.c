@@ -1,8 +1,8 @@
 /* Plots read without colour: with f->mono (NO_COLOR, a pipe)
  * every series keeps a mark of its own, in the data area and in the legend,
  * and lines are labelled at their end; in ASCII the marks do not repeat
- * within the ten policies of the lesson. (tests/test_plot.c, already past
- * 800 lines, has the rest of the plot module's tests.) */
+ * within the ten policies of the lesson. (The rest of the plot module's
+ * tests: tests/test_plot.c, test_plot_csv.c, test_plot_image.c.) */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,12 +1,7 @@
-/* fmt_round_num against an independent GNU MPFR oracle: every format, every
- * mode, random binary inputs, decimal strings next to ties, hand-picked edges,
- * the double-rounding trap and the statistics of stochastic rounding.
- *
- * The oracle never calls fmt_round_*: it rounds with mpfr_set_q at precision
- * frac_bits + 1 and mpfr_subnormalize for the subnormal grid (exponent
- * unbounded on top), decides ties-away and SR from the two neighbours with
- * exact rationals, applies the overflow rules of doc/DESIGN.md itself and encodes
- * the bits from its own table of formats. */
+/* fmt_round_num against an independent GNU MPFR oracle (tests/mpfr_oracle.h):
+ * every format, every mode, random binary inputs, decimal strings next to
+ * ties, hand-picked edges and the double-rounding trap. The rule and the
+ * statistics of stochastic rounding: test_round_mpfr_sr.c. */
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -21,227 +16,21 @@
 #include "fmt/format.h"
 #include "fmt/parse.h"
 #include "fmt/round.h"
+#include "mpfr_oracle.h"
 #include "util/rng.h"
 #include "util/status.h"
 #include "testutil.h"
-
-_Static_assert(sizeof(unsigned long) >= 8, "mpz_set_ui must take 64 bits");
 
 enum {
 	RANDOM_INPUTS = 300000,    /* per format, shared by all six modes */
 	SAT_EVERY = 5,             /* every 5th random input is also run saturated */
 	N_THREADS = 2,
 	MAX_EXAMPLES = 8,
-	SR_SAMPLES = 100000,
 };
 
 static const uint64_t SR_SEED = 0x5eed0123456789abull;
 
-/* --- the oracle's own description of each format (from doc/DESIGN.md) --- */
-
-typedef struct {
-	int width, fb, bias;
-	bool has_inf;
-	uint32_t max_bits, inf_bits, nan_bits;
-	const char *max_text;      /* max finite value */
-} ref_fmt;
-
-static const ref_fmt REF[FMT_COUNT] = {
-	[FMT_FP32] = { 32, 23, 127, true, 0x7f7fffffu, 0x7f800000u, 0x7fc00000u, "0x1.fffffep127" },
-	[FMT_TF32] = { 19, 10, 127, true, 0x3fbffu, 0x3fc00u, 0x3fe00u, "0x1.ffcp127" },
-	[FMT_FP16] = { 16, 10, 15, true, 0x7bffu, 0x7c00u, 0x7e00u, "65504" },
-	[FMT_BF16] = { 16, 7, 127, true, 0x7f7fu, 0x7f80u, 0x7fc0u, "0x1.fep127" },
-	[FMT_E4M3] = { 8, 3, 7, false, 0x7eu, 0x7fu, 0x7fu, "448" },
-	[FMT_E5M2] = { 8, 2, 15, true, 0x7bu, 0x7cu, 0x7eu, "57344" },
-};
-
 static const char *const MODE_NAME[FMT_MODE_COUNT] = { "rne", "rna", "rtz", "up", "down", "sr" };
-
-/* --- a small deterministic generator for building inputs --- */
-
-static uint64_t sm_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static long sm_range(uint64_t *s, long lo, long hi)   /* inclusive */
-{
-	return lo + (long)(sm_next(s) % (uint64_t)(hi - lo + 1));
-}
-
-/* --- the oracle --- */
-
-typedef struct {
-	fmt_id id;
-	const ref_fmt *r;
-	int p;
-	long emin_f;          /* unbiased exponent of the min normal */
-	mpfr_exp_t mp_emin;   /* MPFR exponent of the min subnormal */
-	mpfr_t lo, hi, rn, rz, maxv, tmp;
-	mpq_t qlo, qhi, d1, d2;
-	mpz_t z;
-	/* results of oracle_prepare */
-	bool is_zero, special_inf, special_nan, neg, exact;
-	uint64_t t;           /* SR: round up iff rbits < t (t in 1..2^32) */
-	uint64_t t_floor;     /* floor(f * 2^32), for classifying mismatches */
-} oracle;
-
-static void oracle_init(oracle *o, fmt_id id)
-{
-	o->id = id;
-	o->r = &REF[id];
-	o->p = o->r->fb + 1;
-	o->emin_f = 1 - o->r->bias;
-	o->mp_emin = (mpfr_exp_t)(o->emin_f + 1 - o->r->fb);
-	mpfr_inits2(o->p, o->lo, o->hi, o->rn, o->rz, o->maxv, o->tmp, (mpfr_ptr)0);
-	int inex = mpfr_set_str(o->maxv, o->r->max_text, 0, MPFR_RNDN);
-	ck_assert_int_eq(inex, 0);
-	mpq_inits(o->qlo, o->qhi, o->d1, o->d2, NULL);
-	mpz_init(o->z);
-}
-
-static void oracle_clear(oracle *o)
-{
-	mpfr_clears(o->lo, o->hi, o->rn, o->rz, o->maxv, o->tmp, (mpfr_ptr)0);
-	mpq_clears(o->qlo, o->qhi, o->d1, o->d2, NULL);
-	mpz_clear(o->z);
-}
-
-/* Rounds the signed exact value q into v at the format's precision on the
- * subnormal grid, exponent unbounded above. */
-static void oracle_set(oracle *o, mpfr_ptr v, const mpq_t q, mpfr_rnd_t rnd)
-{
-	mpfr_exp_t old_emin = mpfr_get_emin();
-	mpfr_set_emin(o->mp_emin);
-	int inex = mpfr_set_q(v, q, rnd);
-	mpfr_subnormalize(v, inex, rnd);
-	mpfr_set_emin(old_emin);
-}
-
-/* Everything about x that does not depend on the mode. q is x's signed value
- * (ignored unless kind is NUM_FINITE with a nonzero magnitude). */
-static void oracle_prepare(oracle *o, num_kind kind, bool neg, const mpq_t q)
-{
-	o->neg = neg;
-	o->special_nan = kind == NUM_NAN;
-	o->special_inf = kind == NUM_INF;
-	o->is_zero = kind == NUM_FINITE && mpq_sgn(q) == 0;
-	o->exact = true;
-	o->t = 0;
-	if (kind != NUM_FINITE || o->is_zero)
-		return;
-	oracle_set(o, o->lo, q, MPFR_RNDD);
-	oracle_set(o, o->hi, q, MPFR_RNDU);
-	oracle_set(o, o->rn, q, MPFR_RNDN);
-	oracle_set(o, o->rz, q, MPFR_RNDZ);
-	o->exact = mpfr_equal_p(o->lo, o->hi);
-	if (o->exact)
-		return;
-	/* f = (x - lo) / (hi - lo); t = ceil(f * 2^32) */
-	mpfr_get_q(o->qlo, o->lo);
-	mpfr_get_q(o->qhi, o->hi);
-	mpq_sub(o->d1, q, o->qlo);
-	mpq_sub(o->d2, o->qhi, o->qlo);
-	mpq_div(o->d2, o->d1, o->d2);
-	mpq_mul_2exp(o->d2, o->d2, 32);
-	mpz_cdiv_q(o->z, mpq_numref(o->d2), mpq_denref(o->d2));
-	o->t = (uint64_t)mpz_get_ui(o->z);
-	mpz_fdiv_q(o->z, mpq_numref(o->d2), mpq_denref(o->d2));
-	o->t_floor = (uint64_t)mpz_get_ui(o->z);
-}
-
-static uint32_t sign_bit(const oracle *o, bool neg)
-{
-	return neg ? 1u << (o->r->width - 1) : 0u;
-}
-
-static uint32_t inf_or_nan(const oracle *o, bool neg)
-{
-	/* without inf (e4m3) the NaN keeps the sign: -1000 -> 0xff, as PyTorch does */
-	return sign_bit(o, neg) | (o->r->has_inf ? o->r->inf_bits : o->r->nan_bits);
-}
-
-/* Bits of a rounded value v (zero, or on the format's grid), with the
- * overflow rules of the mode. */
-static uint32_t oracle_encode(oracle *o, mpfr_srcptr v, fmt_mode m, bool sat)
-{
-	bool neg = mpfr_signbit(v) != 0;
-	if (mpfr_zero_p(v))
-		return sign_bit(o, neg);
-	if (mpfr_cmpabs(v, o->maxv) > 0) {
-		bool to_inf;
-		switch (m) {
-		case FMT_RTZ:  to_inf = false; break;
-		case FMT_UP:   to_inf = !neg; break;
-		case FMT_DOWN: to_inf = neg; break;
-		default:       to_inf = true; break;
-		}
-		if (sat || !to_inf)
-			return sign_bit(o, neg) | o->r->max_bits;
-		return inf_or_nan(o, neg);
-	}
-	long e = (long)mpfr_get_exp(v) - 1;   /* |v| in [2^e, 2^(e+1)) */
-	int fb = o->r->fb;
-	uint32_t bits;
-	if (e >= o->emin_f) {
-		mpfr_mul_2si(o->tmp, v, fb - e, MPFR_RNDN);
-		mpfr_abs(o->tmp, o->tmp, MPFR_RNDN);
-		uint32_t sig = (uint32_t)mpfr_get_ui(o->tmp, MPFR_RNDN);
-		bits = ((uint32_t)(e + o->r->bias) << fb) | (sig - (1u << fb));
-	} else {
-		mpfr_mul_2si(o->tmp, v, fb - o->emin_f, MPFR_RNDN);
-		mpfr_abs(o->tmp, o->tmp, MPFR_RNDN);
-		bits = (uint32_t)mpfr_get_ui(o->tmp, MPFR_RNDN);
-	}
-	return sign_bit(o, neg) | bits;
-}
-
-/* The expected bits of x (prepared) in mode m. */
-static uint32_t oracle_expect(oracle *o, fmt_mode m, bool sat, uint32_t rbits)
-{
-	if (o->special_nan)
-		return o->r->nan_bits;
-	if (o->special_inf)
-		return sat ? (sign_bit(o, o->neg) | o->r->max_bits) : inf_or_nan(o, o->neg);
-	if (o->is_zero)
-		return sign_bit(o, o->neg);
-	mpfr_srcptr v;
-	switch (m) {
-	case FMT_RNE:  v = o->rn; break;
-	case FMT_RTZ:  v = o->rz; break;
-	case FMT_UP:   v = o->hi; break;
-	case FMT_DOWN: v = o->lo; break;
-	case FMT_RNA:
-		if (o->exact) {
-			v = o->lo;
-		} else {
-			/* d2 holds f * 2^32 here: compare f with 1/2 */
-			mpq_set_ui(o->d1, 1u << 31, 1);
-			int c = mpq_cmp(o->d2, o->d1);
-			v = c < 0 ? o->lo : c > 0 ? o->hi : (o->neg ? o->lo : o->hi);
-		}
-		break;
-	case FMT_SR:
-		/* SR rounds the magnitude: away from zero iff rbits < ceil(f_mag * 2^32),
-		 * f_mag the fraction of the gap beyond the neighbour toward zero. For
-		 * x > 0 that is hi iff rbits < t = ceil(f * 2^32); for x < 0, f_mag = 1 - f
-		 * and ceil((1 - f) * 2^32) = 2^32 - floor(f * 2^32). */
-		if (o->exact)
-			v = o->lo;
-		else if (!o->neg)
-			v = (uint64_t)rbits < o->t ? o->hi : o->lo;
-		else
-			v = (uint64_t)rbits < (1ull << 32) - o->t_floor ? o->lo : o->hi;
-		break;
-	default:
-		v = o->rn;
-		break;
-	}
-	return oracle_encode(o, v, m, sat);
-}
 
 /* --- input construction --- */
 
@@ -716,128 +505,6 @@ START_TEST(test_double_rounding)
 }
 END_TEST
 
-/* --- the SR rule by hand --- */
-
-/* bf16 around 1 + 2^-9: neighbours 1 (0x3f80) and 1 + 2^-7 (0x3f81), so the
- * magnitude lies 1/4 of the gap past the neighbour toward zero, for x and -x:
- * away from zero iff rbits < 2^30. */
-START_TEST(test_sr_rule_by_hand)
-{
-	static const struct {
-		const char *text;
-		uint32_t rbits, bits;
-	} cases[] = {
-		{ "1.001953125", 0x00000000u, 0x3f81 },
-		{ "1.001953125", 0x3fffffffu, 0x3f81 },
-		{ "1.001953125", 0x40000000u, 0x3f80 },
-		{ "1.001953125", 0xffffffffu, 0x3f80 },
-		{ "-1.001953125", 0x00000000u, 0xbf81 },   /* away: -(1 + 2^-7) */
-		{ "-1.001953125", 0x3fffffffu, 0xbf81 },
-		{ "-1.001953125", 0x40000000u, 0xbf80 },   /* toward zero: -1 */
-		{ "-1.001953125", 0xffffffffu, 0xbf80 },
-	};
-	const fmt_info *f = fmt_get(FMT_BF16);
-	int bad = 0;
-	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-		fmt_num x;
-		fmt_num_init(&x);
-		char err[256];
-		ck_assert_int_eq(fmt_parse_number(&x, cases[k].text, err, sizeof err), MP_OK);
-		fmt_round_ctl ctl = { .mode = FMT_SR, .rbits = cases[k].rbits };
-		uint32_t got = fmt_round_num(f, &ctl, &x, NULL);
-		if (got != cases[k].bits) {
-			printf("# bf16 sr \"%s\" rbits=0x%08x: expected 0x%04x, got 0x%04x\n",
-			       cases[k].text, (unsigned)cases[k].rbits, (unsigned)cases[k].bits,
-			       (unsigned)got);
-			bad++;
-		}
-		fmt_num_clear(&x);
-	}
-	fflush(stdout);
-	ck_assert_msg(bad == 0, "%d bf16 sr results break the magnitude rule", bad);
-}
-END_TEST
-
-/* --- test 3: SR statistics --- */
-
-static const struct {
-	fmt_id id;
-	const char *text;
-} SR_CASES[] = {
-	{ FMT_BF16, "0.1" },
-	{ FMT_BF16, "1.001953125" },      /* 1 + 2^-9: exactly half a bf16 ulp */
-	{ FMT_FP16, "1e-7" },             /* subnormal */
-	{ FMT_E4M3, "-0.3" },
-	{ FMT_FP32, "1/3" },
-	{ FMT_E5M2, "-1e-5" },            /* below the min subnormal */
-	{ FMT_TF32, "3.14159265358979" },
-	{ FMT_FP16, "-65519" },           /* neighbours max and 65536: up overflows */
-};
-
-START_TEST(test_sr_statistics)
-{
-	fmt_id id = SR_CASES[_i].id;
-	const char *text = SR_CASES[_i].text;
-	const fmt_info *f = fmt_get(id);
-	oracle o;
-	oracle_init(&o, id);
-	fmt_num x;
-	fmt_num_init(&x);
-	char err[256];
-	ck_assert_int_eq(fmt_parse_number(&x, text, err, sizeof err), MP_OK);
-	mpq_t q;
-	mpq_init(q);
-	mpq_set(q, x.mag);
-	if (x.neg)
-		mpq_neg(q, q);
-	oracle_prepare(&o, x.kind, x.neg, q);
-	ck_assert(!o.exact);
-	uint32_t lo_bits = oracle_encode(&o, o.lo, FMT_SR, false);
-	uint32_t hi_bits = oracle_encode(&o, o.hi, FMT_SR, false);
-	double lo = mpfr_get_d(o.lo, MPFR_RNDN), hi = mpfr_get_d(o.hi, MPFR_RNDN);
-	double xv = mpq_get_d(q);
-	double p = ldexp((double)o.t, -32);   /* P(round up), to 2^-32 */
-
-	static uint32_t stream_a[SR_SAMPLES];
-	uint64_t seeds[2] = { 0x0123456789abcdefull, 0x0123456789abcdeeull };
-	fmt_round_ctl ctl = { .mode = FMT_SR };
-	for (int sd = 0; sd < 2; sd++) {
-		long n_hi = 0, n_lo = 0, n_diff = 0;
-		for (uint64_t i = 0; i < SR_SAMPLES; i++) {
-			ctl.rbits = rng_bits(seeds[sd], i);
-			uint32_t got = fmt_round_num(f, &ctl, &x, NULL);
-			if (got == hi_bits)
-				n_hi++;
-			else if (got == lo_bits)
-				n_lo++;
-			if (sd == 0)
-				stream_a[i] = got;
-			else if (stream_a[i] != got)
-				n_diff++;
-		}
-		ck_assert_msg(n_hi + n_lo == SR_SAMPLES,
-		              "%s sr \"%s\": %ld results are neither 0x%x nor 0x%x", f->name, text,
-		              SR_SAMPLES - n_hi - n_lo, (unsigned)lo_bits, (unsigned)hi_bits);
-		/* hi may be an overflow (inf): measure the mean on the unbounded grid */
-		double mean = lo + (hi - lo) * ((double)n_hi / SR_SAMPLES);
-		double se = fabs(hi - lo) * sqrt(p * (1 - p) / SR_SAMPLES);
-		printf("# sr %s \"%s\" seed %d: lo %.9g hi %.9g p %.6f, up %ld/%d, mean %.9g, "
-		       "exact %.9g, %.2f se\n", f->name, text, sd, lo, hi, p, n_hi, SR_SAMPLES,
-		       mean, xv, fabs(mean - xv) / se);
-		fflush(stdout);
-		ck_assert_msg(fabs(mean - xv) <= 4 * se, "%s sr \"%s\": mean %.12g, exact %.12g, se %.3g",
-		              f->name, text, mean, xv, se);
-		if (sd == 1)
-			ck_assert_msg((double)n_diff > SR_SAMPLES * p * (1 - p),
-			              "%s sr \"%s\": seeds give nearly the same stream (%ld differ)",
-			              f->name, text, n_diff);
-	}
-	mpq_clear(q);
-	fmt_num_clear(&x);
-	oracle_clear(&o);
-}
-END_TEST
-
 static Suite *round_mpfr_suite(void)
 {
 	Suite *s = suite_create("round_mpfr");
@@ -849,11 +516,6 @@ static Suite *round_mpfr_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_edges, 0, FMT_E5M2 + 1);
 	tcase_add_test(tc, test_double_rounding);
-	tcase_add_test(tc, test_sr_rule_by_hand);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("sr");
-	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_sr_statistics, 0, (int)(sizeof SR_CASES / sizeof SR_CASES[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -126,7 +126,7 @@ static inline MP_HD float bulk_u2f(uint32_t u) { float f; __builtin_memcpy(&f, &
 /* An fp8 pattern back to fp32 by arithmetic (e4m3: frac_bits 3, bias 7, OCP
  * "fn" specials; e5m2: 2, 15, IEEE specials). The CPU paths read
  * bulk_decode_table instead; device code, which cannot, uses this, and
- * test_bulk checks the two agree on all 256 patterns of both formats. */
+ * test_bulk_quantize checks the two agree on all 256 patterns of both formats. */
 static inline MP_HD uint32_t bulk_decode_fp8(uint32_t b, int frac_bits, int bias, int fn)
 {
 	uint32_t sign = (b & 0x80u) << 24;

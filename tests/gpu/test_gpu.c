@@ -611,28 +611,13 @@ static void exhaustive(device_bufs *d, fmt_id fmt, fmt_mode mode)
 	free(in), free(c), free(g);
 }
 
-int main(void)
+/* --- the steps of the run, in order --- */
+
+/* Every format's bulk rounding, RNE and SR, plain and saturated, on the
+ * structured and random inputs; SR across the 2^32 index boundaries and
+ * unaligned arrays with odd lengths; the CPU-only formats refused. */
+static void check_all_rounding(device_bufs *d, const input_set *s, void *cpu_out, void *gpu_out)
 {
-	char why[384];
-	gpu_info info;
-	if (gpu_ready(&info, why, sizeof why) != MP_OK) {
-		printf("1..0 # SKIP %s\n", why);
-		return 77;
-	}
-	printf("# %s, compute capability %d.%d, %.1f GiB, driver %d, runtime %d, CPU path %s\n", info.name,
-	       info.cc_major, info.cc_minor, (double)info.memory / (1 << 30), info.driver_version, info.runtime_version,
-	       fmt_simd_name(fmt_simd_best()));
-
-	input_set s = { 0 };
-	build_inputs(&s);
-	printf("# %zu rounding inputs\n", s.n);
-	device_bufs d = { 0 };
-	void *cpu_out = malloc((s.n + 4) * 4), *gpu_out = malloc((s.n + 4) * 4);
-	if (!cpu_out || !gpu_out) {
-		printf("Bail out! out of memory\n");
-		return 1;
-	}
-
 	for (int f = 0; f < FMT_COUNT; f++) {
 		if (!fmt_is_kernel((fmt_id)f)) {   /* fp6, fp4, FNUZ, e8m0: CPU only, refused with a reason */
 			fmt_bulk_opts o = { .fmt = (fmt_id)f, .mode = FMT_RNE };
@@ -645,41 +630,52 @@ int main(void)
 		for (int m = 0; m < 2; m++) {
 			for (int sat = 0; sat < 2; sat++) {
 				fmt_bulk_opts o = { .fmt = (fmt_id)f, .mode = m ? FMT_SR : FMT_RNE, .saturate = sat, .seed = 12345 };
-				check_rounding(&d, s.v, s.n, &o, 0, "structured + random", cpu_out, gpu_out);
+				check_rounding(d, s->v, s->n, &o, 0, "structured + random", cpu_out, gpu_out);
 			}
 		}
 		/* SR across the 2^32 index boundary, where the stream's key changes, and
 		 * unaligned arrays with odd lengths */
 		fmt_bulk_opts o = { .fmt = (fmt_id)f, .mode = FMT_SR, .seed = 9, .index0 = (1ull << 32) - 100003 };
-		check_rounding(&d, s.v, 200001, &o, 0, "across 2^32", cpu_out, gpu_out);
+		check_rounding(d, s->v, 200001, &o, 0, "across 2^32", cpu_out, gpu_out);
 		o.index0 = (7ull << 32) - 5;   /* the key changes inside the first vector group */
-		check_rounding(&d, s.v, 4099, &o, 0, "across 7 * 2^32", cpu_out, gpu_out);
+		check_rounding(d, s->v, 4099, &o, 0, "across 7 * 2^32", cpu_out, gpu_out);
 		o.index0 = 5;
-		check_rounding(&d, s.v + 1, 100003, &o, 1, "unaligned", cpu_out, gpu_out);
+		check_rounding(d, s->v + 1, 100003, &o, 1, "unaligned", cpu_out, gpu_out);
 		o.mode = FMT_RNE;
-		check_rounding(&d, s.v + 3, 1001, &o, 3, "unaligned", cpu_out, gpu_out);
+		check_rounding(d, s->v + 3, 1001, &o, 3, "unaligned", cpu_out, gpu_out);
 	}
-	check_e4m3_overflow();
-	float *cf = malloc(s.n * 4), *gf = malloc(s.n * 4);
-	void *enc = malloc(s.n * 4);
+}
+
+/* Every GPU format's decode of the encoded inputs. */
+static void check_all_decode(device_bufs *d, const input_set *s)
+{
+	float *cf = malloc(s->n * 4), *gf = malloc(s->n * 4);
+	void *enc = malloc(s->n * 4);
 	if (!cf || !gf || !enc) {
 		printf("Bail out! out of memory\n");
-		return 1;
+		exit(1);
 	}
 	for (int f = 0; f < FMT_COUNT; f++)
 		if (fmt_is_kernel((fmt_id)f))
-			check_decode(&d, (fmt_id)f, &s, enc, cf, gf);
+			check_decode(d, (fmt_id)f, s, enc, cf, gf);
 	free(cf), free(gf), free(enc);
+}
 
+/* Accumulation in every GPU format, RNE and SR, plain and Kahan. */
+static void check_all_accumulate(device_bufs *d, const input_set *s)
+{
 	static const fmt_id acc_fmts[] = { FMT_FP32, FMT_BF16, FMT_FP16, FMT_E4M3, FMT_E5M2, FMT_TF32 };
 	for (size_t f = 0; f < sizeof acc_fmts / sizeof acc_fmts[0]; f++)
 		for (int m = 0; m < 2; m++)
 			for (int k = 0; k < 2; k++)
-				check_accumulate(&d, &s, acc_fmts[f], m ? FMT_SR : FMT_RNE, k);
+				check_accumulate(d, s, acc_fmts[f], m ? FMT_SR : FMT_RNE, k);
+}
 
-	/* drift: every distribution, starts that fp16 cannot hold, several
-	 * advance patterns, element counts off the launch shape, and one run of
-	 * 10^8 updates */
+/* drift: every distribution, starts that fp16 cannot hold, several
+ * advance patterns, element counts off the launch shape, and one run of
+ * 10^8 updates */
+static void check_drift_runs(void)
+{
 	drift_params p = drift_defaults();
 	p.elements = 100003;
 	p.steps = 64;
@@ -714,9 +710,12 @@ int main(void)
 	p.steps = 96;
 	p.seed = 2;
 	check_drift("10^8 updates", p, (const size_t[]){ 32, 0 });
+}
 
-	/* the training backend's GEMM: hand-derived exact cases, then random
-	 * shapes off the tensor cores' tile sizes */
+/* the training backend's GEMM: hand-derived exact cases, then random
+ * shapes off the tensor cores' tile sizes */
+static void check_gemm(void)
+{
 	check_gemm_exact();
 	static const fmt_id gemm_fmts[] = { FMT_FP32, FMT_TF32, FMT_BF16, FMT_FP16 };
 	for (size_t f = 0; f < sizeof gemm_fmts / sizeof gemm_fmts[0]; f++) {
@@ -724,13 +723,49 @@ int main(void)
 		check_gemm_random(gemm_fmts[f], 37, 53, 211, 1.0f);
 		check_gemm_random(gemm_fmts[f], 256, 768, 192, 0.5f);
 	}
+}
 
+/* With MIXPREC_GPU_EXHAUSTIVE=1: every fp32 input for bf16, fp16 and
+ * fp8-e4m3, RNE and SR. */
+static void check_exhaustive_if_asked(device_bufs *d)
+{
 	if (getenv("MIXPREC_GPU_EXHAUSTIVE") && !strcmp(getenv("MIXPREC_GPU_EXHAUSTIVE"), "1")) {
 		static const fmt_id ex[] = { FMT_BF16, FMT_FP16, FMT_E4M3 };
 		for (size_t f = 0; f < sizeof ex / sizeof ex[0]; f++)
 			for (int m = 0; m < 2; m++)
-				exhaustive(&d, ex[f], m ? FMT_SR : FMT_RNE);
+				exhaustive(d, ex[f], m ? FMT_SR : FMT_RNE);
 	}
+}
+
+int main(void)
+{
+	char why[384];
+	gpu_info info;
+	if (gpu_ready(&info, why, sizeof why) != MP_OK) {
+		printf("1..0 # SKIP %s\n", why);
+		return 77;
+	}
+	printf("# %s, compute capability %d.%d, %.1f GiB, driver %d, runtime %d, CPU path %s\n", info.name,
+	       info.cc_major, info.cc_minor, (double)info.memory / (1 << 30), info.driver_version, info.runtime_version,
+	       fmt_simd_name(fmt_simd_best()));
+
+	input_set s = { 0 };
+	build_inputs(&s);
+	printf("# %zu rounding inputs\n", s.n);
+	device_bufs d = { 0 };
+	void *cpu_out = malloc((s.n + 4) * 4), *gpu_out = malloc((s.n + 4) * 4);
+	if (!cpu_out || !gpu_out) {
+		printf("Bail out! out of memory\n");
+		return 1;
+	}
+
+	check_all_rounding(&d, &s, cpu_out, gpu_out);
+	check_e4m3_overflow();
+	check_all_decode(&d, &s);
+	check_all_accumulate(&d, &s);
+	check_drift_runs();
+	check_gemm();
+	check_exhaustive_if_asked(&d);
 
 	printf("1..%d\n", ntests);
 	printf("# %d of %d checks failed\n", nfailed, ntests);
