@@ -106,11 +106,13 @@ expect home home-help
 expect home too-small
 # back at 80x24 the same Home screen again
 expect home home-again home
-for lesson in mixed-precision residual-drift low-precision frontier; do
+for lesson in mixed-precision fp32-state residual-drift low-precision low-precision-training frontier; do
 	n=$(grep -c '^#' "$srcdir/lessons/$lesson.md")
 	case $lesson in
 	mixed-precision) title='Mixed precision training' ;;
-	low-precision) title='Below 16 bits: fp8, MX and NVFP4' ;;
+	fp32-state) title='Why fp32 stays' ;;
+	low-precision) title='Below 16 bits: formats and scales' ;;
+	low-precision-training) title='Training in fp8 and fp4' ;;
 	frontier) title='The 4-bit frontier' ;;
 	*) title='Why long bf16 runs stall' ;;
 	esac
@@ -198,7 +200,7 @@ expect drift drift-constant
 # Leaving the lab (Esc) and opening it again from Home keeps what was typed
 # (std 0.25), for the rest of the session.
 script driftkeep <<'EOF'
-keys j j j j j j j Enter
+keys j j j j j j j j j Enter
 keys j j j j j j Enter C-u
 type abc
 keys Enter
@@ -284,7 +286,7 @@ has memfp32 fp32 '^ formula, MB +0\.00 +3\.30 +3\.30 +0\.00 +6\.61 +135\.45$' ".
 # Reading the first pages of a lesson marks its sections read; the state
 # survives the program and r resumes at the same line.
 script progress <<'EOF'
-keys j Enter Space Space
+keys j j Enter Space Space
 dump reading
 keys q
 dump home-after
@@ -353,7 +355,7 @@ fi
 blk=$(grep -m 1 '^mixprec train .*--resid-offset' "$srcdir/lessons/residual-drift.md")
 blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
 script trainblock <<EOF
-keys j Enter /
+keys j j Enter /
 type ${blk#mixprec train }
 keys Enter Tab Enter
 dump opened
@@ -385,18 +387,18 @@ else
 fi
 
 # The lab reads a block with the same parser as `mixprec train`, so it takes
-# the schedule and optimiser options too: the mixed-precision lesson's block
+# the schedule and optimiser options too: the fp32-state lesson's block
 # with --lr-schedule cosine --warmup 20 --lr-min 1e-5 opens without an
 # error, with its 400 steps, and two steps run from the lab give the records
 # of `mixprec train <the block> --stop-at 2` (the first two steps of the
 # 400-step schedule, warmup included); the same for the block with --beta2
 # 0.999 after one step.
 for opt in lr-schedule beta2; do
-	blk=$(grep -m 1 "^mixprec train .*--$opt " "$srcdir/lessons/mixed-precision.md")
+	blk=$(grep -m 1 "^mixprec train .*--$opt " "$srcdir/lessons/fp32-state.md")
 	blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
 	if [ $opt = beta2 ]; then n=1; else n=2; fi
 	script "sched-$opt" <<EOF
-keys Enter /
+keys j Enter /
 type ${blk#mixprec train }
 keys Enter Tab Enter
 dump opened
@@ -670,7 +672,7 @@ keys Enter
 type 0x2e66
 keys Enter
 dump hr-solved
-keys q j j j j Enter
+keys q j j j j j j Enter
 wait
 dump list-after
 EOF
@@ -750,7 +752,7 @@ has block bad "value 2: 'inf' has no place in a block" "an inf value is refused,
 
 # A lesson's quantize block opens the Block explorer with its values and options.
 script lessonblock <<'EOF'
-keys j j Enter /
+keys j j j Enter /
 type quantize 7 0.3
 keys Enter Tab Enter
 dump opened
@@ -760,8 +762,9 @@ has lessonblock opened '^ Values 7 0\.3 -1\.2 2\.5$' "... with the block's value
 has lessonblock opened '^ format < mxfp4 >  f   rule < ocp >' "... and its format"
 
 # --- the mouse ---
-# Home's "Bit explorer" row is screen row 11 (title bar, a blank, "Lessons",
-# three lessons, a blank, "Exercises", its item, a blank, "Labs"); in the explorer bf16 is the fourth format, its
+# Home's "Bit explorer" row is screen row 12 (title bar, a blank, "Lessons",
+# six lessons, "Exercises", its item, "Labs": with six lessons the groups
+# lose their blank lines to fit 80x24); in the explorer bf16 is the fourth format, its
 # bits on screen row 2 + 1 + 3 * 3 = 12: sign at column 10, a blank, 8 exponent
 # bits at 12..19, a blank, 7 fraction bits at 21..27. Clicking column 27 and
 # pressing Space flips bf16's last bit: 0x3dcd (0.1) becomes 0x3dcc =
