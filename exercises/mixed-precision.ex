@@ -130,8 +130,8 @@ prompt: A weight is stored in bf16 and has the value w = {w}. bf16 keeps 8 signi
   a positive update added to w leave it unchanged (round to nearest even)?
   A common argument for fp32 master weights says each rounding contributes a
   relative error of up to 2^-8 and these add up like a random walk: after how many
-  steps T does sqrt(T) x 2^-8 reach 1? (Section 8 examines that argument: what
-  happens to the updates below your vanish_below instead?)
+  steps T does sqrt(T) x 2^-8 reach 1? (Section 2 of the lesson fp32-state examines that
+  argument: what happens to the updates below your vanish_below instead?)
 field spacing: number rel 1e-6 -- the gap from {w} to the next larger bf16 value
 field vanish_below: number rel 1e-6 -- updates smaller than this vanish
 field steps: number rel 1e-6 -- T with sqrt(T) x 2^-8 = 1

@@ -1,4 +1,4 @@
-# Exercises of the lesson "Below 16 bits: fp8, MX and NVFP4".
+# Exercises of the lesson "Below 16 bits: formats and scales".
 
 [mx.1]
 title: An MX block's shared scale under both rules

@@ -1,4 +1,4 @@
-# Exercises of the lesson "Below 16 bits", sections 7 and 8: Transformer Engine's
+# Exercises of the lesson "Training in fp8 and fp4", sections 1 and 2: Transformer Engine's
 # per-tensor delayed scaling. Every fp8.1 history lists more values than H,
 # its oldest value is the largest and its newest is not the window's largest, so the
 # window, max and most_recent all matter; every fp8.2 spike (F >= 3) saturates at its
@@ -8,7 +8,7 @@
 [fp8.1]
 title: The delayed scale after an amax history
 kind: fp8-delayed-scale
-lesson: low-precision
+lesson: low-precision-training
 param hist: 6,1.5,2.5,1.25,0.75,0.5
 vary hist: list 6,1.5,2.5,1.25,0.75,0.5 40,3,2,5,4,1 0.9,0.05,0.2,0.1,0.15,0.08 300,12,20,16,9,10 0.02,0.003,0.006,0.0045,0.004,0.002 2.5,0.6,0.9,1.1,0.7,0.4
 param H: 4
@@ -36,7 +36,7 @@ hint: scale = fp8_max / amax / 2^margin. Check with: mixprec amax --amax {hist} 
 [fp8.2]
 title: A spike under delayed and current scaling
 kind: fp8-spike
-lesson: low-precision
+lesson: low-precision-training
 param a: 0.5
 vary a: list 0.5 3 0.02 12 0.25 1.5
 param F: 40

@@ -7,7 +7,7 @@
 [fp8.3]
 title: The error of a short, truncating accumulator
 kind: accum-error
-lesson: low-precision
+lesson: low-precision-training
 param K: 4096
 vary K: list 4096 3072 6144 8192
 param N: 14

@@ -350,7 +350,12 @@ run lesson list
 expect_rc "lesson list" 0
 out_has "lesson list: mixed-precision" "mixed-precision"
 out_has "lesson list: residual-drift" "residual-drift"
-out_has "lesson list: low-precision" "Below 16 bits: fp8, MX and NVFP4"
+out_has "lesson list: low-precision" "Below 16 bits: formats and scales"
+out_has "lesson list: fp32-state" "fp32-state"
+out_has "lesson list: low-precision-training" "Training in fp8 and fp4"
+# the titles start in one column, after the longest name
+res=$(awk '{ match($0, /^[^ ]+ +/); print RLENGTH }' "$tmp/out" | sort -u | wc -l)
+[ "$res" -eq 1 ] && ok "lesson list: the titles start in one column" || bad "lesson list: the titles start in one column" "$(cat "$tmp/out")"
 run lesson show mixed-precision --width 60
 expect_rc "lesson show" 0
 # columns, not bytes: UTF-8 continuation bytes (0x80-0xbf) take no column

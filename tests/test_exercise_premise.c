@@ -217,7 +217,7 @@ START_TEST(weights_premise)
 		double w = param_d(ex, &v, "w");
 		ck_assert_msg(w >= 1e-3 && w <= 10, "w = %g", w);
 		ck_assert_msg(bf16_round((float)w) == (float)w, "w = %g is not a bf16 value", w);
-		/* the worked solution argues from stagnation (section 8) and names the
+		/* the worked solution argues from stagnation (lesson fp32-state) and names the
 		 * random walk as the argument that fails */
 		ex_solution s;
 		solve(ex, &v, &s);

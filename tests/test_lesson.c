@@ -312,10 +312,15 @@ START_TEST(prose_figures_match_engine)
 	/* GPT-3's fp32 weights */
 	snprintf(want, sizeof want, "%.0f GB", 175e9 * fmt_get(FMT_FP32)->width / 8 / 1e9);
 	ck_assert_msg(strstr(text, want), "lesson lacks '%s'", want);
-	/* sqrt(T) * 2^-8 = 1 at T = 2^16 */
-	ck_assert_msg(strstr(text, "65,536") || strstr(text, "65536"), "lesson lacks 65,536");
 	/* fp16's largest value and smallest normal, as the text names them */
 	ck_assert(strstr(text, "65504"));
+	free(text);
+	lesson_free(&d);
+
+	/* the lesson on state across steps: sqrt(T) * 2^-8 = 1 at T = 2^16 */
+	load(&d, "fp32-state");
+	text = all_text(&d);
+	ck_assert_msg(strstr(text, "65,536") || strstr(text, "65536"), "lesson lacks 65,536");
 	free(text);
 	lesson_free(&d);
 
@@ -354,7 +359,8 @@ START_TEST(commands_exist)
 	size_t n = fread(help, 1, sizeof help - 1, p);
 	help[n] = '\0';
 	pclose(p);
-	static const char *const lessons[] = { "mixed-precision", "residual-drift", "low-precision", "frontier" };
+	static const char *const lessons[] = { "mixed-precision", "fp32-state", "residual-drift", "low-precision",
+	                                       "low-precision-training", "frontier" };
 	size_t checked = 0;
 	for (size_t l = 0; l < sizeof lessons / sizeof lessons[0]; l++) {
 		lesson_doc d;

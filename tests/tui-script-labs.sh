@@ -72,7 +72,7 @@ fi
 blk=$(grep -m 1 '^mixprec train .*--resid-offset' "$srcdir/lessons/residual-drift.md")
 blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
 script trainblock <<EOF
-keys j Enter /
+keys j j Enter /
 type ${blk#mixprec train }
 keys Enter Tab Enter
 dump opened
@@ -104,18 +104,18 @@ else
 fi
 
 # The lab reads a block with the same parser as `mixprec train`, so it takes
-# the schedule and optimiser options too: the mixed-precision lesson's block
+# the schedule and optimiser options too: the fp32-state lesson's block
 # with --lr-schedule cosine --warmup 20 --lr-min 1e-5 opens without an
 # error, with its 400 steps, and two steps run from the lab give the records
 # of `mixprec train <the block> --stop-at 2` (the first two steps of the
 # 400-step schedule, warmup included); the same for the block with --beta2
 # 0.999 after one step.
 for opt in lr-schedule beta2; do
-	blk=$(grep -m 1 "^mixprec train .*--$opt " "$srcdir/lessons/mixed-precision.md")
+	blk=$(grep -m 1 "^mixprec train .*--$opt " "$srcdir/lessons/fp32-state.md")
 	blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
 	if [ $opt = beta2 ]; then n=1; else n=2; fi
 	script "sched-$opt" <<EOF
-keys Enter /
+keys j Enter /
 type ${blk#mixprec train }
 keys Enter Tab Enter
 dump opened
@@ -291,7 +291,7 @@ has block bad "value 2: 'inf' has no place in a block" "an inf value is refused,
 
 # A lesson's quantize block opens the Block explorer with its values and options.
 script lessonblock <<'EOF'
-keys j j Enter /
+keys j j j Enter /
 type quantize 7 0.3
 keys Enter Tab Enter
 dump opened

@@ -275,6 +275,10 @@ static int list_lessons(void)
 	if (lesson_list(lesson_dir(lesson_folder, sizeof lesson_folder), &names, &n) != MP_OK)
 		return lesson_folder_missing();
 	int rc = CLI_OK;
+	int width = 20;   /* the names' column: the longest name sets it */
+	for (size_t i = 0; i < n; i++)
+		if (strlen(names[i]) > (size_t)width && strlen(names[i]) < 200)
+			width = (int)strlen(names[i]);
 	for (size_t i = 0; i < n; i++) {
 		lesson_doc doc;
 		if (rc == CLI_OK && load_named(names[i], &doc) == CLI_OK) {
@@ -282,7 +286,7 @@ static int list_lessons(void)
 			for (char *p = names[i]; *p; p++)
 				if ((unsigned char)*p < 0x20 || *p == 0x7f)
 					*p = '?';
-			printf("%-20s %s\n", names[i], doc.title);
+			printf("%-*s %s\n", width, names[i], doc.title);
 			lesson_free(&doc);
 		}
 		free(names[i]);

@@ -1,5 +1,5 @@
-/* Exercise kinds about per-tensor fp8 scaling (lesson low-precision,
- * sections 7 and 8): the scale Transformer Engine's delayed recipe gives
+/* Exercise kinds about per-tensor fp8 scaling (lesson low-precision-training,
+ * sections 1 and 2): the scale Transformer Engine's delayed recipe gives
  * the next step after an amax history (fp8.1), and the step at which a
  * spike saturates under delayed scaling, by how much, and for how long the
  * history keeps the scale low (fp8.2). Every answer comes from

@@ -117,13 +117,18 @@ static void home_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	const progress *prog = progcache_get();   /* re-read only when the file changed */
 	int y = 1;
 	const char *group = NULL;
+	/* a blank line between groups, unless the list would not fit with them */
+	int groups = 0;
+	for (int i = 0; i < h->n; i++)
+		groups += !i || strcmp(h->items[i - 1].group, h->items[i].group);
+	int gap = h->n + 2 * groups - 1 <= rows - 5;
 	for (int i = 0; i < h->n; i++)
 		h->item_y[i] = -1;
 	for (int i = 0; i < h->n && y < rows - 4; i++) {
 		home_item *it = &h->items[i];
 		if (!group || strcmp(group, it->group)) {
 			if (group)
-				y++;
+				y += gap;
 			group = it->group;
 			tui_put(w, y++, 2, cols - 4, ROLE_HEADING, group);
 		}
