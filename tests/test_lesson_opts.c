@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget/budget_opts.h"
 #include "drift/drift_opts.h"
 #include "teach/lesson.h"
 #include "teach/lesson_check.h"
@@ -97,6 +98,52 @@ static int check_drift(char **argv, size_t argc, const char *where)
 	return checked;
 }
 
+/* --- budget --- */
+
+/* A budget block's options against budget_opts; how many were checked. */
+static int check_budget(char **argv, size_t argc, const char *where)
+{
+	budget_opts o;
+	char err[1024];
+	ck_assert_msg(budget_opts_parse((int)argc, argv, &o, err, sizeof err) == MP_OK, "%s: %s", where, err);
+	budget_config def = budget_defaults();
+	int checked = 0;
+	const char *v;
+	bool ok;
+	if ((v = opt_value(argv, argc, "--params"))) {
+		ck_assert_msg(o.cfg.params == plain_real(v, &ok) && ok, "%s: --params %s", where, v);
+		checked++;
+	}
+	if ((v = opt_value(argv, argc, "--preset"))) {
+		/* a named model has a shape; its parameters unless --params says */
+		ck_assert_msg(o.preset && !strcmp(o.preset, v) && o.cfg.shape.layers > 0, "%s: --preset %s", where, v);
+		checked++;
+	}
+	if ((v = opt_value(argv, argc, "--gpus"))) {
+		ck_assert_msg(o.cfg.gpus == plain_real(v, &ok) && ok && o.per_gpu, "%s: --gpus %s", where, v);
+		checked++;
+	}
+	if ((v = opt_value(argv, argc, "--zero"))) {
+		ck_assert_msg(o.cfg.zero_stage == atoi(v) && o.per_gpu, "%s: --zero %s", where, v);
+		checked++;
+	}
+	v = opt_value(argv, argc, "--recipe");
+	ck_assert_msg(v ? !strcmp(budget_recipe_name(o.cfg.recipe), v) : o.cfg.recipe == def.recipe, "%s: --recipe", where);
+	checked += v != NULL;
+	v = opt_value(argv, argc, "--convention");
+	ck_assert_msg(v ? !strcmp(budget_convention_name(o.cfg.convention), v) : o.cfg.convention == def.convention,
+	              "%s: --convention", where);
+	checked += v != NULL;
+	if ((v = opt_value(argv, argc, "--offload"))) {
+		budget_offload want;
+		ck_assert(budget_offload_from_name(v, &want) == MP_OK);
+		ck_assert_msg(o.cfg.offload == want, "%s: --offload %s", where, v);
+		checked++;
+	}
+	ck_assert_msg(!o.csv && !o.help, "%s: --csv, --help", where);
+	return checked;
+}
+
 /* --- the lessons --- */
 
 static const struct {
@@ -104,6 +151,7 @@ static const struct {
 	int (*check)(char **argv, size_t argc, const char *where);
 } checkers[] = {
 	{ "drift", check_drift },
+	{ "budget", check_budget },
 };
 
 /* Every block of every lesson whose command has a checker: parses, and
@@ -206,6 +254,41 @@ START_TEST(drift_messages)
 }
 END_TEST
 
+/* The messages `mixprec budget` prints after "mixprec budget: ". */
+START_TEST(budget_messages)
+{
+	static const struct {
+		const char *line, *msg;
+	} cases[] = {
+		{ "budget", "--params N is required (or --preset M; see 'mixprec budget --help')" },
+		{ "budget --params 7e9 --layers 2", "a model shape needs --channels --heads --context (or --preset M)" },
+		{ "budget --params 7e9 --batch 2",
+		  "--batch needs a model shape (--preset M, or --layers, --channels, --heads, --context)" },
+		{ "budget --params 7e9 --offload cpu",
+		  "--offload: only the deepspeed convention reads it (--convention deepspeed)" },
+		{ "budget --params 7e9 --convention deepspeed --zero 1",
+		  "--zero 1: DeepSpeed estimates ZeRO-2 and ZeRO-3 only (use --zero 2 or 3, or another convention)" },
+		{ "budget --params 7e9 --convention deepspeed --gpus 6 --nodes 4", "--nodes 4: does not divide --gpus 6" },
+		{ "budget --params 7e9 --gpus 2000000", "--gpus: 2000000 is out of range (1 to 1048576)" },
+		{ "budget --preset gpt9", "--preset: unknown model 'gpt9' (known: " },
+		{ "budget --recipe fp7", "--recipe: unknown recipe 'fp7' (known: " },
+		{ "budget --params 7e9 extra", "unexpected argument 'extra' (see 'mixprec budget --help')" },
+		{ "budget --bogus", "unknown option '--bogus' (see 'mixprec budget --help')" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		budget_opts o;
+		char err[1024] = "";
+		ck_assert_msg(PARSE_LINE(budget_opts_parse, cases[i].line, &o, err) == MP_EINVAL, "%s", cases[i].line);
+		ck_assert_msg(!strncmp(err, cases[i].msg, strlen(cases[i].msg)), "%s: got '%s'", cases[i].line, err);
+	}
+	budget_opts o;
+	char err[1024];
+	/* the shape options override the preset's; --batch is the micro-batch */
+	ck_assert_int_eq(PARSE_LINE(budget_opts_parse, "budget --preset gpt2-small --layers 3 --batch 2^2", &o, err), MP_OK);
+	ck_assert(o.cfg.shape.layers == 3 && o.cfg.shape.micro_batch == 4 && !o.per_gpu);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("lesson_opts");
@@ -213,6 +296,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, lesson_blocks);
 	tcase_add_test(tc, drift_messages);
+	tcase_add_test(tc, budget_messages);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);
 }

@@ -47,4 +47,15 @@ has drift opened "^ dist <$(word --dist "$blk")> +mean \\[$(word --mean "$blk" |
 	"... its --dist, --mean and --std"
 has drift opened "done after $steps of $steps steps" "... and runs it"
 
+# --- Memory budget lab: mixed-precision's block with a named model, ZeRO and GPUs ---
+blk=$(grep -m 1 '^mixprec budget --preset [^ ]* --zero [0-9] --gpus [0-9]*$' "$srcdir/lessons/mixed-precision.md")
+open_block budget Enter "$blk"
+has budget opened '^ mixprec \| Home > Lesson > Memory budget lab' "a budget block opens the Memory budget lab"
+has budget opened "^ Model +< $(word --preset "$blk") > +ZeRO stage +< $(word --zero "$blk") >" "... with its --preset and --zero"
+has budget opened "^ Params +\[[0-9.e+]*\] +GPUs +\[$(word --gpus "$blk")\]" "... and its --gpus"
+blk=$(grep -m 1 '^mixprec budget --params [^ ]* --convention deepspeed .*--offload ' "$srcdir/lessons/mixed-precision.md")
+open_block budgetds Enter "$blk"
+has budgetds opened "^ Params +\[$(word --params "$blk")\] +GPUs +\[$(word --gpus "$blk")\]" "a --params block: its --params as typed, its --gpus"
+has budgetds opened "^ Recipe +< [a-z0-9-]* > +Convention +< $(word --convention "$blk") >" "... and its --convention"
+
 finish
