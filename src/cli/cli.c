@@ -98,53 +98,17 @@ int cli_main(int argc, char **argv)
 	return CLI_USAGE;
 }
 
-/* A negative number as typed on a command line: "-" followed by a digit, a
- * point, or inf/nan. */
-static bool is_negative_number(const char *s)
-{
-	if (s[0] != '-' || !s[1])
-		return false;
-	if ((s[1] >= '0' && s[1] <= '9') || s[1] == '.')
-		return true;
-	return !strncasecmp(s + 1, "inf", 3) || !strncasecmp(s + 1, "nan", 3);
-}
-
 int cli_option_error(const char *cmd, int c, char **argv)
 {
-	if (c == ':')
-		cli_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-	else
-		cli_error(cmd, "unknown option '%s' (see 'mixprec %s --help')", argv[optind - 1], cmd);
+	char err[512];
+	optwalk_error(cmd, c, argv, err, sizeof err);
+	cli_error(cmd, "%s", err);
 	return CLI_USAGE;
 }
 
 int cli_getopt(cli_args *a, int argc, char **argv, const struct option *opts, char **value)
 {
-	if (!a->started) {
-		optind = 1;
-		opterr = 0;
-		a->started = true;
-		a->rest = false;
-	}
-	for (;;) {
-		if (optind >= argc)
-			return -1;
-		char *arg = argv[optind];
-		if (a->rest || is_negative_number(arg) || arg[0] != '-' || arg[1] == '\0') {
-			*value = arg;
-			optind++;
-			return CLI_ARG_VALUE;
-		}
-		if (!strcmp(arg, "--")) {
-			a->rest = true;
-			optind++;
-			continue;
-		}
-		/* '+': stop at the first non-option, so values keep their order */
-		int c = getopt_long(argc, argv, "+:h", opts, NULL);
-		if (c != -1)
-			return c;
-	}
+	return optwalk_next(a, argc, argv, opts, value);
 }
 
 void cli_print_formats(int indent)

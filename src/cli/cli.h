@@ -12,6 +12,7 @@
 #include "fmt/round.h"
 #include "teach/exercise.h"
 #include "util/file.h"
+#include "util/optwalk.h"
 
 enum {
 	CLI_OK = 0,      /* success */
@@ -74,11 +75,8 @@ void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
  * options, but positional arguments, negative numbers ("-0.5", "-inf") and
  * everything after "--" are returned in command-line order as CLI_ARG_VALUE
  * with *value set. Returns -1 at the end; '?' and ':' as getopt does. */
-enum { CLI_ARG_VALUE = 1 };
-typedef struct {
-	bool started;
-	bool rest;     /* after "--" */
-} cli_args;
+enum { CLI_ARG_VALUE = OPTWALK_VALUE };
+typedef optwalk cli_args;
 int cli_getopt(cli_args *a, int argc, char **argv, const struct option *opts, char **value);
 
 /* Reports the option cli_getopt just rejected (c ':' for a missing value,

@@ -1,15 +1,13 @@
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "budget/budget.h"
+#include "budget/budget_opts.h"
 #include "cli/cli.h"
 #include "util/csvout.h"
 #include "util/numtext.h"
 
-/* More GPUs than any cluster has: a typo, not a plan. */
-#define BUDGET_GPUS_MAX (1 << 20)
 
 static void budget_help(void)
 {
@@ -70,19 +68,6 @@ static void budget_help(void)
 	       "syntax (2^10, 3*2^20, ...).\n",
 	       budget_preset_known(), recipes, budget_optimizer_known(), budget_convention_known(),
 	       budget_offload_known(), BUDGET_GPUS_MAX, budget_recompute_known());
-}
-
-/* --- parsing --- */
-
-static bool parse_count(const char *opt, const char *text, bool integer, double *v)
-{
-	char err[256];
-	mp_status st = budget_parse_count(text, integer, v, err, sizeof err);
-	if (st != MP_OK) {
-		cli_error("budget", "%s: %s", opt, err[0] ? err : mp_status_message(st));
-		return false;
-	}
-	return true;
 }
 
 /* --- output --- */
@@ -272,223 +257,29 @@ static void print_table(const budget_config *cfg, const budget_result *r, bool p
 	}
 }
 
-/* A name looked up (st) for option opt: false after reporting an unknown one. */
-static bool named(const char *opt, const char *what, mp_status st, const char *known)
-{
-	if (st != MP_OK)
-		cli_error("budget", "%s: unknown %s '%s' (known: %s)", opt, what, optarg, known);
-	return st == MP_OK;
-}
-
-/* Explicit shape options override the preset's; without a preset all four
- * are needed. False after reporting. */
-static bool resolve_shape(budget_shape *shape, const budget_shape *given, bool have_mb, bool have_rc)
-{
-	if (given->layers) shape->layers = given->layers;
-	if (given->hidden) shape->hidden = given->hidden;
-	if (given->heads) shape->heads = given->heads;
-	if (given->seq) shape->seq = given->seq;
-	if (given->vocab) shape->vocab = given->vocab;
-	shape->micro_batch = have_mb ? given->micro_batch : 1;
-	bool any = shape->layers || shape->hidden || shape->heads || shape->seq;
-	if (any && !(shape->layers && shape->hidden && shape->heads && shape->seq)) {
-		cli_error("budget", "a model shape needs%s%s%s%s (or --preset M)", shape->layers ? "" : " --layers",
-		          shape->hidden ? "" : " --channels", shape->heads ? "" : " --heads", shape->seq ? "" : " --context");
-		return false;
-	}
-	if (!any && (have_mb || have_rc)) {
-		cli_error("budget", "%s needs a model shape (--preset M, or --layers, --channels, --heads, --context)",
-		          have_mb ? "--batch" : "--recompute");
-		return false;
-	}
-	return true;
-}
-
-/* An option only the deepspeed convention reads: 1 taken, 0 not one of
- * them, -1 bad (reported); *name gets the option's name. */
-static int ds_option(int c, const char *arg, budget_config *cfg, const char **name)
-{
-	switch (c) {
-	case 'O':
-		*name = "--offload";
-		if (budget_offload_from_name(arg, &cfg->offload) != MP_OK) {
-			cli_error("budget", "--offload: unknown setting '%s' (known: %s)", arg, budget_offload_known());
-			return -1;
-		}
-		return 1;
-	case 'N':
-		*name = "--nodes";
-		return parse_count(*name, arg, true, &cfg->nodes) ? 1 : -1;
-	case 'Y':
-		*name = "--largest-layer";
-		return parse_count(*name, arg, true, &cfg->largest_layer) ? 1 : -1;
-	default:
-		return 0;
-	}
-}
-
-/* The deepspeed convention's own checks, or an option only it reads given
- * to another; false after reporting. */
-static bool deepspeed_ok(const budget_config *cfg, bool have_zero, const char *ds_only)
-{
-	if (cfg->convention != BUDGET_CONV_DEEPSPEED) {
-		if (ds_only)
-			cli_error("budget", "%s: only the deepspeed convention reads it (--convention deepspeed)", ds_only);
-		return !ds_only;
-	}
-	if (have_zero && cfg->zero_stage != 2 && cfg->zero_stage != 3) {
-		cli_error("budget", "--zero %d: DeepSpeed estimates ZeRO-2 and ZeRO-3 only (use --zero 2 or 3, or "
-		          "another convention)", cfg->zero_stage);
-		return false;
-	}
-	if (fmod(cfg->gpus, cfg->nodes) != 0) {
-		cli_error("budget", "--nodes %.0f: does not divide --gpus %.0f", cfg->nodes, cfg->gpus);
-		return false;
-	}
-	if (cfg->zero_stage == 3 && !(cfg->largest_layer > 0) && budget_largest_layer_params(&cfg->shape) == 0) {
-		cli_error("budget", "--zero 3: DeepSpeed's ZeRO-3 estimate needs the largest layer's parameter "
-		          "count: give --largest-layer N, or a shape with its vocabulary (--preset M, or "
-		          "--layers ... --vocab V)");
-		return false;
-	}
-	return true;
-}
-
 /* --- the command --- */
-
-static const struct option opts[] = {
-	{ "params", required_argument, NULL, 'p' },
-	{ "preset", required_argument, NULL, 'P' },
-	{ "recipe", required_argument, NULL, 'r' },
-	{ "optimizer", required_argument, NULL, 'o' },
-	{ "convention", required_argument, NULL, 'C' },
-	{ "zero", required_argument, NULL, 'z' },
-	{ "gpus", required_argument, NULL, 'g' },
-	{ "layers", required_argument, NULL, 'L' },
-	{ "channels", required_argument, NULL, 'H' },
-	{ "hidden", required_argument, NULL, 'H' },   /* aliases: train's names are canonical */
-	{ "heads", required_argument, NULL, 'A' },
-	{ "context", required_argument, NULL, 'S' },
-	{ "seq", required_argument, NULL, 'S' },
-	{ "batch", required_argument, NULL, 'b' },
-	{ "micro-batch", required_argument, NULL, 'b' },
-	{ "recompute", required_argument, NULL, 'R' },
-	{ "vocab", required_argument, NULL, 'V' },
-	{ "offload", required_argument, NULL, 'O' },
-	{ "nodes", required_argument, NULL, 'N' },
-	{ "largest-layer", required_argument, NULL, 'Y' },
-	{ "csv", no_argument, NULL, 'c' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
 
 int cmd_budget(int argc, char **argv)
 {
-	budget_config cfg = budget_defaults();
-	double params = 0;
-	budget_shape shape = { 0 }, given = { 0 };   /* given: explicit shape options */
-	const char *preset = NULL;
-	bool csv = false, have_gpus = false, have_zero = false, have_mb = false, have_rc = false;
-	const char *ds_only = NULL;   /* an option that only the deepspeed convention reads */
-	cli_args args = { 0 };
-	char *value;
-	int c;
-	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
-		int ds = ds_option(c, optarg, &cfg, &ds_only);
-		if (ds < 0)
-			return CLI_USAGE;
-		if (ds > 0)
-			continue;
-		switch (c) {
-		case CLI_ARG_VALUE:
-			cli_error("budget", "unexpected argument '%s' (see 'mixprec budget --help')", value);
-			return CLI_USAGE;
-		case 'p': if (!parse_count("--params", optarg, false, &params)) return CLI_USAGE; break;
-		case 'P':
-			if (budget_preset(optarg, &cfg.params, &shape) != MP_OK) {
-				cli_error("budget", "--preset: unknown model '%s' (known: %s)", optarg, budget_preset_known());
-				return CLI_USAGE;
-			}
-			preset = optarg;
-			break;
-		case 'r':
-			if (!named("--recipe", "recipe", budget_recipe_from_name(optarg, &cfg.recipe), budget_recipe_known()))
-				return CLI_USAGE;
-			break;
-		case 'o':
-			if (!named("--optimizer", "optimizer", budget_optimizer_from_name(optarg, &cfg.optimizer),
-			           budget_optimizer_known()))
-				return CLI_USAGE;
-			break;
-		case 'C':
-			if (!named("--convention", "convention", budget_convention_from_name(optarg, &cfg.convention),
-			           budget_convention_known()))
-				return CLI_USAGE;
-			break;
-		case 'R':
-			if (!named("--recompute", "mode", budget_recompute_from_name(optarg, &cfg.recompute),
-			           budget_recompute_known()))
-				return CLI_USAGE;
-			have_rc = true;
-			break;
-		case 'z': {
-			char zerr[256];
-			if (budget_parse_zero(optarg, &cfg.zero_stage, zerr, sizeof zerr) != MP_OK) {
-				cli_error("budget", "%s", zerr);
-				return CLI_USAGE;
-			}
-			have_zero = true;
-			break;
-		}
-		case 'g':
-			if (!parse_count("--gpus", optarg, true, &cfg.gpus))
-				return CLI_USAGE;
-			if (cfg.gpus > BUDGET_GPUS_MAX) {
-				cli_error("budget", "--gpus: %s is out of range (1 to %d)", optarg, BUDGET_GPUS_MAX);
-				return CLI_USAGE;
-			}
-			have_gpus = true;
-			break;
-		case 'L': if (!parse_count("--layers", optarg, true, &given.layers)) return CLI_USAGE; break;
-		case 'H': if (!parse_count("--channels", optarg, true, &given.hidden)) return CLI_USAGE; break;
-		case 'A': if (!parse_count("--heads", optarg, true, &given.heads)) return CLI_USAGE; break;
-		case 'S': if (!parse_count("--context", optarg, true, &given.seq)) return CLI_USAGE; break;
-		case 'b':
-			if (!parse_count("--batch", optarg, true, &given.micro_batch))
-				return CLI_USAGE;
-			have_mb = true;
-			break;
-		case 'V': if (!parse_count("--vocab", optarg, true, &given.vocab)) return CLI_USAGE; break;
-		case 'c': csv = true; break;
-		case 'h': budget_help(); return cli_flush_stdout("budget") ? CLI_OK : CLI_ENV;
-		case ':':
-		default:
-			return cli_option_error("budget", c, argv);
-		}
-	}
-	if (params > 0)
-		cfg.params = params;
-	if (!(cfg.params > 0)) {
-		cli_error("budget", "--params N is required (or --preset M; see 'mixprec budget --help')");
+	budget_opts o;
+	char err[1024];
+	if (budget_opts_parse(argc, argv, &o, err, sizeof err) != MP_OK) {
+		cli_error("budget", "%s", err);
 		return CLI_USAGE;
 	}
-
-	if (!resolve_shape(&shape, &given, have_mb, have_rc))
-		return CLI_USAGE;
-	cfg.shape = shape;
-	if (!deepspeed_ok(&cfg, have_zero, ds_only))
-		return CLI_USAGE;
-
+	if (o.help) {
+		budget_help();
+		return cli_flush_stdout("budget") ? CLI_OK : CLI_ENV;
+	}
 	budget_result r;
-	mp_status st = budget_compute(&r, &cfg);
+	mp_status st = budget_compute(&r, &o.cfg);
 	if (st != MP_OK) {
 		cli_error("budget", "%s", mp_status_message(st));
 		return CLI_USAGE;
 	}
-	bool per_gpu = have_gpus || have_zero || cfg.convention == BUDGET_CONV_DEEPSPEED;
-	if (csv)
-		print_csv(&cfg, &r, per_gpu);
+	if (o.csv)
+		print_csv(&o.cfg, &r, o.per_gpu);
 	else
-		print_table(&cfg, &r, per_gpu, preset);
+		print_table(&o.cfg, &r, o.per_gpu, o.preset);
 	return cli_flush_stdout("budget") ? CLI_OK : CLI_ENV;
 }

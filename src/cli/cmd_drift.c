@@ -1,5 +1,4 @@
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "drift/drift.h"
+#include "drift/drift_opts.h"
 #include "fmt/decode.h"
 #include "fmt/parse.h"
 #include "fmt/bulk.h"
@@ -57,33 +57,6 @@ static void on_sigint(int sig)
 {
 	(void)sig;
 	interrupted = 1;
-}
-
-/* A number in the full syntax (0.5, 2^9, 3*2^-10, 1/3, ...), finite, to the
- * nearest binary64; with starts, also rounded exactly into every variant's
- * format (no detour through binary64). */
-static bool parse_double(const char *opt, const char *text, double *v, double *starts)
-{
-	double scratch[DRIFT_VARIANT_COUNT];
-	char err[300];
-	if (drift_parse_start(text, v, starts ? starts : scratch, err, sizeof err) != MP_OK) {
-		cli_error("drift", "%s: %s", opt, err);
-		return false;
-	}
-	return true;
-}
-
-static bool parse_size(const char *opt, const char *text, size_t *v, size_t max)
-{
-	unsigned long long x;
-	if (!cli_parse_u64("drift", opt, text, &x))
-		return false;
-	if (x < 1 || x > max) {
-		cli_error("drift", "%s: %llu is out of range (1..%zu)", opt, x, max);
-		return false;
-	}
-	*v = (size_t)x;
-	return true;
 }
 
 static void print_table(const drift_params *p, const drift_state st[DRIFT_VARIANT_COUNT], size_t steps)
@@ -202,159 +175,28 @@ static int run_one(const drift_params *p, csvw *w, drift_state final[DRIFT_VARIA
 	return CLI_OK;
 }
 
-/* What the command line asks for. */
-typedef struct {
-	drift_params p;
-	const char *csv_path, *sweep;
-	double xs[64], xstarts[64][DRIFT_VARIANT_COUNT];   /* --sweep's starting values */
-	size_t nx;
-	bool help;   /* --help was printed: nothing more to do */
-} drift_opts;
-
-/* --device D: CLI_OK, or the exit status (reported). */
-static int parse_device(const char *text, drift_params *p)
-{
-	if (!strcmp(text, "cpu")) {
-		p->device = DRIFT_DEVICE_CPU;
-	} else if (!strcmp(text, "cuda")) {
-		char why[384];
-		if (gpu_ready(NULL, why, sizeof why) != MP_OK) {
-			cli_error("drift", "--device cuda: %s", why);
-			return CLI_ENV;
-		}
-		p->device = DRIFT_DEVICE_CUDA;
-	} else {
-		cli_error("drift", "--device: unknown device '%s' (known: cpu, cuda)", text);
-		return CLI_USAGE;
-	}
-	return CLI_OK;
-}
-
-/* One option (getopt's c, its value in optarg) into o: the exit status,
- * CLI_OK to go on or after --help (o->help); a failure is reported. */
-static int parse_option(drift_opts *o, int c, const char *value, char **argv)
-{
-	drift_params *p = &o->p;
-	unsigned long long u;
-	switch (c) {
-	case CLI_ARG_VALUE:
-		cli_error("drift", "unexpected argument '%s' (see 'mixprec drift --help')", value);
-		return CLI_USAGE;
-	case 'x':
-		if (!parse_double("--x0", optarg, &p->x0, p->starts))
-			return CLI_USAGE;
-		p->have_starts = true;
-		break;
-	case 'T': if (!parse_size("--steps", optarg, &p->steps, (size_t)1 << 40)) return CLI_USAGE; break;
-	case 'E': if (!parse_size("--elements", optarg, &p->elements, (size_t)1 << 32)) return CLI_USAGE; break;
-	case 'm': if (!parse_double("--mean", optarg, &p->mean, NULL)) return CLI_USAGE; break;
-	case 's':
-		if (!parse_double("--std", optarg, &p->std, NULL))
-			return CLI_USAGE;
-		if (p->std < 0) {
-			cli_error("drift", "--std: must not be negative");
-			return CLI_USAGE;
-		}
-		break;
-	case 'd':
-		if (drift_dist_parse(optarg, &p->dist) != MP_OK) {
-			cli_error("drift", "--dist: unknown distribution '%s' (known: constant, uniform, normal)", optarg);
-			return CLI_USAGE;
-		}
-		break;
-	case 'S':
-		if (!cli_parse_u64("drift", "--seed", optarg, &u))
-			return CLI_USAGE;
-		p->seed = u;
-		break;
-	case 'c': o->csv_path = optarg; break;
-	case 'w': o->sweep = optarg; break;
-	case 'D': {
-		int rc = parse_device(optarg, p);
-		if (rc != CLI_OK)
-			return rc;
-		break;
-	}
-	case 'h':
-		drift_help();
-		o->help = true;
-		return cli_flush_stdout("drift") ? CLI_OK : CLI_ENV;
-	case ':':
-	default:
-		return cli_option_error("drift", c, argv);
-	}
-	return CLI_OK;
-}
-
-/* --sweep x0=V,V,... into o->xs and o->xstarts: CLI_OK, or the exit status
- * (reported). */
-static int parse_sweep(drift_opts *o)
-{
-	const char *sweep = o->sweep;
-	if (strncmp(sweep, "x0=", 3) != 0) {
-		cli_error("drift", "--sweep: expected x0=V,V,... (got '%s')", sweep);
-		return CLI_USAGE;
-	}
-	char *copy = strdup(sweep + 3), *rest = copy;
-	if (!copy)
-		return CLI_ENV;
-	/* strsep, not strtok: an empty item (x0=1,,2) is refused, as round's --to does */
-	for (char *tok; rest && (tok = strsep(&rest, ","));) {
-		if (!*tok && (tok != copy || rest)) {
-			cli_error("drift", "--sweep: an empty value in '%s'", sweep);
-			free(copy);
-			return CLI_USAGE;
-		}
-		if (!*tok)
-			break;   /* x0= alone: reported below */
-		size_t max = sizeof o->xs / sizeof o->xs[0];
-		if (o->nx == max || !parse_double("--sweep", tok, &o->xs[o->nx], o->xstarts[o->nx])) {
-			if (o->nx == max)
-				cli_error("drift", "--sweep: at most %zu values", o->nx);
-			free(copy);
-			return CLI_USAGE;
-		}
-		o->nx++;
-	}
-	free(copy);
-	if (o->nx == 0) {
-		cli_error("drift", "--sweep: no values after x0=");
-		return CLI_USAGE;
-	}
-	return CLI_OK;
-}
-
 /* The command line into o: the exit status, CLI_OK to go on or after
- * --help (o->help); a failure is reported. */
+ * --help (printed; o->help); a failure is reported. */
 static int parse_drift_opts(int argc, char **argv, drift_opts *o)
 {
-	static const struct option opts[] = {
-		{ "x0", required_argument, NULL, 'x' },
-		{ "steps", required_argument, NULL, 'T' },
-		{ "elements", required_argument, NULL, 'E' },
-		{ "dist", required_argument, NULL, 'd' },
-		{ "mean", required_argument, NULL, 'm' },
-		{ "std", required_argument, NULL, 's' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "csv", required_argument, NULL, 'c' },
-		{ "sweep", required_argument, NULL, 'w' },
-		{ "device", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	o->p = drift_defaults();
-	o->csv_path = o->sweep = NULL;
-	o->nx = 0;
-	o->help = false;
-	cli_args args = { 0 };
-	char *value;
-	int c;
-	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
-		int rc = parse_option(o, c, value, argv);
-		if (rc != CLI_OK || o->help)
-			return rc;
+	char err[512];
+	mp_status st = drift_opts_parse(argc, argv, o, err, sizeof err);
+	if (st != MP_OK) {
+		cli_error("drift", "%s", err);
+		return st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
 	}
-	return o->sweep ? parse_sweep(o) : CLI_OK;
+	if (o->ema)
+		return CLI_OK;
+	if (o->help) {
+		drift_help();
+		return cli_flush_stdout("drift") ? CLI_OK : CLI_ENV;
+	}
+	char why[384];
+	if (o->p.device == DRIFT_DEVICE_CUDA && gpu_ready(NULL, why, sizeof why) != MP_OK) {
+		cli_error("drift", "--device cuda: %s", why);
+		return CLI_ENV;
+	}
+	return CLI_OK;
 }
 
 /* One sweep row per variant: x0,variant,start,drift,retained,unchanged_frac. */
@@ -442,11 +284,10 @@ static int run_single(const drift_params *p, FILE *fp, csvw *w, size_t *done)
 
 int cmd_drift(int argc, char **argv)
 {
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--ema"))
-			return cmd_drift_ema(argc, argv);
 	drift_opts o;
 	int rc = parse_drift_opts(argc, argv, &o);
+	if (rc == CLI_OK && o.ema)
+		return cmd_drift_ema(argc, argv);
 	if (rc != CLI_OK || o.help)
 		return rc;
 

@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "budget/budget.h"
+#include "budget/budget_opts.h"
 #include "budget/tinygpt.h"
 #include "train/data.h"
 #include "train/policy.h"
@@ -198,6 +199,33 @@ static void *memory_worker(void *arg)
 	return NULL;
 }
 
+/* A command line (`budget ...`, from a lesson's block) read by the CLI's
+ * parser into the fields; a bad one leaves the lab's defaults, with the
+ * reason on the status line. */
+static void fill_from_command(tui_screen *s, int argc, char **argv)
+{
+	budget_lab *b = s->priv;
+	budget_opts o;
+	char err[1024], t[64];
+	if (budget_opts_parse(argc, argv, &o, err, sizeof err) != MP_OK) {
+		tui_message(s->app, true, "%s; the lab's defaults instead", err);
+		return;
+	}
+	b->cfg = o.cfg;
+	b->preset = 0;
+	for (int k = 1; o.preset && k < preset_choices(); k++)
+		if (!strcmp(o.preset, preset_choice(k)))
+			b->preset = k;
+	snprintf(t, sizeof t, "%.4g", o.cfg.params);
+	field_set(&b->params, o.params_text ? o.params_text : t);
+	snprintf(t, sizeof t, "%.0f", o.cfg.gpus);
+	field_set(&b->gpus, t);
+	shape_text(b);
+	const char *skipped = o.help ? "--help" : o.csv ? "--csv" : NULL;
+	if (skipped)
+		tui_message(s->app, false, "%s: the lab does not run it; the rest as given", skipped);
+}
+
 static mp_status budget_init(tui_screen *s, int argc, char **argv)
 {
 	budget_lab *b = s->priv;
@@ -206,42 +234,8 @@ static mp_status budget_init(tui_screen *s, int argc, char **argv)
 	b->cfg = budget_defaults();
 	set_preset(b, 1);
 	field_set(&b->gpus, "1");
-	/* the options of `mixprec budget` that a lesson's claim uses */
-	for (int i = 1; i + 1 < argc; i += 2) {
-		const char *o = argv[i], *v = argv[i + 1];
-		mp_status st = MP_OK;
-		if (!strcmp(o, "--preset")) {
-			st = MP_EINVAL;
-			for (int k = 1; k < preset_choices(); k++)
-				if (!strcmp(v, preset_choice(k))) {
-					set_preset(b, k);
-					st = MP_OK;
-				}
-		} else if (!strcmp(o, "--params")) {
-			field_set(&b->params, v);
-			st = apply_text(s, F_PARAMS) ? MP_OK : MP_EINVAL;
-		} else if (!strcmp(o, "--recipe")) {
-			st = budget_recipe_from_name(v, &b->cfg.recipe);
-		} else if (!strcmp(o, "--optimizer")) {
-			st = budget_optimizer_from_name(v, &b->cfg.optimizer);
-		} else if (!strcmp(o, "--convention")) {
-			st = budget_convention_from_name(v, &b->cfg.convention);
-		} else if (!strcmp(o, "--recompute")) {
-			st = budget_recompute_from_name(v, &b->cfg.recompute);
-		} else if (!strcmp(o, "--zero")) {
-			char err[256];
-			st = budget_parse_zero(v, &b->cfg.zero_stage, err, sizeof err);
-		} else if (!strcmp(o, "--offload")) {
-			st = budget_offload_from_name(v, &b->cfg.offload);
-		} else if (!strcmp(o, "--largest-layer")) {
-			st = budget_parse_count(v, true, &b->cfg.largest_layer, NULL, 0);
-		} else if (!strcmp(o, "--gpus")) {
-			field_set(&b->gpus, v);
-			st = apply_text(s, F_GPUS) ? MP_OK : MP_EINVAL;
-		}
-		if (st != MP_OK)
-			tui_message(s->app, true, "%s: '%s' not understood here; ignored", o, v);
-	}
+	if (argc > 1)
+		fill_from_command(s, argc, argv);
 	if (b->cfg.convention == BUDGET_CONV_DEEPSPEED && b->cfg.zero_stage == 0)
 		b->cfg.zero_stage = 2;
 	compute(b);

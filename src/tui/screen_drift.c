@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "drift/drift.h"
+#include "drift/drift_opts.h"
 #include "fmt/decode.h"
 #include "fmt/numarg.h"
 #include "fmt/parse.h"
@@ -15,6 +16,7 @@
 #include "tui/plotview.h"
 #include "tui/screens.h"
 #include "tui/worker.h"
+#include "util/numtext.h"
 
 #define DRIFT_KEYS(X)                                                                    \
 	X(DR_START, "s", "start (or restart) the simulation with these parameters", 's')  \
@@ -189,54 +191,74 @@ static void start(tui_screen *s)
 		tui_message(s->app, true, "cannot start a worker thread");
 }
 
+/* The fields from p; x0 as typed when x0_text is not NULL (its exact value,
+ * not binary64's, rounds into each variant). */
+/* v as the shorter of %.17g (600, not 6e+02) and the shortest text that
+ * reads back as v (1e-05, not 1.0000000000000001e-05). */
+static const char *value_text(char *buf, size_t n, double v)
+{
+	char s[64];
+	numtext_short(s, sizeof s, v);
+	snprintf(buf, n, "%.17g", v);
+	if (strlen(s) < strlen(buf))
+		snprintf(buf, n, "%s", s);
+	return buf;
+}
+
+static void set_fields(drift_lab *d, const drift_params *p, const char *x0_text)
+{
+	char t[64];
+	field_set(&d->text[F_X0], x0_text ? x0_text : value_text(t, sizeof t, p->x0));
+	snprintf(t, sizeof t, "%zu", p->steps);
+	field_set(&d->text[F_STEPS], t);
+	snprintf(t, sizeof t, "%zu", p->elements);
+	field_set(&d->text[F_ELEMS], t);
+	snprintf(t, sizeof t, "%llu", (unsigned long long)p->seed);
+	field_set(&d->text[F_SEED], t);
+	field_set(&d->text[F_MEAN], value_text(t, sizeof t, p->mean));
+	field_set(&d->text[F_STD], value_text(t, sizeof t, p->std));
+	d->dist = p->dist;
+}
+
+/* A command line (`drift ...`, from a lesson's block) read by the CLI's
+ * parser into the fields, then run; a bad one leaves the fields as they
+ * were, with the reason on the status line. */
+static void fill_from_command(tui_screen *s, int argc, char **argv)
+{
+	drift_lab *d = s->priv;
+	drift_opts o;
+	char err[512];
+	if (drift_opts_parse(argc, argv, &o, err, sizeof err) != MP_OK) {
+		tui_message(s->app, true, "%s; the lab's defaults instead", err);
+		return;
+	}
+	if (o.ema) {
+		tui_message(s->app, false, "--ema: the lab does not run it (try: mixprec drift --ema ...)");
+		return;
+	}
+	set_fields(d, &o.p, o.x0_text);
+	const char *skipped = o.help ? "--help" : o.sweep ? "--sweep" : o.csv_path ? "--csv"
+	                      : o.p.device == DRIFT_DEVICE_CUDA ? "--device" : NULL;
+	if (skipped)
+		tui_message(s->app, false, "%s: the lab does not run it; the rest as given", skipped);
+	start(s);
+}
+
 static mp_status drift_init(tui_screen *s, int argc, char **argv)
 {
 	drift_lab *d = s->priv;
 	tui_worker_init(&d->work);
 	plot_canvas_init(&d->canvas);
 	drift_params p = drift_defaults();
-	char t[64];
-	snprintf(t, sizeof t, "%.17g", p.x0);
-	field_set(&d->text[F_X0], t);
-	snprintf(t, sizeof t, "%zu", p.steps);
-	field_set(&d->text[F_STEPS], t);
-	snprintf(t, sizeof t, "%zu", p.elements);
-	field_set(&d->text[F_ELEMS], t);
-	snprintf(t, sizeof t, "%llu", (unsigned long long)p.seed);
-	field_set(&d->text[F_SEED], t);
-	snprintf(t, sizeof t, "%.17g", p.mean);
-	field_set(&d->text[F_MEAN], t);
-	snprintf(t, sizeof t, "%.17g", p.std);
-	field_set(&d->text[F_STD], t);
-	d->dist = p.dist;
+	set_fields(d, &p, NULL);
 	if (remembered.set && argc <= 1) {
 		for (int f = 0; f < F_COUNT; f++)
 			if (f != F_DIST)
 				field_set(&d->text[f], remembered.text[f]);
 		d->dist = remembered.dist;
 	}
-	bool given = false;
-	for (int i = 1; i < argc; i++) {
-		bool known = false;
-		for (int f = 0; f < F_COUNT; f++) {
-			if (strcmp(argv[i], fields[f].opt) || i + 1 >= argc)
-				continue;
-			known = true;
-			i++;
-			if (f == F_DIST) {
-				if (drift_dist_parse(argv[i], &d->dist) != MP_OK)
-					tui_message(s->app, true, "--dist: unknown distribution '%s'", argv[i]);
-			} else {
-				field_set(&d->text[f], argv[i]);
-			}
-		}
-		if (!known)
-			tui_message(s->app, false, "%s is for the command line only; try: mixprec drift %s", argv[i],
-			            argv[i]);
-		given = true;
-	}
-	if (given)
-		start(s);
+	if (argc > 1)
+		fill_from_command(s, argc, argv);
 	return MP_OK;
 }
 

@@ -1,0 +1,211 @@
+#include <math.h>
+#include <string.h>
+
+#include "budget/budget_opts.h"
+#include "util/optwalk.h"
+
+static const struct option budget_options[] = {
+	{ "params", required_argument, NULL, 'p' },
+	{ "preset", required_argument, NULL, 'P' },
+	{ "recipe", required_argument, NULL, 'r' },
+	{ "optimizer", required_argument, NULL, 'o' },
+	{ "convention", required_argument, NULL, 'C' },
+	{ "zero", required_argument, NULL, 'z' },
+	{ "gpus", required_argument, NULL, 'g' },
+	{ "layers", required_argument, NULL, 'L' },
+	{ "channels", required_argument, NULL, 'H' },
+	{ "hidden", required_argument, NULL, 'H' },   /* aliases: train's names are canonical */
+	{ "heads", required_argument, NULL, 'A' },
+	{ "context", required_argument, NULL, 'S' },
+	{ "seq", required_argument, NULL, 'S' },
+	{ "batch", required_argument, NULL, 'b' },
+	{ "micro-batch", required_argument, NULL, 'b' },
+	{ "recompute", required_argument, NULL, 'R' },
+	{ "vocab", required_argument, NULL, 'V' },
+	{ "offload", required_argument, NULL, 'O' },
+	{ "nodes", required_argument, NULL, 'N' },
+	{ "largest-layer", required_argument, NULL, 'Y' },
+	{ "csv", no_argument, NULL, 'c' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+/* What the options say before the checks that need several of them. */
+typedef struct {
+	double params;
+	budget_shape shape, given;   /* the preset's; the explicit shape options */
+	bool have_gpus, have_zero, have_mb, have_rc;
+	const char *ds_only;         /* an option that only the deepspeed convention reads */
+} budget_read;
+
+static mp_status count_value(const char *opt, const char *text, bool integer, double *v, char *err, size_t errlen)
+{
+	char why[256];
+	mp_status st = budget_parse_count(text, integer, v, why, sizeof why);
+	if (st != MP_OK)
+		return mp_fail(MP_EINVAL, err, errlen, "%s: %s", opt, why[0] ? why : mp_status_message(st));
+	return MP_OK;
+}
+
+/* A name looked up (st) for option opt. */
+static mp_status named(const char *opt, const char *what, const char *v, mp_status st, const char *known, char *err,
+                       size_t errlen)
+{
+	if (st != MP_OK)
+		return mp_fail(MP_EINVAL, err, errlen, "%s: unknown %s '%s' (known: %s)", opt, what, v, known);
+	return MP_OK;
+}
+
+/* The options only the deepspeed convention reads; MP_EUNSUPPORTED for
+ * another option. */
+static mp_status ds_option(budget_opts *o, budget_read *r, int c, const char *v, char *err, size_t errlen)
+{
+	switch (c) {
+	case 'O':
+		r->ds_only = "--offload";
+		return named("--offload", "setting", v, budget_offload_from_name(v, &o->cfg.offload),
+		             budget_offload_known(), err, errlen);
+	case 'N': r->ds_only = "--nodes"; return count_value("--nodes", v, true, &o->cfg.nodes, err, errlen);
+	case 'Y':
+		r->ds_only = "--largest-layer";
+		return count_value("--largest-layer", v, true, &o->cfg.largest_layer, err, errlen);
+	default: return MP_EUNSUPPORTED;
+	}
+}
+
+/* The shape options. */
+static mp_status shape_option(budget_read *r, int c, const char *v, char *err, size_t errlen)
+{
+	switch (c) {
+	case 'L': return count_value("--layers", v, true, &r->given.layers, err, errlen);
+	case 'H': return count_value("--channels", v, true, &r->given.hidden, err, errlen);
+	case 'A': return count_value("--heads", v, true, &r->given.heads, err, errlen);
+	case 'S': return count_value("--context", v, true, &r->given.seq, err, errlen);
+	case 'V': return count_value("--vocab", v, true, &r->given.vocab, err, errlen);
+	default:   /* 'b' */
+		r->have_mb = true;
+		return count_value("--batch", v, true, &r->given.micro_batch, err, errlen);
+	}
+}
+
+/* One option (getopt's c, its value v) into o and r. */
+static mp_status budget_option(budget_opts *o, budget_read *r, int c, const char *v, char *err, size_t errlen)
+{
+	budget_config *cfg = &o->cfg;
+	mp_status st = ds_option(o, r, c, v, err, errlen);
+	if (st != MP_EUNSUPPORTED)
+		return st;
+	switch (c) {
+	case 'p': return count_value("--params", v, false, &r->params, err, errlen);
+	case 'P':
+		if (budget_preset(v, &cfg->params, &r->shape) != MP_OK)
+			return mp_fail(MP_EINVAL, err, errlen, "--preset: unknown model '%s' (known: %s)", v,
+			               budget_preset_known());
+		o->preset = v;
+		return MP_OK;
+	case 'r':
+		return named("--recipe", "recipe", v, budget_recipe_from_name(v, &cfg->recipe), budget_recipe_known(), err,
+		             errlen);
+	case 'o':
+		return named("--optimizer", "optimizer", v, budget_optimizer_from_name(v, &cfg->optimizer),
+		             budget_optimizer_known(), err, errlen);
+	case 'C':
+		return named("--convention", "convention", v, budget_convention_from_name(v, &cfg->convention),
+		             budget_convention_known(), err, errlen);
+	case 'R':
+		r->have_rc = true;
+		return named("--recompute", "mode", v, budget_recompute_from_name(v, &cfg->recompute),
+		             budget_recompute_known(), err, errlen);
+	case 'z':
+		r->have_zero = true;
+		return budget_parse_zero(v, &cfg->zero_stage, err, errlen) == MP_OK ? MP_OK : MP_EINVAL;
+	case 'g':
+		if (count_value("--gpus", v, true, &cfg->gpus, err, errlen) != MP_OK)
+			return MP_EINVAL;
+		if (cfg->gpus > BUDGET_GPUS_MAX)
+			return mp_fail(MP_EINVAL, err, errlen, "--gpus: %s is out of range (1 to %d)", v, BUDGET_GPUS_MAX);
+		r->have_gpus = true;
+		return MP_OK;
+	case 'c': o->csv = true; return MP_OK;
+	default: return shape_option(r, c, v, err, errlen);
+	}
+}
+
+/* Explicit shape options override the preset's; without a preset all four
+ * are needed. */
+static mp_status resolve_shape(budget_shape *shape, const budget_read *r, char *err, size_t errlen)
+{
+	const budget_shape *given = &r->given;
+	if (given->layers) shape->layers = given->layers;
+	if (given->hidden) shape->hidden = given->hidden;
+	if (given->heads) shape->heads = given->heads;
+	if (given->seq) shape->seq = given->seq;
+	if (given->vocab) shape->vocab = given->vocab;
+	shape->micro_batch = r->have_mb ? given->micro_batch : 1;
+	bool any = shape->layers || shape->hidden || shape->heads || shape->seq;
+	if (any && !(shape->layers && shape->hidden && shape->heads && shape->seq))
+		return mp_fail(MP_EINVAL, err, errlen, "a model shape needs%s%s%s%s (or --preset M)",
+		               shape->layers ? "" : " --layers", shape->hidden ? "" : " --channels",
+		               shape->heads ? "" : " --heads", shape->seq ? "" : " --context");
+	if (!any && (r->have_mb || r->have_rc))
+		return mp_fail(MP_EINVAL, err, errlen,
+		               "%s needs a model shape (--preset M, or --layers, --channels, --heads, --context)",
+		               r->have_mb ? "--batch" : "--recompute");
+	return MP_OK;
+}
+
+/* The deepspeed convention's own checks, or an option only it reads given
+ * to another. */
+static mp_status deepspeed_ok(const budget_config *cfg, const budget_read *r, char *err, size_t errlen)
+{
+	if (cfg->convention != BUDGET_CONV_DEEPSPEED) {
+		if (r->ds_only)
+			return mp_fail(MP_EINVAL, err, errlen, "%s: only the deepspeed convention reads it (--convention deepspeed)",
+			               r->ds_only);
+		return MP_OK;
+	}
+	if (r->have_zero && cfg->zero_stage != 2 && cfg->zero_stage != 3)
+		return mp_fail(MP_EINVAL, err, errlen, "--zero %d: DeepSpeed estimates ZeRO-2 and ZeRO-3 only (use --zero 2 or "
+		               "3, or another convention)", cfg->zero_stage);
+	if (fmod(cfg->gpus, cfg->nodes) != 0)
+		return mp_fail(MP_EINVAL, err, errlen, "--nodes %.0f: does not divide --gpus %.0f", cfg->nodes, cfg->gpus);
+	if (cfg->zero_stage == 3 && !(cfg->largest_layer > 0) && budget_largest_layer_params(&cfg->shape) == 0)
+		return mp_fail(MP_EINVAL, err, errlen, "--zero 3: DeepSpeed's ZeRO-3 estimate needs the largest layer's "
+		               "parameter count: give --largest-layer N, or a shape with its vocabulary (--preset M, or "
+		               "--layers ... --vocab V)");
+	return MP_OK;
+}
+
+mp_status budget_opts_parse(int argc, char **argv, budget_opts *o, char *err, size_t errlen)
+{
+	*o = (budget_opts){ .cfg = budget_defaults() };
+	budget_read r = { 0 };
+	optwalk w = { 0 };
+	char *value;
+	int c;
+	while ((c = optwalk_next(&w, argc, argv, budget_options, &value)) != -1) {
+		if (c == OPTWALK_VALUE)
+			return mp_fail(MP_EINVAL, err, errlen, "unexpected argument '%s' (see 'mixprec budget --help')", value);
+		if (c == ':' || c == '?')
+			return optwalk_error("budget", c, argv, err, errlen);
+		if (c == 'h') {
+			o->help = true;
+			return MP_OK;
+		}
+		if (budget_option(o, &r, c, optarg, err, errlen) != MP_OK)
+			return MP_EINVAL;
+		if (c == 'p')
+			o->params_text = optarg;
+	}
+	if (r.params > 0)
+		o->cfg.params = r.params;
+	if (!(o->cfg.params > 0))
+		return mp_fail(MP_EINVAL, err, errlen, "--params N is required (or --preset M; see 'mixprec budget --help')");
+	if (resolve_shape(&r.shape, &r, err, errlen) != MP_OK)
+		return MP_EINVAL;
+	o->cfg.shape = r.shape;
+	if (deepspeed_ok(&o->cfg, &r, err, errlen) != MP_OK)
+		return MP_EINVAL;
+	o->per_gpu = r.have_gpus || r.have_zero || o->cfg.convention == BUDGET_CONV_DEEPSPEED;
+	return MP_OK;
+}

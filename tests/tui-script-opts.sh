@@ -1,0 +1,61 @@
+#!/bin/sh
+# Each lab opens a lesson's block with the values the CLI's parser reads
+# from it: one block per lab (drift, budget, quantize, bits/round), found in
+# the lesson file (not typed here), searched for in the lesson reader,
+# selected with Tab and opened with Enter; the fields shown are the block's
+# words. Key scripts rendered off-screen (`mixprec tui --keys`).
+#
+# Run by Automake's plain test-driver: exit 0 pass, 1 fail, 77 skip.
+
+srcdir=${srcdir:-.}
+. "$srcdir/tests/harness.sh"
+need_mixprec
+
+LC_ALL=C
+NO_COLOR=1
+export LC_ALL NO_COLOR
+
+make_tmp tuiopts
+tui_dumps
+
+# word OPT LINE: the value after OPT in LINE
+word() {
+	printf '%s\n' "$2" | sed -n "s/.* $1 \([^ ]*\).*/\1/p"
+}
+
+# open_block NAME KEYS LINE: opens the block LINE of the lesson that KEYS
+# select on Home (Enter: the first lesson, j Enter the second, ...)
+open_block() {
+	script "$1" <<EOF
+keys $2 /
+type ${3#mixprec }
+keys Enter Tab Enter
+wait
+dump opened
+EOF
+}
+
+# --- Drift lab: mixed-precision's block with every field given ---
+blk=$(grep -m 1 '^mixprec drift --x0 .*--mean .*--std .*--steps .*--elements ' "$srcdir/lessons/mixed-precision.md")
+open_block drift Enter "$blk"
+steps=$(word --steps "$blk")
+has drift opened '^ mixprec \| Home > Lesson > Drift lab' "a drift block opens the Drift lab"
+has drift opened "^ x0 \\[$(word --x0 "$blk")\\] +steps \\[$steps\\] +elements \\[$(word --elements "$blk")\\] " \
+	"... with its --x0, --steps and --elements"
+# the shortest text of the block's mean: 1e-5 reads as 1e-05
+has drift opened "^ dist <$(word --dist "$blk")> +mean \\[$(word --mean "$blk" | sed 's/e-\([1-9]\)$/e-0\1/')\\] +std \\[$(word --std "$blk")\\]" \
+	"... its --dist, --mean and --std"
+has drift opened "done after $steps of $steps steps" "... and runs it"
+
+# --- Memory budget lab: mixed-precision's block with a named model, ZeRO and GPUs ---
+blk=$(grep -m 1 '^mixprec budget --preset [^ ]* --zero [0-9] --gpus [0-9]*$' "$srcdir/lessons/mixed-precision.md")
+open_block budget Enter "$blk"
+has budget opened '^ mixprec \| Home > Lesson > Memory budget lab' "a budget block opens the Memory budget lab"
+has budget opened "^ Model +< $(word --preset "$blk") > +ZeRO stage +< $(word --zero "$blk") >" "... with its --preset and --zero"
+has budget opened "^ Params +\[[0-9.e+]*\] +GPUs +\[$(word --gpus "$blk")\]" "... and its --gpus"
+blk=$(grep -m 1 '^mixprec budget --params [^ ]* --convention deepspeed .*--offload ' "$srcdir/lessons/mixed-precision.md")
+open_block budgetds Enter "$blk"
+has budgetds opened "^ Params +\[$(word --params "$blk")\] +GPUs +\[$(word --gpus "$blk")\]" "a --params block: its --params as typed, its --gpus"
+has budgetds opened "^ Recipe +< [a-z0-9-]* > +Convention +< $(word --convention "$blk") >" "... and its --convention"
+
+finish
