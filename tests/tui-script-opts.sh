@@ -35,9 +35,9 @@ dump opened
 EOF
 }
 
-# --- Drift lab: mixed-precision's block with every field given ---
-blk=$(grep -m 1 '^mixprec drift --x0 .*--mean .*--std .*--steps .*--elements ' "$srcdir/lessons/mixed-precision.md")
-open_block drift Enter "$blk"
+# --- Drift lab: fp32-state's block with every field given (the second lesson) ---
+blk=$(grep -m 1 '^mixprec drift --x0 .*--mean .*--std .*--steps .*--elements ' "$srcdir/lessons/fp32-state.md")
+open_block drift 'j Enter' "$blk"
 steps=$(word --steps "$blk")
 has drift opened '^ mixprec \| Home > Lesson > Drift lab' "a drift block opens the Drift lab"
 has drift opened "^ x0 \\[$(word --x0 "$blk")\\] +steps \\[$steps\\] +elements \\[$(word --elements "$blk")\\] " \
