@@ -48,7 +48,7 @@ mp_status gpu_compare_pass_compare(train_device dev, const char *policy, const t
 		fmt_bulk_opts o = { .fmt = p.weight_fmt, .mode = FMT_RNE };
 		fmt_bulk_quantize(FMT_SIMD_AUTO, &o, m.params_memory, m.num_params);
 	}
-	st = be->create(&s, cfg, &p, m.params_memory, m.num_params);
+	st = be->create(&s, cfg, &p, m.params_memory, m.num_params, NULL, 0);
 	double se, ee;
 	float scale = p.scaling == SCALER_STATIC ? (float)p.static_scale : p.scaling == SCALER_DYNAMIC ? 1024.0f : 1.0f;
 	out->scale = scale;
@@ -123,9 +123,9 @@ mp_status gpu_compare_run_compare(train_device dev, const char *policy, const tr
 	cc.device = TRAIN_DEVICE_CPU;
 	dc.device = dev;
 	trainer *tc = NULL, *td = NULL;
-	st = trainer_create(&tc, &cc, &p, c);
+	st = trainer_create(&tc, &cc, &p, c, NULL, 0);
 	if (st == MP_OK)
-		st = trainer_create(&td, &dc, &p, c);
+		st = trainer_create(&td, &dc, &p, c, NULL, 0);
 	for (size_t i = 0; st == MP_OK && i < steps; i++) {
 		train_stats a, b;
 		st = trainer_step(tc, &a);

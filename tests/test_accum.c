@@ -272,7 +272,7 @@ static void losses(const corpus *data, const char *const *changes, size_t steps,
 	for (size_t i = 0; changes[i]; i += 2)
 		ck_assert_int_eq(policy_set(&p, changes[i], changes[i + 1], err, sizeof err), MP_OK);
 	trainer *t;
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, data), MP_OK);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, data, NULL, 0), MP_OK);
 	for (size_t i = 0; i < steps; i++) {
 		train_stats st;
 		ck_assert_int_eq(trainer_step(t, &st), MP_OK);
@@ -315,7 +315,7 @@ START_TEST(in_training)
 	ck_assert_int_eq(policy_from_name("fp8-mixed", &p), MP_OK);
 	ck_assert_int_eq(policy_set(&p, "promote-every", "128", err, sizeof err), MP_OK);
 	trainer *t = NULL;
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_EUNSUPPORTED);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data, NULL, 0), MP_EUNSUPPORTED);
 	ck_assert_int_eq(policy_set(&p, "accum-bits", "25", err, sizeof err), MP_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "2..24"));
 	corpus_free(&data);

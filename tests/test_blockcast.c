@@ -410,7 +410,7 @@ static double train_tiny(const char *name, const char *key, const char *value, b
 	if (key)
 		ck_assert_int_eq(policy_set(&p, key, value, err, sizeof err), MP_OK);
 	trainer *t;
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data, NULL, 0), MP_OK);
 	train_stats s;
 	for (int k = 0; k < 3; k++)
 		ck_assert_int_eq(trainer_step(t, &s), MP_OK);

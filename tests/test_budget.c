@@ -276,7 +276,7 @@ START_TEST(tiny_gpt_activations)
 		train_policy pol;
 		ck_assert_int_eq(policy_from_name("bf16-mixed", &pol), MP_OK);
 		trainer *t;
-		ck_assert_int_eq(trainer_create(&t, c, &pol, &data), MP_OK);
+		ck_assert_int_eq(trainer_create(&t, c, &pol, &data, NULL, 0), MP_OK);
 		double alloc = (double)trainer_memory(t).activations;
 		trainer_free(t);
 		corpus_free(&data);

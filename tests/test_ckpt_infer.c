@@ -38,7 +38,7 @@ START_TEST(eval_matches_training)
 	train_policy p;
 	ck_assert(policy_from_name("fp32", &p) == MP_OK);
 	trainer *t;
-	ck_assert(trainer_create(&t, &cfg, &p, &data) == MP_OK);
+	ck_assert(trainer_create(&t, &cfg, &p, &data, NULL, 0) == MP_OK);
 	train_stats s;
 	for (int i = 0; i < 5; i++)
 		ck_assert(trainer_step(t, &s) == MP_OK);
@@ -109,7 +109,7 @@ START_TEST(device_backend_init_and_save)
 	train_policy p;
 	ck_assert(policy_from_name("fp32", &p) == MP_OK);
 	trainer *t;
-	ck_assert(trainer_create(&t, &cfg, &p, &data) == MP_OK);
+	ck_assert(trainer_create(&t, &cfg, &p, &data, NULL, 0) == MP_OK);
 	ck_assert(trainer_sync(t) == MP_OK);
 	ck_assert_mem_eq(trainer_model(t)->params_memory, src.params_memory, src.num_params * sizeof(float));
 	train_stats s;

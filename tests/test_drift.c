@@ -8,7 +8,7 @@
 static void run(const drift_params *p, drift_state st[DRIFT_VARIANT_COUNT])
 {
 	drift_sim *s;
-	ck_assert_int_eq(drift_create(&s, p), MP_OK);
+	ck_assert_int_eq(drift_create(&s, p, NULL, 0), MP_OK);
 	ck_assert_uint_eq(drift_advance(s, p->steps), p->steps);
 	drift_snapshot(s, st);
 	drift_free(s);
@@ -158,10 +158,10 @@ START_TEST(bad_parameters)
 	drift_sim *s;
 	drift_params p = drift_defaults();
 	p.elements = 0;
-	ck_assert_int_eq(drift_create(&s, &p), MP_EINVAL);
+	ck_assert_int_eq(drift_create(&s, &p, NULL, 0), MP_EINVAL);
 	p = drift_defaults();
 	p.x0 = NAN;
-	ck_assert_int_eq(drift_create(&s, &p), MP_EINVAL);
+	ck_assert_int_eq(drift_create(&s, &p, NULL, 0), MP_EINVAL);
 	drift_dist d;
 	ck_assert_int_eq(drift_dist_parse("gaussian", &d), MP_EINVAL);
 	ck_assert(drift_dist_parse("Normal", &d) == MP_OK && d == DRIFT_DIST_NORMAL);

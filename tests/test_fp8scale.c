@@ -298,7 +298,7 @@ START_TEST(in_training)
 	train_policy p;
 	ck_assert_int_eq(policy_from_name("fp8-delayed", &p), MP_OK);
 	trainer *t;
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data, NULL, 0), MP_OK);
 	const fp8_state *fs = trainer_fp8(t);
 	ck_assert_ptr_nonnull(fs);
 	train_stats s;
@@ -319,21 +319,21 @@ START_TEST(in_training)
 	trainer_free(t);
 
 	ck_assert_int_eq(policy_from_name("fp8-current", &p), MP_OK);
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data, NULL, 0), MP_OK);
 	for (int k = 0; k < 3; k++) {
 		ck_assert_int_eq(trainer_step(t, &s), MP_OK);
 		ck_assert(s.overflow_frac == 0);
 	}
 	trainer_free(t);
 	ck_assert_int_eq(policy_from_name("bf16-mixed", &p), MP_OK);
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data, NULL, 0), MP_OK);
 	ck_assert_ptr_null(trainer_fp8(t));
 	ck_assert_int_eq(trainer_step(t, &s), MP_OK);
 	ck_assert(isnan(s.overflow_frac));
 	trainer_free(t);
 	cfg.device = TRAIN_DEVICE_EMULATED;
 	ck_assert_int_eq(policy_from_name("fp8-delayed", &p), MP_OK);
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_EUNSUPPORTED);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data, NULL, 0), MP_EUNSUPPORTED);
 	corpus_free(&data);
 }
 END_TEST

@@ -194,7 +194,7 @@ static void run(const char *spec, const corpus *data, size_t n, train_stats *s)
 	char why[256];
 	ck_assert_msg(policy_parse(spec, &p, why, sizeof why) == MP_OK, "%s", why);
 	trainer *t;
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, data), MP_OK);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, data, NULL, 0), MP_OK);
 	for (size_t k = 0; k < n; k++)
 		ck_assert_int_eq(trainer_step(t, &s[k]), MP_OK);
 	trainer_free(t);

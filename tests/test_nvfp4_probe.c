@@ -314,7 +314,7 @@ static trainer *run(const char *policy, bool keep, corpus *data, size_t steps, d
 	train_policy p;
 	ck_assert_int_eq(policy_from_name(policy, &p), MP_OK);
 	trainer *t;
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, data), MP_OK);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, data, NULL, 0), MP_OK);
 	train_stats s = { .loss = NAN };
 	for (size_t k = 0; k < steps; k++)
 		ck_assert_int_eq(trainer_step(t, &s), MP_OK);

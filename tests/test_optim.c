@@ -105,7 +105,7 @@ static void check_applied_lr(train_device dev)
 	train_policy p;
 	ck_assert_int_eq(policy_from_name("fp32", &p), MP_OK);
 	trainer *t;
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data, NULL, 0), MP_OK);
 	size_t P = trainer_model(t)->num_params;
 	float *before = malloc(P * sizeof *before);
 	ck_assert(before != NULL);
@@ -174,7 +174,7 @@ static trainer *one_step(train_device dev, const char *state)
 	ck_assert_int_eq(policy_from_name("fp32", &p), MP_OK);
 	ck_assert_int_eq(policy_set(&p, "optim-state", state, err, sizeof err), MP_OK);
 	trainer *t;
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data, NULL, 0), MP_OK);
 	train_stats s;
 	ck_assert_int_eq(trainer_step(t, &s), MP_OK);
 	ck_assert_int_eq(trainer_sync(t), MP_OK);
@@ -346,7 +346,7 @@ static double v_ratio_after(train_device dev, const char *state, double beta2, s
 	if (state)
 		ck_assert_int_eq(policy_set(&p, "optim-state", state, err, sizeof err), MP_OK);
 	trainer *t;
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data, NULL, 0), MP_OK);
 	ck_assert(isnan(trainer_v_ratio(t)));   /* no update yet */
 	train_stats s;
 	for (size_t i = 0; i < steps; i++)

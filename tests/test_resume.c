@@ -119,7 +119,7 @@ typedef struct {
 static trainer *make(const train_config *cfg, const train_policy *p)
 {
 	trainer *t;
-	ck_assert_int_eq(trainer_create(&t, cfg, p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&t, cfg, p, &data, NULL, 0), MP_OK);
 	return t;
 }
 

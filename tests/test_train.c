@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/gpu.h"
 #include "gpu_compare.h"
 #include "train/train.h"
 #include "testutil.h"
@@ -189,7 +190,7 @@ static train_stats train_n(const train_config *cfg, const char *policy, size_t s
 	train_policy p;
 	ck_assert_int_eq(policy_from_name(policy, &p), MP_OK);
 	trainer *t;
-	ck_assert_int_eq(trainer_create(&t, cfg, &p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&t, cfg, &p, &data, NULL, 0), MP_OK);
 	train_stats s = { 0 };
 	for (size_t i = 0; i < steps; i++)
 		ck_assert_int_eq(trainer_step(t, &s), MP_OK);
@@ -227,8 +228,8 @@ START_TEST(bf16_mixed_tracks_fp32)
 	policy_from_name("fp32", &p32);
 	policy_from_name("bf16-mixed", &p16);
 	trainer *a, *b;
-	ck_assert_int_eq(trainer_create(&a, &cfg, &p32, &data), MP_OK);
-	ck_assert_int_eq(trainer_create(&b, &cfg, &p16, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&a, &cfg, &p32, &data, NULL, 0), MP_OK);
+	ck_assert_int_eq(trainer_create(&b, &cfg, &p16, &data, NULL, 0), MP_OK);
 	double worst = 0, first = 0;
 	for (int i = 0; i < 200; i++) {
 		train_stats sa, sb;
@@ -358,9 +359,9 @@ START_TEST(reductions_low_train)
 	ck_assert_int_eq(policy_from_name("bf16-mixed", &p), MP_OK);
 	ck_assert_int_eq(policy_set(&p, "reductions", "low", err, sizeof err), MP_OK);
 	trainer *lo, *ref;
-	ck_assert_int_eq(trainer_create(&lo, &cfg, &p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&lo, &cfg, &p, &data, NULL, 0), MP_OK);
 	ck_assert_int_eq(policy_from_name("bf16-mixed", &p), MP_OK);
-	ck_assert_int_eq(trainer_create(&ref, &cfg, &p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&ref, &cfg, &p, &data, NULL, 0), MP_OK);
 	train_stats first = { 0 }, s = { 0 }, r = { 0 };
 	for (int i = 0; i < 30; i++) {
 		ck_assert_int_eq(trainer_step(lo, &s), MP_OK);
@@ -462,8 +463,8 @@ START_TEST(gpu_code_training_tracks_cpu)
 	train_config dc = cfg;
 	dc.device = TRAIN_DEVICE_EMULATED;
 	trainer *tc, *td;
-	ck_assert_int_eq(trainer_create(&tc, &cfg, &p, &data), MP_OK);
-	ck_assert_int_eq(trainer_create(&td, &dc, &p, &data), MP_OK);
+	ck_assert_int_eq(trainer_create(&tc, &cfg, &p, &data, NULL, 0), MP_OK);
+	ck_assert_int_eq(trainer_create(&td, &dc, &p, &data, NULL, 0), MP_OK);
 	size_t P = trainer_model(tc)->num_params;
 	float *w0 = malloc(P * sizeof *w0);
 	ck_assert(w0 != NULL);
@@ -520,25 +521,32 @@ START_TEST(gpu_code_trainer_api)
 	train_memory mem = trainer_memory(t);
 	ck_assert(mem.activations > 0 && mem.master_weights == 4 * n && mem.working_weights == 2 * n);
 	ck_assert_int_eq(trainer_step(t, &s), MP_OK);
+	ck_assert_str_eq(trainer_error(t), "");   /* nothing failed */
 	trainer_free(t);
 	train_policy p;
 	policy_from_name("fp32", &p);
 	cfg.t = cfg.model.T + 1;
-	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data), MP_EINVAL);
+	ck_assert_int_eq(trainer_create(&t, &cfg, &p, &data, NULL, 0), MP_EINVAL);
 	ck_assert(t == NULL);
 	cfg.t = cfg.model.T;
 	/* a head of 256 channels: past the GPU kernels' 128 */
 	train_config wide = cfg;
 	wide.model.C = 256;
 	wide.model.NH = 1;
-	ck_assert_int_eq(trainer_create(&t, &wide, &p, &data), MP_EINVAL);
+	ck_assert_int_eq(trainer_create(&t, &wide, &p, &data, NULL, 0), MP_EINVAL);
 	ck_assert(t == NULL);
 	cfg.device = TRAIN_DEVICE_CUDA;   /* no GPU in this test: refused, nothing leaked */
-	mp_status st = trainer_create(&t, &cfg, &p, &data);
-	if (st == MP_OK)
+	char err[512] = "", why[512] = "";
+	mp_status st = trainer_create(&t, &cfg, &p, &data, err, sizeof err);
+	if (st == MP_OK) {
+		ck_assert_str_eq(trainer_error(t), "");   /* nothing failed yet */
 		trainer_free(t);
-	else
+	} else {
+		/* the sentence is the device layer's own, as gpu_ready gives it */
 		ck_assert(st == MP_EUNSUPPORTED && t == NULL);
+		ck_assert_int_eq(gpu_ready(NULL, why, sizeof why), MP_EUNSUPPORTED);
+		ck_assert_str_eq(err, why);
+	}
 	corpus_free(&data);
 }
 END_TEST
@@ -553,9 +561,12 @@ static void check_refused(const char *spec, const train_config *cfg, mp_status w
 	ck_assert_int_eq(policy_parse(spec, &p, err, sizeof err), MP_OK);
 	ck_assert_int_eq(policy_check(&p, cfg, err, sizeof err), want);
 	ck_assert_msg(strstr(err, says) != NULL, "%s: '%s' does not say '%s'", spec, err, says);
-	trainer *t = NULL;   /* refused before the corpus is read */
-	ck_assert_int_eq(trainer_create(&t, cfg, &p, NULL), want);
+	trainer *t = NULL;   /* refused before the corpus is read, with the same sentence */
+	char cerr[512] = "";
+	ck_assert_int_eq(trainer_create(&t, cfg, &p, NULL, cerr, sizeof cerr), want);
 	ck_assert(t == NULL);
+	ck_assert_str_eq(cerr, err);
+	ck_assert_int_eq(trainer_create(&t, cfg, &p, NULL, NULL, 0), want);   /* no buffer: still refused */
 }
 
 static void check_allowed(const char *spec, const train_config *cfg)

@@ -68,8 +68,9 @@ int bench_train(const int *threads, int nthreads, unsigned reps, bool csv, const
 		for (size_t k = 0; k < np; k++) {
 			const char *name = pols[k].name;
 			trainer *t;
-			if (trainer_create(&t, &cfg, &pols[k], &data) != MP_OK) {
-				cli_error("bench", "train: cannot set up %s", name);
+			char why[512];
+			if (trainer_create(&t, &cfg, &pols[k], &data, why, sizeof why) != MP_OK) {
+				cli_error("bench", "train: cannot set up %s: %s", name, why);
 				rc = CLI_ENV;
 				break;
 			}
@@ -187,16 +188,12 @@ int bench_train_cuda(const gpu_info *info, unsigned reps, bool csv)
 		       "policy", "ms/step", "ratio");
 	}
 	openblas_set_num_threads(1);
-	gpu_clear_error();
 	mp_status st = train_bench_cuda(&data, reps, train_cuda_row, &o, err, sizeof err);
 	if (st == MP_OK)
 		st = bench_train_gpt2(&data, reps, &o, err, sizeof err);
 	corpus_free(&data);
 	if (st != MP_OK) {
-		if (gpu_failed())
-			cli_error("bench", "train --device cuda: %s (%s)", err, gpu_last_error());
-		else
-			cli_error("bench", "train --device cuda: %s", err);
+		cli_error("bench", "train --device cuda: %s", err);
 		return CLI_ENV;
 	}
 	return cli_flush_stdout("bench") ? CLI_OK : CLI_ENV;

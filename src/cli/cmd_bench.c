@@ -206,7 +206,7 @@ static void cuda_row(void *ctx, const gpu_bench_row *r)
 
 static int bench_cuda(const char *what, size_t mib, unsigned reps, bool csv)
 {
-	char why[384];
+	char why[384], err[512];
 	gpu_info info;
 	if (gpu_ready(&info, why, sizeof why) != MP_OK) {
 		cli_error("bench", "--device cuda: %s", why);
@@ -227,7 +227,7 @@ static int bench_cuda(const char *what, size_t mib, unsigned reps, bool csv)
 			       "GB/s counts bytes read + written; ratio is against a device-to-device copy.\n\n"
 			       "%-30s %10s %8s\n", info.name, info.cc_major, info.cc_minor, mib, reps, "kernel", "GB/s",
 			       "ratio");
-		st = gpu_bench_round(mib, reps, cuda_row, &o);
+		st = gpu_bench_round(mib, reps, cuda_row, &o, err, sizeof err);
 	}
 	if (st == MP_OK && (all || !strcmp(what, "drift"))) {
 		o.drift = true;
@@ -237,10 +237,10 @@ static int bench_cuda(const char *what, size_t mib, unsigned reps, bool csv)
 			printf("%sbench drift --device cuda: %s, one step over %zu MiB of fp32 state, best of %u\n"
 			       "bound = the copy's traffic rate / bytes an update moves\n\n%-28s %14s %14s %8s\n",
 			       all ? "\n" : "", info.name, mib, reps, "variant", "updates/s", "bound/s", "ratio");
-		st = gpu_bench_drift(mib, reps, cuda_row, &o);
+		st = gpu_bench_drift(mib, reps, cuda_row, &o, err, sizeof err);
 	}
 	if (st != MP_OK) {
-		cli_error("bench", "--device cuda: %s", gpu_last_error());
+		cli_error("bench", "--device cuda: %s", err);
 		return CLI_ENV;
 	}
 	if (all) {

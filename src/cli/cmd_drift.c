@@ -104,9 +104,10 @@ static void csv_state_row(csvw *w, const char *variant, size_t step, const drift
 static int run_one(const drift_params *p, csvw *w, drift_state final[DRIFT_VARIANT_COUNT], size_t *steps_done)
 {
 	drift_sim *sim;
-	mp_status st = drift_create(&sim, p);
+	char err[512];
+	mp_status st = drift_create(&sim, p, err, sizeof err);
 	if (st != MP_OK && p->device == DRIFT_DEVICE_CUDA && st != MP_EINVAL) {
-		cli_error("drift", "--device cuda: %s", gpu_last_error());
+		cli_error("drift", "--device cuda: %s", err);
 		return CLI_ENV;
 	}
 	if (st != MP_OK) {
@@ -155,7 +156,7 @@ static int run_one(const drift_params *p, csvw *w, drift_state final[DRIFT_VARIA
 		fprintf(stderr, "\r%60s\r", "");
 	drift_snapshot(sim, final);
 	if (drift_status(sim) != MP_OK) {
-		cli_error("drift", "--device cuda: stopped at step %zu: %s", done, gpu_last_error());
+		cli_error("drift", "--device cuda: stopped at step %zu: %s", done, drift_error(sim));
 		free(traj);
 		free(tstep);
 		drift_free(sim);

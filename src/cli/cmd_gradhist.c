@@ -6,7 +6,6 @@
 
 #include "cli/cli.h"
 #include "cli/train_opts.h"
-#include "gpu/gpu.h"
 #include "train/hist.h"
 #include "train/train.h"
 #include "util/csvout.h"
@@ -129,27 +128,26 @@ int cmd_gradhist(int argc, char **argv)
 	/* the trainer parallelises over batch halves; BLAS stays single-threaded */
 	openblas_set_num_threads(1);
 	trainer *tr;
-	gpu_clear_error();
-	mp_status st = trainer_create(&tr, &su.cfg, &pol[0], &data);
+	mp_status st = trainer_create(&tr, &su.cfg, &pol[0], &data, err, sizeof err);
 	if (st != MP_OK) {
 		corpus_free(&data);
-		cli_error("gradhist", "cannot set up: %s", train_opts_why_failed(&su, st));
+		cli_error("gradhist", "cannot set up: %s", err);
 		return CLI_ENV;
 	}
 	train_stats s;
 	for (size_t i = 0; i < su.steps && st == MP_OK; i++)
 		st = trainer_step(tr, &s);
 	if (st != MP_OK) {
-		trainer_free(tr);
 		corpus_free(&data);
-		cli_error("gradhist", "training failed: %s", train_opts_why_failed(&su, st));
+		cli_error("gradhist", "training failed: %s", trainer_error(tr));
+		trainer_free(tr);
 		return CLI_ENV;
 	}
 	st = trainer_sync(tr);
 	if (st != MP_OK) {
-		trainer_free(tr);
 		corpus_free(&data);
-		cli_error("gradhist", "--device cuda: cannot read the gradients back: %s", train_opts_why_failed(&su, st));
+		cli_error("gradhist", "--device cuda: cannot read the gradients back: %s", trainer_error(tr));
+		trainer_free(tr);
 		return CLI_ENV;
 	}
 	mag_hist h;

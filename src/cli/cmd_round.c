@@ -103,8 +103,9 @@ static bool round_batch_gpu(const round_job *job, round_batch *b)
 	for (size_t i = 0; i < job->nfmts; i++) {
 		fmt_bulk_opts o = { .fmt = job->fmts[i], .mode = job->ctl.mode, .saturate = job->ctl.saturate,
 		                    .seed = job->seed, .index0 = b->index0 };
-		if (gpu_round_host(&o, b->raw, b->in, b->n) != MP_OK) {
-			cli_error("round", "--device cuda: %s", gpu_last_error());
+		char err[512];
+		if (gpu_round_host(&o, b->raw, b->in, b->n, err, sizeof err) != MP_OK) {
+			cli_error("round", "--device cuda: %s", err);
 			return false;
 		}
 		size_t w = fmt_bulk_elem_size(o.fmt);

@@ -405,13 +405,13 @@ static int create_trainers(const train_opts *su, const train_policy *pols, size_
                            trainer **tr, train_resume *rz)
 {
 	for (size_t i = 0; i < np; i++) {
-		gpu_clear_error();
-		mp_status st = trainer_create(&tr[i], &su->cfg, &pols[i], data);
+		char err[512];
+		mp_status st = trainer_create(&tr[i], &su->cfg, &pols[i], data, err, sizeof err);
 		if (st != MP_OK && su->cfg.device == TRAIN_DEVICE_CUDA && st != MP_EINVAL) {
-			cli_error("train", "--device cuda: cannot set up policy %s: %s", pols[i].name, train_opts_why_failed(su, st));
+			cli_error("train", "--device cuda: cannot set up policy %s: %s", pols[i].name, err);
 			return CLI_ENV;
 		} else if (st != MP_OK) {
-			cli_error("train", "cannot set up policy %s: %s", pols[i].name, status_text(st));
+			cli_error("train", "cannot set up policy %s: %s", pols[i].name, err);
 			return st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
 		}
 	}
@@ -509,10 +509,9 @@ int cmd_train(int argc, char **argv)
 		if (gpu_profile_enabled())
 			gpu_profile_reset();   /* the profile printed at the end is the last step's */
 		for (size_t i = 0; i < np && rc == CLI_OK; i++) {
-			gpu_clear_error();
 			mp_status st = trainer_step(tr[i], &last[i]);
 			if (st != MP_OK) {
-				cli_error("train", "policy %s, step %zu: %s", pols[i].name, step, train_opts_why_failed(&su, st));
+				cli_error("train", "policy %s, step %zu: %s", pols[i].name, step, trainer_error(tr[i]));
 				rc = CLI_ENV;
 				break;
 			}

@@ -131,7 +131,7 @@ static int save_all(train_ckpt *k, const train_opts *su, trainer *const *tr, con
 		mp_status st = trainer_sync(tr[i]);
 		if (st != MP_OK) {
 			cli_error("train", "--save: policy %s: cannot read the weights back: %s", pols[i].name,
-			          train_opts_why_failed(su, st));
+			          trainer_error(tr[i]));
 			return CLI_ENV;
 		}
 		const gpt_model *m = trainer_model(tr[i]);

@@ -21,14 +21,6 @@ int train_opts_device_ready(const char *cmd, const train_opts *o)
 	return CLI_OK;
 }
 
-/* What went wrong in a trainer call that returned st: the GPU's own
- * message when the device failed (cleared before each call), else the
- * status's text (a bad token, host memory, ...). */
-const char *train_opts_why_failed(const train_opts *su, mp_status st)
-{
-	return su->cfg.device == TRAIN_DEVICE_CUDA && gpu_failed() ? gpu_last_error() : mp_status_message(st);
-}
-
 /* The GPU kernels keep a head's row in a local array. */
 bool train_opts_shape_ok(const char *cmd, const train_opts *su)
 {

@@ -15,10 +15,6 @@
  * reporting why not. */
 int train_opts_device_ready(const char *cmd, const train_opts *o);
 
-/* What went wrong in a trainer call that returned st (the GPU's own message
- * when the device failed). */
-const char *train_opts_why_failed(const train_opts *su, mp_status st);
-
 /* The GPU kernels' head-size limit, with --device cuda. */
 bool train_opts_shape_ok(const char *cmd, const train_opts *su);
 

@@ -26,6 +26,7 @@ struct drift_sim {
 	gpu_drift *gpu;                        /* DRIFT_DEVICE_CUDA: the state lives there */
 	bool stale;                            /* the host arrays lag the GPU's state */
 	mp_status status;
+	char err[512];                         /* drift_error: why the GPU stopped */
 };
 
 static const char *const variant_names[DRIFT_VARIANT_COUNT] = {
@@ -98,14 +99,14 @@ size_t drift_apply(drift_variant v, float *x, float *comp, const float *u, size_
 
 /* --- the simulation --- */
 
-mp_status drift_create(drift_sim **out, const drift_params *p)
+mp_status drift_create(drift_sim **out, const drift_params *p, char *err, size_t errlen)
 {
 	*out = NULL;
 	if (p->elements == 0 || !isfinite(p->x0) || !isfinite(p->mean) || !isfinite(p->std) || p->std < 0)
-		return MP_EINVAL;
+		return mp_fail(MP_EINVAL, err, errlen, "%s", mp_status_message(MP_EINVAL));
 	drift_sim *s = calloc(1, sizeof *s);
 	if (!s)
-		return MP_ENOMEM;
+		return mp_fail(MP_ENOMEM, err, errlen, "%s", mp_status_message(MP_ENOMEM));
 	s->p = *p;
 	size_t E = p->elements;
 	s->x64 = malloc(E * sizeof *s->x64);
@@ -115,7 +116,7 @@ mp_status drift_create(drift_sim **out, const drift_params *p)
 		ok = (s->x[v] = malloc(E * sizeof(float))) != NULL;
 	if (!ok) {
 		drift_free(s);
-		return MP_ENOMEM;
+		return mp_fail(MP_ENOMEM, err, errlen, "%s", mp_status_message(MP_ENOMEM));
 	}
 	s->start[DRIFT_FP64] = p->have_starts ? p->starts[DRIFT_FP64] : p->x0;
 	for (size_t i = 0; i < E; i++)
@@ -136,7 +137,7 @@ mp_status drift_create(drift_sim **out, const drift_params *p)
 		_Static_assert(GPU_DRIFT_NF == DRIFT_VARIANT_COUNT - 1, "the GPU runs every variant but fp64");
 		for (int v = 1; v < DRIFT_VARIANT_COUNT; v++)
 			g.start[v - 1] = (float)s->start[v];
-		mp_status st = gpu_drift_create(&s->gpu, &g);
+		mp_status st = gpu_drift_create(&s->gpu, &g, err, errlen);
 		if (st != MP_OK) {
 			drift_free(s);
 			return st;
@@ -164,7 +165,7 @@ static size_t advance_gpu(drift_sim *s, size_t n)
 	if (s->status != MP_OK)
 		return s->step;
 	size_t m = s->p.steps - s->step < n ? s->p.steps - s->step : n;
-	mp_status st = gpu_drift_advance(s->gpu, s->step, m);
+	mp_status st = gpu_drift_advance(s->gpu, s->step, m, s->err, sizeof s->err);
 	if (st != MP_OK) {
 		s->status = st;
 	} else {
@@ -185,7 +186,7 @@ static void refresh_from_gpu(const drift_sim *cs)
 	float *x[GPU_DRIFT_NF];
 	for (int v = 1; v < DRIFT_VARIANT_COUNT; v++)
 		x[v - 1] = s->x[v];
-	mp_status st = gpu_drift_read(s->gpu, s->x64, x, s->comp, s->unchanged);
+	mp_status st = gpu_drift_read(s->gpu, s->x64, x, s->comp, s->unchanged, s->err, sizeof s->err);
 	if (st != MP_OK)
 		s->status = st;
 	s->stale = false;
@@ -194,6 +195,11 @@ static void refresh_from_gpu(const drift_sim *cs)
 mp_status drift_status(const drift_sim *s)
 {
 	return s->status;
+}
+
+const char *drift_error(const drift_sim *s)
+{
+	return s->err;
 }
 
 size_t drift_advance(drift_sim *s, size_t n)

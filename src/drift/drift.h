@@ -75,8 +75,9 @@ mp_status drift_parse_start(const char *text, double *x0, double starts[DRIFT_VA
 /* Allocates a simulation at step 0. MP_EINVAL for zero elements or a
  * non-finite parameter, MP_ENOMEM when the arrays do not fit; on
  * DRIFT_DEVICE_CUDA, MP_EUNSUPPORTED or MP_EIO when the GPU is missing or
- * fails (gpu_last_error() says why). */
-mp_status drift_create(drift_sim **out, const drift_params *p);
+ * fails. On failure err (errlen bytes; may be NULL when errlen is 0) gets
+ * the GPU's own sentence, or the status's text. */
+mp_status drift_create(drift_sim **out, const drift_params *p, char *err, size_t errlen);
 void drift_free(drift_sim *s);
 
 /* Advances by up to n steps (never past p->steps); returns steps done so far.
@@ -84,6 +85,9 @@ void drift_free(drift_sim *s);
 size_t drift_advance(drift_sim *s, size_t n);
 /* MP_OK, or the GPU failure that stopped the simulation. */
 mp_status drift_status(const drift_sim *s);
+/* The GPU's sentence for that failure, kept in s (never static); "" while
+ * drift_status is MP_OK. */
+const char *drift_error(const drift_sim *s);
 size_t drift_step_count(const drift_sim *s);
 
 /* The state of every variant at the current step. On the GPU this copies the

@@ -48,6 +48,13 @@ extern "C" void gpu_set_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+extern "C" mp_status gpu_error_out(mp_status st, char *err, size_t errlen)
+{
+	if (st != MP_OK && errlen > 0)
+		snprintf(err, errlen, "%s", last_error[0] ? last_error : mp_status_message(st));
+	return st;
+}
+
 /* A CUDA error as a status, remembering the message. */
 extern "C" mp_status gpu_status_of(int err, const char *what)
 {
@@ -508,7 +515,7 @@ extern "C" mp_status gpu_bulk_accumulate(const fmt_bulk_opts *o, float *d_x, flo
 	return st;
 }
 
-extern "C" mp_status gpu_round_host(const fmt_bulk_opts *o, void *out, const float *in, size_t n)
+static mp_status round_host(const fmt_bulk_opts *o, void *out, const float *in, size_t n)
 {
 	mp_status st = check_opts(o);
 	if (st != MP_OK || n == 0)
@@ -533,4 +540,11 @@ extern "C" mp_status gpu_round_host(const fmt_bulk_opts *o, void *out, const flo
 		st = fs;
 	fs = gpu_free(d_out);
 	return st == MP_OK ? fs : st;
+}
+
+extern "C" mp_status gpu_round_host(const fmt_bulk_opts *o, void *out, const float *in, size_t n, char *err,
+                                    size_t errlen)
+{
+	gpu_clear_error();
+	return gpu_error_out(round_host(o, out, in, n), err, errlen);
 }

@@ -8,8 +8,14 @@
  *
  * Pointers named d_* are device memory (gpu_alloc). Kernels run in order on
  * one stream; a function returning a status has checked the launch, and
- * gpu_sync() waits and reports any error a kernel hit. On failure
- * gpu_last_error() holds a sentence for the user. */
+ * gpu_sync() waits and reports any error a kernel hit.
+ *
+ * Errors: the functions a front end calls (gpu_ready, gpu_round_host,
+ * gpu_bench_*) take the caller's char *err, size_t errlen and write the
+ * sentence of a failure there (util/status.h). The device-array operations
+ * below them, which only gpu/ and tests/gpu call, return a status and keep
+ * the sentence in gpu/'s private per-thread record (gpu_internal.h), which
+ * the boundary functions copy out. */
 #ifndef MIXPREC_GPU_GPU_H
 #define MIXPREC_GPU_GPU_H
 
@@ -40,13 +46,6 @@ typedef struct {
  * device this build has no code for (384 bytes hold any). */
 mp_status gpu_ready(gpu_info *info, char *err, size_t errlen);
 
-/* The message of the last failure of a gpu_* call on this thread. */
-const char *gpu_last_error(void);
-/* Forgets the last failure (gpu_failed() is then false until the next). */
-void gpu_clear_error(void);
-/* Whether a gpu_* call on this thread failed since the last clear. */
-bool gpu_failed(void);
-
 /* MIXPREC_GPU_PROFILE=1 (read once): the GPU trainer times every kernel
  * launch and cuBLAS GEMM with CUDA events. The rows (one per kernel body,
  * at most max) since the last reset; 0 without profiling or CUDA. */
@@ -70,7 +69,7 @@ mp_status gpu_alloc(void **d_p, size_t bytes);
 /* The device memory free now and in all (cudaMemGetInfo). */
 mp_status gpu_mem_info(size_t *free_bytes, size_t *total_bytes);
 /* Frees d_p (NULL is fine); MP_OK, or the error cudaFree reports (often an
- * earlier kernel's fault), recorded for gpu_last_error(). */
+ * earlier kernel's fault), recorded in gpu/'s record. */
 mp_status gpu_free(void *d_p);
 mp_status gpu_put(void *d_dst, const void *src, size_t bytes);      /* host -> device */
 mp_status gpu_get(void *dst, const void *d_src, size_t bytes);      /* device -> host */
@@ -95,9 +94,9 @@ mp_status gpu_bulk_accumulate(const fmt_bulk_opts *o, float *d_x, float *d_comp,
 /* gpu_bulk_encode on host arrays: copies in (n fp32 values) to the device,
  * encodes them into o->fmt and copies the n encoded elements
  * (fmt_bulk_elem_size(o->fmt) bytes each) back to out. The device buffers
- * are allocated and freed inside; errors as gpu_bulk_encode's, the message
- * for gpu_last_error(). */
-mp_status gpu_round_host(const fmt_bulk_opts *o, void *out, const float *in, size_t n);
+ * are allocated and freed inside; errors as gpu_bulk_encode's, with the
+ * sentence in err. */
+mp_status gpu_round_host(const fmt_bulk_opts *o, void *out, const float *in, size_t n, char *err, size_t errlen);
 
 /* --- products for the training backend (gpu_gemm.cu) --- */
 
@@ -130,13 +129,14 @@ typedef struct {
 typedef void (*gpu_bench_emit)(void *ctx, const gpu_bench_row *row);
 
 /* Rounding kernels on an fp32 array of mib MiB: rows for the copy (ratio 1),
- * then each kernel. */
-mp_status gpu_bench_round(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx);
+ * then each kernel. On failure err says why. */
+mp_status gpu_bench_round(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx, char *err, size_t errlen);
 /* One drift step per pass over mib MiB of fp32 state for each variant
  * (gpu_bulk_accumulate), then the whole simulation (every variant, state in
  * registers over 64 steps) counted in element-steps against the bound of
- * moving all variants' state through memory once per step. */
-mp_status gpu_bench_drift(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx);
+ * moving all variants' state through memory once per step. On failure err
+ * says why. */
+mp_status gpu_bench_drift(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

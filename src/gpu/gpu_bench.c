@@ -7,6 +7,7 @@
 
 #include "drift/drift_gpu.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_internal.h"
 #include "util/rng.h"
 
 /* Launches per timed batch: a launch costs microseconds, a pass over the
@@ -141,7 +142,7 @@ static mp_status buffers_init(buffers *b, size_t mib, int drift)
 	return st;
 }
 
-mp_status gpu_bench_round(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx)
+static mp_status bench_round(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx)
 {
 	static const kernel kernels[] = {
 		{ "cudaMemcpy d2d (baseline)", K_COPY, FMT_FP32, FMT_RNE, 0 },
@@ -193,7 +194,7 @@ mp_status gpu_bench_round(size_t mib, unsigned reps, gpu_bench_emit emit, void *
 	return st;
 }
 
-mp_status gpu_bench_drift(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx)
+static mp_status bench_drift(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx)
 {
 	static const kernel kernels[] = {
 		{ "cudaMemcpy d2d (baseline)", K_COPY, FMT_FP32, FMT_RNE, 0 },
@@ -230,18 +231,18 @@ mp_status gpu_bench_drift(size_t mib, unsigned reps, gpu_bench_emit emit, void *
 	gpu_drift_params p = { .elements = b.n, .dist = 2, .mean = 0.5, .std = 0.5, .seed = 1, .start64 = 600,
 	                       .start = { 600, 600, 600, 600, 600 } };
 	gpu_drift *s;
-	st = gpu_drift_create(&s, &p);
+	st = gpu_drift_create(&s, &p, NULL, 0);
 	if (st != MP_OK)
 		return st;
 	double best = 1e30;
 	uint64_t step = 0;
-	st = gpu_drift_advance(s, step, 1);
+	st = gpu_drift_advance(s, step, 1, NULL, 0);
 	step++;
 	if (st == MP_OK)
 		st = gpu_sync();
 	for (unsigned r = 0; r < reps && st == MP_OK; r++) {
 		double t0 = now();
-		st = gpu_drift_advance(s, step, DRIFT_STEPS);
+		st = gpu_drift_advance(s, step, DRIFT_STEPS, NULL, 0);
 		step += DRIFT_STEPS;
 		if (st == MP_OK)
 			st = gpu_sync();
@@ -256,4 +257,18 @@ mp_status gpu_bench_drift(size_t mib, unsigned reps, gpu_bench_emit emit, void *
 		emit(ctx, &row);
 	}
 	return st;
+}
+
+/* The boundaries: the sentence of a failure, recorded inside gpu/, goes
+ * into the caller's err. */
+mp_status gpu_bench_round(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx, char *err, size_t errlen)
+{
+	gpu_clear_error();
+	return gpu_error_out(bench_round(mib, reps, emit, ctx), err, errlen);
+}
+
+mp_status gpu_bench_drift(size_t mib, unsigned reps, gpu_bench_emit emit, void *ctx, char *err, size_t errlen)
+{
+	gpu_clear_error();
+	return gpu_error_out(bench_drift(mib, reps, emit, ctx), err, errlen);
 }

@@ -129,7 +129,7 @@ extern "C" void gpu_drift_free(gpu_drift *s)
 {
 	if (!s)
 		return;
-	/* gpu_free records a failure (usually an earlier kernel's) for gpu_last_error */
+	/* gpu_free records a failure (usually an earlier kernel's) in gpu/'s record */
 	gpu_free(s->x64);
 	for (int v = 0; v < GPU_DRIFT_NF; v++)
 		gpu_free(s->x[v]);
@@ -138,7 +138,7 @@ extern "C" void gpu_drift_free(gpu_drift *s)
 	free(s);
 }
 
-extern "C" mp_status gpu_drift_create(gpu_drift **out, const gpu_drift_params *p)
+static mp_status drift_create_on(gpu_drift **out, const gpu_drift_params *p)
 {
 	*out = NULL;
 	mp_status st = gpu_require();
@@ -173,7 +173,7 @@ extern "C" mp_status gpu_drift_create(gpu_drift **out, const gpu_drift_params *p
 	return MP_OK;
 }
 
-extern "C" mp_status gpu_drift_advance(gpu_drift *s, uint64_t step0, size_t n)
+static mp_status drift_advance_on(gpu_drift *s, uint64_t step0, size_t n)
 {
 	if (n == 0)
 		return MP_OK;
@@ -201,8 +201,8 @@ extern "C" mp_status gpu_drift_advance(gpu_drift *s, uint64_t step0, size_t n)
 	return st;
 }
 
-extern "C" mp_status gpu_drift_read(gpu_drift *s, double *x64, float *const x[GPU_DRIFT_NF], float *comp,
-                                    uint64_t unchanged[GPU_DRIFT_NF + 1])
+static mp_status drift_read_on(gpu_drift *s, double *x64, float *const x[GPU_DRIFT_NF], float *comp,
+                               uint64_t unchanged[GPU_DRIFT_NF + 1])
 {
 	size_t E = s->p.elements;
 	mp_status st = gpu_get(x64, s->x64, E * sizeof(double));
@@ -216,4 +216,25 @@ extern "C" mp_status gpu_drift_read(gpu_drift *s, double *x64, float *const x[GP
 	for (int v = 0; v <= GPU_DRIFT_NF && st == MP_OK; v++)
 		unchanged[v] = c[v];
 	return st;
+}
+
+/* drift/drift_gpu.h's boundaries: the sentence of a failure goes into the
+ * caller's err. */
+extern "C" mp_status gpu_drift_create(gpu_drift **out, const gpu_drift_params *p, char *err, size_t errlen)
+{
+	gpu_clear_error();
+	return gpu_error_out(drift_create_on(out, p), err, errlen);
+}
+
+extern "C" mp_status gpu_drift_advance(gpu_drift *s, uint64_t step0, size_t n, char *err, size_t errlen)
+{
+	gpu_clear_error();
+	return gpu_error_out(drift_advance_on(s, step0, n), err, errlen);
+}
+
+extern "C" mp_status gpu_drift_read(gpu_drift *s, double *x64, float *const x[GPU_DRIFT_NF], float *comp,
+                                    uint64_t unchanged[GPU_DRIFT_NF + 1], char *err, size_t errlen)
+{
+	gpu_clear_error();
+	return gpu_error_out(drift_read_on(s, x64, x, comp, unchanged), err, errlen);
 }

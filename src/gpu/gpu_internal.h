@@ -1,8 +1,30 @@
-/* Shared by the CUDA sources of gpu/ only. */
+/* Shared by the sources of gpu/ and by tests/gpu; never by front ends,
+ * which get the sentence of a failure through the err buffers of gpu.h,
+ * drift/drift_gpu.h and train/backend.h. */
 #ifndef MIXPREC_GPU_GPU_INTERNAL_H
 #define MIXPREC_GPU_GPU_INTERNAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "util/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* gpu/'s private record of the last failure of a gpu_* call on this thread,
+ * which the boundary functions copy into their caller's err: its message
+ * ("no error" when none; "built without CUDA" in a build without CUDA) ... */
+const char *gpu_last_error(void);
+/* ... forgetting it (gpu_failed() is then false until the next) ... */
+void gpu_clear_error(void);
+/* ... and whether a call failed since the last clear. */
+bool gpu_failed(void);
+/* A boundary's return: for st other than MP_OK, writes the record (or, with
+ * none, mp_status_message(st)) into err (errlen bytes; nothing when 0);
+ * returns st. */
+mp_status gpu_error_out(mp_status st, char *err, size_t errlen);
 
 /* Sets the message gpu_last_error() returns. */
 void gpu_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -18,5 +40,9 @@ int gpu_sm_count(void);
  * caller zeroes the ones it uses. Not for concurrent kernels. */
 enum { GPU_COUNTERS = 8 };
 mp_status gpu_counters(unsigned long long **d_counters);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

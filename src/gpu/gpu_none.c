@@ -2,6 +2,7 @@
  * operation says why. */
 #include "drift/drift_gpu.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_internal.h"
 #include "gpu/gpu_trainer.h"
 
 static const char none[] = "built without CUDA";
@@ -24,6 +25,11 @@ void gpu_clear_error(void)
 bool gpu_failed(void)
 {
 	return false;
+}
+
+mp_status gpu_error_out(mp_status st, char *err, size_t errlen)
+{
+	return st == MP_OK ? st : mp_fail(st, err, errlen, "%s", none);
 }
 
 mp_status gpu_alloc(void **d_p, size_t bytes)
@@ -95,20 +101,20 @@ mp_status gpu_bulk_accumulate(const fmt_bulk_opts *o, float *d_x, float *d_comp,
 	return MP_EUNSUPPORTED;
 }
 
-mp_status gpu_round_host(const fmt_bulk_opts *o, void *out, const float *in, size_t n)
+mp_status gpu_round_host(const fmt_bulk_opts *o, void *out, const float *in, size_t n, char *err, size_t errlen)
 {
 	(void)o;
 	(void)out;
 	(void)in;
 	(void)n;
-	return MP_EUNSUPPORTED;
+	return mp_fail(MP_EUNSUPPORTED, err, errlen, "%s", none);
 }
 
-mp_status gpu_drift_create(gpu_drift **out, const gpu_drift_params *p)
+mp_status gpu_drift_create(gpu_drift **out, const gpu_drift_params *p, char *err, size_t errlen)
 {
 	(void)p;
 	*out = NULL;
-	return MP_EUNSUPPORTED;
+	return mp_fail(MP_EUNSUPPORTED, err, errlen, "%s", none);
 }
 
 void gpu_drift_free(gpu_drift *s)
@@ -116,17 +122,17 @@ void gpu_drift_free(gpu_drift *s)
 	(void)s;
 }
 
-mp_status gpu_drift_advance(gpu_drift *s, uint64_t step0, size_t n)
+mp_status gpu_drift_advance(gpu_drift *s, uint64_t step0, size_t n, char *err, size_t errlen)
 {
 	(void)s, (void)step0, (void)n;
-	return MP_EUNSUPPORTED;
+	return mp_fail(MP_EUNSUPPORTED, err, errlen, "%s", none);
 }
 
 mp_status gpu_drift_read(gpu_drift *s, double *x64, float *const x[GPU_DRIFT_NF], float *comp,
-                         uint64_t unchanged[GPU_DRIFT_NF + 1])
+                         uint64_t unchanged[GPU_DRIFT_NF + 1], char *err, size_t errlen)
 {
 	(void)s, (void)x64, (void)x, (void)comp, (void)unchanged;
-	return MP_EUNSUPPORTED;
+	return mp_fail(MP_EUNSUPPORTED, err, errlen, "%s", none);
 }
 
 mp_status gpu_gemm_nt(fmt_id fmt, float *d_out, const void *d_a, const void *d_b, size_t M, size_t N, size_t K,
@@ -147,11 +153,11 @@ mp_status gpu_gemm(fmt_id fmt, int ta, int tb, size_t M, size_t N, size_t K, flo
 /* --- the training backend: nothing to create --- */
 
 static mp_status none_create(void **out, const train_config *cfg, const train_policy *p, const float *params,
-                             size_t P)
+                             size_t P, char *err, size_t errlen)
 {
 	(void)cfg, (void)p, (void)params, (void)P;
 	*out = NULL;
-	return MP_EUNSUPPORTED;
+	return mp_fail(MP_EUNSUPPORTED, err, errlen, "%s", none);
 }
 
 const train_backend gpu_trainer_cuda = { .name = "cuda", .create = none_create };

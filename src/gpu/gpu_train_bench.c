@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "gpu/gpu_internal.h"
 #include "gpu/gpu_trainer.h"
 #include "train/policy.h"
 #include "train/train.h"
@@ -44,20 +45,24 @@ static mp_status profiled_step(trainer *t, gpu_train_bench_row *row)
 }
 
 /* One policy: device memory, two warm-up steps, reps timed steps, one
- * profiled step. */
+ * profiled step; on failure why (n bytes) says what failed. */
 static mp_status gpt2_row(const train_config *cfg, const char *policy, const corpus *c, unsigned reps,
-                          gpu_train_bench_row *row)
+                          gpu_train_bench_row *row, char *why, size_t n)
 {
 	train_policy p;
 	mp_status st = policy_from_name(policy, &p);
+	if (st != MP_OK)
+		return mp_fail(st, why, n, "%s", mp_status_message(st));
 	size_t free0 = 0, free1 = 0, total = 0;
-	if (st == MP_OK)
-		st = gpu_mem_info(&free0, &total);
+	gpu_clear_error();
+	st = gpu_error_out(gpu_mem_info(&free0, &total), why, n);
 	trainer *t = NULL;
 	if (st == MP_OK)
-		st = trainer_create(&t, cfg, &p, c);
-	if (st == MP_OK)
-		st = gpu_mem_info(&free1, &total);
+		st = trainer_create(&t, cfg, &p, c, why, n);
+	if (st == MP_OK) {
+		gpu_clear_error();
+		st = gpu_error_out(gpu_mem_info(&free1, &total), why, n);
+	}
 	row->device_gib = (double)(free0 > free1 ? free0 - free1 : 0) / 1073741824.0;
 	train_stats s;
 	for (int i = 0; i < 2 && st == MP_OK; i++)
@@ -71,6 +76,8 @@ static mp_status gpt2_row(const train_config *cfg, const char *policy, const cor
 	row->tokens_per_s = (double)(cfg->B * cfg->t) / (row->ms * 1e-3);
 	if (st == MP_OK)
 		st = profiled_step(t, row);
+	if (t && st != MP_OK && trainer_error(t)[0])
+		snprintf(why, n, "%s", trainer_error(t));
 	trainer_free(t);
 	return st;
 }
@@ -94,9 +101,10 @@ mp_status gpu_train_bench_gpt2(const corpus *c, unsigned reps, gpu_train_bench_e
 		memset(&row, 0, sizeof row);
 		row.shape = shape;
 		row.policy = policies[k];
-		mp_status st = gpt2_row(&cfg, policies[k], c, reps ? reps : 1, &row);
+		char why[400];
+		mp_status st = gpt2_row(&cfg, policies[k], c, reps ? reps : 1, &row, why, sizeof why);
 		if (st != MP_OK) {
-			snprintf(err, errlen, "%s on cuda at %s: %s", policies[k], shape, mp_status_message(st));
+			snprintf(err, errlen, "%s on cuda at %s: %s", policies[k], shape, why);
 			return st;
 		}
 		if (k == 0)

@@ -73,8 +73,8 @@ typedef void (*gpu_train_bench_emit)(void *ctx, const gpu_train_bench_row *row);
 /* The context length to load the corpus for (1024). */
 size_t gpu_train_bench_gpt2_context(void);
 /* reps timed steps per policy; MP_EUNSUPPORTED without a GPU, MP_ENOMEM
- * when the device lacks the memory (gpu_last_error() says how much it
- * needs and has); err names the policy and shape of a failure. */
+ * when the device lacks the memory; err names the policy and shape of a
+ * failure and says why (how much memory it needs and the device has). */
 mp_status gpu_train_bench_gpt2(const corpus *c, unsigned reps, gpu_train_bench_emit emit, void *ctx, char *err,
                                size_t errlen);
 

@@ -248,7 +248,7 @@ bool exs_solve_drift_retained(solve_ctx *c)
 	p.mean = u;
 	p.std = 0;
 	drift_sim *s;
-	mp_status st = drift_create(&s, &p);
+	mp_status st = drift_create(&s, &p, NULL, 0);
 	if (st != MP_OK)
 		return st == MP_ENOMEM ? exs_fail(c, "out of memory") : exs_fail(c, "the drift simulation refuses these parameters");
 	drift_advance(s, p.steps);

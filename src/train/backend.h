@@ -47,8 +47,12 @@ typedef struct {
 	/* A state for cfg->model at batch (cfg->B, cfg->t) under p, both
 	 * borrowed (they outlive the state), starting from the P weights params
 	 * (already in the policy's weight format); gradients, moments and
-	 * compensation zero. MP_EINVAL for a shape the backend cannot run. */
-	mp_status (*create)(void **out, const train_config *cfg, const train_policy *p, const float *params, size_t P);
+	 * compensation zero. MP_EINVAL for a shape the backend cannot run. On
+	 * failure a backend with a sentence to say (the device's own) writes it
+	 * into err (errlen bytes); otherwise it leaves err untouched and the
+	 * status says all. */
+	mp_status (*create)(void **out, const train_config *cfg, const train_policy *p, const float *params, size_t P,
+	                    char *err, size_t errlen);
 	void (*free)(void *s);
 	/* Bytes of the activation allocations. */
 	size_t (*acts_bytes)(const void *s);
@@ -95,6 +99,10 @@ typedef struct {
 	 * has one; NULL (or no operation) otherwise. Only the CPU backend runs
 	 * such policies. */
 	struct fp8_state *(*fp8)(void *s);
+	/* After an operation on s failed: writes the device's own sentence for
+	 * that failure into err (errlen bytes) and returns true; false when the
+	 * status says all. NULL where it always does (the CPU). */
+	bool (*error)(const void *s, char *err, size_t errlen);
 } train_backend;
 
 extern const train_backend train_backend_cpu;   /* train/backend_cpu.c */

@@ -95,19 +95,31 @@ bool policy_check_note(const train_policy *p, const train_config *cfg, char *buf
 
 /* --- the trainer --- */
 
-mp_status trainer_create(trainer **out, const train_config *cfg, const train_policy *p, const corpus *c)
+/* Records why a backend call on t failed with st: the backend's own
+ * sentence, else the status's text. */
+static mp_status failed(trainer *t, mp_status st)
+{
+	if (!t->be->error || !t->be->error(t->state, t->err, sizeof t->err))
+		snprintf(t->err, sizeof t->err, "%s", mp_status_message(st));
+	return st;
+}
+
+mp_status trainer_create(trainer **out, const train_config *cfg, const train_policy *p, const corpus *c, char *err,
+                         size_t errlen)
 {
 	*out = NULL;
 	const train_backend *be = train_backend_for(cfg->device);
-	if (!be || cfg->B == 0 || cfg->t == 0 || cfg->t > cfg->model.T)
-		return MP_EINVAL;
-	char why[320];
-	mp_status checked = policy_check(p, cfg, why, sizeof why);
+	if (!be)
+		return mp_fail(MP_EINVAL, err, errlen, "no training backend for device %d", (int)cfg->device);
+	if (cfg->B == 0 || cfg->t == 0 || cfg->t > cfg->model.T)
+		return mp_fail(MP_EINVAL, err, errlen, "a batch of %zu sequences of %zu tokens does not fit a model "
+		               "whose context is %zu", cfg->B, cfg->t, cfg->model.T);
+	mp_status checked = policy_check(p, cfg, err, errlen);
 	if (checked != MP_OK)
 		return checked;
 	trainer *t = calloc(1, sizeof *t);
 	if (!t)
-		return MP_ENOMEM;
+		return mp_fail(MP_ENOMEM, err, errlen, "%s", mp_status_message(MP_ENOMEM));
 	t->cfg = *cfg;
 	t->cfg.init_weights = NULL;   /* borrowed only until the backend has its copy */
 	t->pol = *p;
@@ -126,7 +138,7 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 		st = t->inputs && t->targets ? MP_OK : MP_ENOMEM;
 	}
 	if (st == MP_OK)
-		st = be->create(&t->state, &t->cfg, &t->pol, t->host.params_memory, P);
+		st = be->create(&t->state, &t->cfg, &t->pol, t->host.params_memory, P, t->err, sizeof t->err);
 	if (st == MP_OK && be->host_model) {
 		/* the backend's own model is the host's view: no copy to keep */
 		t->model = be->host_model(t->state);
@@ -139,6 +151,7 @@ mp_status trainer_create(trainer **out, const train_config *cfg, const train_pol
 		st = t->raw_copy ? MP_OK : MP_ENOMEM;
 	}
 	if (st != MP_OK) {
+		mp_fail(st, err, errlen, "%s", t->err[0] ? t->err : mp_status_message(st));
 		trainer_free(t);
 		return st;
 	}
@@ -166,8 +179,11 @@ double trainer_eval(trainer *t)
 	for (size_t b = 0; b < nb; b++) {
 		corpus_batch(t->data, true, t->cfg.seed, b, t->cfg.B, t->cfg.t, t->inputs, t->targets);
 		double loss, se, ee;
-		if (t->be->forward(t->state, t->inputs, t->targets, t->step, &loss, &se, &ee) != MP_OK)
+		mp_status st = t->be->forward(t->state, t->inputs, t->targets, t->step, &loss, &se, &ee);
+		if (st != MP_OK) {
+			failed(t, st);
 			return NAN;
+		}
 		sum += loss;
 	}
 	return sum / (double)nb;
@@ -207,7 +223,7 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	if (st == MP_OK)
 		st = t->be->grads(t->state, 1.0 / t->scaler.scale, &nonzero, &flushed, &found_inf, &norm2);
 	if (st != MP_OK)
-		return st;
+		return failed(t, st);
 	s->loss = loss;
 	s->resid_lost_frac = ee == 0 ? 0 : 1 - se / ee;
 	s->underflow_frac = nonzero ? (double)flushed / (double)nonzero : 0;
@@ -233,7 +249,7 @@ mp_status trainer_step(trainer *t, train_stats *s)
 	size_t nonzero_updates, lost;
 	st = t->be->update(t->state, clip, c1, c2, t->adam_t, &nonzero_updates, &lost);
 	if (st != MP_OK)
-		return st;
+		return failed(t, st);
 	s->lost_update_frac = nonzero_updates ? (double)lost / (double)nonzero_updates : 0;
 	step_done(t, s, t0);
 	return MP_OK;
@@ -268,7 +284,12 @@ mp_status trainer_sync(trainer *t)
 		st = t->be->read(t->state, TRAIN_ARRAY_GRADS, t->host.grads_memory);
 	if (st == MP_OK)
 		st = t->be->read(t->state, TRAIN_ARRAY_RAW_GRADS, t->raw_copy);
-	return st;
+	return st == MP_OK ? MP_OK : failed(t, st);
+}
+
+const char *trainer_error(const trainer *t)
+{
+	return t->err;
 }
 
 const gpt_model *trainer_model(const trainer *t)

@@ -99,20 +99,40 @@ mp_status policy_check(const train_policy *p, const train_config *cfg, char *err
  * untouched) when there is nothing to say. */
 bool policy_check_note(const train_policy *p, const train_config *cfg, char *buf, size_t n);
 
+/* Errors. trainer_create, which has no trainer yet, writes the sentence of
+ * its failure into the caller's err (errlen bytes; err may be NULL when
+ * errlen is 0). A trainer's own calls that can fail (trainer_step,
+ * trainer_eval, trainer_sync) return a status (trainer_eval NaN) and keep
+ * the sentence in the trainer, as SQLite's sqlite3_errmsg does: the callers
+ * are loops over many steps that report once, at the failure, so one place
+ * per trainer serves them better than a buffer at every call. */
+
 /* A trainer for policy p on corpus c (borrowed). MP_EINVAL for a bad shape
- * or what policy_check refuses (MP_EUNSUPPORTED there for the device),
- * MP_ENOMEM when it does not fit. */
-mp_status trainer_create(trainer **out, const train_config *cfg, const train_policy *p, const corpus *c);
+ * or what policy_check refuses (MP_EUNSUPPORTED there for the device; err
+ * then holds policy_check's message, naming the option), MP_ENOMEM when it
+ * does not fit. With --device cuda (cfg->device), MP_EUNSUPPORTED when
+ * there is no usable GPU and the device's own sentence (the memory a shape
+ * needs, a CUDA error) for its failures. Otherwise err gets the status's
+ * text. */
+mp_status trainer_create(trainer **out, const train_config *cfg, const train_policy *p, const corpus *c, char *err,
+                         size_t errlen);
 void trainer_free(trainer *t);
 
-/* With --device cuda (cfg->device) the whole batch is one pass on the GPU,
- * not two halves; threads is ignored. trainer_create then returns
- * MP_EUNSUPPORTED when there is no usable GPU (gpu_last_error() says why).
+/* Why t's last failing call failed: the device's own sentence on a GPU,
+ * else mp_status_message of the status it returned. The text lives in t
+ * (never static, never shared between trainers) until the next failure or
+ * trainer_free; "" before any failure. */
+const char *trainer_error(const trainer *t);
+
+/* With --device cuda the whole batch is one pass on the GPU, not two
+ * halves; threads is ignored.
  *
- * One optimisation step (batch number = steps done so far); fills *s. */
+ * One optimisation step (batch number = steps done so far); fills *s. On
+ * failure, trainer_error says why. */
 mp_status trainer_step(trainer *t, train_stats *s);
 
-/* Mean held-out loss over cfg->eval_batches batches. */
+/* Mean held-out loss over cfg->eval_batches batches; NaN when the device
+ * fails (trainer_error says why). */
 double trainer_eval(trainer *t);
 
 const train_policy *trainer_policy(const trainer *t);
@@ -133,7 +153,7 @@ struct fp8_state;
 const struct fp8_state *trainer_fp8(const trainer *t);
 /* On a GPU: copies the weights, the gradients of the last step and their raw
  * form back to the host, for trainer_model and trainer_raw_grads; MP_EIO
- * (gpu_last_error() says why) when the device fails. Nothing to do (MP_OK)
+ * (trainer_error says why) when the device fails. Nothing to do (MP_OK)
  * on the CPU. */
 mp_status trainer_sync(trainer *t);
 

@@ -5,14 +5,18 @@
 #include "train/train.h"
 
 /* ms per step of policy on cfg's device after two warm-up steps (the
- * trainer times each step itself, to its return with the statistics). */
-static mp_status train_ms(const train_config *cfg, const char *policy, const corpus *c, size_t steps, double *ms)
+ * trainer times each step itself, to its return with the statistics); on
+ * failure why (n bytes) says what failed. */
+static mp_status train_ms(const train_config *cfg, const char *policy, const corpus *c, size_t steps, double *ms,
+                          char *why, size_t n)
 {
 	train_policy p;
 	mp_status st = policy_from_name(policy, &p);
 	trainer *t = NULL;
-	if (st == MP_OK)
-		st = trainer_create(&t, cfg, &p, c);
+	*ms = 0;
+	if (st != MP_OK)
+		return mp_fail(st, why, n, "%s", mp_status_message(st));
+	st = trainer_create(&t, cfg, &p, c, why, n);
 	train_stats s;
 	for (int i = 0; i < 2 && st == MP_OK; i++)
 		st = trainer_step(t, &s);
@@ -22,6 +26,8 @@ static mp_status train_ms(const train_config *cfg, const char *policy, const cor
 		sum += s.ms;
 	}
 	*ms = sum / (double)steps;
+	if (t && st != MP_OK)
+		snprintf(why, n, "%s", trainer_error(t));
 	trainer_free(t);
 	return st;
 }
@@ -51,10 +57,12 @@ mp_status train_bench_cuda(const corpus *c, unsigned reps, train_bench_emit emit
 			cfg.device = dev ? TRAIN_DEVICE_CUDA : TRAIN_DEVICE_CPU;
 			for (size_t k = 0; k < sizeof policies / sizeof policies[0]; k++) {
 				double ms;
-				mp_status st = train_ms(&cfg, policies[k], c, dev ? 4 * (size_t)reps : reps, &ms);
+				char why[400];
+				mp_status st = train_ms(&cfg, policies[k], c, dev ? 4 * (size_t)reps : reps, &ms, why,
+				                        sizeof why);
 				if (st != MP_OK) {
 					snprintf(err, errlen, "%s on %s at %s: %s", policies[k], dev ? "cuda" : "cpu", shape,
-					         mp_status_message(st));
+					         why);
 					return st;
 				}
 				if (si == 0 && !dev)

@@ -26,7 +26,8 @@ size_t train_bench_cuda_context(void);
 /* fp32 and bf16-mixed at the default shape on the CPU (reps steps) and on
  * the GPU (4 reps steps), then at L4 H16 C1024 B16 T256 on the GPU, where
  * the tensor cores matter. MP_EUNSUPPORTED without a GPU; on any failure
- * gpu_last_error() or err says why. */
+ * err names the policy, device and shape, and says why (the GPU's own
+ * sentence where the device failed). */
 mp_status train_bench_cuda(const corpus *c, unsigned reps, train_bench_emit emit, void *ctx, char *err,
                            size_t errlen);
 

@@ -22,6 +22,7 @@ struct trainer {
 	loss_scaler scaler;
 	size_t step;
 	size_t adam_t;             /* updates taken (skipped steps do not count) */
+	char err[512];             /* trainer_error: why the last failing call failed */
 };
 
 #endif

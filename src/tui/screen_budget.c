@@ -172,11 +172,9 @@ static void *memory_worker(void *arg)
 		trainer *t;
 		if (policy_for_recipe((budget_recipe)r, &pol) != MP_OK)
 			continue;
-		st = trainer_create(&t, &cfg, &pol, &data);
-		if (st != MP_OK) {
-			snprintf(err, sizeof err, "%s", mp_status_message(st));
+		st = trainer_create(&t, &cfg, &pol, &data, err, sizeof err);
+		if (st != MP_OK)
 			break;
-		}
 		train_memory m = trainer_memory(t);
 		size_t n = trainer_model(t)->num_params;
 		trainer_free(t);

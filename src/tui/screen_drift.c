@@ -77,10 +77,11 @@ static void *worker(void *arg)
 {
 	drift_lab *d = arg;
 	drift_sim *sim;
-	mp_status st = drift_create(&sim, &d->run);
+	char err[100];
+	mp_status st = drift_create(&sim, &d->run, err, sizeof err);
 	if (st != MP_OK) {
 		pthread_mutex_lock(&d->work.mu);
-		snprintf(d->err, sizeof d->err, "cannot start: %s", mp_status_message(st));
+		snprintf(d->err, sizeof d->err, "cannot start: %s", err);
 		d->work.running = false;
 		pthread_mutex_unlock(&d->work.mu);
 		return NULL;

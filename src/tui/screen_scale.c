@@ -84,12 +84,14 @@ static void *worker(void *arg)
 		st = corpus_load(&data, corpus_default_path(corpus_path, sizeof corpus_path), cfg.t, err, sizeof err);
 	bool have_data = st == MP_OK;
 	if (st == MP_OK)
-		st = trainer_create(&tr, &cfg, &pol, &data);
+		st = trainer_create(&tr, &cfg, &pol, &data, err, sizeof err);
 	train_stats s = { 0 };
 	for (size_t i = 0; st == MP_OK && i < RUN_STEPS; i++) {
 		st = trainer_step(tr, &s);
-		if (st != MP_OK)
+		if (st != MP_OK) {
+			snprintf(err, sizeof err, "%s", trainer_error(tr));
 			break;
+		}
 		pthread_mutex_lock(&l->work.mu);
 		l->trace_scale[i] = s.loss_scale;
 		l->trace_skipped[i] = s.skipped;

@@ -133,11 +133,10 @@ static void *worker(void *arg)
 	bool have_data = st == MP_OK;
 	set_phase(t, "setting up the trainers");
 	for (size_t i = 0; i < t->np && st == MP_OK; i++) {
-		gpu_clear_error();
-		st = trainer_create(&tr[i], &t->cfg, &t->pols[i], &data);
+		char why[200];
+		st = trainer_create(&tr[i], &t->cfg, &t->pols[i], &data, why, sizeof why);
 		if (st != MP_OK)
-			snprintf(err, sizeof err, "policy %s: %s", t->pols[i].name,
-			         gpu_failed() ? gpu_last_error() : mp_status_message(st));
+			snprintf(err, sizeof err, "policy %s: %s", t->pols[i].name, why);
 	}
 	if (st == MP_OK)
 		set_phase(t, "training");
@@ -146,8 +145,8 @@ static void *worker(void *arg)
 			train_stats s;
 			st = trainer_step(tr[i], &s);
 			if (st != MP_OK) {
-				snprintf(err, sizeof err, "policy %s, step %zu: %s", t->pols[i].name, step,
-				         gpu_failed() ? gpu_last_error() : mp_status_message(st));
+				snprintf(err, sizeof err, "policy %s, step %zu: %.180s", t->pols[i].name, step,
+				         trainer_error(tr[i]));
 				break;
 			}
 			/* the fp8 view into the worker's own copy, published with the

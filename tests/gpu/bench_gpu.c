@@ -35,14 +35,15 @@ int main(int argc, char **argv)
 	       info.cc_minor, mib, reps);
 	int drift = 0;
 	printf("| kernel | GB/s | ratio to copy |\n|---|---:|---:|\n");
-	mp_status st = gpu_bench_round(mib, reps, row, &drift);
+	char err[512];
+	mp_status st = gpu_bench_round(mib, reps, row, &drift, err, sizeof err);
 	if (st == MP_OK) {
 		drift = 1;
 		printf("\n| drift | updates/s | copy bound/s | ratio |\n|---|---:|---:|---:|\n");
-		st = gpu_bench_drift(mib, reps, row, &drift);
+		st = gpu_bench_drift(mib, reps, row, &drift, err, sizeof err);
 	}
 	if (st != MP_OK) {
-		fprintf(stderr, "bench_gpu: %s\n", gpu_last_error());
+		fprintf(stderr, "bench_gpu: %s\n", err);
 		return 1;
 	}
 	return 0;

@@ -28,6 +28,7 @@
 #include "fmt/bulk.h"
 #include "fmt/decode.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_internal.h"
 #include "tap.h"
 #include "util/rng.h"
 
@@ -272,7 +273,7 @@ static void check_e4m3_overflow(void)
 			for (int j = 0; j < 13; j++)
 				in[j] = u2f(cases[i].in);
 			fmt_bulk_opts o = { .fmt = FMT_E4M3, .mode = m ? FMT_SR : FMT_RNE, .saturate = cases[i].sat, .seed = 3 };
-			if (gpu_round_host(&o, out, in, 13))
+			if (gpu_round_host(&o, out, in, 13, NULL, 0))
 				die("e4m3 overflow");
 			int bad = 0;
 			for (int j = 0; j < 13; j++)
@@ -362,10 +363,11 @@ static void check_drift(const char *label, drift_params p, const size_t *pieces)
 	for (int dev = 0; dev < 2; dev++) {
 		p.device = dev ? DRIFT_DEVICE_CUDA : DRIFT_DEVICE_CPU;
 		drift_sim *s;
-		mp_status rc = drift_create(&s, &p);
+		char err[512];
+		mp_status rc = drift_create(&s, &p, err, sizeof err);
 		if (rc != MP_OK) {
 			report(false, "drift %s: create on %s: %s (%s)", label, dev ? "cuda" : "cpu", mp_status_message(rc),
-			       gpu_last_error());
+			       err);
 			return;
 		}
 		size_t k = 0;
@@ -376,7 +378,7 @@ static void check_drift(const char *label, drift_params p, const size_t *pieces)
 		}
 		drift_snapshot(s, st[dev]);
 		if (drift_status(s) != MP_OK) {
-			report(false, "drift %s: GPU failed: %s", label, gpu_last_error());
+			report(false, "drift %s: GPU failed: %s", label, drift_error(s));
 			drift_free(s);
 			return;
 		}
@@ -625,6 +627,10 @@ static void check_all_rounding(device_bufs *d, const input_set *s, void *cpu_out
 			           gpu_bulk_decode((fmt_id)f, NULL, NULL, 0) == MP_EUNSUPPORTED &&
 			           strstr(gpu_last_error(), fmt_get((fmt_id)f)->name) != NULL,
 			       "%s: the GPU kernels refuse it, naming it", fmt_get((fmt_id)f)->name);
+			char err[512] = "";   /* a boundary: the same sentence in the caller's buffer */
+			report(gpu_round_host(&o, NULL, NULL, 0, err, sizeof err) == MP_EUNSUPPORTED &&
+			           strstr(err, fmt_get((fmt_id)f)->name) != NULL,
+			       "%s: gpu_round_host refuses it, naming it in err: %s", fmt_get((fmt_id)f)->name, err);
 			continue;
 		}
 		for (int m = 0; m < 2; m++) {

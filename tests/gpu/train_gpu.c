@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "gpu/gpu_internal.h"
 #include "tap.h"
 #include "gpu/gpu_trainer.h"
 #include "gpu_compare.h"
@@ -114,7 +115,7 @@ static int bench_gpt2(const gpu_info *info, unsigned reps)
 	mp_status st = gpu_train_bench_gpt2(&c, reps, gpt2_row, NULL, err, sizeof err);
 	corpus_free(&c);
 	if (st != MP_OK)
-		printf("Bail out! %s (%s)\n", err, gpu_last_error());
+		printf("Bail out! %s\n", err);
 	return st == MP_OK ? 0 : 1;
 }
 
@@ -145,7 +146,7 @@ int main(int argc, char **argv)
 		mp_status st = train_bench_cuda(&c, reps ? reps : 5, bench_row, NULL, err, sizeof err);
 		corpus_free(&c);
 		if (st != MP_OK)
-			printf("Bail out! %s (%s)\n", err, gpu_last_error());
+			printf("Bail out! %s\n", err);
 		printf("\nratio: CPU ms / GPU ms at the default shape (target >= 10x for bf16-mixed); "
 		       "GPU fp32 ms / GPU ms at the large shape (target > 1x for bf16-mixed)\n");
 		return st == MP_OK ? 0 : 1;
