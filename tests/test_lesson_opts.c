@@ -15,6 +15,7 @@
 #include "drift/drift_opts.h"
 #include "fmt/bits_opts.h"
 #include "fmt/round_opts.h"
+#include "quant/quant_opts.h"
 #include "teach/lesson.h"
 #include "teach/lesson_check.h"
 #include "testutil.h"
@@ -197,6 +198,58 @@ static int check_budget(char **argv, size_t argc, const char *where)
 	return checked;
 }
 
+/* --- quantize --- */
+
+/* A quantize block's options against quantize_opts; how many were checked. */
+static int check_quantize(char **argv, size_t argc, const char *where)
+{
+	quantize_opts o;
+	char err[512];
+	ck_assert_msg(quantize_opts_parse((int)argc, argv, &o, err, sizeof err) == MP_OK, "%s: %s", where, err);
+	int checked = 0;
+	const char *v;
+	/* the --random options as typed, for quantize_random */
+	static const struct {
+		const char *opt;
+		size_t off;
+	} texts[] = { { "--random", offsetof(quantize_random_args, random) },
+		      { "--dist", offsetof(quantize_random_args, dist) },
+		      { "--outliers", offsetof(quantize_random_args, outliers) },
+		      { "--outliers-in", offsetof(quantize_random_args, outliers_in) },
+		      { "--draws", offsetof(quantize_random_args, draws) },
+		      { "--to", offsetof(quantize_random_args, to) } };
+	for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+		v = opt_value(argv, argc, texts[k].opt);
+		const char *got = *(const char *const *)((const char *)&o.ra + texts[k].off);
+		ck_assert_msg(v ? got && !strcmp(got, v) : !got, "%s: %s", where, texts[k].opt);
+		checked += v != NULL;
+	}
+	v = opt_value(argv, argc, "--to");
+	ck_assert_msg(v != NULL, "%s: every quantize block names its format", where);
+	if (!o.ra.random)
+		ck_assert_msg(!strcmp(quant_get(o.q.fmt)->name, v), "%s: --to %s read as %s", where, v,
+		              quant_get(o.q.fmt)->name);
+	v = opt_value(argv, argc, "--block");
+	ck_assert_msg(o.q.block == (v ? (size_t)plain_count(v) : 0), "%s: --block", where);
+	checked += v != NULL;
+	v = opt_value(argv, argc, "--scale-rule");
+	ck_assert_msg(!strcmp(quant_rule_name(o.q.rule), v ? v : "ocp"), "%s: --scale-rule", where);
+	checked += v != NULL;
+	v = opt_value(argv, argc, "--seed");
+	ck_assert_msg(o.q.seed == (v ? (unsigned long long)plain_count(v) : 0), "%s: --seed", where);
+	checked += v != NULL;
+	check_mode(argv, argc, o.q.mode, where);
+	ck_assert_msg(o.rht == has_word(argv, argc, "--rht") && o.ra.compare == has_word(argv, argc, "--compare-rht") &&
+	              o.csv == has_word(argv, argc, "--csv") && !o.help, "%s: --rht, --compare-rht, --csv", where);
+	static const char *const valued[] = { "--to", "--block", "--scale-rule", "--mode", "--seed", "--random",
+		                              "--dist", "--outliers", "--outliers-in", "--draws", NULL };
+	check_values(argv, argc, valued, o.values, o.nvalues, where);
+	ck_assert_msg(o.ra.value == (o.nvalues ? o.values[0] : NULL), "%s: the first VALUE for --random", where);
+	checked += o.nvalues > 0;
+	quantize_opts_free(&o);
+	return checked;
+}
+
 /* --- bits and round --- */
 
 /* A bits block's options against bits_opts; how many were checked. */
@@ -255,6 +308,7 @@ static const struct {
 } checkers[] = {
 	{ "drift", check_drift },
 	{ "budget", check_budget },
+	{ "quantize", check_quantize },
 	{ "bits", check_bits },
 	{ "round", check_round },
 };
@@ -394,6 +448,52 @@ START_TEST(budget_messages)
 }
 END_TEST
 
+/* The messages `mixprec quantize` prints after "mixprec quantize: "
+ * (prefixes: the lists of known names are the format table's). */
+START_TEST(quantize_messages)
+{
+	static const struct {
+		const char *line, *msg;
+	} cases[] = {
+		{ "quantize 1", "--to: a block format is required (known: mxfp8-e4m3, " },
+		{ "quantize 1 --to foo", "--to: unknown block format 'foo' (known: mxfp8-e4m3, " },
+		{ "quantize 1 --to mxfp4,nvfp4", "--to: a list of formats ('mxfp4,nvfp4') only with --random N" },
+		{ "quantize 1 --to mxfp4 --block 0", "--block: 0 is out of range (1..65536)" },
+		{ "quantize 1 --to nvfp4 --scale-rule ceil", "--scale-rule: nvfp4 has one rule (its scales are rounded to nearest)" },
+		{ "quantize 1 --to mxfp4 --scale-rule zz", "--scale-rule: unknown rule 'zz' (known: ocp, ceil)" },
+		{ "quantize 1 --to mxfp4 --mode rtz", "--mode: elements round with rne or sr, not rtz" },
+		{ "quantize 1 --to mxfp4 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr)" },
+		{ "quantize 1 --to mxfp4 --dist uniform", "--dist: only with --random N (a generated tensor)" },
+		{ "quantize 1 --to mxfp4 --compare-rht", "--compare-rht: only with --random N (a generated tensor)" },
+		{ "quantize --random 64", "--to: a block format is required (known: " },
+		{ "quantize --to mxfp4 --bogus", "unknown option '--bogus' (see 'mixprec quantize --help')" },
+		{ "quantize --to", "option '--to' needs a value" },
+		{ "quantize --to mxfp4 --block 0 --help", "--block: 0 is out of range (1..65536)" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		quantize_opts o;
+		char err[512] = "";
+		ck_assert_msg(PARSE_LINE(quantize_opts_parse, cases[i].line, &o, err) == MP_EINVAL, "%s", cases[i].line);
+		ck_assert_msg(!strncmp(err, cases[i].msg, strlen(cases[i].msg)), "%s: got '%s'", cases[i].line, err);
+		quantize_opts_free(&o);
+	}
+	quantize_opts o;
+	char err[512];
+	/* values keep their order around the options (-0.5 is one); a list of
+	 * formats and --random's options are quantize_random's to read */
+	ck_assert_int_eq(PARSE_LINE(quantize_opts_parse, "quantize 3 --to nvfp4 -0.5 --block 2^3 1/3", &o, err), MP_OK);
+	ck_assert(o.q.fmt == QUANT_NVFP4 && o.q.block == 8 && o.nvalues == 3 && !o.ra.random);
+	ck_assert(!strcmp(o.values[0], "3") && !strcmp(o.values[1], "-0.5") && !strcmp(o.values[2], "1/3"));
+	quantize_opts_free(&o);
+	ck_assert_int_eq(PARSE_LINE(quantize_opts_parse, "quantize --to mxfp4,zz --random 64 --draws 3", &o, err), MP_OK);
+	ck_assert(!strcmp(o.ra.to, "mxfp4,zz") && !strcmp(o.ra.random, "64") && !strcmp(o.ra.draws, "3"));
+	quantize_opts_free(&o);
+	ck_assert_int_eq(PARSE_LINE(quantize_opts_parse, "quantize --mode sr --seed 0x10 --help --bogus", &o, err), MP_OK);
+	ck_assert(o.help && o.q.mode == FMT_SR && o.q.seed == 16);
+	quantize_opts_free(&o);
+}
+END_TEST
+
 /* The messages `mixprec bits` and `mixprec round` print after their
  * "mixprec CMD: ". */
 START_TEST(bits_round_messages)
@@ -462,6 +562,7 @@ int main(void)
 	tcase_add_test(tc, lesson_blocks);
 	tcase_add_test(tc, drift_messages);
 	tcase_add_test(tc, budget_messages);
+	tcase_add_test(tc, quantize_messages);
 	tcase_add_test(tc, bits_round_messages);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);
