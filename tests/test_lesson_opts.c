@@ -9,9 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "budget/budget_opts.h"
 #include "drift/drift_opts.h"
+#include "fmt/bits_opts.h"
+#include "fmt/round_opts.h"
+#include "quant/quant_opts.h"
 #include "teach/lesson.h"
 #include "teach/lesson_check.h"
 #include "testutil.h"
@@ -41,6 +45,56 @@ static double plain_real(const char *s, bool *ok)
 	double v = strtod(s, &end);
 	*ok = *s && !*end;
 	return v;
+}
+
+/* Whether the word opt is in argv[1..] (a flag). */
+static bool has_word(char **argv, size_t argc, const char *opt)
+{
+	for (size_t i = 1; i < argc; i++)
+		if (!strcmp(argv[i], opt))
+			return true;
+	return false;
+}
+
+/* The VALUEs of argv[1..] as read by eye: every word that is not "--x",
+ * nor the word after an option of valued[] (NULL-ended), in order. Checks
+ * them against got[0..ngot). */
+static void check_values(char **argv, size_t argc, const char *const *valued, char *const *got, size_t ngot,
+                         const char *where)
+{
+	size_t n = 0;
+	for (size_t i = 1; i < argc; i++) {
+		if (!strncmp(argv[i], "--", 2)) {
+			for (const char *const *v = valued; *v; v++)
+				if (!strcmp(argv[i], *v))
+					i++;   /* its value */
+			continue;
+		}
+		ck_assert_msg(n < ngot && !strcmp(got[n], argv[i]), "%s: VALUE %zu is '%s'", where, n, argv[i]);
+		n++;
+	}
+	ck_assert_msg(n == ngot, "%s: %zu VALUEs, read %zu", where, n, ngot);
+}
+
+/* A --to or --format list against the formats read: each name, in order,
+ * is the name of the format read. */
+static void check_list(const char *list, const fmt_id *ids, size_t n, const char *where)
+{
+	size_t k = 0;
+	for (const char *p = list; *p; k++) {
+		size_t len = strcspn(p, ",");
+		ck_assert_msg(k < n && strlen(fmt_get(ids[k])->name) == len && !strncasecmp(fmt_get(ids[k])->name, p, len),
+		              "%s: format %zu of '%s'", where, k, list);
+		p += len + (p[len] == ',');
+	}
+	ck_assert_msg(k == n, "%s: '%s' has %zu formats, read %zu", where, list, k, n);
+}
+
+/* The --mode of argv against m (rne when not given). */
+static void check_mode(char **argv, size_t argc, fmt_mode m, const char *where)
+{
+	const char *v = opt_value(argv, argc, "--mode");
+	ck_assert_msg(!strcmp(fmt_mode_name(m), v ? v : "rne"), "%s: --mode", where);
 }
 
 /* --- drift --- */
@@ -144,6 +198,108 @@ static int check_budget(char **argv, size_t argc, const char *where)
 	return checked;
 }
 
+/* --- quantize --- */
+
+/* A quantize block's options against quantize_opts; how many were checked. */
+static int check_quantize(char **argv, size_t argc, const char *where)
+{
+	quantize_opts o;
+	char err[512];
+	ck_assert_msg(quantize_opts_parse((int)argc, argv, &o, err, sizeof err) == MP_OK, "%s: %s", where, err);
+	int checked = 0;
+	const char *v;
+	/* the --random options as typed, for quantize_random */
+	static const struct {
+		const char *opt;
+		size_t off;
+	} texts[] = { { "--random", offsetof(quantize_random_args, random) },
+		      { "--dist", offsetof(quantize_random_args, dist) },
+		      { "--outliers", offsetof(quantize_random_args, outliers) },
+		      { "--outliers-in", offsetof(quantize_random_args, outliers_in) },
+		      { "--draws", offsetof(quantize_random_args, draws) },
+		      { "--to", offsetof(quantize_random_args, to) } };
+	for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+		v = opt_value(argv, argc, texts[k].opt);
+		const char *got = *(const char *const *)((const char *)&o.ra + texts[k].off);
+		ck_assert_msg(v ? got && !strcmp(got, v) : !got, "%s: %s", where, texts[k].opt);
+		checked += v != NULL;
+	}
+	v = opt_value(argv, argc, "--to");
+	ck_assert_msg(v != NULL, "%s: every quantize block names its format", where);
+	if (!o.ra.random)
+		ck_assert_msg(!strcmp(quant_get(o.q.fmt)->name, v), "%s: --to %s read as %s", where, v,
+		              quant_get(o.q.fmt)->name);
+	v = opt_value(argv, argc, "--block");
+	ck_assert_msg(o.q.block == (v ? (size_t)plain_count(v) : 0), "%s: --block", where);
+	checked += v != NULL;
+	v = opt_value(argv, argc, "--scale-rule");
+	ck_assert_msg(!strcmp(quant_rule_name(o.q.rule), v ? v : "ocp"), "%s: --scale-rule", where);
+	checked += v != NULL;
+	v = opt_value(argv, argc, "--seed");
+	ck_assert_msg(o.q.seed == (v ? (unsigned long long)plain_count(v) : 0), "%s: --seed", where);
+	checked += v != NULL;
+	check_mode(argv, argc, o.q.mode, where);
+	ck_assert_msg(o.rht == has_word(argv, argc, "--rht") && o.ra.compare == has_word(argv, argc, "--compare-rht") &&
+	              o.csv == has_word(argv, argc, "--csv") && !o.help, "%s: --rht, --compare-rht, --csv", where);
+	static const char *const valued[] = { "--to", "--block", "--scale-rule", "--mode", "--seed", "--random",
+		                              "--dist", "--outliers", "--outliers-in", "--draws", NULL };
+	check_values(argv, argc, valued, o.values, o.nvalues, where);
+	ck_assert_msg(o.ra.value == (o.nvalues ? o.values[0] : NULL), "%s: the first VALUE for --random", where);
+	checked += o.nvalues > 0;
+	quantize_opts_free(&o);
+	return checked;
+}
+
+/* --- bits and round --- */
+
+/* A bits block's options against bits_opts; how many were checked. */
+static int check_bits(char **argv, size_t argc, const char *where)
+{
+	bits_opts o;
+	char err[512];
+	ck_assert_msg(bits_opts_parse((int)argc, argv, &o, err, sizeof err) == MP_OK, "%s: %s", where, err);
+	const char *v = opt_value(argv, argc, "--format");
+	ck_assert_msg(o.have_formats == (v != NULL), "%s: --format given", where);
+	if (v) {
+		check_list(v, o.fmts, o.nfmts, where);
+	} else {
+		ck_assert_msg(o.nfmts == FMT_COUNT, "%s: every format without --format", where);
+		for (size_t k = 0; k < o.nfmts; k++)
+			ck_assert(o.fmts[k] == (fmt_id)k);
+	}
+	check_mode(argv, argc, o.mode, where);
+	size_t nraw = 0;
+	for (size_t i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--raw"))
+			ck_assert_msg(nraw < o.nraw && !strcmp(o.raws[nraw++], argv[i + 1]), "%s: --raw", where);
+	ck_assert_msg(nraw == o.nraw && o.csv == has_word(argv, argc, "--csv") && !o.help, "%s: --raw, --csv", where);
+	static const char *const valued[] = { "--format", "--mode", "--raw", NULL };
+	check_values(argv, argc, valued, (char *const *)o.values, o.nvalues, where);
+	return (v != NULL) + (int)nraw + (o.nvalues > 0);
+}
+
+/* A round block's options against round_opts; how many were checked. */
+static int check_round(char **argv, size_t argc, const char *where)
+{
+	round_opts o;
+	char err[512];
+	ck_assert_msg(round_opts_parse((int)argc, argv, &o, err, sizeof err) == MP_OK, "%s: %s", where, err);
+	const char *to = opt_value(argv, argc, "--to"), *v;
+	check_list(to ? to : "fp32,fp16,bf16", o.fmts, o.nfmts, where);
+	check_mode(argv, argc, o.mode, where);
+	v = opt_value(argv, argc, "--seed");
+	ck_assert_msg(o.seed == (v ? (unsigned long long)plain_count(v) : 0), "%s: --seed", where);
+	v = opt_value(argv, argc, "--device");
+	ck_assert_msg(o.cuda == (v && !strcmp(v, "cuda")), "%s: --device", where);
+	ck_assert_msg(o.saturate == has_word(argv, argc, "--saturate") && o.csv == has_word(argv, argc, "--csv") &&
+	              !o.help, "%s: --saturate, --csv", where);
+	static const char *const valued[] = { "--to", "--mode", "--seed", "--device", NULL };
+	check_values(argv, argc, valued, o.values, o.nvalues, where);
+	int checked = (to != NULL) + (o.nvalues > 0) + (opt_value(argv, argc, "--mode") != NULL);
+	round_opts_free(&o);
+	return checked;
+}
+
 /* --- the lessons --- */
 
 static const struct {
@@ -152,6 +308,9 @@ static const struct {
 } checkers[] = {
 	{ "drift", check_drift },
 	{ "budget", check_budget },
+	{ "quantize", check_quantize },
+	{ "bits", check_bits },
+	{ "round", check_round },
 };
 
 /* Every block of every lesson whose command has a checker: parses, and
@@ -289,6 +448,112 @@ START_TEST(budget_messages)
 }
 END_TEST
 
+/* The messages `mixprec quantize` prints after "mixprec quantize: "
+ * (prefixes: the lists of known names are the format table's). */
+START_TEST(quantize_messages)
+{
+	static const struct {
+		const char *line, *msg;
+	} cases[] = {
+		{ "quantize 1", "--to: a block format is required (known: mxfp8-e4m3, " },
+		{ "quantize 1 --to foo", "--to: unknown block format 'foo' (known: mxfp8-e4m3, " },
+		{ "quantize 1 --to mxfp4,nvfp4", "--to: a list of formats ('mxfp4,nvfp4') only with --random N" },
+		{ "quantize 1 --to mxfp4 --block 0", "--block: 0 is out of range (1..65536)" },
+		{ "quantize 1 --to nvfp4 --scale-rule ceil", "--scale-rule: nvfp4 has one rule (its scales are rounded to nearest)" },
+		{ "quantize 1 --to mxfp4 --scale-rule zz", "--scale-rule: unknown rule 'zz' (known: ocp, ceil)" },
+		{ "quantize 1 --to mxfp4 --mode rtz", "--mode: elements round with rne or sr, not rtz" },
+		{ "quantize 1 --to mxfp4 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr)" },
+		{ "quantize 1 --to mxfp4 --dist uniform", "--dist: only with --random N (a generated tensor)" },
+		{ "quantize 1 --to mxfp4 --compare-rht", "--compare-rht: only with --random N (a generated tensor)" },
+		{ "quantize --random 64", "--to: a block format is required (known: " },
+		{ "quantize --to mxfp4 --bogus", "unknown option '--bogus' (see 'mixprec quantize --help')" },
+		{ "quantize --to", "option '--to' needs a value" },
+		{ "quantize --to mxfp4 --block 0 --help", "--block: 0 is out of range (1..65536)" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		quantize_opts o;
+		char err[512] = "";
+		ck_assert_msg(PARSE_LINE(quantize_opts_parse, cases[i].line, &o, err) == MP_EINVAL, "%s", cases[i].line);
+		ck_assert_msg(!strncmp(err, cases[i].msg, strlen(cases[i].msg)), "%s: got '%s'", cases[i].line, err);
+		quantize_opts_free(&o);
+	}
+	quantize_opts o;
+	char err[512];
+	/* values keep their order around the options (-0.5 is one); a list of
+	 * formats and --random's options are quantize_random's to read */
+	ck_assert_int_eq(PARSE_LINE(quantize_opts_parse, "quantize 3 --to nvfp4 -0.5 --block 2^3 1/3", &o, err), MP_OK);
+	ck_assert(o.q.fmt == QUANT_NVFP4 && o.q.block == 8 && o.nvalues == 3 && !o.ra.random);
+	ck_assert(!strcmp(o.values[0], "3") && !strcmp(o.values[1], "-0.5") && !strcmp(o.values[2], "1/3"));
+	quantize_opts_free(&o);
+	ck_assert_int_eq(PARSE_LINE(quantize_opts_parse, "quantize --to mxfp4,zz --random 64 --draws 3", &o, err), MP_OK);
+	ck_assert(!strcmp(o.ra.to, "mxfp4,zz") && !strcmp(o.ra.random, "64") && !strcmp(o.ra.draws, "3"));
+	quantize_opts_free(&o);
+	ck_assert_int_eq(PARSE_LINE(quantize_opts_parse, "quantize --mode sr --seed 0x10 --help --bogus", &o, err), MP_OK);
+	ck_assert(o.help && o.q.mode == FMT_SR && o.q.seed == 16);
+	quantize_opts_free(&o);
+}
+END_TEST
+
+/* The messages `mixprec bits` and `mixprec round` print after their
+ * "mixprec CMD: ". */
+START_TEST(bits_round_messages)
+{
+	static const struct {
+		const char *line, *msg;
+	} bits_cases[] = {
+		{ "bits 1 --format zz", "--format: unknown format 'zz' (known: fp32, " },
+		{ "bits 1 --mode sr", "--mode: sr is not offered here; use 'mixprec round --mode sr'" },
+		{ "bits 1 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr)" },
+		{ "bits --raw 0x3f80", "--raw needs exactly one --format (the pattern's width depends on it)" },
+		{ "bits --raw 0x3f80 --format bf16,fp16", "--raw needs exactly one --format (the pattern's width depends on it)" },
+		{ "bits --format bf16", "no value given (see 'mixprec bits --help')" },
+		{ "bits 1 --bogus", "unknown option '--bogus' (see 'mixprec bits --help')" },
+		{ "bits 1 --format", "option '--format' needs a value" },
+	}, round_cases[] = {
+		{ "round 1 --to zz", "--to: unknown format 'zz' (known: fp32, " },
+		{ "round 1 --to fp16,,bf16", "--to: unknown format '' (known: fp32, " },
+		{ "round 1 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr)" },
+		{ "round 1 --seed 1.5", "--seed: 1.5 is not a whole number" },
+		{ "round 1 --device tpu", "--device: unknown device 'tpu' (known: cpu, cuda)" },
+		{ "round 1 --device cuda --mode rtz", "--device cuda: the GPU kernels round with rne or sr, not rtz" },
+		{ "round 1 --device cuda --to fp6-e3m2", "--device cuda: fp6-e3m2 is not available on the GPU (fp32, " },
+		{ "round 1 --bogus", "unknown option '--bogus' (see 'mixprec round --help')" },
+		{ "round 1 --to", "option '--to' needs a value" },
+	};
+	char err[512];
+	for (size_t i = 0; i < sizeof bits_cases / sizeof bits_cases[0]; i++) {
+		bits_opts o;
+		err[0] = '\0';
+		ck_assert_msg(PARSE_LINE(bits_opts_parse, bits_cases[i].line, &o, err) == MP_EINVAL, "%s", bits_cases[i].line);
+		ck_assert_msg(!strncmp(err, bits_cases[i].msg, strlen(bits_cases[i].msg)), "%s: got '%s'", bits_cases[i].line,
+		              err);
+	}
+	for (size_t i = 0; i < sizeof round_cases / sizeof round_cases[0]; i++) {
+		round_opts o;
+		err[0] = '\0';
+		ck_assert_msg(PARSE_LINE(round_opts_parse, round_cases[i].line, &o, err) == MP_EINVAL, "%s",
+		              round_cases[i].line);
+		ck_assert_msg(!strncmp(err, round_cases[i].msg, strlen(round_cases[i].msg)), "%s: got '%s'",
+		              round_cases[i].line, err);
+		round_opts_free(&o);
+	}
+	/* the GPU's own checks pass (whether one is there is the caller's);
+	 * after "--" every word is a VALUE */
+	round_opts r;
+	ck_assert_int_eq(PARSE_LINE(round_opts_parse, "round 1 --device cuda --mode sr --seed 2^4 -- -2 --csv", &r, err), MP_OK);
+	ck_assert(r.cuda && r.mode == FMT_SR && r.seed == 16 && !r.csv && r.nvalues == 3 && !strcmp(r.values[2], "--csv"));
+	round_opts_free(&r);
+	bits_opts b;
+	ck_assert_int_eq(PARSE_LINE(bits_opts_parse, "bits --raw 0x3c00 --format fp16 --csv", &b, err), MP_OK);
+	ck_assert(b.nraw == 1 && b.nfmts == 1 && b.fmts[0] == FMT_FP16 && b.csv && b.nvalues == 0);
+	/* a parse that stopped inside "-hx" leaves nothing for the next */
+	ck_assert_int_eq(PARSE_LINE(bits_opts_parse, "bits -hx", &b, err), MP_OK);
+	ck_assert(b.help);
+	ck_assert_int_eq(PARSE_LINE(bits_opts_parse, "bits 1", &b, err), MP_OK);
+	ck_assert(!b.help && b.nvalues == 1 && b.nfmts == FMT_COUNT && !b.have_formats);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("lesson_opts");
@@ -297,6 +562,8 @@ int main(void)
 	tcase_add_test(tc, lesson_blocks);
 	tcase_add_test(tc, drift_messages);
 	tcase_add_test(tc, budget_messages);
+	tcase_add_test(tc, quantize_messages);
+	tcase_add_test(tc, bits_round_messages);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);
 }

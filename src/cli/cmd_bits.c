@@ -1,10 +1,10 @@
 #include <ctype.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "fmt/bits_opts.h"
 #include "fmt/decode.h"
 #include "fmt/parse.h"
 #include "util/csvout.h"
@@ -226,74 +226,18 @@ static bool bits_value(const char *text, size_t i, const fmt_id *fmts, size_t nf
 
 int cmd_bits(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "raw", required_argument, NULL, 'r' },
-		{ "csv", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	fmt_id fmts[FMT_COUNT * 4];
-	size_t nfmts = 0;
-	bool csv = false, have_formats = false;
-	fmt_mode mode = FMT_RNE;
-	const char *raws[256];
-	size_t nraw = 0;
-	cli_args args = { 0 };
-	char *values[256];
-	size_t nvalues = 0;
-	char *value;
-	int c;
-	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
-		switch (c) {
-		case CLI_ARG_VALUE:
-			if (nvalues == sizeof values / sizeof values[0]) {
-				cli_error("bits", "at most %zu values", nvalues);
-				return CLI_USAGE;
-			}
-			values[nvalues++] = value;
-			break;
-		case 'f':
-			if (!cli_parse_formats("bits", "--format", optarg, fmts, &nfmts))
-				return CLI_USAGE;
-			have_formats = true;
-			break;
-		case 'm':
-			if (!cli_parse_mode("bits", optarg, &mode))
-				return CLI_USAGE;
-			if (mode == FMT_SR) {
-				cli_error("bits", "--mode: sr is not offered here; use 'mixprec round --mode sr'");
-				return CLI_USAGE;
-			}
-			break;
-		case 'r':
-			if (nraw == sizeof raws / sizeof raws[0]) {
-				cli_error("bits", "--raw: at most %zu patterns", nraw);
-				return CLI_USAGE;
-			}
-			raws[nraw++] = optarg;
-			break;
-		case 'c': csv = true; break;
-		case 'h': bits_help(); return cli_flush_stdout("bits") ? CLI_OK : CLI_ENV;
-		case ':':
-		default:
-			return cli_option_error("bits", c, argv);
-		}
-	}
-	if (!have_formats) {
-		for (int i = 0; i < FMT_COUNT; i++)
-			fmts[i] = (fmt_id)i;
-		nfmts = FMT_COUNT;
-	}
-	if (nraw && (!have_formats || nfmts != 1)) {
-		cli_error("bits", "--raw needs exactly one --format (the pattern's width depends on it)");
+	bits_opts o;
+	char err[512];
+	if (bits_opts_parse(argc, argv, &o, err, sizeof err) != MP_OK) {
+		cli_error("bits", "%s", err);
 		return CLI_USAGE;
 	}
-	if (!nraw && nvalues == 0) {
-		cli_error("bits", "no value given (see 'mixprec bits --help')");
-		return CLI_USAGE;
+	if (o.help) {
+		bits_help();
+		return cli_flush_stdout("bits") ? CLI_OK : CLI_ENV;
 	}
+	const fmt_id *fmts = o.fmts;
+	bool csv = o.csv;
 	csvw w;
 	if (csv) {
 		csvw_init(&w, stdout);
@@ -302,11 +246,10 @@ int cmd_bits(int argc, char **argv)
 	}
 	int rc = CLI_OK;
 	bool first = true;
-	char err[256];
-	for (size_t i = 0; i < nraw; i++) {
+	for (size_t i = 0; i < o.nraw; i++) {
 		uint32_t bits;
 		const fmt_info *f = fmt_get(fmts[0]);
-		if (!parse_pattern(f, raws[i], &bits, err, sizeof err)) {
+		if (!parse_pattern(f, o.raws[i], &bits, err, sizeof err)) {
 			cli_error("bits", "--raw: %s", err);
 			rc = CLI_USAGE;
 			continue;
@@ -314,10 +257,10 @@ int cmd_bits(int argc, char **argv)
 		if (!csv && !first)
 			putchar('\n');
 		first = false;
-		show(f, raws[i], bits, NULL, mode, csv, &w);
+		show(f, o.raws[i], bits, NULL, o.mode, csv, &w);
 	}
-	for (size_t i = 0; i < nvalues; i++)
-		if (!bits_value(values[i], i, fmts, nfmts, have_formats, mode, csv, &w, &first))
+	for (size_t i = 0; i < o.nvalues; i++)
+		if (!bits_value(o.values[i], i, fmts, o.nfmts, o.have_formats, o.mode, csv, &w, &first))
 			rc = CLI_USAGE;
 	if (!cli_flush_stdout("bits"))
 		return CLI_ENV;

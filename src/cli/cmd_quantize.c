@@ -1,6 +1,5 @@
 /* mixprec quantize: block-scaled quantization (quant/) of typed values. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "fmt/decode.h"
 #include "fmt/parse.h"
 #include "quant/quant.h"
+#include "quant/quant_opts.h"
 #include "util/csvout.h"
 #include "util/numtext.h"
 
@@ -369,127 +369,30 @@ static int rotate(value_list *v)
 	return CLI_OK;
 }
 
-/* The command line into o and args: the exit status, CLI_OK to go on or
- * after --help (*help); a failure is reported. */
-static int quantize_parse(int argc, char **argv, quant_opts *o, bool *csv, bool *rht, bool *help, char **args,
-                          size_t *nargs, quantize_random_args *ra)
-{
-	static const struct option opts[] = {
-		{ "to", required_argument, NULL, 't' },
-		{ "block", required_argument, NULL, 'b' },
-		{ "scale-rule", required_argument, NULL, 'r' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "csv", no_argument, NULL, 'c' },
-		{ "rht", no_argument, NULL, 'R' },
-		{ "random", required_argument, NULL, 'N' },
-		{ "dist", required_argument, NULL, 'd' },
-		{ "outliers", required_argument, NULL, 'o' },
-		{ "outliers-in", required_argument, NULL, 'i' },
-		{ "draws", required_argument, NULL, 'D' },
-		{ "compare-rht", no_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *to = NULL, *rule = NULL;
-	cli_args a = { 0 };
-	int c;
-	char *value;
-	unsigned long long u;
-	char berr[400];
-	while ((c = cli_getopt(&a, argc, argv, opts, &value)) != -1) {
-		switch (c) {
-		case CLI_ARG_VALUE: args[(*nargs)++] = value; break;
-		case 't': to = optarg; break;
-		case 'r': rule = optarg; break;
-		case 'N': ra->random = optarg; break;
-		case 'd': ra->dist = optarg; break;
-		case 'o': ra->outliers = optarg; break;
-		case 'i': ra->outliers_in = optarg; break;
-		case 'D': ra->draws = optarg; break;
-		case 'C': ra->compare = true; break;
-		case 'b':
-			ra->block = optarg;
-			if (quant_parse_block(optarg, &o->block, berr, sizeof berr) != MP_OK) {
-				cli_error("quantize", "%s", berr);
-				return CLI_USAGE;
-			}
-			break;
-		case 'm':
-			if (!cli_parse_mode("quantize", optarg, &o->mode))
-				return CLI_USAGE;
-			if (o->mode != FMT_RNE && o->mode != FMT_SR) {
-				cli_error("quantize", "--mode: elements round with rne or sr, not %s", optarg);
-				return CLI_USAGE;
-			}
-			break;
-		case 's':
-			if (!cli_parse_u64("quantize", "--seed", optarg, &u))
-				return CLI_USAGE;
-			o->seed = u;
-			break;
-		case 'c': *csv = true; break;
-		case 'R': *rht = true; break;
-		case 'h':
-			quantize_help();
-			*help = true;
-			return cli_flush_stdout("quantize") ? CLI_OK : CLI_ENV;
-		case ':':
-		default:
-			return cli_option_error("quantize", c, argv);
-		}
-	}
-	if (quantize_random_stray(ra))
-		return CLI_USAGE;
-	ra->value = *nargs ? args[0] : NULL;
-	if (rule && quant_rule_parse(rule, &o->rule) != MP_OK) {
-		cli_error("quantize", "--scale-rule: unknown rule '%s' (known: ocp, ceil)", rule);
-		return CLI_USAGE;
-	}
-	ra->to = to;
-	ra->rule = rule;
-	if (to && ra->random)
-		return CLI_OK;   /* quantize_random reads the list of formats */
-	const quant_info *q = to ? quant_find(to) : NULL;
-	if (!q) {
-		if (to && strchr(to, ','))
-			cli_error("quantize", "--to: a list of formats ('%s') only with --random N", to);
-		else if (to)
-			cli_error("quantize", "--to: unknown block format '%s' (known: %s)", to, quant_known_names());
-		else
-			cli_error("quantize", "--to: a block format is required (known: %s)", quant_known_names());
-		return CLI_USAGE;
-	}
-	o->fmt = q->id;
-	if (rule && q->nvfp4) {
-		cli_error("quantize", "--scale-rule: nvfp4 has one rule (its scales are rounded to nearest)");
-		return CLI_USAGE;
-	}
-	return CLI_OK;
-}
-
 int cmd_quantize(int argc, char **argv)
 {
-	quant_opts o = { .mode = FMT_RNE, .rule = QUANT_RULE_OCP, .seed = QUANT_SEED_DEFAULT };
-	bool csv = false;
-	char **args = calloc((size_t)argc + 1, sizeof *args);
-	size_t nargs = 0;
-	if (!args) {
-		cli_error("quantize", "out of memory");
-		return CLI_ENV;
+	quantize_opts qo;
+	char err[512];
+	mp_status st = quantize_opts_parse(argc, argv, &qo, err, sizeof err);
+	int rc = CLI_OK;
+	if (st != MP_OK) {
+		cli_error("quantize", "%s", err);
+		rc = st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
+	} else if (qo.help) {
+		quantize_help();
+		rc = cli_flush_stdout("quantize") ? CLI_OK : CLI_ENV;
+	} else if (qo.ra.random) {
+		rc = quantize_random(&qo.ra, &qo.q, qo.rht, qo.csv);
 	}
-	bool rht = false, help = false;
-	quantize_random_args ra = { 0 };
-	int rc = quantize_parse(argc, argv, &o, &csv, &rht, &help, args, &nargs, &ra);
-	if (rc == CLI_OK && !help && ra.random)
-		rc = quantize_random(&ra, &o, rht, csv);
-	if (rc != CLI_OK || help || ra.random) {
-		free(args);
+	if (st != MP_OK || qo.help || qo.ra.random) {
+		quantize_opts_free(&qo);
 		return rc;
 	}
+	quant_opts o = qo.q;
+	bool csv = qo.csv, rht = qo.rht;
 	value_list v = { 0 };
-	rc = values_read(&v, args, nargs);
-	free(args);
+	rc = values_read(&v, qo.values, qo.nvalues);
+	quantize_opts_free(&qo);
 	if (rht && rc != CLI_ENV) {
 		int rr = rotate(&v);
 		if (rr != CLI_OK) {
@@ -498,8 +401,7 @@ int cmd_quantize(int argc, char **argv)
 		}
 	}
 	quant_result r;
-	char err[256];
-	mp_status st = rc == CLI_ENV ? MP_OK : quant_run(&o, v.x, v.n, &r, err, sizeof err);
+	st = rc == CLI_ENV ? MP_OK : quant_run(&o, v.x, v.n, &r, err, sizeof err);
 	if (rc == CLI_ENV) {
 		cli_error("quantize", "out of memory or unreadable input");
 	} else if (st != MP_OK) {

@@ -1,5 +1,4 @@
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include "cli/cli.h"
 #include "fmt/decode.h"
 #include "fmt/parse.h"
+#include "fmt/round_opts.h"
 #include "gpu/gpu.h"
 #include "util/csvout.h"
 #include "util/numtext.h"
@@ -65,7 +65,6 @@ typedef struct {
 	fmt_round_ctl ctl;
 	unsigned long long seed;
 	bool csv;
-	bool help;   /* --help was printed: nothing more to do */
 	csvw w;
 	size_t widths[7];
 	bool cuda;
@@ -268,83 +267,33 @@ static void round_batch_add(round_batch *b, const char *text, const char *where,
 		snprintf(it->err, sizeof it->err, "%s%s", where, err);
 }
 
-/* --device D (with the mode already parsed) into job: CLI_OK, or the exit
- * status (reported). */
-static int round_device(round_job *job, const char *device)
+/* The command line into job and o (the VALUEs): the exit status, CLI_OK
+ * when the command goes on or --help was printed (o->help); a failure is
+ * reported. */
+static int round_parse_opts(int argc, char **argv, round_job *job, round_opts *o)
 {
-	if (strcmp(device, "cpu") && strcmp(device, "cuda")) {
-		cli_error("round", "--device: unknown device '%s' (known: cpu, cuda)", device);
-		return CLI_USAGE;
+	char err[512];
+	mp_status st = round_opts_parse(argc, argv, o, err, sizeof err);
+	if (st != MP_OK) {
+		cli_error("round", "%s", err);
+		return st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
 	}
-	if (!strcmp(device, "cuda")) {
-		char why[384];
-		if (job->ctl.mode != FMT_RNE && job->ctl.mode != FMT_SR) {
-			cli_error("round", "--device cuda: the GPU kernels round with rne or sr, not %s",
-			          fmt_mode_name(job->ctl.mode));
-			return CLI_USAGE;
-		}
-		for (size_t i = 0; i < job->nfmts; i++)
-			if (!fmt_is_kernel(job->fmts[i])) {
-				cli_error("round", "--device cuda: %s is not available on the GPU (%s are)",
-				          fmt_get(job->fmts[i])->name, fmt_kernel_names());
-				return CLI_USAGE;
-			}
-		if (gpu_ready(NULL, why, sizeof why) != MP_OK) {
-			cli_error("round", "--device cuda: %s", why);
-			return CLI_ENV;
-		}
-		job->cuda = true;
+	if (o->help) {
+		round_help();
+		return cli_flush_stdout("round") ? CLI_OK : CLI_ENV;
 	}
+	memcpy(job->fmts, o->fmts, o->nfmts * sizeof o->fmts[0]);
+	job->nfmts = o->nfmts;
+	job->ctl = (fmt_round_ctl){ .mode = o->mode, .saturate = o->saturate };
+	job->seed = o->seed;
+	job->csv = o->csv;
+	char why[384];
+	if (o->cuda && gpu_ready(NULL, why, sizeof why) != MP_OK) {
+		cli_error("round", "--device cuda: %s", why);
+		return CLI_ENV;
+	}
+	job->cuda = o->cuda;
 	return CLI_OK;
-}
-
-/* The command line into job and values (the VALUEs, *nvalues of them): the
- * exit status, CLI_OK when the command goes on or --help was printed
- * (job->help); a failure is reported. */
-static int round_parse_opts(int argc, char **argv, round_job *job, char **values, size_t *nvalues)
-{
-	static const struct option opts[] = {
-		{ "to", required_argument, NULL, 't' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "saturate", no_argument, NULL, 'S' },
-		{ "csv", no_argument, NULL, 'c' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *device = "cpu";
-	const char *to = "fp32,fp16,bf16";
-	cli_args args = { 0 };
-	int c;
-	char *value;
-	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
-		switch (c) {
-		case CLI_ARG_VALUE: values[(*nvalues)++] = value; break;
-		case 't': to = optarg; break;
-		case 'm':
-			if (!cli_parse_mode("round", optarg, &job->ctl.mode))
-				return CLI_USAGE;
-			break;
-		case 's':
-			if (!cli_parse_u64("round", "--seed", optarg, &job->seed))
-				return CLI_USAGE;
-			break;
-		case 'S': job->ctl.saturate = true; break;
-		case 'c': job->csv = true; break;
-		case 'd': device = optarg; break;
-		case 'h':
-			round_help();
-			job->help = true;
-			return cli_flush_stdout("round") ? CLI_OK : CLI_ENV;
-		case ':':
-		default:
-			return cli_option_error("round", c, argv);
-		}
-	}
-	if (!cli_parse_formats("round", "--to", to, job->fmts, &job->nfmts))
-		return CLI_USAGE;
-	return round_device(job, device);
 }
 
 /* The worse of two exit statuses (CLI_ENV over CLI_USAGE over CLI_OK). */
@@ -415,26 +364,23 @@ static int round_stdin(round_job *job, round_batch *b)
 int cmd_round(int argc, char **argv)
 {
 	round_job job = { .ctl = { .mode = FMT_RNE } };
-	char **values = calloc((size_t)argc + 1, sizeof *values);
 	round_batch *b = calloc(1, sizeof *b);
-	size_t nvalues = 0;
-	if (!values || !b) {
-		free(values);
-		free(b);
+	round_opts o;
+	if (!b) {
 		cli_error("round", "out of memory");
 		return CLI_ENV;
 	}
-	int rc = round_parse_opts(argc, argv, &job, values, &nvalues);
-	if (rc == CLI_OK && !job.help) {
+	int rc = round_parse_opts(argc, argv, &job, &o);
+	if (rc == CLI_OK && !o.help) {
 		if (job.csv) {
 			csvw_init(&job.w, stdout);
 			csvw_header(&job.w, "input,format,mode,bits,value,abs_error,rel_error");
 		}
-		rc = nvalues > 0 ? round_values(&job, b, values, nvalues) : round_stdin(&job, b);
+		rc = o.nvalues > 0 ? round_values(&job, b, o.values, o.nvalues) : round_stdin(&job, b);
 		if (!cli_flush_stdout("round"))
 			rc = CLI_ENV;
 	}
-	free(values);
+	round_opts_free(&o);
 	free(b);
 	return rc;
 }

@@ -51,16 +51,6 @@ void quantize_random_help(void)
 	       "                figures on every machine and SIMD path\n");
 }
 
-bool quantize_random_stray(const quantize_random_args *a)
-{
-	const char *name = a->dist ? "--dist" : a->outliers ? "--outliers" : a->outliers_in ? "--outliers-in"
-	                   : a->draws ? "--draws" : a->compare ? "--compare-rht" : NULL;
-	if (!name || a->random)
-		return false;
-	cli_error("quantize", "%s: only with --random N (a generated tensor)", name);
-	return true;
-}
-
 /* --outliers K:V into c: false (reported) when bad. */
 static bool parse_outliers(const char *text, rht_probe_cfg *c)
 {

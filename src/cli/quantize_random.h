@@ -8,25 +8,12 @@
 #include <stddef.h>
 
 #include "quant/quant.h"
+#include "quant/quant_opts.h"
 
-/* The --random options as typed (NULL: not given), parsed and checked by
- * quantize_random. */
-typedef struct {
-	const char *random, *dist, *outliers, *outliers_in, *draws;
-	const char *to;      /* --to as typed: one block format or a comma-separated list */
-	bool compare;        /* --compare-rht */
-	const char *block;   /* --block as typed */
-	const char *rule;    /* --scale-rule as typed */
-	const char *value;   /* the first VALUE given, if any */
-} quantize_random_args;
-
-/* Whether any option that needs --random was given without it: reported,
- * true. */
-bool quantize_random_stray(const quantize_random_args *a);
-
-/* Runs quantize --random: the exit status (errors reported, naming the
- * option). o holds the parsed --block (0 when not given), --scale-rule,
- * --mode and --seed; a->to the formats. */
+/* Runs quantize --random, its options as quantize_opts_parse left them
+ * (those that need --random already checked): the exit status (errors
+ * reported, naming the option). o holds the parsed --block (0 when not
+ * given), --scale-rule, --mode and --seed; a->to the formats. */
 int quantize_random(const quantize_random_args *a, const quant_opts *o, bool rht, bool csv);
 
 /* The help text's part on --random. */

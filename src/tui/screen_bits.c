@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt/bits_opts.h"
 #include "fmt/decode.h"
 #include "fmt/format.h"
 #include "fmt/parse.h"
 #include "fmt/round.h"
+#include "fmt/round_opts.h"
 #include "tui/screens.h"
 #include "util/numtext.h"
 #include "util/rng.h"
@@ -113,30 +115,76 @@ static bool set_value(tui_screen *s, const char *typed)
 	return true;
 }
 
+/* What a `bits` or `round` command line shows here: its first VALUE, the
+ * first format it names (the cursor's row), its mode, and the first option
+ * the lab has no field for. */
+typedef struct {
+	const char *value;
+	int row;   /* -1: no format named */
+	fmt_mode mode;
+	const char *skipped;
+	size_t nvalues;
+} lab_command;
+
+/* argv (`bits ...` or `round ...`) read by the CLI's parser into *l: false
+ * with the message in err. */
+static bool read_command(int argc, char **argv, lab_command *l, char *err, size_t errlen)
+{
+	*l = (lab_command){ .row = -1, .mode = FMT_RNE };
+	if (!strcmp(argv[0], "bits")) {
+		bits_opts o;
+		if (bits_opts_parse(argc, argv, &o, err, errlen) != MP_OK)
+			return false;
+		*l = (lab_command){ .value = o.nvalues ? o.values[0] : NULL, .row = o.have_formats ? (int)o.fmts[0] : -1,
+			            .mode = o.mode, .nvalues = o.nvalues,
+			            .skipped = o.help ? "--help" : o.nraw ? "--raw" : o.csv ? "--csv" : NULL };
+		return true;
+	}
+	if (!strcmp(argv[0], "round")) {
+		round_opts o;
+		mp_status st = round_opts_parse(argc, argv, &o, err, errlen);
+		if (st == MP_OK)
+			*l = (lab_command){ .value = o.nvalues ? o.values[0] : NULL, .row = o.nfmts ? (int)o.fmts[0] : -1,
+				            .mode = o.mode, .nvalues = o.nvalues,
+				            .skipped = o.help ? "--help" : o.csv ? "--csv" : o.saturate ? "--saturate"
+				                       : o.cuda ? "--device" : o.seed ? "--seed" : NULL };
+		round_opts_free(&o);
+		return st == MP_OK;
+	}
+	return true;   /* formats: the table, every format shown */
+}
+
+/* A command line (from a lesson's block) into the value, the row and the
+ * mode; a bad one leaves the lab's defaults, with the reason on the status
+ * line. */
+static void fill_from_command(tui_screen *s, int argc, char **argv)
+{
+	bitex *b = s->priv;
+	lab_command l;
+	char err[512];
+	if (!read_command(argc, argv, &l, err, sizeof err)) {
+		tui_message(s->app, true, "%s; the lab's defaults instead", err);
+		set_value(s, "0.1");
+		return;
+	}
+	b->mode = l.mode;
+	if (l.row >= 0)
+		b->row = l.row;
+	if (l.skipped)
+		tui_message(s->app, false, "%s: the lab does not run it; the rest as given", l.skipped);
+	else if (l.nvalues > 1)
+		tui_message(s->app, false, "%zu values: the lab shows the first, %s", l.nvalues, l.value);
+	if (!set_value(s, l.value ? l.value : "0.1"))
+		set_value(s, "0.1");
+}
+
 static mp_status bits_init(tui_screen *s, int argc, char **argv)
 {
 	bitex *b = s->priv;
 	b->mode = FMT_RNE;
-	const char *value = NULL;
-	/* the options of `mixprec bits` and `mixprec round` that choose what to show */
-	for (int i = 1; i < argc; i++) {
-		if ((!strcmp(argv[i], "--mode")) && i + 1 < argc) {
-			if (fmt_mode_parse(argv[++i], &b->mode) != MP_OK)
-				tui_message(s->app, true, "--mode: unknown rounding mode '%s' (known: %s)", argv[i],
-				            fmt_mode_known());
-		} else if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "--to")) && i + 1 < argc) {
-			char first[64], *save = NULL;
-			snprintf(first, sizeof first, "%s", argv[++i]);
-			const char *name = strtok_r(first, ",", &save);
-			const fmt_info *f = name ? fmt_find(name) : NULL;
-			if (f)
-				b->row = (int)f->id;
-		} else if (argv[i][0] != '-' || (argv[i][1] >= '0' && argv[i][1] <= '9') || argv[i][1] == '.') {
-			if (!value)
-				value = argv[i];
-		}
-	}
-	if (!set_value(s, value ? value : "0.1"))
+	if (argc > 1)
+		fill_from_command(s, argc, argv);
+	else
 		set_value(s, "0.1");
 	return MP_OK;
 }

@@ -12,6 +12,7 @@
 #include "fmt/parse.h"
 #include "fmt/round.h"
 #include "quant/quant.h"
+#include "quant/quant_opts.h"
 #include "train/model.h"
 #include "tui/screens.h"
 
@@ -150,38 +151,67 @@ static void load_gpt_row(tui_screen *s)
 	requantize(s);
 }
 
+/* The option of o the lab has no field for, the first of them; NULL when
+ * every one given is shown. */
+static const char *skipped_option(const quantize_opts *o)
+{
+	const quant_opts *q = &o->q;
+	return o->help ? "--help" : o->csv ? "--csv" : o->rht ? "--rht" : q->mode != FMT_RNE ? "--mode"
+	       : q->seed != QUANT_SEED_DEFAULT ? "--seed" : NULL;
+}
+
+/* The first format of --to (a list with --random): the one the lab shows. */
+static const quant_info *first_format(const char *to)
+{
+	char first[64];
+	snprintf(first, sizeof first, "%.*s", (int)strcspn(to, ","), to);
+	return quant_find(first);
+}
+
+/* A command line (`quantize ...`, from a lesson's block) read by the CLI's
+ * parser into the format, the rule, the block size and the values; a bad
+ * one leaves the lab's defaults, with the reason on the status line. A
+ * generated tensor (--random) is the command line's: the lab shows its first
+ * format on a row of the tiny GPT. */
+static void fill_from_command(tui_screen *s, int argc, char **argv)
+{
+	blockex *b = s->priv;
+	quantize_opts o;
+	char err[512], values[sizeof b->input.text] = "";
+	if (quantize_opts_parse(argc, argv, &o, err, sizeof err) != MP_OK) {
+		tui_message(s->app, true, "%s; the lab's defaults instead", err);
+		quantize_opts_free(&o);
+		load_gpt_row(s);
+		return;
+	}
+	const quant_info *q = o.ra.to ? first_format(o.ra.to) : NULL;   /* also after --help, which stops the parse */
+	if (q)
+		b->fmt = q->id;
+	b->rule = o.q.rule;
+	if (o.q.block > BLOCK_MAXV)
+		tui_message(s->app, true, "--block: %s is out of range (1..%d here)", o.ra.block, BLOCK_MAXV);
+	else
+		b->block = o.q.block;
+	const char *skipped = o.ra.random ? "--random" : skipped_option(&o);
+	if (skipped)
+		tui_message(s->app, false, "%s: the lab does not run it; the rest as given", skipped);
+	for (size_t i = 0; i < o.nvalues; i++) {
+		size_t l = strlen(values);
+		snprintf(values + l, sizeof values - l, "%s%s", l ? " " : "", o.values[i]);
+	}
+	quantize_opts_free(&o);
+	if (!values[0] || !set_values(s, values))
+		load_gpt_row(s);
+}
+
 static mp_status block_init(tui_screen *s, int argc, char **argv)
 {
 	blockex *b = s->priv;
 	b->fmt = QUANT_MXFP4;
 	b->rule = QUANT_RULE_OCP;
-	char values[256] = "";
-	/* the options of `mixprec quantize` a lesson block carries */
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--to") && i + 1 < argc) {
-			const quant_info *q = quant_find(argv[++i]);
-			if (q)
-				b->fmt = q->id;
-			else
-				tui_message(s->app, true, "--to: unknown block format '%s' (known: %s)", argv[i], quant_known_names());
-		} else if (!strcmp(argv[i], "--scale-rule") && i + 1 < argc) {
-			if (quant_rule_parse(argv[++i], &b->rule) != MP_OK)
-				tui_message(s->app, true, "--scale-rule: unknown rule '%s' (known: ocp, ceil)", argv[i]);
-		} else if (!strcmp(argv[i], "--block") && i + 1 < argc) {
-			char err[300];
-			size_t v;
-			if (quant_parse_block(argv[++i], &v, err, sizeof err) != MP_OK)
-				tui_message(s->app, true, "%s", err);
-			else if (v > BLOCK_MAXV)
-				tui_message(s->app, true, "--block: %s is out of range (1..%d here)", argv[i], BLOCK_MAXV);
-			else
-				b->block = v;
-		} else if (argv[i][0] != '-' || (argv[i][1] >= '0' && argv[i][1] <= '9') || argv[i][1] == '.') {
-			size_t l = strlen(values);
-			snprintf(values + l, sizeof values - l, "%s%s", l ? " " : "", argv[i]);
-		}
-	}
-	if (!values[0] || !set_values(s, values))
+	if (argc > 1)
+		fill_from_command(s, argc, argv);
+	else
 		load_gpt_row(s);
 	return MP_OK;
 }
