@@ -192,8 +192,6 @@ static void start(tui_screen *s)
 		tui_message(s->app, true, "cannot start a worker thread");
 }
 
-/* The fields from p; x0 as typed when x0_text is not NULL (its exact value,
- * not binary64's, rounds into each variant). */
 /* v as the shorter of %.17g (600, not 6e+02) and the shortest text that
  * reads back as v (1e-05, not 1.0000000000000001e-05). */
 static const char *value_text(char *buf, size_t n, double v)
@@ -206,6 +204,8 @@ static const char *value_text(char *buf, size_t n, double v)
 	return buf;
 }
 
+/* The fields from p; x0 as typed when x0_text is not NULL (its exact value,
+ * not binary64's, rounds into each variant). */
 static void set_fields(drift_lab *d, const drift_params *p, const char *x0_text)
 {
 	char t[64];
