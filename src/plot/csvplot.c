@@ -565,7 +565,9 @@ static void finish(reader *r, struct csv_parser *csv)
 		csvplot_free(p);
 }
 
-static void start(reader *r, csvplot *p, const char *name, const csvplot_options *o, char *err, size_t errlen)
+/* A reader for p and its CSV parser; MP_ENOMEM when the parser gets no memory. */
+static mp_status start(reader *r, struct csv_parser *csv, csvplot *p, const char *name, const csvplot_options *o,
+                       char *err, size_t errlen)
 {
 	static const csvplot_options defaults = { .logx = -1, .logy = -1 };
 	memset(p, 0, sizeof *p);
@@ -574,6 +576,11 @@ static void start(reader *r, csvplot *p, const char *name, const csvplot_options
 		       .xcol = -1, .bycol = -1 };
 	if (errlen)
 		err[0] = '\0';
+	if (csv_init(csv, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
+		snprintf(err, errlen, "%s: out of memory", name);
+		return MP_ENOMEM;
+	}
+	return MP_OK;
 }
 
 mp_status csvplot_read_mem(csvplot *p, const char *data, size_t len, const char *name, const csvplot_options *o,
@@ -581,11 +588,8 @@ mp_status csvplot_read_mem(csvplot *p, const char *data, size_t len, const char 
 {
 	reader r;
 	struct csv_parser csv;
-	start(&r, p, name, o, err, errlen);
-	if (csv_init(&csv, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
-		snprintf(err, errlen, "%s: out of memory", name);
+	if (start(&r, &csv, p, name, o, err, errlen) != MP_OK)
 		return MP_ENOMEM;
-	}
 	feed(&r, &csv, data, len);
 	finish(&r, &csv);
 	csv_free(&csv);
@@ -596,11 +600,8 @@ mp_status csvplot_read(csvplot *p, FILE *fp, const char *name, const csvplot_opt
 {
 	reader r;
 	struct csv_parser csv;
-	start(&r, p, name, o, err, errlen);
-	if (csv_init(&csv, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
-		snprintf(err, errlen, "%s: out of memory", name);
+	if (start(&r, &csv, p, name, o, err, errlen) != MP_OK)
 		return MP_ENOMEM;
-	}
 	char buf[1 << 16];
 	size_t n;
 	while (r.st == MP_OK && (n = fread(buf, 1, sizeof buf, fp)) > 0)
