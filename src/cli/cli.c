@@ -2,7 +2,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -98,17 +97,6 @@ int cli_main(int argc, char **argv)
 	return CLI_USAGE;
 }
 
-/* A negative number as typed on a command line: "-" followed by a digit, a
- * point, or inf/nan. */
-static bool is_negative_number(const char *s)
-{
-	if (s[0] != '-' || !s[1])
-		return false;
-	if ((s[1] >= '0' && s[1] <= '9') || s[1] == '.')
-		return true;
-	return !strncasecmp(s + 1, "inf", 3) || !strncasecmp(s + 1, "nan", 3);
-}
-
 int cli_option_error(const char *cmd, int c, char **argv)
 {
 	if (c == ':')
@@ -130,7 +118,7 @@ int cli_getopt(cli_args *a, int argc, char **argv, const struct option *opts, ch
 		if (optind >= argc)
 			return -1;
 		char *arg = argv[optind];
-		if (a->rest || is_negative_number(arg) || arg[0] != '-' || arg[1] == '\0') {
+		if (a->rest || numarg_is_value(arg)) {
 			*value = arg;
 			optind++;
 			return CLI_ARG_VALUE;

@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "fmt/numarg.h"
 #include "fmt/parse.h"
@@ -91,4 +92,13 @@ mp_status numarg_real(const char *opt, const char *text, double lo, bool lo_open
 	}
 	fmt_num_clear(&x);
 	return st;
+}
+
+bool numarg_is_value(const char *arg)
+{
+	if (arg[0] != '-' || arg[1] == '\0')
+		return true;
+	if ((arg[1] >= '0' && arg[1] <= '9') || arg[1] == '.')
+		return true;
+	return !strncasecmp(arg + 1, "inf", 3) || !strncasecmp(arg + 1, "nan", 3);
 }

@@ -25,4 +25,9 @@ mp_status numarg_count(const char *opt, const char *text, unsigned long long lo,
 mp_status numarg_real(const char *opt, const char *text, double lo, bool lo_open, double hi, double *v, char *err,
                       size_t errlen);
 
+/* Whether a command-line word is a value and not an option: it does not
+ * start with '-', is a lone "-", or is a negative number as typed there
+ * ("-" followed by a digit, a point, or inf/nan). */
+bool numarg_is_value(const char *arg);
+
 #endif

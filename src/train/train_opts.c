@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "fmt/numarg.h"
 #include "train/nvfp4_probe.h"
@@ -389,17 +388,6 @@ static mp_status gradhist_option(gradhist_opts *g, int c, const char *v, char *e
 
 /* --- the command line --- */
 
-/* A negative number as typed on a command line: "-" followed by a digit, a
- * point, or inf/nan (a value, not an option). */
-static bool is_negative_number(const char *s)
-{
-	if (s[0] != '-' || !s[1])
-		return false;
-	if ((s[1] >= '0' && s[1] <= '9') || s[1] == '.')
-		return true;
-	return !strncasecmp(s + 1, "inf", 3) || !strncasecmp(s + 1, "nan", 3);
-}
-
 /* Walks argv with getopt_long over opts, handing each option to train's
  * (g NULL) or gradhist's handler. Neither command takes an argument that is
  * not an option's value: the first one is an error (hint: what follows it
@@ -421,7 +409,7 @@ static mp_status walk(const char *cmd, const char *hint, const struct option *op
 				return MP_OK;
 			arg = argv[at + 1];
 		}
-		if (rest || is_negative_number(arg) || arg[0] != '-' || arg[1] == '\0')
+		if (rest || numarg_is_value(arg))
 			return mp_fail(MP_EINVAL, err, errlen, "unexpected argument '%s'%s", arg, hint);
 		/* '+': stop at the first non-option, so values keep their order */
 		int c = getopt_long(argc, argv, "+:h", opts, NULL);
