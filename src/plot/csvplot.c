@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plot/csvplot.h"
+#include "util/grow.h"
 
 enum { MAX_Y = 16, MAX_SERIES = 64 };
 
@@ -227,21 +228,12 @@ static long series_for(reader *r, const char *byval, size_t j)
 	}
 	if (p->nseries == p->cap_series) {
 		size_t cap = p->cap_series ? p->cap_series * 2 : 8;
-		plot_series *s = realloc(p->series, cap * sizeof *s);
-		if (s)
-			p->series = s;
-		size_t *cp = realloc(p->cap_points, cap * sizeof *cp);
-		if (cp)
-			p->cap_points = cp;
-		double **xs = realloc(p->xs, cap * sizeof *xs);
-		if (xs)
-			p->xs = xs;
-		double **ys = realloc(p->ys, cap * sizeof *ys);
-		if (ys)
-			p->ys = ys;
-		char **nm = realloc(p->names, cap * sizeof *nm);
-		if (nm)
-			p->names = nm;
+		/* each array on its own: one that grew stays grown when another fails */
+		bool s = grow_to(&p->series, cap, sizeof *p->series);
+		bool cp = grow_to(&p->cap_points, cap, sizeof *p->cap_points);
+		bool xs = grow_to(&p->xs, cap, sizeof *p->xs);
+		bool ys = grow_to(&p->ys, cap, sizeof *p->ys);
+		bool nm = grow_to(&p->names, cap, sizeof *p->names);
 		if (!s || !cp || !xs || !ys || !nm) {
 			fail(r, MP_ENOMEM, "%s: out of memory", r->name);
 			return -1;

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "teach/lesson_check_int.h"
+#include "util/grow.h"
 
 /* --- the section's claims --- */
 
@@ -38,15 +39,9 @@ static mp_status claims_of_section(const lesson_doc *doc, size_t first, size_t l
 			char *line = strndup(p, len), err[8];
 			if (!line)
 				return MP_ENOMEM;
-			if (l->n == l->cap) {
-				size_t cap = l->cap ? 2 * l->cap : 16;
-				claim *c = realloc(l->c, cap * sizeof *c);
-				if (!c) {
-					free(line);
-					return MP_ENOMEM;
-				}
-				l->c = c;
-				l->cap = cap;
+			if (!grow_one(&l->c, &l->cap, l->n, 16, sizeof *l->c)) {
+				free(line);
+				return MP_ENOMEM;
 			}
 			const char *t = line + strspn(line, " \t");
 			if (*t && *t != '#' && claim_parse(&l->c[l->n], t, err, sizeof err) == MP_OK)
