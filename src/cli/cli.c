@@ -180,6 +180,17 @@ bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned 
 	return true;
 }
 
+bool cli_parse_count(const char *cmd, const char *opt, const char *text, unsigned long long lo,
+                     unsigned long long hi, unsigned long long *v)
+{
+	char err[512];
+	if (numarg_count(opt, text, lo, hi, v, err, sizeof err) != MP_OK) {
+		cli_error(cmd, "%s", err);
+		return false;
+	}
+	return true;
+}
+
 bool cli_parse_real(const char *cmd, const char *opt, const char *text, double lo, bool lo_open, double hi,
                     double *v)
 {
