@@ -2,7 +2,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -150,6 +149,17 @@ bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned 
 {
 	char err[512];
 	if (numarg_u64(opt, text, v, err, sizeof err) != MP_OK) {
+		cli_error(cmd, "%s", err);
+		return false;
+	}
+	return true;
+}
+
+bool cli_parse_count(const char *cmd, const char *opt, const char *text, unsigned long long lo,
+                     unsigned long long hi, unsigned long long *v)
+{
+	char err[512];
+	if (numarg_count(opt, text, lo, hi, v, err, sizeof err) != MP_OK) {
 		cli_error(cmd, "%s", err);
 		return false;
 	}

@@ -96,6 +96,9 @@ bool cli_parse_mode(const char *cmd, const char *text, fmt_mode *mode);
  * the result is false. cli_parse_u64 takes a whole number 0..2^64-1
  * (decimal, 0x hex, or any syntax whose value is whole: 2^20, 3*2^10). */
 bool cli_parse_u64(const char *cmd, const char *opt, const char *text, unsigned long long *v);
+/* A whole number in lo..hi, "opt: N is out of range (lo..hi)" outside. */
+bool cli_parse_count(const char *cmd, const char *opt, const char *text, unsigned long long lo,
+                     unsigned long long hi, unsigned long long *v);
 /* A real number in lo..hi (inclusive; with lo_open, greater than lo), to
  * the nearest binary64. */
 bool cli_parse_real(const char *cmd, const char *opt, const char *text, double lo, bool lo_open, double hi,

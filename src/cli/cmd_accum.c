@@ -96,19 +96,6 @@ static bool parse_k_list(const char *text, accum_args *a)
 	return ok;
 }
 
-/* A whole number option in lo..hi into *v. */
-static bool parse_range(const char *opt, const char *text, unsigned long long lo, unsigned long long hi,
-                        unsigned long long *v)
-{
-	if (!cli_parse_u64("accum", opt, text, v))
-		return false;
-	if (*v < lo || *v > hi) {
-		cli_error("accum", "%s: %llu is out of range (%llu..%llu)", opt, *v, lo, hi);
-		return false;
-	}
-	return true;
-}
-
 enum { O_K = 256, O_AT, O_BITS, O_PROMOTE, O_BLOCK, O_FORMAT, O_DIST, O_TRIALS, O_SEED, O_CSV };
 
 /* One option into a; returns false after reporting a bad one. */
@@ -118,22 +105,22 @@ static bool accum_option(int c, const char *arg, accum_args *a)
 	switch (c) {
 	case O_K: return parse_k_list(arg, a);
 	case O_AT:
-		if (!parse_range("--at", arg, 1, K_LIMIT, &v))
+		if (!cli_parse_count("accum", "--at", arg, 1, K_LIMIT, &v))
 			return false;
 		a->at = (size_t)v;
 		return true;
 	case O_BITS:
-		if (!parse_range("--bits", arg, ACCUM_BITS_MIN, ACCUM_BITS_FP32, &v))
+		if (!cli_parse_count("accum", "--bits", arg, ACCUM_BITS_MIN, ACCUM_BITS_FP32, &v))
 			return false;
 		a->acc.bits = (int)v;
 		return true;
 	case O_PROMOTE:
-		if (!parse_range("--promote-every", arg, 0, K_LIMIT, &v))
+		if (!cli_parse_count("accum", "--promote-every", arg, 0, K_LIMIT, &v))
 			return false;
 		a->acc.promote_every = (size_t)v;
 		return true;
 	case O_BLOCK:
-		if (!parse_range("--block", arg, 1, ACCUM_BLOCK_MAX, &v))
+		if (!cli_parse_count("accum", "--block", arg, 1, ACCUM_BLOCK_MAX, &v))
 			return false;
 		a->acc.block = (size_t)v;
 		return true;
@@ -153,7 +140,7 @@ static bool accum_option(int c, const char *arg, accum_args *a)
 		}
 		return true;
 	case O_TRIALS:
-		if (!parse_range("--trials", arg, 1, TRIALS_LIMIT, &v))
+		if (!cli_parse_count("accum", "--trials", arg, 1, TRIALS_LIMIT, &v))
 			return false;
 		a->trials = (size_t)v;
 		return true;

@@ -48,12 +48,8 @@ static bool parse_num(const char *opt, const char *text, double *v)
 static bool parse_count(const char *opt, const char *text, size_t *v, size_t max)
 {
 	unsigned long long u;
-	if (!cli_parse_u64("drift", opt, text, &u))
+	if (!cli_parse_count("drift", opt, text, 1, max, &u))
 		return false;
-	if (u < 1 || u > max) {
-		cli_error("drift", "%s: %llu is out of range (1..%zu)", opt, u, max);
-		return false;
-	}
 	*v = (size_t)u;
 	return true;
 }

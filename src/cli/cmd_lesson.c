@@ -326,21 +326,13 @@ int cmd_lesson(int argc, char **argv)
 			words[nwords++] = value;
 			break;
 		case 'w':
-			if (!cli_parse_u64("lesson", "--width", optarg, &u))
+			if (!cli_parse_count("lesson", "--width", optarg, 40, 1000, &u))
 				return CLI_USAGE;
-			if (u < 40 || u > 1000) {
-				cli_error("lesson", "--width: %llu is out of range (40..1000)", u);
-				return CLI_USAGE;
-			}
 			width = (size_t)u;
 			break;
 		case 's':
-			if (!cli_parse_u64("lesson", "--seeds", optarg, &u))
+			if (!cli_parse_count("lesson", "--seeds", optarg, 1, 100, &u))
 				return CLI_USAGE;
-			if (u < 1 || u > 100) {
-				cli_error("lesson", "--seeds: %llu is out of range (1..100)", u);
-				return CLI_USAGE;
-			}
 			cs.opts.seeds = (size_t)u;
 			break;
 		case 'b':
@@ -348,12 +340,8 @@ int cmd_lesson(int argc, char **argv)
 				return CLI_USAGE;
 			break;
 		case 'j':
-			if (!cli_parse_u64("lesson", "--jobs", optarg, &u))
+			if (!cli_parse_count("lesson", "--jobs", optarg, 1, 64, &u))
 				return CLI_USAGE;
-			if (u < 1 || u > 64) {
-				cli_error("lesson", "--jobs: %llu is out of range (1..64)", u);
-				return CLI_USAGE;
-			}
 			cs.jobs = (size_t)u;
 			break;
 		case 'r':

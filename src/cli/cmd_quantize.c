@@ -12,6 +12,7 @@
 #include "quant/quant.h"
 #include "quant/quant_opts.h"
 #include "util/csvout.h"
+#include "util/grow.h"
 #include "util/numtext.h"
 
 static void quantize_help(void)
@@ -101,18 +102,11 @@ static int values_push(value_list *v, const char *text, const char *where, bool 
 {
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? 2 * v->cap : 64;
-		fmt_num *nx = realloc(v->x, cap * sizeof *nx);
-		if (nx)
-			v->x = nx;
-		char **t = realloc(v->text, cap * sizeof *t);
-		if (t)
-			v->text = t;
-		char(*w)[32] = realloc(v->where, cap * sizeof *w);
-		if (w)
-			v->where = w;
-		bool *b = realloc(v->bad, cap * sizeof *b);
-		if (b)
-			v->bad = b;
+		/* each array on its own: one that grew stays grown when another fails */
+		bool nx = grow_to(&v->x, cap, sizeof *v->x);
+		bool t = grow_to(&v->text, cap, sizeof *v->text);
+		bool w = grow_to(&v->where, cap, sizeof *v->where);
+		bool b = grow_to(&v->bad, cap, sizeof *v->bad);
 		if (!nx || !t || !w || !b)
 			return -1;
 		v->cap = cap;

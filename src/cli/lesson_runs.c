@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/grow.h"
+
 /* Output beyond this is not what a lesson's command prints. */
 #define RUN_MAX_OUTPUT (16u << 20)
 
@@ -84,14 +86,8 @@ static run_entry *note(lesson_runs *r, char *const *argv, const char *core)
 	run_entry *e = find(r, argv, core);
 	if (e)
 		return e;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 64;
-		run_entry *p = realloc(r->e, cap * sizeof *p);
-		if (!p)
-			return NULL;
-		r->e = p;
-		r->cap = cap;
-	}
+	if (!grow_one(&r->e, &r->cap, r->n, 64, sizeof *r->e))
+		return NULL;
 	size_t argc = 0;
 	while (argv[argc])
 		argc++;

@@ -106,33 +106,50 @@ static void mul_pow(mpq_t q, unsigned long base, long e)
 	mpz_clear(p);
 }
 
+/* The digits of a mantissa at s->p, hex or decimal with at most one point,
+ * read as one integer into num; how many stood after the point into *frac.
+ * Returns how many digits there were (0: none, num untouched), -1 without
+ * memory. */
+static long scan_mantissa(scanner *s, bool hex, mpz_t num, long *frac)
+{
+	char *digits = malloc(strlen(s->p) + 1);
+	if (!digits)
+		return -1;
+	size_t nd = 0;
+	bool point = false;
+	*frac = 0;
+	for (;; s->p++) {
+		unsigned char c = (unsigned char)*s->p;
+		if (hex ? hexval(c) >= 0 : isdigit(c) != 0) {
+			digits[nd++] = *s->p;
+			if (point)
+				(*frac)++;
+		} else if (*s->p == '.' && !point) {
+			point = true;
+		} else {
+			break;
+		}
+	}
+	digits[nd] = '\0';
+	if (nd)
+		mpz_set_str(num, digits, hex ? 16 : 10);
+	free(digits);
+	return (long)nd;
+}
+
 /* Unsigned decimal or hex literal (no sign) into q. */
 static mp_status scan_literal(scanner *s, mpq_t q)
 {
 	const char *lit = s->p;
 	if (s->p[0] == '0' && (s->p[1] == 'x' || s->p[1] == 'X')) {
 		s->p += 2;
-		mpz_set_ui(mpq_numref(q), 0);
-		mpz_set_ui(mpq_denref(q), 1);
-		long frac_digits = 0;
-		size_t ndigits = 0;
-		bool point = false;
-		for (;; s->p++) {
-			int v = hexval((unsigned char)*s->p);
-			if (v >= 0) {
-				mpz_mul_2exp(mpq_numref(q), mpq_numref(q), 4);
-				mpz_add_ui(mpq_numref(q), mpq_numref(q), (unsigned long)v);
-				ndigits++;
-				if (point)
-					frac_digits++;
-			} else if (*s->p == '.' && !point) {
-				point = true;
-			} else {
-				break;
-			}
-		}
-		if (ndigits == 0)
+		long frac_digits;
+		long nd = scan_mantissa(s, true, mpq_numref(q), &frac_digits);
+		if (nd < 0)
+			return MP_ENOMEM;
+		if (nd == 0)
 			return fail(s, "'%.*s': hex number has no digits", (int)(s->p - lit), lit);
+		mpz_set_ui(mpq_denref(q), 1);
 		long e = 0;
 		if (*s->p == 'p' || *s->p == 'P') {
 			s->p++;
@@ -149,35 +166,17 @@ static mp_status scan_literal(scanner *s, mpq_t q)
 		return MP_OK;
 	}
 
-	/* decimal: collect the digits without the point, count fraction digits */
-	char *digits = malloc(strlen(s->p) + 2);
-	if (!digits)
+	long frac_digits;
+	long nd = scan_mantissa(s, false, mpq_numref(q), &frac_digits);
+	if (nd < 0)
 		return MP_ENOMEM;
-	size_t nd = 0;
-	long frac_digits = 0;
-	bool point = false;
-	for (;; s->p++) {
-		if (isdigit((unsigned char)*s->p)) {
-			digits[nd++] = *s->p;
-			if (point)
-				frac_digits++;
-		} else if (*s->p == '.' && !point) {
-			point = true;
-		} else {
-			break;
-		}
-	}
-	digits[nd] = '\0';
 	if (nd == 0) {
-		free(digits);
 		if (*s->p == '\0')
 			return fail(s, "'%s': not a number", s->start);
 		return fail(s, "'%s': not a number (expected a decimal such as 0.1, a hex float such as "
 		            "0x1.8p-3, a/b, 2^k, m*2^k, inf or nan)", s->start);
 	}
-	mpz_set_str(mpq_numref(q), digits, 10);
 	mpz_set_ui(mpq_denref(q), 1);
-	free(digits);
 	long e = 0;
 	if (*s->p == 'e' || *s->p == 'E') {
 		s->p++;

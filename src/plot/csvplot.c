@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plot/csvplot.h"
+#include "util/grow.h"
 
 enum { MAX_Y = 16, MAX_SERIES = 64 };
 
@@ -227,21 +228,12 @@ static long series_for(reader *r, const char *byval, size_t j)
 	}
 	if (p->nseries == p->cap_series) {
 		size_t cap = p->cap_series ? p->cap_series * 2 : 8;
-		plot_series *s = realloc(p->series, cap * sizeof *s);
-		if (s)
-			p->series = s;
-		size_t *cp = realloc(p->cap_points, cap * sizeof *cp);
-		if (cp)
-			p->cap_points = cp;
-		double **xs = realloc(p->xs, cap * sizeof *xs);
-		if (xs)
-			p->xs = xs;
-		double **ys = realloc(p->ys, cap * sizeof *ys);
-		if (ys)
-			p->ys = ys;
-		char **nm = realloc(p->names, cap * sizeof *nm);
-		if (nm)
-			p->names = nm;
+		/* each array on its own: one that grew stays grown when another fails */
+		bool s = grow_to(&p->series, cap, sizeof *p->series);
+		bool cp = grow_to(&p->cap_points, cap, sizeof *p->cap_points);
+		bool xs = grow_to(&p->xs, cap, sizeof *p->xs);
+		bool ys = grow_to(&p->ys, cap, sizeof *p->ys);
+		bool nm = grow_to(&p->names, cap, sizeof *p->names);
 		if (!s || !cp || !xs || !ys || !nm) {
 			fail(r, MP_ENOMEM, "%s: out of memory", r->name);
 			return -1;
@@ -565,7 +557,9 @@ static void finish(reader *r, struct csv_parser *csv)
 		csvplot_free(p);
 }
 
-static void start(reader *r, csvplot *p, const char *name, const csvplot_options *o, char *err, size_t errlen)
+/* A reader for p and its CSV parser; MP_ENOMEM when the parser gets no memory. */
+static mp_status start(reader *r, struct csv_parser *csv, csvplot *p, const char *name, const csvplot_options *o,
+                       char *err, size_t errlen)
 {
 	static const csvplot_options defaults = { .logx = -1, .logy = -1 };
 	memset(p, 0, sizeof *p);
@@ -574,6 +568,11 @@ static void start(reader *r, csvplot *p, const char *name, const csvplot_options
 		       .xcol = -1, .bycol = -1 };
 	if (errlen)
 		err[0] = '\0';
+	if (csv_init(csv, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
+		snprintf(err, errlen, "%s: out of memory", name);
+		return MP_ENOMEM;
+	}
+	return MP_OK;
 }
 
 mp_status csvplot_read_mem(csvplot *p, const char *data, size_t len, const char *name, const csvplot_options *o,
@@ -581,11 +580,8 @@ mp_status csvplot_read_mem(csvplot *p, const char *data, size_t len, const char 
 {
 	reader r;
 	struct csv_parser csv;
-	start(&r, p, name, o, err, errlen);
-	if (csv_init(&csv, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
-		snprintf(err, errlen, "%s: out of memory", name);
+	if (start(&r, &csv, p, name, o, err, errlen) != MP_OK)
 		return MP_ENOMEM;
-	}
 	feed(&r, &csv, data, len);
 	finish(&r, &csv);
 	csv_free(&csv);
@@ -596,11 +592,8 @@ mp_status csvplot_read(csvplot *p, FILE *fp, const char *name, const csvplot_opt
 {
 	reader r;
 	struct csv_parser csv;
-	start(&r, p, name, o, err, errlen);
-	if (csv_init(&csv, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
-		snprintf(err, errlen, "%s: out of memory", name);
+	if (start(&r, &csv, p, name, o, err, errlen) != MP_OK)
 		return MP_ENOMEM;
-	}
 	char buf[1 << 16];
 	size_t n;
 	while (r.st == MP_OK && (n = fread(buf, 1, sizeof buf, fp)) > 0)

@@ -457,6 +457,19 @@ static void end_labels(const plot_figure *f, const dotgrid *g, plot_canvas *c, i
 	}
 }
 
+/* The plot area, w by h cells from (row, col), and the x range it shows,
+ * recorded in the canvas; x gets the ticks that fit its width. */
+static void place_area(plot_canvas *c, plot_axis *x, int col, int row, int w, int h)
+{
+	plot_ticks(x, w / 10);
+	c->area_col = col;
+	c->area_row = row;
+	c->area_cols = w;
+	c->area_rows = h;
+	c->xmin = x->log ? pow(10, x->lo) : x->lo;
+	c->xmax = x->log ? pow(10, x->hi) : x->hi;
+}
+
 static mp_status render_xy(const plot_figure *f, plot_canvas *c, bool utf8)
 {
 	int cols = c->cols, rows = c->rows;
@@ -480,13 +493,7 @@ static mp_status render_xy(const plot_figure *f, plot_canvas *c, bool utf8)
 	int area_col = lw + 1, w = cols - area_col - 1;
 	if (w < 2)
 		return MP_EINVAL;
-	plot_ticks(&x, w / 10);
-	c->area_col = area_col;
-	c->area_row = top;
-	c->area_cols = w;
-	c->area_rows = h;
-	c->xmin = x.log ? pow(10, x.lo) : x.lo;
-	c->xmax = x.log ? pow(10, x.hi) : x.hi;
+	place_area(c, &x, area_col, top, w, h);
 	c->ymin = y.log ? pow(10, y.lo) : y.lo;
 	c->ymax = y.log ? pow(10, y.hi) : y.hi;
 
@@ -521,20 +528,20 @@ static mp_status render_xy(const plot_figure *f, plot_canvas *c, bool utf8)
 		      .x = &x, .y = &y };
 	for (size_t m = 0; m < f->nmarkers; m++) {
 		const plot_marker *mk = &f->markers[m];
-		if (mk->vertical) {
-			double t = plot_axis_t(&x, mk->at);
-			int cc = t >= x.lo && t <= x.hi ? (int)lround(dot_x(&g, t)) / dots_x : -1;
-			if (cc < 0 || cc >= w)
-				continue;
-			for (int r = 0; r < h; r++)
-				put_char(c, top + r, area_col + cc, sym(utf8, "\xe2\x94\x8a", ":"), PLOT_STYLE_MARKER);
-		} else {
-			double t = plot_axis_t(&y, mk->at);
-			int r = t >= y.lo && t <= y.hi ? (int)lround(dot_y(&g, t)) / dots_y : -1;
-			if (r < 0 || r >= h)
-				continue;
-			for (int i = 0; i < w; i++)
-				put_char(c, top + r, area_col + i, sym(utf8, "\xe2\x94\x88", "."), PLOT_STYLE_MARKER);
+		const plot_axis *a = mk->vertical ? &x : &y;
+		double t = plot_axis_t(a, mk->at);
+		if (!(t >= a->lo && t <= a->hi))
+			continue;
+		/* the cell the marker stands at across its axis; it runs the area's length along the other */
+		int at = mk->vertical ? (int)lround(dot_x(&g, t)) / dots_x : (int)lround(dot_y(&g, t)) / dots_y;
+		int across = mk->vertical ? w : h, along = mk->vertical ? h : w;
+		if (at < 0 || at >= across)
+			continue;
+		for (int i = 0; i < along; i++) {
+			if (mk->vertical)
+				put_char(c, top + i, area_col + at, sym(utf8, "\xe2\x94\x8a", ":"), PLOT_STYLE_MARKER);
+			else
+				put_char(c, top + at, area_col + i, sym(utf8, "\xe2\x94\x88", "."), PLOT_STYLE_MARKER);
 		}
 	}
 
@@ -610,13 +617,7 @@ static mp_status render_bars(const plot_figure *f, plot_canvas *c, bool utf8)
 	int area_col = lw + 2, w = cols - area_col - vw - 1;
 	if (w < 4)
 		return MP_EINVAL;
-	plot_ticks(&x, w / 10);
-	c->area_col = area_col;
-	c->area_row = top;
-	c->area_cols = w;
-	c->area_rows = h;
-	c->xmin = x.log ? pow(10, x.lo) : x.lo;
-	c->xmax = x.log ? pow(10, x.hi) : x.hi;
+	place_area(c, &x, area_col, top, w, h);
 	c->ymin = 0;
 	c->ymax = nc;
 

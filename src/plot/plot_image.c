@@ -203,6 +203,20 @@ static int draw_legend(painter *p, const plot_figure *f, double x0, double y0, d
 	return any ? rows + 1 : 0;
 }
 
+/* The x axis's grid lines across the frame and its tick labels under it. */
+static void x_grid(painter *p, const frame *fr, const plot_axis *x, double fs)
+{
+	for (int t = 0; t < x->nticks; t++) {
+		double px = map_x(fr, x, x->ticks[t]);
+		p->color(p, light);
+		p->move(p, px, fr->t);
+		p->line(p, px, fr->t + fr->h);
+		p->stroke(p);
+		p->color(p, black);
+		p->text(p, px, fr->t + fr->h + fs * 1.3, x->labels[t], fs, false, ANCHOR_MIDDLE, false);
+	}
+}
+
 static void draw_xy(painter *p, const plot_figure *f, const frame *fr, plot_axis *x, plot_axis *y, double fs)
 {
 	/* grid and ticks */
@@ -216,15 +230,7 @@ static void draw_xy(painter *p, const plot_figure *f, const frame *fr, plot_axis
 		p->color(p, black);
 		p->text(p, fr->l - fs * 0.4, py + fs * 0.35, y->labels[t], fs, false, ANCHOR_END, false);
 	}
-	for (int t = 0; t < x->nticks; t++) {
-		double px = map_x(fr, x, x->ticks[t]);
-		p->color(p, light);
-		p->move(p, px, fr->t);
-		p->line(p, px, fr->t + fr->h);
-		p->stroke(p);
-		p->color(p, black);
-		p->text(p, px, fr->t + fr->h + fs * 1.3, x->labels[t], fs, false, ANCHOR_MIDDLE, false);
-	}
+	x_grid(p, fr, x, fs);
 
 	p->clip(p, fr->l, fr->t, fr->w, fr->h);
 	/* markers */
@@ -321,15 +327,7 @@ static void draw_bars(painter *p, const plot_figure *f, const frame *fr, plot_ax
 	size_t ns = f->nseries ? f->nseries : 1, nc = f->ncategories;
 	double group = nc ? fr->h / (double)nc : fr->h, bar = group * 0.8 / (double)ns;
 	p->stroke_style(p, 1, false);
-	for (int t = 0; t < x->nticks; t++) {
-		double px = map_x(fr, x, x->ticks[t]);
-		p->color(p, light);
-		p->move(p, px, fr->t);
-		p->line(p, px, fr->t + fr->h);
-		p->stroke(p);
-		p->color(p, black);
-		p->text(p, px, fr->t + fr->h + fs * 1.3, x->labels[t], fs, false, ANCHOR_MIDDLE, false);
-	}
+	x_grid(p, fr, x, fs);
 	double t0 = x->log ? x->lo : fmin(fmax(0, x->lo), x->hi);
 	double bx = map_x(fr, x, t0);
 	char buf[PLOT_TICK_LABEL];
@@ -481,17 +479,13 @@ static mp_status draw_to(cairo_surface_t *surface, FILE *png_fp, const plot_figu
 	}
 	return MP_OK;
 }
-#endif
 
-mp_status plot_write_svg(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
+/* An SVG drawing, streamed into a temporary file renamed over path once complete. */
+static mp_status write_svg(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
 {
-#ifdef HAVE_CAIRO
-	mp_status st = check_args(f, width, height, err, errlen);
-	if (st != MP_OK)
-		return st;
-	/* into a temporary file, renamed over path once complete */
 	file_atomic a;
-	if ((st = file_atomic_open(&a, path, err, errlen)) != MP_OK)
+	mp_status st = file_atomic_open(&a, path, err, errlen);
+	if (st != MP_OK)
 		return st;
 	errno = 0;
 	cairo_surface_t *surface = cairo_svg_surface_create_for_stream(to_file, a.fp, width, height);
@@ -507,22 +501,11 @@ mp_status plot_write_svg(const plot_figure *f, const char *path, int width, int 
 	st = draw_to(surface, NULL, f, width, height, path, err, errlen);
 	cairo_surface_destroy(surface);
 	return finish_file(&a, st, err, errlen);
-#else
-	(void)f;
-	(void)width;
-	(void)height;
-	snprintf(err, errlen, "%s: SVG export needs cairo, and mixprec was built without cairo "
-		 "(install libcairo2-dev and run ./configure again)", path);
-	return MP_EUNSUPPORTED;
-#endif
 }
 
-mp_status plot_write_png(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
+/* A PNG drawn in memory, then written to the file. */
+static mp_status write_png(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
 {
-#ifdef HAVE_CAIRO
-	mp_status st = check_args(f, width, height, err, errlen);
-	if (st != MP_OK)
-		return st;
 	cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
 	if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
 		snprintf(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_surface_status(surface)));
@@ -530,19 +513,42 @@ mp_status plot_write_png(const plot_figure *f, const char *path, int width, int 
 		return MP_ENOMEM;
 	}
 	file_atomic a;
-	if ((st = file_atomic_open(&a, path, err, errlen)) != MP_OK) {
+	mp_status st = file_atomic_open(&a, path, err, errlen);
+	if (st != MP_OK) {
 		cairo_surface_destroy(surface);
 		return st;
 	}
 	st = draw_to(surface, a.fp, f, width, height, path, err, errlen);
 	cairo_surface_destroy(surface);
 	return finish_file(&a, st, err, errlen);
+}
+#endif
+
+/* The figure as an SVG or (png) a PNG file: the arguments checked once for both. */
+static mp_status write_image(const plot_figure *f, const char *path, int width, int height, bool png, char *err,
+                             size_t errlen)
+{
+#ifdef HAVE_CAIRO
+	mp_status st = check_args(f, width, height, err, errlen);
+	if (st != MP_OK)
+		return st;
+	return png ? write_png(f, path, width, height, err, errlen) : write_svg(f, path, width, height, err, errlen);
 #else
 	(void)f;
 	(void)width;
 	(void)height;
-	snprintf(err, errlen, "%s: PNG export needs cairo, and mixprec was built without cairo "
-		 "(install libcairo2-dev and run ./configure again)", path);
+	snprintf(err, errlen, "%s: %s export needs cairo, and mixprec was built without cairo "
+		 "(install libcairo2-dev and run ./configure again)", path, png ? "PNG" : "SVG");
 	return MP_EUNSUPPORTED;
 #endif
+}
+
+mp_status plot_write_svg(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
+{
+	return write_image(f, path, width, height, false, err, errlen);
+}
+
+mp_status plot_write_png(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen)
+{
+	return write_image(f, path, width, height, true, err, errlen);
 }

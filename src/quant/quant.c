@@ -168,6 +168,17 @@ static size_t q_amax(mpq_t amax, const fmt_num *x, size_t n)
 
 /* --- the rules --- */
 
+/* maxq set to f's overflow threshold (quant_overflow_threshold); whether a
+ * value at the threshold overflows too. */
+static bool overflow_bound(const fmt_info *f, mpq_t maxq)
+{
+	double thr;
+	bool tie_over;
+	quant_overflow_threshold(f, &thr, &tie_over);
+	mpq_set_d(maxq, thr);
+	return tie_over;
+}
+
 static void run_mx_block(const quant_info *q, const quant_opts *o, const fmt_num *x, quant_block *b,
                          quant_elem *e)
 {
@@ -180,10 +191,7 @@ static void run_mx_block(const quant_info *q, const quant_opts *o, const fmt_num
 	b->scale_bits = (uint32_t)(b->scale_exp + 127);
 	b->scale = ldexp(1.0, b->scale_exp);
 	q_set_d_2exp(div, 1.0, b->scale_exp);
-	double thr;
-	bool tie_over;
-	quant_overflow_threshold(f, &thr, &tie_over);
-	mpq_set_d(maxq, thr);
+	bool tie_over = overflow_bound(f, maxq);
 	for (size_t i = 0; i < b->count; i++) {
 		size_t j = b->begin + i;
 		round_elem(f, o->mode, rng_bits(o->seed, j), &x[j], div, b->scale, maxq, tie_over, &e[j]);
@@ -238,10 +246,7 @@ static void run_nv_block(const quant_info *q, const quant_opts *o, double st, co
 	mpq_t div, maxq;
 	mpq_inits(div, maxq, NULL);
 	q_set_d_2exp(div, b->scale * st, 0);   /* exact: 4 by 24 significant bits */
-	double thr;
-	bool tie_over;
-	quant_overflow_threshold(f, &thr, &tie_over);
-	mpq_set_d(maxq, thr);
+	bool tie_over = overflow_bound(f, maxq);
 	for (size_t i = 0; i < b->count; i++) {
 		size_t j = b->begin + i;
 		if (b->scale == 0) {

@@ -138,6 +138,18 @@ static void expr_free(claim_expr *e)
 	free(e);
 }
 
+/* The node KIND over A and B, which it takes: B missing (the parse under it
+ * failed) or no memory for the node frees both and gives NULL. */
+static claim_expr *join(lexer *lx, claim_expr_kind kind, claim_expr *a, claim_expr *b)
+{
+	claim_expr *n = b ? node(lx, kind, a, b) : NULL;
+	if (!n) {
+		expr_free(a);
+		expr_free(b);
+	}
+	return n;
+}
+
 /* [ROW] after a column name: the row is the first word of a table line. */
 static claim_expr *table_ref(lexer *lx, char *col)
 {
@@ -258,65 +270,46 @@ static claim_expr *factor(lexer *lx)
 		return a ? node(lx, CX_NEG, a, NULL) : NULL;
 	}
 	claim_expr *a = primary(lx);
-	if (a && accept(lx, "^")) {
-		claim_expr *b = factor(lx);
-		claim_expr *n = b ? node(lx, CX_POW, a, b) : NULL;
-		if (!n) {
-			expr_free(a);
-			expr_free(b);
-		}
-		return n;
-	}
+	if (a && accept(lx, "^"))
+		return join(lx, CX_POW, a, factor(lx));
 	return a;
+}
+
+/* Whether operator a or b comes next (taking it), its kind (ka or kb) into k. */
+static bool binary_op(lexer *lx, const char *a, claim_expr_kind ka, const char *b, claim_expr_kind kb,
+                      claim_expr_kind *k)
+{
+	if (accept(lx, a))
+		*k = ka;
+	else if (accept(lx, b))
+		*k = kb;
+	else
+		return false;
+	return true;
 }
 
 static claim_expr *term(lexer *lx)
 {
 	claim_expr *a = factor(lx);
-	while (a) {
-		claim_expr_kind k;
-		if (accept(lx, "*"))
-			k = CX_MUL;
-		else if (accept(lx, "/"))
-			k = CX_DIV;
-		else
-			break;
-		claim_expr *b = factor(lx);
-		claim_expr *n = b ? node(lx, k, a, b) : NULL;
-		if (!n) {
-			expr_free(a);
-			expr_free(b);
-			return NULL;
-		}
-		a = n;
-	}
+	claim_expr_kind k;
+	while (a && binary_op(lx, "*", CX_MUL, "/", CX_DIV, &k))
+		a = join(lx, k, a, factor(lx));
 	return a;
+}
+
+/* Whether the tolerance "+-" comes next: it is not a sum. */
+static bool at_tolerance(lexer *lx)
+{
+	skip_ws(lx);
+	return !strncmp(lx->p, "+-", 2);
 }
 
 static claim_expr *expr(lexer *lx)
 {
 	claim_expr *a = term(lx);
-	while (a) {
-		claim_expr_kind k;
-		skip_ws(lx);
-		/* "+-" is the tolerance, not a sum */
-		if (!strncmp(lx->p, "+-", 2))
-			break;
-		if (accept(lx, "+"))
-			k = CX_ADD;
-		else if (accept(lx, "-"))
-			k = CX_SUB;
-		else
-			break;
-		claim_expr *b = term(lx);
-		claim_expr *n = b ? node(lx, k, a, b) : NULL;
-		if (!n) {
-			expr_free(a);
-			expr_free(b);
-			return NULL;
-		}
-		a = n;
-	}
+	claim_expr_kind k;
+	while (a && !at_tolerance(lx) && binary_op(lx, "+", CX_ADD, "-", CX_SUB, &k))
+		a = join(lx, k, a, term(lx));
 	return a;
 }
 

@@ -366,20 +366,11 @@ static bool step_field(const char *field, fmt_id *id, const char **step)
 {
 	static const char *const steps[] = { "_exponent", "_exp_field", "_fraction", "_guard", "_round", "_sticky",
 		                             "_round_up", "_bits" };
-	for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
-		size_t fl = strlen(field), sl = strlen(steps[k]);
-		if (fl > sl && strcmp(field + fl - sl, steps[k]) == 0) {
-			char name[EX_NAME_MAX];
-			snprintf(name, sizeof name, "%.*s", (int)(fl - sl), field);
-			const fmt_info *f = fmt_find(name);
-			if (f) {
-				*id = f->id;
-				*step = steps[k] + 1;
-				return true;
-			}
-		}
-	}
-	return false;
+	int k = exs_format_suffix(field, steps, sizeof steps / sizeof steps[0], id);
+	if (k < 0)
+		return false;
+	*step = steps[k] + 1;
+	return true;
 }
 
 /* Rounding V by hand one step at a time: the exponent e with 2^e <= |V| <

@@ -20,6 +20,13 @@ int exs_fidx(solve_ctx *c, const char *name)
 	return ex_field_index(c->ex, name);
 }
 
+/* The expected value of field, NULL when the exercise has no such field. */
+static ex_value *slot(solve_ctx *c, const char *field)
+{
+	int i = exs_fidx(c, field);
+	return i < 0 ? NULL : &c->sol->expect[i];
+}
+
 /* The text an answer key shows: whole numbers without an exponent. */
 void exs_short_text(char *out, size_t n, double x)
 {
@@ -31,10 +38,9 @@ void exs_short_text(char *out, size_t n, double x)
 
 void exs_set_num(solve_ctx *c, const char *field, double x)
 {
-	int i = exs_fidx(c, field);
-	if (i < 0)
+	ex_value *e = slot(c, field);
+	if (!e)
 		return;
-	ex_value *e = &c->sol->expect[i];
 	e->type = EX_NUMBER;
 	e->number = x;
 	exs_short_text(e->text, sizeof e->text, x);
@@ -42,10 +48,9 @@ void exs_set_num(solve_ctx *c, const char *field, double x)
 
 void exs_set_bits(solve_ctx *c, const char *field, const fmt_info *f, uint32_t bits)
 {
-	int i = exs_fidx(c, field);
-	if (i < 0)
+	ex_value *e = slot(c, field);
+	if (!e)
 		return;
-	ex_value *e = &c->sol->expect[i];
 	e->type = EX_BITS;
 	e->bits = bits;
 	snprintf(e->text, sizeof e->text, "0x%0*x", fmt_hex_digits(f), (unsigned)bits);
@@ -54,10 +59,9 @@ void exs_set_bits(solve_ctx *c, const char *field, const fmt_info *f, uint32_t b
 /* A bare field of width bits (the kept fraction), shown in binary. */
 void exs_set_field_bits(solve_ctx *c, const char *field, int width, uint32_t bits)
 {
-	int i = exs_fidx(c, field);
-	if (i < 0)
+	ex_value *e = slot(c, field);
+	if (!e)
 		return;
-	ex_value *e = &c->sol->expect[i];
 	e->type = EX_BITS;
 	e->bits = bits;
 	int n = 0;
@@ -68,47 +72,55 @@ void exs_set_field_bits(solve_ctx *c, const char *field, int width, uint32_t bit
 
 void exs_set_choice(solve_ctx *c, const char *field, const char *choice)
 {
-	int i = exs_fidx(c, field);
-	if (i < 0)
+	ex_value *e = slot(c, field);
+	if (!e)
 		return;
-	ex_value *e = &c->sol->expect[i];
 	e->type = EX_CHOICE;
 	snprintf(e->choice, sizeof e->choice, "%s", choice);
 	snprintf(e->text, sizeof e->text, "%s", choice);
 }
 
-ex_mistake *exs_mistake(solve_ctx *c, const char *field, const char *fmt, ...)
+/* The next mistake on field, its message fmt filled from ap and its tag fmt
+ * itself (the same sentence for every variant, before its numbers go in);
+ * value, when given, is the wrong answer it stands for. NULL, and nothing
+ * added, when the exercise has no such field, value is the right answer
+ * (two figures can coincide for some parameters) or the list is full. */
+static ex_mistake *add_mistake(solve_ctx *c, const char *field, const ex_value *value, const char *fmt,
+                               va_list ap)
 {
-	int i = exs_fidx(c, field);
-	if (i < 0 || c->sol->nmistakes == EX_MAX_MISTAKES)
+	const ex_value *e = slot(c, field);
+	if (!e || c->sol->nmistakes == EX_MAX_MISTAKES)
+		return NULL;
+	if (value && value->type == EX_NUMBER && e->number == value->number)
+		return NULL;
+	if (value && value->type == EX_CHOICE && strcmp(e->choice, value->choice) == 0)
 		return NULL;
 	ex_mistake *m = &c->sol->mistakes[c->sol->nmistakes++];
 	memset(m, 0, sizeof *m);
-	m->field = (size_t)i;
-	m->tag = fmt;   /* the same sentence for every variant, before its numbers go in */
+	m->field = (size_t)(e - c->sol->expect);
+	if (value)
+		m->value = *value;
+	m->tag = fmt;
+	vsnprintf(m->message, sizeof m->message, fmt, ap);
+	return m;
+}
+
+ex_mistake *exs_mistake(solve_ctx *c, const char *field, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(m->message, sizeof m->message, fmt, ap);
+	ex_mistake *m = add_mistake(c, field, NULL, fmt, ap);
 	va_end(ap);
 	return m;
 }
 
-/* A wrong number that a field must not accept as a mistake when it is the
- * right answer too (two figures can coincide for some parameters). */
+/* A wrong number, not taken when it is the right answer too. */
 void exs_mistake_num(solve_ctx *c, const char *field, double x, const char *fmt, ...)
 {
-	int i = exs_fidx(c, field);
-	if (i < 0 || c->sol->expect[i].number == x || c->sol->nmistakes == EX_MAX_MISTAKES)
-		return;
-	ex_mistake *m = &c->sol->mistakes[c->sol->nmistakes++];
-	memset(m, 0, sizeof *m);
-	m->field = (size_t)i;
-	m->value.type = EX_NUMBER;
-	m->value.number = x;
-	m->tag = fmt;
+	ex_value v = { .type = EX_NUMBER, .number = x };
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(m->message, sizeof m->message, fmt, ap);
+	add_mistake(c, field, &v, fmt, ap);
 	va_end(ap);
 }
 
@@ -126,18 +138,11 @@ bool exs_number_close(solve_ctx *c, const char *field, double x)
 /* A wrong choice word for field and what to tell a student who picks it. */
 void exs_mistake_choice(solve_ctx *c, const char *field, const char *word, const char *fmt, ...)
 {
-	int i = exs_fidx(c, field);
-	if (i < 0 || strcmp(c->sol->expect[i].choice, word) == 0 || c->sol->nmistakes == EX_MAX_MISTAKES)
-		return;
-	ex_mistake *m = &c->sol->mistakes[c->sol->nmistakes++];
-	memset(m, 0, sizeof *m);
-	m->field = (size_t)i;
-	m->value.type = EX_CHOICE;
-	snprintf(m->value.choice, sizeof m->value.choice, "%s", word);
-	m->tag = fmt;
+	ex_value v = { .type = EX_CHOICE };
+	snprintf(v.choice, sizeof v.choice, "%s", word);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(m->message, sizeof m->message, fmt, ap);
+	add_mistake(c, field, &v, fmt, ap);
 	va_end(ap);
 }
 
@@ -253,10 +258,9 @@ double exs_spacing_at(const fmt_info *f, double x)
 }
 
 /* The formats whose fields an exercise names ("fp16_bits", "e4m3_rel_error"). */
-bool exs_field_format(const char *field, fmt_id *id)
+int exs_format_suffix(const char *field, const char *const *suffix, size_t n, fmt_id *id)
 {
-	static const char *suffix[] = { "_bits", "_value", "_rel_error" };
-	for (size_t k = 0; k < 3; k++) {
+	for (size_t k = 0; k < n; k++) {
 		size_t fl = strlen(field), sl = strlen(suffix[k]);
 		if (fl > sl && strcmp(field + fl - sl, suffix[k]) == 0) {
 			char name[EX_NAME_MAX];
@@ -264,11 +268,17 @@ bool exs_field_format(const char *field, fmt_id *id)
 			const fmt_info *f = fmt_find(name);
 			if (f) {
 				*id = f->id;
-				return true;
+				return (int)k;
 			}
 		}
 	}
-	return false;
+	return -1;
+}
+
+bool exs_field_format(const char *field, fmt_id *id)
+{
+	static const char *const suffix[] = { "_bits", "_value", "_rel_error" };
+	return exs_format_suffix(field, suffix, sizeof suffix / sizeof suffix[0], id) >= 0;
 }
 
 void exs_field_name(char *out, size_t n, const char *prefix, const char *suffix)

@@ -59,6 +59,9 @@ int exs_floor_log2(double x);           /* nonzero finite x, exactly */
 double exs_spacing_at(const fmt_info *f, double x);
 /* The format a field such as "fp16_bits" or "e4m3_rel_error" names. */
 bool exs_field_format(const char *field, fmt_id *id);
+/* The first of the n suffixes that field ends in after a format's name
+ * ("fp16" + "_guard"), that format in id; -1 when none does. */
+int exs_format_suffix(const char *field, const char *const *suffix, size_t n, fmt_id *id);
 void exs_field_name(char *out, size_t n, const char *prefix, const char *suffix);
 
 /* A range parameter's value text for x in [lo, hi]: rounded to its digits

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "teach/lesson_check_int.h"
+#include "util/grow.h"
 
 /* --- the section's claims --- */
 
@@ -38,15 +39,9 @@ static mp_status claims_of_section(const lesson_doc *doc, size_t first, size_t l
 			char *line = strndup(p, len), err[8];
 			if (!line)
 				return MP_ENOMEM;
-			if (l->n == l->cap) {
-				size_t cap = l->cap ? 2 * l->cap : 16;
-				claim *c = realloc(l->c, cap * sizeof *c);
-				if (!c) {
-					free(line);
-					return MP_ENOMEM;
-				}
-				l->c = c;
-				l->cap = cap;
+			if (!grow_one(&l->c, &l->cap, l->n, 16, sizeof *l->c)) {
+				free(line);
+				return MP_ENOMEM;
 			}
 			const char *t = line + strspn(line, " \t");
 			if (*t && *t != '#' && claim_parse(&l->c[l->n], t, err, sizeof err) == MP_OK)
@@ -131,14 +126,24 @@ typedef struct {
 	bool ref;            /* a section, table or figure number */
 } num_tok;
 
+/* The letters that end where the blanks before p of text t begin: the
+ * word before p as [*s, *e), empty when no letter stands there. */
+static void word_back(const char *t, const char *p, const char **s, const char **e)
+{
+	const char *end = p;
+	while (end > t && end[-1] == ' ')
+		end--;
+	const char *start = end;
+	while (start > t && isalpha((unsigned char)start[-1]))
+		start--;
+	*s = start;
+	*e = end;
+}
+
 static bool word_before(const char *t, const char *p, const char *const *words)
 {
-	const char *e = p;
-	while (e > t && e[-1] == ' ')
-		e--;
-	const char *s = e;
-	while (s > t && isalpha((unsigned char)s[-1]))
-		s--;
+	const char *s, *e;
+	word_back(t, p, &s, &e);
 	for (size_t i = 0; words[i]; i++)
 		if ((size_t)(e - s) == strlen(words[i]) && !strncasecmp(s, words[i], (size_t)(e - s)))
 			return true;
@@ -165,12 +170,8 @@ static bool is_year(const char *t, const char *p, const char *e)
 		return true;
 	if (p - t >= 2 && !strncmp(p - 2, ", ", 2) && *e == ')')
 		return true;
-	const char *w = p;
-	while (w > t && w[-1] == ' ')
-		w--;
-	const char *s = w;
-	while (s > t && isalpha((unsigned char)s[-1]))
-		s--;
+	const char *s, *w;
+	word_back(t, p, &s, &w);
 	return w > s && w < p && isupper((unsigned char)*s) && (*e == ',' || *e == ')');
 }
 

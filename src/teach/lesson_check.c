@@ -11,6 +11,7 @@
 #include "teach/lesson_check_int.h"
 #include "train/accum.h"
 #include "train/train.h"
+#include "util/grow.h"
 
 /* --- the commands a lesson may run --- */
 
@@ -199,14 +200,8 @@ bool lesson_command_seeded(char **argv, size_t argc, size_t k, char ***out, size
 lesson_check_item *lesson_check_add(lesson_check_report *rep, lesson_check_kind kind, unsigned line, bool ok,
                                     const char *what, const char *fmt, ...)
 {
-	if (rep->n == rep->cap) {
-		size_t cap = rep->cap ? 2 * rep->cap : 32;
-		lesson_check_item *p = realloc(rep->items, cap * sizeof *p);
-		if (!p)
-			return NULL;
-		rep->items = p;
-		rep->cap = cap;
-	}
+	if (!grow_one(&rep->items, &rep->cap, rep->n, 32, sizeof *rep->items))
+		return NULL;
 	lesson_check_item *it = &rep->items[rep->n++];
 	memset(it, 0, sizeof *it);
 	it->kind = kind;

@@ -4,6 +4,7 @@
 
 #include "train/fp8scale.h"
 #include "train/nvfp4_probe.h"
+#include "util/grow.h"
 #include "util/rng.h"
 
 struct nvfp4_probe {
@@ -61,15 +62,10 @@ static mp_status grow(nvfp4_probe *p, size_t n)
 {
 	if (n <= p->cap)
 		return MP_OK;
-	float *a = realloc(p->a, n * sizeof *a);
-	if (a)
-		p->a = a;
-	float *b = realloc(p->b, n * sizeof *b);
-	if (b)
-		p->b = b;
-	double *sum = realloc(p->sum, n * sizeof *sum);
-	if (sum)
-		p->sum = sum;
+	/* each array on its own: one that grew stays grown when another fails */
+	bool a = grow_to(&p->a, n, sizeof *p->a);
+	bool b = grow_to(&p->b, n, sizeof *p->b);
+	bool sum = grow_to(&p->sum, n, sizeof *p->sum);
 	if (!a || !b || !sum)
 		return MP_ENOMEM;
 	p->cap = n;

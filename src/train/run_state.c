@@ -4,6 +4,7 @@
 
 #include "fmt/bulk.h"
 #include "train/run_state.h"
+#include "util/grow.h"
 
 /* --- dtypes --- */
 
@@ -115,14 +116,8 @@ mp_status run_state_add(run_state *rs, const char *name, rs_dtype dtype, size_t 
 {
 	if (strlen(name) >= RS_NAME_MAX || !rs_dtype_size(dtype) || ndim > RS_MAX_DIM || run_state_find(rs, name))
 		return MP_EINVAL;
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? 2 * rs->cap : 64;
-		rs_tensor *grown = realloc(rs->tensors, cap * sizeof *grown);
-		if (!grown)
-			return MP_ENOMEM;
-		rs->tensors = grown;
-		rs->cap = cap;
-	}
+	if (!grow_one(&rs->tensors, &rs->cap, rs->n, 64, sizeof *rs->tensors))
+		return MP_ENOMEM;
 	rs_tensor t = { .dtype = dtype, .ndim = ndim };
 	strcpy(t.name, name);
 	for (size_t i = 0; i < ndim; i++)
@@ -156,15 +151,9 @@ mp_status run_state_set_meta(run_state *rs, const char *key, const char *value)
 			rs->meta[i].value = v;
 			return MP_OK;
 		}
-	if (rs->nmeta == rs->metacap) {
-		size_t cap = rs->metacap ? 2 * rs->metacap : 32;
-		rs_meta *grown = realloc(rs->meta, cap * sizeof *grown);
-		if (!grown) {
-			free(v);
-			return MP_ENOMEM;
-		}
-		rs->meta = grown;
-		rs->metacap = cap;
+	if (!grow_one(&rs->meta, &rs->metacap, rs->nmeta, 32, sizeof *rs->meta)) {
+		free(v);
+		return MP_ENOMEM;
 	}
 	char *k = strdup(key);
 	if (!k) {

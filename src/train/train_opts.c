@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "fmt/numarg.h"
+#include "util/optwalk.h"
 #include "train/nvfp4_probe.h"
 #include "train/shape.h"
 #include "train/train_opts.h"
@@ -389,17 +389,6 @@ static mp_status gradhist_option(gradhist_opts *g, int c, const char *v, char *e
 
 /* --- the command line --- */
 
-/* A negative number as typed on a command line: "-" followed by a digit, a
- * point, or inf/nan (a value, not an option). */
-static bool is_negative_number(const char *s)
-{
-	if (s[0] != '-' || !s[1])
-		return false;
-	if ((s[1] >= '0' && s[1] <= '9') || s[1] == '.')
-		return true;
-	return !strncasecmp(s + 1, "inf", 3) || !strncasecmp(s + 1, "nan", 3);
-}
-
 /* Walks argv with getopt_long over opts, handing each option to train's
  * (g NULL) or gradhist's handler. Neither command takes an argument that is
  * not an option's value: the first one is an error (hint: what follows it
@@ -407,38 +396,23 @@ static bool is_negative_number(const char *s)
 static mp_status walk(const char *cmd, const char *hint, const struct option *opts, int argc, char **argv,
                       train_opts *o, gradhist_opts *g, char *err, size_t errlen)
 {
-	optind = 0;   /* 0: getopt starts afresh, whatever an earlier parse left */
-	opterr = 0;
-	bool rest = false;
-	for (;;) {
-		int at = optind ? optind : 1;
-		if (at >= argc)
-			return MP_OK;
-		const char *arg = argv[at];
-		if (!rest && !strcmp(arg, "--")) {
-			rest = true;
-			if (at + 1 >= argc)
-				return MP_OK;
-			arg = argv[at + 1];
-		}
-		if (rest || is_negative_number(arg) || arg[0] != '-' || arg[1] == '\0')
-			return mp_fail(MP_EINVAL, err, errlen, "unexpected argument '%s'%s", arg, hint);
-		/* '+': stop at the first non-option, so values keep their order */
-		int c = getopt_long(argc, argv, "+:h", opts, NULL);
-		if (c == -1)
-			return MP_OK;
+	optwalk w = { 0 };
+	char *value;
+	int c;
+	while ((c = optwalk_next(&w, argc, argv, opts, &value)) != -1) {
+		if (c == OPTWALK_VALUE)
+			return mp_fail(MP_EINVAL, err, errlen, "unexpected argument '%s'%s", value, hint);
 		if (c == 'h') {
 			o->help = true;
 			return MP_OK;
 		}
-		if (c == ':')
-			return mp_fail(MP_EINVAL, err, errlen, "option '%s' needs a value", argv[optind - 1]);
-		if (c == '?')
-			return mp_fail(MP_EINVAL, err, errlen, "unknown option '%s' (see 'mixprec %s --help')", argv[optind - 1], cmd);
+		if (c == ':' || c == '?')
+			return optwalk_error(cmd, c, argv, err, errlen);
 		mp_status st = g ? gradhist_option(g, c, optarg, err, errlen) : train_option(o, c, optarg, err, errlen);
 		if (st != MP_OK)
 			return MP_EINVAL;
 	}
+	return MP_OK;
 }
 
 /* The checks that need several options, once all are read: the schedule

@@ -79,28 +79,26 @@ int utf8_cp_width(uint32_t cp)
 	return utf8_is_combining(cp) ? 0 : 1;
 }
 
-size_t utf8_count(const char *s)
+/* The code points of s (NULL: none), or with width the columns they take. */
+static size_t walk(const char *s, bool width)
 {
-	size_t count = 0;
+	size_t n = 0;
 	if (!s)
 		return 0;
 	while (*s) {
 		uint32_t cp;
 		s += utf8_decode(s, strnlen(s, 4), &cp, NULL);
-		count++;
+		n += width ? (size_t)utf8_cp_width(cp) : 1;
 	}
-	return count;
+	return n;
+}
+
+size_t utf8_count(const char *s)
+{
+	return walk(s, false);
 }
 
 int utf8_width(const char *s)
 {
-	int w = 0;
-	if (!s)
-		return 0;
-	while (*s) {
-		uint32_t cp;
-		s += utf8_decode(s, strnlen(s, 4), &cp, NULL);
-		w += utf8_cp_width(cp);
-	}
-	return w;
+	return (int)walk(s, true);
 }
