@@ -22,12 +22,21 @@ build_standalone() (
 	b=$work/standalone
 	mkdir -p "$b" || exit 2
 	# the tree's files, tracked and new, without what a build left there
-	if git -C "$src" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+	# a git checkout's own top (a tarball unpacked inside some other
+	# checkout, as make distcheck does, is copied whole)
+	if [ "$(git -C "$src" rev-parse --show-toplevel 2> /dev/null)" = "$(cd "$src" && pwd -P)" ]; then
 		(cd "$src" && git ls-files -co --exclude-standard -z |
 			xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
 			tar --null -T - -cf -) | tar -C "$b" -xf - || exit 2
 	else
-		cp -R "$src/." "$b" || exit 2
+		# a tree without git (a tarball), less the top folder that holds
+		# the work folder when that lies inside it (make distcheck builds
+		# in _build inside the unpacked tarball)
+		top=$(cd "$src" && pwd -P)
+		in=$(cd "$work" && pwd -P)
+		skip=
+		case $in in "$top"/*) in=${in#"$top"/}; skip=--exclude=./${in%%/*} ;; esac
+		(cd "$top" && tar $skip -cf - .) | tar -C "$b" -xf - || exit 2
 	fi
 	generated="configure Makefile.in config.h.in aclocal.m4 build-aux"
 	gen=
