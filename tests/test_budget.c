@@ -377,6 +377,20 @@ START_TEST(parse_counts)
 	ck_assert_int_eq(budget_parse_count("nan", &v, NULL, 0), MP_EINVAL);
 	ck_assert_int_eq(budget_parse_count("1/3", &v, NULL, 0), MP_EINVAL);
 	ck_assert_int_eq(budget_parse_count("1.5", &v, NULL, 0), MP_EINVAL);
+	/* a count is whole after its suffix: 0.5 and 1.5k + 1/2 are not, 2.5k
+	 * (2500) is; the range ends at 10^15 = 1000T exactly */
+	ck_assert_int_eq(budget_parse_count("0.5", &v, err, sizeof err), MP_EINVAL);
+	ck_assert(strstr(err, "whole") != NULL);
+	ck_assert_int_eq(budget_parse_count("2.5k", &v, NULL, 0), MP_OK);
+	ck_assert(v == 2500);
+	ck_assert_int_eq(budget_parse_count("1000T", &v, NULL, 0), MP_OK);
+	ck_assert(v == 1e15);
+	ck_assert_int_eq(budget_parse_count("1000000000000001", &v, err, sizeof err), MP_EINVAL);
+	ck_assert(strstr(err, "1 to 10^15") != NULL);
+	ck_assert_int_eq(budget_parse_count("1e300", &v, NULL, 0), MP_EINVAL);
+	/* a malformed count shows count syntax, not hex floats and fractions */
+	ck_assert_int_eq(budget_parse_count("abc", &v, err, sizeof err), MP_EPARSE);
+	ck_assert(strstr(err, "hex float") == NULL && strstr(err, "6.7B") != NULL);
 }
 END_TEST
 

@@ -187,7 +187,7 @@ mp_status budget_opts_parse(int argc, char **argv, budget_opts *o, char *err, si
 		if (c == OPTWALK_VALUE)
 			return mp_fail(MP_EINVAL, err, errlen, "unexpected argument '%s' (see 'mixprec budget --help')", value);
 		if (c == ':' || c == '?')
-			return optwalk_error("budget", c, argv, err, errlen);
+			return optwalk_error("budget", c, argv, budget_options, err, errlen);
 		if (c == 'h') {
 			o->help = true;
 			return MP_OK;

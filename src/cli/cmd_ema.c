@@ -171,7 +171,7 @@ int cmd_drift_ema(int argc, char **argv)
 			return CLI_USAGE;
 		}
 		if (c == ':' || c == '?')
-			return cli_option_error("drift", c, argv);
+			return cli_option_error("drift", c, argv, opts);
 		if (!ema_option(c, &p, &steps_set))
 			return CLI_USAGE;
 	}

@@ -113,7 +113,7 @@ static int parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*hel
 		case 'h': help(); return cli_flush_stdout(cmd) ? -1 : CLI_ENV;
 		case ':':
 		default:
-			return cli_option_error(cmd, c, argv);
+			return cli_option_error(cmd, c, argv, opts);
 		}
 	}
 	if (!o->roster) {
