@@ -29,6 +29,11 @@ run lab new --roster "$tmp/roster.csv" --out "$tmp/lab" --course-seed c1
 expect_rc "lab new with two bad roster rows" 2
 err_has "lab new: unusable id named with file:line" "roster.csv:5: student id 'bad id'"
 err_has "lab new: duplicate named with both lines" "roster.csv:6: student s1 is listed twice (first on line 2)"
+[ ! -e "$tmp/lab" ] && ok "lab new with bad roster rows: nothing written" || bad "lab new with bad rows wrote" "$(ls "$tmp/lab")"
+# the roster without its two bad rows (lines 5 and 6)
+head -n 4 "$tmp/roster.csv" >"$tmp/roster-ok.csv"
+run lab new --roster "$tmp/roster-ok.csv" --out "$tmp/lab" --course-seed c1
+expect_rc "lab new with a good roster" 0
 for f in s1.md s1.txt s1-answers.csv s2.md s3-answers.csv answer-key.csv; do
 	[ -f "$tmp/lab/$f" ] && ok "lab new wrote $f" || bad "lab new wrote $f"
 done
@@ -61,10 +66,17 @@ gb=$(awk -v p="$P" 'BEGIN { printf "%.6g", 20 * p / 1e9 }')
 awk -F, 'NR == 1 { print "student_id,exercise,field,answer"; next } $1 == "s1" || $1 == "s3" { print }' "$tmp/lab/answer-key.csv" >"$tmp/sub.csv"
 sed -i -e 's/^s3,7.4c,total_gb,.*/s3,7.4c,total_gb,@SUM(1)/' -e 's/^s3,7.4c,bytes_per_param,.*/s3,7.4c,bytes_per_param,16/' "$tmp/sub.csv"
 printf 's9,7.4a,fp16_min_normal,1\ns3,7.4a,bf16_min_normal,1"2\n' >>"$tmp/sub.csv"
-run grade --roster "$tmp/roster.csv" "$tmp/sub.csv" --out "$tmp/grades.csv" --summary "$tmp/summary.csv" --course-seed c1
+run grade --roster "$tmp/roster-ok.csv" "$tmp/sub.csv" --out "$tmp/grades.csv" --summary "$tmp/summary.csv" --course-seed c1
 expect_rc "grade with bad rows" 2
 err_has "grade: unknown student with file:line" "sub.csv:$(($(wc -l <"$tmp/sub.csv") - 1)): unknown student 's9'"
 err_has "grade: malformed row with file:line" "sub.csv:$(wc -l <"$tmp/sub.csv"):"
+[ ! -e "$tmp/grades.csv" ] && [ ! -e "$tmp/summary.csv" ] && ok "grade with bad rows: no file written" ||
+	bad "grade with bad rows wrote a file" "$(ls "$tmp")"
+out_has "grade with bad rows: the class table still shown" "most common wrong answer"
+# the same submission without its two bad rows (its last two lines): graded into the files
+head -n -2 "$tmp/sub.csv" >"$tmp/sub-ok.csv"
+run grade --roster "$tmp/roster-ok.csv" "$tmp/sub-ok.csv" --out "$tmp/grades.csv" --summary "$tmp/summary.csv" --course-seed c1
+expect_rc "grade: s3 and s2 not all right" 1
 nf=$(grep -c '^s1,' "$tmp/lab/answer-key.csv")   # one key row per field of the lab
 grep -q "^s1,Ada,total,1.000,$nf,$nf," "$tmp/grades.csv" && ok "grade: s1 all right" || bad "grade: s1 all right" "$(grep '^s1' "$tmp/grades.csv" | tail -1)"
 grep -q '^s3,Grace,7.4c,0.333,1,3,.*accumulator' "$tmp/grades.csv" && ok "grade: s3 7.4c wrong, explained" || bad "grade: s3 7.4c" "$(grep '^s3,Grace,7.4c' "$tmp/grades.csv")"

@@ -84,7 +84,7 @@ for r in 0 4097 abc; do
 	expect_rc "--probe-draws $r" 2
 	err_has "--probe-draws $r: names the option" "--probe-draws: "
 done
-err_has "--probe-draws abc: not a number" "'abc': not a number"
+err_has "--probe-draws abc: not a whole number" "'abc' is not a whole number"
 run train $tiny --probe nvfp4 --probe-draws 5000
 err_has "--probe-draws 5000: the range" "--probe-draws: 5000 is not in 1..4096"
 run train $tiny --probe-draws 8

@@ -56,13 +56,13 @@ grep -q "mixprec exercise hint 7.4c --student alice --course-seed fall26" "$tmp/
 "$MIXPREC" check 7.4c $(answers "$P") --no-progress >"$tmp/out" 2>&1
 [ $? -eq 1 ] && ok "without --student the default variant is checked" || bad "default variant" "$(cat "$tmp/out")"
 
-# an id that needs quoting, and the seed from the environment
-MIXPREC_COURSE_SEED=spring27 paste_check "o'brien x" ""
+# a seed that needs quoting (an id never does: class_id_check), from the environment
+MIXPREC_COURSE_SEED="spring'27 x" paste_check "o.brien" ""
 case $cmd in
-*"--student 'o'\\''brien x' --course-seed spring27 "*) ok "an id with a quote and a blank is shell-quoted" ;;
-*) bad "shell-quoted id" "$cmd" ;;
+*"--student o.brien --course-seed 'spring'\\''27 x' "*) ok "a seed with a quote and a blank is shell-quoted" ;;
+*) bad "shell-quoted seed" "$cmd" ;;
 esac
-[ "$rc" -eq 0 ] && ok "the pasted command with a quoted id checks that variant" || bad "quoted id: exit $rc" "$cmd" "$(cat "$tmp/out")"
+[ "$rc" -eq 0 ] && ok "the pasted command with a quoted seed checks that variant" || bad "quoted seed: exit $rc" "$cmd" "$(cat "$tmp/out")"
 "$MIXPREC" exercise show 7.4c --student bob >"$tmp/show" 2>&1 </dev/null
 MIXPREC_COURSE_SEED=spring27 "$MIXPREC" exercise show 7.4c --student bob >"$tmp/show2" 2>&1 </dev/null
 grep -q -- "--course-seed 0 " "$tmp/show" && grep -q -- "--course-seed spring27 " "$tmp/show2" &&

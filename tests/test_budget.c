@@ -354,29 +354,43 @@ END_TEST
 START_TEST(parse_counts)
 {
 	double v;
-	ck_assert_int_eq(budget_parse_count("7e9", false, &v, NULL, 0), MP_OK);
+	ck_assert_int_eq(budget_parse_count("7e9", &v, NULL, 0), MP_OK);
 	ck_assert(v == 7e9);
-	ck_assert_int_eq(budget_parse_count("6.7B", false, &v, NULL, 0), MP_OK);
+	ck_assert_int_eq(budget_parse_count("6.7B", &v, NULL, 0), MP_OK);
 	ck_assert(v == 6.7e9);
-	ck_assert_int_eq(budget_parse_count("124M", false, &v, NULL, 0), MP_OK);
+	ck_assert_int_eq(budget_parse_count("124M", &v, NULL, 0), MP_OK);
 	ck_assert(v == 124e6);
-	ck_assert_int_eq(budget_parse_count("175B", false, &v, NULL, 0), MP_OK);
+	ck_assert_int_eq(budget_parse_count("175B", &v, NULL, 0), MP_OK);
 	ck_assert(v == 175e9);
-	ck_assert_int_eq(budget_parse_count("1.5T", false, &v, NULL, 0), MP_OK);
+	ck_assert_int_eq(budget_parse_count("1.5T", &v, NULL, 0), MP_OK);
 	ck_assert(v == 1.5e12);
-	ck_assert_int_eq(budget_parse_count("2^30", true, &v, NULL, 0), MP_OK);
+	ck_assert_int_eq(budget_parse_count("2^30", &v, NULL, 0), MP_OK);
 	ck_assert(v == 1073741824.0);
-	ck_assert_int_eq(budget_parse_count("0x1Bp0", true, &v, NULL, 0), MP_OK);   /* hex, not billions */
+	ck_assert_int_eq(budget_parse_count("0x1Bp0", &v, NULL, 0), MP_OK);   /* hex, not billions */
 	ck_assert(v == 27);
 	char err[128];
-	ck_assert_int_eq(budget_parse_count("abc", false, &v, err, sizeof err), MP_EPARSE);
+	ck_assert_int_eq(budget_parse_count("abc", &v, err, sizeof err), MP_EPARSE);
 	ck_assert(err[0] != '\0');
-	ck_assert_int_eq(budget_parse_count("-5", false, &v, NULL, 0), MP_EINVAL);
-	ck_assert_int_eq(budget_parse_count("0", false, &v, NULL, 0), MP_EINVAL);
-	ck_assert_int_eq(budget_parse_count("inf", false, &v, NULL, 0), MP_EINVAL);
-	ck_assert_int_eq(budget_parse_count("nan", false, &v, NULL, 0), MP_EINVAL);
-	ck_assert_int_eq(budget_parse_count("1/3", true, &v, NULL, 0), MP_EINVAL);
-	ck_assert_int_eq(budget_parse_count("1.5", true, &v, NULL, 0), MP_EINVAL);
+	ck_assert_int_eq(budget_parse_count("-5", &v, NULL, 0), MP_EINVAL);
+	ck_assert_int_eq(budget_parse_count("0", &v, NULL, 0), MP_EINVAL);
+	ck_assert_int_eq(budget_parse_count("inf", &v, NULL, 0), MP_EINVAL);
+	ck_assert_int_eq(budget_parse_count("nan", &v, NULL, 0), MP_EINVAL);
+	ck_assert_int_eq(budget_parse_count("1/3", &v, NULL, 0), MP_EINVAL);
+	ck_assert_int_eq(budget_parse_count("1.5", &v, NULL, 0), MP_EINVAL);
+	/* a count is whole after its suffix: 0.5 and 1.5k + 1/2 are not, 2.5k
+	 * (2500) is; the range ends at 10^15 = 1000T exactly */
+	ck_assert_int_eq(budget_parse_count("0.5", &v, err, sizeof err), MP_EINVAL);
+	ck_assert(strstr(err, "whole") != NULL);
+	ck_assert_int_eq(budget_parse_count("2.5k", &v, NULL, 0), MP_OK);
+	ck_assert(v == 2500);
+	ck_assert_int_eq(budget_parse_count("1000T", &v, NULL, 0), MP_OK);
+	ck_assert(v == 1e15);
+	ck_assert_int_eq(budget_parse_count("1000000000000001", &v, err, sizeof err), MP_EINVAL);
+	ck_assert(strstr(err, "1 to 10^15") != NULL);
+	ck_assert_int_eq(budget_parse_count("1e300", &v, NULL, 0), MP_EINVAL);
+	/* a malformed count shows count syntax, not hex floats and fractions */
+	ck_assert_int_eq(budget_parse_count("abc", &v, err, sizeof err), MP_EPARSE);
+	ck_assert(strstr(err, "hex float") == NULL && strstr(err, "6.7B") != NULL);
 }
 END_TEST
 

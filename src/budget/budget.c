@@ -226,7 +226,7 @@ mp_status budget_parse_zero(const char *text, int *stage, char *err, size_t errl
 	mp_status st = MP_OK;
 	/* budget_parse_count rejects 0, which --zero needs */
 	if (strcmp(text, "0") != 0)
-		st = budget_parse_count(text, true, &d, err, errlen);
+		st = budget_parse_count(text, &d, err, errlen);
 	if (st != MP_OK || d < 0 || d > 3) {
 		snprintf(err, errlen, "--zero: '%s' is not a whole number in 0..3", text);
 		return MP_EINVAL;
@@ -248,7 +248,7 @@ mp_status budget_preset(const char *name, double *params, budget_shape *shape)
 
 /* --- parsing --- */
 
-mp_status budget_parse_count(const char *text, bool integer, double *out, char *err, size_t errlen)
+mp_status budget_parse_count(const char *text, double *out, char *err, size_t errlen)
 {
 	if (err && errlen)
 		err[0] = '\0';
@@ -283,7 +283,10 @@ mp_status budget_parse_count(const char *text, bool integer, double *out, char *
 	buf[exp10 ? n - 1 : n] = '\0';
 	fmt_num x;
 	fmt_num_init(&x);
-	mp_status st = fmt_parse_number(&x, buf, err, errlen);
+	mp_status st = fmt_parse_number(&x, buf, NULL, 0);
+	if (st != MP_OK && err)
+		snprintf(err, errlen, "'%.64s%s' is not a count (expected a whole number such as 7000000000, 7e9, "
+		         "6.7B, 124M or 2^30)", text, n > 64 ? "..." : "");
 	if (st == MP_OK) {
 		if (exp10) {
 			mpz_t p;
@@ -294,13 +297,17 @@ mp_status budget_parse_count(const char *text, bool integer, double *out, char *
 			mpz_clear(p);
 		}
 		double v = fmt_num_to_double(&x);
-		if (x.kind != NUM_FINITE || x.neg || mpq_sgn(x.mag) == 0 || !isfinite(v)) {
+		if (x.kind != NUM_FINITE || x.neg || mpq_sgn(x.mag) == 0) {
 			if (err)
-				snprintf(err, errlen, "'%s' is not a positive finite number", text);
+				snprintf(err, errlen, "'%s' is not a positive whole number (1 to 10^15)", text);
 			st = MP_EINVAL;
-		} else if (integer && mpz_cmp_ui(mpq_denref(x.mag), 1) != 0) {
+		} else if (mpz_cmp_ui(mpq_denref(x.mag), 1) != 0) {
 			if (err)
-				snprintf(err, errlen, "'%s' is not a whole number", text);
+				snprintf(err, errlen, "'%s' is not a whole number (a count from 1 to 10^15)", text);
+			st = MP_EINVAL;
+		} else if (!(v <= BUDGET_COUNT_MAX)) {
+			if (err)
+				snprintf(err, errlen, "'%s' is out of range (1 to 10^15)", text);
 			st = MP_EINVAL;
 		} else {
 			*out = v;

@@ -155,11 +155,16 @@ const char *budget_preset_name(size_t i);
  * with the message, naming the option, in err. */
 mp_status budget_parse_zero(const char *text, int *stage, char *err, size_t errlen);
 
+/* The largest count budget takes (parameters, layers, GPUs...): 10^15, above
+ * any model trained and well inside the integers binary64 holds exactly. */
+#define BUDGET_COUNT_MAX 1e15
+
 /* Parses a count in the project's number syntax (fmt_parse_number) with an
  * optional SI suffix K, M, B or G, T (1e3, 1e6, 1e9, 1e12): "7e9", "6.7B",
- * "124M", "2^30". The exact value is scaled and then rounded once to binary64.
- * MP_EPARSE for a malformed number (message in err), MP_EINVAL for one that is
- * not finite and positive (or, with integer, not a whole number). */
-mp_status budget_parse_count(const char *text, bool integer, double *out, char *err, size_t errlen);
+ * "124M", "2^30". A count is a whole number from 1 to BUDGET_COUNT_MAX
+ * after the suffix is applied (6.7B is 6700000000; 0.5 is no count).
+ * MP_EPARSE for a malformed number, MP_EINVAL for one that is not a whole
+ * number in that range; the message is in err. */
+mp_status budget_parse_count(const char *text, double *out, char *err, size_t errlen);
 
 #endif

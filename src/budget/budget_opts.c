@@ -38,10 +38,10 @@ typedef struct {
 	const char *ds_only;         /* an option that only the deepspeed convention reads */
 } budget_read;
 
-static mp_status count_value(const char *opt, const char *text, bool integer, double *v, char *err, size_t errlen)
+static mp_status count_value(const char *opt, const char *text, double *v, char *err, size_t errlen)
 {
 	char why[256];
-	mp_status st = budget_parse_count(text, integer, v, why, sizeof why);
+	mp_status st = budget_parse_count(text, v, why, sizeof why);
 	if (st != MP_OK)
 		return mp_fail(MP_EINVAL, err, errlen, "%s: %s", opt, why[0] ? why : mp_status_message(st));
 	return MP_OK;
@@ -65,10 +65,10 @@ static mp_status ds_option(budget_opts *o, budget_read *r, int c, const char *v,
 		r->ds_only = "--offload";
 		return named("--offload", "setting", v, budget_offload_from_name(v, &o->cfg.offload),
 		             budget_offload_known(), err, errlen);
-	case 'N': r->ds_only = "--nodes"; return count_value("--nodes", v, true, &o->cfg.nodes, err, errlen);
+	case 'N': r->ds_only = "--nodes"; return count_value("--nodes", v, &o->cfg.nodes, err, errlen);
 	case 'Y':
 		r->ds_only = "--largest-layer";
-		return count_value("--largest-layer", v, true, &o->cfg.largest_layer, err, errlen);
+		return count_value("--largest-layer", v, &o->cfg.largest_layer, err, errlen);
 	default: return MP_EUNSUPPORTED;
 	}
 }
@@ -77,14 +77,14 @@ static mp_status ds_option(budget_opts *o, budget_read *r, int c, const char *v,
 static mp_status shape_option(budget_read *r, int c, const char *v, char *err, size_t errlen)
 {
 	switch (c) {
-	case 'L': return count_value("--layers", v, true, &r->given.layers, err, errlen);
-	case 'H': return count_value("--channels", v, true, &r->given.hidden, err, errlen);
-	case 'A': return count_value("--heads", v, true, &r->given.heads, err, errlen);
-	case 'S': return count_value("--context", v, true, &r->given.seq, err, errlen);
-	case 'V': return count_value("--vocab", v, true, &r->given.vocab, err, errlen);
+	case 'L': return count_value("--layers", v, &r->given.layers, err, errlen);
+	case 'H': return count_value("--channels", v, &r->given.hidden, err, errlen);
+	case 'A': return count_value("--heads", v, &r->given.heads, err, errlen);
+	case 'S': return count_value("--context", v, &r->given.seq, err, errlen);
+	case 'V': return count_value("--vocab", v, &r->given.vocab, err, errlen);
 	default:   /* 'b' */
 		r->have_mb = true;
-		return count_value("--batch", v, true, &r->given.micro_batch, err, errlen);
+		return count_value("--batch", v, &r->given.micro_batch, err, errlen);
 	}
 }
 
@@ -96,7 +96,7 @@ static mp_status budget_option(budget_opts *o, budget_read *r, int c, const char
 	if (st != MP_EUNSUPPORTED)
 		return st;
 	switch (c) {
-	case 'p': return count_value("--params", v, false, &r->params, err, errlen);
+	case 'p': return count_value("--params", v, &r->params, err, errlen);
 	case 'P':
 		if (budget_preset(v, &cfg->params, &r->shape) != MP_OK)
 			return mp_fail(MP_EINVAL, err, errlen, "--preset: unknown model '%s' (known: %s)", v,
@@ -120,7 +120,7 @@ static mp_status budget_option(budget_opts *o, budget_read *r, int c, const char
 		r->have_zero = true;
 		return budget_parse_zero(v, &cfg->zero_stage, err, errlen) == MP_OK ? MP_OK : MP_EINVAL;
 	case 'g':
-		if (count_value("--gpus", v, true, &cfg->gpus, err, errlen) != MP_OK)
+		if (count_value("--gpus", v, &cfg->gpus, err, errlen) != MP_OK)
 			return MP_EINVAL;
 		if (cfg->gpus > BUDGET_GPUS_MAX)
 			return mp_fail(MP_EINVAL, err, errlen, "--gpus: %s is out of range (1 to %d)", v, BUDGET_GPUS_MAX);
@@ -187,7 +187,7 @@ mp_status budget_opts_parse(int argc, char **argv, budget_opts *o, char *err, si
 		if (c == OPTWALK_VALUE)
 			return mp_fail(MP_EINVAL, err, errlen, "unexpected argument '%s' (see 'mixprec budget --help')", value);
 		if (c == ':' || c == '?')
-			return optwalk_error("budget", c, argv, err, errlen);
+			return optwalk_error("budget", c, argv, budget_options, err, errlen);
 		if (c == 'h') {
 			o->help = true;
 			return MP_OK;

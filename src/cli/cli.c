@@ -62,6 +62,36 @@ static void usage(FILE *fp)
 	        "3 environment failure (I/O error, unreadable file, missing device).\n");
 }
 
+/* Words people type for a command that lives inside another one: the
+ * lessons and exercises speak of the Adam-EMA stall, which drift --ema shows. */
+static const struct {
+	const char *word, *command;
+} command_aliases[] = {
+	{ .word = "ema", .command = "drift --ema" },
+};
+
+/* Reports an unknown command, suggesting the command it was likely meant
+ * to be (an alias, or the nearest name). */
+static void unknown_command(const char *cmd)
+{
+	const char *near = NULL;
+	for (size_t i = 0; i < sizeof command_aliases / sizeof command_aliases[0]; i++)
+		if (!strcmp(cmd, command_aliases[i].word))
+			near = command_aliases[i].command;
+	if (!near) {
+		enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+		const char *names[NCOMMANDS];
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			names[i] = commands[i].name;
+		int k = optwalk_nearest(cmd, names, NCOMMANDS);
+		near = k >= 0 ? names[k] : NULL;
+	}
+	if (near)
+		cli_error(NULL, "unknown command '%s' (did you mean '%s'? see 'mixprec --help')", cmd, near);
+	else
+		cli_error(NULL, "unknown command '%s' (see 'mixprec --help')", cmd);
+}
+
 int cli_main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -93,14 +123,14 @@ int cli_main(int argc, char **argv)
 		free(args);
 		return rc;
 	}
-	cli_error(NULL, "unknown command '%s' (see 'mixprec --help')", cmd);
+	unknown_command(cmd);
 	return CLI_USAGE;
 }
 
-int cli_option_error(const char *cmd, int c, char **argv)
+int cli_option_error(const char *cmd, int c, char **argv, const struct option *opts)
 {
 	char err[512];
-	optwalk_error(cmd, c, argv, err, sizeof err);
+	optwalk_error(cmd, c, argv, opts, err, sizeof err);
 	cli_error(cmd, "%s", err);
 	return CLI_USAGE;
 }

@@ -79,9 +79,10 @@ enum { CLI_ARG_VALUE = OPTWALK_VALUE };
 typedef optwalk cli_args;
 int cli_getopt(cli_args *a, int argc, char **argv, const struct option *opts, char **value);
 
-/* Reports the option cli_getopt just rejected (c ':' for a missing value,
- * anything else for an unknown option) and returns CLI_USAGE. */
-int cli_option_error(const char *cmd, int c, char **argv);
+/* Reports the option cli_getopt just rejected from the table opts (c ':'
+ * for a missing value, anything else for an unknown option, with the
+ * nearest option of opts as a suggestion) and returns CLI_USAGE. */
+int cli_option_error(const char *cmd, int c, char **argv, const struct option *opts);
 
 /* Prints every format's name, comma-separated, on lines of at most 79
  * columns, each indented by `indent` spaces (for --help texts). */

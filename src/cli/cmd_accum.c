@@ -178,7 +178,7 @@ static int accum_parse(int argc, char **argv, accum_args *a)
 			cli_error("accum", "unexpected argument '%s'", value);
 			return CLI_USAGE;
 		} else if (c < O_K || c > O_SEED) {
-			return cli_option_error("accum", c, argv);
+			return cli_option_error("accum", c, argv, opts);
 		} else if (!accum_option(c, optarg, a)) {
 			return CLI_USAGE;
 		}

@@ -194,7 +194,7 @@ static int amax_parse(int argc, char **argv, amax_args *a)
 			cli_error("amax", "unexpected argument '%s' (values go in --amax A,A,...)", value);
 			return CLI_USAGE;
 		} else if (c < O_AMAX || c > O_FORMAT) {
-			return cli_option_error("amax", c, argv);
+			return cli_option_error("amax", c, argv, opts);
 		} else if (!amax_option(c, optarg, a)) {
 			return CLI_USAGE;
 		}

@@ -331,7 +331,7 @@ int cmd_bench(int argc, char **argv)
 		case 'h': bench_help(); return cli_flush_stdout("bench") ? CLI_OK : CLI_ENV;
 		case ':':
 		default:
-			return cli_option_error("bench", c, argv);
+			return cli_option_error("bench", c, argv, opts);
 		}
 	}
 	const char *what = optind < argc ? argv[optind] : "round";

@@ -107,7 +107,7 @@ int cmd_eval(int argc, char **argv)
 			cli_error("eval", "unexpected argument '%s' (one FILE; see 'mixprec eval --help')", value);
 			return CLI_USAGE;
 		} else {
-			return cli_option_error("eval", c, argv);
+			return cli_option_error("eval", c, argv, opts);
 		}
 	}
 	if (!file) {
@@ -218,7 +218,7 @@ static int sample_parse(int argc, char **argv, sample_args *a)
 			cli_error("sample", "unexpected argument '%s' (one FILE; see 'mixprec sample --help')", value);
 			return CLI_USAGE;
 		} else {
-			return cli_option_error("sample", c, argv);
+			return cli_option_error("sample", c, argv, opts);
 		}
 	}
 	const char *missing = !a->file ? "FILE" : !a->prompt ? "--prompt TEXT" : !a->have_tokens ? "--tokens N" : NULL;

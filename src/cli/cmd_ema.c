@@ -171,20 +171,19 @@ int cmd_drift_ema(int argc, char **argv)
 			return CLI_USAGE;
 		}
 		if (c == ':' || c == '?')
-			return cli_option_error("drift", c, argv);
+			return cli_option_error("drift", c, argv, opts);
 		if (!ema_option(c, &p, &steps_set))
 			return CLI_USAGE;
 	}
 	if (!steps_set)
 		p.steps = (size_t)ceil(20.0 / (1.0 - p.beta2));
 	FILE *fp = NULL;
+	file_atomic out;
 	ema_csv ctx = { .p = &p };
 	if (csv_path) {
-		fp = strcmp(csv_path, "-") ? fopen(csv_path, "w") : stdout;
-		if (!fp) {
-			cli_error("drift", "--csv: cannot write '%s': %s", csv_path, strerror(errno));
+		/* a temporary file renamed over the target only when the run succeeds */
+		if (!cli_out_open("drift", "--csv", csv_path, &out, &fp))
 			return CLI_ENV;
-		}
 		csvw_init(&ctx.w, fp);
 		csvw_header(&ctx.w, "step,format,mode,v,v_fp32,v_fp64,unchanged_frac");
 	}
@@ -199,10 +198,9 @@ int cmd_drift_ema(int argc, char **argv)
 		cli_error("drift", "--ema: %s", mp_status_message(st));
 		rc = CLI_ENV;
 	}
-	if (fp && fp != stdout && fclose(fp) != 0) {
-		cli_error("drift", "--csv: writing '%s' failed: %s", csv_path, strerror(errno));
+	/* a write error shows again at commit, which reports it and keeps the old file */
+	if (fp && !cli_out_close("drift", "--csv", &out, fp, rc == CLI_OK))
 		rc = CLI_ENV;
-	}
 	if (rc == CLI_OK && fp != stdout)
 		ema_print(&p, &r);
 	if (!cli_flush_stdout("drift"))

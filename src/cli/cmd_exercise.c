@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "teach/classroom.h"
 #include "teach/exercise.h"
 #include "teach/progress.h"
 #include "util/file.h"
@@ -24,7 +25,8 @@ static void exercise_help(void)
 	       "one), or its worked solution with every expected answer; lists the\n"
 	       "kinds an exercise file can use; checks exercise files (exit 2 on errors).\n"
 	       "Check answers with 'mixprec check ID FIELD=ANSWER...'.\n\n"
-	       "  --student S       the student whose variant to use (default: the defaults)\n"
+	       "  --student S       the student whose variant to use (default: the defaults):\n"
+	       "                    1 to 64 letters, digits, . _ @ -, not starting with . - @\n"
 	       "  --course-seed S   the course's seed (default: $MIXPREC_COURSE_SEED, else 0)\n"
 	       "  --params          show: print only the parameters, as name=value lines\n"
 	       "  --exercise-dir DIR  read the exercises from DIR\n"
@@ -79,7 +81,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, ex_opts *o, void (
 	memset(o, 0, sizeof *o);
 	o->seed = ex_course_seed(NULL);
 	cli_args args = { 0 };
-	char *value;
+	char *value, err[400];
 	int c;
 	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
 		switch (c) {
@@ -91,8 +93,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, ex_opts *o, void (
 			o->words[o->nwords++] = value;
 			break;
 		case OPT_STUDENT:
-			if (!*optarg || strlen(optarg) > 128) {
-				cli_error(cmd, "--student: give an id of 1 to 128 characters");
+			if (class_id_check(optarg, err, sizeof err) != MP_OK) {
+				cli_error(cmd, "--student: %s", err);
 				return CLI_USAGE;
 			}
 			o->student = optarg;
@@ -107,7 +109,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, ex_opts *o, void (
 		case 'h': help(); return cli_flush_stdout(cmd) ? -1 : CLI_ENV;
 		case ':':
 		default:
-			return cli_option_error(cmd, c, argv);
+			return cli_option_error(cmd, c, argv, opts);
 		}
 	}
 	return CLI_OK;

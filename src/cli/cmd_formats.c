@@ -59,7 +59,7 @@ int cmd_formats(int argc, char **argv)
 		case 'c': csv = true; break;
 		case 'h': formats_help(); return cli_flush_stdout("formats") ? CLI_OK : CLI_ENV;
 		default:
-			return cli_option_error("formats", c, argv);
+			return cli_option_error("formats", c, argv, opts);
 		}
 	}
 	if (optind < argc) {

@@ -26,7 +26,8 @@ static void lab_help(void)
 	       "                       [--exercises LIST]\n"
 	       "Writes, for every student of the roster, a sheet with their own variant of\n"
 	       "each exercise (DIR/ID.md and DIR/ID.txt) and an answer template\n"
-	       "(DIR/ID-answers.csv), plus the instructor's key (DIR/answer-key.csv).\n\n"
+	       "(DIR/ID-answers.csv), plus the instructor's key (DIR/answer-key.csv).\n"
+	       "A roster with a bad row writes nothing: fix the row and run again.\n\n"
 	       "  --roster FILE       CSV with a student_id column (and optionally name)\n"
 	       "  --out DIR           where to write (created when missing)\n"
 	       "  --course-seed S     the course's seed (default: $MIXPREC_COURSE_SEED, else 0);\n"
@@ -50,8 +51,10 @@ static void grade_help(void)
 	       "class summary (success rate, most common wrong answer and most common mistake\n"
 	       "per field: one mistake in every variant, however the numbers differ).\n"
 	       "Malformed rows and unknown students are reported as file:line and the\n"
-	       "rest is still graded. Output cells that a spreadsheet would run as a\n"
-	       "formula are neutralised; files are written atomically.\n\n"
+	       "rest is still graded on the terminal, but a run with a problem in an\n"
+	       "input writes no file (--out and --summary are left as they were).\n"
+	       "Output cells that a spreadsheet would run as a formula are neutralised;\n"
+	       "files are written atomically.\n\n"
 	       "  --roster FILE       CSV with a student_id column\n"
 	       "  --out FILE          grades CSV (default: standard output)\n"
 	       "  --summary FILE      the class summary as CSV too\n"
@@ -113,7 +116,7 @@ static int parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*hel
 		case 'h': help(); return cli_flush_stdout(cmd) ? -1 : CLI_ENV;
 		case ':':
 		default:
-			return cli_option_error(cmd, c, argv);
+			return cli_option_error(cmd, c, argv, opts);
 		}
 	}
 	if (!o->roster) {
@@ -320,7 +323,30 @@ static int write_sheets(const lab_opts *o, const class_student *stu, const ex_ex
 	return rc;
 }
 
-/* Writes the sheets, answer templates and key of o (cmd_lab checked --out and the arguments). */
+/* Whether every exercise solves for every student's variant (reported
+ * when one does not), checked before the first file is written so that a
+ * failure leaves the folder as it was. */
+static bool variants_solvable(const lab_opts *o, const class_roster *roster, const ex_exercise **ex, size_t nex)
+{
+	char err[4400];
+	for (size_t s = 0; s < roster->count; s++)
+		for (size_t e = 0; e < nex; e++) {
+			ex_variant v;
+			ex_variant_make(ex[e], o->seed, roster->students[s].id, &v);
+			ex_solution sol;
+			if (ex_solve(ex[e], &v, &sol, err, sizeof err) != MP_OK) {
+				cli_error("lab", "exercise %s for %s: %s; nothing written", ex[e]->id, roster->students[s].id,
+				          err);
+				return false;
+			}
+			ex_solution_free(&sol);
+		}
+	return true;
+}
+
+/* Writes the sheets, answer templates and key of o (cmd_lab checked --out
+ * and the arguments), only when the roster has no bad row and every
+ * variant solves: a failed run writes nothing. */
 static int lab_new(const lab_opts *o)
 {
 	ex_set set;
@@ -341,6 +367,15 @@ static int lab_new(const lab_opts *o)
 	}
 	if (roster.count == 0) {
 		cli_error("lab", "%s: no usable student", o->roster);
+		rc = CLI_USAGE;
+		goto done;
+	}
+	if (d.count) {
+		cli_error("lab", "%s: nothing written: fix the roster rows above and run again", o->roster);
+		rc = CLI_USAGE;
+		goto done;
+	}
+	if (!variants_solvable(o, &roster, ex, nex)) {
 		rc = CLI_USAGE;
 		goto done;
 	}
@@ -424,8 +459,6 @@ static int lab_new(const lab_opts *o)
 	if (rc == CLI_OK) {
 		printf("Wrote sheets for %zu student%s (%zu exercise%s) to %s, with answer-key.csv.\n", written,
 		       written == 1 ? "" : "s", nex, nex == 1 ? "" : "s", o->out);
-		if (d.count)
-			rc = CLI_USAGE;   /* rows of the roster were skipped */
 	}
 done:
 	ex_diags_free(&d);
@@ -624,6 +657,59 @@ static bool outputs_ok(const lab_opts *o)
 	return true;
 }
 
+/* Whether path names a file (not stdout). */
+static bool is_file(const char *path)
+{
+	return path && strcmp(path, "-") != 0;
+}
+
+/* The grades CSV (o->out), the summary CSV (o->summary) and the class
+ * table. With keep_files, files named by --out and --summary are left as
+ * they were (reported) and only what goes to stdout is written. rc is the
+ * status so far; returns it, or CLI_ENV when a write failed. */
+static int write_outputs(const lab_opts *o, const class_report *rep, const class_grading *g, size_t nstudents,
+                         size_t nex, bool keep_files, int rc)
+{
+	const char *out = o->out, *summary = o->summary;
+	if (keep_files) {
+		for (int k = 0; k < 2; k++) {
+			const char *path = k ? summary : out;
+			if (is_file(path))
+				cli_error("grade", "%s: %s not written (the inputs above have problems); an existing file is kept",
+				          k ? "--summary" : "--out", path);
+		}
+		summary = is_file(summary) ? NULL : summary;
+	}
+	bool no_grades = keep_files && is_file(out);
+	file_atomic ga = { 0 }, sa = { 0 };
+	FILE *gfp = NULL, *sfp = NULL;
+	if (!no_grades && !open_out(out, &ga, &gfp))
+		return CLI_ENV;
+	if (summary && !open_out(summary, &sa, &sfp)) {
+		close_out(out, &ga, false);
+		return CLI_ENV;
+	}
+	csvw gw, sw;
+	if (gfp) {
+		csvw_init(&gw, gfp);
+		write_grades(&gw, rep, g);
+	}
+	if (sfp)
+		csvw_init(&sw, sfp);
+	FILE *table = gfp == stdout ? stderr : stdout;
+	fprintf(table, "Graded %zu student%s on %zu exercise%s from %zu file%s; %zu answered everything right.\n",
+	        nstudents, nstudents == 1 ? "" : "s", nex, nex == 1 ? "" : "s", o->nwords, o->nwords == 1 ? "" : "s",
+	        rep->all_right);
+	summarise(table, sfp ? &sw : NULL, rep, g);
+	bool gok = !gfp || csvw_ok(&gw), sok = !sfp || csvw_ok(&sw), ok = gok && sok;
+	/* a file whose own write failed goes through commit, which reports why
+	 * and leaves the old file in place; a good one is dropped silently when
+	 * the other failed */
+	bool closed = !gfp || close_out(out, &ga, !gok || sok);
+	closed = close_out(summary, &sa, !sok || gok) && closed;
+	return !closed || !ok ? CLI_ENV : rc;
+}
+
 int cmd_grade(int argc, char **argv)
 {
 	lab_opts o;
@@ -691,35 +777,10 @@ int cmd_grade(int argc, char **argv)
 		rc = CLI_ENV;
 		goto done;
 	}
-	file_atomic ga = { 0 }, sa = { 0 };
-	FILE *gfp, *sfp = NULL;
-	if (!open_out(o.out, &ga, &gfp)) {
-		rc = CLI_ENV;
-		goto done;
-	}
-	if (o.summary && !open_out(o.summary, &sa, &sfp)) {
-		close_out(o.out, &ga, false);
-		rc = CLI_ENV;
-		goto done;
-	}
-	csvw gw, sw;
-	csvw_init(&gw, gfp);
-	write_grades(&gw, &rep, &g);
-	if (sfp)
-		csvw_init(&sw, sfp);
-	FILE *table = gfp == stdout ? stderr : stdout;
-	fprintf(table, "Graded %zu student%s on %zu exercise%s from %zu file%s; %zu answered everything right.\n",
-	        roster.count, roster.count == 1 ? "" : "s", nex, nex == 1 ? "" : "s", o.nwords,
-	        o.nwords == 1 ? "" : "s", rep.all_right);
-	summarise(table, sfp ? &sw : NULL, &rep, &g);
-	bool gok = csvw_ok(&gw), sok = !sfp || csvw_ok(&sw), ok = gok && sok;
-	/* a file whose own write failed goes through commit, which reports why
-	 * and leaves the old file in place; a good one is dropped silently when
-	 * the other failed */
-	bool closed = close_out(o.out, &ga, !gok || sok);
-	closed = close_out(o.summary, &sa, !sok || gok) && closed;
-	if (!closed || !ok)
-		rc = CLI_ENV;
+	/* a run with a problem in its inputs keeps every file as it was: the
+	 * class table still shows what could be graded, on the terminal */
+	bool keep_files = rc != CLI_OK || input_problem;
+	rc = write_outputs(&o, &rep, &g, roster.count, nex, keep_files, rc);
 	if (rc == CLI_OK)
 		rc = input_problem ? CLI_USAGE : rep.all_right < roster.count ? CLI_WRONG : CLI_OK;
 done:

@@ -353,7 +353,7 @@ int cmd_lesson(int argc, char **argv)
 		case 'h': lesson_help(); return cli_flush_stdout("lesson") ? CLI_OK : CLI_ENV;
 		case ':':
 		default:
-			return cli_option_error("lesson", c, argv);
+			return cli_option_error("lesson", c, argv, opts);
 		}
 	}
 	const char *verb = nwords ? words[0] : "list";

@@ -125,7 +125,7 @@ static int plot_parse(int argc, char **argv, plot_args *pa)
 			return cli_flush_stdout("plot") ? CLI_OK : CLI_ENV;
 		case ':':
 		default:
-			return cli_option_error("plot", c, argv);
+			return cli_option_error("plot", c, argv, opts);
 		}
 	}
 	if (!pa->file) {

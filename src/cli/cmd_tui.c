@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "teach/classroom.h"
 #include "tui/tui.h"
 
 static void tui_help(void)
@@ -64,7 +65,7 @@ int cmd_tui(int argc, char **argv)
 			return CLI_USAGE;
 		case ':':
 		default:
-			return cli_option_error("tui", c, argv);
+			return cli_option_error("tui", c, argv, opts);
 		}
 	}
 	if (o.dump_path && !o.keys_path) {
@@ -82,6 +83,14 @@ int cmd_tui(int argc, char **argv)
 			                 "handround, drift, train, budget, scale, block)", o.start);
 			return CLI_USAGE;
 		}
+	}
+	/* the Exercises screen shows this student's variants: the id rule of
+	 * --student and the rosters */
+	const char *student = getenv("MIXPREC_STUDENT");
+	char err[400];
+	if (student && *student && class_id_check(student, err, sizeof err) != MP_OK) {
+		cli_error("tui", "MIXPREC_STUDENT: %s", err);
+		return CLI_USAGE;
 	}
 	fflush(stdout);
 	return tui_run(&o);

@@ -127,7 +127,7 @@ mp_status drift_opts_parse(int argc, char **argv, drift_opts *o, char *err, size
 		if (c == OPTWALK_VALUE)
 			return mp_fail(MP_EINVAL, err, errlen, "unexpected argument '%s' (see 'mixprec drift --help')", value);
 		if (c == ':' || c == '?')
-			return optwalk_error("drift", c, argv, err, errlen);
+			return optwalk_error("drift", c, argv, drift_options, err, errlen);
 		if (c == 'h') {
 			o->help = true;
 			return MP_OK;

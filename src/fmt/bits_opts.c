@@ -48,7 +48,7 @@ mp_status bits_opts_parse(int argc, char **argv, bits_opts *o, char *err, size_t
 			continue;
 		}
 		if (c == ':' || c == '?')
-			return optwalk_error("bits", c, argv, err, errlen);
+			return optwalk_error("bits", c, argv, bits_options, err, errlen);
 		if (c == 'h') {
 			o->help = true;
 			return MP_OK;

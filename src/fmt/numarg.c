@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fmt/numarg.h"
 #include "fmt/parse.h"
@@ -34,7 +35,14 @@ mp_status numarg_u64(const char *opt, const char *text, unsigned long long *v, c
 	}
 	fmt_num x;
 	fmt_num_init(&x);
-	mp_status st = parse_exact(opt, text, &x, err, errlen);
+	mp_status st = MP_OK;
+	if (fmt_parse_number(&x, text, NULL, 0) != MP_OK || x.kind == NUM_NAN) {
+		/* the real-number parser's examples (hex floats, fractions) are no
+		 * help for a whole number: name the forms that give one */
+		snprintf(err, errlen, "%s: '%.64s%s' is not a whole number (expected digits such as 42, hex such as "
+		         "0x2a, or a power such as 2^20 or 3*2^10)", opt, text, strlen(text) > 64 ? "..." : "");
+		st = MP_EINVAL;
+	}
 	if (st == MP_OK && (x.kind == NUM_INF || (x.neg && mpq_sgn(x.mag) != 0))) {
 		snprintf(err, errlen, "%s: %s is out of range (0 to 2^64-1)", opt, text);
 		st = MP_EINVAL;

@@ -71,7 +71,7 @@ mp_status round_opts_parse(int argc, char **argv, round_opts *o, char *err, size
 		case 'c': o->csv = true; break;
 		case 'd': device = optarg; break;
 		case 'h': o->help = true; return MP_OK;
-		default: return optwalk_error("round", c, argv, err, errlen);   /* ':' or '?' */
+		default: return optwalk_error("round", c, argv, round_options, err, errlen);   /* ':' or '?' */
 		}
 		if (st != MP_OK)
 			return MP_EINVAL;

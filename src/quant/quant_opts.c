@@ -102,7 +102,7 @@ mp_status quantize_opts_parse(int argc, char **argv, quantize_opts *o, char *err
 			continue;
 		}
 		if (c == ':' || c == '?')
-			return optwalk_error("quantize", c, argv, err, errlen);
+			return optwalk_error("quantize", c, argv, quantize_options, err, errlen);
 		if (c == 'h') {
 			o->help = true;
 			return MP_OK;

@@ -29,17 +29,34 @@ static mp_status diag(ex_diags *d, const char *fmt, ...)
 	return MP_OK;
 }
 
-bool class_id_valid(const char *id)
+/* Keeps a cell short and on one line for a message. */
+static const char *quote(const char *s, char *buf, size_t n)
+{
+	size_t k = 0;
+	for (; *s && k + 4 < n; s++)
+		buf[k++] = (unsigned char)*s < 0x20 ? '?' : *s;
+	if (*s && n > 4)
+		memcpy(buf + k, "...", 3), k += 3;
+	buf[k] = '\0';
+	return buf;
+}
+
+mp_status class_id_check(const char *id, char *err, size_t errlen)
 {
 	size_t n = strlen(id);
 	/* '@' first: a spreadsheet reads it as a formula, so every CSV mixprec
-	 * writes would show it with a neutralising apostrophe */
-	if (n == 0 || n > CLASS_ID_MAX || id[0] == '.' || id[0] == '-' || id[0] == '@')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)id[i]) && !strchr("._@-", id[i]))
-			return false;
-	return true;
+	 * writes would show it with a neutralising apostrophe; '-' first reads
+	 * as an option in the commands the sheets print */
+	bool ok = n > 0 && n <= CLASS_ID_MAX && id[0] != '.' && id[0] != '-' && id[0] != '@';
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (isalnum((unsigned char)id[i]) && (unsigned char)id[i] < 0x80) || strchr("._@-", id[i]);
+	if (ok)
+		return MP_OK;
+	char q[80];
+	return mp_fail(MP_EINVAL, err, errlen,
+	               "student id '%s' is not usable (1 to %d letters, digits, '.', '_', '@', '-'; not starting with "
+	               "'.', '-' or '@', which a spreadsheet reads as a formula)",
+	               quote(id, q, sizeof q), CLASS_ID_MAX);
 }
 
 /* The column of a header called one of names (case-insensitive), or -1. */
@@ -52,17 +69,6 @@ static int column(const csvr_row *row, const char *const *names)
 	return -1;
 }
 
-/* Keeps a cell short and on one line for a message. */
-static const char *quote(const char *s, char *buf, size_t n)
-{
-	size_t k = 0;
-	for (; *s && k + 4 < n; s++)
-		buf[k++] = (unsigned char)*s < 0x20 ? '?' : *s;
-	if (*s && n > 4)
-		memcpy(buf + k, "...", 3), k += 3;
-	buf[k] = '\0';
-	return buf;
-}
 
 /* ---- roster ------------------------------------------------------------------ */
 
@@ -78,7 +84,6 @@ typedef struct {
 static int roster_row(void *ud, const csvr_row *row)
 {
 	roster_state *rs = ud;
-	char q[80];
 	if (!rs->header) {
 		static const char *const id_names[] = { "student_id", "id", "student", NULL };
 		static const char *const name_names[] = { "name", "student_name", NULL };
@@ -98,11 +103,9 @@ static int roster_row(void *ud, const csvr_row *row)
 		return rs->st != MP_OK;
 	}
 	char *id = text_trim(row->fields[rs->col_id]);
-	if (!class_id_valid(id)) {
-		rs->st = diag(rs->diags,
-		              "%s:%ld: student id '%s' is not usable (1 to %d letters, digits, '.', '_', '@', '-'; not "
-		              "starting with '.', '-' or '@', which a spreadsheet reads as a formula); row skipped",
-		              rs->path, row->line, quote(id, q, sizeof q), CLASS_ID_MAX);
+	char why[300];
+	if (class_id_check(id, why, sizeof why) != MP_OK) {
+		rs->st = diag(rs->diags, "%s:%ld: %s; row skipped", rs->path, row->line, why);
 		return rs->st != MP_OK;
 	}
 	int dup = class_roster_find(rs->r, id);
@@ -290,6 +293,11 @@ static int sub_row(void *ud, const csvr_row *row)
 	}
 	if (!cell[3][0])
 		return 0;   /* a field left blank in the template: no answer */
+	char why[300];
+	if (class_id_check(cell[0], why, sizeof why) != MP_OK) {
+		ss->st = diag(ss->diags, "%s:%ld: %s; row skipped", ss->path, row->line, why);
+		return ss->st != MP_OK;
+	}
 	int s = class_roster_find(g->roster, cell[0]);
 	if (s < 0) {
 		ss->st = diag(ss->diags, "%s:%ld: unknown student '%s' (not in the roster); row skipped", ss->path, row->line,

@@ -33,7 +33,12 @@ typedef struct {
 mp_status class_roster_load(class_roster *r, const char *path, ex_diags *diags);
 void class_roster_free(class_roster *r);
 int class_roster_find(const class_roster *r, const char *id);
-bool class_id_valid(const char *id);
+/* The one rule for a student id, wherever one is given (a roster, a
+ * submission, --student, $MIXPREC_STUDENT): 1 to CLASS_ID_MAX ASCII letters,
+ * digits, '.', '_', '@' and '-', not starting with '.', '-' or '@' (an
+ * option, a hidden file, a spreadsheet formula). MP_EINVAL with "student id
+ * 'ID' is not usable (...)" in err otherwise. */
+mp_status class_id_check(const char *id, char *err, size_t errlen);
 
 /* The state of one grading: the answers of every student to every field of
  * the graded exercises. */

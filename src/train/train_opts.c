@@ -407,7 +407,7 @@ static mp_status walk(const char *cmd, const char *hint, const struct option *op
 			return MP_OK;
 		}
 		if (c == ':' || c == '?')
-			return optwalk_error(cmd, c, argv, err, errlen);
+			return optwalk_error(cmd, c, argv, opts, err, errlen);
 		mp_status st = g ? gradhist_option(g, c, optarg, err, errlen) : train_option(o, c, optarg, err, errlen);
 		if (st != MP_OK)
 			return MP_EINVAL;

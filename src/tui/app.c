@@ -13,6 +13,7 @@
 #include "tui/app_impl.h"
 #include "tui/progcache.h"
 #include "tui/screens.h"
+#include "util/file.h"
 
 #define TUI_MIN_ROWS 24
 #define TUI_MIN_COLS 80
@@ -435,6 +436,36 @@ static void interactive_loop(tui_app *app)
 	}
 }
 
+/* Runs the key script of o, its screens dumped to --dump (stdout by
+ * default). A dump file is written to a temporary file and put in place
+ * only when the whole script ran, so a failed run (an unreadable or bad
+ * script) leaves an existing file as it was. The exit status. */
+static int run_scripted(tui_app *app, const tui_options *o)
+{
+	char err[4400];
+	file_atomic dump = { 0 };
+	app->dump = stdout;
+	if (o->dump_path && strcmp(o->dump_path, "-")) {
+		if (file_atomic_open(&dump, o->dump_path, err, sizeof err) != MP_OK) {
+			fprintf(stderr, "mixprec tui: --dump: cannot write %s\n", err);
+			app->dump = NULL;
+			return 3;
+		}
+		app->dump = dump.fp;
+	}
+	int rc = app_run_script(app, o->keys_path);
+	if (app->dump != stdout) {
+		if (rc != 0) {
+			file_atomic_abort(&dump);
+		} else if (file_atomic_commit(&dump, err, sizeof err) != MP_OK) {
+			fprintf(stderr, "mixprec tui: --dump: writing %s\n", err);
+			rc = 3;
+		}
+	}
+	app->dump = NULL;
+	return rc;
+}
+
 int tui_run(const tui_options *o)
 {
 	/* only the character type: numbers keep the C locale's decimal point */
@@ -476,21 +507,7 @@ int tui_run(const tui_options *o)
 		fprintf(stderr, "mixprec tui: cannot open the %s screen: %s\n", first, app->msg);
 		rc = 3;
 	} else if (o->keys_path) {
-		app->dump = stdout;
-		if (o->dump_path && strcmp(o->dump_path, "-")) {
-			app->dump = fopen(o->dump_path, "w");
-			if (!app->dump) {
-				fprintf(stderr, "mixprec tui: --dump: cannot write '%s': %s\n", o->dump_path, strerror(errno));
-				app->dump = NULL;
-				rc = 3;
-			}
-		}
-		if (app->dump)
-			rc = app_run_script(app, o->keys_path);
-		if (app->dump && app->dump != stdout && fclose(app->dump) != 0 && rc == 0) {
-			fprintf(stderr, "mixprec tui: --dump: writing '%s' failed\n", o->dump_path);
-			rc = 3;
-		}
+		rc = run_scripted(app, o);
 	} else {
 		interactive_loop(app);
 	}

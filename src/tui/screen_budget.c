@@ -132,7 +132,7 @@ static bool apply_text(tui_screen *s, int field)
 		return true;
 	}
 	const tui_field *f = field == F_PARAMS ? &b->params : &b->gpus;
-	if (budget_parse_count(f->text, field == F_GPUS, &v, err, sizeof err) != MP_OK) {
+	if (budget_parse_count(f->text, &v, err, sizeof err) != MP_OK) {
 		tui_message(s->app, true, "%s: %s", field_names[field], err[0] ? err : "not a positive count");
 		return false;
 	}

@@ -25,9 +25,17 @@ typedef struct {
  * walk (of any argv) left in getopt's state. w starts zeroed. */
 int optwalk_next(optwalk *w, int argc, char **argv, const struct option *opts, char **value);
 
-/* The message for the option optwalk_next just rejected (c ':' or '?'),
- * "option '--x' needs a value" or "unknown option '--x' (see 'mixprec CMD
- * --help')"; MP_EINVAL. */
-mp_status optwalk_error(const char *cmd, int c, char **argv, char *err, size_t errlen);
+/* The message for the option optwalk_next just rejected (c ':' or '?') of
+ * the table opts, "option '--x' needs a value" or "unknown option '--x'
+ * (see 'mixprec CMD --help')", with "did you mean '--y'?" when a long option
+ * of opts is near (optwalk_nearest); MP_EINVAL. */
+mp_status optwalk_error(const char *cmd, int c, char **argv, const struct option *opts, char *err, size_t errlen);
+
+/* The index of the one of names[0..n-1] nearest to word in edit distance
+ * (insertions, deletions, substitutions and swaps of neighbours, each 1;
+ * the first on a tie), or -1 when none is near enough to be the likely
+ * intent: at most 1 + strlen(word) / 4 edits, at most 3, and fewer than
+ * strlen(word). The one place commands and options find their suggestion. */
+int optwalk_nearest(const char *word, const char *const *names, size_t n);
 
 #endif
