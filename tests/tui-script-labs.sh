@@ -289,6 +289,26 @@ has block wide 'elements [0-9]+-[0-9]+ of 32' "resized to 100x30 the table grows
 has block wide '^ +i input' "... keeping its header"
 has block bad "value 2: 'inf' has no place in a block" "an inf value is refused, naming it"
 
+# The Block explorer keeps what was typed and chosen for the session: the
+# values above, switched to nvfp4 (f) and to element 2 (j j), left for Home
+# (q) and opened again from there (Tab Tab: the Labs, from the first lesson;
+# j x 6: the Block explorer, the seventh lab). The nvfp4 figures are the ones
+# derived above: s_b = 448, -1.2 -> -1 (0xa).
+script blockkeep --start block <<'EOF'
+keys e
+type 7, 0.3, -1.2, 2.5
+keys Enter f j j q
+dump home
+keys Tab Tab j j j j j j Enter
+dump again
+EOF
+has blockkeep home '^ mixprec \| Home  ' "q leaves the Block explorer for Home"
+has blockkeep again '^ mixprec \| Home > Block explorer ' "Enter on Home's seventh lab opens the Block explorer again"
+has blockkeep again '^ Values 7, 0\.3, -1\.2, 2\.5$' "... with the values typed before leaving"
+has blockkeep again '^ format < nvfp4 >' "... in the format chosen before leaving"
+has blockkeep again 'block scale s_b 448 \(e4m3 0x7e\)' "... quantized as before (s_b = 448)"
+has blockkeep again '^>   2 -1\.2 +1 01 0 +0xa ' "... the cursor on element 2, where it was left"
+
 # A lesson's quantize block opens the Block explorer with its values and options.
 script lessonblock <<'EOF'
 keys j j j Enter /
