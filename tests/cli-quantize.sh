@@ -396,4 +396,143 @@ err_has "--dist without --random" "--dist: only with --random N"
 run quantize 1 2 --to nvfp4 --compare-rht
 err_has "--compare-rht without --random" "--compare-rht: only with --random N"
 
+echo "# --from-model: a row of a saved model's weight"
+# A tiny checkpoint (2 steps, so the weights are trained ones, not only the
+# initial draw). The oracle reads the file itself, with od and awk: the
+# 8-byte little-endian header length N, the JSON header's entry for
+# wte.weight (its shape [V, C] and its data_offsets [A, B]), then row R's C
+# fp32 values at byte 8 + N + A + 4 R C, each turned from its four
+# little-endian bytes into an exact C99 hex float (0x1.FFFFFFpE; subnormals
+# 0x0.FFFFFFp-126), which `quantize` parses exactly. Quantizing those typed
+# values must give every column of the --from-model CSV but input.
+model=$tmp/m.safetensors
+"$MIXPREC" train --preset tiny --steps 2 --save "$model" >/dev/null 2>&1
+hlen=$(od -A n -t u1 -N 8 "$model" | awk '{ v = 0; for (i = NF; i >= 1; i--) v = v * 256 + $i; print v }')
+entry=$(tail -c +9 "$model" | head -c "$hlen" | grep -o '"wte\.weight":{[^}]*}')
+V=$(printf '%s\n' "$entry" | sed -n 's/.*"shape":\[\([0-9]*\),\([0-9]*\)\].*/\1/p')
+C=$(printf '%s\n' "$entry" | sed -n 's/.*"shape":\[\([0-9]*\),\([0-9]*\)\].*/\2/p')
+A=$(printf '%s\n' "$entry" | sed -n 's/.*"data_offsets":\[\([0-9]*\),.*/\1/p')
+# row_words R: row R of wte.weight as 32-bit words, one per line, in hex
+row_words() {
+	od -A n -t u1 -j $((8 + hlen + A + 4 * $1 * C)) -N $((4 * C)) "$model" |
+		awk '{ for (i = 1; i <= NF; i++) b[n++] = $i }
+		     END { for (k = 0; k < n; k += 4) printf "%08x\n", ((b[k+3] * 256 + b[k+2]) * 256 + b[k+1]) * 256 + b[k] }'
+}
+# hex_floats: the words of stdin as exact hex floats
+hex_floats() {
+	awk '{ w = 0; for (i = 1; i <= 8; i++) w = w * 16 + index("0123456789abcdef", substr($1, i, 1)) - 1
+	       s = w >= 2^31 ? "-" : ""; if (w >= 2^31) w -= 2^31
+	       e = int(w / 2^23); f = (w - e * 2^23) * 2
+	       if (e == 0) printf "%s0x0.%06xp-126\n", s, f; else printf "%s0x1.%06xp%d\n", s, f, e - 127 }'
+}
+if [ -s "$model" ] && [ -n "$V" ] && [ -n "$C" ] && [ -n "$A" ]; then
+	ok "--from-model: train --save wrote a checkpoint with wte.weight [$V, $C]"
+else
+	bad "--from-model: train --save wrote a checkpoint with wte.weight" "entry: $entry"
+fi
+R=3
+row_words $R >"$tmp/words"
+hex_floats <"$tmp/words" >"$tmp/hex"
+for fmt in mxfp4 mxfp8-e4m3 nvfp4; do
+	run quantize --to "$fmt" --from-model "$model" --tensor wte.weight --row $R --csv
+	expect_rc "--from-model $fmt --csv" 0
+	cut -d, -f1,2,4- "$tmp/out" >"$tmp/model.csv"
+	# shellcheck disable=SC2046
+	"$MIXPREC" quantize --to "$fmt" --csv $(cat "$tmp/hex") >"$tmp/typed-full.csv" 2>"$tmp/err"
+	cut -d, -f1,2,4- "$tmp/typed-full.csv" >"$tmp/typed.csv"
+	rows=$(($(wc -l <"$tmp/model.csv") - 1))
+	if [ "$rows" -eq "$C" ] && cmp -s "$tmp/model.csv" "$tmp/typed.csv"; then
+		ok "--from-model $fmt: row $R's $C rows equal quantize of the row's values read from the file"
+	else
+		bad "--from-model $fmt: row $R equals quantize of the row's values read from the file" \
+			"$rows rows; $(diff "$tmp/model.csv" "$tmp/typed.csv" | head -n 4)"
+	fi
+done
+# The input column reads back as the stored value: round's fp32 bits of each
+# input text are the file's words.
+run quantize --to mxfp4 --from-model "$model" --tensor wte.weight --row $R --csv
+# shellcheck disable=SC2046
+"$MIXPREC" round --to fp32 --csv $(awk -F, 'NR > 1 { print $3 }' "$tmp/out") |
+	awk -F, 'NR > 1 { print substr($4, 3) }' >"$tmp/inbits"
+if cmp -s "$tmp/inbits" "$tmp/words"; then
+	ok "--from-model: each input text reads back as the stored fp32 value"
+else
+	bad "--from-model: each input text reads back as the stored fp32 value" "$(diff "$tmp/inbits" "$tmp/words" | head -n 4)"
+fi
+# One block's scale by hand: mxfp8-e4m3 under the ocp rule is X =
+# 2^(floor(log2 amax) - 8), e8m0 byte floor(log2 amax) - 8 + 127; for a
+# normal amax floor(log2 amax) is its exponent field E - 127, so the byte is
+# E - 8. The amax of block 0 (the first 32 values) is the largest magnitude,
+# whose word (sign bit cleared) is the largest.
+E=$(head -n 32 "$tmp/words" | awk '{ w = 0; for (i = 1; i <= 8; i++) w = w * 16 + index("0123456789abcdef", substr($1, i, 1)) - 1
+	if (w >= 2^31) w -= 2^31; if (w > m) m = w } END { print int(m / 2^23) }')
+want=$(printf '0x%02x' $((E - 8)))
+run quantize --to mxfp8-e4m3 --from-model "$model" --tensor wte.weight --row $R --csv
+got=$(awk -F, 'NR == 2 { print $5 }' "$tmp/out")
+same "--from-model mxfp8-e4m3: block 0's e8m0 scale is its amax's exponent field - 8 ($want)" "$want" "$got"
+run quantize --to mxfp4 --from-model "$model" --tensor wte.weight --row $R
+expect_rc "--from-model text" 0
+out_line "--from-model text: a line names the file, the tensor, its dtype and shape, and the row" \
+	"$model: wte.weight F32 [$V, $C], row $R of $V ($C values)"
+out_has "--from-model text: then the usual paragraphs" "mxfp4 (OCP MXFP4"
+# A BF16 checkpoint (bf16-pure keeps its weights only in bf16): each stored
+# 2-byte element widens to the fp32 word with those 16 bits on top, exactly.
+bmodel=$tmp/b.safetensors
+"$MIXPREC" train --preset tiny --policy bf16-pure --steps 2 --save "$bmodel" >/dev/null 2>&1
+bhlen=$(od -A n -t u1 -N 8 "$bmodel" | awk '{ v = 0; for (i = NF; i >= 1; i--) v = v * 256 + $i; print v }')
+bentry=$(tail -c +9 "$bmodel" | head -c "$bhlen" | grep -o '"wte\.weight":{[^}]*}')
+bA=$(printf '%s\n' "$bentry" | sed -n 's/.*"data_offsets":\[\([0-9]*\),.*/\1/p')
+case $bentry in
+*'"BF16"'*) ok "--from-model: bf16-pure saves wte.weight as BF16" ;;
+*) bad "--from-model: bf16-pure saves wte.weight as BF16" "entry: $bentry" ;;
+esac
+od -A n -t u1 -j $((8 + bhlen + bA + 2 * R * C)) -N $((2 * C)) "$bmodel" |
+	awk '{ for (i = 1; i <= NF; i++) b[n++] = $i } END { for (k = 0; k < n; k += 2) printf "%08x\n", (b[k+1] * 256 + b[k]) * 65536 }' |
+	hex_floats >"$tmp/bhex"
+run quantize --to mxfp4 --from-model "$bmodel" --tensor wte.weight --row $R --csv
+cut -d, -f1,2,4- "$tmp/out" >"$tmp/model.csv"
+# shellcheck disable=SC2046
+"$MIXPREC" quantize --to mxfp4 --csv $(cat "$tmp/bhex") 2>"$tmp/err" | cut -d, -f1,2,4- >"$tmp/typed.csv"
+if [ "$(wc -l <"$tmp/model.csv")" -eq $((C + 1)) ] && cmp -s "$tmp/model.csv" "$tmp/typed.csv"; then
+	ok "--from-model BF16: row $R equals quantize of the row's bf16 values widened"
+else
+	bad "--from-model BF16: row $R equals quantize of the row's bf16 values widened" \
+		"$(diff "$tmp/model.csv" "$tmp/typed.csv" | head -n 4)"
+fi
+# a vector is one row: ln_f.bias [C], row 0
+run quantize --to mxfp4 --from-model "$model" --tensor ln_f.bias --csv
+expect_rc "--from-model ln_f.bias (a vector, --row left at 0)" 0
+same "--from-model ln_f.bias: its $C values" "$C" "$(($(wc -l <"$tmp/out") - 1))"
+
+echo "# --from-model errors"
+run quantize --to mxfp4 --from-model "$model" --tensor wte --row 1
+usage_error "--tensor unknown" "--tensor: 'wte' is not a weight of $model" "known: wte.weight, wpe.weight" \
+	"h.N.attn.c_attn.weight" "ln_f.bias"
+run quantize --to mxfp4 --from-model "$model" --tensor wte.weight --row $V
+usage_error "--row past the last" "--row: $V is out of range: wte.weight [$V, $C] has rows 0..$((V - 1))"
+run quantize --to mxfp4 --from-model "$model" --tensor ln_f.bias --row 1
+usage_error "--row 1 of a vector" "--row: 1 is out of range: ln_f.bias [$C] is a vector, one row (0)"
+run quantize --to mxfp4 --from-model "$model" --tensor wte.weight --row 1.5
+usage_error "--row not whole" "--row: 1.5 is not a whole number"
+printf 'abcde' >"$tmp/short.safetensors"
+run quantize --to mxfp4 --from-model "$tmp/short.safetensors" --tensor wte.weight
+usage_error "--from-model not a checkpoint" "--from-model: $tmp/short.safetensors: truncated"
+run quantize --to mxfp4 --from-model "$tmp/absent.safetensors" --tensor wte.weight
+expect_rc "--from-model absent file" 3
+err_has "--from-model absent file: names it" "--from-model: $tmp/absent.safetensors"
+run quantize --to mxfp4 --tensor wte.weight
+usage_error "--tensor without --from-model" "--tensor: only with --from-model FILE"
+run quantize --to mxfp4 --row 2
+usage_error "--row without --from-model" "--row: only with --from-model FILE"
+run quantize --to mxfp4 --from-model "$model"
+usage_error "--from-model without --tensor" "--from-model: --tensor NAME is required"
+run quantize --to mxfp4 --from-model "$model" --tensor wte.weight 1 2
+usage_error "--from-model with VALUEs" "value 1: '1': no VALUEs with --from-model"
+run quantize --to mxfp4 --from-model "$model" --tensor wte.weight --random 64
+usage_error "--from-model with --random" "--from-model: not with --random"
+run quantize --help
+out_has "--help documents --from-model" "--from-model FILE"
+out_has "--help documents --tensor" "--tensor NAME"
+out_has "--help documents --row" "--row I"
+
 finish

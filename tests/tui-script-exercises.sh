@@ -194,16 +194,31 @@ dump hr-solved
 keys q j j j j j j Enter
 wait
 dump list-after
+keys q Tab j Enter
+dump hr-again
 EOF
 expect handround hr-start
 expect handround hr-wrong
 expect handround hr-solved
+# Left for the Exercises list and opened again from Home (q to Home, where
+# the selection stayed on All exercises; Tab to the Labs, j to the
+# Hand-rounding lab): the session kept the lab as it was left, every step
+# answered and right, the same screen as when it was solved.
+expect handround hr-again hr-solved
 has handround list-after '^ > \[\*\] round\.1 ' "the Exercises list marks round.1 solved"
 if grep -q '^exercise:round\.1,' "$XDG_STATE_HOME/mixprec/progress.csv" 2>/dev/null; then
 	ok "handround: progress recorded in progress.csv, as mixprec check records it"
 else
 	bad "handround: progress recorded in progress.csv" "$(cat "$XDG_STATE_HOME/mixprec/progress.csv" 2>&1)"
 fi
+# A later session (same state folder) opens the lab with no answers typed,
+# yet says that round.1 is solved, from progress.csv: not "0 of 8 right" as
+# if it never was.
+script handround2 --start handround <<'EOF'
+dump hr-later
+EOF
+has handround2 hr-later '^   Solved before: your progress records it\.' "a later session shows round.1 as solved before"
+has handround2 hr-later '^ 0 of 8 right \(solved before\)   h: hint' "... and the status line says so beside 0 of 8"
 
 # --- glyphs: every dump ASCII in the C locale (tests/tui-script.sh counts
 # this check once, for its own dumps; here it speaks only when it fails) ---

@@ -289,6 +289,78 @@ has block wide 'elements [0-9]+-[0-9]+ of 32' "resized to 100x30 the table grows
 has block wide '^ +i input' "... keeping its header"
 has block bad "value 2: 'inf' has no place in a block" "an inf value is refused, naming it"
 
+# The Block explorer keeps what was typed and chosen for the session: the
+# values above, switched to nvfp4 (f) and to element 2 (j j), left for Home
+# (q) and opened again from there (Tab Tab: the Labs, from the first lesson;
+# j x 6: the Block explorer, the seventh lab). The nvfp4 figures are the ones
+# derived above: s_b = 448, -1.2 -> -1 (0xa).
+script blockkeep --start block <<'EOF'
+keys e
+type 7, 0.3, -1.2, 2.5
+keys Enter f j j q
+dump home
+keys Tab Tab j j j j j j Enter
+dump again
+EOF
+has blockkeep home '^ mixprec \| Home  ' "q leaves the Block explorer for Home"
+has blockkeep again '^ mixprec \| Home > Block explorer ' "Enter on Home's seventh lab opens the Block explorer again"
+has blockkeep again '^ Values 7, 0\.3, -1\.2, 2\.5$' "... with the values typed before leaving"
+has blockkeep again '^ format < nvfp4 >' "... in the format chosen before leaving"
+has blockkeep again 'block scale s_b 448 \(e4m3 0x7e\)' "... quantized as before (s_b = 448)"
+has blockkeep again '^>   2 -1\.2 +1 01 0 +0xa ' "... the cursor on element 2, where it was left"
+
+# The Block explorer's model rows are `quantize --from-model`'s: options typed
+# in the Values field load row 3 of a tiny checkpoint's wte.weight, and the
+# rows on screen (index, element bits, value to 6 digits) and block 0's e8m0
+# scale under both rules are those of the command's CSV for the same row
+# (under --scale-rule ocp and ceil); g loads row 4, as --row 4 gives it.
+"$MIXPREC" train --preset tiny --steps 2 --save "$tmp/m.safetensors" >/dev/null 2>&1
+script blockmodel --start block <<EOF
+keys e
+type --from-model $tmp/m.safetensors --tensor wte.weight --row 3
+keys Enter
+dump row3
+keys g
+dump row4
+keys e C-u
+type --from-model $tmp/m.safetensors --tensor wte --row 3
+keys Enter
+dump badtensor
+EOF
+# screen_rows LABEL: "index hex value" of each element row on the screen
+screen_rows() {
+	screen "$tmp/blockmodel.out" "$1" | awk '/^[> ] +[0-9]+ [-0-9.e]+ +[01 ]+ 0x[0-9a-f]+ / {
+		sub(/^[> ] +/, ""); for (i = 3; i <= NF; i++) if ($i ~ /^0x/) { print $1, $i, $(i + 1); break } }'
+}
+# cli_rows ROW RULE: the same from quantize --from-model's CSV, the first 15
+cli_rows() {
+	"$MIXPREC" quantize --to mxfp4 --scale-rule "$2" --from-model "$tmp/m.safetensors" --tensor wte.weight --row "$1" --csv |
+		awk -F, 'NR > 1 && NR <= 16 { printf "%s %s %.6g\n", $1, $7, $8 }'
+}
+cli_scale() {
+	"$MIXPREC" quantize --to mxfp4 --scale-rule "$2" --from-model "$tmp/m.safetensors" --tensor wte.weight --row "$1" --csv |
+		awk -F, 'NR == 2 { print $5 }'
+}
+for r in 3 4; do
+	screen_rows row$r >"$tmp/tui-rows"
+	cli_rows $r ocp >"$tmp/cli-rows"
+	if [ "$(wc -l <"$tmp/tui-rows")" -eq 15 ] && cmp -s "$tmp/tui-rows" "$tmp/cli-rows"; then
+		ok "blockmodel: row $r's 15 rows on screen are quantize --from-model's (bits and values)"
+	else
+		bad "blockmodel: row $r's rows on screen are quantize --from-model's" "$(diff "$tmp/tui-rows" "$tmp/cli-rows" | head -n 6)"
+	fi
+	has blockmodel row$r "scale  ocp \\(floor\\) 2\\^-?[0-9]+ = e8m0 $(cli_scale $r ocp)   ceil 2\\^-?[0-9]+ = e8m0 $(cli_scale $r ceil)" \
+		"row $r: block 0's scales under both rules are the command's"
+	has blockmodel row$r "m\\.safetensors wte\\.weight row $r of 128, 32 values" "row $r: the screen says which file, tensor and row"
+done
+# (the message takes two status rows; joined, it lists the names)
+if screen "$tmp/blockmodel.out" badtensor | tr '\n' ' ' | tr -s ' ' |
+	grep -q "tensor: 'wte' is not a weight of $tmp/m.safetensors (known: wte.weight, wpe.weight, h.N.ln_1.weight"; then
+	ok "blockmodel: an unknown tensor is refused, listing the known ones"
+else
+	bad "blockmodel: an unknown tensor is refused, listing the known ones" "$(screen "$tmp/blockmodel.out" badtensor | tail -n 3)"
+fi
+
 # A lesson's quantize block opens the Block explorer with its values and options.
 script lessonblock <<'EOF'
 keys j j j Enter /

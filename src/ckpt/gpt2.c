@@ -87,6 +87,14 @@ static void spec_of(gpt_config c, size_t k, tensor_spec *s)
 	}
 }
 
+const char *ckpt_tensor_name(gpt_config c, size_t k, char *buf, size_t n)
+{
+	tensor_spec s;
+	spec_of(c, k, &s);
+	snprintf(buf, n, "%s", s.name);
+	return buf;
+}
+
 st_dtype ckpt_dtype_for_policy(const train_policy *p)
 {
 	if (p->weight_fmt == FMT_BF16)

@@ -37,6 +37,10 @@ st_dtype ckpt_dtype_for_policy(const train_policy *p);
 
 /* Number of GPT-2 tensors of a model with L layers. */
 size_t ckpt_tensor_count(size_t L);
+/* The GPT-2 name of tensor k (0 .. ckpt_tensor_count(c.L) - 1) of a model
+ * of shape c, in the file's order (wte.weight, wpe.weight, h.0.ln_1.weight,
+ * ..., ln_f.bias), into buf; returns buf. */
+const char *ckpt_tensor_name(gpt_config c, size_t k, char *buf, size_t n);
 
 /* The most tensor bytes ckpt_save writes: the reader's ST_MAX_FILE less 1
  * MiB for the header (a few hundred KiB at train's largest shape). */

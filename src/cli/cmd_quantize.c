@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/quantize_random.h"
+#include "ckpt/ckpt_row.h"
 #include "fmt/decode.h"
 #include "fmt/parse.h"
 #include "quant/quant.h"
@@ -22,6 +23,9 @@ static void quantize_help(void)
 	printf("Usage: mixprec quantize [VALUE...] --to BLOCKFMT [--block N]\n"
 	       "                        [--scale-rule ocp|ceil] [--mode rne|sr] [--seed N]\n"
 	       "                        [--rht] [--csv]\n"
+	       "       mixprec quantize --to BLOCKFMT --from-model FILE --tensor NAME [--row I]\n"
+	       "                        [--block N] [--scale-rule ocp|ceil] [--mode rne|sr]\n"
+	       "                        [--seed N] [--rht] [--csv]\n"
 	       "       mixprec quantize --to BLOCKFMT[,BLOCKFMT...] --random N [--block N]\n"
 	       "                        [--scale-rule ocp|ceil] [--dist gauss|uniform|laplace]\n"
 	       "                        [--outliers K:V] [--outliers-in blocks|tensor]\n"
@@ -52,6 +56,16 @@ static void quantize_help(void)
 	       "                relative error is that of the values rotated back\n"
 	       "  --csv         CSV: index,block,input,tensor_scale,scale_bits,scale,bits,\n"
 	       "                value,abs_error (value = element x scale x tensor_scale)\n"
+	       "  --from-model FILE  the values are one row of a weight of a model saved by\n"
+	       "                train --save (the Block explorer's model rows), in place of\n"
+	       "                VALUEs: each the stored value exactly (F32, or BF16/F16\n"
+	       "                widened), its input text the shortest that reads back as it\n"
+	       "  --tensor NAME the weight, by its GPT-2 name: wte.weight (token embeddings),\n"
+	       "                wpe.weight, h.N.attn.c_attn.weight, ..., ln_f.bias\n"
+	       "  --row I       the row, from 0 (default 0): index I of the tensor's first\n"
+	       "                dimension as stored, the others flattened (wte.weight row I:\n"
+	       "                token I's embedding; a Conv1D weight [in, out] row I: input\n"
+	       "                channel I's weights; a vector is one row)\n"
 	       "  -h, --help    this text\n\n"
 	       "nvfp4: s_t = fp32(amax / (448 x 6)) over all the values, s_b =\n"
 	       "e4m3(block amax / (6 x s_t)), elements e2m1(V / (s_b x s_t)) saturating at 6;\n"
@@ -204,6 +218,57 @@ static int values_read(value_list *v, char **args, size_t nargs)
 		cli_error("quantize", "no values given (see 'mixprec quantize --help')");
 		return CLI_USAGE;
 	}
+	return rc;
+}
+
+/* The shortest decimal that reads back as the fp32 value v (at most 9
+ * digits): a model row's input column. */
+static void fp32_text(char *buf, size_t n, float v)
+{
+	for (int digits = 1; digits <= 9; digits++) {
+		snprintf(buf, n, "%.*g", digits, (double)v);
+		if (strtof(buf, NULL) == v)
+			return;
+	}
+}
+
+/* --from-model: the row's values into v, each the stored fp32 value
+ * exactly, its text the shortest that reads back as it; what the row is
+ * into head, for the text output. A non-finite element is reported and
+ * left out as a bad VALUE is. CLI_OK, CLI_USAGE or CLI_ENV, reported. */
+static int values_from_model(value_list *v, const quantize_model_args *m, char *head, size_t headlen)
+{
+	ckpt_row row;
+	char err[1536];
+	mp_status st = ckpt_row_load(m->path, m->tensor, m->row, &row, err, sizeof err);
+	if (st != MP_OK) {
+		cli_error("quantize", "%s", err);
+		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
+	}
+	snprintf(head, headlen, "%s: %s %s %s, row %llu of %llu (%zu values)", m->path, row.tensor, row.dtype,
+	         row.shape, (unsigned long long)row.row, (unsigned long long)row.nrows, row.n);
+	int rc = CLI_OK;
+	for (size_t i = 0; i < row.n && rc != CLI_ENV; i++) {
+		char buf[32], where[32];
+		fp32_text(buf, sizeof buf, row.values[i]);
+		snprintf(where, sizeof where, "value %zu: ", i + 1);
+		bool bad = !isfinite(row.values[i]);
+		if (bad) {
+			cli_error("quantize", "%s%s row %llu, element %zu is %s: no block-scaled format encodes it (left out)",
+			          where, row.tensor, (unsigned long long)row.row, i, buf);
+			rc = CLI_USAGE;
+		}
+		fmt_num x;
+		fmt_num_init(&x);
+		if (!bad)
+			fmt_num_set_double(&x, (double)row.values[i]);
+		if (values_push(v, buf, where, bad, &x) < 0)
+			rc = CLI_ENV;
+		fmt_num_clear(&x);
+	}
+	ckpt_row_free(&row);
+	if (rc == CLI_ENV)
+		cli_error("quantize", "out of memory");
 	return rc;
 }
 
@@ -385,7 +450,11 @@ int cmd_quantize(int argc, char **argv)
 	quant_opts o = qo.q;
 	bool csv = qo.csv, rht = qo.rht;
 	value_list v = { 0 };
-	rc = values_read(&v, qo.values, qo.nvalues);
+	char head[512] = "";
+	if (qo.model.path)
+		rc = values_from_model(&v, &qo.model, head, sizeof head);
+	else
+		rc = values_read(&v, qo.values, qo.nvalues);
 	quantize_opts_free(&qo);
 	if (rht && rc != CLI_ENV) {
 		int rr = rotate(&v);
@@ -407,6 +476,8 @@ int cmd_quantize(int argc, char **argv)
 	} else if (csv) {
 		print_csv(&r, &v);
 	} else if (v.n > v.nbad) {
+		if (head[0])
+			printf("%s\n", head);
 		print_text(&r, &v);
 	}
 	if (rc != CLI_ENV)

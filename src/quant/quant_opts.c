@@ -20,6 +20,9 @@ static const struct option quantize_options[] = {
 	{ "outliers-in", required_argument, NULL, 'i' },
 	{ "draws", required_argument, NULL, 'D' },
 	{ "compare-rht", no_argument, NULL, 'C' },
+	{ "from-model", required_argument, NULL, 'M' },
+	{ "tensor", required_argument, NULL, 'T' },
+	{ "row", required_argument, NULL, 'w' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -38,6 +41,11 @@ static mp_status quantize_option(quantize_opts *o, int c, const char *v, char *e
 	case 'i': ra->outliers_in = v; return MP_OK;
 	case 'D': ra->draws = v; return MP_OK;
 	case 'C': ra->compare = true; return MP_OK;
+	case 'M': o->model.path = v; return MP_OK;
+	case 'T': o->model.tensor = v; return MP_OK;
+	case 'w':
+		o->row_given = true;
+		return numarg_u64("--row", v, &o->model.row, err, errlen);
 	case 'b':
 		ra->block = v;
 		return quant_parse_block(v, &o->q.block, err, errlen);
@@ -68,6 +76,19 @@ static mp_status quantize_check(quantize_opts *o, char *err, size_t errlen)
 	                    : ra->draws ? "--draws" : ra->compare ? "--compare-rht" : NULL;
 	if (stray && !ra->random)
 		return mp_fail(MP_EINVAL, err, errlen, "%s: only with --random N (a generated tensor)", stray);
+	const quantize_model_args *m = &o->model;
+	const char *needs_model = m->tensor ? "--tensor" : o->row_given ? "--row" : NULL;
+	if (needs_model && !m->path)
+		return mp_fail(MP_EINVAL, err, errlen, "%s: only with --from-model FILE (a weight of a saved model)",
+		               needs_model);
+	if (m->path && !m->tensor)
+		return mp_fail(MP_EINVAL, err, errlen, "--from-model: --tensor NAME is required (which weight; "
+		               "wte.weight is the token embeddings)");
+	if (m->path && ra->random)
+		return mp_fail(MP_EINVAL, err, errlen, "--from-model: not with --random (one source of values)");
+	if (m->path && o->nvalues)
+		return mp_fail(MP_EINVAL, err, errlen, "value 1: '%s': no VALUEs with --from-model (the row is the values)",
+		               o->values[0]);
 	if (ra->rule && quant_rule_parse(ra->rule, &o->q.rule) != MP_OK)
 		return mp_fail(MP_EINVAL, err, errlen, "--scale-rule: unknown rule '%s' (known: ocp, ceil)", ra->rule);
 	const char *to = ra->to;

@@ -24,20 +24,30 @@ typedef struct {
 	const char *value;   /* the first VALUE given, if any */
 } quantize_random_args;
 
+/* --from-model's options: a row of a saved model's weight as the values. */
+typedef struct {
+	const char *path;            /* --from-model FILE; NULL without it */
+	const char *tensor;          /* --tensor NAME */
+	unsigned long long row;      /* --row I (default 0) */
+} quantize_model_args;
+
 /* Every option of `mixprec quantize`; the strings point into the argv parsed. */
 typedef struct {
 	quant_opts q;                /* --to (not with --random), --block (0: not given), --scale-rule, --mode, --seed */
 	char **values;               /* the VALUEs in command-line order, nvalues of them (allocated) */
 	size_t nvalues;
 	quantize_random_args ra;     /* --random's; ra.random NULL without it */
+	quantize_model_args model;   /* --from-model's; model.path NULL without it */
 	bool csv;                    /* --csv */
 	bool rht;                    /* --rht */
 	bool help;                   /* -h, --help: nothing after it is checked */
+	bool row_given;              /* --row was given (it needs --from-model) */
 } quantize_opts;
 
 /* Parses `mixprec quantize`'s argv (argv[0] the command) into *o: every
- * option, --to against the block formats (a list only with --random), and
- * the options that need --random. MP_EINVAL with the message in err,
+ * option, --to against the block formats (a list only with --random), the
+ * options that need --random or --from-model, and that the values come from
+ * one source (VALUEs or stdin, --random, --from-model). MP_EINVAL with the message in err,
  * MP_ENOMEM out of memory; quantize_opts_free after either. */
 mp_status quantize_opts_parse(int argc, char **argv, quantize_opts *o, char *err, size_t errlen);
 

@@ -98,17 +98,76 @@ int tui_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 	return r;
 }
 
+/* argv joined with 0x1f between, the key of a kept state (malloc'd; NULL
+ * out of memory). */
+static char *join_args(int argc, char **argv)
+{
+	size_t n = 1;
+	for (int i = 0; i < argc; i++)
+		n += strlen(argv[i]) + 1;
+	char *out = malloc(n), *p = out;
+	if (!out)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		size_t l = strlen(argv[i]);
+		memcpy(p, argv[i], l);
+		p += l;
+		*p++ = 0x1f;
+	}
+	*p = '\0';
+	return out;
+}
+
+/* Ends a kept state: its screen's done (stopping a worker), its memory. */
+static void kept_end(tui_app *app, int k)
+{
+	tui_kept *kp = &app->kept[k];
+	tui_screen s = { .ops = kp->ops, .app = app, .priv = kp->priv };
+	if (kp->ops->done)
+		kp->ops->done(&s);
+	free(kp->priv);
+	free(kp->args);
+	app->kept[k] = app->kept[--app->nkept];
+}
+
+/* Takes the kept state of ops opened with args out of the store; NULL when none. */
+static void *kept_take(tui_app *app, const tui_screen_ops *ops, const char *args)
+{
+	for (int k = 0; k < app->nkept; k++) {
+		tui_kept *kp = &app->kept[k];
+		if (kp->ops == ops && !strcmp(kp->args, args)) {
+			void *priv = kp->priv;
+			free(kp->args);
+			app->kept[k] = app->kept[--app->nkept];
+			return priv;
+		}
+	}
+	return NULL;
+}
+
 mp_status tui_push(tui_app *app, const tui_screen_ops *ops, int argc, char **argv)
 {
 	if (app->depth == TUI_MAX_DEPTH) {
 		tui_message(app, true, "too many screens open: go back first");
 		return MP_EINVAL;
 	}
+	char *args = join_args(argc, argv);
+	if (!args) {
+		tui_message(app, true, "%s: out of memory", ops->title);
+		return MP_ENOMEM;
+	}
 	tui_screen *s = &app->stack[app->depth];
 	s->ops = ops;
 	s->app = app;
+	/* the state the user left this screen in, when it was open before */
+	s->priv = ops->private_size ? kept_take(app, ops, args) : NULL;
+	if (s->priv) {
+		app->stack_args[app->depth++] = args;
+		return MP_OK;
+	}
 	s->priv = ops->private_size ? calloc(1, ops->private_size) : NULL;
 	if (ops->private_size && !s->priv) {
+		free(args);
 		tui_message(app, true, "%s: out of memory", ops->title);
 		return MP_ENOMEM;
 	}
@@ -118,11 +177,12 @@ mp_status tui_push(tui_app *app, const tui_screen_ops *ops, int argc, char **arg
 			ops->done(s);
 		free(s->priv);
 		s->priv = NULL;
+		free(args);
 		if (!app->msg[0])
 			tui_message(app, true, "%s: %s", ops->title, mp_status_message(st));
 		return st;
 	}
-	app->depth++;
+	app->stack_args[app->depth++] = args;
 	return MP_OK;
 }
 
@@ -136,15 +196,44 @@ mp_status tui_push_named(tui_app *app, const char *name, int argc, char **argv)
 	return tui_push(app, ops, argc, argv);
 }
 
-void app_pop(tui_app *app)
+/* Closes the top screen; with keep, its state goes to the kept ones. */
+static void close_top(tui_app *app, bool keep)
 {
 	if (app->depth == 0)
 		return;
 	tui_screen *s = &app->stack[--app->depth];
+	char *args = app->stack_args[app->depth];
+	app->stack_args[app->depth] = NULL;
+	if (keep && s->priv) {
+		if (app->nkept == TUI_MAX_KEPT) {
+			int oldest = 0;
+			for (int k = 1; k < app->nkept; k++)
+				if (app->kept[k].used < app->kept[oldest].used)
+					oldest = k;
+			kept_end(app, oldest);
+		}
+		app->kept[app->nkept++] = (tui_kept){ .ops = s->ops, .args = args, .priv = s->priv, .used = ++app->closes };
+		s->priv = NULL;
+		return;
+	}
 	if (s->ops->done)
 		s->ops->done(s);
 	free(s->priv);
 	s->priv = NULL;
+	free(args);
+}
+
+void app_pop(tui_app *app)
+{
+	close_top(app, true);
+}
+
+void app_close_all(tui_app *app)
+{
+	while (app->depth)
+		close_top(app, false);
+	while (app->nkept)
+		kept_end(app, app->nkept - 1);
 }
 
 static tui_screen *top(tui_app *app)
@@ -511,8 +600,7 @@ int tui_run(const tui_options *o)
 	} else {
 		interactive_loop(app);
 	}
-	while (app->depth)
-		app_pop(app);   /* the screens note where the user was */
+	app_close_all(app);   /* the screens note where the user was */
 	tui_exercises_release();
 	progcache_release();   /* writes what is still queued */
 	if (app->body)

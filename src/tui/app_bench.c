@@ -38,8 +38,7 @@ double tui_bench_first_frame(int rows, int cols)
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			ms = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
 		}
-		while (app->depth)
-			app_pop(app);
+		app_close_all(app);
 		if (app->body)
 			delwin(app->body);
 		free(app);
@@ -98,8 +97,7 @@ bool tui_bench_key_latency(int rows, int cols, int nkeys, double *max_ms, double
 				nanosleep(&nap, NULL);
 			}
 		}
-		while (app->depth)
-			app_pop(app);
+		app_close_all(app);
 		if (app->body)
 			delwin(app->body);
 	}

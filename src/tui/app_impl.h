@@ -13,10 +13,25 @@
 #include "tui/tui.h"
 
 #define TUI_MAX_DEPTH 16
+/* Screens closed this session whose state is kept to show again. */
+#define TUI_MAX_KEPT 16
+
+/* A closed screen's state: its private record, as it was when the user
+ * left it, found again by its operations and the argv it was opened with. */
+typedef struct {
+	const tui_screen_ops *ops;
+	char *args;             /* argv joined with 0x1f between ("" for argc 0) */
+	void *priv;
+	unsigned long used;     /* when it was closed: the oldest goes first */
+} tui_kept;
 
 struct tui_app {
 	tui_screen stack[TUI_MAX_DEPTH];
+	char *stack_args[TUI_MAX_DEPTH];   /* each open screen's argv, joined as in tui_kept */
 	int depth;
+	tui_kept kept[TUI_MAX_KEPT];
+	int nkept;
+	unsigned long closes;
 	bool quit;
 	bool scripted;
 	bool help;              /* the ? overlay is open */
@@ -39,8 +54,14 @@ void app_draw_frame(tui_app *app);
 /* Hands one key (FK() for function keys) to the help overlay, the top screen
  * or the global bindings. */
 void app_dispatch(tui_app *app, int key);
-/* Closes the top screen; nothing when the stack is empty. */
+/* Closes the top screen, keeping its state for the session: opening the
+ * same screen with the same argv again shows it as it was left (the oldest
+ * kept state goes when TUI_MAX_KEPT are kept). Nothing when the stack is
+ * empty. */
 void app_pop(tui_app *app);
+/* Closes every screen and ends every kept one (their done, their workers
+ * stopped): at exit. */
+void app_close_all(tui_app *app);
 /* True while any open screen's worker (or the exercise loader) runs. */
 bool app_any_busy(tui_app *app);
 /* Lets every open screen take its worker's progress; true when one changed. */

@@ -1,8 +1,10 @@
-/* Block explorer: a block of values (typed, or a row of the tiny GPT's
- * initial weights) quantized to an MX format or NVFP4 through quant/, as
- * `mixprec quantize` does: the amax, the shared scale under each rule, and
- * each element's bits, value and error. One key switches the element format,
- * one the rule. */
+/* Block explorer: a block of values (typed, a row of a weight of a model
+ * train --save wrote, or of the tiny GPT's initial weights) quantized to an
+ * MX format or NVFP4 through quant/, as `mixprec quantize` does: the amax,
+ * the shared scale under each rule, and each element's bits, value and
+ * error. One key switches the element format, one the rule. A model's row
+ * is read by ckpt/ckpt_row.h, as `quantize --from-model` reads it, from a
+ * lesson's command line or from options typed in the Values field. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,15 +15,16 @@
 #include "fmt/round.h"
 #include "quant/quant.h"
 #include "quant/quant_opts.h"
+#include "ckpt/ckpt_row.h"
 #include "train/model.h"
 #include "tui/screens.h"
 
 #define BLOCK_KEYS(X)                                                                                 \
-	X(BLOCK_EDIT, "e Enter", "type values, commas or blanks between (Esc cancels)", 'e', TUI_ENTER_KEYS) \
+	X(BLOCK_EDIT, "e Enter", "type values, or --from-model FILE --tensor NAME --row I", 'e', TUI_ENTER_KEYS) \
 	X(BLOCK_FORMAT, "f", "next block format (mxfp8, mxfp6, mxfp4, nvfp4)", 'f') \
 	X(BLOCK_FORMAT_BACK, "F", "previous block format", 'F')                                            \
 	X(BLOCK_RULE, "r", "switch the scale rule: ocp (floor) or ceil", 'r')                               \
-	X(BLOCK_GPT, "g", "next row of the tiny GPT's initial weights (wte)", 'g')               \
+	X(BLOCK_GPT, "g", "next row (of the model's tensor, else the initial wte)", 'g') \
 	X(BLOCK_DOWN, "j Down", "next element", 'j', FK(KEY_DOWN))                                         \
 	X(BLOCK_UP, "k Up", "previous element", 'k', FK(KEY_UP))
 TUI_KEYMAP(block, BLOCK_KEYS);
@@ -31,8 +34,8 @@ enum { BLOCK_MAXV = 64, BLOCK_GPT_VALUES = 32 };
 typedef struct {
 	tui_field input;
 	bool editing;
-	fmt_num xs[BLOCK_MAXV];
-	size_t n;
+	fmt_num *xs;                 /* the values, n of them (cap allocated) */
+	size_t n, cap;
 	char source[96];             /* what the values are, one line */
 	quant_id fmt;
 	quant_rule rule;
@@ -40,7 +43,10 @@ typedef struct {
 	quant_result res[QUANT_RULE_COUNT];   /* MX: both rules; nvfp4: res[0] */
 	bool have;
 	int cur, top;
-	int gpt_row;                 /* the next row g loads */
+	int gpt_row;                 /* the next row of the initial weights g loads */
+	char model[256];             /* the checkpoint the values are a row of ("": none) */
+	char tensor[64];             /* ... its weight, */
+	uint64_t row, nrows;         /* ... the row shown, of how many */
 } blockex;
 
 static void results_free(blockex *b)
@@ -82,10 +88,27 @@ static void values_clear(blockex *b)
 	b->n = 0;
 }
 
+/* Room for n values (the n held are kept); false out of memory. */
+static bool values_reserve(blockex *b, size_t n)
+{
+	if (n <= b->cap)
+		return true;
+	fmt_num *x = realloc(b->xs, n * sizeof *x);
+	if (!x)
+		return false;
+	b->xs = x;
+	b->cap = n;
+	return true;
+}
+
+static bool apply_options(tui_screen *s, const char *typed);
+
 /* Parses the typed values (every number syntax of round); false with a message. */
 static bool set_values(tui_screen *s, const char *typed)
 {
 	blockex *b = s->priv;
+	if (!strncmp(typed + strspn(typed, " \t"), "--", 2))
+		return apply_options(s, typed);
 	char text[sizeof b->input.text], keep[sizeof b->input.text];   /* typed may be the field itself */
 	snprintf(text, sizeof text, "%s", typed);
 	snprintf(keep, sizeof keep, "%s", typed);
@@ -112,11 +135,16 @@ static bool set_values(tui_screen *s, const char *typed)
 		tui_message(s->app, true, "no values: type numbers separated by commas or blanks");
 		return false;
 	}
+	if (!values_reserve(b, n)) {
+		tui_message(s->app, true, "out of memory");
+		goto fail;
+	}
 	values_clear(b);
 	memcpy(b->xs, v, n * sizeof v[0]);
 	b->n = n;
 	field_set(&b->input, keep);
 	snprintf(b->source, sizeof b->source, "%zu typed value%s", n, n == 1 ? "" : "s");
+	b->model[0] = '\0';
 	b->cur = b->top = 0;
 	requantize(s);
 	return true;
@@ -137,6 +165,11 @@ static void load_gpt_row(tui_screen *s)
 		return;
 	}
 	int row = b->gpt_row % (int)cfg.V;
+	if (!values_reserve(b, BLOCK_GPT_VALUES)) {
+		gpt_free(&m);
+		tui_message(s->app, true, "out of memory");
+		return;
+	}
 	values_clear(b);
 	for (size_t i = 0; i < BLOCK_GPT_VALUES && i < cfg.C; i++) {
 		fmt_num_init(&b->xs[i]);
@@ -145,6 +178,7 @@ static void load_gpt_row(tui_screen *s)
 	}
 	gpt_free(&m);
 	snprintf(b->source, sizeof b->source, "tiny GPT (seed 1): wte row %d, values 0..%zu", row, b->n - 1);
+	b->model[0] = '\0';
 	field_set(&b->input, "");
 	b->gpt_row = row + 1;
 	b->cur = b->top = 0;
@@ -168,29 +202,75 @@ static const quant_info *first_format(const char *to)
 	return quant_find(first);
 }
 
-/* A command line (`quantize ...`, from a lesson's block) read by the CLI's
- * parser into the format, the rule, the block size and the values; a bad
- * one leaves the lab's defaults, with the reason on the status line. A
- * generated tensor (--random) is the command line's: the lab shows its first
- * format on a row of the tiny GPT. */
-static void fill_from_command(tui_screen *s, int argc, char **argv)
+/* Row `row` of weight `tensor` of the checkpoint at path, through
+ * ckpt_row_load as `quantize --from-model` reads it; false with the reason
+ * on the status line (the values shown stay). */
+static bool load_model_row(tui_screen *s, const char *path, const char *tensor, uint64_t row)
+{
+	blockex *b = s->priv;
+	ckpt_row r;
+	char err[1536];
+	if (ckpt_row_load(path, tensor, row, &r, err, sizeof err) != MP_OK) {
+		tui_message(s->app, true, "%s", err);
+		return false;
+	}
+	for (size_t i = 0; i < r.n; i++)
+		if (!isfinite(r.values[i])) {
+			tui_message(s->app, true, "%s row %llu, element %zu is not finite: no block-scaled format encodes it",
+			            r.tensor, (unsigned long long)row, i);
+			ckpt_row_free(&r);
+			return false;
+		}
+	if (!values_reserve(b, r.n)) {
+		tui_message(s->app, true, "out of memory");
+		ckpt_row_free(&r);
+		return false;
+	}
+	values_clear(b);
+	for (size_t i = 0; i < r.n; i++) {
+		fmt_num_init(&b->xs[i]);
+		fmt_num_set_double(&b->xs[i], (double)r.values[i]);
+	}
+	b->n = r.n;
+	snprintf(b->model, sizeof b->model, "%s", path);
+	snprintf(b->tensor, sizeof b->tensor, "%s", r.tensor);
+	b->row = row;
+	b->nrows = r.nrows;
+	const char *base = strrchr(path, '/');   /* the folder is the user's own: the name fits the line */
+	snprintf(b->source, sizeof b->source, "%s %s row %llu of %llu, %zu values", base ? base + 1 : path, r.tensor,
+	         (unsigned long long)row, (unsigned long long)r.nrows, r.n);
+	ckpt_row_free(&r);
+	field_set(&b->input, "");
+	b->cur = b->top = 0;
+	requantize(s);
+	return true;
+}
+
+/* A command line (`quantize ...`, from a lesson's block, or options typed
+ * in the Values field) read by the CLI's parser into the format, the rule,
+ * the block size and the values: typed or a model's row (--from-model); true
+ * when it gave values. A typed one keeps the lab's format, rule and block
+ * size where it names none. A bad one changes nothing, with the reason on
+ * the status line. A generated tensor (--random) is the command line's: the
+ * lab shows its first format, on a row of the tiny GPT. */
+static bool fill_from_command(tui_screen *s, int argc, char **argv, bool typed)
 {
 	blockex *b = s->priv;
 	quantize_opts o;
 	char err[512], values[sizeof b->input.text] = "";
 	if (quantize_opts_parse(argc, argv, &o, err, sizeof err) != MP_OK) {
-		tui_message(s->app, true, "%s; the lab's defaults instead", err);
+		tui_message(s->app, true, "%s%s", err, typed ? "" : "; the lab's defaults instead");
 		quantize_opts_free(&o);
-		load_gpt_row(s);
-		return;
+		return false;
 	}
 	const quant_info *q = o.ra.to ? first_format(o.ra.to) : NULL;   /* also after --help, which stops the parse */
 	if (q)
 		b->fmt = q->id;
-	b->rule = o.q.rule;
+	if (!typed || o.ra.rule)
+		b->rule = o.q.rule;
 	if (o.q.block > BLOCK_MAXV)
 		tui_message(s->app, true, "--block: %s is out of range (1..%d here)", o.ra.block, BLOCK_MAXV);
-	else
+	else if (!typed || o.ra.block)
 		b->block = o.q.block;
 	const char *skipped = o.ra.random ? "--random" : skipped_option(&o);
 	if (skipped)
@@ -199,9 +279,34 @@ static void fill_from_command(tui_screen *s, int argc, char **argv)
 		size_t l = strlen(values);
 		snprintf(values + l, sizeof values - l, "%s%s", l ? " " : "", o.values[i]);
 	}
+	bool got = false;
+	if (o.model.path && !o.help)
+		got = load_model_row(s, o.model.path, o.model.tensor, o.model.row);
+	else if (values[0])
+		got = set_values(s, values);
+	else if (typed)
+		requantize(s);   /* only the format, rule or block changed */
 	quantize_opts_free(&o);
-	if (!values[0] || !set_values(s, values))
-		load_gpt_row(s);
+	return got || (typed && !o.model.path && !values[0]);
+}
+
+/* Options typed in the Values field ("--from-model a.safetensors --tensor
+ * wte.weight --row 3"), read as quantize's command line after --to of the
+ * format shown; false with the reason on the status line. */
+static bool apply_options(tui_screen *s, const char *typed)
+{
+	blockex *b = s->priv;
+	char text[sizeof b->input.text], to[] = "--to", cmd[] = "quantize";
+	snprintf(text, sizeof text, "%s", typed);
+	char *argv[sizeof text / 2 + 4], *save = NULL;
+	int argc = 0;
+	argv[argc++] = cmd;
+	argv[argc++] = to;
+	argv[argc++] = (char *)quant_get(b->fmt)->name;
+	for (char *w = strtok_r(text, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	return fill_from_command(s, argc, argv, true);
 }
 
 static mp_status block_init(tui_screen *s, int argc, char **argv)
@@ -209,9 +314,7 @@ static mp_status block_init(tui_screen *s, int argc, char **argv)
 	blockex *b = s->priv;
 	b->fmt = QUANT_MXFP4;
 	b->rule = QUANT_RULE_OCP;
-	if (argc > 1)
-		fill_from_command(s, argc, argv);
-	else
+	if (argc <= 1 || !fill_from_command(s, argc, argv, false))
 		load_gpt_row(s);
 	return MP_OK;
 }
@@ -221,6 +324,7 @@ static void block_done(tui_screen *s)
 	blockex *b = s->priv;
 	results_free(b);
 	values_clear(b);
+	free(b->xs);
 }
 
 /* --- drawing --- */
@@ -315,11 +419,13 @@ static void block_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		else if (e->flags & QUANT_FLUSHED)
 			tui_put(w, y, 70, cols - 70, ROLE_EMPH, "flushed");
 	}
+	char where[256];
 	if (b->n > (size_t)nvis)
-		tui_putf(w, rows - 1, 1, cols - 2, ROLE_DIM, "elements %d-%d of %zu (j/k scroll); %s", b->top,
+		snprintf(where, sizeof where, "elements %d-%d of %zu (j/k scroll); %s", b->top,
 		         (int)(b->top + nvis < (int)b->n ? b->top + nvis : (int)b->n) - 1, b->n, b->source);
 	else
-		tui_put_fit(w, rows - 1, 1, cols - 2, ROLE_DIM, b->source);
+		snprintf(where, sizeof where, "%s", b->source);
+	tui_put_fit(w, rows - 1, 1, cols - 2, ROLE_DIM, where);
 }
 
 /* --- keys --- */
@@ -354,7 +460,14 @@ static int block_handle(tui_screen *s, int action, int key)
 			b->rule = b->rule == QUANT_RULE_OCP ? QUANT_RULE_CEIL : QUANT_RULE_OCP;
 		return TUI_HANDLED;
 	case BLOCK_GPT:
-		load_gpt_row(s);
+		if (b->model[0]) {
+			char path[sizeof b->model], tensor[sizeof b->tensor];   /* the load rewrites both */
+			snprintf(path, sizeof path, "%s", b->model);
+			snprintf(tensor, sizeof tensor, "%s", b->tensor);
+			load_model_row(s, path, tensor, (b->row + 1) % b->nrows);
+		} else {
+			load_gpt_row(s);
+		}
 		return TUI_HANDLED;
 	case BLOCK_DOWN:
 		if (b->cur + 1 < (int)b->n)

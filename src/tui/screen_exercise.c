@@ -280,7 +280,7 @@ typedef struct {
 	bool reveal_hint;          /* ... and the hint just shown */
 	char *worked_text;         /* the worked solution, its prose reflowed */
 	bool steps;                /* the hand-rounding lab: one field at a time */
-	bool solved_noted;
+	bool solved_before;        /* progress.csv has it solved (an earlier session, or this one) */
 } exview;
 
 /* Exercise files break prompts into lines of their own width: join those
@@ -355,6 +355,10 @@ static mp_status exview_setup(tui_screen *s, const ex_exercise *ex)
 		reflow(e->hints[i]);
 	}
 	e->worked_text = reflow_worked(e->sol.worked);
+	char item[PROGRESS_ITEM_MAX + 64];
+	progress_item(item, sizeof item, e->ex);
+	const progress_row *row = progress_get(progcache_get(), item);
+	e->solved_before = row && row->solved;
 	return MP_OK;
 }
 
@@ -533,6 +537,10 @@ static int draw_answers(const exview *e, WINDOW *w, int y, int cols, int *field_
 			         ex->nfields);
 		else
 			tui_put(w, y++, 3, cols - 4, ROLE_GOOD, "Solved: every required field right, none wrong. w shows the worked solution.");
+	} else if (e->solved_before && y < rows - 2) {
+		y++;
+		y += tui_wrap(w, y, 3, cols - 4, 2, ROLE_GOOD,
+		              "Solved before: your progress records it. Answer again to practise; w shows the worked solution.");
 	}
 	/* hints shown so far */
 	*hint_end = -1;
@@ -587,7 +595,8 @@ static void exview_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 			snprintf(line, sizeof line, "worked solution: w back to the answers%s", more);
 		else
 			snprintf(line, sizeof line, "%zu of %zu right%s   h: hint (%d of %zu)   w: %s%s", correct_count(e),
-			         ex->nfields, e->steps ? ", one step at a time" : "", e->hints_shown, ex->nhints,
+			         ex->nfields, e->solved_before && !is_solved(e) ? " (solved before)"
+			                      : e->steps ? ", one step at a time" : "", e->hints_shown, ex->nhints,
 			         shorter ? "solution" : "worked solution", more);
 		if (tui_width(line) <= cols - 2)
 			break;
@@ -677,7 +686,7 @@ static int exview_handle(tui_screen *s, int action, int key)
 	case EX_WORKED:
 		e->worked = !e->worked;
 		e->worked_top = 0;
-		if (e->worked && !is_solved(e)) {
+		if (e->worked && !is_solved(e) && !e->solved_before) {
 			/* seen before solving: counts as every hint taken */
 			e->hints_shown = (int)e->ex->nhints;
 			record(s, 0);

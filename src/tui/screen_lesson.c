@@ -517,6 +517,9 @@ static void lesson_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	}
 	clamp_top(r);
 	tui_state *state = tui_app_state(s->app);
+	/* the lesson shown last is the one to resume (a reader kept for the
+	 * session is shown again without its init) */
+	snprintf(state->last_lesson, sizeof state->last_lesson, "%s", r->name);
 	tui_lesson_state *ls = tui_state_lesson(state, r->name);
 	size_t qlen = strlen(r->query);
 	for (int y = 0; y < rows - 1 && r->top + y < (int)r->nlines; y++) {
