@@ -49,10 +49,10 @@ TUI_KEYMAP(train, TRAIN_KEYS);
 
 enum { MAXPOL = 16, METRIC_COUNT = 4, MAX_STEPS = 100000 };
 /* The layout at 80x24 and up: the policies in POL_COLS columns of POL_COLW
- * cells ("[x] " and a name of up to 15: four rows for 15 presets), and at
- * least PLOT_KEEP rows kept for the plot below the table and the Sample
- * panel: its title, axis, tick labels, a legend row and 5 rows of data. */
-enum { POL_COLS = 4, POL_COLW = 20, PLOT_KEEP = 9 };
+ * cells ("[x] " and a name of up to 15: four rows for 15 presets); below
+ * the table and the Sample panel, which take what they need, the plot keeps
+ * at least PLOT_MIN_ROWS (at 80x24 beside two policies it has 9: 7 of data). */
+enum { POL_COLS = 4, POL_COLW = 20 };
 /* grad_noise_ratio: a policy that casts no gradient (NaN) draws no points */
 static const char *const metric_names[METRIC_COUNT] = { "loss", "resid_lost_frac", "lost_update_frac",
 	                                                "grad_noise_ratio" };
@@ -621,11 +621,12 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		fp8v_draw(w, y, rows - y, cols, t->ui_fp8, names, t->np);
 	if (t->show_fp8 || !t->ui_hist || !t->np)
 		return;
-	y += train_table_draw(w, y, rows - y - PLOT_KEEP, cols, t->ui_hist, t->ui_done, t->np, names);
+	y += train_table_draw(w, y, rows - y - PLOT_MIN_ROWS, cols, t->ui_hist, t->ui_done, t->np, names);
 	/* the Sample panel: what the loss numbers mean */
-	if (t->sample_step && y < rows - PLOT_KEEP)
+	bool sample = t->sample_step && y + 1 < rows - PLOT_MIN_ROWS;   /* the heading with a row under it */
+	if (sample)
 		tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "Sample at step %zu (t: again)", t->sample_step);
-	for (size_t i = 0; t->sample_step && i < t->np && y < rows - PLOT_KEEP; i++, y++) {
+	for (size_t i = 0; sample && i < t->np && y < rows - PLOT_MIN_ROWS; i++, y++) {
 		tui_put_fit(w, y, 1, 15, ROLE_NORMAL, t->pols[i].name);
 		tui_put_fit(w, y, 17, cols - 18, ROLE_NORMAL, t->sample[i]);
 	}
