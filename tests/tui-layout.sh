@@ -174,9 +174,10 @@ has click clicked '^ \[x\] fp32 +\[x\] bf16-pure ' "a click on bf16-pure chooses
 has click clicked '\[x\] nvfp4$' "a click on nvfp4 in the fourth column chooses it"
 
 # UTF-8 and colour: the same layout (the help fits, the same header)
-LC_ALL=C.UTF-8
-unset NO_COLOR
-script utf --start train <<'EOF2'
+if locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$'; then
+	LC_ALL=C.UTF-8
+	unset NO_COLOR
+	script utf --start train <<'EOF2'
 keys ?
 dump help
 keys Esc j Space n C-u
@@ -185,13 +186,17 @@ keys Enter s
 wait
 dump trained
 EOF2
-LC_ALL=C
-if screen "$tmp/utf.out" help | grep -q 'scroll'; then
-	bad "UTF-8: the help fits without scrolling"
+	LC_ALL=C
+	NO_COLOR=1
+	if screen "$tmp/utf.out" help | grep -q 'scroll'; then
+		bad "UTF-8: the help fits without scrolling"
+	else
+		ok "UTF-8: the help fits without scrolling"
+	fi
+	got=$(screen "$tmp/utf.out" trained | awk '$1 == "policy" { $1 = $1; print; exit }')
+	same "UTF-8: the same table header" "$got" "$want"
 else
-	ok "UTF-8: the help fits without scrolling"
+	echo "note: no C.UTF-8 locale; the UTF-8 layout is not checked"
 fi
-got=$(screen "$tmp/utf.out" trained | awk '$1 == "policy" { $1 = $1; print; exit }')
-same "UTF-8: the same table header" "$got" "$want"
 
 finish
