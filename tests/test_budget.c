@@ -451,6 +451,80 @@ START_TEST(bad_inputs)
 }
 END_TEST
 
+/* The explanation under the table names the recipe and optimiser asked for
+ * and sums that recipe's own copies, each figure derived here by hand from
+ * the widths of what the recipe keeps (Adam: two states of the recipe's
+ * state width; sgd-momentum one):
+ *   fp32:               weights 4 + gradients 4 + Adam 2 x 4 = 16
+ *   fp16-mixed:         master 4 + copy 2 + gradient 2 + accumulator 4 + 8 = 20
+ *   bf16-mixed-noaccum: 4 + 2 + 2 + 8 = 16 (no accumulator term)
+ *   bf16-pure:          weights 2 + gradients 2 + Adam 2 x 2 = 8 (no master)
+ *   fp8-mixed:          4 + e4m3 copy 1 + 2 + 4 + 8 = 19
+ *   bf16-mixed, sgd-momentum: 4 + 2 + 2 + 4 + one fp32 state 4 = 16
+ * bf16-mixed with Adam is the convention's own note (20 bytes); another
+ * convention gives its note whatever the recipe. */
+static void explained(budget_recipe rc, budget_optimizer opt, const char *const *want, const char *const *absent)
+{
+	budget_config c = with_params(1e9);
+	c.recipe = rc;
+	c.optimizer = opt;
+	budget_result r = compute(&c);
+	char text[1024];
+	size_t len = budget_explain(text, sizeof text, &c, &r);
+	ck_assert_uint_eq(len, strlen(text));
+	for (size_t i = 0; want[i]; i++)
+		ck_assert_msg(strstr(text, want[i]), "%s: lacks '%s' in: %s", budget_recipe_name(rc), want[i], text);
+	for (size_t i = 0; absent && absent[i]; i++)
+		ck_assert_msg(!strstr(text, absent[i]), "%s: has '%s' in: %s", budget_recipe_name(rc), absent[i], text);
+}
+
+START_TEST(explanation_per_recipe)
+{
+	explained(BUDGET_RECIPE_FP32, BUDGET_OPT_ADAM,
+	          (const char *const[]){ "for fp32 with adam:", "weights 4 + gradients 4 + optimizer_state 8",
+	                                 "= 16 bytes per parameter", NULL },
+	          (const char *const[]){ "master", "accumulator", "bf16", "20 bytes", NULL });
+	explained(BUDGET_RECIPE_FP16_MIXED, BUDGET_OPT_ADAM,
+	          (const char *const[]){ "for fp16-mixed with adam:", "master_weights 4 + weights 2 + gradients 2 + "
+	                                 "grad_accumulator 4 + optimizer_state 8", "= 20 bytes per parameter", NULL },
+	          (const char *const[]){ "bf16", NULL });
+	explained(BUDGET_RECIPE_BF16_MIXED_NOACCUM, BUDGET_OPT_ADAM,
+	          (const char *const[]){ "for bf16-mixed-noaccum with adam:", "master_weights 4 + weights 2 + "
+	                                 "gradients 2 + optimizer_state 8", "= 16 bytes per parameter", NULL },
+	          (const char *const[]){ "accumulator", "20 bytes", NULL });
+	explained(BUDGET_RECIPE_BF16_PURE, BUDGET_OPT_ADAM,
+	          (const char *const[]){ "for bf16-pure with adam:", "weights 2 + gradients 2 + optimizer_state 4",
+	                                 "= 8 bytes per parameter", NULL },
+	          (const char *const[]){ "master", "fp32", NULL });
+	explained(BUDGET_RECIPE_FP8_MIXED, BUDGET_OPT_ADAM,
+	          (const char *const[]){ "for fp8-mixed with adam:", "master_weights 4 + weights 1 + gradients 2 + "
+	                                 "grad_accumulator 4 + optimizer_state 8", "= 19 bytes per parameter", NULL },
+	          NULL);
+	explained(BUDGET_RECIPE_BF16_MIXED, BUDGET_OPT_SGD_MOMENTUM,
+	          (const char *const[]){ "for bf16-mixed with sgd-momentum:", "grad_accumulator 4 + optimizer_state 4",
+	                                 "= 16 bytes per parameter", NULL },
+	          NULL);
+	explained(BUDGET_RECIPE_BF16_MIXED, BUDGET_OPT_ADAM,
+	          (const char *const[]){ "for bf16-mixed with Adam", "20 bytes per parameter", NULL }, NULL);
+	/* another convention: its note, the same for every recipe */
+	budget_config c = with_params(1e9);
+	c.convention = BUDGET_CONV_ELEUTHER;
+	c.recipe = BUDGET_RECIPE_FP32;
+	budget_result r = compute(&c);
+	char text[1024];
+	budget_explain(text, sizeof text, &c, &r);
+	ck_assert_str_eq(text, budget_convention_note(BUDGET_CONV_ELEUTHER));
+	/* a short buffer: cut, terminated, and the length the whole needs */
+	c = with_params(1e9);
+	c.recipe = BUDGET_RECIPE_FP32;
+	r = compute(&c);
+	char small[16];
+	size_t need = budget_explain(small, sizeof small, &c, &r);
+	ck_assert_uint_eq(strlen(small), sizeof small - 1);
+	ck_assert_uint_gt(need, sizeof small);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("budget");
@@ -466,6 +540,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, activations_by_hand);
 	tcase_add_test(tc, parse_counts);
 	tcase_add_test(tc, bad_inputs);
+	tcase_add_test(tc, explanation_per_recipe);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -66,9 +66,9 @@ fp8row() {
 }
 
 # cell LINE C CW: column C (0-based) of a view line, cells CW wide after a
-# 1 + 14 column label, trailing blanks dropped
+# 1 + 15 column label (14 and a blank), trailing blanks dropped
 cell() {
-	printf '%s\n' "$1" | awk -v c="$2" -v w="$3" '{ s = substr($0, 16 + c * w, w - 1); sub(/ +$/, "", s); print s }'
+	printf '%s\n' "$1" | awk -v c="$2" -v w="$3" '{ s = substr($0, 17 + c * w, w - 1); sub(/ +$/, "", s); print s }'
 }
 
 # The policies by their place in the lab's list (train --policy list order)
@@ -183,7 +183,7 @@ dump back
 EOF
 has lab step1 '^ CPU tiny: 1 layer, 32 ch, 2 heads, batch 4x32' "the tiny shape the element counts above are for"
 has lab step1 '^ done after 1 of 1 steps' "the one-step run is done"
-cw=32   # (80 - 1 - 14) / 2 policies
+cw=32   # (80 - 1 - 15) / 2 policies
 for s in 1 5; do
 	k=$((s - 1))
 	head=$(fp8row lab step$s 0)
@@ -226,7 +226,7 @@ done
 has lab help '\| v +fp8 view: scales, overflow and underflow per policy' "? lists v"
 has lab help '\| l +plot: one panel per policy side by side, or all in one' "? lists l"
 has lab step5 '^ k Up .* m Tab  l  v  z ' "the key line lists l and v"
-# resize: at 120 columns the cells are (120 - 15) / 2 = 52 wide, the same numbers
+# resize: at 120 columns the cells are (120 - 1 - 15) / 2 = 52 wide, the same numbers
 row=$(fp8row lab wide 1)
 same "120x30: the same overflow share" "$(cell "$row" 0 52)" "$(csvover 4)"
 same "120x30: the same grad_output scales" "$(cell "$(fp8row lab wide 10)" 0 52)" "$(log2s 4 grad_output)"
@@ -301,7 +301,7 @@ wait
 keys v
 dump four
 EOF
-cw4=16   # (80 - 1 - 14) / 4
+cw4=16   # (80 - 1 - 15) / 4
 head=$(fp8row four four 0)
 same "four policies: the scaled ones first" \
 	"$(cell "$head" 0 $cw4),$(cell "$head" 1 $cw4),$(cell "$head" 2 $cw4),$(cell "$head" 3 $cw4)" \

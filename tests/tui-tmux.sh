@@ -167,8 +167,8 @@ for size in 80x24 132x43; do
 	text 8
 	keys Enter s
 	check 'done after 8 of 8 steps' "a short training runs in the background" 120
-	check '^\*fp32 +8 ' "the table fills for fp32"
-	check '^\*bf16-mixed +8 ' "the table fills for bf16-mixed"
+	check '^\*fp32 +[0-9]+\.[0-9]{4} ' "the table fills for fp32"
+	check '^\*bf16-mixed +[0-9]+\.[0-9]{4} ' "the table fills for bf16-mixed"
 	check '^ +(\||[0-9.]+\+).*[*+]' "the loss plot fills"
 	# pause answers while training runs
 	keys n C-u

@@ -145,6 +145,30 @@ const char *budget_convention_note(budget_convention c)
 	return (unsigned)c < BUDGET_CONV_COUNT ? convention_notes[c] : "";
 }
 
+size_t budget_explain(char *buf, size_t n, const budget_config *cfg, const budget_result *r)
+{
+	if (n == 0)
+		return 0;
+	buf[0] = '\0';
+	if (cfg->convention != BUDGET_CONV_MIXPREC ||
+	    (cfg->recipe == BUDGET_RECIPE_BF16_MIXED && cfg->optimizer == BUDGET_OPT_ADAM))
+		return (size_t)snprintf(buf, n, "%s", budget_convention_note(cfg->convention));
+	/* the convention's note counts bf16-mixed with Adam; any other pair its own sum */
+	size_t used = (size_t)snprintf(buf, n, "mixprec counts every copy the recipe keeps resident at the optimiser "
+	                               "step; for %s with %s:", budget_recipe_name(cfg->recipe),
+	                               budget_optimizer_name(cfg->optimizer));
+	double sum = 0;
+	for (int c = 0; c < BUDGET_ACTIVATIONS && used < n; c++)
+		if (r->bytes_per_param[c] > 0) {
+			used += (size_t)snprintf(buf + used, n - used, "%s %s %.4g", sum > 0 ? " +" : "",
+			                         budget_component_name((budget_component)c), r->bytes_per_param[c]);
+			sum += r->bytes_per_param[c];
+		}
+	if (used < n)
+		used += (size_t)snprintf(buf + used, n - used, " = %.4g bytes per parameter.", sum);
+	return used;
+}
+
 mp_status budget_recipe_from_name(const char *name, budget_recipe *out)
 {
 	for (int i = 0; name && i < BUDGET_RECIPE_COUNT; i++)

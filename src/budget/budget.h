@@ -143,6 +143,13 @@ const char *budget_preset_known(void);
 /* One or two sentences on how a convention counts and why it differs from mixprec's. */
 const char *budget_convention_note(budget_convention c);
 
+/* The explanation under a budget, for the CLI's table and the Memory budget
+ * lab alike: under the mixprec convention the bytes per parameter of each
+ * resident copy of r (computed for cfg) and their sum, for cfg's recipe and
+ * optimiser; under another convention its note. Writes at most n bytes
+ * (NUL-terminated when n > 0); returns the length the whole text needs. */
+size_t budget_explain(char *buf, size_t n, const budget_config *cfg, const budget_result *r);
+
 /* A named model (gpt2-small, llama-7b, gpt3-175b): parameter count and shape
  * (micro-batch 1). MP_EINVAL for an unknown name. */
 mp_status budget_preset(const char *name, double *params, budget_shape *shape);

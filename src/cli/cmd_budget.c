@@ -236,26 +236,9 @@ static void print_table(const budget_config *cfg, const budget_result *r, bool p
 		printf("\n");
 	}
 	printf("\nGB = 10^9 bytes, GiB = 2^30 bytes.\n");
-	if (cfg->convention == BUDGET_CONV_MIXPREC && (strcmp(budget_recipe_name(cfg->recipe), "bf16-mixed") ||
-	                                               strcmp(budget_optimizer_name(cfg->optimizer), "adam"))) {
-		/* the note explains bf16-mixed with Adam: any other recipe gets its own count */
-		char note[600];
-		size_t n = (size_t)snprintf(note, sizeof note, "mixprec counts every copy the recipe keeps resident at the "
-		                            "optimiser step; for %s with %s:", budget_recipe_name(cfg->recipe),
-		                            budget_optimizer_name(cfg->optimizer));
-		double sum = 0;
-		for (int c = 0; c < BUDGET_ACTIVATIONS && n < sizeof note; c++)
-			if (r->bytes_per_param[c] > 0) {
-				n += (size_t)snprintf(note + n, sizeof note - n, "%s %s %.4g", sum > 0 ? " +" : "",
-				                      budget_component_name((budget_component)c), r->bytes_per_param[c]);
-				sum += r->bytes_per_param[c];
-			}
-		if (n < sizeof note)
-			snprintf(note + n, sizeof note - n, " = %.4g bytes per parameter.", sum);
-		print_wrapped(note, 78);
-	} else {
-		print_wrapped(budget_convention_note(cfg->convention), 78);
-	}
+	char note[1024];
+	budget_explain(note, sizeof note, cfg, r);
+	print_wrapped(note, 78);
 }
 
 /* --- the command --- */

@@ -26,6 +26,12 @@
 	X(G_REDRAW, "^L", "redraw the whole screen", TUI_CTRL('l'))
 TUI_KEYMAP(global, GLOBAL_KEYS);
 
+/* The global keys in a word each, for the help's one-line summary of them
+ * when the full list would not fit the screen. */
+static const char *const global_short[global_ACTION_COUNT] = {
+	[G_HELP] = "help", [G_BACK] = "back", [G_QUIT] = "quit", [G_HOME] = "Home", [G_REDRAW] = "redraw",
+};
+
 const tui_screen_ops *const tui_screens[] = {
 	&screen_home_ops, &screen_lesson_ops, &screen_exercises_ops, &screen_exercise_ops, &screen_bits_ops,
 	&screen_handround_ops, &screen_drift_ops, &screen_train_ops, &screen_budget_ops, &screen_scale_ops, &screen_block_ops, NULL,
@@ -280,12 +286,39 @@ static const char *key_hint(const tui_binding *keys, size_t n, int width, char *
 	return buf;
 }
 
+/* The help's row k: the screen's binding k, a gap, then the global keys, one
+ * per row or (compact) all on one row. */
+static void help_row(WINDOW *win, int y, int x0, int w, const tui_screen *s, int k, bool compact)
+{
+	int nk = (int)s->ops->nkeys;
+	if (k == nk)
+		return;
+	if (k > nk && compact) {
+		char line[256];
+		size_t used = 0;
+		for (int g = 0; g < global_ACTION_COUNT && used < sizeof line; g++)
+			used += (size_t)snprintf(line + used, sizeof line - used, "%s%s %s", g ? "  " : "", global_keys[g].label,
+			                         global_short[g]);
+		tui_put_fit(win, y, x0 + 2, w - 4, ROLE_EMPH, line);
+		return;
+	}
+	const tui_binding *b = k < nk ? &s->ops->keys[k] : &global_keys[k - nk - 1];
+	tui_put_fit(win, y, x0 + 2, 14, ROLE_EMPH, b->label);
+	tui_put_fit(win, y, x0 + 17, w - 19, ROLE_NORMAL, b->help);
+}
+
 static void draw_help(tui_app *app, const tui_screen *s)
 {
 	int rows = LINES - 2, cols = COLS;
-	int w = cols > 78 ? 76 : cols - 2, x0 = (cols - w) / 2;
-	int lines = (int)(s->ops->nkeys + global_ACTION_COUNT) + 1;
-	int h = lines + 2 > rows ? rows : lines + 2;
+	/* 78 columns at 80: 59 for a key's text */
+	int w = cols > 80 ? 78 : cols - 2, x0 = (cols - w) / 2;
+	/* the rows: the screen's bindings, a gap, the global ones; those on one
+	 * row when all would not fit, and a scroll only when that does not either */
+	int total = (int)s->ops->nkeys + 1 + (int)global_ACTION_COUNT;
+	bool compact = total + 2 > rows;
+	if (compact)
+		total = (int)s->ops->nkeys + 2;
+	int h = total + 2 > rows ? rows : total + 2;
 	int y0 = 1 + (rows - h) / 2;
 	WINDOW *win = stdscr;
 	for (int y = y0; y < y0 + h; y++)
@@ -301,23 +334,11 @@ static void draw_help(tui_app *app, const tui_screen *s)
 	mvwaddch(win, y0 + h - 1, x0 + w - 1, ACS_LRCORNER);
 	wattrset(win, A_NORMAL);
 	tui_putf(win, y0, x0 + 2, w - 4, ROLE_HEADING, " Keys: %s ", s->ops->title);
-	/* the rows: the screen's bindings, a gap, the global ones */
-	int total = (int)s->ops->nkeys + 1 + (int)global_ACTION_COUNT;
 	int visible = h - 2;
 	if (app->help_top > total - visible)
 		app->help_top = total - visible > 0 ? total - visible : 0;
-	for (int i = 0; i < visible && app->help_top + i < total; i++) {
-		int k = app->help_top + i;
-		const tui_binding *b = NULL;
-		if (k < (int)s->ops->nkeys)
-			b = &s->ops->keys[k];
-		else if (k > (int)s->ops->nkeys)
-			b = &global_keys[k - (int)s->ops->nkeys - 1];
-		if (!b)
-			continue;
-		tui_put(win, y0 + 1 + i, x0 + 2, 14, ROLE_EMPH, b->label);
-		tui_put(win, y0 + 1 + i, x0 + 17, w - 19, ROLE_NORMAL, b->help);
-	}
+	for (int i = 0; i < visible && app->help_top + i < total; i++)
+		help_row(win, y0 + 1 + i, x0, w, s, app->help_top + i, compact);
 	if (total > visible)
 		tui_putf(win, y0 + h - 1, x0 + 2, w - 4, ROLE_DIM, " j/k scroll, %d more ", total - visible);
 }

@@ -18,7 +18,7 @@
 #include "util/rng.h"
 
 #define BITS_KEYS(X)                                                                              \
-	X(BITS_EDIT, "e Enter", "type a new value (Enter applies, Esc cancels, Up/Down history)", 'e', \
+	X(BITS_EDIT, "e Enter", "type a value (Enter applies, Esc cancels, Up/Down history)", 'e', \
 	  TUI_ENTER_KEYS, '=')                                                                       \
 	X(BITS_UP, "k Up", "previous format", 'k', FK(KEY_UP))                                       \
 	X(BITS_DOWN, "j Down", "next format", 'j', FK(KEY_DOWN))                                     \

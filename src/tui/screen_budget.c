@@ -322,7 +322,7 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		tui_fill(w, y, 2 + x0, x1 - x0, theme_series(c), g);
 		x0 = x1;
 	}
-	y += 2;
+	y++;
 	/* the tiny trainer of this program under the same recipe, beside the
 	 * formula for its parameter count */
 	pthread_mutex_lock(&b->work.mu);
@@ -331,9 +331,12 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	size_t n = b->tparams;
 	double tacts = b->tacts;
 	pthread_mutex_unlock(&b->work.mu);
-	/* the convention's note when it fits whole */
-	int note_rows = rows - y - 4;
-	const char *note = budget_convention_note(b->cfg.convention);
+	/* the explanation (the CLI's, for this recipe and convention) when it
+	 * fits whole between the bar and the comparison's three rows: at 80x24
+	 * three rows without a shape */
+	int note_rows = rows - y - 3;
+	char note[1024];
+	budget_explain(note, sizeof note, &b->cfg, r);
 	if (note_rows > 0 && tui_wrap(NULL, 0, 0, cols - 2, 1000, ROLE_DIM, note) <= note_rows)
 		tui_wrap(w, y, 1, cols - 2, note_rows, ROLE_DIM, note);
 	y = rows - 3;

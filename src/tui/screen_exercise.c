@@ -248,7 +248,7 @@ const tui_screen_ops screen_exercises_ops = {
 #define EXERCISE_KEYS(X)                                                                            \
 	X(EX_UP, "k Up S-Tab", "previous field", 'k', FK(KEY_UP), FK(KEY_BTAB))                      \
 	X(EX_DOWN, "j Down Tab", "next field", 'j', FK(KEY_DOWN), '\t')                              \
-	X(EX_EDIT, "Enter e", "type an answer (Enter checks it, Esc cancels, Up/Down history)",      \
+	X(EX_EDIT, "Enter e", "type an answer (Enter checks, Esc cancels, Up/Down recall)",      \
 	  TUI_ENTER_KEYS, 'e')                                                                       \
 	X(EX_HINT, "h", "the next hint", 'h')                                                       \
 	X(EX_WORKED, "w", "the worked solution (again: back to the answers)", 'w')                   \

@@ -29,7 +29,7 @@ void openblas_set_num_threads(int num_threads);
 	X(SC_ONE, "1", "S = 1 (no scaling)", '1')                                  \
 	X(SC_RUN, "s", "train again (new gradients)", 's')                         \
 	X(SC_SHAPE, "z", "model size for the next run: tiny or the default", 'z')                \
-	X(SC_INIT, "i", "the dynamic scaler's first S for the next run: 2^16, 2^20, 2^24", 'i')  \
+	X(SC_INIT, "i", "the dynamic scaler's first S (next run): 2^16, 2^20, 2^24", 'i')  \
 	X(SC_DERIVE, "d", "the derivation as fill-in steps (exercise 7.4b)", 'd')
 TUI_KEYMAP(scale, SCALE_KEYS);
 

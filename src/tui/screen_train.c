@@ -21,6 +21,7 @@
 #include "tui/plotview.h"
 #include "tui/screens.h"
 #include "tui/screen_train_fp8.h"
+#include "tui/screen_train_table.h"
 #include "tui/worker.h"
 #include "util/csvout.h"
 
@@ -33,20 +34,25 @@ void openblas_set_num_threads(int num_threads);
 	X(TR_START, "s", "start training the chosen policies (restarts)", 's')                  \
 	X(TR_PAUSE, "p", "pause / resume", 'p')                                                 \
 	X(TR_STOP, "x", "stop", 'x')                                                            \
-	X(TR_METRIC, "m Tab", "plot: loss, resid_lost_frac, lost_update_frac, grad_noise_ratio", 'm', '\t') \
+	X(TR_METRIC, "m Tab", "plot: loss, resid_lost_frac, lost_update_frac, grad noise", 'm', '\t') \
 	X(TR_PANELS, "l", "plot: one panel per policy side by side, or all in one", 'l')          \
 	X(TR_FP8, "v", "fp8 view: scales, overflow and underflow per policy", 'v')                 \
-	X(TR_SHAPE, "z", "model: tiny (seconds), or the default or the lesson's options", 'z')   \
+	X(TR_SHAPE, "z", "model: tiny (seconds), default, or the lesson's options", 'z')   \
 	X(TR_DEVICE, "g", "train on the GPU (CUDA) or the CPU", 'g')                             \
 	X(TR_STEPS, "n", "edit the number of steps", 'n')                                       \
 	X(TR_PATH, "f", "edit the CSV file name", 'f')                                          \
 	X(TR_EXPORT, "e", "export every step so far as CSV (the train --csv columns)", 'e')           \
 	X(TR_SAVE, "w", "save each run's model (safetensors, named after the CSV)", 'w')           \
-	X(TR_INIT, "i", "edit the saved model the next run starts from (empty: fresh)", 'i')      \
+	X(TR_INIT, "i", "edit the model the next run starts from (empty: fresh)", 'i')      \
 	X(TR_SAMPLE, "t", "Sample: text from each run's model as it is now", 't')
 TUI_KEYMAP(train, TRAIN_KEYS);
 
 enum { MAXPOL = 16, METRIC_COUNT = 4, MAX_STEPS = 100000 };
+/* The layout at 80x24 and up: the policies in POL_COLS columns of POL_COLW
+ * cells ("[x] " and a name of up to 15: four rows for 15 presets); below
+ * the table and the Sample panel, which take what they need, the plot keeps
+ * at least PLOT_MIN_ROWS (at 80x24 beside two policies it has 9: 7 of data). */
+enum { POL_COLS = 4, POL_COLW = 20 };
 /* grad_noise_ratio: a policy that casts no gradient (NaN) draws no points */
 static const char *const metric_names[METRIC_COUNT] = { "loss", "resid_lost_frac", "lost_update_frac",
 	                                                "grad_noise_ratio" };
@@ -557,15 +563,15 @@ static double metric_of(const train_stats *st, int m)
 static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 {
 	train_lab *t = s->priv;
-	/* the policies, three columns */
+	/* the policies, POL_COLS columns */
 	size_t npre = policy_preset_count() < MAXPOL ? policy_preset_count() : MAXPOL;
-	int per_col = (int)(npre + 2) / 3;
+	int per_col = (int)(npre + POL_COLS - 1) / POL_COLS;
 	for (size_t i = 0; i < npre; i++) {
-		int y = (int)i % per_col, x = 1 + 26 * ((int)i / per_col);
+		int y = (int)i % per_col, x = 1 + POL_COLW * ((int)i / per_col);
 		bool cur = (int)i == t->cursor;
 		char line[300];
 		snprintf(line, sizeof line, "[%s] %s", t->chosen[i] ? "x" : " ", policy_preset(i)->name);
-		tui_put(w, y, x, 25, cur ? ROLE_SELECT : t->chosen[i] ? ROLE_STRONG : ROLE_NORMAL, line);
+		tui_put_fit(w, y, x, POL_COLW - 1, cur ? ROLE_SELECT : t->chosen[i] ? ROLE_STRONG : ROLE_NORMAL, line);
 	}
 	int y = per_col;
 	train_config c = shape_config(t, t->tiny);
@@ -615,30 +621,15 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		fp8v_draw(w, y, rows - y, cols, t->ui_fp8, names, t->np);
 	if (t->show_fp8 || !t->ui_hist || !t->np)
 		return;
-	tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "%-15s %6s %8s %8s %8s %7s %9s %10s", "policy", "step", "loss",
-	         "ms/step", "scale", "skipped", "lost_upd", "resid_lost");
-	for (size_t i = 0; i < t->np && y < rows - PLOT_MIN_ROWS; i++, y++) {
-		tui_put(w, y, 0, 1, theme_series((int)i), theme_utf8() ? theme_glyph(GLYPH_BLOCK) : "*");
-		if (!t->ui_done) {
-			tui_putf(w, y, 1, cols - 2, ROLE_NORMAL, "%-15.15s %6s", t->pols[i].name, "-");
-			continue;
-		}
-		const train_stats *last = &t->ui_hist[(t->ui_done - 1) * t->np + i];
-		double ms = 0;
-		size_t skipped = 0;
-		for (size_t k = 0; k < t->ui_done; k++) {
-			ms += t->ui_hist[k * t->np + i].ms;
-			skipped += t->ui_hist[k * t->np + i].skipped;
-		}
-		tui_putf(w, y, 1, cols - 2, ROLE_NORMAL, "%-15.15s %6zu %8.4f %8.1f %8.6g %7zu %9.3g %10.3g", t->pols[i].name,
-		         last->step + 1, last->loss, ms / (double)t->ui_done, last->loss_scale, skipped,
-		         last->lost_update_frac, last->resid_lost_frac);
-	}
+	y += train_table_draw(w, y, rows - y - PLOT_MIN_ROWS, cols, t->ui_hist, t->ui_done, t->np, names);
 	/* the Sample panel: what the loss numbers mean */
-	if (t->sample_step && y < rows - PLOT_MIN_ROWS)
+	bool sample = t->sample_step && y + 1 < rows - PLOT_MIN_ROWS;   /* the heading with a row under it */
+	if (sample)
 		tui_putf(w, y++, 1, cols - 2, ROLE_HEADING, "Sample at step %zu (t: again)", t->sample_step);
-	for (size_t i = 0; t->sample_step && i < t->np && y < rows - PLOT_MIN_ROWS; i++, y++)
-		tui_putf(w, y, 1, cols - 2, ROLE_NORMAL, "%-15.15s %s", t->pols[i].name, t->sample[i]);
+	for (size_t i = 0; sample && i < t->np && y < rows - PLOT_MIN_ROWS; i++, y++) {
+		tui_put_fit(w, y, 1, 15, ROLE_NORMAL, t->pols[i].name);
+		tui_put_fit(w, y, 17, cols - 18, ROLE_NORMAL, t->sample[i]);
+	}
 	/* the live plot of the chosen metric */
 	plot_series series[MAXPOL];
 	for (size_t k = 0; k < t->ui_done; k++)
@@ -652,8 +643,10 @@ static void train_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	}
 	plot_figure fig;
 	plot_figure_init(&fig);
-	fig.title = metric_names[t->metric];
-	fig.xlabel = "step";
+	/* the title names the x axis too: no row for an x label */
+	char title[64];
+	snprintf(title, sizeof title, "%s by step", metric_names[t->metric]);
+	fig.title = title;
 	fig.series = series;
 	fig.nseries = t->np;
 	fig.fix_x = true;
@@ -705,9 +698,10 @@ static int train_handle(tui_screen *s, int action, int key)
 	size_t npre = policy_preset_count() < MAXPOL ? policy_preset_count() : MAXPOL;
 	if (key == FK(KEY_MOUSE)) {
 		const tui_mouse *m = tui_last_mouse(s->app);
-		int per_col = (int)(npre + 2) / 3;
-		int i = m->x >= 1 ? (m->x - 1) / 26 * per_col + m->y : -1;
-		if (m->click && m->y >= 0 && m->y < per_col && m->x >= 1 && (m->x - 1) % 26 < 25 && i >= 0 && i < (int)npre) {
+		int per_col = (int)(npre + POL_COLS - 1) / POL_COLS;
+		int i = m->x >= 1 ? (m->x - 1) / POL_COLW * per_col + m->y : -1;
+		if (m->click && m->y >= 0 && m->y < per_col && m->x >= 1 && (m->x - 1) % POL_COLW < POL_COLW - 1 && i >= 0 &&
+		    i < (int)npre) {
 			t->cursor = i;
 			t->chosen[i] = !t->chosen[i];
 		}

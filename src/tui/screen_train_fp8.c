@@ -98,7 +98,9 @@ mp_status fp8v_copy(fp8v_policy *dst, const fp8v_policy *src)
 
 /* --- the fp8 view --- */
 
-enum { LABEL_W = 14, CELL_MIN = 14, SPARK_LEVELS = 8 };
+/* LABEL_W: the label column with the blank that keeps its longest label
+ * ("  max, last 64", 14) off the first cell */
+enum { LABEL_W = 15, CELL_MIN = 14, SPARK_LEVELS = 8 };
 
 /* The last n steps of ring (oldest first) as a sparkline into out (up to
  * out_n bytes): each value v at level ceil((v - lo) / (hi - lo) * 7) of 8,
@@ -296,7 +298,8 @@ void fp8v_draw(WINDOW *w, int y, int rows, int cols, const fp8v_policy *p, const
 		[ROW_LMIN_SPARK] = lmin,
 	};
 	for (int r = 0; r < ROW_COUNT && r < rows; r++) {
-		tui_put(w, y + r, 1, LABEL_W, r == ROW_HEAD || r == ROW_SCALE_HEAD ? ROLE_HEADING : ROLE_DIM, labels[r]);
+		tui_put_fit(w, y + r, 1, LABEL_W - 1, r == ROW_HEAD || r == ROW_SCALE_HEAD ? ROLE_HEADING : ROLE_DIM,
+		            labels[r]);
 		for (size_t c = 0; c < shown; c++) {
 			size_t i = order[c];
 			int x = 1 + LABEL_W + (int)c * cw;
@@ -366,6 +369,7 @@ void train_panels_draw(WINDOW *w, int y, int rows, int cols, const plot_figure *
 			plot_figure f = *base;
 			f.series = one;
 			f.title = names[drawn];
+			f.xlabel = NULL;   /* the x axis is the step, as the lab's plot says */
 			f.fix_y = isfinite(lo) && isfinite(hi);
 			f.ymin = lo;
 			f.ymax = hi;
