@@ -388,7 +388,10 @@ static int train_parse(int argc, char **argv, train_opts *su, train_ckpt *ck, tr
 		train_help();
 		return cli_flush_stdout("train") ? CLI_OK : CLI_ENV;
 	}
-	int rc = train_opts_device_ready("train", su);
+	int rc = su->resume ? train_resume_options(su) : CLI_OK;
+	if (rc != CLI_OK)
+		return rc;
+	rc = train_opts_device_ready("train", su);
 	if (rc != CLI_OK)
 		return rc;
 	ck->save = su->save;

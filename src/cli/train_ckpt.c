@@ -122,6 +122,24 @@ int train_ckpt_prepare(train_ckpt *k, train_opts *su, const train_policy *pols, 
 	return rc;
 }
 
+/* What a resume needs beside one policy's state: the run's policy list and
+ * its --data (train/train_opts.h's keys). */
+static mp_status record_run(run_state *rs, const train_opts *su, const train_policy *pols, size_t np)
+{
+	char list[sizeof su->saved_policies];
+	size_t len = 0;
+	for (size_t i = 0; i < np; i++) {
+		int w = snprintf(list + len, sizeof list - len, "%s%s", i ? "," : "", pols[i].name);
+		if (w < 0 || (size_t)w >= sizeof list - len)
+			return MP_OK;   /* too long to record: a resume names the policies with --policy */
+		len += (size_t)w;
+	}
+	mp_status st = run_state_set_meta(rs, TRAIN_OPTS_META_POLICIES, list);
+	if (st == MP_OK && su->data)
+		st = run_state_set_meta(rs, TRAIN_OPTS_META_DATA, su->data);
+	return st;
+}
+
 static int save_all(train_ckpt *k, const train_opts *su, trainer *const *tr, const train_policy *pols,
                     size_t done)
 {
@@ -145,6 +163,8 @@ static int save_all(train_ckpt *k, const train_opts *su, trainer *const *tr, con
 		st_meta *xm = NULL;
 		run_state_init(&rs);
 		st = trainer_state_export(tr[i], &rs);
+		if (st == MP_OK)
+			st = record_run(&rs, su, pols, k->np);
 		if (st == MP_OK)
 			st = ckpt_state_extras(&rs, &x, &info.nextra, &xm, &info.nextra_meta);
 		info.extra = x;
