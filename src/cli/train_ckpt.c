@@ -9,6 +9,7 @@
 #include "cli/train_ckpt.h"
 #include "ckpt/ckpt_state.h"
 #include "ckpt/gpt2.h"
+#include "train/run_state.h"
 #include "train/train_state.h"
 #include "util/file.h"
 
@@ -122,6 +123,29 @@ int train_ckpt_prepare(train_ckpt *k, train_opts *su, const train_policy *pols, 
 	return rc;
 }
 
+int train_ckpt_check_weights(trainer *const *tr, const train_policy *pols, size_t np, size_t done)
+{
+	for (size_t i = 0; i < np; i++) {
+		char what[256];
+		mp_status st = trainer_sync(tr[i]);
+		if (st != MP_OK) {
+			cli_error("train", "policy %s: cannot read the weights back: %s", pols[i].name, trainer_error(tr[i]));
+			return CLI_ENV;
+		}
+		const gpt_model *m = trainer_model(tr[i]);
+		if (gpt_param_nonfinite_text(m->config, m->params_memory, what, sizeof what) != MP_OK) {
+			cli_error("train", "out of memory");
+			return CLI_ENV;
+		}
+		if (what[0]) {
+			cli_error("train", "policy %s, step %zu: the update made the weights not finite (%s); the run diverged "
+			          "and stops here, nothing is saved (a smaller --lr may help)", pols[i].name, done - 1, what);
+			return CLI_USAGE;
+		}
+	}
+	return CLI_OK;
+}
+
 /* What a resume needs beside one policy's state: the run's policy list and
  * its --data (train/train_opts.h's keys). */
 static mp_status record_run(run_state *rs, const train_opts *su, const train_policy *pols, size_t np)
@@ -145,13 +169,11 @@ static int save_all(train_ckpt *k, const train_opts *su, trainer *const *tr, con
 {
 	char err[4200];
 	st_dtype first = ckpt_dtype_for_policy(&pols[0]), cfg_dtype = first;
+	int rc = train_ckpt_check_weights(tr, pols, k->np, done);
+	if (rc != CLI_OK)
+		return rc;
 	for (size_t i = 0; i < k->np; i++) {
-		mp_status st = trainer_sync(tr[i]);
-		if (st != MP_OK) {
-			cli_error("train", "--save: policy %s: cannot read the weights back: %s", pols[i].name,
-			          trainer_error(tr[i]));
-			return CLI_ENV;
-		}
+		mp_status st;
 		const gpt_model *m = trainer_model(tr[i]);
 		ckpt_info info = { .policy = pols[i].name, .step = done, .seed = su->cfg.seed,
 		                   .dtype = ckpt_dtype_for_policy(&pols[i]) };
