@@ -159,8 +159,12 @@ static mp_status record_run(run_state *rs, const train_opts *su, const train_pol
 		len += (size_t)w;
 	}
 	mp_status st = run_state_set_meta(rs, TRAIN_OPTS_META_POLICIES, list);
-	if (st == MP_OK && su->data)
-		st = run_state_set_meta(rs, TRAIN_OPTS_META_DATA, su->data);
+	if (st == MP_OK && su->data) {
+		/* the absolute path, so that a resume from another folder reads the same text */
+		char *abs = realpath(su->data, NULL);
+		st = run_state_set_meta(rs, TRAIN_OPTS_META_DATA, abs ? abs : su->data);
+		free(abs);
+	}
 	return st;
 }
 
