@@ -97,16 +97,16 @@ expect_rc "a constant-lr run resumed past its --steps" 0
 same "it runs steps 2, 3 and 4" "$(rows "$tmp/longer.csv" | cut -d, -f1 | tr '\n' ' ')" "2 3 4 "
 run train --preset tiny --steps 4 --resume "$one" --seed 2
 expect_rc "another seed" 2
-err_has "another seed: names the file, the key and the option" "--resume: $one: policy fp32: state.config.seed: the saved run has '1', this one '2' (--seed)"
+err_has "another seed: names the option, the file and both values" "--seed 2: the saved run in $one has --seed 1"
 run train --preset tiny --steps 4 --resume "$one" --policy bf16-mixed
 expect_rc "another policy" 2
-err_has "another policy: names both" "holds a run of policy fp32, the options give bf16-mixed"
+err_has "another policy: names both" "--policy: the options give policy bf16-mixed; the saved run in $one has fp32"
 run train --preset tiny --steps 4 --resume "$one" --lr-schedule cosine
 expect_rc "another schedule" 2
-err_has "another schedule: names the option" "(--lr-schedule)"
+err_has "another schedule: names the option" "--lr-schedule cosine: the saved run in $one has --lr-schedule constant"
 run train --preset tiny --steps 4 --resume "$one" --channels 64
 expect_rc "another shape" 2
-err_has "another shape: names the file" "--resume: $one:"
+err_has "another shape: names the option, the file and both values" "--channels 64: the saved run in $one has --channels 32"
 run train --preset tiny --steps 2 --resume "$one"
 expect_rc "--steps already done" 2
 err_has "--steps already done: says so" "--steps 2: the run in $one has done 2 steps already"
@@ -117,8 +117,8 @@ run train --preset tiny --steps 4 --resume "$one" --init "$one"
 expect_rc "--resume with --init" 2
 err_has "--resume with --init: names both" "--resume and --init"
 run train --preset tiny --steps 4 --resume "$one" --policy fp32,bf16-mixed
-expect_rc "two policies, one file" 3
-err_has "two policies: names the policy's file" "$tmp/one-fp32.safetensors"
+expect_rc "two policies, one file" 2
+err_has "two policies: names both counts" "--policy: the options give 2 policies; the saved run in $one has 1 (fp32;"
 run train --preset tiny --steps 4 --resume "$tmp/none.safetensors"
 expect_rc "a missing file" 3
 head -c 64 "$one" >"$tmp/short.safetensors"

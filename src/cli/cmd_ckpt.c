@@ -11,6 +11,7 @@
 #include "ckpt/infer.h"
 #include "cli/cli.h"
 #include "train/data.h"
+#include "train/run_state.h"
 #include "util/file.h"
 
 void openblas_set_num_threads(int num_threads);
@@ -29,6 +30,15 @@ static int load_model(const char *cmd, const char *path, size_t B, gpt_model *m)
 	}
 	float *w = malloc(ck.num_params * sizeof *w);
 	st = w ? ckpt_weights(&ck, w) : MP_ENOMEM;
+	/* a weight that is inf or NaN gives no loss and no text worth printing */
+	if (st == MP_OK)
+		st = gpt_param_nonfinite_text(ck.config, w, err, sizeof err);
+	if (st == MP_OK && err[0]) {
+		cli_error(cmd, "%s: the weights are not finite: %s (a run that diverged saved them)", path, err);
+		ckpt_close(&ck);
+		free(w);
+		return CLI_USAGE;
+	}
 	if (st == MP_OK)
 		st = infer_init(m, ck.config, w, B, ck.config.T);
 	ckpt_close(&ck);
@@ -53,7 +63,8 @@ static void eval_help(void)
 	       "  --csv         print tokens,loss instead of 'loss N'\n\n"
 	       "The text is split into consecutive windows of the model's context T from\n"
 	       "its start; each window predicts its next T characters; a last partial\n"
-	       "window is dropped.\n");
+	       "window is dropped. A weight that is inf or NaN (named with its element), or\n"
+	       "a loss that is not finite, exits 2 with nothing printed.\n");
 }
 
 /* The text to evaluate: TEXT whole, or the default corpus's last n/10
@@ -137,6 +148,11 @@ int cmd_eval(int argc, char **argv)
 		} else if (st != MP_OK) {
 			cli_error("eval", "%s", mp_status_message(st));
 			rc = CLI_ENV;
+		} else if (!isfinite(loss)) {
+			/* finite weights whose fp32 forward pass overflows */
+			cli_error("eval", "%s: the loss is %s: the model's fp32 forward pass overflows on this text", file,
+			          isnan(loss) ? "NaN" : "inf");
+			rc = CLI_USAGE;
 		}
 	}
 	if (rc == CLI_OK && csv)

@@ -133,11 +133,14 @@ static void train_help(void)
 	       "                     bf16-mixed for the last steps (policy part bf16-from=N)\n\n"
 	       "Progress goes to stderr: on a terminal one line rewritten each step, else a\n"
 	       "line every --progress-every S seconds (default 5; 0: every step).\n"
-	       "A loss that turns inf or NaN stops the run with exit status 2 (the CSV keeps\n"
-	       "every step up to it). Ctrl-C stops after the current step and keeps what was\n"
-	       "written. With --device cuda, MIXPREC_GPU_SYNC=1 checks every kernel launch\n"
-	       "(naming a kernel that faults) and MIXPREC_GPU_PROFILE=1 prints each kernel's\n"
-	       "time in the last step.\n\n"
+	       "A loss that turns inf or NaN stops the run after that step, with exit status\n"
+	       "2 naming the policy and the step; the CSV keeps every step up to it, the other\n"
+	       "policies' rows of that step too. So do weights that are not finite at the end\n"
+	       "of the run or at a save (nothing is saved). Gradients that overflow are not\n"
+	       "an error: a loss scaler skips the step (the skipped column). Ctrl-C stops\n"
+	       "after the current step and keeps what was written. With --device cuda,\n"
+	       "MIXPREC_GPU_SYNC=1 checks every kernel launch (naming a kernel that faults)\n"
+	       "and MIXPREC_GPU_PROFILE=1 prints each kernel's time in the last step.\n\n"
 	       "Shapes (--preset NAME; tiny is the TUI labs' z):\n",
 	       NVFP4_PROBE_DRAWS_MAX, d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every, train_ckpt_help, train_resume_help);
@@ -388,7 +391,10 @@ static int train_parse(int argc, char **argv, train_opts *su, train_ckpt *ck, tr
 		train_help();
 		return cli_flush_stdout("train") ? CLI_OK : CLI_ENV;
 	}
-	int rc = train_opts_device_ready("train", su);
+	int rc = su->resume ? train_resume_options(su) : CLI_OK;
+	if (rc != CLI_OK)
+		return rc;
+	rc = train_opts_device_ready("train", su);
 	if (rc != CLI_OK)
 		return rc;
 	ck->save = su->save;
@@ -508,6 +514,7 @@ int cmd_train(int argc, char **argv)
 	for (size_t step = rz.start; rc == CLI_OK && step < rz.end && !interrupted; step++) {
 		if (gpu_profile_enabled())
 			gpu_profile_reset();   /* the profile printed at the end is the last step's */
+		bool diverged = false;   /* a policy's loss turned inf or NaN: the others finish the step, then it stops */
 		for (size_t i = 0; i < np && rc == CLI_OK; i++) {
 			mp_status st = trainer_step(tr[i], &last[i]);
 			if (st != MP_OK) {
@@ -521,11 +528,14 @@ int cmd_train(int argc, char **argv)
 			if ((rc = write_step(&csv, &stats, tr[i], &pols[i], &last[i])) != CLI_OK)
 				break;
 			if (!isfinite(last[i].loss)) {
-				cli_error("train", "policy %s, step %zu: the loss is %g; the run diverged and stops here "
-				          "(a smaller --lr or --resid-offset may help)", pols[i].name, step, last[i].loss);
-				rc = CLI_USAGE;
+				cli_error("train", "policy %s, step %zu: the loss is %s; the run diverged and stops after this step "
+				          "(a smaller --lr or --resid-offset may help)", pols[i].name, step,
+				          isnan(last[i].loss) ? "NaN" : last[i].loss > 0 ? "inf" : "-inf");
+				diverged = true;
 			}
 		}
+		if (rc == CLI_OK && diverged)
+			rc = CLI_USAGE;
 		done = step + 1;
 		if (rc == CLI_OK)
 			rc = train_ckpt_step(&ck, &su, tr, pols, done, false);
@@ -537,6 +547,9 @@ int cmd_train(int argc, char **argv)
 	sigaction(SIGINT, &old, NULL);
 	if (interrupted)
 		cli_error("train", "interrupted after %zu steps; the CSV has every finished step", done);
+	/* the last update's weights, which no loss has seen yet */
+	if (rc == CLI_OK && done > rz.start)
+		rc = train_ckpt_check_weights(tr, pols, np, done);
 	if (rc == CLI_OK)
 		rc = train_ckpt_step(&ck, &su, tr, pols, done, true);
 	if (rc == CLI_OK && done > rz.start && csv.fp != stdout && stats.fp != stdout) {

@@ -9,6 +9,7 @@
 #include "cli/train_ckpt.h"
 #include "ckpt/ckpt_state.h"
 #include "ckpt/gpt2.h"
+#include "train/run_state.h"
 #include "train/train_state.h"
 #include "util/file.h"
 
@@ -122,18 +123,61 @@ int train_ckpt_prepare(train_ckpt *k, train_opts *su, const train_policy *pols, 
 	return rc;
 }
 
+int train_ckpt_check_weights(trainer *const *tr, const train_policy *pols, size_t np, size_t done)
+{
+	for (size_t i = 0; i < np; i++) {
+		char what[256];
+		mp_status st = trainer_sync(tr[i]);
+		if (st != MP_OK) {
+			cli_error("train", "policy %s: cannot read the weights back: %s", pols[i].name, trainer_error(tr[i]));
+			return CLI_ENV;
+		}
+		const gpt_model *m = trainer_model(tr[i]);
+		if (gpt_param_nonfinite_text(m->config, m->params_memory, what, sizeof what) != MP_OK) {
+			cli_error("train", "out of memory");
+			return CLI_ENV;
+		}
+		if (what[0]) {
+			cli_error("train", "policy %s, step %zu: the update made the weights not finite (%s); the run diverged "
+			          "and stops here, nothing is saved (a smaller --lr may help)", pols[i].name, done - 1, what);
+			return CLI_USAGE;
+		}
+	}
+	return CLI_OK;
+}
+
+/* What a resume needs beside one policy's state: the run's policy list and
+ * its --data (train/train_opts.h's keys). */
+static mp_status record_run(run_state *rs, const train_opts *su, const train_policy *pols, size_t np)
+{
+	char list[sizeof su->saved_policies];
+	size_t len = 0;
+	for (size_t i = 0; i < np; i++) {
+		int w = snprintf(list + len, sizeof list - len, "%s%s", i ? "," : "", pols[i].name);
+		if (w < 0 || (size_t)w >= sizeof list - len)
+			return MP_OK;   /* too long to record: a resume names the policies with --policy */
+		len += (size_t)w;
+	}
+	mp_status st = run_state_set_meta(rs, TRAIN_OPTS_META_POLICIES, list);
+	if (st == MP_OK && su->data) {
+		/* the absolute path, so that a resume from another folder reads the same text */
+		char *abs = realpath(su->data, NULL);
+		st = run_state_set_meta(rs, TRAIN_OPTS_META_DATA, abs ? abs : su->data);
+		free(abs);
+	}
+	return st;
+}
+
 static int save_all(train_ckpt *k, const train_opts *su, trainer *const *tr, const train_policy *pols,
                     size_t done)
 {
 	char err[4200];
 	st_dtype first = ckpt_dtype_for_policy(&pols[0]), cfg_dtype = first;
+	int rc = train_ckpt_check_weights(tr, pols, k->np, done);
+	if (rc != CLI_OK)
+		return rc;
 	for (size_t i = 0; i < k->np; i++) {
-		mp_status st = trainer_sync(tr[i]);
-		if (st != MP_OK) {
-			cli_error("train", "--save: policy %s: cannot read the weights back: %s", pols[i].name,
-			          trainer_error(tr[i]));
-			return CLI_ENV;
-		}
+		mp_status st;
 		const gpt_model *m = trainer_model(tr[i]);
 		ckpt_info info = { .policy = pols[i].name, .step = done, .seed = su->cfg.seed,
 		                   .dtype = ckpt_dtype_for_policy(&pols[i]) };
@@ -145,6 +189,8 @@ static int save_all(train_ckpt *k, const train_opts *su, trainer *const *tr, con
 		st_meta *xm = NULL;
 		run_state_init(&rs);
 		st = trainer_state_export(tr[i], &rs);
+		if (st == MP_OK)
+			st = record_run(&rs, su, pols, k->np);
 		if (st == MP_OK)
 			st = ckpt_state_extras(&rs, &x, &info.nextra, &xm, &info.nextra_meta);
 		info.extra = x;

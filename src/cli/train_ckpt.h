@@ -29,9 +29,15 @@ typedef struct {
 int train_ckpt_prepare(train_ckpt *k, train_opts *su, const train_policy *pols, size_t np);
 
 /* After `done` steps: saves every policy's model when --save-every is due,
- * or (final) at the end. Returns CLI_OK or CLI_ENV after reporting. */
+ * or (final) at the end, once its weights are checked finite. Returns
+ * CLI_OK, or CLI_USAGE (weights not finite) or CLI_ENV after reporting. */
 int train_ckpt_step(train_ckpt *k, const train_opts *su, trainer *const *tr, const train_policy *pols,
                     size_t done, bool final);
+
+/* After `done` steps: every policy's weights read back (trainer_sync) and
+ * checked finite. CLI_OK; CLI_USAGE after naming the policy, the step and
+ * the first weight that is inf or NaN; CLI_ENV when they cannot be read. */
+int train_ckpt_check_weights(trainer *const *tr, const train_policy *pols, size_t np, size_t done);
 
 /* The file of policy i of np under FILE, as --save and --resume name
  * them: FILE itself for one policy, else FILE with -POLICY before

@@ -1,3 +1,5 @@
+#include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,12 +9,16 @@
 #include "ckpt/gpt2.h"
 #include "cli/cli.h"
 #include "cli/train_resume.h"
+#include "train/train_opts.h"
 #include "train/train_state.h"
 
 const char train_resume_help[] =
 	"  --resume FILE      continue the run saved in FILE (a --save) bit for bit, with\n"
 	"                     its optimiser, loss scaler and step; --steps is the run's\n"
-	"                     total, and every other option must be the saved run's\n"
+	"                     new total. The shape, policies, optimiser, schedule, seed,\n"
+	"                     data and device come from FILE: an option that differs\n"
+	"                     from the saved run is an error (several policies: FILE\n"
+	"                     as --save was given it)\n"
 	"  --stop-at N        end after step N of the --steps run (with --save, to\n"
 	"                     --resume it later: a cosine schedule keeps its length)\n";
 
@@ -55,6 +61,106 @@ static const char *option_of(const char *err)
 		if (strlen(hints[i].key) == len && !strncmp(err, hints[i].key, len))
 			return hints[i].option;
 	return NULL;
+}
+
+/* The run state of the checkpoint at path into rs; CLI_OK, or the exit
+ * status after reporting. */
+static int read_state(const char *path, run_state *rs)
+{
+	char err[4200];
+	ckpt_model m;
+	mp_status st = ckpt_open(&m, path, err, sizeof err);
+	if (st != MP_OK) {
+		cli_error("train", "--resume: %s", st == MP_ENOMEM ? "out of memory" : err);
+		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
+	}
+	run_state_init(rs);
+	size_t n = m.file.n;
+	st = n > CKPT_STATE_MAX_TENSORS ? MP_EINVAL : ckpt_state_read(&m, rs);
+	ckpt_close(&m);
+	if (st == MP_EINVAL)
+		cli_error("train", "--resume: %s holds %zu tensors, more than the %d a run can have", path, n,
+		          CKPT_STATE_MAX_TENSORS);
+	else if (st != MP_OK)
+		cli_error("train", "--resume: out of memory");
+	else if (!run_state_meta(rs, "state.format"))
+		cli_error("train", "--resume: %s has no run state (only weights: --init FILE starts a new run from them)",
+		          path);
+	else
+		return CLI_OK;
+	run_state_free(rs);
+	return st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
+}
+
+/* Whether name, in the folder of file, is a policy's file of a run of
+ * several that --save FILE wrote: FILE-POLICY.safetensors with POLICY the
+ * file's own and the run's policy list recorded. Reads its state into rs. */
+static bool sibling_of(const char *file, const char *dir, const char *name, run_state *rs, char *path, size_t n)
+{
+	if (snprintf(path, n, "%s%s", dir, name) >= (int)n)
+		return false;
+	ckpt_model m;
+	char err[4200], want[4096];
+	if (ckpt_open(&m, path, err, sizeof err) != MP_OK)
+		return false;
+	run_state_init(rs);
+	bool ok = m.file.n <= CKPT_STATE_MAX_TENSORS && ckpt_state_read(&m, rs) == MP_OK;
+	ckpt_close(&m);
+	const char *pol = ok ? run_state_meta(rs, "state.policy") : NULL;
+	const char *list = ok ? run_state_meta(rs, TRAIN_OPTS_META_POLICIES) : NULL;
+	if (pol && list && strchr(list, ',') && ckpt_policy_path(want, sizeof want, file, pol) && !strcmp(want, path))
+		return true;
+	run_state_free(rs);
+	return false;
+}
+
+/* FILE of a run of several policies, which --save FILE wrote as
+ * FILE-POLICY.safetensors: the run state of the first such file (by name)
+ * into rs and its path into path. */
+static bool find_sibling(const char *file, run_state *rs, char *path, size_t n)
+{
+	const char *slash = strrchr(file, '/');
+	char dir[4096];
+	size_t dl = slash ? (size_t)(slash - file) + 1 : 0;
+	if (dl >= sizeof dir)
+		return false;
+	snprintf(dir, sizeof dir, "%.*s", (int)dl, file);
+	struct dirent **names;
+	int count = scandir(dl ? dir : ".", &names, NULL, alphasort);
+	if (count < 0)
+		return false;
+	bool found = false;
+	for (int i = 0; i < count; i++) {
+		if (!found && names[i]->d_name[0] != '.')
+			found = sibling_of(file, dir, names[i]->d_name, rs, path, n);
+		free(names[i]);
+	}
+	free(names);
+	return found;
+}
+
+int train_resume_options(train_opts *su)
+{
+	run_state rs;
+	char path[4096], err[8800], note[4400];
+	FILE *probe = fopen(su->resume, "rb");
+	int rc;
+	if (probe || errno != ENOENT || !find_sibling(su->resume, &rs, path, sizeof path)) {
+		if (probe)
+			fclose(probe);
+		snprintf(path, sizeof path, "%s", su->resume);
+		if ((rc = read_state(path, &rs)) != CLI_OK)
+			return rc;
+	}
+	mp_status st = train_opts_resume(su, &rs, path, note, sizeof note, err, sizeof err);
+	run_state_free(&rs);
+	if (st != MP_OK) {
+		cli_error("train", "%s", st == MP_ENOMEM ? "out of memory" : err);
+		return st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
+	}
+	if (note[0])
+		fprintf(stderr, "mixprec train: note: %s\n", note);
+	return CLI_OK;
 }
 
 /* The step count of a run state (checked again by the import). */

@@ -1,9 +1,9 @@
 /* train --resume FILE: continues a run saved by --save (or --save-every)
  * bit for bit, from the run state in the checkpoint (ckpt/ckpt_state.h).
  * --steps stays the run's total: a run saved after k steps resumes at
- * step k and stops at --steps. Every option the numbers depend on must be
- * the saved run's (the file's metadata says which differs). Several
- * policies: FILE-POLICY.safetensors for each, as --save names them. */
+ * step k and stops at --steps. Every option the numbers depend on is the
+ * saved run's, read from the file (train_opts_resume). Several policies:
+ * FILE-POLICY.safetensors for each, as --save names them. */
 #ifndef MIXPREC_CLI_TRAIN_RESUME_H
 #define MIXPREC_CLI_TRAIN_RESUME_H
 
@@ -23,6 +23,12 @@ typedef struct {
 	size_t stop_at;            /* --stop-at N: end after step N of the run (0: at --steps) */
 	size_t end;                /* the step this invocation stops before, after prepare */
 } train_resume;
+
+/* With --resume: the options the saved run fixes, completed from (or
+ * checked against) the file --resume names, or for a run of several
+ * policies the first of its FILE-POLICY.safetensors. CLI_OK, or the exit
+ * status after reporting. */
+int train_resume_options(train_opts *su);
 
 /* Once the policies are known: reads each policy's file and its run state,
  * checks the shape, the policy, the steps against --steps and --stop-at,

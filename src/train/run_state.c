@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,4 +250,50 @@ void gpt_param_scatter(const gpt_param_view *v, float *dst, const float *src)
 	for (size_t r = 0; r < v->rows; r++)
 		for (size_t c = 0; c < v->cols; c++)
 			d[r * v->cols + c] = src[c * v->rows + r];
+}
+
+mp_status gpt_param_first_nonfinite(gpt_config c, const float *params, bool *found, gpt_param_view *v,
+                                    size_t *index, float *value)
+{
+	size_t nv = gpt_param_view_count(c);
+	gpt_param_view *views = malloc(nv * sizeof *views);
+	if (!views)
+		return MP_ENOMEM;
+	gpt_param_views(c, views);
+	*found = false;
+	for (size_t k = 0; k < nv && !*found; k++) {
+		const float *s = params + views[k].offset;
+		size_t R = views[k].rows, C = views[k].cols;
+		for (size_t i = 0; i < R * C; i++) {
+			/* element i of GPT-2's layout: storage i, or, transposed, storage (i % R, i / R) */
+			float x = views[k].transposed ? s[(i % R) * C + i / R] : s[i];
+			if (!isfinite(x)) {
+				*found = true;
+				*v = views[k];
+				*index = i;
+				*value = x;
+				break;
+			}
+		}
+	}
+	free(views);
+	return MP_OK;
+}
+
+mp_status gpt_param_nonfinite_text(gpt_config c, const float *params, char *buf, size_t n)
+{
+	bool found;
+	gpt_param_view v;
+	size_t i;
+	float x;
+	if (n)
+		buf[0] = '\0';
+	if (gpt_param_first_nonfinite(c, params, &found, &v, &i, &x) != MP_OK)
+		return MP_ENOMEM;
+	const char *what = isnan(x) ? "NaN" : x > 0 ? "inf" : "-inf";
+	if (found && v.ndim == 2)
+		snprintf(buf, n, "%s[%zu, %zu] is %s", v.name, i / v.shape[1], i % v.shape[1], what);
+	else if (found)
+		snprintf(buf, n, "%s[%zu] is %s", v.name, i, what);
+	return MP_OK;
 }

@@ -116,4 +116,16 @@ void gpt_param_views(gpt_config c, gpt_param_view *out);
 void gpt_param_gather(const gpt_param_view *v, float *dst, const float *src);
 void gpt_param_scatter(const gpt_param_view *v, float *dst, const float *src);
 
+/* The first parameter of params (config c's flat array) that is inf or
+ * NaN, in the order of the views and within one in GPT-2's layout
+ * (row-major): *found false when every one is finite; else true with its
+ * view in *v, its index in that layout in *index and its value in *value.
+ * MP_ENOMEM. */
+mp_status gpt_param_first_nonfinite(gpt_config c, const float *params, bool *found, gpt_param_view *v,
+                                    size_t *index, float *value);
+
+/* The same as a phrase into buf: "h.0.attn.c_attn.weight[3, 7] is NaN"
+ * (GPT-2's layout), or "" when every parameter is finite. MP_ENOMEM. */
+mp_status gpt_param_nonfinite_text(gpt_config c, const float *params, char *buf, size_t n);
+
 #endif

@@ -11,20 +11,8 @@
 #include "train/nvfp4_probe.h"
 #include "train/shape.h"
 #include "train/train_opts.h"
+#include "train/train_opts_impl.h"
 
-enum {
-	OPT_BATCH = 256, OPT_CONTEXT, OPT_LAYERS, OPT_HEADS, OPT_CHANNELS, OPT_EVAL, OPT_OFFSET,
-	OPT_OFFSET_CH, OPT_THREADS, OPT_DEVICE, OPT_GEMM, OPT_RESID, OPT_WEIGHTS, OPT_GRADS, OPT_ACCUM,
-	OPT_OPTIM, OPT_SCALE, OPT_REDUCE, OPT_LR, OPT_SEED, OPT_DATA, OPT_STEPS, OPT_POLICY, OPT_SCHED,
-	OPT_WARMUP, OPT_LRMIN, OPT_BETA1, OPT_BETA2, OPT_PRESET,
-	OPT_ACCBITS, OPT_PROMOTE, OPT_FP8SCALING, OPT_FP8FMT, OPT_AMAXH, OPT_AMAXALGO, OPT_MARGIN,
-	OPT_POW2, OPT_SRULE, OPT_BF16LAST, OPT_NORHT, OPT_NOSR, OPT_NO2D, OPT_BF16FROM,
-	/* train's own */
-	OPT_CSV, OPT_TSTATS, OPT_PROGRESS, OPT_PROBE, OPT_PROBE_DRAWS, OPT_GRAD_NOISE, OPT_SAVE, OPT_SAVE_EVERY,
-	OPT_INIT, OPT_RESUME, OPT_STOP_AT,
-	/* gradhist's own */
-	OPT_HSCALE, OPT_HCSV, OPT_OF,
-};
 
 #define COMMON_OPTIONS                                                       \
 	{ "policy", required_argument, NULL, OPT_POLICY },                   \
@@ -330,7 +318,7 @@ static mp_status common_option(train_opts *o, int c, const char *v, char *err, s
 }
 
 /* train's own options. */
-static mp_status train_option(train_opts *o, int c, const char *v, char *err, size_t errlen)
+mp_status train_opts_option(train_opts *o, int c, const char *v, char *err, size_t errlen)
 {
 	unsigned long long u;
 	switch (c) {
@@ -408,7 +396,11 @@ static mp_status walk(const char *cmd, const char *hint, const struct option *op
 		}
 		if (c == ':' || c == '?')
 			return optwalk_error(cmd, c, argv, opts, err, errlen);
-		mp_status st = g ? gradhist_option(g, c, optarg, err, errlen) : train_option(o, c, optarg, err, errlen);
+		if (c >= OPT_BATCH && c < OPT_END)
+			o->given |= 1ull << (c - OPT_BATCH);
+		if (c == OPT_PRESET)
+			o->preset = optarg;
+		mp_status st = g ? gradhist_option(g, c, optarg, err, errlen) : train_opts_option(o, c, optarg, err, errlen);
 		if (st != MP_OK)
 			return MP_EINVAL;
 	}
@@ -418,7 +410,7 @@ static mp_status walk(const char *cmd, const char *hint, const struct option *op
 /* The checks that need several options, once all are read: the schedule
  * against --steps and --lr, the offset's channels against --channels.
  * Sets the schedule's length. */
-static mp_status agree(train_opts *o, char *err, size_t errlen)
+mp_status train_opts_agree(train_opts *o, char *err, size_t errlen)
 {
 	if (o->cfg.model.C % o->cfg.model.NH)
 		return mp_fail(MP_EINVAL, err, errlen, "--heads: %zu does not divide --channels %zu", o->cfg.model.NH, o->cfg.model.C);
@@ -461,7 +453,7 @@ mp_status train_opts_parse(int argc, char **argv, train_opts *o, char *err, size
 		return MP_EINVAL;
 	if (o->help)
 		return MP_OK;
-	if (agree(o, err, errlen) != MP_OK || probe_fits(o, err, errlen) != MP_OK)
+	if (train_opts_agree(o, err, errlen) != MP_OK || probe_fits(o, err, errlen) != MP_OK)
 		return MP_EINVAL;
 	o->cfg.keep_douts = o->probe_nvfp4;
 	return MP_OK;
@@ -473,7 +465,7 @@ mp_status gradhist_opts_parse(int argc, char **argv, gradhist_opts *g, char *err
 	g->run.cfg.eval_every = 0;
 	if (walk("gradhist", "", gradhist_options, argc, argv, &g->run, g, err, errlen) != MP_OK)
 		return MP_EINVAL;
-	return g->run.help ? MP_OK : agree(&g->run, err, errlen);
+	return g->run.help ? MP_OK : train_opts_agree(&g->run, err, errlen);
 }
 
 /* --- policies --- */

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "train/policy.h"
+#include "train/run_state.h"
 #include "train/train.h"
 #include "util/status.h"
 
@@ -43,6 +44,11 @@ typedef struct {
 	const char *save, *init, *resume;   /* --save, --init, --resume FILE; NULL when not given */
 	size_t save_every;           /* --save-every; 0: only at the end */
 	size_t stop_at;              /* --stop-at; 0: at --steps */
+	/* what was given, for a resume (train_opts_resume) */
+	unsigned long long given;    /* a bit per option given (train/train_opts_impl.h) */
+	const char *preset;          /* --preset NAME; NULL when not given */
+	char saved_policies[4200];   /* a resume's policy list, which policies then points to */
+	char saved_data[4096];       /* a resume's --data, which data then points to */
 } train_opts;
 
 /* gradhist's options: the run's and its own. */
@@ -61,6 +67,27 @@ mp_status train_opts_parse(int argc, char **argv, train_opts *o, char *err, size
 
 /* The same for `mixprec gradhist`. */
 mp_status gradhist_opts_parse(int argc, char **argv, gradhist_opts *g, char *err, size_t errlen);
+
+/* A resume: *o, parsed from a command line with --resume, completed from
+ * the run state rs of the first file of the saved run (path, for the
+ * messages). Every option the run's numbers depend on (the shape, the
+ * policies and the options that change them, the optimiser, the schedule,
+ * --seed, --eval-every, --resid-offset, --device, --data) that the command
+ * line leaves out is taken from rs, through the same checks as on the
+ * command line; one that was given must agree with it (MP_EINVAL, naming
+ * the option, its value and the saved one). A cosine schedule's length is
+ * the saved run's, and --steps, when given, must be it. A run state that
+ * does not say which text it trained on (files written before that was
+ * recorded) leaves --data as given, with a line in note saying so (note
+ * empty otherwise). A missing key names the option to give. */
+mp_status train_opts_resume(train_opts *o, const run_state *rs, const char *path, char *note, size_t notelen,
+                            char *err, size_t errlen);
+
+/* The metadata keys under which --save records the run's policy list
+ * (names as policy_parse reads them, comma-separated) and its --data
+ * (absent: the bundled corpus). */
+#define TRAIN_OPTS_META_POLICIES "state.run.policies"
+#define TRAIN_OPTS_META_DATA "state.run.data"
 
 /* The policies of list (comma-separated policy_parse names), at most max,
  * each with o's changes applied (--fp8-scaling first; a change for a part a
