@@ -360,10 +360,13 @@ START_TEST(lesson_blocks)
 }
 END_TEST
 
-/* Parses a space-separated command line (from the subcommand on) with f. */
+/* Parses a space-separated command line (from the subcommand on) with f.
+ * The words live in a static buffer of each use of the macro: parsed
+ * options point into argv, so the words must outlive the expression. */
 #define PARSE_LINE(f, line, o, err)                                                                \
 	__extension__({                                                                            \
-		char buf_[1024], *argv_[64], *save_ = NULL;                                        \
+		static char buf_[1024], *argv_[64];                                                \
+		char *save_ = NULL;                                                                \
 		int argc_ = 0;                                                                     \
 		snprintf(buf_, sizeof buf_, "%s", line);                                           \
 		for (char *t_ = strtok_r(buf_, " ", &save_); t_ && argc_ < 63; t_ = strtok_r(NULL, " ", &save_)) \
