@@ -256,7 +256,7 @@ VB_INLINE VB_U VB_NAME(rbits_not)(VB_U hk, VB_U nk2)
 typedef struct {
 	VB_U c[4];
 	VB_U k1f;
-	uint32_t hi;   /* idx >> 16 of the lanes c was made for, when they share it */
+	uint32_t hi;   /* the idx >> 16 that every lane of c[] stands for, when they share one */
 } VB_NAME(ctr);
 
 VB_INLINE VB_NAME(ctr) VB_NAME(ctr_of)(VB_U k1f)
