@@ -11,20 +11,26 @@
 #define BB_STREAM_MIN (1u << 20)
 
 /* The codes of the VB_LINE / size elements that fill one register at in;
- * idx: the SR indices of in[0..VB_W). */
+ * idx: the SR indices of in[0..VB_W), t their keyed counters' state
+ * (VB_NAME(ctr_step) done for the line). */
 VB_INLINE VB_U VB_NAME(encode_line)(const VB_NAME(par) *v, bb_kind kind, size_t size, const float *in,
-                                      VB_U idx)
+                                      const VB_NAME(ctr) *t, VB_U idx)
 {
 	const uint32_t w = VB_W;
+	VB_U y0 = VB_NAME(encode)(v, kind, VB_NAME(load)(in), VB_NAME(ctr_hk)(t, idx, 0));
 	if (size == 4)
-		return VB_NAME(encode)(v, kind, VB_NAME(load)(in), idx);
-	VB_U y0 = VB_NAME(encode)(v, kind, VB_NAME(load)(in), idx);
-	VB_U y1 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + w), idx + w);
+		return y0;
+	VB_U y1 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + w), VB_NAME(ctr_hk)(t, idx, 1));
 	if (size == 2)
 		return (VB_U)VB_NAME(pack16)(y0, y1);
-	VB_U y2 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + 2 * w), idx + 2 * w);
-	VB_U y3 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + 3 * w), idx + 3 * w);
+	VB_U y2 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + 2 * w), VB_NAME(ctr_hk)(t, idx, 2));
+	VB_U y3 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + 3 * w), VB_NAME(ctr_hk)(t, idx, 3));
 	return (VB_U)VB_NAME(pack8)(y0, y1, y2, y3);
+}
+
+static inline bool VB_NAME(kind_sr)(bb_kind kind)
+{
+	return kind == BB_BF16_SR || kind == BB_FAST_SR;
 }
 
 VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t size, rng_key k,
@@ -32,6 +38,8 @@ VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t si
 {
 	const VB_NAME(par) v = VB_NAME(par_of)(p, k);
 	const VB_U lanes = VB_NAME(lanes)();
+	const bool sr = VB_NAME(kind_sr)(kind);
+	VB_NAME(ctr) t = VB_NAME(ctr_of)(v.k1f);
 	size_t i = 0;
 	if (n >= BB_STREAM_MIN && (uintptr_t)out % size == 0) {
 		/* head: single elements until the output is aligned to a register */
@@ -41,19 +49,25 @@ VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t si
 			bulk_store_elem(out, i, size, bulk_encode1(p, bulk_f2u(in[i]), r));
 		}
 		size_t per = VB_LINE / size;
-		for (; i + per <= n; i += per)
-			VB_NAME(stream)((char *)out + i * size,
-			                VB_NAME(encode_line)(&v, kind, size, in + i, lanes + (idx_lo + (uint32_t)i)));
+		VB_U idx = lanes + (idx_lo + (uint32_t)i);
+		for (; i + per <= n; i += per, idx += (uint32_t)per) {
+			if (sr)
+				VB_NAME(ctr_step)(&t, idx_lo + (uint32_t)i, idx, (int)(4 / size));
+			VB_NAME(stream)((char *)out + i * size, VB_NAME(encode_line)(&v, kind, size, in + i, &t, idx));
+		}
 		VB_NAME(stream_end)();
 	}
-	for (; i + VB_W <= n; i += VB_W) {
-		VB_U y = VB_NAME(encode)(&v, kind, VB_NAME(load)(in + i), lanes + (idx_lo + (uint32_t)i));
+	VB_U idx = lanes + (idx_lo + (uint32_t)i);
+	for (; i + VB_W <= n; i += VB_W, idx += VB_W) {
+		if (sr)
+			VB_NAME(ctr_step)(&t, idx_lo + (uint32_t)i, idx, 1);
+		VB_U y = VB_NAME(encode)(&v, kind, VB_NAME(load)(in + i), VB_NAME(ctr_hk)(&t, idx, 0));
 		VB_NAME(store_elems)((char *)out + i * size, size, y);
 	}
 	if (i < n) {
-		uint32_t t[VB_W] = { 0 };
-		memcpy(t, in + i, (n - i) * 4);
-		VB_U y = VB_NAME(encode)(&v, kind, VB_NAME(load)(t), lanes + (idx_lo + (uint32_t)i));
+		uint32_t tl[VB_W] = { 0 };
+		memcpy(tl, in + i, (n - i) * 4);
+		VB_U y = VB_NAME(encode)(&v, kind, VB_NAME(load)(tl), VB_NAME(keyed)(idx, v.k1f));
 		VB_NAME(store_part)((char *)out + i * size, size, y, n - i);
 	}
 }
@@ -62,15 +76,19 @@ VB_INLINE void VB_NAME(quantize_all)(const bulk_params *p, bb_kind kind, rng_key
                                        float *x, size_t n)
 {
 	const VB_NAME(par) v = VB_NAME(par_of)(p, k);
-	const VB_U lanes = VB_NAME(lanes)();
+	VB_NAME(ctr) t = VB_NAME(ctr_of)(v.k1f);
+	VB_U idx = VB_NAME(lanes)() + idx_lo;
 	size_t i = 0;
-	for (; i + VB_W <= n; i += VB_W)
-		VB_NAME(store)(x + i, VB_NAME(quantize)(&v, kind, VB_NAME(load)(x + i), lanes + (idx_lo + (uint32_t)i)));
+	for (; i + VB_W <= n; i += VB_W, idx += VB_W) {
+		if (VB_NAME(kind_sr)(kind))
+			VB_NAME(ctr_step)(&t, idx_lo + (uint32_t)i, idx, 1);
+		VB_NAME(store)(x + i, VB_NAME(quantize)(&v, kind, VB_NAME(load)(x + i), VB_NAME(ctr_hk)(&t, idx, 0)));
+	}
 	if (i < n) {
-		uint32_t t[VB_W] = { 0 };
-		memcpy(t, x + i, (n - i) * 4);
-		VB_NAME(store)(t, VB_NAME(quantize)(&v, kind, VB_NAME(load)(t), lanes + (idx_lo + (uint32_t)i)));
-		memcpy(x + i, t, (n - i) * 4);
+		uint32_t tl[VB_W] = { 0 };
+		memcpy(tl, x + i, (n - i) * 4);
+		VB_NAME(store)(tl, VB_NAME(quantize)(&v, kind, VB_NAME(load)(tl), VB_NAME(keyed)(idx, v.k1f)));
+		memcpy(x + i, tl, (n - i) * 4);
 	}
 }
 
@@ -95,17 +113,17 @@ VB_INLINE size_t VB_NAME(accumulate_all)(const bulk_params *p, bb_kind kind, rng
 		VB_F vx, vu, vt;
 		memcpy(&vx, xo, sizeof vx);
 		memcpy(&vu, uu, sizeof vu);
-		VB_U idx = lanes + (idx_lo + (uint32_t)i);
+		VB_U hk = VB_NAME(keyed)(lanes + (idx_lo + (uint32_t)i), v.k1f);
 		if (comp) {
 			memcpy(cc, comp + i, m * 4);
 			VB_F c;
 			memcpy(&c, cc, sizeof c);
 			VB_F y = vu - c;
-			vt = (VB_F)VB_NAME(quantize)(&v, kind, (VB_U)(vx + y), idx);
-			c = (VB_F)VB_NAME(quantize)(&vr, kr, (VB_U)((vt - vx) - y), idx);
+			vt = (VB_F)VB_NAME(quantize)(&v, kind, (VB_U)(vx + y), hk);
+			c = (VB_F)VB_NAME(quantize)(&vr, kr, (VB_U)((vt - vx) - y), hk);
 			memcpy(comp + i, &c, m * 4);
 		} else {
-			vt = (VB_F)VB_NAME(quantize)(&v, kind, (VB_U)(vx + vu), idx);
+			vt = (VB_F)VB_NAME(quantize)(&v, kind, (VB_U)(vx + vu), hk);
 		}
 		int32_t eq[VB_W];
 		VB_I e = vt == vx;

@@ -55,7 +55,7 @@ typedef struct {
 	VB_F sub_scale;        /* 2^-m for the min subnormal 2^m */
 	VB_F sub_unit;         /* 2^m */
 	VB_U ov_f32;           /* the fp32 pattern of ov_bits' value (quantize) */
-	VB_U k1f, nk2;         /* the SR key, k1 folded as VB_NAME(mix_body) wants it, ~k2 */
+	VB_U k1f, nk2;         /* the SR key, k1 folded as VB_NAME(keyed) wants it, ~k2 */
 	fmt_id fmt;
 } VB_NAME(par);
 
@@ -152,17 +152,17 @@ VB_INLINE VB_U VB_NAME(fast_sr)(const VB_NAME(par) *v, VB_U a, VB_U nr)
 
 /* The magnitude's code before overflow (above max_bits on overflow); sub
  * gets the lanes rounded on the subnormal grid. */
-VB_INLINE VB_U VB_NAME(fast_mag)(const VB_NAME(par) *v, bool sr, VB_U a, VB_U idx, VB_U *sub)
+VB_INLINE VB_U VB_NAME(fast_mag)(const VB_NAME(par) *v, bool sr, VB_U a, VB_U hk, VB_U *sub)
 {
 	if (sr && v->has_sub) {
-		VB_U nr = VB_NAME(rbits_not)(idx, v->k1f, v->nk2);
+		VB_U nr = VB_NAME(rbits_not)(hk, v->nk2);
 		*sub = (VB_U)((VB_I)a < (VB_I)v->min_normal);
 		return VB_NAME(fast_sr)(v, a, nr);
 	}
 	VB_U enc;
 	if (sr) {
 		/* lowbias32's last step leaves the top half alone, and nr >> keep (keep >= 16) reads none of the rest */
-		VB_U nr = VB_NAME(mix_body)(idx, v->k1f) ^ v->nk2;
+		VB_U nr = VB_NAME(mix_body)(hk) ^ v->nk2;
 		enc = ((a + (nr >> v->keep)) >> v->shift) - v->rebias;
 	} else {
 		/* the rebias folded into half_rb: normal lanes have a >= its shifted value */
@@ -185,20 +185,21 @@ VB_INLINE VB_U VB_NAME(nan_mask)(VB_U x)
 }
 
 /* bf16 in the high half of each lane (x + add), NaN lanes the canonical NaN. */
-VB_INLINE VB_U VB_NAME(bf16_high)(const VB_NAME(par) *v, bool sr, VB_U x, VB_U idx)
+VB_INLINE VB_U VB_NAME(bf16_high)(const VB_NAME(par) *v, bool sr, VB_U x, VB_U hk)
 {
 	/* SR: lowbias32's last step, x ^= x >> 16, leaves the top half alone */
-	VB_U add = sr ? (VB_NAME(mix_body)(idx, v->k1f) ^ v->nk2) >> 16 : 0x7fffu + ((x >> 16) & 1u);
+	VB_U add = sr ? (VB_NAME(mix_body)(hk) ^ v->nk2) >> 16 : 0x7fffu + ((x >> 16) & 1u);
 	return VB_NAME(sel)(VB_NAME(nan_mask)(x), VB_NAME(splat)(0x7fc00000u), x + add);
 }
 
-/* fp32 patterns x -> codes (32-bit lanes); idx: the lanes' SR indices. */
-VB_INLINE VB_U VB_NAME(encode)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U idx)
+/* fp32 patterns x -> codes (32-bit lanes); hk: the keyed counters of the
+ * lanes' SR indices (fmt/vec_body.h's VB_NAME(keyed) under v->k1f). */
+VB_INLINE VB_U VB_NAME(encode)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U hk)
 {
 	switch (kind) {
 	case BB_BF16_RNE:
 	case BB_BF16_SR:
-		return VB_NAME(bf16_high)(v, kind == BB_BF16_SR, x, idx) >> 16;
+		return VB_NAME(bf16_high)(v, kind == BB_BF16_SR, x, hk) >> 16;
 #if VB_AVX2
 	case BB_FP16_F16C:
 		return VB_NAME(sel)(VB_NAME(nan_mask)(x), v->nan_bits, VB_NAME(f16c_encode)(x));
@@ -209,24 +210,25 @@ VB_INLINE VB_U VB_NAME(encode)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U
 	}
 	default: {
 		VB_U sub, a = x & 0x7fffffffu;
-		VB_U enc = VB_NAME(minu)(VB_NAME(fast_mag)(v, kind == BB_FAST_SR, a, idx, &sub), v->ov_bits);
+		VB_U enc = VB_NAME(minu)(VB_NAME(fast_mag)(v, kind == BB_FAST_SR, a, hk, &sub), v->ov_bits);
 		enc |= (x >> v->sign_shift) & v->sign_bit;
 		return VB_NAME(sel)(VB_NAME(nan_mask)(x), v->nan_bits, enc);
 	}
 	}
 }
 
-/* fp32 patterns x -> the fp32 patterns of their rounded values: bulk_decode1
+/* fp32 patterns x -> the fp32 patterns of their rounded values (hk as for
+ * VB_NAME(encode)): bulk_decode1
  * of the code, built from the code's parts (a normal code's pattern is
  * (code + rebias) << shift, a subnormal one is code 2^m, exact in fp32). */
-VB_INLINE VB_U VB_NAME(quantize)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U idx)
+VB_INLINE VB_U VB_NAME(quantize)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U hk)
 {
 	const VB_U qnan = VB_NAME(splat)(0x7fc00000u);
 	switch (kind) {
 	case BB_BF16_RNE:
 	case BB_BF16_SR:
 		/* NaN lanes already hold fp32's canonical NaN */
-		return VB_NAME(bf16_high)(v, kind == BB_BF16_SR, x, idx) & 0xffff0000u;
+		return VB_NAME(bf16_high)(v, kind == BB_BF16_SR, x, hk) & 0xffff0000u;
 #if VB_AVX2
 	case BB_FP16_F16C: {
 		__m128i h = _mm256_cvtps_ph((__m256)x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -234,10 +236,10 @@ VB_INLINE VB_U VB_NAME(quantize)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB
 	}
 #endif
 	case BB_FP32:
-		return VB_NAME(encode)(v, kind, x, idx);
+		return VB_NAME(encode)(v, kind, x, hk);
 	default: {
 		VB_U sub, a = x & 0x7fffffffu;
-		VB_U enc = VB_NAME(fast_mag)(v, kind == BB_FAST_SR, a, idx, &sub);
+		VB_U enc = VB_NAME(fast_mag)(v, kind == BB_FAST_SR, a, hk, &sub);
 		VB_U ov = VB_NAME(gt)(enc, v->max_bits);
 		VB_U mag = (enc + v->rebias) << v->shift;
 		if (v->has_sub)

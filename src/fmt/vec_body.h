@@ -196,6 +196,19 @@ VB_INLINE VB_U VB_NAME(lanes)(void)
 
 /* Exact conversions between lanes and fp32 for values below 2^24 (and
  * truncation of fp32 values in [0, 2^31)). */
+/* a b + c, rounded once where the instance has FMA (AVX2), else the
+ * product and the sum each rounded: for a caller to whom either serves
+ * (the product exact, or a bound that holds for both). The build does not
+ * contract a b + c written out (-ffp-contract=off). */
+VB_INLINE VB_F VB_NAME(madd)(VB_F a, VB_F b, VB_F c)
+{
+#if VB_AVX2
+	return _mm256_fmadd_ps(a, b, c);
+#else
+	return a * b + c;
+#endif
+}
+
 VB_INLINE VB_F VB_NAME(u2f)(VB_U v)
 {
 	return __builtin_convertvector((VB_I)v, VB_F);
@@ -206,23 +219,74 @@ VB_INLINE VB_U VB_NAME(f2u_trunc)(VB_F f)
 	return (VB_U)__builtin_convertvector(f, VB_I);
 }
 
-/* rng_bits_keyed (util/rng.h) in every lane, up to the second multiply
- * of lowbias32 over idx ^ k1, with k1's first step folded in: k1f = k1 ^
- * (k1 >> 16), as shifts distribute over xor. The bits are then
- * x ^ (x >> 16) ^ k2. */
-VB_INLINE VB_U VB_NAME(mix_body)(VB_U idx, VB_U k1f)
+/* rng_bits_keyed (util/rng.h) in every lane starts from the keyed counter
+ * hk = idx ^ (idx >> 16) ^ k1f: lowbias32's first step over idx ^ k1,
+ * with k1's share folded into k1f = k1 ^ (k1 >> 16), as shifts distribute
+ * over xor. */
+VB_INLINE VB_U VB_NAME(keyed)(VB_U idx, VB_U k1f)
 {
-	VB_U x = idx ^ (idx >> 16) ^ k1f;
-	x *= 0x7feb352du;
+	return idx ^ (idx >> 16) ^ k1f;
+}
+
+/* The rest of lowbias32 up to its second multiply; the bits are then
+ * x ^ (x >> 16) ^ k2. */
+VB_INLINE VB_U VB_NAME(mix_body)(VB_U hk)
+{
+	VB_U x = hk * 0x7feb352du;
 	x ^= x >> 15;
 	return x * 0x846ca68bu;
 }
 
 /* The complement of rng_bits_keyed's bits, nk2 = ~k2: ~r = x ^ (x >> 16) ^ ~k2. */
-VB_INLINE VB_U VB_NAME(rbits_not)(VB_U idx, VB_U k1f, VB_U nk2)
+VB_INLINE VB_U VB_NAME(rbits_not)(VB_U hk, VB_U nk2)
 {
-	VB_U x = VB_NAME(mix_body)(idx, k1f);
+	VB_U x = VB_NAME(mix_body)(hk);
 	return x ^ (x >> 16) ^ nk2;
+}
+
+/* Keyed counters for a loop that steps forward through the indices:
+ * idx >> 16 is one value for 2^16 indices in a row, so while a step lies
+ * in the run of the step before, hk = idx ^ c with c = (idx >> 16) ^ k1f
+ * held in a register: one xor for the shift and two xors of
+ * VB_NAME(keyed). c[s] serves the step's vector s (indices idx + s VB_W);
+ * a step within one run sets all four c[s] (a later step may have more
+ * vectors than it), one across a multiple of 2^16 sets those of its own
+ * vectors lane by lane and hi to a value no step has (every hi is below
+ * 2^16), so the next step sets them again. */
+typedef struct {
+	VB_U c[4];
+	VB_U k1f;
+	uint32_t hi;   /* the idx >> 16 that every lane of c[] stands for, when they share one */
+} VB_NAME(ctr);
+
+VB_INLINE VB_NAME(ctr) VB_NAME(ctr_of)(VB_U k1f)
+{
+	VB_NAME(ctr) t = { .k1f = k1f, .hi = ~0u };
+	return t;
+}
+
+/* Before a step over the nvec VB_W indices b, b + 1, ... (lanes of idx,
+ * idx + VB_W, ...; b no smaller than any index of an earlier step). */
+VB_INLINE void VB_NAME(ctr_step)(VB_NAME(ctr) *t, uint32_t b, VB_U idx, int nvec)
+{
+	uint32_t last = b + (uint32_t)(nvec * VB_W - 1);
+	if (__builtin_expect(last >> 16 == t->hi, 1))
+		return;
+	if (b >> 16 == last >> 16) {
+		t->hi = last >> 16;
+		for (int s = 0; s < 4; s++)
+			t->c[s] = VB_NAME(splat)(t->hi) ^ t->k1f;
+		return;
+	}
+	t->hi = ~0u;
+	for (int s = 0; s < nvec; s++)
+		t->c[s] = ((idx + (uint32_t)(s * VB_W)) >> 16) ^ t->k1f;
+}
+
+/* The keyed counters of vector s of the step (idx: the step's first). */
+VB_INLINE VB_U VB_NAME(ctr_hk)(const VB_NAME(ctr) *t, VB_U idx, int s)
+{
+	return (idx + (uint32_t)(s * VB_W)) ^ t->c[s];
 }
 
 /* fp32 -> fp16 and back by the F16C instructions (round to nearest even,

@@ -13,11 +13,12 @@
  * - nvfp4 sr: the kept code as the count of quant_nv_sr_tab's h below |x|,
  *   up iff |x| > T = vd + rbits g (quant_impl.h). T is computed in fp32 to
  *   nearest: tv and tg are within an ulp of vd and g, rbits within half
- *   an ulp, the product and the sum each within half an ulp, so the
- *   computed T_c is within 5 2^-24 of T relatively and 2^-116 absolutely
- *   (g may be subnormal: its error 2^-149 times rbits < 2^32). Then
- *   U = T_c (1 + 2^-20) + 2^-115 and L = T_c (1 - 2^-20) - 2^-115, each
- *   rounded to nearest, still lie above and below T: |x| > U is up, |x| <= L
+ *   an ulp, the product and the sum each within half an ulp (or, fused,
+ *   both within one half), so the computed T_c is within 5 2^-24 of T
+ *   relatively and 2^-116 absolutely (g may be subnormal: its error 2^-149
+ *   times rbits < 2^32). Then U = T_c (1 + 2^-20) + 2^-115 and L = T_c
+ *   (1 - 2^-20) - 2^-115, each rounded to nearest (fused or not), still lie
+ *   above and below T: |x| > U is up, |x| <= L
  *   is not, and a lane between them (about one in 10^5) is decided exactly
  *   by quant_nv_sr_exact. T_c is inf only for code 7 (never up) or where
  *   vd exceeds every fp32 (so does T: not up either).
@@ -123,15 +124,15 @@ VB_INLINE bool VB_NAME(mx_scales)(uint8_t *scales, uint32_t *mul, const float *i
  * codes could alias the struct, and the compiler would read it again
  * after each). */
 typedef struct {
-	VB_U half_m1, rebias, magic, min_normal, max_bits, sign_bit;
+	VB_U half_rb;          /* half_m1 - (rebias << shift): the rebias folded into the carry */
+	VB_U magic, min_normal, max_bits, sign_bit;
 	uint32_t shift, sign_shift;
 } VB_NAME(menc);
 
 VB_INLINE VB_NAME(menc) VB_NAME(menc_of)(const quant_elem_enc *e)
 {
 	VB_NAME(menc) m = {
-		.half_m1 = VB_NAME(splat)(e->half_m1),
-		.rebias = VB_NAME(splat)(e->rebias),
+		.half_rb = VB_NAME(splat)(e->half_m1 - (e->rebias << e->shift)),
 		.magic = VB_NAME(splat)(e->magic),
 		.min_normal = VB_NAME(splat)(e->min_normal),
 		.max_bits = VB_NAME(splat)(e->max_bits),
@@ -142,11 +143,13 @@ VB_INLINE VB_NAME(menc) VB_NAME(menc_of)(const quant_elem_enc *e)
 	return m;
 }
 
-/* MX rne of VB_W lanes x with the scale's inverse mul. */
+/* MX rne of VB_W lanes x with the scale's inverse mul. A lane at or above
+ * the min normal has a >= rebias << shift (a multiple of 2^shift), so
+ * subtracting that before the shift takes the rebias off the code. */
 VB_INLINE VB_U VB_NAME(mx_rne_v)(VB_U x, VB_F mul, const VB_NAME(menc) *e)
 {
 	VB_U p = (VB_U)((VB_F)x * mul), a = p & 0x7fffffffu;
-	VB_U nrm = ((a + e->half_m1 + ((a >> e->shift) & 1u)) >> e->shift) - e->rebias;
+	VB_U nrm = (a + e->half_rb + ((a >> e->shift) & 1u)) >> e->shift;
 	VB_U sub = (VB_U)((VB_F)a + (VB_F)e->magic) - e->magic;
 	VB_U c = VB_NAME(sel)((VB_U)((VB_I)a < (VB_I)e->min_normal), sub, nrm);
 	c = VB_NAME(minu)(c, e->max_bits);
@@ -230,31 +233,35 @@ VB_INLINE VB_NAME(par) VB_NAME(mx_par)(const quant_elem_enc *e, rng_key key)
 	return v;
 }
 
-VB_INLINE VB_U VB_NAME(mx_sr_v)(const VB_NAME(par) *v, VB_U x, VB_F mul, VB_U idx)
+VB_INLINE VB_U VB_NAME(mx_sr_v)(const VB_NAME(par) *v, VB_U x, VB_F mul, VB_U hk)
 {
 	VB_U av = x & 0x7fffffffu;
 	VB_U a = (VB_U)((VB_F)av * mul);
 	a = VB_NAME(maxu)(a, VB_NAME(minu)(av, VB_NAME(splat)(1)));   /* vanished: the smallest subnormal */
-	VB_U c = VB_NAME(fast_sr)(v, a, VB_NAME(rbits_not)(idx, v->k1f, v->nk2));
+	VB_U c = VB_NAME(fast_sr)(v, a, VB_NAME(rbits_not)(hk, v->nk2));
 	c = VB_NAME(minu)(c, v->max_bits);
 	return c | ((x >> v->sign_shift) & (0x80000000u >> v->sign_shift));
 }
 
-/* The sr codes of one MX block of bs at in, inverse scale mul; idx: the
- * indices of in[0..VB_W). */
-VB_INLINE void VB_NAME(mx_sr_block)(uint8_t *elems, const float *in, size_t bs, VB_F mul, VB_U idx,
-                                     const VB_NAME(par) *v)
+/* The sr codes of one MX block of bs at in, inverse scale mul; b and idx:
+ * the index of in[0] and those of in[0..VB_W), t the keyed counters'
+ * state (fmt/vec_body.h). */
+VB_INLINE void VB_NAME(mx_sr_block)(uint8_t *elems, const float *in, size_t bs, VB_F mul, uint32_t b, VB_U idx,
+                                     VB_NAME(ctr) *t, const VB_NAME(par) *v)
 {
 	size_t i = 0;
 	for (; i + 4 * VB_W <= bs; i += 4 * VB_W, idx += 4 * VB_W) {
-		VB_B y = VB_NAME(pack8)(VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i), mul, idx),
-		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + VB_W), mul, idx + VB_W),
-		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + 2 * VB_W), mul, idx + 2 * VB_W),
-		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + 3 * VB_W), mul, idx + 3 * VB_W));
+		VB_NAME(ctr_step)(t, b + (uint32_t)i, idx, 4);
+		VB_B y = VB_NAME(pack8)(VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i), mul, VB_NAME(ctr_hk)(t, idx, 0)),
+		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + VB_W), mul, VB_NAME(ctr_hk)(t, idx, 1)),
+		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + 2 * VB_W), mul, VB_NAME(ctr_hk)(t, idx, 2)),
+		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + 3 * VB_W), mul, VB_NAME(ctr_hk)(t, idx, 3)));
 		memcpy(elems + i, &y, sizeof y);
 	}
-	for (; i < bs; i += VB_W, idx += VB_W)
-		VB_NAME(store_bytes)(elems + i, VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i), mul, idx));
+	for (; i < bs; i += VB_W, idx += VB_W) {
+		VB_NAME(ctr_step)(t, b + (uint32_t)i, idx, 1);
+		VB_NAME(store_bytes)(elems + i, VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i), mul, VB_NAME(ctr_hk)(t, idx, 0)));
+	}
 }
 
 VB_INLINE size_t VB_NAME(mx_sr_n)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
@@ -263,19 +270,22 @@ VB_INLINE size_t VB_NAME(mx_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	const VB_NAME(par) v = VB_NAME(mx_par)(e, rng_key_for(seed, index0));
 	const quant_mx_rule rl = *rule, *r = &rl;
 	const VB_U lanes = VB_NAME(lanes)();
+	VB_NAME(ctr) t = VB_NAME(ctr_of)(v.k1f);
 	size_t full = n / bs * bs, k = 0, b = 0;
 	uint32_t mul[VB_W];
 	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, in + b, bs, r); b += VB_W * bs, k += VB_W)
 		#pragma GCC unroll 1
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + j * bs;
-			VB_NAME(mx_sr_block)(elems + o, in + o, bs, (VB_F)VB_NAME(splat)(mul[j]), lanes + (uint32_t)(index0 + o), &v);
+			uint32_t io = (uint32_t)(index0 + o);
+			VB_NAME(mx_sr_block)(elems + o, in + o, bs, (VB_F)VB_NAME(splat)(mul[j]), io, lanes + io, &t, &v);
 		}
 	for (; b < full; b += bs, k++) {
 		VB_F m;
 		if (!VB_NAME(mx_scale)(scales + k, &m, in + b, bs, r))
 			return b;
-		VB_NAME(mx_sr_block)(elems + b, in + b, bs, m, lanes + (uint32_t)(index0 + b), &v);
+		uint32_t io = (uint32_t)(index0 + b);
+		VB_NAME(mx_sr_block)(elems + b, in + b, bs, m, io, lanes + io, &t, &v);
 	}
 	return full;
 }
@@ -364,15 +374,18 @@ VB_U a = VB_NAME(hmax_each)(m);
 /* The count of a row's first 7 patterns t (non-decreasing; t[7] and any
  * pattern at or above 2^31 above every finite magnitude) below each lane
  * of a: on AVX2 a binary search of three comparisons against the row in
- * one register (t3, then t1 or t5, then t0, t2, t4 or t6). */
+ * one register (t3, then t1 or t5, then t0, t2, t4 or t6; the second from
+ * the row moved down a lane, row1[k] = row[k + 1], made once per row where
+ * the row serves several vectors, and the last adds its mask's -1 as 1). */
 VB_INLINE VB_U VB_NAME(count_row)(VB_U a, const uint32_t *t)
 {
 #if VB_AVX2
 	__m256i row = _mm256_min_epu32(_mm256_loadu_si256((const __m256i *)t), _mm256_set1_epi32(0x7fffffff));
+	__m256i row1 = _mm256_permutevar8x32_epi32(row, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7));
 	VB_I ai = (VB_I)a;
-	VB_U idx = (VB_U)(ai > (VB_I)_mm256_permutevar8x32_epi32(row, _mm256_set1_epi32(3))) & 4u;
-	idx += (VB_U)(ai > (VB_I)_mm256_permutevar8x32_epi32(row, (__m256i)(idx + 1u))) & 2u;
-	return idx + ((VB_U)(ai > (VB_I)_mm256_permutevar8x32_epi32(row, (__m256i)idx)) & 1u);
+	VB_U k = (VB_U)(ai > (VB_I)_mm256_permutevar8x32_epi32(row, _mm256_set1_epi32(3))) & 4u;
+	k += (VB_U)(ai > (VB_I)_mm256_permutevar8x32_epi32(row1, (__m256i)k)) & 2u;
+	return k - (VB_U)(ai > (VB_I)_mm256_permutevar8x32_epi32(row, (__m256i)k));
 #else
 	return VB_NAME(count7)(a, t);
 #endif
@@ -446,44 +459,52 @@ VB_INLINE VB_F VB_NAME(lookup8)(const float *t, VB_U k)
 #endif
 }
 
-/* The lanes open of code decided exactly (out of line: rare). */
-static __attribute__((noinline)) VB_TARGET void VB_NAME(nv_sr_fix)(VB_U *code, VB_U open, VB_U x, VB_U r, double D)
+/* code with its lanes open decided exactly (out of line: rare). */
+static __attribute__((noinline)) VB_TARGET VB_U VB_NAME(nv_sr_fix)(VB_U code, VB_U open, VB_U x, VB_U r, double D)
 {
 	uint32_t o[VB_W], cd[VB_W], xs[VB_W], rs[VB_W];
 	memcpy(o, &open, sizeof o);
-	memcpy(cd, code, sizeof cd);
+	memcpy(cd, &code, sizeof cd);
 	memcpy(xs, &x, sizeof xs);
 	memcpy(rs, &r, sizeof rs);
 	for (int j = 0; j < VB_W; j++)
 		if (o[j])
 			cd[j] = quant_nv_sr_exact(xs[j], rs[j], D);
-	memcpy(code, cd, sizeof cd);
+	return VB_NAME(load)(cd);
 }
 
-/* VB_W nvfp4 sr codes of one block's lanes x under scale code c. */
-VB_INLINE VB_U VB_NAME(nv_sr_v)(VB_U x, VB_U idx, uint32_t c, const quant_nv_sr_tab *tab, VB_U k1f, VB_U nk2)
+/* VB_W nvfp4 sr codes of one block's lanes x under scale code c. A lane
+ * of code 7 is never up and never open: its tv is inf and its tg 0, so
+ * T_c, U and L are inf. The products by 256 and by 1 +- 2^-20 and the
+ * sums may be fused (VB_NAME(madd)): the bounds on T_c hold for one
+ * rounding as for two. */
+VB_INLINE VB_U VB_NAME(nv_sr_v)(VB_U x, VB_U hk, uint32_t c, const quant_nv_sr_tab *tab, VB_U nk2)
 {
 	VB_U a = x & 0x7fffffffu, k = VB_NAME(count_row)(a, tab->h[c]);
-	VB_U r = ~VB_NAME(rbits_not)(idx, k1f, nk2);
-	VB_F rf = VB_NAME(u2f)(r >> 8) * 256.0f + VB_NAME(u2f)(r & 255u);   /* one rounding */
-	VB_F t = VB_NAME(lookup8)(tab->tv[c], k) + rf * VB_NAME(lookup8)(tab->tg[c], k);
-	VB_F hi = t * (1 + 0x1p-20f) + 0x1p-115f, lo = t * (1 - 0x1p-20f) - 0x1p-115f;
+	VB_U r = ~VB_NAME(rbits_not)(hk, nk2);
+	VB_F rf = VB_NAME(madd)(VB_NAME(u2f)(r >> 8), (VB_F){ 0 } + 256.0f, VB_NAME(u2f)(r & 255u));   /* one rounding */
+	VB_F t = VB_NAME(madd)(rf, VB_NAME(lookup8)(tab->tg[c], k), VB_NAME(lookup8)(tab->tv[c], k));
+	VB_F hi = VB_NAME(madd)(t, (VB_F){ 0 } + (1 + 0x1p-20f), (VB_F){ 0 } + 0x1p-115f);
+	VB_F lo = VB_NAME(madd)(t, (VB_F){ 0 } + (1 - 0x1p-20f), (VB_F){ 0 } - 0x1p-115f);
 	VB_F af = (VB_F)a;
-	VB_U up = (VB_U)(af > hi), open = ~(up | (VB_U)(af <= lo)) & (VB_U)((VB_I)k < 7);
+	VB_U up = (VB_U)(af > hi), open = ~(up | (VB_U)(af <= lo));
 	VB_U code = (k - up) | ((x >> 28) & 8u);
 	if (VB_NAME(any)(open))
-		VB_NAME(nv_sr_fix)(&code, open, x, r, 2 * tab->vd[c][1]);
+		code = VB_NAME(nv_sr_fix)(code, open, x, r, 2 * tab->vd[c][1]);
 	return code;
 }
 
-/* The sr codes of one nvfp4 block of 16 at in, scale code c. */
-VB_INLINE void VB_NAME(nv_sr_block)(uint8_t *elems, const float *in, uint32_t c, VB_U idx, const quant_nv_sr_tab *tab,
-                                     VB_U k1f, VB_U nk2)
+/* The sr codes of one nvfp4 block of 16 at in, scale code c; b and idx:
+ * the index of in[0] and those of in[0..VB_W), t the keyed counters'
+ * state (fmt/vec_body.h). */
+VB_INLINE void VB_NAME(nv_sr_block)(uint8_t *elems, const float *in, uint32_t c, uint32_t b, VB_U idx,
+                                     VB_NAME(ctr) *t, const quant_nv_sr_tab *tab, VB_U nk2)
 {
 	VB_U y[16 / VB_W];
+	VB_NAME(ctr_step)(t, b, idx, 16 / VB_W);
 	#pragma GCC unroll 16
 	for (int i = 0; i < 16 / VB_W; i++)
-		y[i] = VB_NAME(nv_sr_v)(VB_NAME(load)(in + VB_W * i), idx + (uint32_t)(VB_W * i), c, tab, k1f, nk2);
+		y[i] = VB_NAME(nv_sr_v)(VB_NAME(load)(in + VB_W * i), VB_NAME(ctr_hk)(t, idx, i), c, tab, nk2);
 	VB_NAME(store16_bytes)(elems, y);
 }
 
@@ -493,6 +514,7 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	rng_key key = rng_key_for(seed, index0);
 	const VB_U k1f = VB_NAME(splat)(key.k1 ^ (key.k1 >> 16)), nk2 = VB_NAME(splat)(~key.k2);
 	const VB_U lanes = VB_NAME(lanes)();
+	VB_NAME(ctr) t = VB_NAME(ctr_of)(k1f);
 	uint32_t code[2][VB_W];
 	size_t b = 0;
 	const size_t grp = 16 * VB_W;
@@ -504,7 +526,8 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + 16 * (size_t)j;
 			scales[o / 16] = (uint8_t)code[cur][j];
-			VB_NAME(nv_sr_block)(elems + o, in + o, code[cur][j], lanes + (uint32_t)(index0 + o), tab, k1f, nk2);
+			uint32_t io = (uint32_t)(index0 + o);
+			VB_NAME(nv_sr_block)(elems + o, in + o, code[cur][j], io, lanes + io, &t, tab, nk2);
 		}
 	}
 	for (; b < n; b += 16) {
@@ -512,7 +535,8 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 		if (!VB_NAME(nv_scale)(&c, in + b, six_st))
 			return b;
 		scales[b / 16] = (uint8_t)c;
-		VB_NAME(nv_sr_block)(elems + b, in + b, c, lanes + (uint32_t)(index0 + b), tab, k1f, nk2);
+		uint32_t io = (uint32_t)(index0 + b);
+		VB_NAME(nv_sr_block)(elems + b, in + b, c, io, lanes + io, &t, tab, nk2);
 	}
 	return n;
 }

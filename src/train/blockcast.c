@@ -262,7 +262,9 @@ static void cast_fp32_blocks(float *x, size_t rows, size_t cols, const block_cas
  * amax[b] gets block b's largest |x| (finite: quant_bulk refused blocks
  * with an inf or NaN). The inner loop vectorises in 32-bit lanes: the
  * amax on the patterns (finite, so below 2^31: a signed max), and |x| > t
- * as |x| > tf, tf the largest fp32 not above t (at t only when t is one). */
+ * as |x| > tf, tf the largest fp32 not above t (at t only when t is one).
+ * The count is taken only in a block whose amax reaches tf: in the others
+ * no element can count. */
 __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
 static void blocks_stats(const float *buf, size_t nb, size_t len, const uint8_t *scales, const double *sval,
                          double thr, bool tie_over, float *amax, block_cast_stat *st)
@@ -270,21 +272,25 @@ static void blocks_stats(const float *buf, size_t nb, size_t len, const uint8_t 
 	uint32_t oc = 0;
 	for (size_t b = 0; b < nb; b++) {
 		const float *v = buf + b * len;
-		double scale = sval[scales[b]], t = scale > 0 ? thr * scale : INFINITY;
-		float tf = (float)t;
-		if ((double)tf > t)
-			tf = nextafterf(tf, 0.0f);
-		uint32_t tie = tie_over && (double)tf == t;
 		int32_t m = 0;
 		for (size_t i = 0; i < len; i++) {
 			int32_t a;
 			memcpy(&a, &v[i], 4);
 			a &= 0x7fffffff;
-			float af = fabsf(v[i]);
 			m = a > m ? a : m;
-			oc += (uint32_t)(af > tf) | (tie & (uint32_t)(af == tf));
 		}
 		memcpy(&amax[b], &m, 4);
+		double scale = sval[scales[b]], t = scale > 0 ? thr * scale : INFINITY;
+		float tf = (float)t;
+		if ((double)tf > t)
+			tf = nextafterf(tf, 0.0f);
+		if (!(amax[b] >= tf))
+			continue;
+		uint32_t tie = tie_over && (double)tf == t;
+		for (size_t i = 0; i < len; i++) {
+			float af = fabsf(v[i]);
+			oc += (uint32_t)(af > tf) | (tie & (uint32_t)(af == tf));
+		}
 	}
 	st->overflow += oc;
 }
