@@ -128,8 +128,9 @@ enum { PLOT_MIN_COLS = 20, PLOT_MIN_ROWS = 6 };
  * (2 x 4 dots per cell: left column bits 0x01 0x02 0x04 0x40 from the top,
  * right column 0x08 0x10 0x20 0x80) and box-drawing axes; without it (or
  * with f->mono) one mark per cell ('*', '+', 'o', 'x', '#', '@', '%', '&',
- * '$', '=', '?', '^' for series 0..11 in turn; bars '#', '=', '*', '+', '%',
- * '@', 'o', 'x', '$', '&', '?', '^'), and without utf8 '|' '-' '+' axes.
+ * '$', '=', '?', '^', '~', '!', 'v', '<' for series 0..15 in turn; bars '#',
+ * '=', '*', '+', '%', '@', 'o', 'x', '$', '&', '?', '^', '~', '!', 'v', '<'),
+ * and without utf8 '|' '-' '+' axes.
  * With f->mono (and two or more named series) each line's name is put at
  * its last point where no data or other label lies (its row, else the
  * nearest of two above and two below; right of the point, else left of it).
