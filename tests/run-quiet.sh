@@ -61,8 +61,7 @@ else
 	done
 fi
 if [ -z "$skip" ]; then
-	if [ ! -x "$top/configure" ] || [ "$top/configure.ac" -nt "$top/configure" ] ||
-		[ "$top/Makefile.am" -nt "$top/configure" ] || [ ! -f Makefile ] ||
+	if [ ! -x "$top/configure" ] || [ "$top/configure.ac" -nt "$top/configure" ] || [ ! -f Makefile ] ||
 		[ "$top/configure" -nt config.status ]; then
 		skip="./run would bootstrap or configure this tree again"
 	fi
