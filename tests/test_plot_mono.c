@@ -1,7 +1,7 @@
 /* Plots read without colour: with f->mono (NO_COLOR, a pipe)
  * every series keeps a mark of its own, in the data area and in the legend,
  * and lines are labelled at their end; in ASCII the marks do not repeat
- * within the ten policies of the lesson. (The rest of the plot module's
+ * within the fifteen presets of train, nor the colours of a terminal. (The rest of the plot module's
  * tests: tests/test_plot.c, test_plot_csv.c, test_plot_image.c.) */
 #include <stdio.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include "plot/plot.h"
 #include "testutil.h"
 
-enum { NS = 10, COLS = 60, ROWS = 32 };
+enum { NS = 15, COLS = 60, ROWS = 32 };
 
 static plot_canvas canvas;
 static double xs[2] = { 0, 5 }, ys[NS][2];
@@ -36,7 +36,7 @@ static const char *at(int row, int col)
 	return plot_canvas_at(&canvas, row, col)->text;
 }
 
-/* Ten horizontal lines y = k from x = 0 to 5 on x 0..10, y -0.5..9.5: the
+/* Fifteen horizontal lines y = k from x = 0 to 5 on x 0..10, y -0.5..14.5: the
  * lines end in the middle of the data area, with room after them. */
 static void render(bool utf8, bool mono)
 {
@@ -48,7 +48,7 @@ static void render(bool utf8, bool mono)
 	f.xmin = 0;
 	f.xmax = 10;
 	f.ymin = -0.5;
-	f.ymax = 9.5;
+	f.ymax = NS - 0.5;
 	f.mono = mono;
 	ck_assert_int_eq(plot_render_text(&f, COLS, ROWS, utf8, &canvas), MP_OK);
 }
@@ -83,8 +83,8 @@ static bool braille_cell(const char *s)
 	return u[0] == 0xe2 && (u[1] & 0xfc) == 0xa0;
 }
 
-/* Ten lines, ten glyphs, none a braille cell; the i-th from the top is
- * y = 9 - i (higher values on top), i.e. series 9 - i. */
+/* Fifteen lines, fifteen glyphs, none a braille cell; the i-th from the top
+ * is y = 14 - i (higher values on top), i.e. series 14 - i. */
 static void check_distinct(char glyph[][8], int row[], bool allow_braille)
 {
 	ck_assert_int_eq(line_glyphs(glyph, row), NS);
@@ -142,7 +142,7 @@ END_TEST
 
 START_TEST(mono_bars)
 {
-	/* ten series of one category: ten bar rows, each of its own mark */
+	/* fifteen series of one category: fifteen bar rows, each of its own mark */
 	static const char *const cats[] = { "c" };
 	double v[NS];
 	plot_series s[NS];
@@ -170,6 +170,53 @@ START_TEST(mono_bars)
 }
 END_TEST
 
+/* In colour on a terminal (utf8, not mono) the fifteen lines keep braille
+ * and each gets an SGR colour of its own: the escape sequence right before
+ * the first braille cell of each line's printed row. */
+START_TEST(colour_does_not_repeat)
+{
+	char glyph[NS][8];
+	int row[NS];
+	render(true, false);
+	ck_assert_int_eq(line_glyphs(glyph, row), NS);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	ck_assert_int_eq(plot_canvas_print(&canvas, fp, true), MP_OK);
+	fclose(fp);
+	char sgr[NS][32];
+	for (int a = 0; a < NS; a++) {
+		/* the printed line of canvas row row[a] */
+		const char *line = buf;
+		for (int r = 0; r < row[a]; r++) {
+			line = strchr(line, '\n');
+			ck_assert_ptr_nonnull(line);
+			line++;
+		}
+		const char *cell = NULL, *end = strchr(line, '\n');
+		/* braille U+2800..U+28FF: e2 a0 80 .. e2 a3 bf */
+		for (const char *c = strchr(line, '\xe2'); c && c < end; c = strchr(c + 1, '\xe2'))
+			if ((unsigned char)c[1] >= 0xa0 && (unsigned char)c[1] <= 0xa3) {
+				cell = c;
+				break;
+			}
+		ck_assert_msg(cell && cell < end, "line %d has no braille cell", a);
+		const char *esc = NULL;
+		for (const char *c = line; c < cell; c++)
+			if (*c == '\033')
+				esc = c;
+		ck_assert_msg(esc && esc[1] == '[', "line %d's cells are not coloured", a);
+		size_t n = strcspn(esc, "m") + 1;
+		ck_assert_uint_lt(n, sizeof sgr[a]);
+		memcpy(sgr[a], esc, n);
+		sgr[a][n] = '\0';
+		for (int b = 0; b < a; b++)
+			ck_assert_msg(strcmp(sgr[a], sgr[b]) != 0, "lines %d and %d share the colour %s", b, a, sgr[a] + 1);
+	}
+	free(buf);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("plot_mono");
@@ -178,6 +225,7 @@ int main(void)
 	tcase_add_test(tc, mono_utf8_marks_legend_labels);
 	tcase_add_test(tc, ascii_marks_do_not_repeat);
 	tcase_add_test(tc, mono_bars);
+	tcase_add_test(tc, colour_does_not_repeat);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);
 }

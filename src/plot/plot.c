@@ -110,10 +110,10 @@ static int put_text(plot_canvas *c, int row, int col, const char *s, int max, ui
 
 /* --- glyphs --- */
 
-/* One mark per series, distinct for the first NMARKS (the ten policies of
- * the lesson fit): what tells the series apart without colour. */
-static const char ascii_marks[] = "*+ox#@%&$=?^";
-static const char ascii_bars[] = "#=*+%@ox$&?^";
+/* One mark per series, distinct for the first NMARKS (the fifteen presets
+ * of train fit): what tells the series apart without colour. */
+static const char ascii_marks[] = "*+ox#@%&$=?^~!v<";
+static const char ascii_bars[] = "#=*+%@ox$&?^~!v<";
 enum { NMARKS = sizeof ascii_marks - 1 };
 
 static uint8_t series_style(size_t k)
@@ -704,7 +704,10 @@ mp_status plot_render_text(const plot_figure *f, int cols, int rows, bool utf8, 
 
 static const char *style_sgr(uint8_t style)
 {
-	static const char *series[] = { "34", "33", "32", "31", "35", "36", "94", "91" };
+	/* the six colours, their bright forms, then four of the 256-colour
+	 * palette (orange, brown, violet, grey): sixteen, for the fifteen presets */
+	static const char *series[] = { "34", "33", "32", "31", "35", "36", "94", "91",
+		                        "93", "92", "95", "96", "38;5;208", "38;5;130", "38;5;99", "38;5;245" };
 	switch (style) {
 	case PLOT_STYLE_BLANK:
 	case PLOT_STYLE_LABEL:
@@ -716,7 +719,7 @@ static const char *style_sgr(uint8_t style)
 	case PLOT_STYLE_MARKER:
 		return "2";
 	default:
-		return series[(style - PLOT_STYLE_SERIES) % 8];
+		return series[(style - PLOT_STYLE_SERIES) % (sizeof series / sizeof series[0])];
 	}
 }
 

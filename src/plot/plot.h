@@ -128,8 +128,9 @@ enum { PLOT_MIN_COLS = 20, PLOT_MIN_ROWS = 6 };
  * (2 x 4 dots per cell: left column bits 0x01 0x02 0x04 0x40 from the top,
  * right column 0x08 0x10 0x20 0x80) and box-drawing axes; without it (or
  * with f->mono) one mark per cell ('*', '+', 'o', 'x', '#', '@', '%', '&',
- * '$', '=', '?', '^' for series 0..11 in turn; bars '#', '=', '*', '+', '%',
- * '@', 'o', 'x', '$', '&', '?', '^'), and without utf8 '|' '-' '+' axes.
+ * '$', '=', '?', '^', '~', '!', 'v', '<' for series 0..15 in turn; bars '#',
+ * '=', '*', '+', '%', '@', 'o', 'x', '$', '&', '?', '^', '~', '!', 'v', '<'),
+ * and without utf8 '|' '-' '+' axes.
  * With f->mono (and two or more named series) each line's name is put at
  * its last point where no data or other label lies (its row, else the
  * nearest of two above and two below; right of the point, else left of it).
@@ -170,8 +171,33 @@ char *plot_format_value(double v, int sig, char *buf, size_t len);
 
 /* --- images through cairo --- */
 
-/* The colour of series k in images (a fixed palette taken modulo its size). */
+/* How images tell series apart: series k takes colour k mod PLOT_PALETTE
+ * and, for each further round of the palette, the next pattern k /
+ * PLOT_PALETTE mod PLOT_PATTERNS: 0 solid lines and round points, 1 dashed
+ * and square, 2 dotted and diamond, 3 dash-dot and triangle points (columns
+ * and bars: the colour only). The first PLOT_PALETTE * PLOT_PATTERNS series
+ * of a line or point figure each look different. Lines are wider the earlier
+ * the series (3 pixels down to 2), so that a later line drawn over an earlier
+ * one leaves its edges showing. */
+enum { PLOT_PALETTE = 20, PLOT_PATTERNS = 4 };
 void plot_series_rgb(size_t k, uint8_t rgb[3]);
+int plot_series_pattern(size_t k);
+
+/* One entry of an image's legend, in pixels from the top left. */
+typedef struct {
+	size_t series;               /* the index of the series it names */
+	double swatch_x, swatch_y;   /* a point whose whole pixel the swatch
+	                                covers in the series' colour */
+	double text_x, text_y, text_w, text_h;   /* the box of the name */
+} plot_legend_entry;
+
+/* Where plot_write_png (and plot_write_svg) at width x height put the legend
+ * entries of f: one per named series, in order, wrapped into rows under the
+ * x label. The first cap go into e, their count (all of them) into *n.
+ * MP_EUNSUPPORTED without cairo (which measures the names), MP_EINVAL as
+ * plot_write_png. */
+mp_status plot_image_legend(const plot_figure *f, int width, int height, plot_legend_entry *e, size_t cap, size_t *n,
+                            char *err, size_t errlen);
 
 /* True when this build can write PNG (configure found cairo). */
 bool plot_have_cairo(void);
