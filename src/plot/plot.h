@@ -204,9 +204,9 @@ bool plot_have_cairo(void);
 
 /* Writes f as a width x height pixel PNG through cairo, or as an SVG of
  * width x height user units, with title, axis labels, ticks, legend and
- * markers. The SVG is written directly (no cairo needed) so that its text
- * stays real <text>, searchable and editable. PNG without cairo:
- * MP_EUNSUPPORTED and err says "built without cairo". Otherwise MP_EINVAL
+ * markers, both drawn by the same cairo code (cairo's SVG surface draws
+ * the text as glyph outlines). Without cairo: MP_EUNSUPPORTED and err says
+ * "built without cairo". Otherwise MP_EINVAL
  * for an inconsistent figure or a size outside 100..10000, MP_EIO when the
  * file cannot be written (err names the path and the reason). */
 mp_status plot_write_png(const plot_figure *f, const char *path, int width, int height, char *err, size_t errlen);
