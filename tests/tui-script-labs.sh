@@ -42,12 +42,17 @@ wait
 dump trained
 keys e
 dump exported
+keys f C-u
+type /dev/full
+keys Enter e
+dump full
 EOF
 has train trained 'done after 5 of 5 steps' "the run finishes its 5 steps"
 has train trained '^\*fp32 +[0-9]+\.[0-9]{4} ' "fp32's row shows its loss"
 has train trained '^\*bf16-mixed +[0-9]+\.[0-9]{4} ' "bf16-mixed's row shows its loss"
 has train trained '^ +\|.*[*+]' "the loss plot has points"
 has train exported "wrote 5 steps x 2 policies to $tmp/train.csv" "e exports and says where"
+has train full "writing /dev/full: .*No space left" "an export that cannot be written says so"
 if [ -f "$tmp/train.csv" ]; then
 	head=$(head -n 1 "$tmp/train.csv")
 	want='step,policy,loss,val_loss,grad_norm,loss_scale,skipped,underflow_frac,lost_update_frac,resid_lost_frac,ms,overflow_frac,grad_noise_ratio,wgrad_noise_ratio'

@@ -23,6 +23,7 @@
 #include "tui/screen_train_fp8.h"
 #include "tui/screen_train_table.h"
 #include "tui/worker.h"
+#include "util/file.h"
 #include "util/csvout.h"
 
 void openblas_set_num_threads(int num_threads);
@@ -667,23 +668,28 @@ static void export_csv(tui_screen *s)
 		tui_message(s->app, true, "nothing to export yet: s starts training");
 		return;
 	}
-	FILE *fp = fopen(t->path_f.text, "w");
-	if (!fp) {
-		tui_message(s->app, true, "cannot write '%s': %s", t->path_f.text, strerror(errno));
+	/* through a temporary file renamed over the target: a full disk or a
+	 * failed write leaves an existing file as it was */
+	file_atomic a;
+	char err[512];
+	if (file_atomic_open(&a, t->path_f.text, err, sizeof err) != MP_OK) {
+		tui_message(s->app, true, "cannot write %s", err);
 		return;
 	}
 	csvw w;
-	csvw_init(&w, fp);
+	csvw_init(&w, a.fp);
 	train_csv_header(&w);
 	for (size_t k = 0; k < t->ui_done; k++)
 		for (size_t i = 0; i < t->np; i++)
 			train_csv_row(&w, t->pols[i].name, &t->ui_hist[k * t->np + i]);
-	bool ok = csvw_ok(&w);
-	ok = fclose(fp) == 0 && ok;
-	if (ok)
+	if (!csvw_ok(&w)) {
+		file_atomic_abort(&a);
+		tui_message(s->app, true, "writing '%s' failed; an existing file is kept", t->path_f.text);
+	} else if (file_atomic_commit(&a, err, sizeof err) != MP_OK) {
+		tui_message(s->app, true, "writing %s; an existing file is kept", err);
+	} else {
 		tui_message(s->app, false, "wrote %zu steps x %zu policies to %s", t->ui_done, t->np, t->path_f.text);
-	else
-		tui_message(s->app, true, "writing '%s' failed", t->path_f.text);
+	}
 }
 
 static int train_handle(tui_screen *s, int action, int key)
