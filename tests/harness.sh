@@ -252,6 +252,17 @@ private_state() {
 }
 
 # --- for the TUI key-script tests (tests/tui-script*.sh) ---
+# tui_start NAME: the start of a TUI test: the built program, the ASCII
+# fallback in the monochrome scheme (what the dumps are written and
+# compared in), and a temporary folder $tmp named after NAME.
+tui_start() {
+	need_mixprec
+	LC_ALL=C
+	NO_COLOR=1
+	export LC_ALL NO_COLOR
+	make_tmp "$1"
+}
+
 # tui_dumps: defines script, screen, expect and has below (not for every
 # test: script would hide script(1) from the CLI tests), with the expected
 # screens in tests/tui and the workbench's state in $tmp/state (make_tmp

@@ -15,12 +15,7 @@
 
 srcdir=${srcdir:-.}
 . "$srcdir/tests/harness.sh"
-need_mixprec
-
-LC_ALL=C
-NO_COLOR=1
-export LC_ALL NO_COLOR
-make_tmp tuifp8
+tui_start tuifp8
 XDG_STATE_HOME=$tmp/state
 export XDG_STATE_HOME
 

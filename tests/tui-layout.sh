@@ -14,13 +14,7 @@
 
 srcdir=${srcdir:-.}
 . "$srcdir/tests/harness.sh"
-need_mixprec
-
-LC_ALL=C
-NO_COLOR=1
-export LC_ALL NO_COLOR
-
-make_tmp tuilayout
+tui_start tuilayout
 tui_dumps
 
 # --- the screens ---

@@ -13,13 +13,7 @@
 
 srcdir=${srcdir:-.}
 . "$srcdir/tests/harness.sh"
-need_mixprec
-
-LC_ALL=C
-NO_COLOR=1
-export LC_ALL NO_COLOR
-
-make_tmp lessoncols
+tui_start lessoncols
 tui_dumps
 
 # mixprec train's table header: its column names, one per line

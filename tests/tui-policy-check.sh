@@ -10,12 +10,7 @@
 
 srcdir=${srcdir:-.}
 . "$srcdir/tests/harness.sh"
-need_mixprec
-
-LC_ALL=C
-NO_COLOR=1
-export LC_ALL NO_COLOR
-make_tmp tuicheck
+tui_start tuicheck
 XDG_STATE_HOME=$tmp/state
 MIXPREC_LESSONDIR=$tmp/lessons
 export XDG_STATE_HOME MIXPREC_LESSONDIR

@@ -17,14 +17,7 @@
 
 srcdir=${srcdir:-.}
 . "$srcdir/tests/harness.sh"
-need_mixprec
-
-# The ASCII fallback and the monochrome scheme: what the dumps are written in.
-LC_ALL=C
-NO_COLOR=1
-export LC_ALL NO_COLOR
-
-make_tmp tuiex
+tui_start tuiex
 tui_dumps
 
 # --- Exercises at 80x24: a field label too long for its row ---

@@ -9,13 +9,7 @@
 
 srcdir=${srcdir:-.}
 . "$srcdir/tests/harness.sh"
-need_mixprec
-
-LC_ALL=C
-NO_COLOR=1
-export LC_ALL NO_COLOR
-
-make_tmp tuiopts
+tui_start tuiopts
 tui_dumps
 
 # word OPT LINE: the value after OPT in LINE

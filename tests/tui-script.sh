@@ -18,14 +18,7 @@
 
 srcdir=${srcdir:-.}
 . "$srcdir/tests/harness.sh"
-need_mixprec
-
-# The ASCII fallback and the monochrome scheme: what the dumps are written in.
-LC_ALL=C
-NO_COLOR=1
-export LC_ALL NO_COLOR
-
-make_tmp tui
+tui_start tui
 tui_dumps
 
 # --- Home, help, a terminal too small, resize ---
