@@ -256,48 +256,29 @@ static void cast_fp32_blocks(float *x, size_t rows, size_t cols, const block_cas
 	}
 }
 
-/* The blocks' statistics before they are decoded: the inputs past t =
- * thr x scale (at t, tie_over) count as overflow (t is exact: few bits
- * times a scale; a block whose scale is 0 holds zeros only: t = inf), and
- * amax[b] gets block b's largest |x| (finite: quant_bulk refused blocks
- * with an inf or NaN). The inner loop vectorises in 32-bit lanes: the
- * amax on the patterns (finite, so below 2^31: a signed max), and |x| > t
- * as |x| > tf, tf the largest fp32 not above t (at t only when t is one).
- * The count is taken only in a block whose amax reaches tf: in the others
- * no element can count. */
-__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
-static void blocks_stats(const float *buf, size_t nb, size_t len, const uint8_t *scales, const double *sval,
-                         double thr, bool tie_over, float *amax, block_cast_stat *st)
+/* Per block, the pattern that the |x| counted as overflow lie above: x past
+ * t = thr x scale (at t, tie_over) overflows (t is exact: few bits times a
+ * scale; a block whose scale is 0 holds zeros only: t = inf). |x| > t is
+ * |x| > tf, tf the largest fp32 not above t (at t only when t is one); the
+ * elements are finite, so their patterns order as their values. */
+static void blocks_over(uint32_t *over, size_t nb, const uint8_t *scales, const double *sval, double thr,
+                        bool tie_over)
 {
-	uint32_t oc = 0;
 	for (size_t b = 0; b < nb; b++) {
-		const float *v = buf + b * len;
-		int32_t m = 0;
-		for (size_t i = 0; i < len; i++) {
-			int32_t a;
-			memcpy(&a, &v[i], 4);
-			a &= 0x7fffffff;
-			m = a > m ? a : m;
-		}
-		memcpy(&amax[b], &m, 4);
 		double scale = sval[scales[b]], t = scale > 0 ? thr * scale : INFINITY;
 		float tf = (float)t;
 		if ((double)tf > t)
 			tf = nextafterf(tf, 0.0f);
-		if (!(amax[b] >= tf))
-			continue;
-		uint32_t tie = tie_over && (double)tf == t;
-		for (size_t i = 0; i < len; i++) {
-			float af = fabsf(v[i]);
-			oc += (uint32_t)(af > tf) | (tie & (uint32_t)(af == tf));
-		}
+		uint32_t g;
+		memcpy(&g, &tf, 4);
+		over[b] = g - (uint32_t)(tie_over && (double)tf == t && tf > 0);   /* at tf: above tf's pattern - 1 */
 	}
-	st->overflow += oc;
 }
 
-/* CAST_SCALING_MX and _NVFP4 through quant_bulk: buf holds nb blocks of len. */
-static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_cfg *c, block_scratch *s,
-                            uint8_t *bytes, block_cast_stat *st)
+/* CAST_SCALING_MX and _NVFP4 through quant_bulk: in holds nb blocks of
+ * len, cast into buf (in itself, or apart from it). */
+static mp_status cast_quant(const float *in, float *buf, size_t nb, size_t len, const block_cast_cfg *c,
+                            block_scratch *s, uint8_t *bytes, block_cast_stat *st)
 {
 	quant_id id = c->kind == CAST_SCALING_NVFP4 ? QUANT_NVFP4
 	              : c->elem == FMT_E5M2 ? QUANT_MXFP8_E5M2 : QUANT_MXFP8_E4M3;
@@ -310,12 +291,14 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 	double thr;
 	bool tie_over;
 	quant_overflow_threshold(ef, &thr, &tie_over);
-	mp_status rc = q->nvfp4 ? quant_bulk_tensor_scale(&s_t, buf, n, &bad) : MP_OK;
+	mp_status rc = q->nvfp4 ? quant_bulk_tensor_scale(&s_t, in, n, &bad) : MP_OK;
 	if (rc == MP_OK)
-		rc = quant_bulk(FMT_SIMD_AUTO, &o, s_t, 0, elems, scales, buf, n, &bad);
-	if (rc == MP_EINVAL && isnan(amax_finite(buf, n))) {
+		rc = quant_bulk(FMT_SIMD_AUTO, &o, s_t, 0, elems, scales, in, n, &bad);
+	if (rc == MP_EINVAL && isnan(amax_finite(in, n))) {
 		/* an inf or NaN: its block (NVFP4: the tensor) has no scale; the
-		 * other blocks of an MX tensor cast as usual */
+		 * other blocks of an MX tensor cast as usual, in place in buf */
+		if (in != buf)
+			memcpy(buf, in, n * sizeof *buf);
 		for (size_t b = 0; b < nb; b++) {
 			float *v = buf + b * len;
 			if (q->nvfp4 || isnan(amax_finite(v, len))) {
@@ -324,7 +307,7 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 			}
 			block_cast_cfg one = *c;
 			one.seed = rng_mix64(c->seed + b);
-			if ((rc = cast_quant(v, 1, len, &one, s, bytes, st)) != MP_OK)
+			if ((rc = cast_quant(v, v, 1, len, &one, s, bytes, st)) != MP_OK)
 				return rc;
 		}
 		return MP_OK;
@@ -349,10 +332,10 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 		sval[bits] = q->nvfp4 ? fmt_to_double(e4, bits) * (double)s_t : bits == 0xff ? NAN : ldexp(1.0, (int)bits - 127);
 		fsval[bits] = (float)sval[bits];
 	}
-	/* the statistics of every block, then every element decoded in one
-	 * pass: MX through the element values and a multiplier per block,
+	/* every element decoded in one pass, the blocks' statistics gathered
+	 * in it: MX through the element values and a multiplier per block,
 	 * nvfp4 through a table of 16 values per scale code */
-	size_t ntab = q->nvfp4 ? 256 * nvals : nvals, need = 2 * nb + ntab;
+	size_t ntab = q->nvfp4 ? 256 * nvals : nvals, need = 3 * nb + ntab;
 	if (need > s->dcap) {
 		float *d = realloc(s->d, need * sizeof *d);
 		if (!d)
@@ -360,13 +343,10 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 		s->d = d;
 		s->dcap = need;
 	}
-	float *amax = s->d, *mulv = s->d + nb, *tabs = s->d + 2 * nb;
-	blocks_stats(buf, nb, len, scales, sval, thr, tie_over, amax, st);
-	for (size_t b = 0; b < nb; b++) {
-		double scale = sval[scales[b]];
-		note_amax(st, amax[b], scale > 0 ? (float)(1.0 / scale) : 0.0f);
-		mulv[b] = fsval[scales[b]];
-	}
+	float *amax = s->d, *mulv = s->d + nb, *tabs = s->d + 3 * nb;
+	uint32_t *over = (uint32_t *)(s->d + 2 * nb);   /* float and uint32_t: the same size, malloc'd */
+	blocks_over(over, nb, scales, sval, thr, tie_over);
+	quant_decode_stats ds = { .old = in, .over = over, .amax = amax };
 	if (q->nvfp4) {
 		/* a row for each scale code the blocks use, once (a small tensor
 		 * uses few of the 256) */
@@ -377,10 +357,17 @@ static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_
 				tabs[k * nvals + e] = (float)(val[e] * sval[k]);
 			have[k] = true;
 		}
-		st->underflow += quant_bulk_decode(buf, elems, n, len, tabs, nvals, scales, NULL);
+		st->underflow += quant_bulk_decode_stats(buf, elems, n, len, tabs, nvals, scales, NULL, &ds);
 	} else {
+		for (size_t b = 0; b < nb; b++)
+			mulv[b] = fsval[scales[b]];
 		memcpy(tabs, fval, nvals * sizeof *tabs);
-		st->underflow += quant_bulk_decode(buf, elems, n, len, tabs, 0, NULL, mulv);
+		st->underflow += quant_bulk_decode_stats(buf, elems, n, len, tabs, 0, NULL, mulv, &ds);
+	}
+	st->overflow += ds.count;
+	for (size_t b = 0; b < nb; b++) {
+		double scale = sval[scales[b]];
+		note_amax(st, amax[b], scale > 0 ? (float)(1.0 / scale) : 0.0f);
 	}
 	return MP_OK;
 }
@@ -417,15 +404,13 @@ mp_status block_cast_from(const float *src, float *x, size_t rows, size_t cols, 
 		return rc;
 	/* blocks along whole rows are x's own order: cast in place */
 	bool in_place = c->br == 1 && cols % c->bc == 0;
-	float *buf = in_place ? x : s->f;
-	if (in_place && src != x)
-		memcpy(x, src, rows * cols * sizeof *x);
-	if (!in_place)
-		reorder(src, x, rows, cols, c->br, c->bc, buf, false);
-	if ((rc = cast_quant(buf, nb, len, c, s, s->b, st)) != MP_OK)
+	if (in_place)   /* decoded from src into x */
+		return cast_quant(src, x, nb, len, c, s, s->b, st);
+	float *buf = s->f;
+	reorder(src, x, rows, cols, c->br, c->bc, buf, false);
+	if ((rc = cast_quant(buf, buf, nb, len, c, s, s->b, st)) != MP_OK)
 		return rc;
-	if (!in_place)
-		reorder(src, x, rows, cols, c->br, c->bc, buf, true);
+	reorder(src, x, rows, cols, c->br, c->bc, buf, true);
 	return MP_OK;
 }
 
