@@ -256,27 +256,95 @@ static void cast_fp32_blocks(float *x, size_t rows, size_t cols, const block_cas
 	}
 }
 
-/* Per block, the pattern that the |x| counted as overflow lie above: x past
- * t = thr x scale (at t, tie_over) overflows (t is exact: few bits times a
- * scale; a block whose scale is 0 holds zeros only: t = inf). |x| > t is
- * |x| > tf, tf the largest fp32 not above t (at t only when t is one); the
- * elements are finite, so their patterns order as their values. */
-static void blocks_over(uint32_t *over, size_t nb, const uint8_t *scales, const double *sval, double thr,
-                        bool tie_over)
+/* Per scale code k, the pattern that the |x| counted as overflow lie
+ * above: x past t = thr x sval[k] (at t, tie_over) overflows (t is exact:
+ * few bits times a scale; a block whose scale is 0 holds zeros only: t =
+ * inf). |x| > t is |x| > tf, tf the largest fp32 not above t (at t only
+ * when t is one); the elements are finite, so their patterns order as
+ * their values. */
+static void over_of_codes(uint32_t over[256], const double *sval, double thr, bool tie_over)
 {
-	for (size_t b = 0; b < nb; b++) {
-		double scale = sval[scales[b]], t = scale > 0 ? thr * scale : INFINITY;
+	for (size_t k = 0; k < 256; k++) {
+		double scale = sval[k], t = scale > 0 ? thr * scale : INFINITY;
 		float tf = (float)t;
 		if ((double)tf > t)
 			tf = nextafterf(tf, 0.0f);
 		uint32_t g;
 		memcpy(&g, &tf, 4);
-		over[b] = g - (uint32_t)(tie_over && (double)tf == t && tf > 0);   /* at tf: above tf's pattern - 1 */
+		over[k] = g - (uint32_t)(tie_over && (double)tf == t && tf > 0);   /* at tf: above tf's pattern - 1 */
 	}
 }
 
+/* The values a cast's elements and scales decode to: val[e], sval[k] in
+ * binary64, fval, fsval their fp32 roundings. */
+typedef struct {
+	double val[256], sval[256];
+	float fval[256], fsval[256];
+	float mult[256];       /* the multiplier a block of scale code k notes: 1 / sval[k], 0 for scale 0 */
+	uint32_t over[256];    /* over_of_codes */
+	size_t nvals;
+} decode_vals;
+
+/* The decoded value val[e] x scale, rounded once to fp32, from fp32 steps:
+ * an MX scale is a power of two 2^(k - 127), exact in fp32 (2^-127 a
+ * subnormal), and val[e] (few bits) is too, so their fp32 product is that
+ * rounding. An nvfp4 scale e4m3(k) s_t is not: its 16 values are rounded
+ * from binary64 once per block (val[e] x scale is exact there: at most 3
+ * bits times 28), and the multiplier is 1. */
+static void decode_vals_of(decode_vals *d, const fmt_info *ef, bool nvfp4, float s_t, double thr, bool tie_over)
+{
+	d->nvals = (size_t)1 << ef->width;
+	for (uint32_t bits = 0; bits < d->nvals; bits++) {
+		d->val[bits] = fmt_to_double(ef, bits);
+		d->fval[bits] = (float)d->val[bits];
+	}
+	const fmt_info *e4 = fmt_get(FMT_E4M3);
+	for (uint32_t bits = 0; bits < 256; bits++) {
+		d->sval[bits] = nvfp4 ? fmt_to_double(e4, bits) * (double)s_t
+		                : bits == 0xff ? NAN : ldexp(1.0, (int)bits - 127);
+		d->fsval[bits] = (float)d->sval[bits];
+		d->mult[bits] = d->sval[bits] > 0 ? (float)(1.0 / d->sval[bits]) : 0.0f;
+	}
+	over_of_codes(d->over, d->sval, thr, tie_over);
+}
+
+static mp_status cast_quant(const float *in, float *buf, size_t nb, size_t len, const block_cast_cfg *c,
+                            block_scratch *s, uint8_t *bytes, block_cast_stat *st);
+
+/* Blocks b0..nb of buf (in, copied first when apart) when one holds an inf
+ * or NaN: that block (nvfp4: every block, the tensor has no scale) NaN,
+ * the others cast one by one as usual. */
+static mp_status cast_spoilt(const float *in, float *buf, size_t b0, size_t nb, size_t len, const block_cast_cfg *c,
+                             bool nvfp4, block_scratch *s, uint8_t *bytes, block_cast_stat *st)
+{
+	if (in != buf)
+		memcpy(buf + b0 * len, in + b0 * len, (nb - b0) * len * sizeof *buf);
+	for (size_t b = b0; b < nb; b++) {
+		float *v = buf + b * len;
+		if (nvfp4 || isnan(amax_finite(v, len))) {
+			spoil(v, len, st);
+			continue;
+		}
+		block_cast_cfg one = *c;
+		one.seed = rng_mix64(c->seed + b);
+		mp_status rc = cast_quant(v, v, 1, len, &one, s, bytes, st);
+		if (rc != MP_OK)
+			return rc;
+	}
+	return MP_OK;
+}
+
+/* Elements per quant_bulk call of cast_quant: the chunk's input, codes and
+ * output stay in the cache between the encode and the decode. */
+#define CAST_CHUNK 16384
+
 /* CAST_SCALING_MX and _NVFP4 through quant_bulk: in holds nb blocks of
- * len, cast into buf (in itself, or apart from it). */
+ * len, cast into buf (in itself, or apart from it), a chunk of whole
+ * blocks at a time: encoded, then decoded with its statistics. A block's
+ * bits do not depend on the chunk (RNE: on nothing else; SR: the element's
+ * index in the tensor), except where an MX SR cast meets an inf or NaN
+ * (the other blocks then cast one by one, each with a seed of its own): an
+ * MX SR cast is one chunk. */
 static mp_status cast_quant(const float *in, float *buf, size_t nb, size_t len, const block_cast_cfg *c,
                             block_scratch *s, uint8_t *bytes, block_cast_stat *st)
 {
@@ -291,83 +359,56 @@ static mp_status cast_quant(const float *in, float *buf, size_t nb, size_t len, 
 	double thr;
 	bool tie_over;
 	quant_overflow_threshold(ef, &thr, &tie_over);
-	mp_status rc = q->nvfp4 ? quant_bulk_tensor_scale(&s_t, in, n, &bad) : MP_OK;
-	if (rc == MP_OK)
-		rc = quant_bulk(FMT_SIMD_AUTO, &o, s_t, 0, elems, scales, in, n, &bad);
-	if (rc == MP_EINVAL && isnan(amax_finite(in, n))) {
-		/* an inf or NaN: its block (NVFP4: the tensor) has no scale; the
-		 * other blocks of an MX tensor cast as usual, in place in buf */
-		if (in != buf)
-			memcpy(buf, in, n * sizeof *buf);
-		for (size_t b = 0; b < nb; b++) {
-			float *v = buf + b * len;
-			if (q->nvfp4 || isnan(amax_finite(v, len))) {
-				spoil(v, len, st);
-				continue;
-			}
-			block_cast_cfg one = *c;
-			one.seed = rng_mix64(c->seed + b);
-			if ((rc = cast_quant(v, v, 1, len, &one, s, bytes, st)) != MP_OK)
-				return rc;
-		}
-		return MP_OK;
-	}
-	if (rc != MP_OK)
-		return rc;
-	/* The decoded value val[e] x scale, rounded once to fp32, from fp32
-	 * steps: an MX scale is a power of two 2^(k - 127), exact in fp32
-	 * (2^-127 a subnormal), and val[e] (few bits) is too, so their fp32
-	 * product is that rounding. An nvfp4 scale e4m3(k) s_t is not: its 16
-	 * values are rounded from binary64 once per block (val[e] x scale is
-	 * exact there: at most 3 bits times 28), and the multiplier is 1. */
-	double val[256], sval[256];   /* the element and scale patterns' values */
-	float fval[256], fsval[256];
-	size_t nvals = (size_t)1 << ef->width;
-	for (uint32_t bits = 0; bits < nvals; bits++) {
-		val[bits] = fmt_to_double(ef, bits);
-		fval[bits] = (float)val[bits];
-	}
-	const fmt_info *e4 = fmt_get(FMT_E4M3);
-	for (uint32_t bits = 0; bits < 256; bits++) {
-		sval[bits] = q->nvfp4 ? fmt_to_double(e4, bits) * (double)s_t : bits == 0xff ? NAN : ldexp(1.0, (int)bits - 127);
-		fsval[bits] = (float)sval[bits];
-	}
-	/* every element decoded in one pass, the blocks' statistics gathered
-	 * in it: MX through the element values and a multiplier per block,
-	 * nvfp4 through a table of 16 values per scale code */
-	size_t ntab = q->nvfp4 ? 256 * nvals : nvals, need = 3 * nb + ntab;
+	if (q->nvfp4 && quant_bulk_tensor_scale(&s_t, in, n, &bad) != MP_OK)
+		return cast_spoilt(in, buf, 0, nb, len, c, true, s, bytes, st);
+	decode_vals d;
+	decode_vals_of(&d, ef, q->nvfp4, s_t, thr, tie_over);
+	/* MX: the element values and a multiplier per block; nvfp4: a table of
+	 * 16 values per scale code */
+	size_t ntab = q->nvfp4 ? 256 * d.nvals : d.nvals, need = 3 * nb + ntab;
 	if (need > s->dcap) {
-		float *d = realloc(s->d, need * sizeof *d);
-		if (!d)
+		float *dd = realloc(s->d, need * sizeof *dd);
+		if (!dd)
 			return MP_ENOMEM;
-		s->d = d;
+		s->d = dd;
 		s->dcap = need;
 	}
 	float *amax = s->d, *mulv = s->d + nb, *tabs = s->d + 3 * nb;
 	uint32_t *over = (uint32_t *)(s->d + 2 * nb);   /* float and uint32_t: the same size, malloc'd */
-	blocks_over(over, nb, scales, sval, thr, tie_over);
-	quant_decode_stats ds = { .old = in, .over = over, .amax = amax };
-	if (q->nvfp4) {
-		/* a row for each scale code the blocks use, once (a small tensor
-		 * uses few of the 256) */
-		bool have[256] = { false };
-		for (size_t b = 0; b < nb; b++) {
-			size_t k = scales[b];
-			for (size_t e = 0; e < nvals && !have[k]; e++)
-				tabs[k * nvals + e] = (float)(val[e] * sval[k]);
-			have[k] = true;
+	if (!q->nvfp4)
+		memcpy(tabs, d.fval, d.nvals * sizeof *tabs);
+	bool have[256] = { false };   /* nvfp4: the scale codes with their row made */
+	size_t per = !q->nvfp4 && c->mode == FMT_SR ? nb : CAST_CHUNK / len > 0 ? CAST_CHUNK / len : 1;
+	for (size_t b0 = 0; b0 < nb; b0 += per) {
+		size_t cb = nb - b0 < per ? nb - b0 : per, e0 = b0 * len, cn = cb * len;
+		mp_status rc = quant_bulk(FMT_SIMD_AUTO, &o, s_t, e0, elems + e0, scales + b0, in + e0, cn, &bad);
+		if (rc == MP_EINVAL && isnan(amax_finite(in + e0, cn)))
+			return cast_spoilt(in, buf, b0, nb, len, c, false, s, bytes, st);
+		if (rc != MP_OK)
+			return rc;
+		for (size_t b = b0; b < b0 + cb; b++)
+			over[b] = d.over[scales[b]];
+		quant_decode_stats ds = { .old = in + e0, .over = over + b0, .amax = amax + b0 };
+		if (q->nvfp4) {
+			/* a row for each scale code the blocks use, once (a small tensor
+			 * uses few of the 256) */
+			for (size_t b = b0; b < b0 + cb; b++) {
+				size_t k = scales[b];
+				for (size_t e = 0; e < d.nvals && !have[k]; e++)
+					tabs[k * d.nvals + e] = (float)(d.val[e] * d.sval[k]);
+				have[k] = true;
+			}
+			st->underflow += quant_bulk_decode_stats(buf + e0, elems + e0, cn, len, tabs, d.nvals, scales + b0,
+			                                         NULL, &ds);
+		} else {
+			for (size_t b = b0; b < b0 + cb; b++)
+				mulv[b] = d.fsval[scales[b]];
+			st->underflow += quant_bulk_decode_stats(buf + e0, elems + e0, cn, len, tabs, 0, NULL, mulv + b0,
+			                                         &ds);
 		}
-		st->underflow += quant_bulk_decode_stats(buf, elems, n, len, tabs, nvals, scales, NULL, &ds);
-	} else {
-		for (size_t b = 0; b < nb; b++)
-			mulv[b] = fsval[scales[b]];
-		memcpy(tabs, fval, nvals * sizeof *tabs);
-		st->underflow += quant_bulk_decode_stats(buf, elems, n, len, tabs, 0, NULL, mulv, &ds);
-	}
-	st->overflow += ds.count;
-	for (size_t b = 0; b < nb; b++) {
-		double scale = sval[scales[b]];
-		note_amax(st, amax[b], scale > 0 ? (float)(1.0 / scale) : 0.0f);
+		st->overflow += ds.count;
+		for (size_t b = b0; b < b0 + cb; b++)
+			note_amax(st, amax[b], d.mult[scales[b]]);
 	}
 	return MP_OK;
 }
@@ -414,27 +455,51 @@ mp_status block_cast_from(const float *src, float *x, size_t rows, size_t cols, 
 	return MP_OK;
 }
 
+/* Eight lanes of floats at any alignment (two SSE registers where AVX is
+ * not enabled): the elementwise steps of the rotation, each lane's bits as
+ * the scalar code's. */
+typedef float v8f __attribute__((vector_size(32), aligned(4)));
+
+/* The 16 values v[0..16) of one column (or of 8 columns, T v8f) through
+ * the signs, v H16 = H16 v (H16 is symmetric: four butterfly stages) and
+ * the 1/4. */
+#define RHT16(T, v, signs)                                                              \
+	do {                                                                            \
+		for (int i_ = 0; i_ < 16; i_++)                                         \
+			if ((signs) >> i_ & 1)                                          \
+				v[i_] = -v[i_];                                         \
+		for (int h_ = 1; h_ < 16; h_ *= 2)                                      \
+			for (int i_ = 0; i_ < 16; i_ += 2 * h_)                         \
+				for (int k_ = i_; k_ < i_ + h_; k_++) {                 \
+					T u_ = v[k_], w_ = v[k_ + h_];                  \
+					v[k_] = u_ + w_;                                \
+					v[k_ + h_] = u_ - w_;                           \
+				}                                                       \
+		for (int i_ = 0; i_ < 16; i_++)                                         \
+			v[i_] *= 0.25f;                                                 \
+	} while (0)
+
 void block_rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs)
 {
 	for (size_t r0 = 0; r0 + 16 <= rows; r0 += 16) {
 		float *blk = x + r0 * cols;
-		for (int i = 0; i < 16; i++)
-			if (signs >> i & 1)
-				for (size_t j = 0; j < cols; j++)
-					blk[i * cols + j] = -blk[i * cols + j];
-		/* v H16 = H16 v (H16 is symmetric): four butterfly stages over the rows */
-		for (int h = 1; h < 16; h *= 2)
-			for (int i = 0; i < 16; i += 2 * h)
-				for (int k = i; k < i + h; k++) {
-					float *a = blk + (size_t)k * cols, *b = blk + (size_t)(k + h) * cols;
-					for (size_t j = 0; j < cols; j++) {
-						float u = a[j], w = b[j];
-						a[j] = u + w;
-						b[j] = u - w;
-					}
-				}
-		for (size_t j = 0; j < 16 * cols; j++)
-			blk[j] *= 0.25f;
+		size_t j = 0;
+		for (; j + 8 <= cols; j += 8) {   /* eight columns at a time, in registers */
+			v8f v[16];
+			for (int i = 0; i < 16; i++)
+				v[i] = *(const v8f *)(blk + (size_t)i * cols + j);
+			RHT16(v8f, v, signs);
+			for (int i = 0; i < 16; i++)
+				*(v8f *)(blk + (size_t)i * cols + j) = v[i];
+		}
+		for (; j < cols; j++) {
+			float v[16];
+			for (int i = 0; i < 16; i++)
+				v[i] = blk[(size_t)i * cols + j];
+			RHT16(float, v, signs);
+			for (int i = 0; i < 16; i++)
+				blk[(size_t)i * cols + j] = v[i];
+		}
 	}
 }
 
