@@ -481,13 +481,20 @@ typedef float v8f __attribute__((vector_size(32), aligned(4)));
 
 void block_rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs)
 {
-	for (size_t r0 = 0; r0 + 16 <= rows; r0 += 16) {
+	block_rht16_rows_from(x, x, rows, cols, signs);
+}
+
+void block_rht16_rows_from(const float *src, float *x, size_t rows, size_t cols, uint16_t signs)
+{
+	size_t r0 = 0;
+	for (; r0 + 16 <= rows; r0 += 16) {
+		const float *in = src + r0 * cols;
 		float *blk = x + r0 * cols;
 		size_t j = 0;
 		for (; j + 8 <= cols; j += 8) {   /* eight columns at a time, in registers */
 			v8f v[16];
 			for (int i = 0; i < 16; i++)
-				v[i] = *(const v8f *)(blk + (size_t)i * cols + j);
+				v[i] = *(const v8f *)(in + (size_t)i * cols + j);
 			RHT16(v8f, v, signs);
 			for (int i = 0; i < 16; i++)
 				*(v8f *)(blk + (size_t)i * cols + j) = v[i];
@@ -495,12 +502,14 @@ void block_rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs)
 		for (; j < cols; j++) {
 			float v[16];
 			for (int i = 0; i < 16; i++)
-				v[i] = blk[(size_t)i * cols + j];
+				v[i] = in[(size_t)i * cols + j];
 			RHT16(float, v, signs);
 			for (int i = 0; i < 16; i++)
 				blk[(size_t)i * cols + j] = v[i];
 		}
 	}
+	if (src != x && r0 < rows)
+		memcpy(x + r0 * cols, src + r0 * cols, (rows - r0) * cols * sizeof *x);
 }
 
 void block_rht16_rows_back(float *x, size_t rows, size_t cols, uint16_t signs)
