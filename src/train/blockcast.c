@@ -311,11 +311,13 @@ static void decode_vals_of(decode_vals *d, const fmt_info *ef, bool nvfp4, float
 static mp_status cast_quant(const float *in, float *buf, size_t nb, size_t len, const block_cast_cfg *c,
                             block_scratch *s, uint8_t *bytes, block_cast_stat *st);
 
-/* Blocks b0..nb of buf (in, copied first when apart) when one holds an inf
- * or NaN: that block (nvfp4: every block, the tensor has no scale) NaN,
- * the others cast one by one as usual. */
-static mp_status cast_spoilt(const float *in, float *buf, size_t b0, size_t nb, size_t len, const block_cast_cfg *c,
-                             bool nvfp4, block_scratch *s, uint8_t *bytes, block_cast_stat *st)
+/* Blocks b0..nb of buf (in, copied first when apart; block b the tensor's
+ * block base + b) when one holds an inf or NaN: that block (nvfp4: every
+ * block, the tensor has no scale) NaN, the others cast one by one as
+ * usual. */
+static mp_status cast_spoilt(const float *in, float *buf, size_t b0, size_t nb, size_t len, size_t base,
+                             const block_cast_cfg *c, bool nvfp4, block_scratch *s, uint8_t *bytes,
+                             block_cast_stat *st)
 {
 	if (in != buf)
 		memcpy(buf + b0 * len, in + b0 * len, (nb - b0) * len * sizeof *buf);
@@ -326,7 +328,7 @@ static mp_status cast_spoilt(const float *in, float *buf, size_t b0, size_t nb, 
 			continue;
 		}
 		block_cast_cfg one = *c;
-		one.seed = rng_mix64(c->seed + b);
+		one.seed = rng_mix64(c->seed + base + b);
 		mp_status rc = cast_quant(v, v, 1, len, &one, s, bytes, st);
 		if (rc != MP_OK)
 			return rc;
@@ -334,81 +336,144 @@ static mp_status cast_spoilt(const float *in, float *buf, size_t b0, size_t nb, 
 	return MP_OK;
 }
 
-/* Elements per quant_bulk call of cast_quant: the chunk's input, codes and
+/* Elements per quant_bulk call of cast_run: the chunk's input, codes and
  * output stay in the cache between the encode and the decode. */
 #define CAST_CHUNK 16384
 
-/* CAST_SCALING_MX and _NVFP4 through quant_bulk: in holds nb blocks of
- * len, cast into buf (in itself, or apart from it), a chunk of whole
- * blocks at a time: encoded, then decoded with its statistics. A block's
- * bits do not depend on the chunk (RNE: on nothing else; SR: the element's
- * index in the tensor), except where an MX SR cast meets an inf or NaN
- * (the other blocks then cast one by one, each with a seed of its own): an
- * MX SR cast is one chunk. */
-static mp_status cast_quant(const float *in, float *buf, size_t nb, size_t len, const block_cast_cfg *c,
-                            block_scratch *s, uint8_t *bytes, block_cast_stat *st)
+/* s->d at least need floats; false when it cannot grow. */
+static bool grow_d(block_scratch *s, size_t need)
+{
+	if (need > s->dcap) {
+		float *d = realloc(s->d, need * sizeof *d);
+		if (!d)
+			return false;
+		s->d = d;
+		s->dcap = need;
+	}
+	return true;
+}
+
+/* What every part of one tensor's MX or nvfp4 cast shares. */
+typedef struct {
+	quant_opts o;
+	bool nvfp4;
+	float s_t;   /* nvfp4's tensor scale */
+	decode_vals d;
+} cast_plan;
+
+static void cast_plan_of(cast_plan *p, const block_cast_cfg *c, size_t len, float s_t)
 {
 	quant_id id = c->kind == CAST_SCALING_NVFP4 ? QUANT_NVFP4
 	              : c->elem == FMT_E5M2 ? QUANT_MXFP8_E5M2 : QUANT_MXFP8_E4M3;
 	const quant_info *q = quant_get(id);
 	const fmt_info *ef = fmt_get(q->elem);
-	quant_opts o = { .fmt = id, .rule = c->rule, .mode = c->mode, .seed = c->seed, .block = len };
-	size_t n = nb * len, bad;
-	float s_t = 1.0f;
-	uint8_t *elems = bytes, *scales = bytes + n;
+	p->o = (quant_opts){ .fmt = id, .rule = c->rule, .mode = c->mode, .seed = c->seed, .block = len };
+	p->nvfp4 = q->nvfp4;
+	p->s_t = s_t;
 	double thr;
 	bool tie_over;
 	quant_overflow_threshold(ef, &thr, &tie_over);
-	if (q->nvfp4 && quant_bulk_tensor_scale(&s_t, in, n, &bad) != MP_OK)
-		return cast_spoilt(in, buf, 0, nb, len, c, true, s, bytes, st);
-	decode_vals d;
-	decode_vals_of(&d, ef, q->nvfp4, s_t, thr, tie_over);
+	decode_vals_of(&p->d, ef, q->nvfp4, s_t, thr, tie_over);
+}
+
+/* The blocks of in (nb of len; block b the tensor's block base + b) cast
+ * into buf (in itself, or apart from it), a chunk of whole blocks at a
+ * time: encoded, then decoded with its statistics. A block's bits do not
+ * depend on the chunk (RNE: on nothing else; SR: the element's index in
+ * the tensor), except where an MX SR cast meets an inf or NaN (the other
+ * blocks then cast one by one, each with a seed of its own): an MX SR cast
+ * is one chunk, and one part (block_cast_from). */
+static mp_status cast_run(const float *in, float *buf, size_t nb, size_t len, size_t base, const cast_plan *p,
+                          const block_cast_cfg *c, block_scratch *s, uint8_t *bytes, block_cast_stat *st)
+{
+	const decode_vals *d = &p->d;
+	size_t n = nb * len, bad;
+	uint8_t *elems = bytes, *scales = bytes + n;
 	/* MX: the element values and a multiplier per block; nvfp4: a table of
 	 * 16 values per scale code */
-	size_t ntab = q->nvfp4 ? 256 * d.nvals : d.nvals, need = 3 * nb + ntab;
-	if (need > s->dcap) {
-		float *dd = realloc(s->d, need * sizeof *dd);
-		if (!dd)
-			return MP_ENOMEM;
-		s->d = dd;
-		s->dcap = need;
-	}
+	size_t ntab = p->nvfp4 ? 256 * d->nvals : d->nvals;
+	if (!grow_d(s, 3 * nb + ntab))
+		return MP_ENOMEM;
 	float *amax = s->d, *mulv = s->d + nb, *tabs = s->d + 3 * nb;
 	uint32_t *over = (uint32_t *)(s->d + 2 * nb);   /* float and uint32_t: the same size, malloc'd */
-	if (!q->nvfp4)
-		memcpy(tabs, d.fval, d.nvals * sizeof *tabs);
+	if (!p->nvfp4)
+		memcpy(tabs, d->fval, d->nvals * sizeof *tabs);
 	bool have[256] = { false };   /* nvfp4: the scale codes with their row made */
-	size_t per = !q->nvfp4 && c->mode == FMT_SR ? nb : CAST_CHUNK / len > 0 ? CAST_CHUNK / len : 1;
+	size_t per = !p->nvfp4 && c->mode == FMT_SR ? nb : CAST_CHUNK / len > 0 ? CAST_CHUNK / len : 1;
 	for (size_t b0 = 0; b0 < nb; b0 += per) {
 		size_t cb = nb - b0 < per ? nb - b0 : per, e0 = b0 * len, cn = cb * len;
-		mp_status rc = quant_bulk(FMT_SIMD_AUTO, &o, s_t, e0, elems + e0, scales + b0, in + e0, cn, &bad);
+		mp_status rc = quant_bulk(FMT_SIMD_AUTO, &p->o, p->s_t, base * len + e0, elems + e0, scales + b0, in + e0,
+		                          cn, &bad);
 		if (rc == MP_EINVAL && isnan(amax_finite(in + e0, cn)))
-			return cast_spoilt(in, buf, b0, nb, len, c, false, s, bytes, st);
+			return cast_spoilt(in, buf, b0, nb, len, base, c, false, s, bytes, st);
 		if (rc != MP_OK)
 			return rc;
 		for (size_t b = b0; b < b0 + cb; b++)
-			over[b] = d.over[scales[b]];
+			over[b] = d->over[scales[b]];
 		quant_decode_stats ds = { .old = in + e0, .over = over + b0, .amax = amax + b0 };
-		if (q->nvfp4) {
+		if (p->nvfp4) {
 			/* a row for each scale code the blocks use, once (a small tensor
 			 * uses few of the 256) */
 			for (size_t b = b0; b < b0 + cb; b++) {
 				size_t k = scales[b];
-				for (size_t e = 0; e < d.nvals && !have[k]; e++)
-					tabs[k * d.nvals + e] = (float)(d.val[e] * d.sval[k]);
+				for (size_t e = 0; e < d->nvals && !have[k]; e++)
+					tabs[k * d->nvals + e] = (float)(d->val[e] * d->sval[k]);
 				have[k] = true;
 			}
-			st->underflow += quant_bulk_decode_stats(buf + e0, elems + e0, cn, len, tabs, d.nvals, scales + b0,
-			                                         NULL, &ds);
+			st->underflow += quant_bulk_decode_stats(buf + e0, elems + e0, cn, len, tabs, d->nvals,
+			                                         scales + b0, NULL, &ds);
 		} else {
 			for (size_t b = b0; b < b0 + cb; b++)
-				mulv[b] = d.fsval[scales[b]];
+				mulv[b] = d->fsval[scales[b]];
 			st->underflow += quant_bulk_decode_stats(buf + e0, elems + e0, cn, len, tabs, 0, NULL, mulv + b0,
 			                                         &ds);
 		}
 		st->overflow += ds.count;
 		for (size_t b = b0; b < b0 + cb; b++)
-			note_amax(st, amax[b], d.mult[scales[b]]);
+			note_amax(st, amax[b], d->mult[scales[b]]);
+	}
+	return MP_OK;
+}
+
+/* CAST_SCALING_MX and _NVFP4 of the whole tensor in (nb blocks of len)
+ * into buf (cast_run). */
+static mp_status cast_quant(const float *in, float *buf, size_t nb, size_t len, const block_cast_cfg *c,
+                            block_scratch *s, uint8_t *bytes, block_cast_stat *st)
+{
+	float s_t = 1.0f;
+	size_t bad;
+	if (c->kind == CAST_SCALING_NVFP4 && quant_bulk_tensor_scale(&s_t, in, nb * len, &bad) != MP_OK)
+		return cast_spoilt(in, buf, 0, nb, len, 0, c, true, s, bytes, st);
+	cast_plan p;
+	cast_plan_of(&p, c, len, s_t);
+	return cast_run(in, buf, nb, len, 0, &p, c, s, bytes, st);
+}
+
+/* Blocks down the columns (bc 1), a strip of br rows at a time: the strip
+ * block-ordered into buf, cast, and back into x, in the cache; the blocks
+ * and their order (and so the bits) as one cast of the whole reordered
+ * tensor. Not for an MX SR cast (cast_run); returns MP_EUNSUPPORTED, having
+ * written nothing, when nvfp4's tensor has an inf or NaN (the whole
+ * tensor's cast spoils it). */
+static mp_status cast_strips(const float *src, float *x, size_t rows, size_t cols, const block_cast_cfg *c,
+                             block_scratch *s, block_cast_stat *st)
+{
+	float s_t = 1.0f;
+	size_t bad, br = c->br;
+	/* the padding's zeros leave the amax, and so s_t, as it is */
+	if (c->kind == CAST_SCALING_NVFP4 && quant_bulk_tensor_scale(&s_t, src, rows * cols, &bad) != MP_OK)
+		return MP_EUNSUPPORTED;
+	if (!grow_d(s, 3 * cols + 256 * 16))   /* what cast_run takes, before x is written */
+		return MP_ENOMEM;
+	cast_plan p;
+	cast_plan_of(&p, c, br, s_t);
+	for (size_t r0 = 0, tr = 0; r0 < rows; r0 += br, tr++) {
+		size_t h = rows - r0 < br ? rows - r0 : br;
+		reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f, false);
+		mp_status rc = cast_run(s->f, s->f, cols, br, tr * cols, &p, c, s, s->b, st);
+		if (rc != MP_OK)
+			return rc;
+		reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f, true);
 	}
 	return MP_OK;
 }
@@ -447,6 +512,9 @@ mp_status block_cast_from(const float *src, float *x, size_t rows, size_t cols, 
 	bool in_place = c->br == 1 && cols % c->bc == 0;
 	if (in_place)   /* decoded from src into x */
 		return cast_quant(src, x, nb, len, c, s, s->b, st);
+	if (c->bc == 1 && (c->kind == CAST_SCALING_NVFP4 || c->mode == FMT_RNE) &&
+	    (rc = cast_strips(src, x, rows, cols, c, s, st)) != MP_EUNSUPPORTED)
+		return rc;
 	float *buf = s->f;
 	reorder(src, x, rows, cols, c->br, c->bc, buf, false);
 	if ((rc = cast_quant(buf, buf, nb, len, c, s, s->b, st)) != MP_OK)
