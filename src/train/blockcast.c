@@ -337,8 +337,12 @@ static mp_status cast_spoilt(const float *in, float *buf, size_t b0, size_t nb, 
 }
 
 /* Elements per quant_bulk call of cast_run: the chunk's input, codes and
- * output stay in the cache between the encode and the decode. */
-#define CAST_CHUNK 16384
+ * output stay in the cache between the encode and the decode. nvfp4 SR
+ * builds its tables in each call: a longer chunk. */
+static size_t cast_chunk(const block_cast_cfg *c)
+{
+	return c->kind == CAST_SCALING_NVFP4 && c->mode == FMT_SR ? 65536 : 16384;
+}
 
 /* s->d at least need floats; false when it cannot grow. */
 static bool grow_d(block_scratch *s, size_t need)
@@ -399,7 +403,7 @@ static mp_status cast_run(const float *in, float *buf, size_t nb, size_t len, si
 	if (!p->nvfp4)
 		memcpy(tabs, d->fval, d->nvals * sizeof *tabs);
 	bool have[256] = { false };   /* nvfp4: the scale codes with their row made */
-	size_t per = !p->nvfp4 && c->mode == FMT_SR ? nb : CAST_CHUNK / len > 0 ? CAST_CHUNK / len : 1;
+	size_t per = !p->nvfp4 && c->mode == FMT_SR ? nb : cast_chunk(c) / len > 0 ? cast_chunk(c) / len : 1;
 	for (size_t b0 = 0; b0 < nb; b0 += per) {
 		size_t cb = nb - b0 < per ? nb - b0 : per, e0 = b0 * len, cn = cb * len;
 		mp_status rc = quant_bulk(FMT_SIMD_AUTO, &p->o, p->s_t, base * len + e0, elems + e0, scales + b0, in + e0,
@@ -449,31 +453,38 @@ static mp_status cast_quant(const float *in, float *buf, size_t nb, size_t len, 
 	return cast_run(in, buf, nb, len, 0, &p, c, s, bytes, st);
 }
 
-/* Blocks down the columns (bc 1), a strip of br rows at a time: the strip
- * block-ordered into buf, cast, and back into x, in the cache; the blocks
- * and their order (and so the bits) as one cast of the whole reordered
- * tensor. Not for an MX SR cast (cast_run); returns MP_EUNSUPPORTED, having
- * written nothing, when nvfp4's tensor has an inf or NaN (the whole
- * tensor's cast spoils it). */
+/* Blocks down the columns (bc 1), a few strips of br rows at a time (a
+ * chunk's worth, cast_chunk): block-ordered into buf, cast, and back into
+ * x, in the cache; the blocks and their order (and so the bits) as one
+ * cast of the whole reordered tensor. Not for an MX SR cast (cast_run);
+ * returns MP_EUNSUPPORTED, having written nothing, when nvfp4's tensor has
+ * an inf or NaN (the whole tensor's cast spoils it). */
 static mp_status cast_strips(const float *src, float *x, size_t rows, size_t cols, const block_cast_cfg *c,
                              block_scratch *s, block_cast_stat *st)
 {
 	float s_t = 1.0f;
-	size_t bad, br = c->br;
+	size_t bad, br = c->br, strip = br * cols, g = cast_chunk(c) / strip > 0 ? cast_chunk(c) / strip : 1;
 	/* the padding's zeros leave the amax, and so s_t, as it is */
 	if (c->kind == CAST_SCALING_NVFP4 && quant_bulk_tensor_scale(&s_t, src, rows * cols, &bad) != MP_OK)
 		return MP_EUNSUPPORTED;
-	if (!grow_d(s, 3 * cols + 256 * 16))   /* what cast_run takes, before x is written */
+	if (!grow_d(s, 3 * g * cols + 256 * 16))   /* what cast_run takes, before x is written */
 		return MP_ENOMEM;
 	cast_plan p;
 	cast_plan_of(&p, c, br, s_t);
-	for (size_t r0 = 0, tr = 0; r0 < rows; r0 += br, tr++) {
-		size_t h = rows - r0 < br ? rows - r0 : br;
-		reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f, false);
-		mp_status rc = cast_run(s->f, s->f, cols, br, tr * cols, &p, c, s, s->b, st);
+	size_t nr = (rows + br - 1) / br;
+	for (size_t t0 = 0; t0 < nr; t0 += g) {
+		size_t t1 = t0 + g < nr ? t0 + g : nr;
+		for (size_t tr = t0; tr < t1; tr++) {
+			size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
+			reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f + (tr - t0) * strip, false);
+		}
+		mp_status rc = cast_run(s->f, s->f, (t1 - t0) * cols, br, t0 * cols, &p, c, s, s->b, st);
 		if (rc != MP_OK)
 			return rc;
-		reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f, true);
+		for (size_t tr = t0; tr < t1; tr++) {
+			size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
+			reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f + (tr - t0) * strip, true);
+		}
 	}
 	return MP_OK;
 }
