@@ -182,6 +182,46 @@ START_TEST(chunked_casts_match_one_call)
 }
 END_TEST
 
+/* An inf deep inside a tensor of many chunks and strips: its block (32
+ * elements of one column, rows 160..191) NaN, every other block as the
+ * reference cast of the tensor with that element 0 (RNE: blocks cast
+ * alone); nvfp4 (one tensor scale): all NaN. */
+START_TEST(chunked_casts_spoil_one_block)
+{
+	size_t R = 300, C = 260, n = R * C, at = 170 * C + 77;
+	float *x = malloc(n * sizeof *x), *got = malloc(n * sizeof *x), *want = malloc(n * sizeof *x);
+	ck_assert(x && got && want);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+	for (int cols = 0; cols < 2; cols++) {
+		block_cast_cfg c = { .kind = CAST_SCALING_MX, .elem = FMT_E4M3, .rule = QUANT_RULE_CEIL, .mode = FMT_RNE,
+			             .br = cols ? 32 : 1, .bc = cols ? 1 : 32 };
+		x[at] = 0.0f;
+		(void)reference_cast(x, want, R, C, &c);
+		x[at] = INFINITY;
+		block_scratch s = { 0 };
+		block_cast_stat gs;
+		ck_assert_int_eq(block_cast_from(x, got, R, C, &c, &s, &gs), MP_OK);
+		ck_assert(isnan(gs.amax));
+		for (size_t i = 0; i < n; i++) {
+			size_t r = i / C, k = i % C;
+			bool spoilt = cols ? k == 77 && r / 32 == 170 / 32 : r == 170 && k / 32 == 77 / 32;
+			ck_assert_msg(spoilt ? isnan(got[i]) : memcmp(&got[i], &want[i], 4) == 0, "cols %d [%zu]: %a, expected %a",
+			              cols, i, (double)got[i], (double)want[i]);
+		}
+		c = (block_cast_cfg){ .kind = CAST_SCALING_NVFP4, .elem = FMT_E2M1, .mode = FMT_SR, .br = cols ? 16 : 1,
+			              .bc = cols ? 1 : 16 };
+		ck_assert_int_eq(block_cast_from(x, got, R, C, &c, &s, &gs), MP_OK);
+		for (size_t i = 0; i < n; i++)
+			ck_assert(isnan(got[i]));
+		block_scratch_free(&s);
+	}
+	free(x);
+	free(got);
+	free(want);
+}
+END_TEST
+
 START_TEST(fp32_rows)
 {
 	/* 1x4 blocks of a 2x6 matrix, the last block of each row 2 wide.
@@ -562,6 +602,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, fp32_rows);
 	tcase_add_test(tc, columns_are_the_transposed_rows);
 	tcase_add_test(tc, chunked_casts_match_one_call);
+	tcase_add_test(tc, chunked_casts_spoil_one_block);
 	tcase_add_test(tc, fp32_columns_and_squares);
 	tcase_add_test(tc, mx_rules);
 	tcase_add_test(tc, nvfp4_rule);
