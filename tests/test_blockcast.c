@@ -6,8 +6,11 @@
  * inside a few training steps. */
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "quant/quant.h"
+#include "fmt/decode.h"
 #include "train/blockcast.h"
 #include "train/data.h"
 #include "train/fp8scale.h"
@@ -74,6 +77,148 @@ START_TEST(columns_are_the_transposed_rows)
 			ck_assert(sa.underflow == st.underflow && sa.overflow == st.overflow && sa.amax == st.amax);
 		}
 	}
+}
+END_TEST
+
+/* The reference of an MX or nvfp4 cast of x (R x C) in blocks of br x bc:
+ * the block-ordered copy built element by element (zeros past the edge),
+ * one quant_bulk call over the whole of it on the portable path, each
+ * element decoded by quant_decode (exact) and rounded once to fp32, and
+ * the statistics by their definitions: underflow a nonzero x cast to 0,
+ * overflow |x| past thr x the block's scale (at it, tie_over), amax the
+ * largest |x| and scale the multiplier 1 / scale of the first block
+ * holding it. The cast under test encodes and decodes in chunks and, down
+ * the columns, strip by strip; every bit must be the one-call result. */
+static block_cast_stat reference_cast(const float *x, float *out, size_t R, size_t C, const block_cast_cfg *c)
+{
+	quant_id id = c->kind == CAST_SCALING_NVFP4 ? QUANT_NVFP4 : c->elem == FMT_E5M2 ? QUANT_MXFP8_E5M2
+	                                                                            : QUANT_MXFP8_E4M3;
+	const quant_info *q = quant_get(id);
+	size_t br = c->br, bc = c->bc, len = br * bc, nr = (R + br - 1) / br, nc = (C + bc - 1) / bc, nb = nr * nc;
+	size_t n = nb * len, bad;
+	float *blk = calloc(n, sizeof *blk);
+	uint8_t *el = malloc(n), *sc = malloc(nb);
+	ck_assert(blk && el && sc);
+	for (size_t r = 0; r < R; r++)
+		for (size_t k = 0; k < C; k++)
+			blk[((r / br) * nc + k / bc) * len + (r % br) * bc + k % bc] = x[r * C + k];
+	float s_t = 1.0f;
+	if (q->nvfp4)
+		ck_assert_int_eq(quant_bulk_tensor_scale(&s_t, blk, n, &bad), MP_OK);
+	quant_opts o = { .fmt = id, .rule = c->rule, .mode = c->mode, .seed = c->seed, .block = len };
+	ck_assert_int_eq(quant_bulk(FMT_SIMD_PORTABLE, &o, s_t, 0, el, sc, blk, n, &bad), MP_OK);
+	double thr;
+	bool tie;
+	quant_overflow_threshold(fmt_get(q->elem), &thr, &tie);
+	block_cast_stat st = { .n = R * C };
+	for (size_t b = 0; b < nb; b++) {
+		double scale = q->nvfp4 ? fmt_to_double(fmt_get(FMT_E4M3), sc[b]) * (double)s_t : ldexp(1.0, sc[b] - 127);
+		float am = 0;
+		for (size_t e = b * len; e < (b + 1) * len; e++) {
+			double a = fabs((double)blk[e]), t = thr * scale;
+			float v = (float)quant_decode(q, el[e], sc[b], s_t);
+			st.underflow += blk[e] != 0 && v == 0;
+			st.overflow += scale > 0 && (a > t || (tie && a == t));
+			am = fabsf(blk[e]) > am ? fabsf(blk[e]) : am;
+			blk[e] = v;
+		}
+		if (am > st.amax || st.scale == 0) {
+			st.amax = am;
+			st.scale = scale > 0 ? (float)(1.0 / scale) : 0.0f;
+		}
+	}
+	for (size_t r = 0; r < R; r++)
+		for (size_t k = 0; k < C; k++)
+			out[r * C + k] = blk[((r / br) * nc + k / bc) * len + (r % br) * bc + k % bc];
+	free(blk);
+	free(el);
+	free(sc);
+	return st;
+}
+
+/* MX and nvfp4 casts (rows, columns; RNE and nvfp4's SR) of tensors large
+ * enough to span many chunks and column strips, sides no multiple of the
+ * block or of 8, against reference_cast; from a separate source (the
+ * trainer's use) and in place. */
+START_TEST(chunked_casts_match_one_call)
+{
+	static const size_t shapes[][2] = { { 300, 260 }, { 2048, 40 }, { 17, 1030 } };
+	static const struct { cast_scaling k; fmt_id e; size_t b; fmt_mode m; } kinds[] = {
+		{ CAST_SCALING_MX, FMT_E4M3, 32, FMT_RNE }, { CAST_SCALING_MX, FMT_E5M2, 32, FMT_RNE },
+		{ CAST_SCALING_NVFP4, FMT_E2M1, 16, FMT_RNE }, { CAST_SCALING_NVFP4, FMT_E2M1, 16, FMT_SR },
+	};
+	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+		size_t R = shapes[k][0], C = shapes[k][1], n = R * C;
+		float *x = malloc(n * sizeof *x), *got = malloc(n * sizeof *x), *want = malloc(n * sizeof *x);
+		ck_assert(x && got && want);
+		for (size_t i = 0; i < n; i++) {
+			/* magnitudes over many binades, some zeros, a few tiny ones that underflow */
+			float v = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+			x[i] = i % 13 == 0 ? 0.0f : i % 29 == 0 ? v * 1e-6f : v * (float)(1u << (i % 9));
+		}
+		for (size_t j = 0; j < sizeof kinds / sizeof kinds[0]; j++)
+			for (int cols = 0; cols < 2; cols++) {
+				block_cast_cfg c = { .kind = kinds[j].k, .elem = kinds[j].e, .rule = QUANT_RULE_CEIL,
+					             .mode = kinds[j].m, .seed = 12345, .br = cols ? kinds[j].b : 1,
+					             .bc = cols ? 1 : kinds[j].b };
+				block_cast_stat ws = reference_cast(x, want, R, C, &c), gs;
+				block_scratch s = { 0 };
+				ck_assert_int_eq(block_cast_from(x, got, R, C, &c, &s, &gs), MP_OK);
+				for (size_t i = 0; i < n; i++)
+					ck_assert_msg(memcmp(&got[i], &want[i], 4) == 0, "%zux%zu kind %zu cols %d [%zu]: %a, expected %a",
+					              R, C, j, cols, i, (double)got[i], (double)want[i]);
+				ck_assert_uint_eq(gs.underflow, ws.underflow);
+				ck_assert_uint_eq(gs.overflow, ws.overflow);
+				ck_assert(gs.amax == ws.amax && gs.scale == ws.scale && gs.n == n);
+				memcpy(got, x, n * sizeof *got);
+				ck_assert_int_eq(block_cast(got, R, C, &c, &s, &gs), MP_OK);
+				ck_assert_int_eq(memcmp(got, want, n * sizeof *got), 0);
+				block_scratch_free(&s);
+			}
+		free(x);
+		free(got);
+		free(want);
+	}
+}
+END_TEST
+
+/* An inf deep inside a tensor of many chunks and strips: its block (32
+ * elements of one column, rows 160..191) NaN, every other block as the
+ * reference cast of the tensor with that element 0 (RNE: blocks cast
+ * alone); nvfp4 (one tensor scale): all NaN. */
+START_TEST(chunked_casts_spoil_one_block)
+{
+	size_t R = 300, C = 260, n = R * C, at = 170 * C + 77;
+	float *x = malloc(n * sizeof *x), *got = malloc(n * sizeof *x), *want = malloc(n * sizeof *x);
+	ck_assert(x && got && want);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+	for (int cols = 0; cols < 2; cols++) {
+		block_cast_cfg c = { .kind = CAST_SCALING_MX, .elem = FMT_E4M3, .rule = QUANT_RULE_CEIL, .mode = FMT_RNE,
+			             .br = cols ? 32 : 1, .bc = cols ? 1 : 32 };
+		x[at] = 0.0f;
+		(void)reference_cast(x, want, R, C, &c);
+		x[at] = INFINITY;
+		block_scratch s = { 0 };
+		block_cast_stat gs;
+		ck_assert_int_eq(block_cast_from(x, got, R, C, &c, &s, &gs), MP_OK);
+		ck_assert(isnan(gs.amax));
+		for (size_t i = 0; i < n; i++) {
+			size_t r = i / C, k = i % C;
+			bool spoilt = cols ? k == 77 && r / 32 == 170 / 32 : r == 170 && k / 32 == 77 / 32;
+			ck_assert_msg(spoilt ? isnan(got[i]) : memcmp(&got[i], &want[i], 4) == 0, "cols %d [%zu]: %a, expected %a",
+			              cols, i, (double)got[i], (double)want[i]);
+		}
+		c = (block_cast_cfg){ .kind = CAST_SCALING_NVFP4, .elem = FMT_E2M1, .mode = FMT_SR, .br = cols ? 16 : 1,
+			              .bc = cols ? 1 : 16 };
+		ck_assert_int_eq(block_cast_from(x, got, R, C, &c, &s, &gs), MP_OK);
+		for (size_t i = 0; i < n; i++)
+			ck_assert(isnan(got[i]));
+		block_scratch_free(&s);
+	}
+	free(x);
+	free(got);
+	free(want);
 }
 END_TEST
 
@@ -456,6 +601,8 @@ int main(int argc, char **argv)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, fp32_rows);
 	tcase_add_test(tc, columns_are_the_transposed_rows);
+	tcase_add_test(tc, chunked_casts_match_one_call);
+	tcase_add_test(tc, chunked_casts_spoil_one_block);
 	tcase_add_test(tc, fp32_columns_and_squares);
 	tcase_add_test(tc, mx_rules);
 	tcase_add_test(tc, nvfp4_rule);

@@ -185,6 +185,19 @@ mp_status quant_bulk_tensor_scale(float *s_t, const float *in, size_t n, size_t 
 size_t quant_bulk_decode(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab, size_t stride,
                          const uint8_t *rows, const float *mul);
 
+/* What quant_bulk_decode_stats reads and gathers besides the decode. */
+typedef struct {
+	const float *old;      /* the blocks' inputs, all finite (v itself when v is decoded in place) */
+	const uint32_t *over;  /* per block: the |old| whose patterns lie above it count */
+	float *amax;           /* per block: out, the largest |old| */
+	size_t count;          /* out: how many counted */
+} quant_decode_stats;
+
+/* quant_bulk_decode from ds->old into v (the underflow against old), and in
+ * the same pass each block's amax and count (ds). */
+size_t quant_bulk_decode_stats(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
+                               size_t stride, const uint8_t *rows, const float *mul, quant_decode_stats *ds);
+
 /* Quantizes the fp32 array in[0..n) (element index0 + i of a tensor, index0
  * a multiple of the block size) into elems (one element per byte, its low
  * bits) and scales (one byte per block: e8m0 or e4m3), bit-identical to

@@ -554,32 +554,52 @@ VB_INLINE void VB_NAME(nv_rne_elems_n)(uint8_t *out, const float *in, size_t n, 
 		quant_nv_rne_portable(out + i, in + i, n - i, g);
 }
 
-/* quant_bulk_decode (quant.h). */
+/* quant_bulk_decode and quant_bulk_decode_stats (quant.h; ds NULL: the
+ * first). The amax and the count compare patterns: |old| is finite, so its
+ * pattern orders as its value. */
 VB_INLINE size_t VB_NAME(decode_n)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
-                                    size_t stride, const uint8_t *rows, const float *mul)
+                                    size_t stride, const uint8_t *rows, const float *mul, quant_decode_stats *ds)
 {
-	VB_U u = { 0 };
-	size_t under = 0;
+	VB_U u = { 0 }, cnt = { 0 };
+	size_t under = 0, count = 0;
+	const float *old = ds ? ds->old : v;
 	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
 		size_t len = n - b < bs ? n - b : bs, i = 0;
 		const float *t = tab + (rows ? rows[k] : k) * stride;
 		float m = mul ? mul[k] : 1.0f;
+		uint32_t g = ds ? ds->over[k] : UINT32_MAX;
+		VB_U mx = { 0 };
 		for (; i + VB_W <= len; i += VB_W) {
 			VB_F q = VB_NAME(gather)(t, VB_NAME(load_elems)(elems + b + i, 1)) * m;
-			VB_F old = (VB_F)VB_NAME(load)(v + b + i);
-			u -= (VB_U)(old != 0.0f) & (VB_U)(q == 0.0f);
+			VB_U ob = VB_NAME(load)(old + b + i), a = ob & 0x7fffffffu;
+			u -= (VB_U)((VB_F)ob != 0.0f) & (VB_U)(q == 0.0f);
+			mx = VB_NAME(maxu)(mx, a);
+			cnt -= (VB_U)(a > g);
 			VB_NAME(store)(v + b + i, (VB_U)q);
 		}
+		uint32_t am = VB_NAME(hmax)(mx);
 		for (; i < len; i++) {
-			float q = t[elems[b + i]] * m;
-			under += (v[b + i] != 0) & (q == 0.0f);
+			float q = t[elems[b + i]] * m, o = old[b + i];
+			uint32_t a;
+			memcpy(&a, &o, 4);
+			a &= 0x7fffffffu;
+			am = a > am ? a : am;
+			count += a > g;
+			under += (o != 0) & (q == 0.0f);
 			v[b + i] = q;
 		}
+		if (ds)
+			memcpy(&ds->amax[k], &am, 4);
 	}
-	uint32_t l[VB_W];
+	uint32_t l[VB_W], c[VB_W];
 	memcpy(l, &u, sizeof l);
-	for (int j = 0; j < VB_W; j++)
+	memcpy(c, &cnt, sizeof c);
+	for (int j = 0; j < VB_W; j++) {
 		under += l[j];
+		count += c[j];
+	}
+	if (ds)
+		ds->count += count;
 	return under;
 }
 
@@ -615,9 +635,9 @@ static VB_TARGET size_t VB_NAME(nv_sr16)(uint8_t *elems, uint8_t *scales, const 
 }
 
 static VB_TARGET size_t VB_NAME(decode)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
-                                        size_t stride, const uint8_t *rows, const float *mul)
+                                        size_t stride, const uint8_t *rows, const float *mul, quant_decode_stats *ds)
 {
-	return VB_NAME(decode_n)(v, elems, n, bs, tab, stride, rows, mul);
+	return VB_NAME(decode_n)(v, elems, n, bs, tab, stride, rows, mul, ds);
 }
 
 static VB_TARGET void VB_NAME(nv_rne_elems)(uint8_t *out, const float *in, size_t n, const uint32_t g[8])

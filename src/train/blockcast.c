@@ -256,131 +256,235 @@ static void cast_fp32_blocks(float *x, size_t rows, size_t cols, const block_cas
 	}
 }
 
-/* The blocks' statistics before they are decoded: the inputs past t =
- * thr x scale (at t, tie_over) count as overflow (t is exact: few bits
- * times a scale; a block whose scale is 0 holds zeros only: t = inf), and
- * amax[b] gets block b's largest |x| (finite: quant_bulk refused blocks
- * with an inf or NaN). The inner loop vectorises in 32-bit lanes: the
- * amax on the patterns (finite, so below 2^31: a signed max), and |x| > t
- * as |x| > tf, tf the largest fp32 not above t (at t only when t is one).
- * The count is taken only in a block whose amax reaches tf: in the others
- * no element can count. */
-__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
-static void blocks_stats(const float *buf, size_t nb, size_t len, const uint8_t *scales, const double *sval,
-                         double thr, bool tie_over, float *amax, block_cast_stat *st)
+/* Per scale code k, the pattern that the |x| counted as overflow lie
+ * above: x past t = thr x sval[k] (at t, tie_over) overflows (t is exact:
+ * few bits times a scale; a block whose scale is 0 holds zeros only: t =
+ * inf). |x| > t is |x| > tf, tf the largest fp32 not above t (at t only
+ * when t is one); the elements are finite, so their patterns order as
+ * their values. */
+static void over_of_codes(uint32_t over[256], const double *sval, double thr, bool tie_over)
 {
-	uint32_t oc = 0;
-	for (size_t b = 0; b < nb; b++) {
-		const float *v = buf + b * len;
-		int32_t m = 0;
-		for (size_t i = 0; i < len; i++) {
-			int32_t a;
-			memcpy(&a, &v[i], 4);
-			a &= 0x7fffffff;
-			m = a > m ? a : m;
-		}
-		memcpy(&amax[b], &m, 4);
-		double scale = sval[scales[b]], t = scale > 0 ? thr * scale : INFINITY;
+	for (size_t k = 0; k < 256; k++) {
+		double scale = sval[k], t = scale > 0 ? thr * scale : INFINITY;
 		float tf = (float)t;
 		if ((double)tf > t)
 			tf = nextafterf(tf, 0.0f);
-		if (!(amax[b] >= tf))
-			continue;
-		uint32_t tie = tie_over && (double)tf == t;
-		for (size_t i = 0; i < len; i++) {
-			float af = fabsf(v[i]);
-			oc += (uint32_t)(af > tf) | (tie & (uint32_t)(af == tf));
-		}
+		uint32_t g;
+		memcpy(&g, &tf, 4);
+		over[k] = g - (uint32_t)(tie_over && (double)tf == t && tf > 0);   /* at tf: above tf's pattern - 1 */
 	}
-	st->overflow += oc;
 }
 
-/* CAST_SCALING_MX and _NVFP4 through quant_bulk: buf holds nb blocks of len. */
-static mp_status cast_quant(float *buf, size_t nb, size_t len, const block_cast_cfg *c, block_scratch *s,
-                            uint8_t *bytes, block_cast_stat *st)
+/* The values a cast's elements and scales decode to: val[e], sval[k] in
+ * binary64, fval, fsval their fp32 roundings. */
+typedef struct {
+	double val[256], sval[256];
+	float fval[256], fsval[256];
+	float mult[256];       /* the multiplier a block of scale code k notes: 1 / sval[k], 0 for scale 0 */
+	uint32_t over[256];    /* over_of_codes */
+	size_t nvals;
+} decode_vals;
+
+/* The decoded value val[e] x scale, rounded once to fp32, from fp32 steps:
+ * an MX scale is a power of two 2^(k - 127), exact in fp32 (2^-127 a
+ * subnormal), and val[e] (few bits) is too, so their fp32 product is that
+ * rounding. An nvfp4 scale e4m3(k) s_t is not: its 16 values are rounded
+ * from binary64 once per block (val[e] x scale is exact there: at most 3
+ * bits times 28), and the multiplier is 1. */
+static void decode_vals_of(decode_vals *d, const fmt_info *ef, bool nvfp4, float s_t, double thr, bool tie_over)
+{
+	d->nvals = (size_t)1 << ef->width;
+	for (uint32_t bits = 0; bits < d->nvals; bits++) {
+		d->val[bits] = fmt_to_double(ef, bits);
+		d->fval[bits] = (float)d->val[bits];
+	}
+	const fmt_info *e4 = fmt_get(FMT_E4M3);
+	for (uint32_t bits = 0; bits < 256; bits++) {
+		d->sval[bits] = nvfp4 ? fmt_to_double(e4, bits) * (double)s_t
+		                : bits == 0xff ? NAN : ldexp(1.0, (int)bits - 127);
+		d->fsval[bits] = (float)d->sval[bits];
+		d->mult[bits] = d->sval[bits] > 0 ? (float)(1.0 / d->sval[bits]) : 0.0f;
+	}
+	over_of_codes(d->over, d->sval, thr, tie_over);
+}
+
+static mp_status cast_quant(const float *in, float *buf, size_t nb, size_t len, const block_cast_cfg *c,
+                            block_scratch *s, uint8_t *bytes, block_cast_stat *st);
+
+/* Blocks b0..nb of buf (in, copied first when apart; block b the tensor's
+ * block base + b) when one holds an inf or NaN: that block (nvfp4: every
+ * block, the tensor has no scale) NaN, the others cast one by one as
+ * usual. */
+static mp_status cast_spoilt(const float *in, float *buf, size_t b0, size_t nb, size_t len, size_t base,
+                             const block_cast_cfg *c, bool nvfp4, block_scratch *s, uint8_t *bytes,
+                             block_cast_stat *st)
+{
+	if (in != buf)
+		memcpy(buf + b0 * len, in + b0 * len, (nb - b0) * len * sizeof *buf);
+	for (size_t b = b0; b < nb; b++) {
+		float *v = buf + b * len;
+		if (nvfp4 || isnan(amax_finite(v, len))) {
+			spoil(v, len, st);
+			continue;
+		}
+		block_cast_cfg one = *c;
+		one.seed = rng_mix64(c->seed + base + b);
+		mp_status rc = cast_quant(v, v, 1, len, &one, s, bytes, st);
+		if (rc != MP_OK)
+			return rc;
+	}
+	return MP_OK;
+}
+
+/* Elements per quant_bulk call of cast_run: the chunk's input, codes and
+ * output stay in the cache between the encode and the decode. nvfp4 SR
+ * builds its tables in each call: a longer chunk. */
+static size_t cast_chunk(const block_cast_cfg *c)
+{
+	return c->kind == CAST_SCALING_NVFP4 && c->mode == FMT_SR ? 65536 : 16384;
+}
+
+/* s->d at least need floats; false when it cannot grow. */
+static bool grow_d(block_scratch *s, size_t need)
+{
+	if (need > s->dcap) {
+		float *d = realloc(s->d, need * sizeof *d);
+		if (!d)
+			return false;
+		s->d = d;
+		s->dcap = need;
+	}
+	return true;
+}
+
+/* What every part of one tensor's MX or nvfp4 cast shares. */
+typedef struct {
+	quant_opts o;
+	bool nvfp4;
+	float s_t;   /* nvfp4's tensor scale */
+	decode_vals d;
+} cast_plan;
+
+static void cast_plan_of(cast_plan *p, const block_cast_cfg *c, size_t len, float s_t)
 {
 	quant_id id = c->kind == CAST_SCALING_NVFP4 ? QUANT_NVFP4
 	              : c->elem == FMT_E5M2 ? QUANT_MXFP8_E5M2 : QUANT_MXFP8_E4M3;
 	const quant_info *q = quant_get(id);
 	const fmt_info *ef = fmt_get(q->elem);
-	quant_opts o = { .fmt = id, .rule = c->rule, .mode = c->mode, .seed = c->seed, .block = len };
-	size_t n = nb * len, bad;
-	float s_t = 1.0f;
-	uint8_t *elems = bytes, *scales = bytes + n;
+	p->o = (quant_opts){ .fmt = id, .rule = c->rule, .mode = c->mode, .seed = c->seed, .block = len };
+	p->nvfp4 = q->nvfp4;
+	p->s_t = s_t;
 	double thr;
 	bool tie_over;
 	quant_overflow_threshold(ef, &thr, &tie_over);
-	mp_status rc = q->nvfp4 ? quant_bulk_tensor_scale(&s_t, buf, n, &bad) : MP_OK;
-	if (rc == MP_OK)
-		rc = quant_bulk(FMT_SIMD_AUTO, &o, s_t, 0, elems, scales, buf, n, &bad);
-	if (rc == MP_EINVAL && isnan(amax_finite(buf, n))) {
-		/* an inf or NaN: its block (NVFP4: the tensor) has no scale; the
-		 * other blocks of an MX tensor cast as usual */
-		for (size_t b = 0; b < nb; b++) {
-			float *v = buf + b * len;
-			if (q->nvfp4 || isnan(amax_finite(v, len))) {
-				spoil(v, len, st);
-				continue;
+	decode_vals_of(&p->d, ef, q->nvfp4, s_t, thr, tie_over);
+}
+
+/* The blocks of in (nb of len; block b the tensor's block base + b) cast
+ * into buf (in itself, or apart from it), a chunk of whole blocks at a
+ * time: encoded, then decoded with its statistics. A block's bits do not
+ * depend on the chunk (RNE: on nothing else; SR: the element's index in
+ * the tensor), except where an MX SR cast meets an inf or NaN (the other
+ * blocks then cast one by one, each with a seed of its own): an MX SR cast
+ * is one chunk, and one part (block_cast_from). */
+static mp_status cast_run(const float *in, float *buf, size_t nb, size_t len, size_t base, const cast_plan *p,
+                          const block_cast_cfg *c, block_scratch *s, uint8_t *bytes, block_cast_stat *st)
+{
+	const decode_vals *d = &p->d;
+	size_t n = nb * len, bad;
+	uint8_t *elems = bytes, *scales = bytes + n;
+	/* MX: the element values and a multiplier per block; nvfp4: a table of
+	 * 16 values per scale code */
+	size_t ntab = p->nvfp4 ? 256 * d->nvals : d->nvals;
+	if (!grow_d(s, 3 * nb + ntab))
+		return MP_ENOMEM;
+	float *amax = s->d, *mulv = s->d + nb, *tabs = s->d + 3 * nb;
+	uint32_t *over = (uint32_t *)(s->d + 2 * nb);   /* float and uint32_t: the same size, malloc'd */
+	if (!p->nvfp4)
+		memcpy(tabs, d->fval, d->nvals * sizeof *tabs);
+	bool have[256] = { false };   /* nvfp4: the scale codes with their row made */
+	size_t per = !p->nvfp4 && c->mode == FMT_SR ? nb : cast_chunk(c) / len > 0 ? cast_chunk(c) / len : 1;
+	for (size_t b0 = 0; b0 < nb; b0 += per) {
+		size_t cb = nb - b0 < per ? nb - b0 : per, e0 = b0 * len, cn = cb * len;
+		mp_status rc = quant_bulk(FMT_SIMD_AUTO, &p->o, p->s_t, base * len + e0, elems + e0, scales + b0, in + e0,
+		                          cn, &bad);
+		if (rc == MP_EINVAL && isnan(amax_finite(in + e0, cn)))
+			return cast_spoilt(in, buf, b0, nb, len, base, c, false, s, bytes, st);
+		if (rc != MP_OK)
+			return rc;
+		for (size_t b = b0; b < b0 + cb; b++)
+			over[b] = d->over[scales[b]];
+		quant_decode_stats ds = { .old = in + e0, .over = over + b0, .amax = amax + b0 };
+		if (p->nvfp4) {
+			/* a row for each scale code the blocks use, once (a small tensor
+			 * uses few of the 256) */
+			for (size_t b = b0; b < b0 + cb; b++) {
+				size_t k = scales[b];
+				for (size_t e = 0; e < d->nvals && !have[k]; e++)
+					tabs[k * d->nvals + e] = (float)(d->val[e] * d->sval[k]);
+				have[k] = true;
 			}
-			block_cast_cfg one = *c;
-			one.seed = rng_mix64(c->seed + b);
-			if ((rc = cast_quant(v, 1, len, &one, s, bytes, st)) != MP_OK)
-				return rc;
+			st->underflow += quant_bulk_decode_stats(buf + e0, elems + e0, cn, len, tabs, d->nvals,
+			                                         scales + b0, NULL, &ds);
+		} else {
+			for (size_t b = b0; b < b0 + cb; b++)
+				mulv[b] = d->fsval[scales[b]];
+			st->underflow += quant_bulk_decode_stats(buf + e0, elems + e0, cn, len, tabs, 0, NULL, mulv + b0,
+			                                         &ds);
 		}
-		return MP_OK;
+		st->overflow += ds.count;
+		for (size_t b = b0; b < b0 + cb; b++)
+			note_amax(st, amax[b], d->mult[scales[b]]);
 	}
-	if (rc != MP_OK)
-		return rc;
-	/* The decoded value val[e] x scale, rounded once to fp32, from fp32
-	 * steps: an MX scale is a power of two 2^(k - 127), exact in fp32
-	 * (2^-127 a subnormal), and val[e] (few bits) is too, so their fp32
-	 * product is that rounding. An nvfp4 scale e4m3(k) s_t is not: its 16
-	 * values are rounded from binary64 once per block (val[e] x scale is
-	 * exact there: at most 3 bits times 28), and the multiplier is 1. */
-	double val[256], sval[256];   /* the element and scale patterns' values */
-	float fval[256], fsval[256];
-	size_t nvals = (size_t)1 << ef->width;
-	for (uint32_t bits = 0; bits < nvals; bits++) {
-		val[bits] = fmt_to_double(ef, bits);
-		fval[bits] = (float)val[bits];
-	}
-	const fmt_info *e4 = fmt_get(FMT_E4M3);
-	for (uint32_t bits = 0; bits < 256; bits++) {
-		sval[bits] = q->nvfp4 ? fmt_to_double(e4, bits) * (double)s_t : bits == 0xff ? NAN : ldexp(1.0, (int)bits - 127);
-		fsval[bits] = (float)sval[bits];
-	}
-	/* the statistics of every block, then every element decoded in one
-	 * pass: MX through the element values and a multiplier per block,
-	 * nvfp4 through a table of 16 values per scale code */
-	size_t ntab = q->nvfp4 ? 256 * nvals : nvals, need = 2 * nb + ntab;
-	if (need > s->dcap) {
-		float *d = realloc(s->d, need * sizeof *d);
-		if (!d)
-			return MP_ENOMEM;
-		s->d = d;
-		s->dcap = need;
-	}
-	float *amax = s->d, *mulv = s->d + nb, *tabs = s->d + 2 * nb;
-	blocks_stats(buf, nb, len, scales, sval, thr, tie_over, amax, st);
-	for (size_t b = 0; b < nb; b++) {
-		double scale = sval[scales[b]];
-		note_amax(st, amax[b], scale > 0 ? (float)(1.0 / scale) : 0.0f);
-		mulv[b] = fsval[scales[b]];
-	}
-	if (q->nvfp4) {
-		/* a row for each scale code the blocks use, once (a small tensor
-		 * uses few of the 256) */
-		bool have[256] = { false };
-		for (size_t b = 0; b < nb; b++) {
-			size_t k = scales[b];
-			for (size_t e = 0; e < nvals && !have[k]; e++)
-				tabs[k * nvals + e] = (float)(val[e] * sval[k]);
-			have[k] = true;
+	return MP_OK;
+}
+
+/* CAST_SCALING_MX and _NVFP4 of the whole tensor in (nb blocks of len)
+ * into buf (cast_run). */
+static mp_status cast_quant(const float *in, float *buf, size_t nb, size_t len, const block_cast_cfg *c,
+                            block_scratch *s, uint8_t *bytes, block_cast_stat *st)
+{
+	float s_t = 1.0f;
+	size_t bad;
+	if (c->kind == CAST_SCALING_NVFP4 && quant_bulk_tensor_scale(&s_t, in, nb * len, &bad) != MP_OK)
+		return cast_spoilt(in, buf, 0, nb, len, 0, c, true, s, bytes, st);
+	cast_plan p;
+	cast_plan_of(&p, c, len, s_t);
+	return cast_run(in, buf, nb, len, 0, &p, c, s, bytes, st);
+}
+
+/* Blocks down the columns (bc 1), a few strips of br rows at a time (a
+ * chunk's worth, cast_chunk): block-ordered into buf, cast, and back into
+ * x, in the cache; the blocks and their order (and so the bits) as one
+ * cast of the whole reordered tensor. Not for an MX SR cast (cast_run);
+ * returns MP_EUNSUPPORTED, having written nothing, when nvfp4's tensor has
+ * an inf or NaN (the whole tensor's cast spoils it). */
+static mp_status cast_strips(const float *src, float *x, size_t rows, size_t cols, const block_cast_cfg *c,
+                             block_scratch *s, block_cast_stat *st)
+{
+	float s_t = 1.0f;
+	size_t bad, br = c->br, strip = br * cols, g = cast_chunk(c) / strip > 0 ? cast_chunk(c) / strip : 1;
+	/* the padding's zeros leave the amax, and so s_t, as it is */
+	if (c->kind == CAST_SCALING_NVFP4 && quant_bulk_tensor_scale(&s_t, src, rows * cols, &bad) != MP_OK)
+		return MP_EUNSUPPORTED;
+	if (!grow_d(s, 3 * g * cols + 256 * 16))   /* what cast_run takes, before x is written */
+		return MP_ENOMEM;
+	cast_plan p;
+	cast_plan_of(&p, c, br, s_t);
+	size_t nr = (rows + br - 1) / br;
+	for (size_t t0 = 0; t0 < nr; t0 += g) {
+		size_t t1 = t0 + g < nr ? t0 + g : nr;
+		for (size_t tr = t0; tr < t1; tr++) {
+			size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
+			reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f + (tr - t0) * strip, false);
 		}
-		st->underflow += quant_bulk_decode(buf, elems, n, len, tabs, nvals, scales, NULL);
-	} else {
-		memcpy(tabs, fval, nvals * sizeof *tabs);
-		st->underflow += quant_bulk_decode(buf, elems, n, len, tabs, 0, NULL, mulv);
+		mp_status rc = cast_run(s->f, s->f, (t1 - t0) * cols, br, t0 * cols, &p, c, s, s->b, st);
+		if (rc != MP_OK)
+			return rc;
+		for (size_t tr = t0; tr < t1; tr++) {
+			size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
+			reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f + (tr - t0) * strip, true);
+		}
 	}
 	return MP_OK;
 }
@@ -417,40 +521,74 @@ mp_status block_cast_from(const float *src, float *x, size_t rows, size_t cols, 
 		return rc;
 	/* blocks along whole rows are x's own order: cast in place */
 	bool in_place = c->br == 1 && cols % c->bc == 0;
-	float *buf = in_place ? x : s->f;
-	if (in_place && src != x)
-		memcpy(x, src, rows * cols * sizeof *x);
-	if (!in_place)
-		reorder(src, x, rows, cols, c->br, c->bc, buf, false);
-	if ((rc = cast_quant(buf, nb, len, c, s, s->b, st)) != MP_OK)
+	if (in_place)   /* decoded from src into x */
+		return cast_quant(src, x, nb, len, c, s, s->b, st);
+	if (c->bc == 1 && (c->kind == CAST_SCALING_NVFP4 || c->mode == FMT_RNE) &&
+	    (rc = cast_strips(src, x, rows, cols, c, s, st)) != MP_EUNSUPPORTED)
 		return rc;
-	if (!in_place)
-		reorder(src, x, rows, cols, c->br, c->bc, buf, true);
+	float *buf = s->f;
+	reorder(src, x, rows, cols, c->br, c->bc, buf, false);
+	if ((rc = cast_quant(buf, buf, nb, len, c, s, s->b, st)) != MP_OK)
+		return rc;
+	reorder(src, x, rows, cols, c->br, c->bc, buf, true);
 	return MP_OK;
 }
 
+/* Eight lanes of floats at any alignment (two SSE registers where AVX is
+ * not enabled): the elementwise steps of the rotation, each lane's bits as
+ * the scalar code's. */
+typedef float v8f __attribute__((vector_size(32), aligned(4)));
+
+/* The 16 values v[0..16) of one column (or of 8 columns, T v8f) through
+ * the signs, v H16 = H16 v (H16 is symmetric: four butterfly stages) and
+ * the 1/4. */
+#define RHT16(T, v, signs)                                                              \
+	do {                                                                            \
+		for (int i_ = 0; i_ < 16; i_++)                                         \
+			if ((signs) >> i_ & 1)                                          \
+				v[i_] = -v[i_];                                         \
+		for (int h_ = 1; h_ < 16; h_ *= 2)                                      \
+			for (int i_ = 0; i_ < 16; i_ += 2 * h_)                         \
+				for (int k_ = i_; k_ < i_ + h_; k_++) {                 \
+					T u_ = v[k_], w_ = v[k_ + h_];                  \
+					v[k_] = u_ + w_;                                \
+					v[k_ + h_] = u_ - w_;                           \
+				}                                                       \
+		for (int i_ = 0; i_ < 16; i_++)                                         \
+			v[i_] *= 0.25f;                                                 \
+	} while (0)
+
 void block_rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs)
 {
-	for (size_t r0 = 0; r0 + 16 <= rows; r0 += 16) {
+	block_rht16_rows_from(x, x, rows, cols, signs);
+}
+
+void block_rht16_rows_from(const float *src, float *x, size_t rows, size_t cols, uint16_t signs)
+{
+	size_t r0 = 0;
+	for (; r0 + 16 <= rows; r0 += 16) {
+		const float *in = src + r0 * cols;
 		float *blk = x + r0 * cols;
-		for (int i = 0; i < 16; i++)
-			if (signs >> i & 1)
-				for (size_t j = 0; j < cols; j++)
-					blk[i * cols + j] = -blk[i * cols + j];
-		/* v H16 = H16 v (H16 is symmetric): four butterfly stages over the rows */
-		for (int h = 1; h < 16; h *= 2)
-			for (int i = 0; i < 16; i += 2 * h)
-				for (int k = i; k < i + h; k++) {
-					float *a = blk + (size_t)k * cols, *b = blk + (size_t)(k + h) * cols;
-					for (size_t j = 0; j < cols; j++) {
-						float u = a[j], w = b[j];
-						a[j] = u + w;
-						b[j] = u - w;
-					}
-				}
-		for (size_t j = 0; j < 16 * cols; j++)
-			blk[j] *= 0.25f;
+		size_t j = 0;
+		for (; j + 8 <= cols; j += 8) {   /* eight columns at a time, in registers */
+			v8f v[16];
+			for (int i = 0; i < 16; i++)
+				v[i] = *(const v8f *)(in + (size_t)i * cols + j);
+			RHT16(v8f, v, signs);
+			for (int i = 0; i < 16; i++)
+				*(v8f *)(blk + (size_t)i * cols + j) = v[i];
+		}
+		for (; j < cols; j++) {
+			float v[16];
+			for (int i = 0; i < 16; i++)
+				v[i] = in[(size_t)i * cols + j];
+			RHT16(float, v, signs);
+			for (int i = 0; i < 16; i++)
+				blk[(size_t)i * cols + j] = v[i];
+		}
 	}
+	if (src != x && r0 < rows)
+		memcpy(x + r0 * cols, src + r0 * cols, (rows - r0) * cols * sizeof *x);
 }
 
 void block_rht16_rows_back(float *x, size_t rows, size_t cols, uint16_t signs)

@@ -87,6 +87,10 @@ mp_status block_cast_from(const float *src, float *x, size_t rows, size_t cols, 
  * stay as they are (the identity, also orthogonal). */
 void block_rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs);
 
+/* block_rht16_rows of src into x (apart from src, or src itself), rows past
+ * the last full 16 copied. */
+void block_rht16_rows_from(const float *src, float *x, size_t rows, size_t cols, uint16_t signs);
+
 /* The inverse of block_rht16_rows (its transpose): v H^T = v H16 S / 4,
  * that is block_rht16_rows with no signs, then S. In fp32, so the round
  * trip gives x back to rounding, not exactly. */

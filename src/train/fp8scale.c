@@ -285,9 +285,7 @@ static const float *block_operand(const fp8_state *st, size_t i, fp8_along along
 {
 	if (st->scaling != CAST_SCALING_NVFP4 || !st->o.rht || along != FP8_ALONG_COLS || i % FP8_ROLES == FP8_WEIGHT)
 		return in;
-	if (in != x)
-		memcpy(x, in, rows * cols * sizeof *x);
-	block_rht16_rows(x, rows, cols, QUANT_RHT_SIGNS);
+	block_rht16_rows_from(in, x, rows, cols, QUANT_RHT_SIGNS);
 	return x;
 }
 
