@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/grade_export.h"
 #include "cli/lab_opts.h"
 #include "teach/class_report.h"
 #include "teach/classroom.h"
@@ -15,6 +16,7 @@ static void grade_help(void)
 {
 	printf("Usage: mixprec grade --roster ROSTER.csv SUBMISSION.csv... [--out FILE]\n"
 	       "                    [--summary FILE] [--course-seed S] [--exercises LIST]\n"
+	       "                    [--format csv|canvas|moodle|prairielearn]\n"
 	       "Grades every student of the roster on every exercise of the lab against\n"
 	       "their own variant: a score and feedback per student and exercise, and a\n"
 	       "class summary (success rate, most common wrong answer and most common mistake\n"
@@ -24,8 +26,18 @@ static void grade_help(void)
 	       "input writes no file (--out and --summary are left as they were).\n"
 	       "Output cells that a spreadsheet would run as a formula are neutralised;\n"
 	       "files are written atomically.\n\n"
-	       "  --roster FILE       CSV with a student_id column\n"
-	       "  --out FILE          grades CSV (default: standard output)\n"
+	       "  --roster FILE       CSV with a student_id column (and optionally name, email,\n"
+	       "                      canvas_id, sis_user_id, sis_login_id, section)\n"
+	       "  --out FILE          grades CSV (default: standard output); a folder for\n"
+	       "                      prairielearn (new, or empty)\n"
+	       "  --format F          what --out holds: csv (default, the columns below);\n"
+	       "                      canvas: a Canvas Gradebook import (Student, ID, SIS User\n"
+	       "                      ID, SIS Login ID, Section, a column per exercise, a\n"
+	       "                      Points Possible row); moodle: a Moodle grade import\n"
+	       "                      (Email address, ID number, Full name, a column per\n"
+	       "                      exercise); prairielearn: DIR/ID/results.json per student,\n"
+	       "                      PrairieLearn's external-grader results. An exercise is\n"
+	       "                      worth a point per field that is not optional\n"
 	       "  --summary FILE      the class summary as CSV too\n"
 	       "  --course-seed S     the seed the sheets were made with\n"
 	       "  --exercises LIST    exercise ids, comma-separated, or 'all' (default\n"
@@ -36,6 +48,21 @@ static void grade_help(void)
 	       "'total' row per student). Exit status: 0 every answer right, 1 some answer\n"
 	       "wrong or missing, 2 bad usage or a problem in an input file, 3 I/O failure.\n",
 	       LAB_DEFAULT_SET);
+}
+
+/* The format of --format (reported when unknown) and whether it fits --out. */
+static bool format_ok(const lab_opts *o, grade_format *fmt)
+{
+	*fmt = GRADE_CSV;
+	if (o->format && !grade_format_parse(o->format, fmt)) {
+		cli_error("grade", "--format: unknown format '%s' (known: csv, canvas, moodle, prairielearn)", o->format);
+		return false;
+	}
+	if (*fmt == GRADE_PRAIRIELEARN && (!o->out || !strcmp(o->out, "-"))) {
+		cli_error("grade", "--format prairielearn needs --out DIR, the folder of the results");
+		return false;
+	}
+	return *fmt != GRADE_PRAIRIELEARN || grade_prairielearn_target_ok(o->out);
 }
 
 static void grade_row(csvw *w, const class_student *st, const char *exercise, const class_sheet_row *row)
@@ -205,8 +232,8 @@ static bool is_file(const char *path)
  * table. With keep_files, files named by --out and --summary are left as
  * they were (reported) and only what goes to stdout is written. rc is the
  * status so far; returns it, or CLI_ENV when a write failed. */
-static int write_outputs(const lab_opts *o, const class_report *rep, const class_grading *g, size_t nstudents,
-                         size_t nex, bool keep_files, int rc)
+static int write_outputs(const lab_opts *o, grade_format fmt, const class_report *rep, const class_grading *g,
+                         size_t nstudents, size_t nex, bool keep_files, int rc)
 {
 	const char *out = o->out, *summary = o->summary;
 	if (keep_files) {
@@ -218,7 +245,7 @@ static int write_outputs(const lab_opts *o, const class_report *rep, const class
 		}
 		summary = is_file(summary) ? NULL : summary;
 	}
-	bool no_grades = keep_files && is_file(out);
+	bool no_grades = (keep_files && is_file(out)) || fmt == GRADE_PRAIRIELEARN;
 	file_atomic ga = { 0 }, sa = { 0 };
 	FILE *gfp = NULL, *sfp = NULL;
 	if (!no_grades && !open_out(out, &ga, &gfp))
@@ -230,7 +257,10 @@ static int write_outputs(const lab_opts *o, const class_report *rep, const class
 	csvw gw, sw;
 	if (gfp) {
 		csvw_init(&gw, gfp);
-		write_grades(&gw, rep, g);
+		if (fmt == GRADE_CSV)
+			write_grades(&gw, rep, g);
+		else
+			grade_export_csv(fmt, &gw, rep, g);
 	}
 	if (sfp)
 		csvw_init(&sw, sfp);
@@ -245,6 +275,8 @@ static int write_outputs(const lab_opts *o, const class_report *rep, const class
 	 * the other failed */
 	bool closed = !gfp || close_out(out, &ga, !gok || sok);
 	closed = close_out(summary, &sa, !sok || gok) && closed;
+	if (closed && ok && fmt == GRADE_PRAIRIELEARN && !keep_files && grade_export_prairielearn(out, rep, g) != CLI_OK)
+		return CLI_ENV;
 	return !closed || !ok ? CLI_ENV : rc;
 }
 
@@ -258,7 +290,8 @@ int cmd_grade(int argc, char **argv)
 		cli_error("grade", "needs at least one SUBMISSION.csv");
 		return CLI_USAGE;
 	}
-	if (!outputs_ok(&o))
+	grade_format fmt;
+	if (!outputs_ok(&o) || !format_ok(&o, &fmt))
 		return CLI_USAGE;
 	ex_set set;
 	if ((rc = cli_load_exercises("grade", o.dir, &set, false)) != CLI_OK)
@@ -285,6 +318,8 @@ int cmd_grade(int argc, char **argv)
 		rc = CLI_ENV;
 		goto done;
 	}
+	if (grade_export_unmatched(fmt, &g, o.roster) > 0)
+		input_problem = true;   /* a gradebook row it cannot match: reported, nothing written */
 	for (size_t i = 0; i < o.nwords; i++) {
 		st = class_grading_add(&g, o.words[i], &d);
 		lab_print_diags("grade", &d);
@@ -318,7 +353,7 @@ int cmd_grade(int argc, char **argv)
 	/* a run with a problem in its inputs keeps every file as it was: the
 	 * class table still shows what could be graded, on the terminal */
 	bool keep_files = rc != CLI_OK || input_problem;
-	rc = write_outputs(&o, &rep, &g, roster.count, nex, keep_files, rc);
+	rc = write_outputs(&o, fmt, &rep, &g, roster.count, nex, keep_files, rc);
 	if (rc == CLI_OK)
 		rc = input_problem ? CLI_USAGE : rep.all_right < roster.count ? CLI_WRONG : CLI_OK;
 done:

@@ -343,8 +343,8 @@ int cmd_lab(int argc, char **argv)
 		          o.nwords ? o.words[0] : "", o.nwords ? "'" : "");
 		return CLI_USAGE;
 	}
-	if (o.summary) {
-		cli_error("lab", "--summary belongs to 'mixprec grade'");
+	if (o.summary || o.format) {
+		cli_error("lab", "%s belongs to 'mixprec grade'", o.summary ? "--summary" : "--format");
 		return CLI_USAGE;
 	}
 	/* the sheets print the seed in code spans and in a command to copy */

@@ -8,7 +8,7 @@
 
 #include "cli/cli.h"
 
-enum { OPT_ROSTER = 256, OPT_OUT, OPT_SUMMARY, OPT_SEED, OPT_LIST, OPT_DIR };
+enum { OPT_ROSTER = 256, OPT_OUT, OPT_SUMMARY, OPT_SEED, OPT_LIST, OPT_DIR, OPT_FORMAT };
 
 int lab_parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*help)(void))
 {
@@ -19,6 +19,7 @@ int lab_parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*help)(
 		{ "course-seed", required_argument, NULL, OPT_SEED },
 		{ "exercises", required_argument, NULL, OPT_LIST },
 		{ "exercise-dir", required_argument, NULL, OPT_DIR },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -46,6 +47,7 @@ int lab_parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*help)(
 			break;
 		case OPT_LIST: o->list = optarg; break;
 		case OPT_DIR: o->dir = optarg; break;
+		case OPT_FORMAT: o->format = optarg; break;
 		case 'h': help(); return cli_flush_stdout(cmd) ? -1 : CLI_ENV;
 		case ':':
 		default:

@@ -12,7 +12,7 @@
 #define LAB_MAX_SUBMISSIONS 4096
 
 typedef struct {
-	const char *roster, *out, *summary, *seed, *list, *dir;
+	const char *roster, *out, *summary, *seed, *list, *dir, *format;
 	const char *words[LAB_MAX_SUBMISSIONS];
 	size_t nwords;
 } lab_opts;
