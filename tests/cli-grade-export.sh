@@ -71,6 +71,20 @@ msg=$("$PY" "$src/tests/check-gradebook.py" canvas "$tmp/canvas.csv" "$tmp/roste
 check "canvas CSV: header, Points Possible, rows by id, points" $? "$msg"
 grep -q "^\"'=HYPERLINK" "$tmp/canvas.csv" && ok "canvas CSV: the formula name neutralised" ||
 	bad "canvas CSV: formula name" "$(grep -i hyperlink "$tmp/canvas.csv")"
+# Canvas assignment ids: "Title (id)" for the exercises given one
+run grade --roster "$tmp/roster.csv" "$tmp/sub.csv" --course-seed c1 --format canvas --out "$tmp/canvas-ids.csv" \
+	--assignment-ids 7.4b=4242,7.4e=7
+expect_rc "canvas with assignment ids" 1
+cols=$("$PY" -c 'import csv, sys; h = next(csv.reader(open(sys.argv[1]))); print("|".join(c[c.rfind("("):] if c.endswith(")") else "-" for c in h[5:]))' "$tmp/canvas-ids.csv")
+[ "$cols" = "-|(4242)|-|-|(7)" ] && ok "canvas: assignment ids in parentheses where given" || bad "canvas: assignment ids" "$cols"
+msg=$("$PY" "$src/tests/check-gradebook.py" canvas "$tmp/canvas-ids.csv" "$tmp/roster.csv" "$pp" "$want")
+check "canvas CSV with ids: the same rows and points" $? "$msg"
+run grade --roster "$tmp/roster.csv" "$tmp/sub.csv" --course-seed c1 --format canvas --assignment-ids 7.4b=12x
+expect_rc "canvas: an assignment id that is no whole number" 2
+err_has "canvas: the bad id named" "--assignment-ids: '7.4b=12x' is not EXERCISE=ID with ID a whole number"
+run grade --roster "$tmp/roster.csv" "$tmp/sub.csv" --course-seed c1 --format canvas --assignment-ids 7.4f=1
+expect_rc "canvas: an assignment id for an exercise not graded" 2
+err_has "canvas: the exercise named" "--assignment-ids: '7.4f' is not an exercise of this lab"
 # a student of a submission who is not on the roster: reported, never a row
 cp "$tmp/sub.csv" "$tmp/sub9.csv"
 echo "s9,7.4a,fp16_flushes,yes" >>"$tmp/sub9.csv"

@@ -38,6 +38,9 @@ static void grade_help(void)
 	       "                      exercise); prairielearn: DIR/ID/results.json per student,\n"
 	       "                      PrairieLearn's external-grader results. An exercise is\n"
 	       "                      worth a point per field that is not optional\n"
+	       "  --assignment-ids EX=ID,...  with canvas: the Canvas assignment id of an\n"
+	       "                      exercise (its column becomes 'TITLE (ID)'); an exercise\n"
+	       "                      without one makes Canvas create a new assignment\n"
 	       "  --summary FILE      the class summary as CSV too\n"
 	       "  --course-seed S     the seed the sheets were made with\n"
 	       "  --exercises LIST    exercise ids, comma-separated, or 'all' (default\n"
@@ -56,6 +59,10 @@ static bool format_ok(const lab_opts *o, grade_format *fmt)
 	*fmt = GRADE_CSV;
 	if (o->format && !grade_format_parse(o->format, fmt)) {
 		cli_error("grade", "--format: unknown format '%s' (known: csv, canvas, moodle, prairielearn)", o->format);
+		return false;
+	}
+	if (o->assignment_ids && *fmt != GRADE_CANVAS) {
+		cli_error("grade", "--assignment-ids names Canvas assignments: it needs --format canvas");
 		return false;
 	}
 	if (*fmt == GRADE_PRAIRIELEARN && (!o->out || !strcmp(o->out, "-"))) {
@@ -232,8 +239,8 @@ static bool is_file(const char *path)
  * table. With keep_files, files named by --out and --summary are left as
  * they were (reported) and only what goes to stdout is written. rc is the
  * status so far; returns it, or CLI_ENV when a write failed. */
-static int write_outputs(const lab_opts *o, grade_format fmt, const class_report *rep, const class_grading *g,
-                         size_t nstudents, size_t nex, bool keep_files, int rc)
+static int write_outputs(const lab_opts *o, grade_format fmt, const char *const *ids, const class_report *rep,
+                         const class_grading *g, size_t nstudents, size_t nex, bool keep_files, int rc)
 {
 	const char *out = o->out, *summary = o->summary;
 	if (keep_files) {
@@ -260,7 +267,7 @@ static int write_outputs(const lab_opts *o, grade_format fmt, const class_report
 		if (fmt == GRADE_CSV)
 			write_grades(&gw, rep, g);
 		else
-			grade_export_csv(fmt, &gw, rep, g);
+			grade_export_csv(fmt, &gw, rep, g, ids);
 	}
 	if (sfp)
 		csvw_init(&sw, sfp);
@@ -303,6 +310,8 @@ int cmd_grade(int argc, char **argv)
 	class_report rep = { 0 };
 	ex_diags d = { 0 };
 	bool input_problem = false;
+	char *ids_text = NULL;
+	const char **ids = NULL;
 	if ((rc = lab_select_exercises("grade", &set, o.list, &ex, &nex)) != CLI_OK)
 		goto done;
 	mp_status st = class_roster_load(&roster, o.roster, &d);
@@ -317,6 +326,19 @@ int cmd_grade(int argc, char **argv)
 		cli_error("grade", "out of memory");
 		rc = CLI_ENV;
 		goto done;
+	}
+	if (o.assignment_ids) {
+		ids_text = strdup(o.assignment_ids);
+		ids = calloc(nex ? nex : 1, sizeof *ids);
+		if (!ids_text || !ids) {
+			cli_error("grade", "out of memory");
+			rc = CLI_ENV;
+			goto done;
+		}
+		if (!grade_assignment_ids(ids_text, &g, ids)) {
+			rc = CLI_USAGE;
+			goto done;
+		}
 	}
 	if (grade_export_unmatched(fmt, &g, o.roster) > 0)
 		input_problem = true;   /* a gradebook row it cannot match: reported, nothing written */
@@ -353,10 +375,12 @@ int cmd_grade(int argc, char **argv)
 	/* a run with a problem in its inputs keeps every file as it was: the
 	 * class table still shows what could be graded, on the terminal */
 	bool keep_files = rc != CLI_OK || input_problem;
-	rc = write_outputs(&o, fmt, &rep, &g, roster.count, nex, keep_files, rc);
+	rc = write_outputs(&o, fmt, ids, &rep, &g, roster.count, nex, keep_files, rc);
 	if (rc == CLI_OK)
 		rc = input_problem ? CLI_USAGE : rep.all_right < roster.count ? CLI_WRONG : CLI_OK;
 done:
+	free(ids);
+	free(ids_text);
 	class_report_free(&rep);
 	class_grading_free(&g);
 	class_roster_free(&roster);

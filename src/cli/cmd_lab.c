@@ -343,8 +343,9 @@ int cmd_lab(int argc, char **argv)
 		          o.nwords ? o.words[0] : "", o.nwords ? "'" : "");
 		return CLI_USAGE;
 	}
-	if (o.summary || o.format) {
-		cli_error("lab", "%s belongs to 'mixprec grade'", o.summary ? "--summary" : "--format");
+	if (o.summary || o.format || o.assignment_ids) {
+		cli_error("lab", "%s belongs to 'mixprec grade'",
+		          o.summary ? "--summary" : o.format ? "--format" : "--assignment-ids");
 		return CLI_USAGE;
 	}
 	/* the sheets print the seed in code spans and in a command to copy */

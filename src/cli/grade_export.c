@@ -90,20 +90,52 @@ size_t grade_export_unmatched(grade_format fmt, const class_grading *g, const ch
 	return n;
 }
 
-/* The column of exercise ex in a gradebook: its id and title. */
-static void exercise_column(csvw *w, const ex_exercise *ex)
+bool grade_assignment_ids(char *text, const class_grading *g, const char **ids)
 {
-	csvw_fieldf(w, "%s %s", ex->id, ex->title);
+	for (size_t e = 0; e < g->nex; e++)
+		ids[e] = NULL;
+	for (char *save = NULL, *w = strtok_r(text, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(w, '=');
+		if (!eq || eq == w || !eq[1] || strspn(eq + 1, "0123456789") != strlen(eq + 1)) {
+			cli_error("grade", "--assignment-ids: '%s' is not EXERCISE=ID with ID a whole number (e.g. 7.4a=12345)", w);
+			return false;
+		}
+		*eq = '\0';
+		size_t e = 0;
+		while (e < g->nex && strcmp(g->ex[e]->id, w) != 0)
+			e++;
+		if (e == g->nex) {
+			cli_error("grade", "--assignment-ids: '%s' is not an exercise of this lab (--exercises)", w);
+			return false;
+		}
+		if (ids[e]) {
+			cli_error("grade", "--assignment-ids: '%s' is given twice", w);
+			return false;
+		}
+		ids[e] = eq + 1;
+	}
+	return true;
 }
 
-void grade_export_csv(grade_format fmt, csvw *w, const class_report *r, const class_grading *g)
+/* The column of exercise e in a gradebook: its id and title, and Canvas's
+ * assignment id in parentheses when one is known. */
+static void exercise_column(csvw *w, const ex_exercise *ex, const char *id)
+{
+	if (id)
+		csvw_fieldf(w, "%s %s (%s)", ex->id, ex->title, id);
+	else
+		csvw_fieldf(w, "%s %s", ex->id, ex->title);
+}
+
+void grade_export_csv(grade_format fmt, csvw *w, const class_report *r, const class_grading *g,
+                      const char *const *ids)
 {
 	static const char *const canvas[] = { "Student", "ID", "SIS User ID", "SIS Login ID", "Section", NULL };
 	static const char *const moodle[] = { "Email address", "ID number", "Full name", NULL };
 	for (const char *const *h = fmt == GRADE_CANVAS ? canvas : moodle; *h; h++)
 		csvw_field(w, *h);
 	for (size_t e = 0; e < r->nex; e++)
-		exercise_column(w, g->ex[e]);
+		exercise_column(w, g->ex[e], ids ? ids[e] : NULL);
 	csvw_end_row(w);
 	if (fmt == GRADE_CANVAS) {
 		csvw_field(w, "Points Possible");
@@ -178,7 +210,9 @@ static json_t *pl_test(const class_report *r, const class_grading *g, size_t s, 
 	}
 	char msg[200];
 	snprintf(msg, sizeof msg, "%zu of %zu fields right", row->correct, row->fields);
-	json_t *t = json_pack("{s:s+, s:o, s:f, s:I, s:s, s:o}", "name", "Exercise ", ex->id, "description",
+	char name[120];
+	snprintf(name, sizeof name, "Exercise %s", ex->id);
+	json_t *t = json_pack("{s:s, s:o, s:f, s:I, s:s, s:o}", "name", name, "description",
 	                      pl_string(ex->title), "points", grade_points(ex, row), "max_points",
 	                      (json_int_t)grade_points_possible(ex), "message", msg, "output",
 	                      out.oom ? NULL : pl_string(out.buf ? out.buf : ""));

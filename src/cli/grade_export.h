@@ -28,8 +28,16 @@ double grade_points(const ex_exercise *ex, const class_sheet_row *row);
  * sis_login_id, Moodle an email or sis_user_id. Returns how many. */
 size_t grade_export_unmatched(grade_format fmt, const class_grading *g, const char *roster_path);
 
-/* The Canvas or Moodle gradebook CSV of the grading on w. */
-void grade_export_csv(grade_format fmt, csvw *w, const class_report *r, const class_grading *g);
+/* The Canvas assignment id of each graded exercise, from --assignment-ids
+ * EX=ID,... (IDs are whole numbers; every EX one of the graded exercises,
+ * once): ids[e] points into the list (or is NULL), text is modified. False
+ * (reported) on a bad list. */
+bool grade_assignment_ids(char *text, const class_grading *g, const char **ids);
+
+/* The Canvas or Moodle gradebook CSV of the grading on w; ids (Canvas, may
+ * be NULL) as grade_assignment_ids made them. */
+void grade_export_csv(grade_format fmt, csvw *w, const class_report *r, const class_grading *g,
+                      const char *const *ids);
 
 /* Whether dir can take the PrairieLearn results: missing, or an empty
  * folder (reported when not). */

@@ -8,7 +8,7 @@
 
 #include "cli/cli.h"
 
-enum { OPT_ROSTER = 256, OPT_OUT, OPT_SUMMARY, OPT_SEED, OPT_LIST, OPT_DIR, OPT_FORMAT };
+enum { OPT_ROSTER = 256, OPT_OUT, OPT_SUMMARY, OPT_SEED, OPT_LIST, OPT_DIR, OPT_FORMAT, OPT_IDS };
 
 int lab_parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*help)(void))
 {
@@ -20,6 +20,7 @@ int lab_parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*help)(
 		{ "exercises", required_argument, NULL, OPT_LIST },
 		{ "exercise-dir", required_argument, NULL, OPT_DIR },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "assignment-ids", required_argument, NULL, OPT_IDS },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -48,6 +49,7 @@ int lab_parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*help)(
 		case OPT_LIST: o->list = optarg; break;
 		case OPT_DIR: o->dir = optarg; break;
 		case OPT_FORMAT: o->format = optarg; break;
+		case OPT_IDS: o->assignment_ids = optarg; break;
 		case 'h': help(); return cli_flush_stdout(cmd) ? -1 : CLI_ENV;
 		case ':':
 		default:
