@@ -17,6 +17,7 @@ static void grade_help(void)
 	printf("Usage: mixprec grade --roster ROSTER.csv SUBMISSION.csv... [--out FILE]\n"
 	       "                    [--summary FILE] [--course-seed S] [--exercises LIST]\n"
 	       "                    [--format csv|canvas|moodle|prairielearn]\n"
+	       "                    [--assignment-ids EX=ID,...]\n"
 	       "Grades every student of the roster on every exercise of the lab against\n"
 	       "their own variant: a score and feedback per student and exercise, and a\n"
 	       "class summary (success rate, most common wrong answer and most common mistake\n"
