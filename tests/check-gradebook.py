@@ -4,11 +4,13 @@ what the caller derived: the header, the Points Possible row (Canvas), one
 row per roster student keyed as the tool matches it, the points of every
 exercise, their sum, and that no cell would run as a spreadsheet formula.
 
-Canvas (Instructor Guide, "How do I import grades in the Gradebook?", and
-the Gradebook export it mirrors): Student, ID, SIS User ID, SIS Login ID,
-Section, then one column per assignment; a second row whose Student cell
-is "Points Possible". Moodle (Moodle Docs, "Grade import", CSV): a column
-mapped to a user field (Email address or ID number) identifies each row;
+Canvas (the Ohio State CarmenCanvas guide "Import a CSV file to Carmen
+Grades", and nemogb's "Detailed Canvas Export Info" for the columns of the
+Gradebook export that the import takes): Student, ID, SIS User ID, SIS
+Login ID, Section, then one column per assignment, "Name (id)" for an
+existing one; the second row, Student cell "Points Possible", as the export
+writes it. Moodle (Moodle Docs, "Grade import", CSV import): "Map from"
+Email address to the user's email, or ID number to the user's ID number;
 the other columns map to grade items.
 
 Usage: check-gradebook.py canvas|moodle FILE.csv ROSTER.csv EXERCISES STUDENTS

@@ -1,24 +1,25 @@
 /* The Canvas and Moodle gradebook CSVs and the PrairieLearn results of a
- * grading.
+ * grading, each in the layout its tool's documentation gives.
  *
- * Canvas: the Gradebook's CSV import ("How do I import grades in the
- * Gradebook?", Instructor Guide; the columns as the Gradebook export writes
- * them) matches a row by the Student, ID, SIS User ID or SIS Login ID
- * column, keeps Section, and reads every column after these as an
- * assignment, "Name (id)" when the assignment exists in Canvas; a column
- * without an id creates a new assignment. An optional second row whose
- * Student cell is "Points Possible" gives each assignment's points.
+ * Canvas: a Gradebook CSV import takes the columns of the Gradebook's own
+ * export, Student, ID (Canvas's user id), SIS User ID, SIS Login ID and
+ * Section, then one column per assignment, "Name (id)" when the assignment
+ * exists; a new assignment column creates the assignment (the Ohio State
+ * CarmenCanvas guide "Import a CSV file to Carmen Grades"; the column
+ * layout as documented for the Canvas export by nemogb's "Detailed Canvas
+ * Export Info"). The second row whose Student cell is "Points Possible" is
+ * the one the Canvas export writes under its header.
  *
- * Moodle: the gradebook's CSV import (Moodle Docs, "Grade import")
- * identifies each row by a column mapped to a user field (email address or
- * ID number among them) and maps every other column to a grade item, or a
- * new one.
+ * Moodle: a CSV grade import maps one column to a user field, "Email
+ * address" to the email or "ID number" to the user's ID number, and the
+ * other columns to grade items (Moodle Docs, "Grade import", CSV import).
  *
  * PrairieLearn: the external grader writes /grade/results/results.json
- * (PrairieLearn docs, "External grading", section "Grading results"):
- * score in [0, 1]; gradable; and the fields <pl-external-grader-results>
- * shows: message, output, and tests[] of name, description, points,
- * max_points, message, output. */
+ * (PrairieLearn docs, "External grading", sections "The grading process"
+ * and "Grading results"): score in [0, 1]; gradable (false: invalid input,
+ * with format_errors); and the fields <pl-external-grader-results> shows:
+ * message, output, and tests[] of name, description, points, max_points,
+ * message, output; at most 1 MB. */
 #include "cli/grade_export.h"
 
 #include <dirent.h>

@@ -1,7 +1,8 @@
 /* mixprec grade's exports for the tools a course already uses: a Canvas or
  * Moodle gradebook CSV, and one PrairieLearn external-grader results.json
- * per student. Each follows the tool's published format (README.md,
- * section "Classroom labs", names the pages). */
+ * per student. Each follows the tool's published format (grade_export.c
+ * and README.md, "From the roster to the course's gradebook", name the
+ * pages). */
 #ifndef MIXPREC_CLI_GRADE_EXPORT_H
 #define MIXPREC_CLI_GRADE_EXPORT_H
 
