@@ -113,6 +113,17 @@ expect_rc "grade --format moodle" 1
 msg=$("$PY" "$src/tests/check-gradebook.py" moodle "$tmp/moodle.csv" "$tmp/roster-m.csv" "$pp" "$want")
 check "moodle CSV: header, rows by email or ID number, points" $? "$msg"
 
+# the identity columns spelt as Canvas's and Moodle's exports spell them
+{
+	echo 'student_id,Full name,Email address,SIS User ID'
+	awk -F, 'NR > 1 { print $1 ",x," ($3 == "" ? $1 "@example.org" : $3) "," $5 }' "$tmp/roster.csv"
+} >"$tmp/roster-spelt.csv"
+run grade --roster "$tmp/roster-spelt.csv" "$tmp/sub.csv" --course-seed c1 --format moodle --out "$tmp/moodle-spelt.csv"
+expect_rc "moodle with 'Email address' and 'SIS User ID' columns" 1
+awk -F, 'NR > 1 { printf "%s;", $1 }' "$tmp/moodle-spelt.csv" >"$tmp/emails"
+[ "$(cat "$tmp/emails")" = "ada@example.org;alan@example.org;s3@example.org;s4@example.org;" ] &&
+	ok "moodle: the emails read from an 'Email address' column" || bad "moodle: spelt columns" "$(cat "$tmp/emails")"
+
 # ---- PrairieLearn, from grade ------------------------------------------------------
 run grade --roster "$tmp/roster.csv" "$tmp/sub.csv" --course-seed c1 --format prairielearn
 expect_rc "prairielearn without --out" 2
