@@ -42,6 +42,8 @@ try "exercise show 7.4a" "$bin" exercise show 7.4a
 # the bundled corpus: a tiny training run
 try "train on the installed corpus" "$bin" train --steps 2 --layers 1 --channels 16 --heads 2 --batch 2 \
 	--context 16 --eval-every 0
+[ -x "$data/prairielearn/grade.sh" ] && cmp -s "$src/data/prairielearn/grade.sh" "$data/prairielearn/grade.sh" &&
+	ok "the PrairieLearn grader installed, executable" || bad "prairielearn/grade.sh installed" "$data/prairielearn/grade.sh"
 [ -f "$man/man1/mixprec.1" ] && ok "man page installed" || bad "man page installed" "$man/man1/mixprec.1"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,4 +1,4 @@
-/* mixprec lab new (classroom sheets) and mixprec grade (grading submissions). */
+/* mixprec lab new: the classroom sheets, answer templates and key. */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/lab_opts.h"
 #include "teach/class_report.h"
 #include "teach/classroom.h"
 #include "teach/exercise.h"
@@ -16,9 +17,6 @@
 #include "util/csvout.h"
 #include "util/file.h"
 #include "util/strbuf.h"
-
-#define DEFAULT_SET "7.4a,7.4b,7.4c,7.4d,7.4e"
-#define MAX_SUBMISSIONS 4096
 
 static void lab_help(void)
 {
@@ -39,141 +37,7 @@ static void lab_help(void)
 	       "  --exercise-dir DIR  read the exercises from DIR\n"
 	       "  -h, --help          this text\n\n"
 	       "File formats: README.md, section \"Classroom labs\"; examples in data/.\n",
-	       DEFAULT_SET);
-}
-
-static void grade_help(void)
-{
-	printf("Usage: mixprec grade --roster ROSTER.csv SUBMISSION.csv... [--out FILE]\n"
-	       "                    [--summary FILE] [--course-seed S] [--exercises LIST]\n"
-	       "Grades every student of the roster on every exercise of the lab against\n"
-	       "their own variant: a score and feedback per student and exercise, and a\n"
-	       "class summary (success rate, most common wrong answer and most common mistake\n"
-	       "per field: one mistake in every variant, however the numbers differ).\n"
-	       "Malformed rows and unknown students are reported as file:line and the\n"
-	       "rest is still graded on the terminal, but a run with a problem in an\n"
-	       "input writes no file (--out and --summary are left as they were).\n"
-	       "Output cells that a spreadsheet would run as a formula are neutralised;\n"
-	       "files are written atomically.\n\n"
-	       "  --roster FILE       CSV with a student_id column\n"
-	       "  --out FILE          grades CSV (default: standard output)\n"
-	       "  --summary FILE      the class summary as CSV too\n"
-	       "  --course-seed S     the seed the sheets were made with\n"
-	       "  --exercises LIST    exercise ids, comma-separated, or 'all' (default\n"
-	       "                      %s)\n"
-	       "  --exercise-dir DIR  read the exercises from DIR\n"
-	       "  -h, --help          this text\n\n"
-	       "Grades: student_id,name,exercise,score,correct,fields,feedback (and a\n"
-	       "'total' row per student). Exit status: 0 every answer right, 1 some answer\n"
-	       "wrong or missing, 2 bad usage or a problem in an input file, 3 I/O failure.\n",
-	       DEFAULT_SET);
-}
-
-typedef struct {
-	const char *roster, *out, *summary, *seed, *list, *dir;
-	const char *words[MAX_SUBMISSIONS];
-	size_t nwords;
-} lab_opts;
-
-enum { OPT_ROSTER = 256, OPT_OUT, OPT_SUMMARY, OPT_SEED, OPT_LIST, OPT_DIR };
-
-static int parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*help)(void))
-{
-	static const struct option opts[] = {
-		{ "roster", required_argument, NULL, OPT_ROSTER },
-		{ "out", required_argument, NULL, OPT_OUT },
-		{ "summary", required_argument, NULL, OPT_SUMMARY },
-		{ "course-seed", required_argument, NULL, OPT_SEED },
-		{ "exercises", required_argument, NULL, OPT_LIST },
-		{ "exercise-dir", required_argument, NULL, OPT_DIR },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	memset(o, 0, sizeof *o);
-	o->seed = ex_course_seed(NULL);
-	o->list = DEFAULT_SET;
-	cli_args args = { 0 };
-	char *value;
-	int c;
-	while ((c = cli_getopt(&args, argc, argv, opts, &value)) != -1) {
-		switch (c) {
-		case CLI_ARG_VALUE:
-			if (o->nwords == MAX_SUBMISSIONS) {
-				cli_error(cmd, "too many files (at most %d)", MAX_SUBMISSIONS);
-				return CLI_USAGE;
-			}
-			o->words[o->nwords++] = value;
-			break;
-		case OPT_ROSTER: o->roster = optarg; break;
-		case OPT_OUT: o->out = optarg; break;
-		case OPT_SUMMARY: o->summary = optarg; break;
-		case OPT_SEED:
-			if (!cli_parse_course_seed(cmd, optarg, &o->seed))
-				return CLI_USAGE;
-			break;
-		case OPT_LIST: o->list = optarg; break;
-		case OPT_DIR: o->dir = optarg; break;
-		case 'h': help(); return cli_flush_stdout(cmd) ? -1 : CLI_ENV;
-		case ':':
-		default:
-			return cli_option_error(cmd, c, argv, opts);
-		}
-	}
-	if (!o->roster) {
-		cli_error(cmd, "--roster FILE is required");
-		return CLI_USAGE;
-	}
-	return CLI_OK;
-}
-
-static void print_diags(const char *cmd, const ex_diags *d)
-{
-	for (size_t i = 0; i < d->count; i++)
-		fprintf(stderr, "mixprec %s: %s\n", cmd, d->msgs[i]);
-}
-
-/* The exercises of the lab, in LIST order. */
-static int select_exercises(const char *cmd, const ex_set *set, const char *list, const ex_exercise ***out,
-                            size_t *n)
-{
-	*out = calloc(set->count ? set->count : 1, sizeof **out);
-	*n = 0;
-	if (!*out) {
-		cli_error(cmd, "out of memory");
-		return CLI_ENV;
-	}
-	if (!strcmp(list, "all")) {
-		for (size_t i = 0; i < set->count; i++)
-			(*out)[(*n)++] = &set->items[i];
-		return CLI_OK;
-	}
-	char *copy = strdup(list);
-	if (!copy) {
-		cli_error(cmd, "out of memory");
-		return CLI_ENV;
-	}
-	int rc = CLI_OK;
-	for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && rc == CLI_OK; w = strtok_r(NULL, ",", &save)) {
-		const ex_exercise *ex = ex_find(set, w);
-		bool dup = false;
-		for (size_t i = 0; i < *n; i++)
-			dup = dup || (*out)[i] == ex;
-		if (!ex) {
-			cli_error(cmd, "--exercises: no exercise '%s' (see 'mixprec exercise list')", w);
-			rc = CLI_USAGE;
-		} else if (dup) {
-			cli_error(cmd, "--exercises: '%s' is listed twice", w);
-			rc = CLI_USAGE;
-		} else if (*n < set->count) {
-			(*out)[(*n)++] = ex;
-		}
-	}
-	free(copy);
-	if (rc == CLI_OK && *n == 0) {
-		cli_error(cmd, "--exercises: no exercise given");
-		rc = CLI_USAGE;
-	}
-	return rc;
+	       LAB_DEFAULT_SET);
 }
 
 /* ---- lab new ---------------------------------------------------------------- */
@@ -357,10 +221,10 @@ static int lab_new(const lab_opts *o)
 	size_t nex = 0;
 	class_roster roster = { 0 };
 	ex_diags d = { 0 };
-	if ((rc = select_exercises("lab", &set, o->list, &ex, &nex)) != CLI_OK)
+	if ((rc = lab_select_exercises("lab", &set, o->list, &ex, &nex)) != CLI_OK)
 		goto done;
 	mp_status st = class_roster_load(&roster, o->roster, &d);
-	print_diags("lab", &d);
+	lab_print_diags("lab", &d);
 	if (st == MP_ENOMEM || st == MP_EIO) {
 		rc = st == MP_ENOMEM ? CLI_ENV : d.count && access(o->roster, R_OK) == 0 ? CLI_USAGE : CLI_ENV;
 		goto done;
@@ -471,7 +335,7 @@ done:
 int cmd_lab(int argc, char **argv)
 {
 	lab_opts o;
-	int rc = parse("lab", argc, argv, &o, lab_help);
+	int rc = lab_parse("lab", argc, argv, &o, lab_help);
 	if (rc != CLI_OK)
 		return rc < 0 ? CLI_OK : rc;
 	if (o.nwords == 0 || strcmp(o.words[0], "new") != 0) {
@@ -479,8 +343,9 @@ int cmd_lab(int argc, char **argv)
 		          o.nwords ? o.words[0] : "", o.nwords ? "'" : "");
 		return CLI_USAGE;
 	}
-	if (o.summary) {
-		cli_error("lab", "--summary belongs to 'mixprec grade'");
+	if (o.summary || o.format || o.assignment_ids) {
+		cli_error("lab", "%s belongs to 'mixprec grade'",
+		          o.summary ? "--summary" : o.format ? "--format" : "--assignment-ids");
 		return CLI_USAGE;
 	}
 	/* the sheets print the seed in code spans and in a command to copy */
@@ -496,300 +361,4 @@ int cmd_lab(int argc, char **argv)
 	}
 	rc = lab_new(&o);
 	return cli_flush_stdout("lab") ? rc : CLI_ENV;
-}
-
-/* ---- grade ---------------------------------------------------------------------- */
-
-static void grade_row(csvw *w, const class_student *st, const char *exercise, const class_sheet_row *row)
-{
-	csvw_field(w, st->id);
-	csvw_field(w, st->name);
-	csvw_field(w, exercise);
-	csvw_fieldf(w, "%.3f", row->score);
-	csvw_fieldf(w, "%zu", row->correct);
-	csvw_fieldf(w, "%zu", row->fields);
-	csvw_field(w, row->feedback);
-	csvw_end_row(w);
-}
-
-static void write_grades(csvw *w, const class_report *r, const class_grading *g)
-{
-	csvw_header(w, "student_id,name,exercise,score,correct,fields,feedback");
-	for (size_t s = 0; s < r->nstudents; s++) {
-		const class_student *st = &g->roster->students[s];
-		for (size_t e = 0; e < r->nex; e++)
-			grade_row(w, st, g->ex[e]->id, class_report_sheet(r, s, e));
-		grade_row(w, st, "total", &r->total[s]);
-	}
-}
-
-/* text with control characters as '?', cut to fit buf; utf8: a cut inside a
- * UTF-8 sequence drops its leading bytes, and DEL is a control character */
-static void shown_text(char *buf, size_t size, const char *text, bool utf8)
-{
-	snprintf(buf, size, "%s", text);
-	size_t len = strlen(buf);
-	if (utf8 && len == size - 1) {
-		size_t k = len;
-		while (k > 0 && ((unsigned char)buf[k - 1] & 0xc0) == 0x80)
-			k--;
-		if (k > 0 && ((unsigned char)buf[k - 1] & 0xc0) == 0xc0)
-			buf[k - 1] = '\0';
-	}
-	for (char *p = buf; *p; p++)
-		if ((unsigned char)*p < 0x20 || (utf8 && (unsigned char)*p == 0x7f))
-			*p = '?';
-}
-
-/* One field's lines of the class table. */
-static void print_field(FILE *fp, const class_field_row *x, const char *name)
-{
-	char shown[48];
-	shown_text(shown, sizeof shown, x->wrong ? x->wrong : "", false);
-	fprintf(fp, "%-10s %-18s %4zu/%-4zu %7.0f%%  %s", "", name, x->correct, x->students,
-	        class_report_percent(x->correct, x->students), shown);
-	if (x->wrong)
-		fprintf(fp, " (%zu)", x->wrong_count);
-	fputc('\n', fp);
-	if (x->mistake) {
-		char ex_text[300];
-		shown_text(ex_text, sizeof ex_text, x->mistake_example, true);
-		fprintf(fp, "%-10s %-18s %zu made this mistake, e.g. \"%s\"\n", "", "", x->mistake_count, ex_text);
-	}
-}
-
-static void summary_row(csvw *sw, const char *exercise, const char *field, size_t students, size_t correct,
-                        double rate)
-{
-	csvw_field(sw, exercise);
-	csvw_field(sw, field);
-	csvw_fieldf(sw, "%zu", students);
-	csvw_fieldf(sw, "%zu", correct);
-	csvw_fieldf(sw, "%.3f", rate);
-}
-
-/* The class summary: a table on fp, and a CSV when sw is not NULL. */
-static void summarise(FILE *fp, csvw *sw, const class_report *r, const class_grading *g)
-{
-	if (sw)
-		csvw_header(sw, "exercise,field,students,correct,success_rate,common_wrong_answer,common_wrong_count,"
-		                "common_mistake,common_mistake_count");
-	fprintf(fp, "%-10s %-18s %9s %8s  %s\n", "exercise", "field", "correct", "success", "most common wrong answer");
-	for (size_t e = 0; e < r->nex; e++) {
-		const ex_exercise *ex = g->ex[e];
-		const class_exercise_row *x = &r->exercise[e];
-		fprintf(fp, "%-10s %-18s %4zu/%-4zu %7.0f%%\n", ex->id, "(all fields)", x->solved, x->students,
-		        class_report_percent(x->solved, x->students));
-		if (sw) {
-			summary_row(sw, ex->id, "", x->students, x->solved, x->rate);
-			for (int k = 0; k < 4; k++)
-				csvw_field(sw, "");
-			csvw_end_row(sw);
-		}
-		for (size_t i = x->first; i < x->first + x->count; i++) {
-			const class_field_row *fr = &r->fields[i];
-			const char *name = ex->fields[fr->field].name;
-			print_field(fp, fr, name);
-			if (sw) {
-				summary_row(sw, ex->id, name, fr->students, fr->correct, fr->rate);
-				csvw_field(sw, fr->wrong ? fr->wrong : "");
-				csvw_fieldf(sw, "%zu", fr->wrong_count);
-				csvw_field(sw, fr->mistake ? fr->mistake_example : "");
-				csvw_fieldf(sw, "%zu", fr->mistake_count);
-				csvw_end_row(sw);
-			}
-		}
-	}
-}
-
-/* Opens FILE (or stdout for NULL or "-") for an atomic write. */
-static bool open_out(const char *path, file_atomic *a, FILE **fp)
-{
-	char err[4400];
-	if (!path || !strcmp(path, "-")) {
-		*fp = stdout;
-		a->fp = NULL;
-		return true;
-	}
-	if (file_atomic_open(a, path, err, sizeof err) != MP_OK) {
-		cli_error("grade", "%s", err);
-		return false;
-	}
-	*fp = a->fp;
-	return true;
-}
-
-static bool close_out(const char *path, file_atomic *a, bool commit)
-{
-	char err[4400];
-	if (!path || !strcmp(path, "-"))
-		return true;
-	if (!commit) {
-		file_atomic_abort(a);
-		return false;
-	}
-	if (file_atomic_commit(a, err, sizeof err) != MP_OK) {
-		cli_error("grade", "%s", err);
-		return false;
-	}
-	return true;
-}
-
-/* Whether --out and --summary are two different files, neither an input
- * (reported when not). */
-static bool outputs_ok(const lab_opts *o)
-{
-	if (o->summary && !strcmp(o->summary, o->out ? o->out : "-")) {
-		/* both would be renamed onto one path (or mixed on stdout): one table lost */
-		cli_error("grade", "--summary: '%s' is also where the grades go (--out); give another file", o->summary);
-		return false;
-	}
-	for (int k = 0; k < 2; k++)
-		for (size_t i = 0; i <= o->nwords; i++) {
-			const char *out = k ? o->summary : o->out, *in = i < o->nwords ? o->words[i] : o->roster;
-			if (out && strcmp(out, "-") && file_same(out, in)) {
-				/* by device and inode: another name or a link is the same file */
-				cli_error("grade", "%s: '%s' is %s '%s', an input; give another file", k ? "--summary" : "--out",
-				          out, i < o->nwords ? "the submission" : "the roster", in);
-				return false;
-			}
-		}
-	return true;
-}
-
-/* Whether path names a file (not stdout). */
-static bool is_file(const char *path)
-{
-	return path && strcmp(path, "-") != 0;
-}
-
-/* The grades CSV (o->out), the summary CSV (o->summary) and the class
- * table. With keep_files, files named by --out and --summary are left as
- * they were (reported) and only what goes to stdout is written. rc is the
- * status so far; returns it, or CLI_ENV when a write failed. */
-static int write_outputs(const lab_opts *o, const class_report *rep, const class_grading *g, size_t nstudents,
-                         size_t nex, bool keep_files, int rc)
-{
-	const char *out = o->out, *summary = o->summary;
-	if (keep_files) {
-		for (int k = 0; k < 2; k++) {
-			const char *path = k ? summary : out;
-			if (is_file(path))
-				cli_error("grade", "%s: %s not written (the inputs above have problems); an existing file is kept",
-				          k ? "--summary" : "--out", path);
-		}
-		summary = is_file(summary) ? NULL : summary;
-	}
-	bool no_grades = keep_files && is_file(out);
-	file_atomic ga = { 0 }, sa = { 0 };
-	FILE *gfp = NULL, *sfp = NULL;
-	if (!no_grades && !open_out(out, &ga, &gfp))
-		return CLI_ENV;
-	if (summary && !open_out(summary, &sa, &sfp)) {
-		close_out(out, &ga, false);
-		return CLI_ENV;
-	}
-	csvw gw, sw;
-	if (gfp) {
-		csvw_init(&gw, gfp);
-		write_grades(&gw, rep, g);
-	}
-	if (sfp)
-		csvw_init(&sw, sfp);
-	FILE *table = gfp == stdout ? stderr : stdout;
-	fprintf(table, "Graded %zu student%s on %zu exercise%s from %zu file%s; %zu answered everything right.\n",
-	        nstudents, nstudents == 1 ? "" : "s", nex, nex == 1 ? "" : "s", o->nwords, o->nwords == 1 ? "" : "s",
-	        rep->all_right);
-	summarise(table, sfp ? &sw : NULL, rep, g);
-	bool gok = !gfp || csvw_ok(&gw), sok = !sfp || csvw_ok(&sw), ok = gok && sok;
-	/* a file whose own write failed goes through commit, which reports why
-	 * and leaves the old file in place; a good one is dropped silently when
-	 * the other failed */
-	bool closed = !gfp || close_out(out, &ga, !gok || sok);
-	closed = close_out(summary, &sa, !sok || gok) && closed;
-	return !closed || !ok ? CLI_ENV : rc;
-}
-
-int cmd_grade(int argc, char **argv)
-{
-	lab_opts o;
-	int rc = parse("grade", argc, argv, &o, grade_help);
-	if (rc != CLI_OK)
-		return rc < 0 ? CLI_OK : rc;
-	if (o.nwords == 0) {
-		cli_error("grade", "needs at least one SUBMISSION.csv");
-		return CLI_USAGE;
-	}
-	if (!outputs_ok(&o))
-		return CLI_USAGE;
-	ex_set set;
-	if ((rc = cli_load_exercises("grade", o.dir, &set, false)) != CLI_OK)
-		return rc;
-	const ex_exercise **ex = NULL;
-	size_t nex = 0;
-	class_roster roster = { 0 };
-	class_grading g = { 0 };
-	class_report rep = { 0 };
-	ex_diags d = { 0 };
-	bool input_problem = false;
-	if ((rc = select_exercises("grade", &set, o.list, &ex, &nex)) != CLI_OK)
-		goto done;
-	mp_status st = class_roster_load(&roster, o.roster, &d);
-	print_diags("grade", &d);
-	input_problem = d.count > 0;
-	ex_diags_free(&d);
-	if (st == MP_ENOMEM || st == MP_EIO) {
-		rc = st == MP_ENOMEM || access(o.roster, R_OK) != 0 ? CLI_ENV : CLI_USAGE;
-		goto done;
-	}
-	if (class_grading_init(&g, ex, nex, &roster, o.seed) != MP_OK) {
-		cli_error("grade", "out of memory");
-		rc = CLI_ENV;
-		goto done;
-	}
-	for (size_t i = 0; i < o.nwords; i++) {
-		st = class_grading_add(&g, o.words[i], &d);
-		print_diags("grade", &d);
-		input_problem = input_problem || d.count > 0;
-		ex_diags_free(&d);
-		if (st == MP_ENOMEM) {
-			cli_error("grade", "out of memory");
-			rc = CLI_ENV;
-			goto done;
-		}
-		if (st == MP_EIO && access(o.words[i], R_OK) != 0)
-			rc = CLI_ENV;   /* an unreadable file: reported, the others still graded */
-	}
-	char err[512];
-	st = class_grade(&g, err, sizeof err);
-	if (st == MP_ENOMEM) {
-		cli_error("grade", "out of memory");
-		rc = CLI_ENV;
-		goto done;
-	}
-	if (st != MP_OK) {
-		/* reported; those fields say why, and everything else is graded */
-		cli_error("grade", "%s", err);
-		input_problem = true;
-	}
-	if (class_report_build(&rep, &g) != MP_OK) {
-		cli_error("grade", "out of memory");
-		rc = CLI_ENV;
-		goto done;
-	}
-	/* a run with a problem in its inputs keeps every file as it was: the
-	 * class table still shows what could be graded, on the terminal */
-	bool keep_files = rc != CLI_OK || input_problem;
-	rc = write_outputs(&o, &rep, &g, roster.count, nex, keep_files, rc);
-	if (rc == CLI_OK)
-		rc = input_problem ? CLI_USAGE : rep.all_right < roster.count ? CLI_WRONG : CLI_OK;
-done:
-	class_report_free(&rep);
-	class_grading_free(&g);
-	class_roster_free(&roster);
-	free(ex);
-	ex_set_free(&set);
-	if (!cli_flush_stdout("grade"))
-		return CLI_ENV;
-	return rc;
 }

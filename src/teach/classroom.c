@@ -76,10 +76,20 @@ typedef struct {
 	class_roster *r;
 	ex_diags *diags;
 	const char *path;
-	int col_id, col_name;
+	int col_id, col_name, col_extra[5];
 	bool header;
 	mp_status st;
 } roster_state;
+
+/* The optional identity fields of s, in the order of the roster's column names. */
+static void student_extra(class_student *s, char **out[5])
+{
+	out[0] = &s->email;
+	out[1] = &s->canvas_id;
+	out[2] = &s->sis_user_id;
+	out[3] = &s->sis_login_id;
+	out[4] = &s->section;
+}
 
 static int roster_row(void *ud, const csvr_row *row)
 {
@@ -87,9 +97,20 @@ static int roster_row(void *ud, const csvr_row *row)
 	if (!rs->header) {
 		static const char *const id_names[] = { "student_id", "id", "student", NULL };
 		static const char *const name_names[] = { "name", "student_name", NULL };
+		/* in the order of student_extra(); Canvas's and Moodle's own
+		 * spellings too, so that their exports read as they are */
+		static const char *const extra_names[5][5] = {
+			{ "email", "email address", "e-mail", NULL },
+			{ "canvas_id", "canvas id", NULL },
+			{ "sis_user_id", "sis user id", "sis_id", NULL },
+			{ "sis_login_id", "sis login id", NULL },
+			{ "section", NULL },
+		};
 		rs->header = true;
 		rs->col_id = column(row, id_names);
 		rs->col_name = column(row, name_names);
+		for (int k = 0; k < 5; k++)
+			rs->col_extra[k] = column(row, extra_names[k]);
 		if (rs->col_id < 0) {
 			rs->st = diag(rs->diags, "%s:%ld: the header has no student_id column", rs->path, row->line);
 			if (rs->st == MP_OK)
@@ -132,6 +153,16 @@ static int roster_row(void *ud, const csvr_row *row)
 	/* it goes into sheets and the grades CSV: valid UTF-8, controls as blanks */
 	text_sanitize(s->name);
 	rs->r->count++;
+	char **extra[5];
+	student_extra(s, extra);
+	for (int k = 0; k < 5; k++) {
+		int c = rs->col_extra[k];
+		if (!(*extra[k] = strdup(c >= 0 && (size_t)c < row->count ? text_trim(row->fields[c]) : ""))) {
+			rs->st = MP_ENOMEM;
+			return 1;
+		}
+		text_sanitize(*extra[k]);
+	}
 	return 0;
 }
 
@@ -194,8 +225,13 @@ mp_status class_roster_load(class_roster *r, const char *path, ex_diags *diags)
 
 void class_roster_free(class_roster *r)
 {
-	for (size_t i = 0; i < r->count; i++)
+	for (size_t i = 0; i < r->count; i++) {
 		free(r->students[i].name);
+		char **extra[5];
+		student_extra(&r->students[i], extra);
+		for (int k = 0; k < 5; k++)
+			free(*extra[k]);
+	}
 	free(r->students);
 	memset(r, 0, sizeof *r);
 }

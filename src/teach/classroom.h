@@ -16,6 +16,10 @@
 typedef struct {
 	char id[CLASS_ID_MAX + 1];
 	char *name;              /* may be empty */
+	/* the identities a gradebook export keys its rows by, from the optional
+	 * roster columns email, canvas_id, sis_user_id, sis_login_id and
+	 * section (each may be empty; valid UTF-8, controls as blanks) */
+	char *email, *canvas_id, *sis_user_id, *sis_login_id, *section;
 	long line;
 } class_student;
 
@@ -24,8 +28,11 @@ typedef struct {
 	size_t count;
 } class_roster;
 
-/* Reads a roster CSV: a header with a student_id (or id) column and an
- * optional name column; other columns are ignored. Bad rows (an empty or
+/* Reads a roster CSV: a header with a student_id (or id) column and the
+ * optional columns name, email, canvas_id, sis_user_id, sis_login_id and
+ * section (class_student's; names case-insensitive, and Canvas's and Moodle's
+ * spellings "SIS User ID", "Email address" and the like);
+ * other columns are ignored. Bad rows (an empty or
  * unsafe id, a duplicate) go to diags as file:line and are skipped. MP_EIO
  * (message in diags) when the file cannot be read or has no student_id
  * column; MP_EPARSE when the CSV itself is malformed (the rows before the
