@@ -366,8 +366,13 @@ static bool grade_csv(class_grading *g, const char *root, const char *path, prob
 	for (size_t i = 0; i < d.count; i++)
 		problem(p, "%s", shown_msg(d.msgs[i], dir));
 	bool ok = d.count == 0 && *st == MP_OK;
+	if (!ok && d.count == 0 && *st != MP_ENOMEM)
+		problem(p, "%s: cannot be read as CSV", shown_msg(path, dir));
 	ex_diags_free(&d);
-	if (*st == MP_ENOMEM || !ok)
+	if (*st == MP_ENOMEM)
+		return false;
+	*st = MP_OK;
+	if (!ok)
 		return false;
 	*st = class_grade(g, err, sizeof err);
 	if (*st == MP_ENOMEM)
