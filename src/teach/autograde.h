@@ -5,9 +5,11 @@
  * (gradescope-autograders.readthedocs.io, en/latest/specs/: the file
  * hierarchy under /autograder and results.json's fields) and its
  * "Submission Metadata" page (en/latest/submission_metadata/:
- * submission_metadata.json and its users[] with email and, where the course
- * has them, sid). tests/gradescope-results.schema.json writes the result's
- * shape down as a JSON schema with the source of every field.
+ * submission_metadata.json and its users[], each with email, id and name in
+ * the page's example). The student id is users[0].sid when the file has one
+ * (the student ID a course can give its students; the page's example does not
+ * show it), else users[0].email. tests/gradescope-results.schema.json writes
+ * the result's shape down as a JSON schema with the source of every field.
  *
  * Every path is under one root folder (Gradescope's /autograder):
  *   ROOT/source/lab.json             the lab's configuration (ag_config)
