@@ -36,6 +36,7 @@ roster=$S/data/roster-example.csv
 case $MIXPREC in /*) prog=$MIXPREC ;; *) prog=$(pwd)/$MIXPREC ;; esac
 mkdir "$tmp/bin" && ln -s "$prog" "$tmp/bin/mixprec"
 # any gzip file passes as --source here; tests/autograder-setup.sh builds a real one
+# with the setup.sh written here
 printf 'not a real tarball\n' | gzip >"$tmp/src.tar.gz"
 
 # ---------------------------------------------------------------------------
