@@ -50,6 +50,9 @@ int cmd_budget(int argc, char **argv);
 int cmd_exercise(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
+/* lab autograder and lab autograde (cli/cmd_autograder.c); argv[0] is the action. */
+int cmd_lab_autograder(int argc, char **argv);
+int cmd_lab_autograde(int argc, char **argv);
 int cmd_grade(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_tui(int argc, char **argv);

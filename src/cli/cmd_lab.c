@@ -36,7 +36,8 @@ static void lab_help(void)
 	       "                      %s)\n"
 	       "  --exercise-dir DIR  read the exercises from DIR\n"
 	       "  -h, --help          this text\n\n"
-	       "File formats: README.md, section \"Classroom labs\"; examples in data/.\n",
+	       "File formats: README.md, section \"Classroom labs\"; examples in data/.\n"
+	       "A Gradescope autograder for the lab: mixprec lab autograder --help.\n",
 	       LAB_DEFAULT_SET);
 }
 
@@ -334,12 +335,16 @@ done:
 
 int cmd_lab(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "autograder"))
+		return cmd_lab_autograder(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "autograde"))
+		return cmd_lab_autograde(argc - 1, argv + 1);
 	lab_opts o;
 	int rc = lab_parse("lab", argc, argv, &o, lab_help);
 	if (rc != CLI_OK)
 		return rc < 0 ? CLI_OK : rc;
 	if (o.nwords == 0 || strcmp(o.words[0], "new") != 0) {
-		cli_error("lab", "%s%s%s (known: new)", o.nwords ? "unknown action '" : "needs an action",
+		cli_error("lab", "%s%s%s (known: new, autograder, autograde)", o.nwords ? "unknown action '" : "needs an action",
 		          o.nwords ? o.words[0] : "", o.nwords ? "'" : "");
 		return CLI_USAGE;
 	}
