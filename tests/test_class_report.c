@@ -258,6 +258,49 @@ START_TEST(per_field_rows)
 }
 END_TEST
 
+/* b and c left out the accumulator in 7.4c's bytes_per_param: that tag
+ * with 2 students of 4 comes first (no other field has two students with
+ * one tag: a and d answer differently, and c's other answers are unlike
+ * b's). Every other row is checked against a count made here from the
+ * grading's tags, student by student. */
+START_TEST(misconception_rows)
+{
+	static const char *const ids[] = { "7.4a", "7.4c", "7.4f" };
+	graded t;
+	grade(&t, ids, 3);
+	ck_assert_uint_ge(t.r.nmisconceptions, 1);
+	const class_misconception_row *top = &t.r.misconceptions[0];
+	ck_assert_uint_eq(top->exercise, 1);
+	ck_assert_str_eq(t.ex[1]->fields[top->field].name, "bytes_per_param");
+	ck_assert_uint_eq(top->students, 2);
+	ck_assert_double_eq(top->share, 0.5);
+	ck_assert_ptr_eq(top->tag, t.g.mistake[class_slot(&t.g, 1, 1, top->field)]);
+	ck_assert_ptr_eq(top->tag, t.g.mistake[class_slot(&t.g, 2, 1, top->field)]);
+	ck_assert_msg(strstr(top->tag, "accumulator"), "%s", top->tag);
+	size_t tagged = 0, listed = 0;
+	for (size_t s = 0; s < 4; s++)
+		for (size_t e = 0; e < 3; e++)
+			for (size_t f = 0; f < t.ex[e]->nfields; f++)
+				tagged += t.g.mistake[class_slot(&t.g, s, e, f)] != NULL;
+	for (size_t i = 0; i < t.r.nmisconceptions; i++) {
+		const class_misconception_row *m = &t.r.misconceptions[i];
+		size_t n = 0;
+		for (size_t s = 0; s < 4; s++)
+			n += t.g.mistake[class_slot(&t.g, s, m->exercise, m->field)] == m->tag;
+		ck_assert_uint_eq(m->students, n);
+		ck_assert_double_eq_tol(m->share, (double)n / 4.0, 1e-15);
+		listed += n;
+		if (i > 0)
+			ck_assert_uint_ge(t.r.misconceptions[i - 1].students, m->students);
+		for (size_t j = 0; j < i; j++)   /* one row per tag and field */
+			ck_assert(t.r.misconceptions[j].tag != m->tag || t.r.misconceptions[j].exercise != m->exercise ||
+			          t.r.misconceptions[j].field != m->field);
+	}
+	ck_assert_uint_eq(listed, tagged);
+	ungrade(&t);
+}
+END_TEST
+
 START_TEST(percent_as_shown)
 {
 	ck_assert_double_eq(class_report_percent(0, 0), 0.0);
@@ -275,6 +318,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, per_student_rows);
 	tcase_add_test(tc, per_field_rows);
+	tcase_add_test(tc, misconception_rows);
 	tcase_add_test(tc, percent_as_shown);
 	suite_add_tcase(s, tc);
 	return s;

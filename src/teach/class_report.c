@@ -117,6 +117,55 @@ static size_t solved(const class_grading *g, size_t e)
 	return n;
 }
 
+/* ---- misconceptions --------------------------------------------------------- */
+
+static int by_count(const void *a, const void *b)
+{
+	const class_misconception_row *x = a, *y = b;
+	if (x->students != y->students)
+		return x->students > y->students ? -1 : 1;
+	if (x->exercise != y->exercise)
+		return x->exercise < y->exercise ? -1 : 1;
+	if (x->field != y->field)
+		return x->field < y->field ? -1 : 1;
+	return strcmp(x->tag, y->tag);
+}
+
+/* Every tag of every field over the class, counted (grouped by the tag's
+ * pointer, as most_common_mistake does); false on ENOMEM. */
+static bool misconceptions(class_report *r, const class_grading *g)
+{
+	size_t ns = g->roster->count, cap = 0, n = 0;
+	for (size_t e = 0; e < g->nex; e++)
+		for (size_t f = 0; f < g->ex[e]->nfields; f++)
+			for (size_t s = 0; s < ns; s++)
+				cap += g->mistake[class_slot(g, s, e, f)] != NULL;
+	class_misconception_row *m = calloc(cap ? cap : 1, sizeof *m);
+	if (!m)
+		return false;
+	for (size_t e = 0; e < g->nex; e++)
+		for (size_t f = 0; f < g->ex[e]->nfields; f++) {
+			size_t start = n;
+			for (size_t s = 0; s < ns; s++) {
+				const char *tag = g->mistake[class_slot(g, s, e, f)];
+				if (tag == NULL)
+					continue;
+				size_t j = start;
+				while (j < n && m[j].tag != tag)
+					j++;
+				if (j == n)
+					m[n++] = (class_misconception_row){ .tag = tag, .exercise = e, .field = f };
+				m[j].students++;
+			}
+		}
+	for (size_t j = 0; j < n; j++)
+		m[j].share = ratio(m[j].students, ns);
+	qsort(m, n, sizeof *m, by_count);
+	r->misconceptions = m;
+	r->nmisconceptions = n;
+	return true;
+}
+
 /* ---- the report ------------------------------------------------------------- */
 
 mp_status class_report_build(class_report *r, const class_grading *g)
@@ -157,6 +206,8 @@ mp_status class_report_build(class_report *r, const class_grading *g)
 		for (size_t f = 0; f < x->count; f++)
 			field_row(&r->fields[r->nfields++], g, e, f);
 	}
+	if (!misconceptions(r, g))
+		goto oom;
 	return MP_OK;
 oom:
 	class_report_free(r);
@@ -175,5 +226,6 @@ void class_report_free(class_report *r)
 	free(r->total);
 	free(r->exercise);
 	free(r->fields);
+	free(r->misconceptions);
 	memset(r, 0, sizeof *r);
 }

@@ -43,6 +43,15 @@ typedef struct {
 	size_t count;
 } class_exercise_row;
 
+/* One misconception (a mistake's tag) in one field of one exercise: how
+ * many of the class's wrong answers showed it. */
+typedef struct {
+	const char *tag;     /* the mistake's tag, the same in every variant (static storage) */
+	size_t exercise, field;
+	size_t students;     /* students whose answer showed it */
+	double share;        /* students / the roster's students; 0 when none */
+} class_misconception_row;
+
 typedef struct {
 	size_t nstudents, nex;
 	class_sheet_row *sheet;        /* [s * nex + e] */
@@ -51,6 +60,10 @@ typedef struct {
 	class_exercise_row *exercise;  /* [e] */
 	class_field_row *fields;       /* every field of every exercise, in order */
 	size_t nfields;
+	class_misconception_row *misconceptions;   /* every tag shown in every field, most
+	                                              students first; then by exercise, field
+	                                              and tag */
+	size_t nmisconceptions;
 } class_report;
 
 /* Builds the report of g, which class_grade has graded. The report borrows
