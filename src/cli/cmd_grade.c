@@ -15,16 +15,20 @@
 static void grade_help(void)
 {
 	printf("Usage: mixprec grade --roster ROSTER.csv SUBMISSION.csv... [--out FILE]\n"
-	       "                    [--summary FILE] [--course-seed S] [--exercises LIST]\n"
+	       "                    [--summary FILE] [--misconceptions FILE]\n"
+	       "                    [--course-seed S] [--exercises LIST]\n"
 	       "                    [--format csv|canvas|moodle|prairielearn]\n"
 	       "                    [--assignment-ids EX=ID,...]\n"
 	       "Grades every student of the roster on every exercise of the lab against\n"
 	       "their own variant: a score and feedback per student and exercise, and a\n"
 	       "class summary (success rate, most common wrong answer and most common mistake\n"
-	       "per field: one mistake in every variant, however the numbers differ).\n"
+	       "per field: one mistake in every variant, however the numbers differ), and\n"
+	       "every misconception the wrong answers showed, counted over the class, most\n"
+	       "common first.\n"
 	       "Malformed rows and unknown students are reported as file:line and the\n"
 	       "rest is still graded on the terminal, but a run with a problem in an\n"
-	       "input writes no file (--out and --summary are left as they were).\n"
+	       "input writes no file (--out, --summary and --misconceptions are left as\n"
+	       "they were).\n"
 	       "Output cells that a spreadsheet would run as a formula are neutralised;\n"
 	       "files are written atomically.\n\n"
 	       "  --roster FILE       CSV with a student_id column (and optionally name, email,\n"
@@ -43,6 +47,10 @@ static void grade_help(void)
 	       "                      exercise (its column becomes 'TITLE (ID)'); an exercise\n"
 	       "                      without one makes Canvas create a new assignment\n"
 	       "  --summary FILE      the class summary as CSV too\n"
+	       "  --misconceptions FILE  the misconceptions as CSV too: misconception,\n"
+	       "                      exercise,field,students,share (of the roster), most\n"
+	       "                      students first; 'mixprec plot FILE' draws a bar per\n"
+	       "                      misconception (--svg/--png for an image)\n"
 	       "  --course-seed S     the seed the sheets were made with\n"
 	       "  --exercises LIST    exercise ids, comma-separated, or 'all' (default\n"
 	       "                      %s)\n"
@@ -175,6 +183,32 @@ static void summarise(FILE *fp, csvw *sw, const class_report *r, const class_gra
 	}
 }
 
+/* The misconceptions: a table on fp, and a CSV when mw is not NULL. */
+static void misconceptions(FILE *fp, csvw *mw, const class_report *r, const class_grading *g)
+{
+	if (mw)
+		csvw_header(mw, "misconception,exercise,field,students,share");
+	fprintf(fp, "\nMisconceptions, most common first (%zu):\n", r->nmisconceptions);
+	if (r->nmisconceptions)
+		fprintf(fp, "%8s %6s  %-10s %-18s %s\n", "students", "share", "exercise", "field", "misconception");
+	for (size_t i = 0; i < r->nmisconceptions; i++) {
+		const class_misconception_row *m = &r->misconceptions[i];
+		const ex_exercise *ex = g->ex[m->exercise];
+		const char *field = ex->fields[m->field].name;
+		char tag[300];
+		shown_text(tag, sizeof tag, m->tag, true);
+		fprintf(fp, "%8zu %5.0f%%  %-10s %-18s %s\n", m->students, 100.0 * m->share, ex->id, field, tag);
+		if (mw) {
+			csvw_field(mw, m->tag);
+			csvw_field(mw, ex->id);
+			csvw_field(mw, field);
+			csvw_fieldf(mw, "%zu", m->students);
+			csvw_fieldf(mw, "%.3f", m->share);
+			csvw_end_row(mw);
+		}
+	}
+}
+
 /* Opens FILE (or stdout for NULL or "-") for an atomic write. */
 static bool open_out(const char *path, file_atomic *a, FILE **fp)
 {
@@ -208,22 +242,26 @@ static bool close_out(const char *path, file_atomic *a, bool commit)
 	return true;
 }
 
-/* Whether --out and --summary are two different files, neither an input
- * (reported when not). */
+/* Whether --out, --summary and --misconceptions are different files, none
+ * an input (reported when not). */
 static bool outputs_ok(const lab_opts *o)
 {
-	if (o->summary && !strcmp(o->summary, o->out ? o->out : "-")) {
-		/* both would be renamed onto one path (or mixed on stdout): one table lost */
-		cli_error("grade", "--summary: '%s' is also where the grades go (--out); give another file", o->summary);
-		return false;
-	}
-	for (int k = 0; k < 2; k++)
+	const char *path[3] = { o->out ? o->out : "-", o->summary, o->misconceptions };
+	static const char *const opt[3] = { "--out", "--summary", "--misconceptions" };
+	for (int k = 1; k < 3; k++)
+		for (int j = 0; j < k; j++)
+			if (path[k] && path[j] && !strcmp(path[k], path[j])) {
+				/* both would be renamed onto one path (or mixed on stdout): one table lost */
+				cli_error("grade", "%s: '%s' is also where %s goes; give another file", opt[k], path[k], opt[j]);
+				return false;
+			}
+	for (int k = 0; k < 3; k++)
 		for (size_t i = 0; i <= o->nwords; i++) {
-			const char *out = k ? o->summary : o->out, *in = i < o->nwords ? o->words[i] : o->roster;
+			const char *out = path[k], *in = i < o->nwords ? o->words[i] : o->roster;
 			if (out && strcmp(out, "-") && file_same(out, in)) {
 				/* by device and inode: another name or a link is the same file */
-				cli_error("grade", "%s: '%s' is %s '%s', an input; give another file", k ? "--summary" : "--out",
-				          out, i < o->nwords ? "the submission" : "the roster", in);
+				cli_error("grade", "%s: '%s' is %s '%s', an input; give another file", opt[k], out,
+				          i < o->nwords ? "the submission" : "the roster", in);
 				return false;
 			}
 		}
@@ -236,54 +274,62 @@ static bool is_file(const char *path)
 	return path && strcmp(path, "-") != 0;
 }
 
-/* The grades CSV (o->out), the summary CSV (o->summary) and the class
- * table. With keep_files, files named by --out and --summary are left as
- * they were (reported) and only what goes to stdout is written. rc is the
- * status so far; returns it, or CLI_ENV when a write failed. */
+/* The grades CSV (o->out), the summary CSV (o->summary), the
+ * misconceptions CSV (o->misconceptions) and the class tables. With
+ * keep_files, files named by those options are left as they were
+ * (reported) and only what goes to stdout is written. rc is the status so
+ * far; returns it, or CLI_ENV when a write failed. */
 static int write_outputs(const lab_opts *o, grade_format fmt, const char *const *ids, const class_report *rep,
                          const class_grading *g, size_t nstudents, size_t nex, bool keep_files, int rc)
 {
-	const char *out = o->out, *summary = o->summary;
-	if (keep_files) {
-		for (int k = 0; k < 2; k++) {
-			const char *path = k ? summary : out;
-			if (is_file(path))
+	static const char *const opt[3] = { "--out", "--summary", "--misconceptions" };
+	const char *path[3] = { o->out, o->summary, o->misconceptions };
+	if (keep_files)
+		for (int k = 0; k < 3; k++)
+			if (is_file(path[k])) {
 				cli_error("grade", "%s: %s not written (the inputs above have problems); an existing file is kept",
-				          k ? "--summary" : "--out", path);
+				          opt[k], path[k]);
+				if (k > 0)
+					path[k] = NULL;
+			}
+	bool no_grades = (keep_files && is_file(path[0])) || fmt == GRADE_PRAIRIELEARN;
+	file_atomic fa[3] = { { 0 } };
+	FILE *fp[3] = { NULL };
+	csvw w[3];
+	for (int k = 0; k < 3; k++) {
+		if ((k == 0 && no_grades) || (k > 0 && !path[k]))
+			continue;
+		if (!open_out(path[k], &fa[k], &fp[k])) {
+			for (int j = 0; j < k; j++)
+				if (fp[j])
+					close_out(path[j], &fa[j], false);
+			return CLI_ENV;
 		}
-		summary = is_file(summary) ? NULL : summary;
+		csvw_init(&w[k], fp[k]);
 	}
-	bool no_grades = (keep_files && is_file(out)) || fmt == GRADE_PRAIRIELEARN;
-	file_atomic ga = { 0 }, sa = { 0 };
-	FILE *gfp = NULL, *sfp = NULL;
-	if (!no_grades && !open_out(out, &ga, &gfp))
-		return CLI_ENV;
-	if (summary && !open_out(summary, &sa, &sfp)) {
-		close_out(out, &ga, false);
-		return CLI_ENV;
-	}
-	csvw gw, sw;
-	if (gfp) {
-		csvw_init(&gw, gfp);
+	if (fp[0]) {
 		if (fmt == GRADE_CSV)
-			write_grades(&gw, rep, g);
+			write_grades(&w[0], rep, g);
 		else
-			grade_export_csv(fmt, &gw, rep, g, ids);
+			grade_export_csv(fmt, &w[0], rep, g, ids);
 	}
-	if (sfp)
-		csvw_init(&sw, sfp);
-	FILE *table = gfp == stdout ? stderr : stdout;
+	FILE *table = fp[0] == stdout ? stderr : stdout;
 	fprintf(table, "Graded %zu student%s on %zu exercise%s from %zu file%s; %zu answered everything right.\n",
 	        nstudents, nstudents == 1 ? "" : "s", nex, nex == 1 ? "" : "s", o->nwords, o->nwords == 1 ? "" : "s",
 	        rep->all_right);
-	summarise(table, sfp ? &sw : NULL, rep, g);
-	bool gok = !gfp || csvw_ok(&gw), sok = !sfp || csvw_ok(&sw), ok = gok && sok;
+	summarise(table, fp[1] ? &w[1] : NULL, rep, g);
+	misconceptions(table, fp[2] ? &w[2] : NULL, rep, g);
+	bool good[3], ok = true;
+	for (int k = 0; k < 3; k++)
+		ok = (good[k] = !fp[k] || csvw_ok(&w[k])) && ok;
 	/* a file whose own write failed goes through commit, which reports why
 	 * and leaves the old file in place; a good one is dropped silently when
-	 * the other failed */
-	bool closed = !gfp || close_out(out, &ga, !gok || sok);
-	closed = close_out(summary, &sa, !sok || gok) && closed;
-	if (closed && ok && fmt == GRADE_PRAIRIELEARN && !keep_files && grade_export_prairielearn(out, rep, g) != CLI_OK)
+	 * another failed */
+	bool closed = true;
+	for (int k = 0; k < 3; k++)
+		if (fp[k])
+			closed = close_out(path[k], &fa[k], !good[k] || ok) && closed;
+	if (closed && ok && fmt == GRADE_PRAIRIELEARN && !keep_files && grade_export_prairielearn(o->out, rep, g) != CLI_OK)
 		return CLI_ENV;
 	return !closed || !ok ? CLI_ENV : rc;
 }

@@ -26,6 +26,8 @@ static void plot_help(void)
 	       "  gradhist --csv       columns at log2_lo, height share (log), one colour per\n"
 	       "                       fp16_at_scale class\n"
 	       "  budget --csv         a bar per component of bytes; the total in the title\n"
+	       "  grade --misconceptions  a bar per misconception of students, summed over\n"
+	       "                       the fields where it was made\n"
 	       "A column whose first value is not a number as --x makes a bar chart.\n\n"
 	       "  --x COL         the x column (default: as above, else the first column)\n"
 	       "  --y COL,...     the y columns (required for other CSVs)\n"

@@ -8,7 +8,7 @@
 
 #include "cli/cli.h"
 
-enum { OPT_ROSTER = 256, OPT_OUT, OPT_SUMMARY, OPT_SEED, OPT_LIST, OPT_DIR, OPT_FORMAT, OPT_IDS };
+enum { OPT_ROSTER = 256, OPT_OUT, OPT_SUMMARY, OPT_SEED, OPT_LIST, OPT_DIR, OPT_FORMAT, OPT_IDS, OPT_MISC };
 
 int lab_parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*help)(void))
 {
@@ -16,6 +16,7 @@ int lab_parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*help)(
 		{ "roster", required_argument, NULL, OPT_ROSTER },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "summary", required_argument, NULL, OPT_SUMMARY },
+		{ "misconceptions", required_argument, NULL, OPT_MISC },
 		{ "course-seed", required_argument, NULL, OPT_SEED },
 		{ "exercises", required_argument, NULL, OPT_LIST },
 		{ "exercise-dir", required_argument, NULL, OPT_DIR },
@@ -42,6 +43,7 @@ int lab_parse(const char *cmd, int argc, char **argv, lab_opts *o, void (*help)(
 		case OPT_ROSTER: o->roster = optarg; break;
 		case OPT_OUT: o->out = optarg; break;
 		case OPT_SUMMARY: o->summary = optarg; break;
+		case OPT_MISC: o->misconceptions = optarg; break;
 		case OPT_SEED:
 			if (!cli_parse_course_seed(cmd, optarg, &o->seed))
 				return CLI_USAGE;

@@ -14,6 +14,7 @@
 typedef struct {
 	const char *roster, *out, *summary, *seed, *list, *dir, *format;
 	const char *assignment_ids;   /* grade --assignment-ids EX=ID,... (Canvas) */
+	const char *misconceptions;   /* grade --misconceptions FILE */
 	const char *words[LAB_MAX_SUBMISSIONS];
 	size_t nwords;
 } lab_opts;

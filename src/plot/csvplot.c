@@ -126,6 +126,9 @@ static csvplot_schema recognise(const reader *r)
 	static const char *const train[] = { "step", "policy", "loss", NULL };
 	static const char *const grad[] = { "log2_lo", "log2_hi", "share", "fp16_at_scale", NULL };
 	static const char *const budget[] = { "component", "bytes", NULL };
+	static const char *const misc[] = { "misconception", "exercise", "field", "students", NULL };
+	if (has_cols(r, misc))
+		return CSVPLOT_MISCONCEPTIONS;
 	if (has_cols(r, sweep))
 		return CSVPLOT_SWEEP;
 	if (has_cols(r, drift))
@@ -156,6 +159,7 @@ static void take_header(reader *r)
 		r->draw_columns = true;
 		break;
 	case CSVPLOT_BUDGET: dx = "component"; dy = "bytes"; r->bars = true; break;
+	case CSVPLOT_MISCONCEPTIONS: dx = "misconception"; dy = "students"; r->bars = true; break;
 	case CSVPLOT_UNKNOWN: break;
 	}
 	const char *xname = o->x ? o->x : dx ? dx : r->header[0];
@@ -364,6 +368,8 @@ static void data_record(reader *r)
 				return;
 			for (size_t i = p->series[k].n; i < (size_t)cat; i++)
 				p->ys[k][i] = NAN;
+			if (p->schema == CSVPLOT_MISCONCEPTIONS && (size_t)cat < p->series[k].n && !isnan(p->ys[k][cat]))
+				y += p->ys[k][cat];   /* one bar per misconception: its fields' students summed */
 			p->ys[k][cat] = y;
 			if ((size_t)cat + 1 > p->series[k].n)
 				p->series[k].n = (size_t)cat + 1;

@@ -1,6 +1,6 @@
 /* Figures from CSV files: the columns to plot are chosen by name, with
  * defaults recognised from the headers mixprec writes (drift, drift --sweep,
- * train, gradhist, budget). Read with libcsv as a stream, so a file of any
+ * train, gradhist, budget, grade --misconceptions). Read with libcsv as a stream, so a file of any
  * size costs memory only for the plotted values. */
 #ifndef MIXPREC_PLOT_CSVPLOT_H
 #define MIXPREC_PLOT_CSVPLOT_H
@@ -27,6 +27,7 @@ typedef enum {
 	CSVPLOT_TRAIN,       /* step,policy,loss,... */
 	CSVPLOT_GRADHIST,    /* log2_lo,log2_hi,count,share,fp16_at_scale */
 	CSVPLOT_BUDGET,      /* component,bytes_per_param,bytes,gb,gib */
+	CSVPLOT_MISCONCEPTIONS, /* misconception,exercise,field,students,share */
 } csvplot_schema;
 
 typedef struct {
@@ -48,7 +49,9 @@ typedef struct {
  * p, choosing the columns by o (NULL: all defaults). A data record whose x
  * cell is not a number makes a bar chart (categories = the x values, the
  * last value of each category wins); so does a budget CSV, whose "total"
- * row is left out of the bars and named in the title.
+ * row is left out of the bars and named in the title, and a grade
+ * --misconceptions CSV, whose rows of one misconception (in several fields)
+ * add up to one bar.
  *
  * An empty cell in a plotted column leaves that point out (train CSVs have
  * val_loss only on evaluation steps); any other cell that is not a number
