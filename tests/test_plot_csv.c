@@ -119,6 +119,20 @@ START_TEST(csv_other_schemas)
 	ck_assert(isnan(p.fig.series[1].y[0]) && p.fig.series[1].y[1] == 2);
 	csvplot_free(&p);
 
+	/* grade --misconceptions: a bar per misconception of students; x's rows
+	 * in two fields add up, 2 + 3 = 5, and y keeps its 4 */
+	const char *misc = "misconception,exercise,field,students,share\n"
+	                   "x,7.4c,f1,2,0.2\ny,7.4c,f1,4,0.4\nx,7.4e,f2,3,0.3\n";
+	ck_assert_int_eq(read_csv(&p, misc, NULL, err, sizeof err), MP_OK);
+	ck_assert_int_eq(p.schema, CSVPLOT_MISCONCEPTIONS);
+	ck_assert_int_eq(p.fig.kind, PLOT_BARS);
+	ck_assert_uint_eq(p.fig.ncategories, 2);
+	ck_assert_str_eq(p.fig.categories[0], "x");
+	ck_assert_str_eq(p.fig.categories[1], "y");
+	ck_assert_uint_eq(p.fig.nseries, 1);
+	ck_assert(p.fig.series[0].y[0] == 5 && p.fig.series[0].y[1] == 4);
+	csvplot_free(&p);
+
 	/* sweep: log x */
 	const char *sweep = "x0,variant,start,drift,retained,unchanged_frac\n1,fp32,1,5,1,0\n1000,fp32,1000,5,1,0\n";
 	ck_assert_int_eq(read_csv(&p, sweep, NULL, err, sizeof err), MP_OK);
