@@ -63,33 +63,54 @@ static const char *option_of(const char *err)
 	return NULL;
 }
 
+/* The run state of the open checkpoint m (read from path) into rs: a
+ * tensor count a run can have and a recorded state. CLI_OK, or the exit
+ * status after reporting (rs then freed). */
+static int state_of(const ckpt_model *m, const char *path, run_state *rs)
+{
+	run_state_init(rs);
+	if (m->file.n > CKPT_STATE_MAX_TENSORS) {
+		cli_error("train", "--resume: %s holds %zu tensors, more than the %d a run can have", path, m->file.n,
+		          CKPT_STATE_MAX_TENSORS);
+		return CLI_USAGE;
+	}
+	if (ckpt_state_read(m, rs) != MP_OK) {
+		cli_error("train", "--resume: out of memory");
+		run_state_free(rs);
+		return CLI_ENV;
+	}
+	if (!run_state_meta(rs, "state.format")) {
+		cli_error("train", "--resume: %s has no run state (only weights: --init FILE starts a new run from them)",
+		          path);
+		run_state_free(rs);
+		return CLI_USAGE;
+	}
+	return CLI_OK;
+}
+
+/* Opens the checkpoint at path into m; CLI_OK, or the exit status after
+ * reporting. */
+static int open_checkpoint(const char *path, ckpt_model *m)
+{
+	char err[4200];
+	mp_status st = ckpt_open(m, path, err, sizeof err);
+	if (st == MP_OK)
+		return CLI_OK;
+	cli_error("train", "--resume: %s", st == MP_ENOMEM ? "out of memory" : err);
+	return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
+}
+
 /* The run state of the checkpoint at path into rs; CLI_OK, or the exit
  * status after reporting. */
 static int read_state(const char *path, run_state *rs)
 {
-	char err[4200];
 	ckpt_model m;
-	mp_status st = ckpt_open(&m, path, err, sizeof err);
-	if (st != MP_OK) {
-		cli_error("train", "--resume: %s", st == MP_ENOMEM ? "out of memory" : err);
-		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
-	}
-	run_state_init(rs);
-	size_t n = m.file.n;
-	st = n > CKPT_STATE_MAX_TENSORS ? MP_EINVAL : ckpt_state_read(&m, rs);
+	int rc = open_checkpoint(path, &m);
+	if (rc != CLI_OK)
+		return rc;
+	rc = state_of(&m, path, rs);
 	ckpt_close(&m);
-	if (st == MP_EINVAL)
-		cli_error("train", "--resume: %s holds %zu tensors, more than the %d a run can have", path, n,
-		          CKPT_STATE_MAX_TENSORS);
-	else if (st != MP_OK)
-		cli_error("train", "--resume: out of memory");
-	else if (!run_state_meta(rs, "state.format"))
-		cli_error("train", "--resume: %s has no run state (only weights: --init FILE starts a new run from them)",
-		          path);
-	else
-		return CLI_OK;
-	run_state_free(rs);
-	return st == MP_ENOMEM ? CLI_ENV : CLI_USAGE;
+	return rc;
 }
 
 /* Whether name, in the folder of file, is a policy's file of a run of
@@ -183,29 +204,17 @@ static int read_one(train_resume *r, const train_opts *su, const train_policy *p
 	const char *path = r->paths[i];
 	char err[4200];
 	ckpt_model m;
-	mp_status st = ckpt_open(&m, path, err, sizeof err);
-	if (st != MP_OK) {
-		cli_error("train", "--resume: %s", st == MP_ENOMEM ? "out of memory" : err);
-		return st == MP_EINVAL ? CLI_USAGE : CLI_ENV;
-	}
-	int rc = CLI_OK;
+	int rc = open_checkpoint(path, &m);
+	if (rc != CLI_OK)
+		return rc;
 	if (ckpt_check_shape(&m, su->cfg.model, err, sizeof err) != MP_OK) {
 		cli_error("train", "--resume: %s: %s", path, err);
 		rc = CLI_USAGE;
 	} else if (m.policy && strcmp(m.policy, p->name)) {
 		cli_error("train", "--resume: %s holds a run of policy %s, the options give %s", path, m.policy, p->name);
 		rc = CLI_USAGE;
-	} else if (m.file.n > CKPT_STATE_MAX_TENSORS) {
-		cli_error("train", "--resume: %s holds %zu tensors, more than the %d a run can have", path, m.file.n,
-		          CKPT_STATE_MAX_TENSORS);
-		rc = CLI_USAGE;
-	} else if (ckpt_state_read(&m, &r->states[i]) != MP_OK) {
-		cli_error("train", "--resume: out of memory");
-		rc = CLI_ENV;
-	} else if (!run_state_meta(&r->states[i], "state.format")) {
-		cli_error("train", "--resume: %s has no run state (only weights: --init FILE starts a new run from them)",
-		          path);
-		rc = CLI_USAGE;
+	} else {
+		rc = state_of(&m, path, &r->states[i]);
 	}
 	ckpt_close(&m);
 	return rc;
