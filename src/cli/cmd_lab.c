@@ -188,25 +188,37 @@ static int write_sheets(const lab_opts *o, const class_student *stu, const ex_ex
 	return rc;
 }
 
-/* Whether every exercise solves for every student's variant (reported
- * when one does not), checked before the first file is written so that a
- * failure leaves the folder as it was. */
-static bool variants_solvable(const lab_opts *o, const class_roster *roster, const ex_exercise **ex, size_t nex)
+/* Frees the first n solutions of sol, and sol. */
+static void free_solutions(ex_solution *sol, size_t n)
 {
+	for (size_t i = 0; i < n; i++)
+		ex_solution_free(&sol[i]);
+	free(sol);
+}
+
+/* Every student's solution of every exercise, sol[s * nex + e], solved
+ * before the first file is written so that a variant that does not solve
+ * leaves the folder as it was; NULL after reporting. */
+static ex_solution *solve_all(const lab_opts *o, const class_roster *roster, const ex_exercise **ex, size_t nex)
+{
+	ex_solution *sol = calloc(roster->count * nex + 1, sizeof *sol);
+	if (!sol) {
+		cli_error("lab", "out of memory");
+		return NULL;
+	}
 	char err[4400];
 	for (size_t s = 0; s < roster->count; s++)
 		for (size_t e = 0; e < nex; e++) {
 			ex_variant v;
 			ex_variant_make(ex[e], o->seed, roster->students[s].id, &v);
-			ex_solution sol;
-			if (ex_solve(ex[e], &v, &sol, err, sizeof err) != MP_OK) {
+			if (ex_solve(ex[e], &v, &sol[s * nex + e], err, sizeof err) != MP_OK) {
 				cli_error("lab", "exercise %s for %s: %s; nothing written", ex[e]->id, roster->students[s].id,
 				          err);
-				return false;
+				free_solutions(sol, s * nex + e);
+				return NULL;
 			}
-			ex_solution_free(&sol);
 		}
-	return true;
+	return sol;
 }
 
 /* Writes the sheets, answer templates and key of o (cmd_lab checked --out
@@ -222,6 +234,7 @@ static int lab_new(const lab_opts *o)
 	size_t nex = 0;
 	class_roster roster = { 0 };
 	ex_diags d = { 0 };
+	ex_solution *sol = NULL;
 	if ((rc = lab_select_exercises("lab", &set, o->list, &ex, &nex)) != CLI_OK)
 		goto done;
 	mp_status st = class_roster_load(&roster, o->roster, &d);
@@ -240,7 +253,7 @@ static int lab_new(const lab_opts *o)
 		rc = CLI_USAGE;
 		goto done;
 	}
-	if (!variants_solvable(o, &roster, ex, nex)) {
+	if (!(sol = solve_all(o, &roster, ex, nex))) {
 		rc = CLI_USAGE;
 		goto done;
 	}
@@ -283,15 +296,8 @@ static int lab_new(const lab_opts *o)
 		csvw tw;
 		csvw_init(&tw, t.fp);
 		csvw_header(&tw, "student_id,exercise,field,answer");
-		for (size_t e = 0; e < nex && rc == CLI_OK; e++) {
-			ex_variant v;
-			ex_variant_make(ex[e], o->seed, stu->id, &v);
-			ex_solution sol;
-			if (ex_solve(ex[e], &v, &sol, err, sizeof err) != MP_OK) {
-				cli_error("lab", "exercise %s for %s: %s", ex[e]->id, stu->id, err);
-				rc = CLI_USAGE;
-				break;
-			}
+		for (size_t e = 0; e < nex; e++) {
+			const ex_solution *se = &sol[s * nex + e];
 			for (size_t f = 0; f < ex[e]->nfields; f++) {
 				csvw_field(&tw, stu->id);
 				csvw_field(&tw, ex[e]->id);
@@ -301,10 +307,9 @@ static int lab_new(const lab_opts *o)
 				csvw_field(&kw, stu->id);
 				csvw_field(&kw, ex[e]->id);
 				csvw_field(&kw, ex[e]->fields[f].name);
-				csvw_field(&kw, sol.expect[f].text);
+				csvw_field(&kw, se->expect[f].text);
 				csvw_end_row(&kw);
 			}
-			ex_solution_free(&sol);
 		}
 		if (rc != CLI_OK) {
 			file_atomic_abort(&t);
@@ -326,6 +331,8 @@ static int lab_new(const lab_opts *o)
 		       written == 1 ? "" : "s", nex, nex == 1 ? "" : "s", o->out);
 	}
 done:
+	if (sol)
+		free_solutions(sol, roster.count * nex);
 	ex_diags_free(&d);
 	class_roster_free(&roster);
 	free(ex);
