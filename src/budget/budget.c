@@ -4,6 +4,7 @@
 #include <gmp.h>
 
 #include "budget/budget.h"
+#include "budget/parallel.h"
 #include "fmt/parse.h"
 #include "fmt/round.h"
 
@@ -398,6 +399,11 @@ double budget_largest_layer_params(const budget_shape *s)
 	return fmax(fmax(s->vocab * h, s->seq * h), 4 * h * h + 4 * h);
 }
 
+static bool layout_asked(const budget_parallel *q)
+{
+	return q->given || q->sp || q->tp > 1 || q->pp > 1 || q->vpp > 1 || q->cp > 1 || q->dp > 0;
+}
+
 /* DeepSpeed's own estimate into res (the deepspeed convention). */
 static mp_status deepspeed_estimate(budget_result *res, const budget_config *cfg)
 {
@@ -463,13 +469,29 @@ mp_status budget_compute(budget_result *out, const budget_config *cfg)
 	 * stage 3 the 16-bit parameters. Activations belong to each GPU's own
 	 * micro-batch and are not partitioned. */
 	double g = cfg->gpus;
+	/* a layout: tensor and pipeline parallelism give each GPU 1/(t p) of the
+	 * parameters (the embedding the first and last stages add is left out), and
+	 * ZeRO shards over the data-parallel size d only */
+	double model = 1;
+	if (layout_asked(&cfg->par)) {
+		if (budget_parallel_check(cfg, &g, NULL, 0) != MP_OK)
+			return MP_EINVAL;
+		res.has_layout = true;
+		model = budget_par_axis(cfg->par.tp) * budget_par_axis(cfg->par.pp);
+	}
+	res.dp = g;
 	int z = res.zero_stage;
 	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++) {
 		bool shard = ((c == BUDGET_MASTER || c == BUDGET_OPTIMIZER) && z >= 1) ||
 		             ((c == BUDGET_GRADS || c == BUDGET_GRAD_ACCUM) && z >= 2) ||
 		             (c == BUDGET_WEIGHTS && z >= 3);
-		res.gpu_bytes[c] = shard ? res.bytes[c] / g : res.bytes[c];
+		double x = res.bytes[c];
+		if (model != 1 && c != BUDGET_ACTIVATIONS)
+			x /= model;
+		res.gpu_bytes[c] = shard ? x / g : x;
 	}
+	if (res.has_layout && res.has_activations)
+		budget_layout_activations(&res, cfg, r->activation);
 
 	if (res.total_is_max) {
 		/* the stages accelerate compares: the model (every weight copy), the

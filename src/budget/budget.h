@@ -66,6 +66,17 @@ typedef struct {
 	double vocab;        /* V; 0: unknown (only the largest layer needs it) */
 } budget_shape;
 
+/* A Megatron-style layout over t*p*c*d GPUs (Korthikanti et al. 2022,
+ * arXiv:2205.05198v1; budget/parallel.c): tensor parallel t, sequence
+ * parallel over the tensor group (sp), pipeline p with m model chunks per
+ * stage (interleaved 1F1B when m > 1), context parallel c, data parallel d.
+ * A field of 0 stands for 1. */
+typedef struct {
+	double tp, pp, vpp, cp, dp;
+	bool sp;
+	bool given;   /* a layout was asked for: one GPU's rows, the paper's embedding and output terms */
+} budget_parallel;
+
 typedef struct {
 	double params;                  /* > 0 */
 	budget_recipe recipe;
@@ -79,6 +90,7 @@ typedef struct {
 	budget_offload offload;         /* default BUDGET_OFFLOAD_CPU, as DeepSpeed's */
 	double nodes;                   /* >= 1, divides gpus (default 1) */
 	double largest_layer;           /* ZeRO-3: parameters of the largest layer; 0: from the shape */
+	budget_parallel par;            /* zeroed: one data-parallel axis of gpus GPUs */
 } budget_config;
 
 typedef struct {
@@ -99,6 +111,14 @@ typedef struct {
 	bool has_ds;
 	budget_ds_config ds_cfg;
 	budget_ds_result ds;
+	/* a layout (cfg->par.given): gpu_bytes[BUDGET_ACTIVATIONS] is the first
+	 * pipeline stage's, layers plus the embedding and output terms */
+	bool has_layout;
+	double dp;                      /* the data-parallel size ZeRO shards over */
+	double layer_gpu_bytes;         /* one layer, one micro-batch, one GPU of the layout */
+	double stage_layer_bytes;       /* the first stage's layers: L layer-micro-batches, times the interleave factor */
+	double interleave;              /* 1 + (p - 1) / (p m) with m > 1 chunks, else 1 */
+	double extra_bytes;             /* embedding dropout mask; with p = 1 also the final LayerNorm, output layer and logits */
 } budget_result;
 
 /* bf16-mixed, Adam, convention mixprec, ZeRO 0, one GPU, no shape, no recompute; params 0 (must be set). */
@@ -115,6 +135,20 @@ mp_status budget_compute(budget_result *out, const budget_config *cfg);
  * activations of elem_bytes (2: the paper's 16-bit figures; 4: fp32, where
  * the 1-byte dropout masks stay 1 byte). */
 double budget_activation_layer_bytes(const budget_shape *s, budget_recompute rc, double elem_bytes);
+
+/* Activation bytes of one transformer layer on one GPU of the layout par
+ * (Korthikanti et al. 2022, Table 2; budget/parallel.c): with t = c = 1 and
+ * no sp, budget_activation_layer_bytes. */
+double budget_activation_layer_bytes_par(const budget_shape *s, budget_recompute rc, double elem_bytes,
+                                         const budget_parallel *par);
+
+/* The layout's sizes, 0 read as 1: t, p, m, c. */
+double budget_par_axis(double v);
+
+/* Whether cfg's layout can be estimated: MP_EINVAL with the reason (naming
+ * the options --tp, --sp, --pp, --vpp, --cp, --dp, --gpus, --zero) in err
+ * (err may be NULL). Fills *dp with the data-parallel size. */
+mp_status budget_parallel_check(const budget_config *cfg, double *dp, char *err, size_t errlen);
 
 /* The parameter count of a GPT's largest single module, as DeepSpeed's
  * model_to_params counts it (each module's own parameters, not its

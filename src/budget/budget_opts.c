@@ -4,6 +4,9 @@
 #include "budget/budget_opts.h"
 #include "util/optwalk.h"
 
+/* the parallel layout's options, past any character getopt could return */
+enum { BUDGET_OPT_TP = 0x100, BUDGET_OPT_SP, BUDGET_OPT_PP, BUDGET_OPT_VPP, BUDGET_OPT_CP, BUDGET_OPT_DP };
+
 static const struct option budget_options[] = {
 	{ "params", required_argument, NULL, 'p' },
 	{ "preset", required_argument, NULL, 'P' },
@@ -27,6 +30,13 @@ static const struct option budget_options[] = {
 	{ "largest-layer", required_argument, NULL, 'Y' },
 	{ "csv", no_argument, NULL, 'c' },
 	{ "help", no_argument, NULL, 'h' },
+	/* parallel layout */
+	{ "tp", required_argument, NULL, BUDGET_OPT_TP },
+	{ "sp", no_argument, NULL, BUDGET_OPT_SP },
+	{ "pp", required_argument, NULL, BUDGET_OPT_PP },
+	{ "vpp", required_argument, NULL, BUDGET_OPT_VPP },
+	{ "cp", required_argument, NULL, BUDGET_OPT_CP },
+	{ "dp", required_argument, NULL, BUDGET_OPT_DP },
 	{ 0 },
 };
 
@@ -37,6 +47,53 @@ typedef struct {
 	bool have_gpus, have_zero, have_mb, have_rc;
 	const char *ds_only;         /* an option that only the deepspeed convention reads */
 } budget_read;
+
+/* The parallel layout's options into o->cfg.par; MP_EUNSUPPORTED for
+ * another option. */
+static mp_status parallel_option(budget_opts *o, int c, const char *v, char *err, size_t errlen)
+{
+	budget_parallel *q = &o->cfg.par;
+	double *axis;
+	const char *name;
+	switch (c) {
+	case BUDGET_OPT_SP: q->sp = q->given = true; return MP_OK;
+	case BUDGET_OPT_TP: axis = &q->tp; name = "--tp"; break;
+	case BUDGET_OPT_PP: axis = &q->pp; name = "--pp"; break;
+	case BUDGET_OPT_VPP: axis = &q->vpp; name = "--vpp"; break;
+	case BUDGET_OPT_CP: axis = &q->cp; name = "--cp"; break;
+	case BUDGET_OPT_DP: axis = &q->dp; name = "--dp"; break;
+	default: return MP_EUNSUPPORTED;
+	}
+	q->given = true;
+	double x;
+	char why[256];
+	if (budget_parse_count(v, &x, why, sizeof why) != MP_OK)
+		return mp_fail(MP_EINVAL, err, errlen, "%s: %s", name, why);
+	if (x > BUDGET_GPUS_MAX)
+		return mp_fail(MP_EINVAL, err, errlen, "%s: %s is out of range (1 to %d)", name, v, BUDGET_GPUS_MAX);
+	*axis = x;
+	return MP_OK;
+}
+
+/* The layout's checks once every option is read: without --gpus the GPUs
+ * are t*p*c*d (d = 1 without --dp); budget_parallel_check says what else is wrong. */
+static mp_status parallel_ok(budget_opts *o, bool have_gpus, char *err, size_t errlen)
+{
+	budget_config *cfg = &o->cfg;
+	budget_parallel *q = &cfg->par;
+	if (!q->given)
+		return MP_OK;
+	if (!have_gpus) {
+		double world = budget_par_axis(q->tp) * budget_par_axis(q->pp) * budget_par_axis(q->cp) *
+		               budget_par_axis(q->dp);
+		if (world > BUDGET_GPUS_MAX)
+			return mp_fail(MP_EINVAL, err, errlen, "the layout t*p*c*d = %.0f GPUs is out of range (1 to %d)",
+			               world, BUDGET_GPUS_MAX);
+		cfg->gpus = world;
+	}
+	double d;
+	return budget_parallel_check(cfg, &d, err, errlen);
+}
 
 static mp_status count_value(const char *opt, const char *text, double *v, char *err, size_t errlen)
 {
@@ -93,6 +150,8 @@ static mp_status budget_option(budget_opts *o, budget_read *r, int c, const char
 {
 	budget_config *cfg = &o->cfg;
 	mp_status st = ds_option(o, r, c, v, err, errlen);
+	if (st == MP_EUNSUPPORTED)
+		st = parallel_option(o, c, v, err, errlen);
 	if (st != MP_EUNSUPPORTED)
 		return st;
 	switch (c) {
@@ -204,8 +263,8 @@ mp_status budget_opts_parse(int argc, char **argv, budget_opts *o, char *err, si
 	if (resolve_shape(&r.shape, &r, err, errlen) != MP_OK)
 		return MP_EINVAL;
 	o->cfg.shape = r.shape;
-	if (deepspeed_ok(&o->cfg, &r, err, errlen) != MP_OK)
+	if (parallel_ok(o, r.have_gpus, err, errlen) != MP_OK || deepspeed_ok(&o->cfg, &r, err, errlen) != MP_OK)
 		return MP_EINVAL;
-	o->per_gpu = r.have_gpus || r.have_zero || o->cfg.convention == BUDGET_CONV_DEEPSPEED;
+	o->per_gpu = r.have_gpus || r.have_zero || o->cfg.convention == BUDGET_CONV_DEEPSPEED || o->cfg.par.given;
 	return MP_OK;
 }

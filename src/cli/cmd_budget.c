@@ -17,6 +17,7 @@ static void budget_help(void)
 	       "                      [--zero S --gpus G] [--preset M] [--layers L --channels H\n"
 	       "                      --heads A --context S] [--batch B] [--recompute R]\n"
 	       "                      [--vocab V] [--offload O --nodes N --largest-layer N]\n"
+	       "                      [--tp T [--sp]] [--pp P [--vpp M]] [--cp C] [--dp D]\n"
 	       "                      [--csv]\n"
 	       "Training memory per parameter and in total, per component (master weights,\n"
 	       "working weights, gradients, fp32 gradient accumulator, optimiser state and,\n"
@@ -64,6 +65,36 @@ static void budget_help(void)
 	       "                    with --gpus or --zero the values are one GPU's share;\n"
 	       "                    deepspeed: rows cpu (per node) and total (per GPU)\n"
 	       "  -h, --help        this text\n\n"
+	       "Parallel layout (Megatron-style; Korthikanti et al. 2022, arXiv:2205.05198v1):\n"
+	       "  --tp T            tensor-parallel size: t divides the heads; weights,\n"
+	       "                    gradients and optimiser state are split by t*p (each GPU\n"
+	       "                    holds 1/(t*p) of the parameters; the embedding that the\n"
+	       "                    first and last stages hold in addition is left out)\n"
+	       "  --sp              sequence parallelism over the tensor group (needs --tp 2+):\n"
+	       "                    activations per layer sbh/t*(34 + 5as/h) instead of\n"
+	       "                    sbh*(10 + 24/t + 5as/(ht)); selective recompute 34sbh/t\n"
+	       "                    instead of sbh*(10 + 24/t); full recompute keeps 2sbh\n"
+	       "                    (Table 2)\n"
+	       "  --pp P            pipeline stages (1F1B): p divides the layers; the first\n"
+	       "                    stage keeps p micro-batches of L/p layers, L layers' worth\n"
+	       "                    (section 4.2.3, assuming at least p micro-batches a step);\n"
+	       "                    ZeRO 2 and 3 are refused, as DeepSpeed's pipeline engine\n"
+	       "                    refuses them\n"
+	       "  --vpp M           model chunks per stage (interleaved 1F1B, needs --pp 2+,\n"
+	       "                    M divides L/p): activations times 1 + (p-1)/(p*M)\n"
+	       "  --cp C            context-parallel size: c divides the sequence; every\n"
+	       "                    activation is split by c (Megatron-Core's context-parallel\n"
+	       "                    guide: \"CP times smaller\"); keeping the attention scores\n"
+	       "                    of s/c queries against s keys is this program's inference\n"
+	       "  --dp D            data-parallel size: ZeRO shards over d only\n"
+	       "  --gpus G          with a layout, the world size t*p*c*d (as Megatron's);\n"
+	       "                    without --dp, d = G/(t*p*c); with both, they must agree\n"
+	       "                    (default: t*p*c*d, or t*p*c with d = 1)\n"
+	       "With a layout every row is one GPU of the first pipeline stage; activations\n"
+	       "add the paper's section 4.3 terms: the embedding's dropout mask sbhp/t and,\n"
+	       "with p = 1, the final LayerNorm and output layer 4sbh/t and fp32 logits\n"
+	       "4sbv/t (the logits need the vocabulary: presets, or --vocab). The CSV gains\n"
+	       "the columns tp,sp,pp,vpp,cp,dp,gpus. Not on --convention deepspeed.\n\n"
 	       "GB = 10^9 bytes, GiB = 2^30 bytes. bytes/param of activations (and of the total)\n"
 	       "is bytes divided by the parameter count. Every number accepts the full number\n"
 	       "syntax (2^10, 3*2^20, ...).\n",
@@ -121,7 +152,10 @@ static bool row_shown(const budget_result *r, int c)
 	return c == BUDGET_OPTIMIZER || r->bytes_per_param[c] != 0;
 }
 
-static void csv_row(csvw *w, const char *name, double bytes, double params)
+/* A CSV row; with a layout (lay) its sizes t, sp, p, m, c, d and the GPUs
+ * follow, the same on every row, so that the rows of several layouts can be
+ * put in one table. */
+static void csv_row(csvw *w, const char *name, double bytes, double params, const budget_config *lay)
 {
 	char buf[64];
 	csvw_field(w, name);
@@ -129,6 +163,16 @@ static void csv_row(csvw *w, const char *name, double bytes, double params)
 	csvw_field(w, bytes_text(buf, sizeof buf, bytes));
 	csvw_field(w, num_text(buf, sizeof buf, bytes / 1e9));
 	csvw_field(w, num_text(buf, sizeof buf, bytes / 1073741824.0));
+	if (lay) {
+		const budget_parallel *q = &lay->par;
+		double d = lay->gpus / (budget_par_axis(q->tp) * budget_par_axis(q->pp) * budget_par_axis(q->cp));
+		const double v[] = { budget_par_axis(q->tp), q->sp ? 1 : 0, budget_par_axis(q->pp), budget_par_axis(q->vpp),
+			             budget_par_axis(q->cp), d, lay->gpus };
+		for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+			snprintf(buf, sizeof buf, "%.0f", v[i]);
+			csvw_field(w, buf);
+		}
+	}
 	csvw_end_row(w);
 }
 
@@ -136,17 +180,19 @@ static void print_csv(const budget_config *cfg, const budget_result *r, bool per
 {
 	csvw w;
 	csvw_init(&w, stdout);
-	csvw_header(&w, "component,bytes_per_param,bytes,gb,gib");
+	const budget_config *lay = r->has_layout ? cfg : NULL;
+	csvw_header(&w, lay ? "component,bytes_per_param,bytes,gb,gib,tp,sp,pp,vpp,cp,dp,gpus"
+	                    : "component,bytes_per_param,bytes,gb,gib");
 	if (r->has_ds) {
-		csv_row(&w, "cpu", r->ds.cpu_bytes, cfg->params);
-		csv_row(&w, "total", r->ds.gpu_bytes, cfg->params);
+		csv_row(&w, "cpu", r->ds.cpu_bytes, cfg->params, NULL);
+		csv_row(&w, "total", r->ds.gpu_bytes, cfg->params, NULL);
 		return;
 	}
 	for (int c = 0; c < BUDGET_COMPONENT_COUNT; c++)
 		if (row_shown(r, c))
 			csv_row(&w, budget_component_name((budget_component)c), per_gpu ? r->gpu_bytes[c] : r->bytes[c],
-			        cfg->params);
-	csv_row(&w, "total", per_gpu ? r->gpu_total_bytes : r->total_bytes, cfg->params);
+			        cfg->params, lay);
+	csv_row(&w, "total", per_gpu ? r->gpu_total_bytes : r->total_bytes, cfg->params, lay);
 }
 
 static void print_row(const char *name, double bpp, double bytes, bool per_gpu, double gpu_bytes)
@@ -197,6 +243,26 @@ static void print_deepspeed(const budget_result *r)
 	       d->additional_buffer_factor);
 }
 
+/* The layout's line above the table. */
+static void print_layout(const budget_config *cfg, const budget_result *r)
+{
+	const budget_parallel *q = &cfg->par;
+	printf("layout: t=%.0f%s p=%.0f m=%.0f c=%.0f d=%.0f on %.0f GPU%s; ZeRO stage %d over d\n",
+	       budget_par_axis(q->tp), q->sp ? " (sequence parallel)" : "", budget_par_axis(q->pp),
+	       budget_par_axis(q->vpp), budget_par_axis(q->cp), r->dp, cfg->gpus, cfg->gpus == 1 ? "" : "s",
+	       r->zero_stage);
+	printf("the last two columns are one GPU's share (the first pipeline stage): 1/(t*p) of the model\n");
+}
+
+/* How one GPU's activations add up under the layout. */
+static void print_layout_activations(const budget_config *cfg, const budget_result *r)
+{
+	printf("one GPU: %.0f bytes per layer and micro-batch; first stage %.0f layers x %.6g (interleave) = %.0f "
+	       "bytes,\n  + embedding and output %.0f bytes = %.0f bytes\n",
+	       r->layer_gpu_bytes, cfg->shape.layers, r->interleave, r->stage_layer_bytes, r->extra_bytes,
+	       r->gpu_bytes[BUDGET_ACTIVATIONS]);
+}
+
 static void print_table(const budget_config *cfg, const budget_result *r, bool per_gpu, const char *preset)
 {
 	char pc[32];
@@ -207,6 +273,8 @@ static void print_table(const budget_config *cfg, const budget_result *r, bool p
 	if (r->has_ds) {
 		per_gpu = false;   /* DeepSpeed gives no per-component split */
 		print_deepspeed(r);
+	} else if (r->has_layout) {
+		print_layout(cfg, r);
 	} else if (per_gpu) {
 		printf("ZeRO stage %d on %.0f GPU%s: the last two columns are one GPU's share\n", r->zero_stage,
 		       cfg->gpus, cfg->gpus == 1 ? "" : "s");
@@ -216,6 +284,8 @@ static void print_table(const budget_config *cfg, const budget_result *r, bool p
 		printf("activations: L=%.0f h=%.0f a=%.0f s=%.0f b=%.0f, recompute %s: %.0f bytes per layer\n",
 		       s->layers, s->hidden, s->heads, s->seq, s->micro_batch, budget_recompute_name(cfg->recompute),
 		       r->activation_layer_bytes);
+	if (r->has_layout && r->has_activations)
+		print_layout_activations(cfg, r);
 	printf("\n%-18s %11s %18s %12s %12s", "component", "bytes/param", "bytes", "GB", "GiB");
 	if (per_gpu)
 		printf(" %12s %12s", "GB/GPU", "GiB/GPU");
