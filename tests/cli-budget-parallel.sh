@@ -88,4 +88,28 @@ usage_error "--pp 1.5" "--pp" "'1.5' is not a whole number"
 run budget --params 7e9 --tp 2 --convention deepspeed
 usage_error "deepspeed with a layout" "--convention deepspeed"
 
+echo "# the Memory budget lab: the layout fields, the CLI twin, the parser's reasons"
+# Model: two choices right of gpt2-small is gpt3-175b; Recompute (the 8th
+# field) one right is selective; TP (the 10th) 1 -> 2 -> 4 -> 8, SP on, PP
+# (the 12th) 1 -> 8; then TP 8 -> 64, which does not divide 96 heads.
+cat >"$tmp/keys" <<'EOF2'
+keys l l
+keys j j j j j j j l
+keys j j l l l
+keys j l
+keys j l l l
+dump layout
+keys k k l l l
+dump refused
+EOF2
+"$MIXPREC" tui --keys "$tmp/keys" --start budget >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect_rc "tui --keys budget layout" 0
+out_has "lab: the CLI twin of the layout" "$ mixprec budget --preset gpt3-175b --recompute selective --tp 8 --sp --pp 8"
+out_has "lab: the layout's fields" "TP <8> SP <on> PP <8> VPP <1> CP <1>"
+# one GPU's total, 64980322016 bytes by hand above: 64.980 GB
+out_has "lab: one GPU's total" "one GPU: 64.980 GB"
+out_has "lab: d of the GPUs" "over d = 1 of 64 GPUs"
+out_has "lab: the parser's reason" "--tp 64 does not divide the 96 attention heads"
+
 finish

@@ -10,6 +10,7 @@
 #include "budget/budget.h"
 #include "budget/budget_opts.h"
 #include "budget/tinygpt.h"
+#include "tui/budget_layout.h"
 #include "train/data.h"
 #include "train/policy.h"
 #include "train/recipe.h"
@@ -27,13 +28,20 @@
 	X(BG_EDIT, "Enter", "type a value into a text field (params, GPUs, shape)", TUI_ENTER_KEYS)
 TUI_KEYMAP(budget, BUDGET_KEYS);
 
-enum { F_PRESET, F_PARAMS, F_RECIPE, F_OPTIM, F_ZERO, F_GPUS, F_CONV, F_RECOMP, F_SHAPE, F_COUNT };
+enum { F_PRESET, F_PARAMS, F_RECIPE, F_OPTIM, F_ZERO, F_GPUS, F_CONV, F_RECOMP, F_SHAPE, F_LAYOUT,
+       F_COUNT = F_LAYOUT + BUDGET_LAYOUT_FIELDS };
 
 static const char *const field_names[F_COUNT] = {
 	[F_PRESET] = "Model", [F_PARAMS] = "Params", [F_RECIPE] = "Recipe", [F_OPTIM] = "Optimizer",
 	[F_ZERO] = "ZeRO stage", [F_GPUS] = "GPUs", [F_CONV] = "Convention", [F_RECOMP] = "Recompute",
 	[F_SHAPE] = "Shape",
 };
+
+/* A field's name: the form's, or the layout's (budget_layout.h). */
+static const char *field_label(int f)
+{
+	return f >= F_LAYOUT ? budget_layout_label(f - F_LAYOUT) : field_names[f];
+}
 
 /* The Model field's choices: 0 custom (no shape), then budget.c's named
  * models, i standing for budget_preset_name(i - 1). */
@@ -65,13 +73,19 @@ typedef struct {
 	char err[256];
 } budget_lab;
 
+/* The budget of the fields, read as their CLI twin through budget's own
+ * parser: a combination it refuses shows the parser's reason. */
 static void compute(budget_lab *b)
 {
-	b->ok = budget_compute(&b->res, &b->cfg) == MP_OK;
-	if (!b->ok)
-		snprintf(b->err, sizeof b->err, "%s", b->cfg.convention == BUDGET_CONV_DEEPSPEED
-		         ? "deepspeed: DeepSpeed estimates ZeRO 2 and 3 only; ZeRO 3 needs a preset's shape"
-		         : "this combination is not valid");
+	budget_config cfg;
+	char twin[1024];
+	budget_layout_twin(twin, sizeof twin, &b->cfg, b->preset ? preset_choice(b->preset) : NULL);
+	b->ok = budget_layout_parse(twin, &cfg, b->err, sizeof b->err) == MP_OK;
+	if (b->ok) {
+		b->ok = budget_compute(&b->res, &cfg) == MP_OK;
+		if (!b->ok)
+			snprintf(b->err, sizeof b->err, "this combination is not valid");
+	}
 }
 
 /* The shape as its field shows it: "L h a s b" (layers, hidden, heads,
@@ -252,7 +266,29 @@ static void field_value(const budget_lab *b, int f, char *buf, size_t n)
 	case F_CONV: snprintf(buf, n, "%s", budget_convention_name(b->cfg.convention)); break;
 	case F_RECOMP: snprintf(buf, n, "%s", budget_recompute_name(b->cfg.recompute)); break;
 	case F_SHAPE: snprintf(buf, n, "%s", b->shape.text); break;
+	default: budget_layout_value(&b->cfg, f - F_LAYOUT, buf, n); break;
 	}
+}
+
+/* Row y from column x: the layout's fields in a line; below it, the lab's
+ * CLI twin. */
+static void draw_layout(budget_lab *b, WINDOW *w, int y, int x, int cols)
+{
+	for (int f = F_LAYOUT; f < F_COUNT; f++) {
+		bool cur = f == b->field;
+		const char *label = field_label(f);
+		tui_put(w, y, x, 4, cur ? ROLE_STRONG : ROLE_DIM, label);
+		x += (int)strlen(label) + 1;
+		char v[32], shown[48];
+		field_value(b, f, v, sizeof v);
+		snprintf(shown, sizeof shown, "<%s>", v);
+		tui_put(w, y, x, 9, cur ? ROLE_SELECT : ROLE_NORMAL, shown);
+		x += (int)strlen(shown) + 1;
+	}
+	char twin[1024], line[1100];
+	budget_layout_twin(twin, sizeof twin, &b->cfg, b->preset ? preset_choice(b->preset) : NULL);
+	snprintf(line, sizeof line, "$ mixprec %s", twin);
+	tui_put_fit(w, y + 1, 1, cols - 2, ROLE_DIM, line);
 }
 
 /* Glyphs that keep the components apart without colour. */
@@ -261,7 +297,8 @@ static const char *const seg_ascii[BUDGET_COMPONENT_COUNT] = { "M", "W", "G", "A
 static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 {
 	budget_lab *b = s->priv;
-	for (int f = 0; f < F_COUNT; f++) {
+	draw_layout(b, w, 4, 39, cols);
+	for (int f = 0; f < F_LAYOUT; f++) {
 		int y = f == F_SHAPE ? 4 : f % 4, x = f < 4 || f == F_SHAPE ? 1 : 41;
 		bool cur = f == b->field;
 		tui_put(w, y, x, 11, cur ? ROLE_STRONG : ROLE_DIM, field_names[f]);
@@ -271,10 +308,8 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 			char v[300], shown[320];
 			field_value(b, f, v, sizeof v);
 			snprintf(shown, sizeof shown, text_field(b, f) ? "[%s]" : "< %s >", v);
-			tui_put(w, y, x + 12, f == F_SHAPE ? 32 : 26, cur ? ROLE_SELECT : ROLE_NORMAL, shown);
+			tui_put(w, y, x + 12, f == F_SHAPE ? 24 : 26, cur ? ROLE_SELECT : ROLE_NORMAL, shown);
 		}
-		if (f == F_SHAPE)
-			tui_put(w, y, x + 46, cols - x - 47, ROLE_DIM, "layers hidden heads seq batch");
 	}
 	if (!b->ok) {
 		tui_put(w, 6, 1, cols - 2, ROLE_BAD, b->err);
@@ -304,9 +339,13 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	for (int c = 0; c < BUDGET_COMPONENT_COUNT && !r->has_ds; c++)
 		sum += r->gpu_bytes[c];
 	int bw = cols - 4;
-	tui_putf(w, y++, 1, cols - 2, ROLE_DIM, "one GPU: %.3f GB = %.3f GiB (ZeRO stage %d over %.0f GPU%s)",
-	         r->gpu_total_bytes / 1e9, r->gpu_total_bytes / 1073741824.0, r->zero_stage, b->cfg.gpus,
-	         b->cfg.gpus == 1 ? "" : "s");
+	if (r->has_layout)
+		tui_putf(w, y++, 1, cols - 2, ROLE_DIM, "one GPU: %.3f GB = %.3f GiB (ZeRO stage %d over d = %.0f of %.0f GPUs)",
+		         r->gpu_total_bytes / 1e9, r->gpu_total_bytes / 1073741824.0, r->zero_stage, r->dp, b->cfg.gpus);
+	else
+		tui_putf(w, y++, 1, cols - 2, ROLE_DIM, "one GPU: %.3f GB = %.3f GiB (ZeRO stage %d over %.0f GPU%s)",
+		         r->gpu_total_bytes / 1e9, r->gpu_total_bytes / 1073741824.0, r->zero_stage, b->cfg.gpus,
+		         b->cfg.gpus == 1 ? "" : "s");
 	if (r->has_ds) {
 		char opts[128];
 		budget_ds_options_text(opts, sizeof opts, &r->ds_cfg);
@@ -399,6 +438,15 @@ static void budget_done(tui_screen *s)
 	tui_worker_destroy(&b->work);
 }
 
+/* Left/Right on a layout field; the GPUs field follows (t*p*c*d). */
+static void layout_step(budget_lab *b, int f, int d)
+{
+	budget_layout_step(&b->cfg, f, d);
+	char t[32];
+	snprintf(t, sizeof t, "%.0f", b->cfg.gpus);
+	field_set(&b->gpus, t);
+}
+
 static int budget_handle(tui_screen *s, int action, int key)
 {
 	budget_lab *b = s->priv;
@@ -425,7 +473,7 @@ static int budget_handle(tui_screen *s, int action, int key)
 			b->editing = true;
 			field_begin(text_field(b, b->field));
 		} else {
-			tui_message(s->app, false, "Left/Right change %s", field_names[b->field]);
+			tui_message(s->app, false, "Left/Right change %s", field_label(b->field));
 		}
 		return TUI_HANDLED;
 	case BG_PREV:
@@ -453,6 +501,9 @@ static int budget_handle(tui_screen *s, int action, int key)
 			break;
 		case F_SHAPE:
 			tui_message(s->app, false, "Enter types a shape: layers hidden heads sequence micro-batch");
+			break;
+		default:
+			layout_step(b, b->field - F_LAYOUT, d);
 			break;
 		}
 		compute(b);
