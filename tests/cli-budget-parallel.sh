@@ -112,4 +112,22 @@ out_has "lab: one GPU's total" "one GPU: 64.980 GB"
 out_has "lab: d of the GPUs" "over d = 1 of 64 GPUs"
 out_has "lab: the parser's reason" "--tp 64 does not divide the 96 attention heads"
 
+echo "# exercise par.1: each student's variant answered by hand"
+# bytes per parameter with Adam, from what each recipe keeps (fp32 4, 16-bit
+# 2, fp8 1 byte): fp32 4 + 4 + 8 = 16; fp16-mixed and bf16-mixed master 4 +
+# copy 2 + gradient 2 + accumulator 4 + Adam 8 = 20; bf16-pure 2 + 2 + 4 = 8;
+# fp8-mixed 4 + 1 + 2 + 4 + 8 = 19. GPUs t*p; per GPU bpp * P / (t*p) / 1e9.
+MIXPREC_STATEDIR=$tmp/state
+export MIXPREC_STATEDIR
+for student in $(seq -f "s%g" 1 30); do
+	"$MIXPREC" exercise show par.1 --student "$student" --params >"$tmp/params" 2>"$tmp/err"
+	ans=$(awk -F= '{ v[$1] = $2 } END {
+		b["fp32"] = 16; b["fp16-mixed"] = 20; b["bf16-mixed"] = 20; b["bf16-pure"] = 8; b["fp8-mixed"] = 19
+		bpp = b[v["recipe"]]; g = v["t"] * v["p"]
+		printf "bytes_per_param=%d gpus=%d gpu_gb=%.9g", bpp, g, bpp * v["P"] / g / 1e9 }' "$tmp/params")
+	# shellcheck disable=SC2086
+	run check par.1 --student "$student" $ans
+	expect_rc "par.1 for $student ($(tr '\n' ' ' <"$tmp/params"))" 0
+done
+
 finish

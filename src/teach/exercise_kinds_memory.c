@@ -124,3 +124,54 @@ bool exs_solve_zero(solve_ctx *c)
 	return true;
 }
 
+
+/* ---- kind: parallel (par.1) ---------------------------------------------- */
+
+/* Model state per GPU under tensor parallelism t and pipeline parallelism p
+ * (budget/parallel.c): every copy split by t*p, no ZeRO, activations left out. */
+bool exs_solve_parallel(solve_ctx *c)
+{
+	double P, t, p;
+	if (!exs_param_positive(c, "P", &P) || !exs_param_positive(c, "t", &t) || !exs_param_positive(c, "p", &p))
+		return false;
+	if (t != floor(t) || p != floor(p) || t * p > 1 << 20)
+		return exs_fail(c, "parameters t and p must be whole numbers (t*p at most 2^20)");
+	const char *rname = ex_variant_get(c->ex, c->v, "recipe");
+	budget_config cfg = budget_defaults();
+	if (rname && budget_recipe_from_name(rname, &cfg.recipe) != MP_OK)
+		return exs_fail(c, "parameter recipe = '%s' is not a recipe (%s)", rname, budget_recipe_known());
+	cfg.params = P;
+	cfg.gpus = t * p;
+	cfg.par = (budget_parallel){ .tp = t, .pp = p, .given = true };
+	budget_result r, whole;
+	budget_config one = cfg;
+	one.par = (budget_parallel){ 0 };
+	one.gpus = 1;
+	if (budget_compute(&r, &cfg) != MP_OK || budget_compute(&whole, &one) != MP_OK)
+		return exs_fail(c, "no memory budget for %g parameters on t = %g, p = %g", P, t, p);
+	double bpp = whole.total_bytes_per_param, gb = r.gpu_total_bytes / 1e9;
+	exs_set_num(c, "bytes_per_param", bpp);
+	exs_set_num(c, "gpus", t * p);
+	exs_set_num(c, "gpu_gb", gb);
+	exs_mistake_num(c, "gpu_gb", bpp * P / t / 1e9, "That divides by t = %g only: pipeline parallelism gives each "
+	                "stage L/p of the layers, so divide by p = %g as well.", t, p);
+	exs_mistake_num(c, "gpu_gb", bpp * P / p / 1e9, "That divides by p = %g only: tensor parallelism splits each "
+	                "layer's matrices over t = %g GPUs as well.", p, t);
+	exs_mistake_num(c, "gpu_gb", 20 * P / (t * p) / 1e9, "20 bytes per parameter is bf16-mixed with Adam; %s keeps "
+	                "%g bytes per parameter.", budget_recipe_name(cfg.recipe), bpp);
+	exs_mistake_num(c, "gpu_gb", bpp * P / 1e9, "That is one unsplit copy of the model; each GPU holds 1/(t*p) of it.");
+	exs_mistake_num(c, "gpu_gb", r.gpu_total_bytes / 1073741824.0, "%s looks like GiB; the question asks for GB "
+	                "(10^9 bytes): %s.", exs_g(r.gpu_total_bytes / 1073741824.0), exs_g(gb));
+	exs_mistake_num(c, "gpus", t + p, "The layout is a grid: t*p = %g GPUs, not t + p.", t * p);
+	strbuf_printf(&c->w, "Step 1: %s with Adam keeps, per parameter:\n", budget_recipe_name(cfg.recipe));
+	for (budget_component k = 0; k < BUDGET_ACTIVATIONS; k++)
+		if (whole.bytes_per_param[k] > 0)
+			strbuf_printf(&c->w, "  %-16s %g bytes\n", budget_component_name(k), whole.bytes_per_param[k]);
+	strbuf_printf(&c->w, "  %-16s %g bytes per parameter\n\n", "total", bpp);
+	strbuf_printf(&c->w, "Step 2: tensor parallelism splits every layer over t = %g GPUs, pipeline parallelism\n"
+	              "  the layers over p = %g stages: t*p = %g GPUs, each with 1/%g of every copy.\n", t, p, t * p,
+	              t * p);
+	strbuf_printf(&c->w, "Step 3: %g x %s / %g = %s bytes = %s GB per GPU (activations come on top).\n", bpp,
+	              exs_g(P), t * p, exs_g(r.gpu_total_bytes), exs_g(gb));
+	return true;
+}
