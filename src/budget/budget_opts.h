@@ -20,7 +20,7 @@ typedef struct {
 	budget_config cfg;           /* budget_defaults() with the options applied, the shape resolved */
 	const char *preset;          /* --preset's name; NULL when not given */
 	const char *params_text;     /* --params as typed; NULL when not given */
-	bool per_gpu;                /* --gpus, --zero or the deepspeed convention: per-GPU columns */
+	bool per_gpu;                /* --gpus, --zero, a layout option or the deepspeed convention: per-GPU columns */
 	bool csv;                    /* --csv */
 	bool help;                   /* -h, --help: nothing else is checked */
 } budget_opts;
