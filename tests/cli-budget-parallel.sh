@@ -90,12 +90,12 @@ usage_error "deepspeed with a layout" "--convention deepspeed"
 
 echo "# the Memory budget lab: the layout fields, the CLI twin, the parser's reasons"
 # Model: two choices right of gpt2-small is gpt3-175b; Recompute (the 8th
-# field) one right is selective; TP (the 10th) 1 -> 2 -> 4 -> 8, SP on, PP
-# (the 12th) 1 -> 8; then TP 8 -> 64, which does not divide 96 heads.
+# field) one right is selective; TP (the 9th) 1 -> 2 -> 4 -> 8, SP on, PP
+# (the 11th) 1 -> 8; then TP 8 -> 64, which does not divide 96 heads.
 cat >"$tmp/keys" <<'EOF2'
 keys l l
 keys j j j j j j j l
-keys j j l l l
+keys j l l l
 keys j l
 keys j l l l
 dump layout

@@ -194,6 +194,15 @@ static int check_budget(char **argv, size_t argc, const char *where)
 		ck_assert_msg(o.cfg.offload == want, "%s: --offload %s", where, v);
 		checked++;
 	}
+	/* parallel layout */
+	static const char *const axes[] = { "--tp", "--pp", "--vpp", "--cp", "--dp" };
+	const double sizes[] = { o.cfg.par.tp, o.cfg.par.pp, o.cfg.par.vpp, o.cfg.par.cp, o.cfg.par.dp };
+	for (size_t i = 0; i < sizeof axes / sizeof axes[0]; i++)
+		if ((v = opt_value(argv, argc, axes[i]))) {
+			ck_assert_msg(sizes[i] == plain_real(v, &ok) && ok && o.per_gpu, "%s: %s %s", where, axes[i], v);
+			checked++;
+		}
+	ck_assert_msg(o.cfg.par.sp == has_word(argv, argc, "--sp"), "%s: --sp", where);
 	ck_assert_msg(!o.csv && !o.help, "%s: --csv, --help", where);
 	return checked;
 }

@@ -135,7 +135,7 @@ expect drift drift-constant
 # Leaving the lab (Esc) and opening it again from Home keeps what was typed
 # (std 0.25), for the rest of the session.
 script driftkeep <<'EOF'
-keys j j j j j j j j j Enter
+keys j j j j j j j j j j Enter
 keys j j j j j j Enter C-u
 type abc
 keys Enter
@@ -221,7 +221,7 @@ has memfp32 fp32 '^ formula, MB +0\.00 +3\.30 +3\.30 +0\.00 +6\.61 +135\.45$' ".
 # Reading the first pages of a lesson marks its sections read; the state
 # survives the program and r resumes at the same line.
 script progress <<'EOF'
-keys j j Enter Space Space
+keys j j j Enter Space Space
 dump reading
 keys q
 dump home-after
@@ -246,16 +246,16 @@ EOF
 has resume resumed "residual-drift  section [0-9]+/9  line $top/" "a new run's r reopens the lesson at line $top"
 
 # --- the mouse ---
-# Home's "Bit explorer" row is screen row 12 (title bar, a blank, "Lessons",
-# six lessons, "Exercises", its item, "Labs": with six lessons the groups
-# lose their blank lines to fit 80x24); in the explorer bf16 is the fourth format, its
+# Home's "Bit explorer" row is screen row 13 (title bar, a blank, "Lessons",
+# seven lessons, "Exercises", its item, "Labs": with that many lessons the
+# groups lose their blank lines to fit 80x24); in the explorer bf16 is the fourth format, its
 # bits on screen row 2 + 1 + 3 * 3 = 12: sign at column 10, a blank, 8 exponent
 # bits at 12..19, a blank, 7 fraction bits at 21..27. Clicking column 27 and
 # pressing Space flips bf16's last bit: 0x3dcd (0.1) becomes 0x3dcc =
 # 1.1001100b * 2^-4 = 1.59375 / 16 = 0.099609375. The wheel scrolls a lesson
 # by three lines.
 script mouse <<'EOF'
-click 10 12
+click 10 13
 dump clicked
 click 27 12
 keys Space

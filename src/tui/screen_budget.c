@@ -28,8 +28,10 @@
 	X(BG_EDIT, "Enter", "type a value into a text field (params, GPUs, shape)", TUI_ENTER_KEYS)
 TUI_KEYMAP(budget, BUDGET_KEYS);
 
-enum { F_PRESET, F_PARAMS, F_RECIPE, F_OPTIM, F_ZERO, F_GPUS, F_CONV, F_RECOMP, F_SHAPE, F_LAYOUT,
-       F_COUNT = F_LAYOUT + BUDGET_LAYOUT_FIELDS };
+/* The layout's fields come before the shape, so that Up from the Model
+ * field reaches the shape, as it did before the layout had fields. */
+enum { F_PRESET, F_PARAMS, F_RECIPE, F_OPTIM, F_ZERO, F_GPUS, F_CONV, F_RECOMP, F_LAYOUT,
+       F_SHAPE = F_LAYOUT + BUDGET_LAYOUT_FIELDS, F_COUNT };
 
 static const char *const field_names[F_COUNT] = {
 	[F_PRESET] = "Model", [F_PARAMS] = "Params", [F_RECIPE] = "Recipe", [F_OPTIM] = "Optimizer",
@@ -37,10 +39,15 @@ static const char *const field_names[F_COUNT] = {
 	[F_SHAPE] = "Shape",
 };
 
+static bool is_layout(int f)
+{
+	return f >= F_LAYOUT && f < F_SHAPE;
+}
+
 /* A field's name: the form's, or the layout's (budget_layout.h). */
 static const char *field_label(int f)
 {
-	return f >= F_LAYOUT ? budget_layout_label(f - F_LAYOUT) : field_names[f];
+	return is_layout(f) ? budget_layout_label(f - F_LAYOUT) : field_names[f];
 }
 
 /* The Model field's choices: 0 custom (no shape), then budget.c's named
@@ -274,7 +281,7 @@ static void field_value(const budget_lab *b, int f, char *buf, size_t n)
  * CLI twin. */
 static void draw_layout(budget_lab *b, WINDOW *w, int y, int x, int cols)
 {
-	for (int f = F_LAYOUT; f < F_COUNT; f++) {
+	for (int f = F_LAYOUT; f < F_SHAPE; f++) {
 		bool cur = f == b->field;
 		const char *label = field_label(f);
 		tui_put(w, y, x, 4, cur ? ROLE_STRONG : ROLE_DIM, label);
@@ -298,7 +305,9 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 {
 	budget_lab *b = s->priv;
 	draw_layout(b, w, 4, 39, cols);
-	for (int f = 0; f < F_LAYOUT; f++) {
+	for (int f = 0; f < F_COUNT; f++) {
+		if (is_layout(f))
+			continue;
 		int y = f == F_SHAPE ? 4 : f % 4, x = f < 4 || f == F_SHAPE ? 1 : 41;
 		bool cur = f == b->field;
 		tui_put(w, y, x, 11, cur ? ROLE_STRONG : ROLE_DIM, field_names[f]);
