@@ -1,7 +1,8 @@
 /* The memory budget of training: bytes per parameter for each class of tensor
  * (master weights, working weights, gradients, gradient accumulator,
  * optimiser state), activation memory of a GPT shape (Korthikanti et al.
- * 2022), and the per-GPU share under ZeRO stages 0-3 (Rajbhandari et al. 2019).
+ * 2022), and the per-GPU share under ZeRO stages 0-3 (Rajbhandari et al. 2019)
+ * and under a Megatron-style parallel layout (budget/parallel.c).
  * Pure arithmetic on doubles: nothing is allocated, nothing printed. */
 #ifndef MIXPREC_BUDGET_BUDGET_H
 #define MIXPREC_BUDGET_BUDGET_H
@@ -127,8 +128,11 @@ budget_config budget_defaults(void);
 /* Fills *out for cfg. MP_EINVAL for params not positive and finite, an
  * out-of-range enum, a ZeRO stage outside 0..3, gpus not a positive integer,
  * a partial or non-integer shape, or deepspeed with a ZeRO stage other than
- * 0, 2 or 3 (0 means 2), nodes not dividing gpus, or ZeRO-3 without a largest
- * layer (cfg->largest_layer, or a shape with a vocabulary). */
+ * 0, 2 or 3 (0 means 2), nodes not dividing gpus, ZeRO-3 without a largest
+ * layer (cfg->largest_layer, or a shape with a vocabulary), or a parallel
+ * layout budget_parallel_check refuses. With a layout (cfg->par), gpu_bytes
+ * are one GPU's of the first pipeline stage: model states split by t*p and
+ * sharded by ZeRO over d, activations as budget/parallel.c counts them. */
 mp_status budget_compute(budget_result *out, const budget_config *cfg);
 
 /* Activation bytes of one transformer layer (Korthikanti et al. 2022) with
