@@ -3,8 +3,8 @@
  * arXiv:2205.05198v1: Table 2 (per layer), section 4.2.3 (pipeline), section
  * 4.3 (embedding and output layer). Context parallelism follows
  * Megatron-Core's context-parallel guide (docs/api-guide/context_parallel.md
- * of Megatron-LM): "The activation memory footprint per GPU is also CP times
- * smaller", and the world size is TP x CP x PP x DP. */
+ * of Megatron-LM, commit b6a88bd): "The activation memory footprint per GPU
+ * is also CP times smaller", and the world size is TP x CP x PP x DP. */
 #include <math.h>
 #include <stdio.h>
 
@@ -136,7 +136,8 @@ mp_status budget_parallel_check(const budget_config *cfg, double *dp, char *err,
 		return mp_fail(MP_EINVAL, err, errlen, "--vpp %.0f: model chunks interleave pipeline stages; it needs "
 		               "--pp 2 or more", q->vpp);
 	/* DeepSpeed's PipelineEngine asserts zero stage < 2 ("ZeRO-2 and ZeRO-3 are
-	 * incompatible with pipeline parallelism", deepspeed/runtime/pipe/engine.py) */
+	 * incompatible with pipeline parallelism", deepspeed/runtime/pipe/engine.py
+	 * of deepspeedai/DeepSpeed, commit 03f6f75) */
 	if (p > 1 && cfg->zero_stage >= 2)
 		return mp_fail(MP_EINVAL, err, errlen, "--zero %d with --pp %.0f: DeepSpeed's pipeline engine refuses "
 		               "ZeRO-2 and ZeRO-3 with pipeline parallelism; use --zero 0 or 1", cfg->zero_stage, p);
