@@ -227,6 +227,7 @@ void gpt_free(gpt_model *model)
 	free(model->params_memory);
 	free(model->grads_memory);
 	free(model->acts_memory);
+	free(model->q_x);
 	memset(model, 0, sizeof *model);
 }
 
@@ -237,7 +238,18 @@ static kernel_fmts kernel_fmts_of(const gpt_numerics *nx)
 {
 	const train_policy *p = pol_of(nx);
 	return (kernel_fmts){ .gemm = p != NULL ? p->gemm_fmt : FMT_FP32,
-	                      .reduce = p != NULL ? p->reduce_fmt : FMT_FP32 };
+	                      .reduce = p != NULL ? p->reduce_fmt : FMT_FP32,
+	                      .softmax = p != NULL ? p->softmax_fmt : FMT_FP32 };
+}
+
+/* x (n) rounded in place to f (layernorm= or gelu=), nothing for fp32:
+ * an elementwise op's output as microxcaling's elementwise emulation
+ * leaves it. The backward passes differentiate the op as computed in fp32
+ * (LayerNorm from its input and statistics, GELU from its input), so the
+ * rounding passes the gradient straight through. */
+static mp_status output_store(float *x, size_t n, fmt_id f)
+{
+	return f == FMT_FP32 ? MP_OK : round_rne(x, n, f);
 }
 
 /* Rounds the residual stream x (B,t,C) to its storage format after write
@@ -298,6 +310,8 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 	gpt_params *p = &model->params;
 	gpt_acts *a = &model->acts;
 	kernel_fmts kf = kernel_fmts_of(nx);
+	fmt_id ln_out = pol_of(nx) ? nx->pol->layernorm_fmt : FMT_FP32;
+	fmt_id gelu_out = pol_of(nx) ? nx->pol->gelu_fmt : FMT_FP32;
 
 	model->inputs = NULL;
 	model->targets = NULL;
@@ -337,6 +351,7 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 
 		layernorm_forward_q(ln1, ln1_mean, ln1_rstd, resid, p->ln1w + l * C, p->ln1b + l * C, B, T, C,
 		                    kf.reduce);
+		TRY(output_store(ln1, BTC, ln_out));
 		TRY(gemm_forward(model, nx, qkv, ln1, p->qkvw + l * 3 * C * C, p->qkvb + l * 3 * C,
 		                 BT, C, 3 * C, (int)(4 * l)));
 		attention_forward_q(atty, preatt, att, a->q_att, qkv, B, T, C, NH, kf);
@@ -348,9 +363,11 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 
 		layernorm_forward_q(ln2, ln2_mean, ln2_rstd, resid2, p->ln2w + l * C, p->ln2b + l * C, B, T, C,
 		                    kf.reduce);
+		TRY(output_store(ln2, BTC, ln_out));
 		TRY(gemm_forward(model, nx, fch, ln2, p->fcw + l * 4 * C * C, p->fcb + l * 4 * C,
 		                 BT, C, 4 * C, (int)(4 * l + 2)));
 		gelu_forward(fch_gelu, fch, BTC * 4);
+		TRY(output_store(fch_gelu, BTC * 4, gelu_out));
 		TRY(gemm_forward(model, nx, fcproj, fch_gelu, p->fcprojw + l * C * 4 * C,
 		                 p->fcprojb + l * C, BT, 4 * C, C, (int)(4 * l + 3)));
 		accumulate_exact(a->dexact, fcproj, BTC);
@@ -360,6 +377,7 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 
 	const float *last = a->residual3 + (L - 1) * BTC;   // (B,T,C)
 	layernorm_forward_q(a->lnf, a->lnf_mean, a->lnf_rstd, last, p->lnfw, p->lnfb, B, T, C, kf.reduce);
+	TRY(output_store(a->lnf, BTC, ln_out));
 	TRY(gemm_forward(model, nx, a->logits, a->lnf, p->wte, NULL, BT, C, V, -1));
 	model->resid_lost_frac = lost_fraction(last, a->encoded, a->dexact, BTC, &model->resid_dot_se,
 	                                       &model->resid_dot_ee);

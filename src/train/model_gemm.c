@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fmt/bulk.h"
+#include "fmt/flip.h"
 #include "train/accum.h"
 #include "train/fp8scale.h"
 #include "train/layers.h"
@@ -51,23 +52,94 @@ static mp_status copy_rounded(float *dst, const float *src, size_t n, fmt_id fmt
 	for (size_t i = 0; i < n; i += BLOCK) {
 		size_t len = n - i < BLOCK ? n - i : BLOCK;
 		memcpy(dst + i, src + i, len * sizeof *dst);
-		TRY(round_rne(dst + i, len, fmt));
+		if (fmt != FMT_FP32)
+			TRY(round_rne(dst + i, len, fmt));
 	}
 	return MP_OK;
 }
 
-/* The weight operand w (n elements of the params) rounded to the GEMM
- * format: from the caller's working copy when it has one, else rounded
- * into scratch now. */
-static mp_status weight_operand(gpt_model *m, const gpt_numerics *nx, const float *w, size_t n,
-                                const float **wq)
+/* --- the operands of the unscaled GEMMs (policy_operand_fmt, flips) --- */
+
+/* Whether the unscaled GEMMs are emulated: a low GEMM format, an operand
+ * format other than fp32 (fwd=, dgrad=, wgrad=) or bit flips. Else they are
+ * BLAS's fp32 products of the tensors as they are. */
+static bool gemm_emulated(const gpt_numerics *nx)
 {
-	if (nx->gemm_weights != NULL) {
+	const train_policy *p = pol_of(nx);
+	if (p == NULL)
+		return false;
+	if (p->gemm_fmt != FMT_FP32 || p->flip_class != POLICY_FLIP_NONE)
+		return true;
+	for (int k = 0; k < GEMM_OPERANDS; k++)
+		if (policy_operand_fmt(p, (gemm_operand)k) != FMT_FP32)
+			return true;
+	return false;
+}
+
+static fmt_id op_fmt(const gpt_numerics *nx, gemm_operand k)
+{
+	return policy_operand_fmt(nx->pol, k);
+}
+
+/* Whether the policy's flips strike operand k. */
+static bool strikes(const gpt_numerics *nx, gemm_operand k)
+{
+	static const policy_flip class_of[GEMM_OPERANDS] = {
+		[GEMM_FWD_X] = POLICY_FLIP_ACTIVATIONS, [GEMM_FWD_W] = POLICY_FLIP_WEIGHTS,
+		[GEMM_DGRAD_DY] = POLICY_FLIP_GRADS, [GEMM_DGRAD_W] = POLICY_FLIP_WEIGHTS,
+		[GEMM_WGRAD_X] = POLICY_FLIP_ACTIVATIONS, [GEMM_WGRAD_DY] = POLICY_FLIP_GRADS,
+	};
+	const train_policy *p = nx->pol;
+	return p->flip_class != POLICY_FLIP_NONE && class_of[k] == p->flip_class && p->flip_p > 0;
+}
+
+/* x[0..n), operand k of Linear lin rounded to its format, struck by the
+ * policy's flips: a stream of its own per step, batch half (nx->seed),
+ * Linear and operand, element i at index i. */
+static void operand_flip(const gpt_numerics *nx, int lin, gemm_operand k, float *x, size_t n)
+{
+	if (!strikes(nx, k))
+		return;
+	uint64_t which = (nx->step << 24) ^ ((uint64_t)(lin + 1) << 4) ^ (uint64_t)k;
+	flip_opts o = { .p = nx->pol->flip_p, .where = nx->pol->flip_bits,
+	                .seed = rng_mix64(nx->seed ^ 0xf11b5ull ^ rng_mix64(which)) };
+	(void)flip_floats(op_fmt(nx, k), &o, 0, x, n);
+}
+
+/* dst = src (n floats) as operand k of Linear lin: rounded, then flipped. */
+static mp_status operand_copy(const gpt_numerics *nx, int lin, gemm_operand k, float *dst, const float *src,
+                              size_t n)
+{
+	TRY(copy_rounded(dst, src, n, op_fmt(nx, k)));
+	operand_flip(nx, lin, k, dst, n);
+	return MP_OK;
+}
+
+/* The weight w (n elements of the params) as operand k of Linear lin: w
+ * itself in fp32, the caller's working copy when that is in the format
+ * (gemm_fmt) and nothing is flipped, else rounded (and flipped) into
+ * scratch now. */
+static mp_status weight_operand(gpt_model *m, const gpt_numerics *nx, const float *w, size_t n, int lin,
+                                gemm_operand k, const float **wq)
+{
+	fmt_id f = op_fmt(nx, k);
+	if (!strikes(nx, k) && f == FMT_FP32) {
+		*wq = w;
+		return MP_OK;
+	}
+	if (!strikes(nx, k) && f == nx->pol->gemm_fmt && nx->gemm_weights != NULL) {
 		*wq = nx->gemm_weights + (w - m->params_memory);
 		return MP_OK;
 	}
 	*wq = m->acts.q_w;
-	return copy_rounded(m->acts.q_w, w, n, nx->pol->gemm_fmt);
+	return operand_copy(nx, lin, k, m->acts.q_w, w, n);
+}
+
+/* Whether the forward rounds its input in place, for the weight-gradient
+ * GEMM to read as it is: when both take it in one format. */
+static bool input_in_place(const gpt_numerics *nx)
+{
+	return op_fmt(nx, GEMM_FWD_X) == op_fmt(nx, GEMM_WGRAD_X);
 }
 
 /* out = inp @ wq^T + bias from operands already rounded, through the
@@ -149,14 +221,22 @@ mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
 {
 	if (scaled(nx, lin))
 		return gemm_forward_scaled(m, nx, out, inp, w, bias, BT, C, OC, (size_t)lin);
-	if (!gemm_lowp(nx)) {
+	if (!gemm_emulated(nx)) {
 		matmul_forward(out, inp, w, bias, 1, BT, C, OC);
 		return MP_OK;
 	}
-	TRY(round_rne(inp, BT * C, nx->pol->gemm_fmt));
+	float *xq = inp;
+	if (input_in_place(nx)) {
+		if (op_fmt(nx, GEMM_FWD_X) != FMT_FP32)
+			TRY(round_rne(inp, BT * C, op_fmt(nx, GEMM_FWD_X)));
+		operand_flip(nx, lin, GEMM_FWD_X, inp, BT * C);
+	} else {   /* inp stays as computed, for wgrad to round into its own format */
+		xq = m->acts.q_act;
+		TRY(operand_copy(nx, lin, GEMM_FWD_X, xq, inp, BT * C));
+	}
 	const float *wq;
-	TRY(weight_operand(m, nx, w, OC * C, &wq));
-	return gemm_forward_core(nx, out, inp, wq, bias, BT, C, OC);
+	TRY(weight_operand(m, nx, w, OC * C, lin, GEMM_FWD_W, &wq));
+	return gemm_forward_core(nx, out, xq, wq, bias, BT, C, OC);
 }
 
 /* dinp (BT,C) += dq (BT,OC) @ wq (OC,C) and dweight (OC,C) += dq^T @ xq
@@ -211,6 +291,31 @@ static mp_status gemm_backward_blocked(gpt_model *m, const gpt_numerics *nx, flo
 	return MP_OK;
 }
 
+/* The input gradient and weight gradient GEMMs of an unscaled Linear:
+ * dgrad's dY and W and wgrad's X and dY each in its operand format; one
+ * copy of dY (and one product call) when both GEMMs take it in one format,
+ * X as gemm_forward left it when that rounded it in place. */
+static mp_status gemm_backward_unscaled(gpt_model *m, const gpt_numerics *nx, float *dinp, float *dweight,
+                                        const float *dout, const float *inp, const float *w, size_t BT, size_t C,
+                                        size_t OC, int lin)
+{
+	gpt_acts *a = &m->acts;
+	const float *wq, *xq = inp;
+	TRY(operand_copy(nx, lin, GEMM_DGRAD_DY, a->q_act, dout, BT * OC));
+	TRY(weight_operand(m, nx, w, OC * C, lin, GEMM_DGRAD_W, &wq));
+	if (dweight != NULL && !input_in_place(nx)) {
+		if (m->q_x == NULL && (m->q_x = malloc(m->B * m->t * 4 * m->config.C * sizeof *m->q_x)) == NULL)
+			return MP_ENOMEM;
+		TRY(operand_copy(nx, lin, GEMM_WGRAD_X, m->q_x, inp, BT * C));
+		xq = m->q_x;
+	}
+	if (op_fmt(nx, GEMM_WGRAD_DY) == op_fmt(nx, GEMM_DGRAD_DY))
+		return gemm_products(nx, dinp, dweight, a->q_act, xq, wq, BT, C, OC);
+	TRY(gemm_products(nx, dinp, NULL, a->q_act, NULL, wq, BT, C, OC));
+	TRY(operand_copy(nx, lin, GEMM_WGRAD_DY, a->q_act, dout, BT * OC));
+	return gemm_products(nx, NULL, dweight, a->q_act, xq, NULL, BT, C, OC);
+}
+
 /* The backward products of gemm_forward, emulated the same way: operands
  * rounded, fp32 accumulation. The input gradient is rounded to the GEMM
  * format like any output; dinp must be zero on entry (every caller zeroes
@@ -230,7 +335,7 @@ mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp,
 		memcpy(keep, dout, BT * OC * sizeof *keep);
 	}
 	bool sc = scaled(nx, lin);
-	if (!sc && !gemm_lowp(nx)) {
+	if (!sc && !gemm_emulated(nx)) {
 		matmul_backward(dinp, dweight, dbias, dout, inp, w, 1, BT, C, OC);
 		return MP_OK;
 	}
@@ -245,12 +350,11 @@ mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp,
 			TRY(fp8_matrix(nx, (size_t)lin, FP8_GRAD_OUTPUT, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
 			TRY(fp8_matrix_again(nx, (size_t)lin, FP8_WEIGHT, FP8_ALONG_ROWS, w, a->q_w, OC, C));
 			wq = a->q_w;
+			/* inp was cast in place by gemm_forward */
+			TRY(gemm_products(nx, dinp, dweight, a->q_act, inp, wq, BT, C, OC));
 		} else {
-			TRY(copy_rounded(a->q_act, dout, BT * OC, nx->pol->gemm_fmt));
-			TRY(weight_operand(m, nx, w, OC * C, &wq));
+			TRY(gemm_backward_unscaled(m, nx, dinp, dweight, dout, inp, w, BT, C, OC, lin));
 		}
-		/* inp was rounded in place by gemm_forward */
-		TRY(gemm_products(nx, dinp, dweight, a->q_act, inp, wq, BT, C, OC));
 	}
 	if (gemm_lowp(nx))
 		TRY(round_rne(dinp, BT * C, nx->pol->gemm_fmt));
