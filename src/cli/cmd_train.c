@@ -32,6 +32,40 @@ static void on_sigint(int sig)
 	interrupted = 1;
 }
 
+/* The policy parts with no option of their own (train/policy_parts.c). */
+static void train_parts_help(void)
+{
+	printf("\nPolicy parts without an option (P+KEY=VALUE; CPU only: --device cuda refuses\n"
+	       "them). Operands after microxcaling's mx_specs, whose names are in brackets:\n"
+	       "  fwd=F | fwd=x:F/w:G   the forward GEMM Y = X W^T of every Linear (the blocks'\n"
+	       "                     four and the tied head; attention's products stay in the\n"
+	       "                     GEMM format): X [a_elem_format] and W [w_elem_format]\n"
+	       "                     rounded to nearest even into F (one format: both),\n"
+	       "                     unscaled, with the format's overflow rule, instead of the\n"
+	       "                     GEMM format; outputs stay in the GEMM format. Not with\n"
+	       "                     --fp8-scaling (its casts have their own formats)\n"
+	       "  dgrad=F | dgrad=dy:F/w:G   the input gradient dX = dY W: dY\n"
+	       "                     [a_elem_format_bp_os], W [w_elem_format_bp]\n"
+	       "  wgrad=F | wgrad=x:F/dy:G   the weight gradient dW = dY^T X: X and dY\n"
+	       "                     [both a_elem_format_bp_ex there]\n"
+	       "                     ('/' joins two operands: ',' separates policies; a later\n"
+	       "                     part changes only the operands it names)\n"
+	       "  softmax=F, layernorm=F, gelu=F, elementwise=F (all three)   the outputs of\n"
+	       "                     the attention softmax, every LayerNorm and GELU rounded to\n"
+	       "                     F (rne) in the forward pass. The backward pass takes the\n"
+	       "                     rounding as the identity: softmax's Jacobian from its\n"
+	       "                     rounded output (saved, as att), LayerNorm's and GELU's\n"
+	       "                     from their fp32 inputs\n"
+	       "  flip=weights|activations|grads:P[:any|frac|exp]   CPFloat's soft errors:\n"
+	       "                     each element of those GEMM operands (W of fwd and dgrad;\n"
+	       "                     X of fwd and wgrad; dY of dgrad and wgrad), after its\n"
+	       "                     rounding, gets one bit of its format's encoding flipped\n"
+	       "                     with probability P (any bit, the fraction or the exponent\n"
+	       "                     field), drawn per step, batch half, Linear and operand\n"
+	       "                     from --seed; flip=none removes it. An exponent flip can\n"
+	       "                     make a loss spike, or a NaN that stops the run (exit 2)\n");
+}
+
 static void train_help(void)
 {
 	train_config d = train_config_default();
@@ -149,6 +183,7 @@ static void train_help(void)
 	printf("\nPresets:\n");
 	for (size_t i = 0; i < policy_preset_count(); i++)
 		printf("  %-18s%s\n", policy_preset(i)->name, policy_preset_about(i));
+	train_parts_help();
 }
 
 /* MIXPREC_GPU_PROFILE=1 with --device cuda: each kernel's time in the last
