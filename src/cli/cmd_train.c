@@ -174,16 +174,16 @@ static void train_help(void)
 	       "an error: a loss scaler skips the step (the skipped column). Ctrl-C stops\n"
 	       "after the current step and keeps what was written. With --device cuda,\n"
 	       "MIXPREC_GPU_SYNC=1 checks every kernel launch (naming a kernel that faults)\n"
-	       "and MIXPREC_GPU_PROFILE=1 prints each kernel's time in the last step.\n\n"
-	       "Shapes (--preset NAME; tiny is the TUI labs' z):\n",
+	       "and MIXPREC_GPU_PROFILE=1 prints each kernel's time in the last step.\n",
 	       NVFP4_PROBE_DRAWS_MAX, d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every, train_ckpt_help, train_resume_help);
+	train_parts_help();
+	printf("\nShapes (--preset NAME; tiny is the TUI labs' z):\n");
 	for (size_t i = 0; i < TRAIN_SHAPE_COUNT; i++)
 		printf("  %-18s%s\n", train_shape_get((train_shape_id)i)->name, train_shape_get((train_shape_id)i)->about);
 	printf("\nPresets:\n");
 	for (size_t i = 0; i < policy_preset_count(); i++)
 		printf("  %-18s%s\n", policy_preset(i)->name, policy_preset_about(i));
-	train_parts_help();
 }
 
 /* MIXPREC_GPU_PROFILE=1 with --device cuda: each kernel's time in the last
