@@ -338,10 +338,12 @@ static void print_summary(const train_opts *su, const train_policy *pols, size_t
 	printf("%-*s %9s %9s %9s %8s %9s %9s %9s\n", pw, "policy", "loss", "val_loss", "ms/step", "skipped",
 	       "underflow", "lost_upd", "resid_lost");
 	for (size_t i = 0; i < np; i++) {
-		char val[32] = "-";   /* no evaluation yet (see --eval-every) */
+		char val[32] = "-", loss[32];   /* val: no evaluation yet (see --eval-every) */
 		if (!isnan(last_val[i]))
 			snprintf(val, sizeof val, "%.4f", last_val[i]);
-		printf("%-*s %9.4f %9s %9.1f %8zu %9.3g %9.3g %9.3g\n", pw, pols[i].name, last[i].loss, val,
+		/* a diverging loss in 4 significant digits, so the columns stay aligned */
+		snprintf(loss, sizeof loss, fabs(last[i].loss) < 1e5 ? "%.4f" : "%.4g", (double)last[i].loss);
+		printf("%-*s %9s %9s %9.1f %8zu %9.3g %9.3g %9.3g\n", pw, pols[i].name, loss, val,
 		       ms[i] / (double)done, skipped[i], last[i].underflow_frac, last[i].lost_update_frac,
 		       last[i].resid_lost_frac);
 	}
