@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "fmt/decode.h"
+#include "fmt/flip.h"
 #include "fmt/parse.h"
 #include "fmt/round_opts.h"
 #include "gpu/gpu.h"
@@ -16,7 +17,8 @@
 static void round_help(void)
 {
 	printf("Usage: mixprec round [VALUE...] [--to F,...] [--mode M] [--seed N]\n"
-	       "                     [--saturate] [--csv] [--device cpu|cuda]\n"
+	       "                     [--saturate] [--flip-prob P [--flip-bits B]] [--csv]\n"
+	       "                     [--device cpu|cuda]\n"
 	       "Rounds each VALUE, or each line of standard input when no VALUE is given,\n"
 	       "from its exact value into every format of --to, and shows the bits, the\n"
 	       "value, and the absolute and relative error.\n\n"
@@ -31,7 +33,17 @@ static void round_help(void)
 	       "                random bits of element i of the stream, so runs are reproducible\n"
 	       "  --saturate    overflow and infinities give the largest finite value instead\n"
 	       "                of inf (or, for fp8-e4m3, the FNUZ formats and e8m0, NaN)\n"
-	       "  --csv         CSV: input,format,mode,bits,value,abs_error,rel_error\n"
+	       "  --flip-prob P soft errors after rounding, as CPFloat's flip and p: each\n"
+	       "                value, with probability P (0..1), gets exactly one bit of its\n"
+	       "                encoding flipped, drawn uniformly from --flip-bits; bits, value\n"
+	       "                and errors are then the flipped ones and the note names the bit.\n"
+	       "                Value number i draws element i of --seed's flip stream (apart\n"
+	       "                from sr's), the same decision in every format of --to\n"
+	       "  --flip-bits B any (default: every bit of the format), frac (the stored\n"
+	       "                fraction), exp (the exponent field) or a bit number N (0 = the\n"
+	       "                least significant), which every --to format must have\n"
+	       "  --csv         CSV: input,format,mode,bits,value,abs_error,rel_error (with\n"
+	       "                --flip-prob also rounded_bits and flipped_bit, empty if none)\n"
 	       "  --device D    cpu (default) or cuda: the bits come from the GPU's bulk\n"
 	       "                kernels (modes rne and sr; VALUEs must be fp32 values, as the\n"
 	       "                kernels round fp32 arrays); the same bits as the CPU's\n"
@@ -68,6 +80,8 @@ typedef struct {
 	csvw w;
 	size_t widths[7];
 	bool cuda;
+	bool flip;          /* --flip-prob: each row's bits flipped after rounding */
+	flip_opts flip_opt;
 } round_job;
 
 /* One value of a batch. err holds its report when it cannot be rounded at
@@ -167,8 +181,13 @@ static bool round_row(round_job *job, const round_batch *b, size_t k, size_t i, 
 		}
 		bits = g;
 	}
-	char value[1200], abs_s[64], rel_s[64], bits_s[32];
+	uint32_t rounded = bits;
+	int flipped = job->flip ? flip_pick(f, &job->flip_opt, b->index0 + k) : -1;
+	if (flipped >= 0)
+		bits ^= UINT32_C(1) << flipped;
+	char value[1200], abs_s[64], rel_s[64], bits_s[32], rounded_s[32];
 	double v = fmt_to_double(f, bits);
+	snprintf(rounded_s, sizeof rounded_s, "0x%0*x", fmt_hex_digits(f), rounded);
 	snprintf(bits_s, sizeof bits_s, "0x%0*x", fmt_hex_digits(f), bits);
 	numtext_exact(value, sizeof value, v);
 	fmt_error_text(&it->x, v, job->csv ? 10 : 4, abs_s, rel_s, sizeof abs_s);
@@ -180,11 +199,21 @@ static bool round_row(round_job *job, const round_batch *b, size_t k, size_t i, 
 		csvw_field(&job->w, value);
 		csvw_field(&job->w, abs_s);
 		csvw_field(&job->w, rel_s);
+		if (job->flip) {
+			char bit_s[16] = "";
+			if (flipped >= 0)
+				snprintf(bit_s, sizeof bit_s, "%d", flipped);
+			csvw_field(&job->w, rounded_s);
+			csvw_field(&job->w, bit_s);
+		}
 		csvw_end_row(&job->w);
 		return true;
 	}
-	char note[64];
-	round_note(note, sizeof note, f, &ctl, &it->x, flags, v);
+	char note[96];
+	if (flipped >= 0)
+		snprintf(note, sizeof note, "bit %d flipped (rounded: %s)", flipped, rounded_s);
+	else
+		round_note(note, sizeof note, f, &ctl, &it->x, flags, v);
 	/* long exact expansions are shown to 17 digits; --csv has them in full */
 	if (numtext_sig_digits(value) > 40) {
 		char s[64];
@@ -287,6 +316,8 @@ static int round_parse_opts(int argc, char **argv, round_job *job, round_opts *o
 	job->ctl = (fmt_round_ctl){ .mode = o->mode, .saturate = o->saturate };
 	job->seed = o->seed;
 	job->csv = o->csv;
+	job->flip = o->flip;
+	job->flip_opt = o->flip_opt;
 	char why[384];
 	if (o->cuda && gpu_ready(NULL, why, sizeof why) != MP_OK) {
 		cli_error("round", "--device cuda: %s", why);
@@ -374,7 +405,8 @@ int cmd_round(int argc, char **argv)
 	if (rc == CLI_OK && !o.help) {
 		if (job.csv) {
 			csvw_init(&job.w, stdout);
-			csvw_header(&job.w, "input,format,mode,bits,value,abs_error,rel_error");
+			csvw_header(&job.w, job.flip ? "input,format,mode,bits,value,abs_error,rel_error,rounded_bits,flipped_bit"
+			                             : "input,format,mode,bits,value,abs_error,rel_error");
 		}
 		rc = o.nvalues > 0 ? round_values(&job, b, o.values, o.nvalues) : round_stdin(&job, b);
 		if (!cli_flush_stdout("round"))

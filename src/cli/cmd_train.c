@@ -32,6 +32,40 @@ static void on_sigint(int sig)
 	interrupted = 1;
 }
 
+/* The policy parts with no option of their own (train/policy_parts.c). */
+static void train_parts_help(void)
+{
+	printf("\nPolicy parts without an option (P+KEY=VALUE; CPU only: --device cuda refuses\n"
+	       "them). Operands after microxcaling's mx_specs, whose names are in brackets:\n"
+	       "  fwd=F | fwd=x:F/w:G   the forward GEMM Y = X W^T of every Linear (the blocks'\n"
+	       "                     four and the tied head; attention's products stay in the\n"
+	       "                     GEMM format): X [a_elem_format] and W [w_elem_format]\n"
+	       "                     rounded to nearest even into F (one format: both),\n"
+	       "                     unscaled, with the format's overflow rule, instead of the\n"
+	       "                     GEMM format; outputs stay in the GEMM format. Not with\n"
+	       "                     --fp8-scaling (its casts have their own formats)\n"
+	       "  dgrad=F | dgrad=dy:F/w:G   the input gradient dX = dY W: dY\n"
+	       "                     [a_elem_format_bp_os], W [w_elem_format_bp]\n"
+	       "  wgrad=F | wgrad=x:F/dy:G   the weight gradient dW = dY^T X: X and dY\n"
+	       "                     [both a_elem_format_bp_ex there]\n"
+	       "                     ('/' joins two operands: ',' separates policies; a later\n"
+	       "                     part changes only the operands it names)\n"
+	       "  softmax=F, layernorm=F, gelu=F, elementwise=F (all three)   the outputs of\n"
+	       "                     the attention softmax, every LayerNorm and GELU rounded to\n"
+	       "                     F (rne) in the forward pass. The backward pass takes the\n"
+	       "                     rounding as the identity: softmax's Jacobian from its\n"
+	       "                     rounded output (saved, as att), LayerNorm's and GELU's\n"
+	       "                     from their fp32 inputs\n"
+	       "  flip=weights|activations|grads:P[:any|frac|exp]   CPFloat's soft errors:\n"
+	       "                     each element of those GEMM operands (W of fwd and dgrad;\n"
+	       "                     X of fwd and wgrad; dY of dgrad and wgrad), after its\n"
+	       "                     rounding, gets one bit of its format's encoding flipped\n"
+	       "                     with probability P (any bit, the fraction or the exponent\n"
+	       "                     field), drawn per step, batch half, Linear and operand\n"
+	       "                     from --seed; flip=none removes it. An exponent flip can\n"
+	       "                     make a loss spike, or a NaN that stops the run (exit 2)\n");
+}
+
 static void train_help(void)
 {
 	train_config d = train_config_default();
@@ -140,10 +174,11 @@ static void train_help(void)
 	       "an error: a loss scaler skips the step (the skipped column). Ctrl-C stops\n"
 	       "after the current step and keeps what was written. With --device cuda,\n"
 	       "MIXPREC_GPU_SYNC=1 checks every kernel launch (naming a kernel that faults)\n"
-	       "and MIXPREC_GPU_PROFILE=1 prints each kernel's time in the last step.\n\n"
-	       "Shapes (--preset NAME; tiny is the TUI labs' z):\n",
+	       "and MIXPREC_GPU_PROFILE=1 prints each kernel's time in the last step.\n",
 	       NVFP4_PROBE_DRAWS_MAX, d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every, train_ckpt_help, train_resume_help);
+	train_parts_help();
+	printf("\nShapes (--preset NAME; tiny is the TUI labs' z):\n");
 	for (size_t i = 0; i < TRAIN_SHAPE_COUNT; i++)
 		printf("  %-18s%s\n", train_shape_get((train_shape_id)i)->name, train_shape_get((train_shape_id)i)->about);
 	printf("\nPresets:\n");
@@ -303,10 +338,12 @@ static void print_summary(const train_opts *su, const train_policy *pols, size_t
 	printf("%-*s %9s %9s %9s %8s %9s %9s %9s\n", pw, "policy", "loss", "val_loss", "ms/step", "skipped",
 	       "underflow", "lost_upd", "resid_lost");
 	for (size_t i = 0; i < np; i++) {
-		char val[32] = "-";   /* no evaluation yet (see --eval-every) */
+		char val[32] = "-", loss[32];   /* val: no evaluation yet (see --eval-every) */
 		if (!isnan(last_val[i]))
 			snprintf(val, sizeof val, "%.4f", last_val[i]);
-		printf("%-*s %9.4f %9s %9.1f %8zu %9.3g %9.3g %9.3g\n", pw, pols[i].name, last[i].loss, val,
+		/* a diverging loss in 4 significant digits, so the columns stay aligned */
+		snprintf(loss, sizeof loss, fabs(last[i].loss) < 1e5 ? "%.4f" : "%.4g", (double)last[i].loss);
+		printf("%-*s %9s %9s %9.1f %8zu %9.3g %9.3g %9.3g\n", pw, pols[i].name, loss, val,
 		       ms[i] / (double)done, skipped[i], last[i].underflow_frac, last[i].lost_update_frac,
 		       last[i].resid_lost_frac);
 	}

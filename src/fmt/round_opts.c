@@ -10,6 +10,8 @@ static const struct option round_options[] = {
 	{ "mode", required_argument, NULL, 'm' },
 	{ "seed", required_argument, NULL, 's' },
 	{ "saturate", no_argument, NULL, 'S' },
+	{ "flip-prob", required_argument, NULL, 'p' },
+	{ "flip-bits", required_argument, NULL, 'b' },
 	{ "csv", no_argument, NULL, 'c' },
 	{ "device", required_argument, NULL, 'd' },
 	{ "help", no_argument, NULL, 'h' },
@@ -51,12 +53,32 @@ static mp_status device_check(round_opts *o, const char *device, char *err, size
 	return MP_OK;
 }
 
+/* --flip-bits against every --to format: each must have the bits named. */
+static mp_status flip_check(const round_opts *o, bool bits_given, char *err, size_t errlen)
+{
+	if (bits_given && !o->flip)
+		return mp_fail(MP_EINVAL, err, errlen, "--flip-bits needs --flip-prob");
+	for (size_t i = 0; o->flip && i < o->nfmts; i++) {
+		const fmt_info *f = fmt_get(o->fmts[i]);
+		int lo;
+		if (flip_span(f, &o->flip_opt, &lo) > 0)
+			continue;
+		if (o->flip_opt.where == FLIP_BIT)
+			return mp_fail(MP_EINVAL, err, errlen, "--flip-bits: bit %d is past %s's %d bits (0..%d)",
+			               o->flip_opt.bit, f->name, f->width, f->width - 1);
+		return mp_fail(MP_EINVAL, err, errlen, "--flip-bits: %s has no %s bits", f->name,
+		               o->flip_opt.where == FLIP_FRAC ? "fraction" : "exponent");
+	}
+	return MP_OK;
+}
+
 mp_status round_opts_parse(int argc, char **argv, round_opts *o, char *err, size_t errlen)
 {
 	*o = (round_opts){ .mode = FMT_RNE };
 	if (!(o->values = calloc((size_t)argc + 1, sizeof *o->values)))
 		return mp_fail(MP_ENOMEM, err, errlen, "out of memory");
 	const char *device = "cpu", *to = "fp32,fp16,bf16";
+	bool bits_given = false;
 	optwalk w = { 0 };
 	char *value;
 	int c;
@@ -68,6 +90,14 @@ mp_status round_opts_parse(int argc, char **argv, round_opts *o, char *err, size
 		case 'm': st = fmt_mode_arg(optarg, &o->mode, err, errlen); break;
 		case 's': st = numarg_u64("--seed", optarg, &o->seed, err, errlen); break;
 		case 'S': o->saturate = true; break;
+		case 'p':
+			o->flip = true;
+			st = numarg_real("--flip-prob", optarg, 0.0, false, 1.0, &o->flip_opt.p, err, errlen);
+			break;
+		case 'b':
+			bits_given = true;
+			st = flip_where_parse("--flip-bits", optarg, &o->flip_opt, err, errlen);
+			break;
 		case 'c': o->csv = true; break;
 		case 'd': device = optarg; break;
 		case 'h': o->help = true; return MP_OK;
@@ -77,6 +107,9 @@ mp_status round_opts_parse(int argc, char **argv, round_opts *o, char *err, size
 			return MP_EINVAL;
 	}
 	if (fmt_list_arg("--to", to, o->fmts, &o->nfmts, err, errlen) != MP_OK)
+		return MP_EINVAL;
+	o->flip_opt.seed = o->seed;
+	if (flip_check(o, bits_given, err, errlen) != MP_OK)
 		return MP_EINVAL;
 	return device_check(o, device, err, errlen);
 }

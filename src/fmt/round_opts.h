@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "fmt/flip.h"
 #include "fmt/format.h"
 #include "fmt/round.h"
 #include "util/status.h"
@@ -24,6 +25,9 @@ typedef struct {
 	fmt_mode mode;               /* --mode (default rne) */
 	unsigned long long seed;     /* --seed (default 0) */
 	bool saturate;               /* --saturate */
+	bool flip;                   /* --flip-prob given: flip.p, flip.where (--flip-bits, default any);
+	                              * flip.seed is --seed */
+	flip_opts flip_opt;
 	bool csv;                    /* --csv */
 	bool cuda;                   /* --device cuda (its mode and formats checked) */
 	char **values;               /* the VALUEs in command-line order, nvalues of them (allocated) */

@@ -423,7 +423,7 @@ size_t attention_scratch_floats(size_t T, size_t C, size_t NH)
 void attention_forward_q(float *out, float *preatt, float *att, float *scratch, const float *inp,
                          size_t B, size_t T, size_t C, size_t NH, kernel_fmts f)
 {
-	if (f.gemm == FMT_FP32 && f.reduce == FMT_FP32) {
+	if (f.gemm == FMT_FP32 && f.reduce == FMT_FP32 && f.softmax == FMT_FP32) {
 		attention_forward(out, preatt, att, inp, B, T, C, NH);
 		return;
 	}
@@ -452,6 +452,7 @@ void attention_forward_q(float *out, float *preatt, float *att, float *scratch, 
 				for (size_t u = t + 1; u < T; u++)
 					pr[u] = 0.0f;
 				softmax_row_q(ar, pr, t + 1, &mx, f.reduce);
+				qn(ar, t + 1, f.softmax);
 				for (size_t u = t + 1; u < T; u++)
 					ar[u] = 0.0f;
 			}

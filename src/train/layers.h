@@ -145,6 +145,8 @@ typedef struct {
 	                  * accumulation, as a tensor core computes them */
 	fmt_id reduce;   /* softmax, LayerNorm statistics, cross-entropy: running
 	                  * sums and intermediate results rounded */
+	fmt_id softmax;  /* the attention softmax's output (att, read by att V and
+	                  * saved for the backward pass) rounded to it; FMT_FP32: not */
 } kernel_fmts;
 
 /* LayerNorm with the mean and variance sums, rstd and the output rounded
@@ -159,8 +161,9 @@ void layernorm_backward_q(float *dinp, float *dweight, float *dbias, const float
 /* Floats of scratch the attention variants need for head size hs = C/NH. */
 size_t attention_scratch_floats(size_t T, size_t C, size_t NH);
 /* Attention with its products emulated in f.gemm and its softmax in
- * f.reduce; att keeps the softmax as computed (before any rounding for the
- * att V product), as autocast saves it for the backward pass. */
+ * f.reduce, its output then rounded to f.softmax; att keeps the softmax so
+ * (before any rounding to f.gemm for the att V product), as autocast saves
+ * it for the backward pass. */
 void attention_forward_q(float *out,          // (B,T,C)
                          float *preatt,       // (B,NH,T,T)
                          float *att,          // (B,NH,T,T)

@@ -7,9 +7,8 @@
 #include <string.h>
 
 #include "fmt/bulk.h"
-#include "train/accum.h"
-#include "train/fp8scale.h"
 #include "train/layers.h"
+#include "train/model_gemm.h"
 #include "util/rng.h"
 
 #define TRY(expr)                               \
@@ -228,264 +227,29 @@ void gpt_free(gpt_model *model)
 	free(model->params_memory);
 	free(model->grads_memory);
 	free(model->acts_memory);
+	free(model->q_x);
 	memset(model, 0, sizeof *model);
 }
 
-/* --- number-format emulation --- */
-
-/* The policy nx emulates; NULL when every part is fp32. */
-static const train_policy *pol_of(const gpt_numerics *nx)
-{
-	return nx != NULL ? nx->pol : NULL;
-}
-
-static bool gemm_lowp(const gpt_numerics *nx)
-{
-	return pol_of(nx) != NULL && nx->pol->gemm_fmt != FMT_FP32;
-}
-
-/* Whether the Linear GEMMs sum through train/accum.c: a blocked C loop,
- * one dot at a time (no BLAS), for the accumulator experiment only. */
-static bool accum_emulated(const gpt_numerics *nx)
-{
-	return pol_of(nx) != NULL && policy_accum_emulated(nx->pol);
-}
-
-static accum_cfg accum_of(const gpt_numerics *nx)
-{
-	return (accum_cfg){ .bits = nx->pol->accum_bits ? nx->pol->accum_bits : ACCUM_BITS_FP32,
-	                    .block = ACCUM_BLOCK_HOPPER, .promote_every = nx->pol->promote_every };
-}
+/* --- number-format emulation (the Linear GEMMs: model_gemm.c) --- */
 
 /* The formats the attention, LayerNorm and softmax kernels emulate. */
 static kernel_fmts kernel_fmts_of(const gpt_numerics *nx)
 {
 	const train_policy *p = pol_of(nx);
 	return (kernel_fmts){ .gemm = p != NULL ? p->gemm_fmt : FMT_FP32,
-	                      .reduce = p != NULL ? p->reduce_fmt : FMT_FP32 };
+	                      .reduce = p != NULL ? p->reduce_fmt : FMT_FP32,
+	                      .softmax = p != NULL ? p->softmax_fmt : FMT_FP32 };
 }
 
-/* Rounds x in place to the nearest values of fmt (ties to even). */
-static mp_status round_rne(float *x, size_t n, fmt_id fmt)
+/* x (n) rounded in place to f (layernorm= or gelu=), nothing for fp32:
+ * an elementwise op's output as microxcaling's elementwise emulation
+ * leaves it. The backward passes differentiate the op as computed in fp32
+ * (LayerNorm from its input and statistics, GELU from its input), so the
+ * rounding passes the gradient straight through. */
+static mp_status output_store(float *x, size_t n, fmt_id f)
 {
-	fmt_bulk_opts o = { .fmt = fmt, .mode = FMT_RNE };
-	return fmt_bulk_quantize(FMT_SIMD_AUTO, &o, x, n);
-}
-
-/* dst = src rounded to fmt, a block at a time so that the rounding finds
- * the copy still in the L1 cache (one pass over memory, not two). */
-static mp_status copy_rounded(float *dst, const float *src, size_t n, fmt_id fmt)
-{
-	enum { BLOCK = 2048 };   /* 8 KiB */
-	for (size_t i = 0; i < n; i += BLOCK) {
-		size_t len = n - i < BLOCK ? n - i : BLOCK;
-		memcpy(dst + i, src + i, len * sizeof *dst);
-		TRY(round_rne(dst + i, len, fmt));
-	}
-	return MP_OK;
-}
-
-/* The weight operand w (n elements of the params) rounded to the GEMM
- * format: from the caller's working copy when it has one, else rounded
- * into scratch now. */
-static mp_status weight_operand(gpt_model *m, const gpt_numerics *nx, const float *w, size_t n,
-                                const float **wq)
-{
-	if (nx->gemm_weights != NULL) {
-		*wq = nx->gemm_weights + (w - m->params_memory);
-		return MP_OK;
-	}
-	*wq = m->acts.q_w;
-	return copy_rounded(m->acts.q_w, w, n, nx->pol->gemm_fmt);
-}
-
-/* out = inp @ wq^T + bias from operands already rounded, through the
- * emulated accumulator or BLAS, the output rounded to the GEMM format. */
-static mp_status gemm_forward_core(const gpt_numerics *nx, float *out, const float *inp, const float *wq,
-                                   const float *bias, size_t BT, size_t C, size_t OC)
-{
-	if (accum_emulated(nx)) {
-		accum_cfg c = accum_of(nx);
-		TRY(accum_gemm(out, OC, false, inp, C, 1, wq, C, 1, BT, OC, C, &c));
-		for (size_t i = 0; bias != NULL && i < BT; i++)
-			for (size_t o = 0; o < OC; o++)
-				out[i * OC + o] += bias[o];
-	} else {
-		matmul_forward(out, inp, wq, bias, 1, BT, C, OC);
-	}
-	return gemm_lowp(nx) ? round_rne(out, BT * OC, nx->pol->gemm_fmt) : MP_OK;
-}
-
-/* Whether Linear number lin (block l's k-th: 4l + k; -1 the head) casts its
- * operands with per-tensor fp8 scales. */
-static bool scaled(const gpt_numerics *nx, int lin)
-{
-	return nx != NULL && nx->fp8 != NULL && lin >= 0 && fp8_state_covers(nx->fp8, (size_t)lin / FP8_LINEARS);
-}
-
-/* The SR stream of Linear lin's tensor i cast along `along`: bits of its
- * own for every step, tensor, direction and batch half (nx->seed is the
- * half's). */
-static uint64_t fp8_seed(const gpt_numerics *nx, size_t i, fp8_along along)
-{
-	return rng_mix64(nx->seed ^ rng_mix64((nx->step << 20) ^ (i << 1) ^ (uint64_t)along));
-}
-
-/* Casts src (NULL: x itself) into x as Linear lin's tensor of role r for a
- * GEMM contracting it `along`, counted in the step's statistics. */
-static mp_status fp8_matrix(const gpt_numerics *nx, size_t lin, fp8_role r, fp8_along along, const float *src,
-                            float *x, size_t rows, size_t cols)
-{
-	size_t i = fp8_tensor_index(lin / FP8_LINEARS, lin % FP8_LINEARS, r);
-	return fp8_state_cast_and_record(nx->fp8, nx->fp8_half, i, along, fp8_seed(nx, i, along), src, x, rows, cols);
-}
-
-/* The same cast made again (the weight in the backward pass, with the
- * forward's scale: the same bits), counted nowhere. */
-static mp_status fp8_matrix_again(const gpt_numerics *nx, size_t lin, fp8_role r, fp8_along along,
-                                  const float *src, float *x, size_t rows, size_t cols)
-{
-	size_t i = fp8_tensor_index(lin / FP8_LINEARS, lin % FP8_LINEARS, r);
-	return fp8_state_cast_only(nx->fp8, nx->fp8_half, i, along, fp8_seed(nx, i, along), src, x, rows, cols);
-}
-
-/* gemm_forward under fp8 scaling, as Transformer Engine's Linear: the
- * weight cast from the fp32 master into scratch; per-tensor, the input cast
- * in place (the backward pass reuses it, as TE saves the fp8 input); block
- * recipes cast a copy and leave inp as it is, for the weight-gradient GEMM
- * to cast again, down its columns, from the high-precision tensor. */
-static mp_status gemm_forward_scaled(gpt_model *m, const gpt_numerics *nx, float *out, float *inp, const float *w,
-                                     const float *bias, size_t BT, size_t C, size_t OC, size_t lin)
-{
-	float *wq = m->acts.q_w, *xq = inp;
-	if (fp8_state_blocked(nx->fp8) && (xq = fp8_state_scratch(nx->fp8, nx->fp8_half, BT * C)) == NULL)
-		return MP_ENOMEM;
-	TRY(fp8_matrix(nx, lin, FP8_INPUT, FP8_ALONG_ROWS, inp, xq, BT, C));
-	TRY(fp8_matrix(nx, lin, FP8_WEIGHT, FP8_ALONG_ROWS, w, wq, OC, C));
-	return gemm_forward_core(nx, out, xq, wq, bias, BT, C, OC);
-}
-
-/* out (BT,OC) = inp (BT,C) @ w (OC,C)^T + bias, as a tensor core does it when
- * asked (under fp8 scaling, gemm_forward_scaled): operands rounded to the
- * GEMM format, fp32 accumulation, output rounded. The activation inp is
- * rounded in place: every GEMM input here
- * (ln1, atty, ln2, fch_gelu, lnf) is used by nothing but its GEMM's forward
- * and backward products, so the stored activation is the rounded operand,
- * as autocast saves it, and the backward pass uses it as it is. */
-static mp_status gemm_forward(gpt_model *m, const gpt_numerics *nx, float *out,
-                              float *inp, const float *w, const float *bias,
-                              size_t BT, size_t C, size_t OC, int lin)
-{
-	if (scaled(nx, lin))
-		return gemm_forward_scaled(m, nx, out, inp, w, bias, BT, C, OC, (size_t)lin);
-	if (!gemm_lowp(nx)) {
-		matmul_forward(out, inp, w, bias, 1, BT, C, OC);
-		return MP_OK;
-	}
-	TRY(round_rne(inp, BT * C, nx->pol->gemm_fmt));
-	const float *wq;
-	TRY(weight_operand(m, nx, w, OC * C, &wq));
-	return gemm_forward_core(nx, out, inp, wq, bias, BT, C, OC);
-}
-
-/* dinp (BT,C) += dq (BT,OC) @ wq (OC,C) and dweight (OC,C) += dq^T @ xq
- * (BT,C), either NULL, through the emulated accumulator or BLAS. */
-static mp_status gemm_products(const gpt_numerics *nx, float *dinp, float *dweight, const float *dq,
-                               const float *xq, const float *wq, size_t BT, size_t C, size_t OC)
-{
-	if (accum_emulated(nx)) {
-		accum_cfg c = accum_of(nx);
-		if (dinp != NULL)
-			TRY(accum_gemm(dinp, C, true, dq, OC, 1, wq, 1, C, BT, C, OC, &c));
-		if (dweight != NULL)
-			TRY(accum_gemm(dweight, C, true, dq, 1, OC, xq, 1, C, OC, C, BT, &c));
-	} else {
-		matmul_backward(dinp, dweight, NULL, dq, xq, wq, 1, BT, C, OC);
-	}
-	return MP_OK;
-}
-
-/* The backward GEMMs of a block recipe: each operand cast along the
- * contraction of the GEMM that reads it, from the high-precision tensor. */
-static mp_status gemm_backward_blocked(gpt_model *m, const gpt_numerics *nx, float *dinp, float *dweight,
-                                       const float *dout, const float *inp, const float *w, size_t BT, size_t C,
-                                       size_t OC, size_t lin)
-{
-	gpt_acts *a = &m->acts;
-	if (dinp != NULL) {   /* over OC: the gradient along its rows, the weight down its columns */
-		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
-		TRY(fp8_matrix(nx, lin, FP8_WEIGHT, FP8_ALONG_COLS, w, a->q_w, OC, C));
-		TRY(gemm_products(nx, dinp, NULL, a->q_act, NULL, a->q_w, BT, C, OC));
-	}
-	if (dweight != NULL) {   /* over the tokens: both down their columns */
-		TRY(fp8_matrix(nx, lin, FP8_GRAD_OUTPUT, FP8_ALONG_COLS, dout, a->q_act, BT, OC));
-		float *xq = fp8_state_scratch(nx->fp8, nx->fp8_half, BT * C);
-		if (xq == NULL)
-			return MP_ENOMEM;
-		TRY(fp8_matrix(nx, lin, FP8_INPUT, FP8_ALONG_COLS, inp, xq, BT, C));
-		if (!fp8_state_noise(nx->fp8))
-			return gemm_products(nx, NULL, dweight, a->q_act, xq, NULL, BT, C, OC);
-		/* the product's noise against the fp32 one of dout and inp, in q_w
-		 * (free once the input gradient is made) */
-		float *before = fp8_state_wgrad_scratch(nx->fp8, nx->fp8_half, OC * C);
-		if (before == NULL)
-			return MP_ENOMEM;
-		memcpy(before, dweight, OC * C * sizeof *before);
-		TRY(gemm_products(nx, NULL, dweight, a->q_act, xq, NULL, BT, C, OC));
-		grad_noise g = { 0 };
-		grad_noise_wgrad(&g, before, dweight, a->q_w, dout, inp, BT, C, OC);
-		fp8_state_add_wgrad_noise(nx->fp8, nx->fp8_half, fp8_tensor_index(lin / FP8_LINEARS, lin % FP8_LINEARS,
-		                                                                   FP8_WEIGHT), &g);
-	}
-	return MP_OK;
-}
-
-/* The backward products of gemm_forward, emulated the same way: operands
- * rounded, fp32 accumulation. The input gradient is rounded to the GEMM
- * format like any output; dinp must be zero on entry (every caller zeroes
- * it), so the product is written there and rounded in place. The weight
- * gradient is left in fp32 and accumulated: the trainer rounds every
- * parameter gradient to the policy's gradient format, and counts what that
- * flushes to zero (underflow_frac), in one place; rounding it here first
- * would flush the GEMM's small gradients where nobody counts them. The bias
- * gradient is a reduction, not a GEMM, and stays in fp32. */
-static mp_status gemm_backward(gpt_model *m, const gpt_numerics *nx, float *dinp,
-                               float *dweight, float *dbias, const float *dout,
-                               const float *inp, const float *w, size_t BT, size_t C, size_t OC, int lin)
-{
-	if (nx != NULL && nx->douts != NULL && lin >= 0) {
-		size_t oc;
-		float *keep = nx->douts + gpt_dout_at(m->config, BT, (size_t)lin / 4, (size_t)lin % 4, &oc);
-		memcpy(keep, dout, BT * OC * sizeof *keep);
-	}
-	bool sc = scaled(nx, lin);
-	if (!sc && !gemm_lowp(nx)) {
-		matmul_backward(dinp, dweight, dbias, dout, inp, w, 1, BT, C, OC);
-		return MP_OK;
-	}
-	gpt_acts *a = &m->acts;
-	if (sc && fp8_state_blocked(nx->fp8)) {
-		TRY(gemm_backward_blocked(m, nx, dinp, dweight, dout, inp, w, BT, C, OC, (size_t)lin));
-	} else {
-		const float *wq;
-		if (sc) {
-			/* the output gradient in its own format and scale; the weight cast
-			 * again with the forward's scale (the same bits), not recorded twice */
-			TRY(fp8_matrix(nx, (size_t)lin, FP8_GRAD_OUTPUT, FP8_ALONG_ROWS, dout, a->q_act, BT, OC));
-			TRY(fp8_matrix_again(nx, (size_t)lin, FP8_WEIGHT, FP8_ALONG_ROWS, w, a->q_w, OC, C));
-			wq = a->q_w;
-		} else {
-			TRY(copy_rounded(a->q_act, dout, BT * OC, nx->pol->gemm_fmt));
-			TRY(weight_operand(m, nx, w, OC * C, &wq));
-		}
-		/* inp was rounded in place by gemm_forward */
-		TRY(gemm_products(nx, dinp, dweight, a->q_act, inp, wq, BT, C, OC));
-	}
-	if (gemm_lowp(nx))
-		TRY(round_rne(dinp, BT * C, nx->pol->gemm_fmt));
-	if (dbias != NULL)
-		matmul_backward(NULL, NULL, dbias, dout, inp, w, 1, BT, C, OC);
-	return MP_OK;
+	return f == FMT_FP32 ? MP_OK : round_rne(x, n, f);
 }
 
 /* Rounds the residual stream x (B,t,C) to its storage format after write
@@ -546,6 +310,8 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 	gpt_params *p = &model->params;
 	gpt_acts *a = &model->acts;
 	kernel_fmts kf = kernel_fmts_of(nx);
+	fmt_id ln_out = pol_of(nx) ? nx->pol->layernorm_fmt : FMT_FP32;
+	fmt_id gelu_out = pol_of(nx) ? nx->pol->gelu_fmt : FMT_FP32;
 
 	model->inputs = NULL;
 	model->targets = NULL;
@@ -585,6 +351,7 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 
 		layernorm_forward_q(ln1, ln1_mean, ln1_rstd, resid, p->ln1w + l * C, p->ln1b + l * C, B, T, C,
 		                    kf.reduce);
+		TRY(output_store(ln1, BTC, ln_out));
 		TRY(gemm_forward(model, nx, qkv, ln1, p->qkvw + l * 3 * C * C, p->qkvb + l * 3 * C,
 		                 BT, C, 3 * C, (int)(4 * l)));
 		attention_forward_q(atty, preatt, att, a->q_att, qkv, B, T, C, NH, kf);
@@ -596,9 +363,11 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 
 		layernorm_forward_q(ln2, ln2_mean, ln2_rstd, resid2, p->ln2w + l * C, p->ln2b + l * C, B, T, C,
 		                    kf.reduce);
+		TRY(output_store(ln2, BTC, ln_out));
 		TRY(gemm_forward(model, nx, fch, ln2, p->fcw + l * 4 * C * C, p->fcb + l * 4 * C,
 		                 BT, C, 4 * C, (int)(4 * l + 2)));
 		gelu_forward(fch_gelu, fch, BTC * 4);
+		TRY(output_store(fch_gelu, BTC * 4, gelu_out));
 		TRY(gemm_forward(model, nx, fcproj, fch_gelu, p->fcprojw + l * C * 4 * C,
 		                 p->fcprojb + l * C, BT, 4 * C, C, (int)(4 * l + 3)));
 		accumulate_exact(a->dexact, fcproj, BTC);
@@ -608,6 +377,7 @@ mp_status gpt_forward(gpt_model *model, const gpt_numerics *nx, const int *input
 
 	const float *last = a->residual3 + (L - 1) * BTC;   // (B,T,C)
 	layernorm_forward_q(a->lnf, a->lnf_mean, a->lnf_rstd, last, p->lnfw, p->lnfb, B, T, C, kf.reduce);
+	TRY(output_store(a->lnf, BTC, ln_out));
 	TRY(gemm_forward(model, nx, a->logits, a->lnf, p->wte, NULL, BT, C, V, -1));
 	model->resid_lost_frac = lost_fraction(last, a->encoded, a->dexact, BTC, &model->resid_dot_se,
 	                                       &model->resid_dot_ee);

@@ -167,6 +167,8 @@ typedef struct {
 	double resid_lost_frac;       /* see doc/DESIGN.md; 0 when the exact change is 0 */
 	double resid_dot_se;          /* <Dstored, Dexact> of the last forward */
 	double resid_dot_ee;          /* <Dexact, Dexact> (sums, so batches can be combined) */
+	float *q_x;                   /* NULL, or (B,t,4C) scratch for a weight-gradient GEMM's input in
+	                               * a format of its own (wgrad=x:F), allocated at first use */
 } gpt_model;
 
 /* Allocates the three buffers for batches of B sequences of length t <= T and

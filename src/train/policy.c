@@ -508,6 +508,12 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 		mp_status st = block_part(p, key, value, err, errlen);
 		if (st != MP_OK)
 			return st;
+	} else if (policy_part_is(key)) {
+		/* per-operand GEMM formats, softmax/LayerNorm/GELU output formats and
+		 * bit flips (train/policy_parts.c) */
+		mp_status st = policy_part_set(p, key, value, err, errlen);
+		if (st != MP_OK)
+			return st;
 	} else {
 		snprintf(err, errlen, "unknown policy part '%s'", key);
 		return MP_EINVAL;
@@ -576,14 +582,15 @@ void policy_describe(const train_policy *p, char *buf, size_t n)
 	if (policy_accum_emulated(p))
 		snprintf(accum, sizeof accum, " (%d-bit accumulator%s)", p->accum_bits ? p->accum_bits : ACCUM_BITS_FP32,
 		         every);
-	char fp8[256] = "";
+	char fp8[256] = "", parts[256] = "";
 	describe_fp8(p, fp8, sizeof fp8);
-	snprintf(buf, n, "gemm %s%s%s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s%s%s, %s",
+	policy_parts_describe(p, parts, sizeof parts);
+	snprintf(buf, n, "gemm %s%s%s, reductions %s, residual %s%s%s, %s, grads %s accumulated in %s, Adam state %s%s%s, %s%s",
 	         fmt_get(p->gemm_fmt)->name, accum, fp8,
 	         fmt_get(p->reduce_fmt)->name,
 	         fmt_get(p->resid_fmt)->name,
 	         p->resid_fmt != FMT_FP32 ? ":" : "", p->resid_fmt != FMT_FP32 ? fmt_mode_name(p->resid_mode) : "",
 	         weights,
 	         fmt_get(p->grad_fmt)->name, fmt_get(p->grad_accum_fmt)->name, fmt_get(p->optim_fmt)->name,
-	         p->optim_mode == FMT_SR ? ":" : "", p->optim_mode == FMT_SR ? "sr" : "", scale);
+	         p->optim_mode == FMT_SR ? ":" : "", p->optim_mode == FMT_SR ? "sr" : "", scale, parts);
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "fmt/flip.h"
 #include "fmt/format.h"
 #include "fmt/round.h"
 #include "quant/quant_rule.h"
@@ -19,6 +20,28 @@ typedef enum {
 	WUPD_SR,      /* ... stochastically */
 	WUPD_KAHAN,   /* ... to nearest, with a compensation term in the same format */
 } weight_update;
+
+/* The operands of a Linear layer's three GEMMs, each with the name
+ * microxcaling's mx_specs gives its format (mx/specs.py and mx/linear.py
+ * of microsoft/microxcaling, read at commits 21221c0 and 2b7c540). */
+typedef enum {
+	GEMM_FWD_X,      /* Y = X W^T: the input X (a_elem_format) */
+	GEMM_FWD_W,      /* ... the weight W (w_elem_format) */
+	GEMM_DGRAD_DY,   /* dX = dY W: the output gradient dY (a_elem_format_bp_os) */
+	GEMM_DGRAD_W,    /* ... the weight W (w_elem_format_bp) */
+	GEMM_WGRAD_X,    /* dW = dY^T X: the input X (a_elem_format_bp_ex) */
+	GEMM_WGRAD_DY,   /* ... the output gradient dY (a_elem_format_bp_ex as well) */
+	GEMM_OPERANDS
+} gemm_operand;
+
+/* The tensors a policy's bit flips strike (flip=CLASS:P): the Linear
+ * GEMMs' operands after rounding. */
+typedef enum {
+	POLICY_FLIP_NONE,
+	POLICY_FLIP_WEIGHTS,       /* W of the forward and of dgrad */
+	POLICY_FLIP_ACTIVATIONS,   /* X of the forward and of wgrad */
+	POLICY_FLIP_GRADS,         /* dY of dgrad and of wgrad */
+} policy_flip;
 
 typedef struct {
 	char name[256];
@@ -59,6 +82,22 @@ typedef struct {
 	size_t highp_last;         /* any scaling: the last N blocks' Linears left in gemm_fmt */
 	bool bf16_switch;          /* any fp8 scaling: from step bf16_from on (its evaluations too), no */
 	size_t bf16_from;          /* Linear is cast: the rest is the bf16-mixed recipe (bf16-from=N) */
+	/* the parts of train/policy_parts.c, CPU only, none in a preset:
+	 * operand k of every Linear's GEMMs (the four of each block and the
+	 * tied head; attention's products stay in gemm_fmt) rounded to
+	 * op_fmt[k] instead of gemm_fmt when bit k of op_set is set (fwd=,
+	 * dgrad=, wgrad=; unscaled GEMMs only: no fp8-scaling) */
+	unsigned op_set;
+	fmt_id op_fmt[GEMM_OPERANDS];
+	/* the outputs of the attention softmax, of every LayerNorm and of GELU
+	 * rounded (RNE) to these in the forward pass (softmax=, layernorm=,
+	 * gelu=, elementwise=); FMT_FP32: kept as computed */
+	fmt_id softmax_fmt, layernorm_fmt, gelu_fmt;
+	/* flip=CLASS:P[:any|frac|exp]: CPFloat's soft errors (fmt/flip.h) in
+	 * the operands of class flip_class after their rounding */
+	policy_flip flip_class;
+	double flip_p;
+	flip_where flip_bits;
 } train_policy;
 
 /* The presets (policy.c's table): fp32, bf16-mixed, bf16-resid,
@@ -123,11 +162,37 @@ static inline bool policy_casts_at(const train_policy *p, size_t step)
 	return p->cast != CAST_SCALING_NONE && !(p->bf16_switch && step >= p->bf16_from);
 }
 
+/* Whether p has a part of policy_parts.c (per-operand formats, rounded
+ * softmax/LayerNorm/GELU outputs, bit flips). */
+static inline bool policy_has_parts(const train_policy *p)
+{
+	return p->op_set != 0 || p->softmax_fmt != FMT_FP32 || p->layernorm_fmt != FMT_FP32 ||
+	       p->gelu_fmt != FMT_FP32 || p->flip_class != POLICY_FLIP_NONE;
+}
+
+/* The format GEMM operand k of p's unscaled Linears is rounded to. */
+static inline fmt_id policy_operand_fmt(const train_policy *p, gemm_operand k)
+{
+	return p->op_set & (1u << k) ? p->op_fmt[k] : p->gemm_fmt;
+}
+
 /* Whether only the CPU trainer runs p (an emulated accumulator, per-tensor
- * fp8 scaling): the GPU trainers refuse it. */
+ * fp8 scaling, the parts of policy_parts.c): the GPU trainers refuse it. */
 static inline bool policy_cpu_only(const train_policy *p)
 {
-	return policy_accum_emulated(p) || p->cast != CAST_SCALING_NONE;
+	return policy_accum_emulated(p) || p->cast != CAST_SCALING_NONE || policy_has_parts(p);
 }
+
+/* Whether key is a part of policy_parts.c: fwd, dgrad, wgrad, softmax,
+ * layernorm, gelu, elementwise, flip. */
+bool policy_part_is(const char *key);
+
+/* One of those parts into p, as policy_set takes it: MP_OK, MP_EINVAL (err
+ * names the part and the bad value) or MP_EUNSUPPORTED (a part p's recipe
+ * cannot take). The name is policy_set's to extend. */
+mp_status policy_part_set(train_policy *p, const char *key, const char *value, char *err, size_t errlen);
+
+/* ", fwd x:bf16 w:bf16, ..." for the parts p has, else "". */
+void policy_parts_describe(const train_policy *p, char *buf, size_t n);
 
 #endif

@@ -50,6 +50,10 @@ static mp_status check_device(const train_policy *p, const train_config *cfg, ch
 	if (p->cast != CAST_SCALING_NONE)
 		snprintf(err, errlen, "--device cuda: policy %s scales its fp8 tensors one by one (amax, scale, "
 		         "history), which is emulated with --device cpu only", p->name);
+	else if (policy_has_parts(p))
+		snprintf(err, errlen, "--device cuda: policy %s has per-operand GEMM formats, rounded softmax, "
+		         "LayerNorm or GELU outputs or bit flips (fwd, dgrad, wgrad, softmax, layernorm, gelu, elementwise, "
+		         "flip), which are emulated with --device cpu only", p->name);
 	else
 		snprintf(err, errlen, "%s: the CUDA trainer's GEMMs are cuBLAS's, whose accumulator is the GPU's own; "
 		         "the accumulator is emulated with --device cpu only",
@@ -65,6 +69,13 @@ mp_status policy_check(const train_policy *p, const train_config *cfg, char *err
 	if (p->cast != CAST_SCALING_NONE && p->highp_last > cfg->model.L) {
 		snprintf(err, errlen, "--bf16-last: policy %s leaves its last %zu blocks in bf16, and the model has "
 		         "%zu (--layers)", p->name, p->highp_last, cfg->model.L);
+		return MP_EINVAL;
+	}
+	/* per-operand formats replace gemm_fmt's unscaled rounding; a scaled
+	 * cast has its own formats (fp8-format) */
+	if (p->op_set != 0 && p->cast != CAST_SCALING_NONE) {
+		snprintf(err, errlen, "--policy: policy %s casts its Linears with fp8 or fp4 scales (fp8-scaling) and "
+		         "names operand formats (fwd, dgrad, wgrad), which apply to unscaled GEMMs only", p->name);
 		return MP_EINVAL;
 	}
 	/* an fp32 GEMM is BLAS's, whose sums the emulation does not replace */

@@ -147,6 +147,7 @@ static bool read_command(int argc, char **argv, lab_command *l, char *err, size_
 			*l = (lab_command){ .value = o.nvalues ? o.values[0] : NULL, .row = o.nfmts ? (int)o.fmts[0] : -1,
 				            .mode = o.mode, .nvalues = o.nvalues,
 				            .skipped = o.help ? "--help" : o.csv ? "--csv" : o.saturate ? "--saturate"
+				                       : o.flip ? "--flip-prob"
 				                       : o.cuda ? "--device" : o.seed ? "--seed" : NULL };
 		round_opts_free(&o);
 		return st == MP_OK;
