@@ -2,21 +2,46 @@
  * power-of-two scale per block of 32) and NVFP4 (e2m1 elements, an e4m3
  * scale per block of 16 and an fp32 tensor scale).
  *
- * The rules, exactly:
- * - MX, ocp (OCP MX v1.0 section 6.3): amax = max |V_i| over the block;
- *   X = 2^(floor(log2 amax) - emax_elem); the exponent clamped to
- *   [-127, 127]; an all-zero block gets 2^-127; the e8m0 byte is the
- *   exponent + 127; elements are V_i / X rounded (rne or sr) with saturation
- *   to the element format's max.
+ * The rules, exactly (amax = max |V_i| over the block, exact; L =
+ * floor(log2 amax); the scale X = 2^k; k clamped to [-127, 127]; an
+ * all-zero block gets k = -127, as log2 0 = -inf clamps; the e8m0 byte is
+ * k + 127; elements are V_i / X rounded (rne or sr) with saturation to the
+ * element format's max):
+ * - MX, ocp (OCP MX v1.0 section 6.3; torchao's FLOOR, also named floor):
+ *   k = L - emax_elem.
  * - MX, ceil (NVIDIA Transformer Engine's MXFP8 rule; cuBLAS's not verified):
- *   X = 2^ceil(log2(amax / max_elem)), the same clamp, the same elements. It never saturates an
- *   element; it can cost one binade of range.
+ *   k = ceil(log2(amax / max_elem)). It never saturates an element; it can
+ *   cost one binade of range.
+ * - MX, even (torchao's EVEN): amax's significand rounded to the element's
+ *   mbits fraction bits of its top binade, ties away, then floor: k = L -
+ *   emax_elem, plus 1 when amax >= (2 - 2^-(mbits + 1)) * 2^L (torchao adds
+ *   2^(22 - mbits) to the fp32 pattern and keeps the exponent).
+ * - MX, rceil (torchao's RCEIL, after cuBLAS's ue8m0 recipe as its
+ *   docstring says): d = fp32_rne(amax / max_elem), rounded once from the
+ *   exact quotient; k = ceil(log2 d) exactly (d = 0: -127; d = inf: 127). It differs from ceil only where
+ *   the rounding of d crosses a power of two: for an fp32 amax only when
+ *   amax / max_elem lies in (2^-127, 2^-127 (1 + 2^-23)).
+ * - MX, torchao-ceil (torchao's CEIL, which is not Transformer Engine's):
+ *   k = ceil(log2 amax) - emax_elem.
+ * Where torchao's to_mx (mx_tensor.py, pytorch/ao commit b88afaf4) differs,
+ * on fp32 inputs, all in the elements or out of fp32's range, none in the
+ * e8m0 byte of torchao's five element formats: it clamps FLOOR, CEIL and
+ * EVEN to [-127, 128] (128, e8m0 0xff = NaN, needs L - emax_elem = 128,
+ * beyond an fp32 amax for emax_elem >= 1; an mxint8 block (emax_elem 0)
+ * from EVEN at amax >= (2 - 2^-7) 2^127 gets 127 here); it divides the
+ * elements by max(X, 2^-126) under those rules and multiplies them by 1
+ * instead of 2^127 under RCEIL when k = -127, where the elements here are
+ * V_i / X; its RCEIL takes log2 in fp32, which can round k + 2^-23 / ln 2
+ * down to k, where here ceil(log2 d) is exact. torchao takes no inputs
+ * beyond fp32; the exact amax here can be any real.
  * - nvfp4: s_t = fp32_rne(amax_tensor / (448 * 6)); s_b = e4m3_rne(block_amax
  *   / (6 * s_t)); elements e2m1(V_i / (s_b * s_t)) saturating at 6. Every
  *   quotient is taken exactly and rounded once. A block whose s_b is 0 (all
  *   zero, or rounded to 0), and every block when s_t is 0, has elements 0.
  *
  * Defined edge cases:
+ * - A subnormal fp32 amax is exact: L is the position of its top bit (every
+ *   rule above clamps it to -127 for emax_elem >= 1).
  * - Inputs are exact reals (fmt_num), never rounded to fp32 or binary64
  *   first. inf and NaN have no place in a block (OCP gives the whole block a
  *   NaN scale): quant_run refuses them with MP_EINVAL naming the index.
@@ -61,6 +86,7 @@ typedef struct {
 	fmt_id elem;           /* the element format */
 	int block;             /* default elements per block: 32 (MX), 16 (nvfp4) */
 	int emax_elem;         /* OCP's emax_elem: exponent of the element's max */
+	int mbits;             /* fraction bits of the element's top binade (the even rule rounds amax to them) */
 	bool nvfp4;            /* two-level: fp32 tensor scale, e4m3 block scales (MX: e8m0) */
 } quant_info;
 
@@ -75,9 +101,12 @@ const quant_info *quant_get(quant_id id);
 const quant_info *quant_find(const char *name);
 /* "mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, mxfp4, nvfp4". */
 const char *quant_known_names(void);
-/* "ocp" or "ceil". */
+/* "ocp", "ceil", "even", "rceil" or "torchao-ceil". */
 const char *quant_rule_name(quant_rule r);
-/* A rule name into *r; MP_EINVAL when unknown. */
+/* The rule names for messages: "ocp (or floor), ceil, even, rceil, torchao-ceil". */
+const char *quant_rule_names(void);
+/* A rule name (or "floor", the ocp rule) into *r, case-insensitively;
+ * MP_EINVAL when unknown. */
 mp_status quant_rule_parse(const char *name, quant_rule *r);
 /* --block's value: elements per block, 1..QUANT_BLOCK_MAX, in the full
  * number syntax; MP_EINVAL with the message, naming the option, in err. */

@@ -133,7 +133,13 @@ quant_elem_enc quant_elem_enc_of(fmt_id elem)
 quant_mx_rule quant_mx_rule_of(const quant_info *q, quant_rule rule)
 {
 	float m = (float)fmt_max(fmt_get(q->elem));
-	quant_mx_rule r = { .emax = q->emax_elem, .ceil = rule == QUANT_RULE_CEIL, .mfrac = f2u(m) & 0x7fffffu };
+	quant_mx_rule r = { .emax = q->emax_elem, .thr = 0x7fffffu, .rceil = rule == QUANT_RULE_RCEIL, .maxf = m };
+	if (rule == QUANT_RULE_CEIL)
+		r.thr = f2u(m) & 0x7fffffu;
+	else if (rule == QUANT_RULE_EVEN)
+		r.thr = (1u << 23) - (1u << (22 - q->mbits)) - 1u;
+	else if (rule == QUANT_RULE_TCEIL)
+		r.thr = 0;
 	return r;
 }
 

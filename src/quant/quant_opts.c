@@ -69,7 +69,8 @@ static mp_status quantize_check(quantize_opts *o, char *err, size_t errlen)
 	if (stray && !ra->random)
 		return mp_fail(MP_EINVAL, err, errlen, "%s: only with --random N (a generated tensor)", stray);
 	if (ra->rule && quant_rule_parse(ra->rule, &o->q.rule) != MP_OK)
-		return mp_fail(MP_EINVAL, err, errlen, "--scale-rule: unknown rule '%s' (known: ocp, ceil)", ra->rule);
+		return mp_fail(MP_EINVAL, err, errlen, "--scale-rule: unknown rule '%s' (known: %s)", ra->rule,
+		               quant_rule_names());
 	const char *to = ra->to;
 	if (to && ra->random)
 		return MP_OK;

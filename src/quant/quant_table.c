@@ -11,16 +11,16 @@
 
 static const quant_info table[QUANT_COUNT] = {
 	[QUANT_MXFP8_E4M3] = { .id = QUANT_MXFP8_E4M3, .name = "mxfp8-e4m3", .elem = FMT_E4M3, .block = 32,
-		.emax_elem = 8, .summary = "OCP MXFP8: fp8-e4m3 elements, an e8m0 scale per 32" },
+		.emax_elem = 8, .mbits = 3, .summary = "OCP MXFP8: fp8-e4m3 elements, an e8m0 scale per 32" },
 	[QUANT_MXFP8_E5M2] = { .id = QUANT_MXFP8_E5M2, .name = "mxfp8-e5m2", .elem = FMT_E5M2, .block = 32,
-		.emax_elem = 15, .summary = "OCP MXFP8: fp8-e5m2 elements, an e8m0 scale per 32" },
+		.emax_elem = 15, .mbits = 2, .summary = "OCP MXFP8: fp8-e5m2 elements, an e8m0 scale per 32" },
 	[QUANT_MXFP6_E3M2] = { .id = QUANT_MXFP6_E3M2, .name = "mxfp6-e3m2", .elem = FMT_E3M2, .block = 32,
-		.emax_elem = 4, .summary = "OCP MXFP6: fp6-e3m2 elements, an e8m0 scale per 32" },
+		.emax_elem = 4, .mbits = 2, .summary = "OCP MXFP6: fp6-e3m2 elements, an e8m0 scale per 32" },
 	[QUANT_MXFP6_E2M3] = { .id = QUANT_MXFP6_E2M3, .name = "mxfp6-e2m3", .elem = FMT_E2M3, .block = 32,
-		.emax_elem = 2, .summary = "OCP MXFP6: fp6-e2m3 elements, an e8m0 scale per 32" },
+		.emax_elem = 2, .mbits = 3, .summary = "OCP MXFP6: fp6-e2m3 elements, an e8m0 scale per 32" },
 	[QUANT_MXFP4] = { .id = QUANT_MXFP4, .name = "mxfp4", .elem = FMT_E2M1, .block = 32,
-		.emax_elem = 2, .summary = "OCP MXFP4: fp4-e2m1 elements, an e8m0 scale per 32" },
-	[QUANT_NVFP4] = { .id = QUANT_NVFP4, .name = "nvfp4", .elem = FMT_E2M1, .block = 16, .emax_elem = 2,
+		.emax_elem = 2, .mbits = 1, .summary = "OCP MXFP4: fp4-e2m1 elements, an e8m0 scale per 32" },
+	[QUANT_NVFP4] = { .id = QUANT_NVFP4, .name = "nvfp4", .elem = FMT_E2M1, .block = 16, .emax_elem = 2, .mbits = 1,
 		.nvfp4 = true, .summary = "NVIDIA NVFP4: fp4-e2m1 elements, an fp8-e4m3 scale per 16, an fp32 tensor scale" },
 };
 
@@ -48,6 +48,9 @@ const char *quant_known_names(void)
 static const char *const rule_names[QUANT_RULE_COUNT] = {
 	[QUANT_RULE_OCP] = "ocp",
 	[QUANT_RULE_CEIL] = "ceil",
+	[QUANT_RULE_EVEN] = "even",
+	[QUANT_RULE_RCEIL] = "rceil",
+	[QUANT_RULE_TCEIL] = "torchao-ceil",
 };
 
 const char *quant_rule_name(quant_rule r)
@@ -55,8 +58,17 @@ const char *quant_rule_name(quant_rule r)
 	return (unsigned)r < QUANT_RULE_COUNT ? rule_names[r] : "?";
 }
 
+const char *quant_rule_names(void)
+{
+	return "ocp (or floor), ceil, even, rceil, torchao-ceil";
+}
+
 mp_status quant_rule_parse(const char *name, quant_rule *r)
 {
+	if (strcasecmp(name, "floor") == 0) {   /* torchao's name of the OCP rule */
+		*r = QUANT_RULE_OCP;
+		return MP_OK;
+	}
 	for (int i = 0; i < QUANT_RULE_COUNT; i++) {
 		if (strcasecmp(name, rule_names[i]) == 0) {
 			*r = (quant_rule)i;

@@ -356,7 +356,7 @@ static mp_status block_part(train_policy *p, const char *key, const char *value,
 	}
 	if (!strcmp(key, "scale-rule")) {
 		if (quant_rule_parse(value, &p->mx_rule) != MP_OK) {
-			snprintf(err, errlen, "scale-rule '%s' is not ceil or ocp", value);
+			snprintf(err, errlen, "scale-rule '%s' is not one of %s", value, quant_rule_names());
 			return MP_EINVAL;
 		}
 		return MP_OK;
