@@ -45,6 +45,7 @@
 
 #include "fmt/decode.h"
 #include "fmt/parse.h"
+#include "fmt/round.h"
 #include "quant/quant.h"
 #include "testutil.h"
 #include "util/rng.h"
@@ -207,6 +208,64 @@ START_TEST(rules_match_torchao)
 }
 END_TEST
 
+/* Blocks of 16, 24, 40 and 64 (and a short last block) on every path and
+ * rule, against an element-by-element reference built here: the block's
+ * amax from the fp32 values, its exponent k from the re-derived rule
+ * (expected), and element i = fmt_round_double(V_i * 2^-k) with
+ * saturation, rne or sr with rng_bits(seed, i) (quant.h's definition of
+ * the SR draws). */
+START_TEST(blocks_any_size)
+{
+	enum { NB = 64 * 24 + 7 };
+	static float v[NB];
+	static uint8_t e[NB], s[NB];
+	for (size_t i = 0; i < NB; i++) {
+		uint32_t r = rng_bits(5, i), w = rng_bits(6, i / 8);
+		uint32_t ex = 1 + (w % 200) + (r >> 23) % 12;
+		v[i] = u2f((r & 0x807fffffu) | ex << 23);
+		if (r % 53 == 0)
+			v[i] = u2f(r & 0x800fffffu);   /* subnormals and zeros among them */
+	}
+	static const size_t sizes[] = { 16, 24, 40, 64 };
+	for (size_t f = 0; f < sizeof tao / sizeof tao[0]; f++) {
+		const tao_fmt *t = &tao[f];
+		const fmt_info *ef = fmt_get(quant_get(t->id)->elem);
+		for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+			for (int rule = 0; rule < QUANT_RULE_COUNT; rule++)
+				for (int mode = 0; mode < 2; mode++) {
+					size_t bs = sizes[z];
+					quant_opts o = { .fmt = t->id, .rule = (quant_rule)rule, .mode = mode ? FMT_SR : FMT_RNE,
+						         .seed = 7, .block = bs };
+					for (int p = 0; p < FMT_SIMD_COUNT; p++) {
+						if (!fmt_simd_available((fmt_simd)p))
+							continue;
+						ck_assert(quant_bulk((fmt_simd)p, &o, 0, 0, e, s, v, NB, NULL) == MP_OK);
+						for (size_t b = 0; b * bs < NB; b++) {
+							size_t cnt = NB - b * bs < bs ? NB - b * bs : bs;
+							uint32_t amax = 0;
+							for (size_t i = 0; i < cnt; i++) {
+								uint32_t a = f2u(v[b * bs + i]) & 0x7fffffffu;
+								amax = a > amax ? a : amax;
+							}
+							int k = expected((quant_rule)rule, t, amax);
+							ck_assert_msg(s[b] == k + 127, "%s %s bs %zu %s block %zu: 0x%02x, want 0x%02x",
+							              quant_get(t->id)->name, quant_rule_name((quant_rule)rule), bs,
+							              fmt_simd_name((fmt_simd)p), b, s[b], k + 127);
+							for (size_t i = b * bs; i < b * bs + cnt; i++) {
+								fmt_round_ctl ctl = { .mode = o.mode, .saturate = true, .rbits = rng_bits(7, i) };
+								uint32_t want = fmt_round_double(ef, &ctl, ldexp((double)v[i], -k), NULL);
+								ck_assert_msg(e[i] == want, "%s %s bs %zu %s %s element %zu (%a): 0x%02x, want "
+								              "0x%02x", quant_get(t->id)->name, quant_rule_name((quant_rule)rule),
+								              bs, fmt_mode_name(o.mode), fmt_simd_name((fmt_simd)p), i,
+								              (double)v[i], e[i], want);
+							}
+						}
+					}
+				}
+	}
+}
+END_TEST
+
 static int exact_exp(quant_id id, quant_rule rule, const char *text)
 {
 	fmt_num x;
@@ -292,6 +351,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, rules_match_torchao);
 	tcase_add_test(tc, rules_part_by_hand);
+	tcase_add_test(tc, blocks_any_size);
 	tcase_add_test(tc, rule_names);
 	suite_add_tcase(s, tc);
 	int rc = testutil_run(s);
