@@ -60,7 +60,7 @@ static long rceil_exp(const quant_info *q, const mpq_t amax)
 {
 	fmt_num t;
 	fmt_num_init(&t);
-	mpq_set_d(t.mag, fmt_max(fmt_get(q->elem)));
+	mpq_set_d(t.mag, quant_elem_max(q));
 	mpq_div(t.mag, amax, t.mag);
 	fmt_round_ctl ctl = { .mode = FMT_RNE };
 	uint32_t bits = fmt_round_num(fmt_get(FMT_FP32), &ctl, &t, NULL);
@@ -84,7 +84,7 @@ static int mx_scale_exp(const quant_info *q, quant_rule rule, const mpq_t amax, 
 		/* 2^L <= amax < 2^(L+1) and max_elem = M * 2^emax_elem with 1 <= M < 2,
 		 * so ceil(log2(amax / max_elem)) is L - emax_elem, or one more when
 		 * amax > max_elem * 2^(L - emax_elem) */
-		q_set_d_2exp(t, fmt_max(fmt_get(q->elem)), k);
+		q_set_d_2exp(t, quant_elem_max(q), k);
 		k += mpq_cmp(amax, t) > 0;
 		break;
 	case QUANT_RULE_EVEN:
@@ -124,6 +124,8 @@ static void round_elem(const fmt_info *f, fmt_mode mode, uint32_t rbits, const f
 	mpq_div(s.mag, v->mag, divisor);
 	fmt_round_ctl ctl = { .mode = mode, .saturate = true, .rbits = rbits };
 	e->bits = fmt_round_num(f, &ctl, &s, NULL);
+	if (fmt_is_int(f) && e->bits == fmt_sign_mask(f))
+		e->bits |= 1;   /* -2^(w-1) to -(2^(w-1) - 1): integers saturate symmetrically */
 	e->value = fmt_to_double(f, e->bits) * unit;
 	e->flags = 0;
 	int c = mpq_cmp(s.mag, maxq);
@@ -232,11 +234,12 @@ static void run_mx_block(const quant_info *q, const quant_opts *o, const fmt_num
 	b->scale_exp = mx_scale_exp(q, o->rule, amax, &b->clamped);
 	b->scale_bits = (uint32_t)(b->scale_exp + 127);
 	b->scale = ldexp(1.0, b->scale_exp);
-	q_set_d_2exp(div, 1.0, b->scale_exp);
+	q_set_d_2exp(div, 1.0, b->scale_exp + q->elem_shift);   /* the element's own unit within X */
 	bool tie_over = overflow_bound(f, maxq);
+	double unit = ldexp(1.0, b->scale_exp + q->elem_shift);
 	for (size_t i = 0; i < b->count; i++) {
 		size_t j = b->begin + i;
-		round_elem(f, o->mode, rng_bits(o->seed, j), &x[j], div, b->scale, maxq, tie_over, &e[j]);
+		round_elem(f, o->mode, rng_bits(o->seed, j), &x[j], div, unit, maxq, tie_over, &e[j]);
 	}
 	block_stats(b, x + b->begin, e + b->begin);
 	mpq_clears(amax, div, maxq, NULL);

@@ -75,6 +75,7 @@ typedef enum {
 	QUANT_MXFP6_E2M3,
 	QUANT_MXFP4,
 	QUANT_NVFP4,
+	QUANT_MXINT8,
 	QUANT_COUNT
 } quant_id;
 
@@ -87,6 +88,7 @@ typedef struct {
 	int block;             /* default elements per block: 32 (MX), 16 (nvfp4) */
 	int emax_elem;         /* OCP's emax_elem: exponent of the element's max */
 	int mbits;             /* fraction bits of the element's top binade (the even rule rounds amax to them) */
+	int elem_shift;        /* an element stands for its format's value times 2^elem_shift (mxint8: -6) */
 	bool nvfp4;            /* two-level: fp32 tensor scale, e4m3 block scales (MX: e8m0) */
 } quant_info;
 
@@ -99,7 +101,7 @@ typedef struct {
 const quant_info *quant_get(quant_id id);
 /* Looks a block-format name up, case-insensitively; NULL when unknown. */
 const quant_info *quant_find(const char *name);
-/* "mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, mxfp4, nvfp4". */
+/* "mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, mxfp4, nvfp4, mxint8". */
 const char *quant_known_names(void);
 /* "ocp", "ceil", "even", "rceil" or "torchao-ceil". */
 const char *quant_rule_name(quant_rule r);
@@ -111,6 +113,10 @@ mp_status quant_rule_parse(const char *name, quant_rule *r);
 /* --block's value: elements per block, 1..QUANT_BLOCK_MAX, in the full
  * number syntax; MP_EINVAL with the message, naming the option, in err. */
 mp_status quant_parse_block(const char *text, size_t *block, char *err, size_t errlen);
+
+/* max_elem: the largest value an element stands for (fmt_max x 2^elem_shift;
+ * mxint8: 127 x 2^-6 = 1.984375). */
+double quant_elem_max(const quant_info *q);
 
 /* Storage per element, scales included: the element width plus the scale's
  * 8 bits shared by `block` elements (MXFP4: 4.25, NVFP4: 4.5); the tensor

@@ -18,7 +18,7 @@
 
 #define BLOCK_KEYS(X)                                                                                 \
 	X(BLOCK_EDIT, "e Enter", "type values, commas or blanks between (Esc cancels)", 'e', TUI_ENTER_KEYS) \
-	X(BLOCK_FORMAT, "f", "next block format (mxfp8, mxfp6, mxfp4, nvfp4)", 'f') \
+	X(BLOCK_FORMAT, "f", "next block format (mxfp8, mxfp6, mxfp4, nvfp4, mxint8)", 'f') \
 	X(BLOCK_FORMAT_BACK, "F", "previous block format", 'F')                                            \
 	X(BLOCK_RULE, "r", "next scale rule: ocp (floor), ceil, even, rceil, torchao-ceil", 'r')          \
 	X(BLOCK_GPT, "g", "next row of the tiny GPT's initial weights (wte)", 'g')               \
