@@ -1,5 +1,5 @@
-/* Block-scaled quantization: OCP MX v1.0 (MXFP8, MXFP6, MXFP4: an e8m0
- * power-of-two scale per block of 32) and NVFP4 (e2m1 elements, an e4m3
+/* Block-scaled quantization: OCP MX v1.0 (MXFP8, MXFP6, MXFP4, MXINT8: an
+ * e8m0 power-of-two scale per block of 32) and NVFP4 (e2m1 elements, an e4m3
  * scale per block of 16 and an fp32 tensor scale).
  *
  * The rules, exactly (amax = max |V_i| over the block, exact; L =
@@ -41,7 +41,12 @@
  *
  * Defined edge cases:
  * - A subnormal fp32 amax is exact: L is the position of its top bit (every
- *   rule above clamps it to -127 for emax_elem >= 1).
+ *   rule above clamps it to -127 for emax_elem >= 1). mxint8 (emax_elem 0,
+ *   a format torchao lacks) follows the exact rules: torchao-ceil gives -127
+ *   to a subnormal amax, where torchao's CEIL formula on the bit fields
+ *   (exponent field 0 read as -127, plus one) would give -126.
+ * - mxint8: elements are int8 codes for code x 2^-6 (elem_shift), V / X
+ *   rounded to an integer in units of 2^-6, saturating at +-127.
  * - Inputs are exact reals (fmt_num), never rounded to fp32 or binary64
  *   first. inf and NaN have no place in a block (OCP gives the whole block a
  *   NaN scale): quant_run refuses them with MP_EINVAL naming the index.
