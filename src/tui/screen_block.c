@@ -20,7 +20,7 @@
 	X(BLOCK_EDIT, "e Enter", "type values, commas or blanks between (Esc cancels)", 'e', TUI_ENTER_KEYS) \
 	X(BLOCK_FORMAT, "f", "next block format (mxfp8, mxfp6, mxfp4, nvfp4, mxint8)", 'f') \
 	X(BLOCK_FORMAT_BACK, "F", "previous block format", 'F')                                            \
-	X(BLOCK_RULE, "r", "next scale rule: ocp (floor), ceil, even, rceil, torchao-ceil", 'r')          \
+	X(BLOCK_RULE, "r", "next scale rule (ocp, ceil, even, rceil, torchao-ceil)", 'r')                 \
 	X(BLOCK_GPT, "g", "next row of the tiny GPT's initial weights (wte)", 'g')               \
 	X(BLOCK_DOWN, "j Down", "next element", 'j', FK(KEY_DOWN))                                         \
 	X(BLOCK_UP, "k Up", "previous element", 'k', FK(KEY_UP))
