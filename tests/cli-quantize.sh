@@ -68,9 +68,9 @@ for b in 0 65537 -1 1.5 x; do
 	expect_rc "--block $b" 2
 	err_has "--block $b: names the option" "--block"
 done
-run quantize 1 --to mxfp8-e4m3 --scale-rule floor
-expect_rc "--scale-rule floor" 2
-err_has "--scale-rule floor: known rules" "unknown rule 'floor' (known: ocp, ceil)"
+run quantize 1 --to mxfp8-e4m3 --scale-rule round
+expect_rc "--scale-rule round" 2
+err_has "--scale-rule round: known rules" "unknown rule 'round' (known: ocp (or floor), ceil, even, rceil, torchao-ceil)"
 run quantize 1 --to mxfp8-e4m3 --mode rtz
 expect_rc "--mode rtz" 2
 err_has "--mode rtz: elements take rne or sr" "rne or sr"

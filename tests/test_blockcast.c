@@ -536,6 +536,47 @@ START_TEST(state_counts)
 }
 END_TEST
 
+/* mxfp8+block=N: the e8m0 blocks of the training casts follow the part.
+ * A row {256, 0 x 15, 1.5 * 2^-10 x 16} as an input along its rows, E4M3,
+ * ceil rule. One block of 32: X = 2^ceil(log2(256 / 448)) = 1, and 1.5 *
+ * 2^-10 = 0.75 of e4m3's least subnormal 2^-9 rounds to 2^-9. Blocks of 16:
+ * the second has X = 2^ceil(log2(1.5 * 2^-10 / 448)) = 2^ceil(-18.22) =
+ * 2^-18, the element 384: exact. Blocks of 24: elements 16..23 share the
+ * first block (2^-9), 24..31 the second (exact). */
+START_TEST(mx_block_part)
+{
+	train_policy p;
+	char err[256];
+	ck_assert_int_eq(policy_from_name("mxfp8", &p), MP_OK);
+	ck_assert_int_eq(policy_set(&p, "block", "0", err, sizeof err), MP_EINVAL);
+	ck_assert_int_eq(policy_set(&p, "block", "65537", err, sizeof err), MP_EINVAL);
+	ck_assert_int_eq(policy_set(&p, "block", "16", err, sizeof err), MP_OK);
+	ck_assert(p.mx_block == 16 && !strcmp(p.name, "mxfp8+block=16"));
+	char d[512];
+	policy_describe(&p, d, sizeof d);
+	ck_assert_msg(strstr(d, "an e8m0 scale per 16 (ceil rule)"), "%s", d);
+	ck_assert_int_eq(policy_from_name("fp8-current", &p), MP_OK);
+	ck_assert_int_eq(policy_set(&p, "block", "16", err, sizeof err), MP_EUNSUPPORTED);
+	static const size_t sizes[] = { 0, 32, 16, 24 };
+	for (size_t z = 0; z < 4; z++) {
+		fp8_state *st;
+		fp8_opts o = { .scaling = CAST_SCALING_MX, .fwd = FMT_E4M3, .bwd = FMT_E4M3, .H = 1,
+			       .rule = QUANT_RULE_CEIL, .mx_block = sizes[z] };
+		ck_assert_int_eq(fp8_state_create(&st, 1, &o), MP_OK);
+		float x[32] = { 256 };
+		for (int i = 16; i < 32; i++)
+			x[i] = 0x1.8p-10f;
+		state_cast(st, FP8_INPUT, FP8_ALONG_ROWS, 0, x, 1, 32);
+		size_t exact_from = sizes[z] == 16 ? 16 : sizes[z] == 24 ? 24 : 32;
+		ck_assert(x[0] == 256);
+		for (size_t i = 16; i < 32; i++)
+			ck_assert_msg(x[i] == (i >= exact_from ? 0x1.8p-10f : 0x1p-9f), "block %zu: x[%zu] = %a", sizes[z], i,
+			              (double)x[i]);
+		fp8_state_free(st);
+	}
+}
+END_TEST
+
 /* Three steps of preset name (with policy changes key=value) on a tiny
  * model; the final loss. */
 static double train_tiny(const char *name, const char *key, const char *value, bool check_scales)
@@ -610,6 +651,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, hadamard);
 	tcase_add_test(tc, state_roles);
 	tcase_add_test(tc, state_counts);
+	tcase_add_test(tc, mx_block_part);
 	tcase_add_test(tc, recipes_train);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);

@@ -302,14 +302,16 @@ has block nvfp4 'block scale s_b 448 \(e4m3 0x7e\)' "nvfp4: s_b = 448"
 has block nvfp4 '^    1 0\.3 +0 00 1 +0x1 ' "nvfp4: 0.3 -> 0.5 element (0x1)"
 has block nvfp4 '^    2 -1\.2 +1 01 0 +0xa ' "nvfp4: -1.2 -> -1 element (0xa)"
 has block nvfp4-rule 'nvfp4 has one rule' "r on nvfp4 says it has one rule"
-# F F from nvfp4: mxfp4, then mxfp6-e2m3 (bias 1, max 7.5 = 1.875 x 2^2): X = 2^0
-# under both rules (7 / 7.5 -> 2^0); 7 = 1.75 x 2^2 fits: exponent field 2 + 1 = 11,
-# fraction .75 = 110: 0 11 110 = 0x1e; 0.3 = 0.25 + 0.05 -> 0 00 010 (subnormal 2/8)
+# F F from nvfp4 (mxint8 follows nvfp4): mxfp4, then mxfp6-e2m3 (bias 1, max 7.5 =
+# 1.875 x 2^2): X = 2^0 under ocp (floor(log2 7) - 2), ceil (7 / 7.5 -> 2^0), even
+# (7 below (2 - 2^-4) x 4 = 7.75) and rceil; torchao-ceil: ceil(log2 7) - 2 = 1.
+# 7 = 1.75 x 2^2 fits: exponent field 2 + 1 = 11, fraction .75 = 110: 0 11 110 = 0x1e; 0.3 = 0.25 + 0.05 -> 0 00 010 (subnormal 2/8)
 has block mxfp6 '^ format < mxfp6-e2m3 >' "F goes back through the formats"
 has block mxfp6 '^>   0 7 +0 11 110 +0x1e +7 +0 *$' "mxfp6-e2m3: 7 is exact (0x1e)"
 has block mxfp6 '^    1 0\.3 +0 00 010 +0x02 +0\.25 ' "mxfp6-e2m3: 0.3 -> the subnormal 0.25"
-has block mxfp6 'ceil 2\^0 = e8m0 0x7f  \(the same\)' "... where both rules give one scale"
-has block help '^ +\| f +next block format \(mxfp8, mxfp6, mxfp4, nvfp4\) +\|$' "? lists the block keys"
+has block mxfp6 'by rule: ocp 0  ceil 0  even 0  rceil 0  torchao-ceil 1$' "... each rule's exponent"
+has block help '^ +\| f +next block format \(mxfp8, mxfp6, mxfp4, nvfp4, mxint8\) +\|$' "? lists the block keys"
+has block help '^ +\| r +next scale rule \(ocp, ceil, even, rceil, torchao-ceil\) +\|$' "? lists the rules"
 # the screen opened on wte row 0 (no values given); g after the typed values loads the next row
 has block gpt 'tiny GPT \(seed 1\): wte row 1, values 0\.\.31' "g loads the next row: 32 initial weights of the tiny GPT"
 has block gpt 'elements 0-14 of 32' "... and shows the first 15 at 80x24"

@@ -44,24 +44,66 @@ static void q_set_d_2exp(mpq_t q, double d, long k)
 		mpq_div_2exp(q, q, (mp_bitcnt_t)-k);
 }
 
-/* The MX scale exponent of a block whose max |V| is amax. */
+/* ceil(log2 d) of a positive finite fp32 value d, exactly: its floor, one
+ * up unless d is a power of two. */
+static long f32_ceil_log2(double d)
+{
+	int e;
+	double m = frexp(d, &e);   /* d = m 2^e, 1/2 <= m < 1 */
+	return m == 0.5 ? e - 1 : e;
+}
+
+/* The rceil rule's exponent: d = fp32_rne(amax / max_elem), rounded once
+ * from the exact quotient, then ceil(log2 d); d = 0 gives the clamp at
+ * -127 and d = inf the one at 127. */
+static long rceil_exp(const quant_info *q, const mpq_t amax)
+{
+	fmt_num t;
+	fmt_num_init(&t);
+	mpq_set_d(t.mag, quant_elem_max(q));
+	mpq_div(t.mag, amax, t.mag);
+	fmt_round_ctl ctl = { .mode = FMT_RNE };
+	uint32_t bits = fmt_round_num(fmt_get(FMT_FP32), &ctl, &t, NULL);
+	fmt_num_clear(&t);
+	double d = fmt_to_double(fmt_get(FMT_FP32), bits);
+	return d == 0 ? -128 : isinf(d) ? 128 : f32_ceil_log2(d);
+}
+
+/* The MX scale exponent of a block whose max |V| is amax (the rules are in
+ * quant.h). */
 static int mx_scale_exp(const quant_info *q, quant_rule rule, const mpq_t amax, bool *clamped)
 {
 	*clamped = false;
 	if (mpq_sgn(amax) == 0)
 		return -127;   /* log2 0 = -inf: the clamp */
-	long k = q_floor_log2(amax) - q->emax_elem;
-	if (rule == QUANT_RULE_CEIL) {
+	long L = q_floor_log2(amax), k = L - q->emax_elem;
+	mpq_t t;
+	mpq_init(t);
+	switch (rule) {
+	case QUANT_RULE_CEIL:
 		/* 2^L <= amax < 2^(L+1) and max_elem = M * 2^emax_elem with 1 <= M < 2,
 		 * so ceil(log2(amax / max_elem)) is L - emax_elem, or one more when
 		 * amax > max_elem * 2^(L - emax_elem) */
-		mpq_t t;
-		mpq_init(t);
-		q_set_d_2exp(t, fmt_max(fmt_get(q->elem)), k);
-		if (mpq_cmp(amax, t) > 0)
-			k++;
-		mpq_clear(t);
+		q_set_d_2exp(t, quant_elem_max(q), k);
+		k += mpq_cmp(amax, t) > 0;
+		break;
+	case QUANT_RULE_EVEN:
+		/* amax's significand rounded to mbits fraction bits reaches 2 iff
+		 * amax >= (2 - 2^-(mbits + 1)) * 2^L */
+		q_set_d_2exp(t, 2.0 - ldexp(1.0, -(q->mbits + 1)), L);
+		k += mpq_cmp(amax, t) >= 0;
+		break;
+	case QUANT_RULE_TCEIL:
+		q_set_d_2exp(t, 1.0, L);
+		k += mpq_cmp(amax, t) != 0;
+		break;
+	case QUANT_RULE_RCEIL:
+		k = rceil_exp(q, amax);
+		break;
+	default:
+		break;
 	}
+	mpq_clear(t);
 	if (k < -127 || k > 127) {
 		*clamped = true;
 		k = k < -127 ? -127 : 127;
@@ -82,6 +124,8 @@ static void round_elem(const fmt_info *f, fmt_mode mode, uint32_t rbits, const f
 	mpq_div(s.mag, v->mag, divisor);
 	fmt_round_ctl ctl = { .mode = mode, .saturate = true, .rbits = rbits };
 	e->bits = fmt_round_num(f, &ctl, &s, NULL);
+	if (fmt_is_int(f) && e->bits == fmt_sign_mask(f))
+		e->bits |= 1;   /* -2^(w-1) to -(2^(w-1) - 1): integers saturate symmetrically */
 	e->value = fmt_to_double(f, e->bits) * unit;
 	e->flags = 0;
 	int c = mpq_cmp(s.mag, maxq);
@@ -190,11 +234,12 @@ static void run_mx_block(const quant_info *q, const quant_opts *o, const fmt_num
 	b->scale_exp = mx_scale_exp(q, o->rule, amax, &b->clamped);
 	b->scale_bits = (uint32_t)(b->scale_exp + 127);
 	b->scale = ldexp(1.0, b->scale_exp);
-	q_set_d_2exp(div, 1.0, b->scale_exp);
+	q_set_d_2exp(div, 1.0, b->scale_exp + q->elem_shift);   /* the element's own unit within X */
 	bool tie_over = overflow_bound(f, maxq);
+	double unit = ldexp(1.0, b->scale_exp + q->elem_shift);
 	for (size_t i = 0; i < b->count; i++) {
 		size_t j = b->begin + i;
-		round_elem(f, o->mode, rng_bits(o->seed, j), &x[j], div, b->scale, maxq, tie_over, &e[j]);
+		round_elem(f, o->mode, rng_bits(o->seed, j), &x[j], div, unit, maxq, tie_over, &e[j]);
 	}
 	block_stats(b, x + b->begin, e + b->begin);
 	mpq_clears(amax, div, maxq, NULL);

@@ -1,22 +1,52 @@
-/* Block-scaled quantization: OCP MX v1.0 (MXFP8, MXFP6, MXFP4: an e8m0
- * power-of-two scale per block of 32) and NVFP4 (e2m1 elements, an e4m3
+/* Block-scaled quantization: OCP MX v1.0 (MXFP8, MXFP6, MXFP4, MXINT8: an
+ * e8m0 power-of-two scale per block of 32) and NVFP4 (e2m1 elements, an e4m3
  * scale per block of 16 and an fp32 tensor scale).
  *
- * The rules, exactly:
- * - MX, ocp (OCP MX v1.0 section 6.3): amax = max |V_i| over the block;
- *   X = 2^(floor(log2 amax) - emax_elem); the exponent clamped to
- *   [-127, 127]; an all-zero block gets 2^-127; the e8m0 byte is the
- *   exponent + 127; elements are V_i / X rounded (rne or sr) with saturation
- *   to the element format's max.
+ * The rules, exactly (amax = max |V_i| over the block, exact; L =
+ * floor(log2 amax); the scale X = 2^k; k clamped to [-127, 127]; an
+ * all-zero block gets k = -127, as log2 0 = -inf clamps; the e8m0 byte is
+ * k + 127; elements are V_i / X rounded (rne or sr) with saturation to the
+ * element format's max):
+ * - MX, ocp (OCP MX v1.0 section 6.3; torchao's FLOOR, also named floor):
+ *   k = L - emax_elem.
  * - MX, ceil (NVIDIA Transformer Engine's MXFP8 rule; cuBLAS's not verified):
- *   X = 2^ceil(log2(amax / max_elem)), the same clamp, the same elements. It never saturates an
- *   element; it can cost one binade of range.
+ *   k = ceil(log2(amax / max_elem)). It never saturates an element; it can
+ *   cost one binade of range.
+ * - MX, even (torchao's EVEN): amax's significand rounded to the element's
+ *   mbits fraction bits of its top binade, ties away, then floor: k = L -
+ *   emax_elem, plus 1 when amax >= (2 - 2^-(mbits + 1)) * 2^L (torchao adds
+ *   2^(22 - mbits) to the fp32 pattern and keeps the exponent).
+ * - MX, rceil (torchao's RCEIL, after cuBLAS's ue8m0 recipe as its
+ *   docstring says): d = fp32_rne(amax / max_elem), rounded once from the
+ *   exact quotient; k = ceil(log2 d) exactly (d = 0: -127; d = inf: 127). It differs from ceil only where
+ *   the rounding of d crosses a power of two: for an fp32 amax only when
+ *   amax / max_elem lies in (2^-127, 2^-127 (1 + 2^-23)).
+ * - MX, torchao-ceil (torchao's CEIL, which is not Transformer Engine's):
+ *   k = ceil(log2 amax) - emax_elem.
+ * Where torchao's to_mx (mx_tensor.py, pytorch/ao commit b88afaf4) differs,
+ * on fp32 inputs, all in the elements or out of fp32's range, none in the
+ * e8m0 byte of torchao's five element formats: it clamps FLOOR, CEIL and
+ * EVEN to [-127, 128] (128, e8m0 0xff = NaN, needs L - emax_elem = 128,
+ * beyond an fp32 amax for emax_elem >= 1; an mxint8 block (emax_elem 0)
+ * from EVEN at amax >= (2 - 2^-7) 2^127 gets 127 here); it divides the
+ * elements by max(X, 2^-126) under those rules and multiplies them by 1
+ * instead of 2^127 under RCEIL when k = -127, where the elements here are
+ * V_i / X; its RCEIL takes log2 in fp32, which can round k + 2^-23 / ln 2
+ * down to k, where here ceil(log2 d) is exact. torchao takes no inputs
+ * beyond fp32; the exact amax here can be any real.
  * - nvfp4: s_t = fp32_rne(amax_tensor / (448 * 6)); s_b = e4m3_rne(block_amax
  *   / (6 * s_t)); elements e2m1(V_i / (s_b * s_t)) saturating at 6. Every
  *   quotient is taken exactly and rounded once. A block whose s_b is 0 (all
  *   zero, or rounded to 0), and every block when s_t is 0, has elements 0.
  *
  * Defined edge cases:
+ * - A subnormal fp32 amax is exact: L is the position of its top bit (every
+ *   rule above clamps it to -127 for emax_elem >= 1). mxint8 (emax_elem 0,
+ *   a format torchao lacks) follows the exact rules: torchao-ceil gives -127
+ *   to a subnormal amax, where torchao's CEIL formula on the bit fields
+ *   (exponent field 0 read as -127, plus one) would give -126.
+ * - mxint8: elements are int8 codes for code x 2^-6 (elem_shift), V / X
+ *   rounded to an integer in units of 2^-6, saturating at +-127.
  * - Inputs are exact reals (fmt_num), never rounded to fp32 or binary64
  *   first. inf and NaN have no place in a block (OCP gives the whole block a
  *   NaN scale): quant_run refuses them with MP_EINVAL naming the index.
@@ -50,6 +80,7 @@ typedef enum {
 	QUANT_MXFP6_E2M3,
 	QUANT_MXFP4,
 	QUANT_NVFP4,
+	QUANT_MXINT8,
 	QUANT_COUNT
 } quant_id;
 
@@ -61,6 +92,8 @@ typedef struct {
 	fmt_id elem;           /* the element format */
 	int block;             /* default elements per block: 32 (MX), 16 (nvfp4) */
 	int emax_elem;         /* OCP's emax_elem: exponent of the element's max */
+	int mbits;             /* fraction bits of the element's top binade (the even rule rounds amax to them) */
+	int elem_shift;        /* an element stands for its format's value times 2^elem_shift (mxint8: -6) */
 	bool nvfp4;            /* two-level: fp32 tensor scale, e4m3 block scales (MX: e8m0) */
 } quant_info;
 
@@ -73,15 +106,22 @@ typedef struct {
 const quant_info *quant_get(quant_id id);
 /* Looks a block-format name up, case-insensitively; NULL when unknown. */
 const quant_info *quant_find(const char *name);
-/* "mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, mxfp4, nvfp4". */
+/* "mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, mxfp4, nvfp4, mxint8". */
 const char *quant_known_names(void);
-/* "ocp" or "ceil". */
+/* "ocp", "ceil", "even", "rceil" or "torchao-ceil". */
 const char *quant_rule_name(quant_rule r);
-/* A rule name into *r; MP_EINVAL when unknown. */
+/* The rule names for messages: "ocp (or floor), ceil, even, rceil, torchao-ceil". */
+const char *quant_rule_names(void);
+/* A rule name (or "floor", the ocp rule) into *r, case-insensitively;
+ * MP_EINVAL when unknown. */
 mp_status quant_rule_parse(const char *name, quant_rule *r);
 /* --block's value: elements per block, 1..QUANT_BLOCK_MAX, in the full
  * number syntax; MP_EINVAL with the message, naming the option, in err. */
 mp_status quant_parse_block(const char *text, size_t *block, char *err, size_t errlen);
+
+/* max_elem: the largest value an element stands for (fmt_max x 2^elem_shift;
+ * mxint8: 127 x 2^-6 = 1.984375). */
+double quant_elem_max(const quant_info *q);
 
 /* Storage per element, scales included: the element width plus the scale's
  * 8 bits shared by `block` elements (MXFP4: 4.25, NVFP4: 4.5); the tensor

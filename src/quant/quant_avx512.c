@@ -246,6 +246,14 @@ Q512 static inline __m512i amax16x16(const __m512i a[16])
  * bit comes from its exact conversion to fp32. */
 Q512 static inline __m512i mx_exp16(__m512i m, const quant_mx_rule *r)
 {
+	if (r->rceil) {   /* a division per block: lane by lane, as quant_mx_exp */
+		uint32_t a[16];
+		int32_t k[16];
+		_mm512_storeu_si512(a, m);
+		for (int i = 0; i < 16; i++)
+			k[i] = quant_mx_exp(r, a[i]);
+		return _mm512_loadu_si512(k);
+	}
 	__m512i ex = _mm512_srli_epi32(m, 23);
 	__mmask16 sub = _mm512_cmpeq_epi32_mask(ex, _mm512_setzero_si512());
 	__m512i top = _mm512_sub_epi32(_mm512_srli_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(m)), 23),
@@ -255,9 +263,8 @@ Q512 static inline __m512i mx_exp16(__m512i m, const quant_mx_rule *r)
 	__m512i f = _mm512_mask_blend_epi32(sub, m, _mm512_sllv_epi32(m, _mm512_sub_epi32(_mm512_set1_epi32(23), top)));
 	f = _mm512_and_si512(f, _mm512_set1_epi32(0x7fffff));
 	__m512i k = _mm512_sub_epi32(L, _mm512_set1_epi32(r->emax));
-	if (r->ceil)
-		k = _mm512_mask_add_epi32(k, _mm512_cmpgt_epu32_mask(f, _mm512_set1_epi32((int)r->mfrac)), k,
-		                          _mm512_set1_epi32(1));
+	k = _mm512_mask_add_epi32(k, _mm512_cmpgt_epu32_mask(f, _mm512_set1_epi32((int)r->thr)), k,
+	                          _mm512_set1_epi32(1));
 	k = _mm512_min_epi32(_mm512_max_epi32(k, _mm512_set1_epi32(-127)), _mm512_set1_epi32(127));
 	return _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(m, _mm512_setzero_si512()), k, _mm512_set1_epi32(-127));
 }

@@ -86,13 +86,18 @@ VB_INLINE VB_U VB_NAME(hmax_each)(VB_U *m)
  * field, or a subnormal's top bit from its exact conversion to fp32. */
 VB_INLINE VB_U VB_NAME(mx_exp_v)(VB_U m, const quant_mx_rule *r)
 {
+	if (r->rceil) {   /* a division per block: lane by lane, as quant_mx_exp */
+		VB_U k;
+		for (int i = 0; i < VB_W; i++)
+			k[i] = (uint32_t)quant_mx_exp(r, m[i]);
+		return k;
+	}
 	VB_U ex = m >> 23, sub = (VB_U)(ex == 0u);
 	VB_U top = ((VB_U)VB_NAME(u2f)(m & 0x7fffffu) >> 23) - 127u;
 	VB_U L = VB_NAME(sel)(sub, top - 149u, ex - 127u);
 	VB_U f = VB_NAME(sel)(sub, VB_NAME(sllv)(m, 23u - top), m) & 0x7fffffu;
 	VB_I k = (VB_I)L - r->emax;
-	if (r->ceil)
-		k -= (VB_I)f > (int32_t)r->mfrac;
+	k -= (VB_I)f > (int32_t)r->thr;
 	k = (VB_I)VB_NAME(sel)((VB_U)(k < -127), VB_NAME(splat)((uint32_t)-127), (VB_U)k);
 	k = (VB_I)VB_NAME(sel)((VB_U)(k > 127), VB_NAME(splat)(127), (VB_U)k);
 	return VB_NAME(sel)((VB_U)(m == 0u), VB_NAME(splat)((uint32_t)-127), (VB_U)k);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fmt/decode.h"
+#include "fmt/round.h"
 #include "quant/quant.h"
 #include "quant/quant_impl.h"
 #include "util/rng.h"
@@ -132,8 +133,14 @@ quant_elem_enc quant_elem_enc_of(fmt_id elem)
 
 quant_mx_rule quant_mx_rule_of(const quant_info *q, quant_rule rule)
 {
-	float m = (float)fmt_max(fmt_get(q->elem));
-	quant_mx_rule r = { .emax = q->emax_elem, .ceil = rule == QUANT_RULE_CEIL, .mfrac = f2u(m) & 0x7fffffu };
+	float m = (float)quant_elem_max(q);
+	quant_mx_rule r = { .emax = q->emax_elem, .thr = 0x7fffffu, .rceil = rule == QUANT_RULE_RCEIL, .maxf = m };
+	if (rule == QUANT_RULE_CEIL)
+		r.thr = f2u(m) & 0x7fffffu;
+	else if (rule == QUANT_RULE_EVEN)
+		r.thr = (1u << 23) - (1u << (22 - q->mbits)) - 1u;
+	else if (rule == QUANT_RULE_TCEIL)
+		r.thr = 0;
 	return r;
 }
 
@@ -214,12 +221,44 @@ static mp_status mx_big_block(fmt_simd path, const quant_opts *o, const quant_mx
 	return MP_OK;
 }
 
+/* MX blocks of integer elements (mxint8), scalar on every path: the scale
+ * as quant_mx_exp gives it, then element i = fmt_round_double(V_i *
+ * 2^-(k + elem_shift)) with saturation (the product is exact in binary64),
+ * rne or sr with rng_bits(seed, index0 + i): quant_run's rounding of the
+ * same quotient. */
+static mp_status bulk_mx_int(const quant_opts *o, const quant_mx_rule *rr, uint64_t index0, uint8_t *elems,
+                             uint8_t *scales, const float *in, size_t n, size_t bs, size_t *bad)
+{
+	const quant_info *q = quant_get(o->fmt);
+	const fmt_info *f = fmt_get(q->elem);
+	for (size_t b = 0; b < n; b += bs) {
+		size_t cnt = n - b < bs ? n - b : bs;
+		uint32_t m = quant_amax_portable(in + b, cnt);
+		if (m >= 0x7f800000u) {
+			if (bad)
+				*bad = b + first_nonfinite(in + b, cnt);
+			return MP_EINVAL;
+		}
+		int k = quant_mx_exp(rr, m);
+		scales[b / bs] = (uint8_t)(k + 127);
+		for (size_t i = b; i < b + cnt; i++) {
+			fmt_round_ctl ctl = { .mode = o->mode, .saturate = true,
+				              .rbits = o->mode == FMT_SR ? rng_bits(o->seed, index0 + i) : 0 };
+			uint32_t c = fmt_round_double(f, &ctl, ldexp((double)in[i], -(k + q->elem_shift)), NULL);
+			elems[i] = (uint8_t)(c == fmt_sign_mask(f) ? c | 1 : c);   /* symmetric, as quant_run */
+		}
+	}
+	return MP_OK;
+}
+
 static mp_status bulk_mx(fmt_simd path, const quant_opts *o, uint64_t index0, uint8_t *elems, uint8_t *scales,
                          const float *in, size_t n, size_t *bad)
 {
 	const quant_info *q = quant_get(o->fmt);
 	size_t bs = o->block ? o->block : (size_t)q->block;
 	quant_mx_rule rr = quant_mx_rule_of(q, o->rule);
+	if (fmt_is_int(fmt_get(q->elem)))
+		return bulk_mx_int(o, &rr, index0, elems, scales, in, n, bs, bad);
 	if (bs > QUANT_CHUNK) {
 		for (size_t b = 0; b < n; b += bs) {
 			size_t cnt = n - b < bs ? n - b : bs, at = 0;

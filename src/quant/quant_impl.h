@@ -10,35 +10,64 @@
 /* (a * 2^ea) / (d * 2^ed) rounded once into f (a, d nonzero; a < 2^32, d < 2^40). */
 uint32_t quant_div_round(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, uint64_t a, int ea, uint64_t d,
                          int ed);
-/* An MX rule in integers: max_elem = (1 + mfrac * 2^-23) * 2^emax. */
+/* An MX rule in integers. With amax = (1 + f * 2^-23) * 2^L (f the
+ * fraction of amax's exact normalised form, also for an fp32 subnormal), the
+ * ocp, ceil, even and torchao-ceil rules are k = L - emax + (f > thr):
+ * - ocp: thr = 2^23 - 1 (never up);
+ * - ceil: thr = mfrac, max_elem = (1 + mfrac * 2^-23) * 2^emax, as amax >
+ *   max_elem * 2^(L - emax) is f > mfrac;
+ * - even: thr = 2^23 - 2^(22 - mbits) - 1, as the significand rounded to
+ *   the element's mbits fraction bits reaches 2 iff f >= 2^23 - 2^(22 - mbits);
+ * - torchao-ceil: thr = 0 (up unless amax is a power of two).
+ * rceil divides in fp32 (rceil, maxf) instead. */
 typedef struct {
 	int emax;          /* emax_elem */
-	bool ceil;         /* QUANT_RULE_CEIL */
-	uint32_t mfrac;    /* the fp32 fraction field of max_elem */
+	uint32_t thr;      /* k is one up where f > thr */
+	bool rceil;        /* QUANT_RULE_RCEIL: k = ceil(log2(fp32(amax / maxf))) */
+	float maxf;        /* max_elem (exact in fp32) */
 } quant_mx_rule;
 
 quant_mx_rule quant_mx_rule_of(const quant_info *q, quant_rule rule);
 
+/* ceil(log2 d) for the fp32 pattern d > 0, finite, exactly: the exponent
+ * (of a subnormal, its top bit), one up unless d is a power of two. */
+static inline int quant_ceil_log2_f32(uint32_t d)
+{
+	uint32_t ex = d >> 23;
+	if (ex)
+		return (int)ex - 127 + ((d & 0x7fffffu) != 0);
+	return 31 - __builtin_clz(d) - 149 + ((d & (d - 1)) != 0);
+}
+
 /* The MX scale exponent of a block whose largest |x| has the finite fp32
  * pattern amax (mx_scale_exp in quant.c does the same on rationals).
  * floor(log2 amax) = L is the exponent field, or the top bit of a
- * subnormal; with amax = (1 + f * 2^-23) * 2^L, the ceil rule's amax >
- * max_elem * 2^(L - emax) is f > mfrac. */
+ * subnormal. */
 static inline int quant_mx_exp(const quant_mx_rule *r, uint32_t amax)
 {
 	if (amax == 0)
 		return -127;
-	uint32_t ex = amax >> 23, f;
-	int L;
-	if (ex) {
-		L = (int)ex - 127;
-		f = amax & 0x7fffffu;
+	int k;
+	if (r->rceil) {
+		float a, d;
+		uint32_t db;
+		__builtin_memcpy(&a, &amax, 4);
+		d = a / r->maxf;
+		__builtin_memcpy(&db, &d, 4);
+		k = db == 0 ? -127 : quant_ceil_log2_f32(db);
 	} else {
-		int top = 31 - __builtin_clz(amax);
-		L = top - 149;
-		f = (amax << (23 - top)) & 0x7fffffu;
+		uint32_t ex = amax >> 23, f;
+		int L;
+		if (ex) {
+			L = (int)ex - 127;
+			f = amax & 0x7fffffu;
+		} else {
+			int top = 31 - __builtin_clz(amax);
+			L = top - 149;
+			f = (amax << (23 - top)) & 0x7fffffu;
+		}
+		k = L - r->emax + (f > r->thr);
 	}
-	int k = L - r->emax + (r->ceil && f > r->mfrac);
 	return k < -127 ? -127 : k > 127 ? 127 : k;
 }
 /* The 7 e2m1 decision patterns of quotients by D (see quant_bulk.c). */

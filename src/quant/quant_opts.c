@@ -90,7 +90,8 @@ static mp_status quantize_check(quantize_opts *o, char *err, size_t errlen)
 		return mp_fail(MP_EINVAL, err, errlen, "value 1: '%s': no VALUEs with --from-model (the row is the values)",
 		               o->values[0]);
 	if (ra->rule && quant_rule_parse(ra->rule, &o->q.rule) != MP_OK)
-		return mp_fail(MP_EINVAL, err, errlen, "--scale-rule: unknown rule '%s' (known: ocp, ceil)", ra->rule);
+		return mp_fail(MP_EINVAL, err, errlen, "--scale-rule: unknown rule '%s' (known: %s)", ra->rule,
+		               quant_rule_names());
 	const char *to = ra->to;
 	if (to && ra->random)
 		return MP_OK;

@@ -5,8 +5,11 @@
 #define MIXPREC_QUANT_QUANT_RULE_H
 
 typedef enum {
-	QUANT_RULE_OCP,    /* floor(log2 amax) - emax_elem */
-	QUANT_RULE_CEIL,   /* ceil(log2(amax / max_elem)) */
+	QUANT_RULE_OCP,      /* floor(log2 amax) - emax_elem (torchao's FLOOR) */
+	QUANT_RULE_CEIL,     /* ceil(log2(amax / max_elem)) (Transformer Engine) */
+	QUANT_RULE_EVEN,     /* torchao's EVEN: amax rounded to the element's precision, then floor */
+	QUANT_RULE_RCEIL,    /* torchao's RCEIL: ceil(log2(fp32(amax / max_elem))) */
+	QUANT_RULE_TCEIL,    /* torchao's CEIL: ceil(log2 amax) - emax_elem */
 	QUANT_RULE_COUNT
 } quant_rule;
 

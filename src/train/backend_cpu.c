@@ -523,7 +523,7 @@ static mp_status cpu_create(void **out, const train_config *cfg, const train_pol
 	}
 	fp8_opts fo = { .scaling = p->cast, .fwd = p->cast_fwd, .bwd = p->cast_bwd, .H = p->amax_history,
 		        .algo = p->amax_algo, .margin = p->fp8_margin, .pow2 = p->scale_pow2, .rule = p->mx_rule,
-		        .rht = p->nvfp4_rht, .sr = p->nvfp4_sr, .w2d = p->nvfp4_2d, .highp_last = p->highp_last,
+		        .mx_block = p->mx_block,		        .rht = p->nvfp4_rht, .sr = p->nvfp4_sr, .w2d = p->nvfp4_2d, .highp_last = p->highp_last,
 		        .noise = cfg->grad_noise };
 	if (p->cast != CAST_SCALING_NONE && (st = fp8_state_create(&t->fp8, cfg->model.L, &fo)) != MP_OK) {
 		cpu_free(t);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fmt/bulk.h"
+#include "quant/quant.h"
 #include "train/blockcast.h"
 #include "train/fp8scale.h"
 #include "train/gradnoise.h"
@@ -157,7 +158,8 @@ static bool opts_ok(size_t L, const fp8_opts *o)
 	bool fp4 = o->scaling == CAST_SCALING_NVFP4;
 	bool fmts = fp4 ? o->fwd == FMT_E2M1 && o->bwd == FMT_E2M1 : fp8_kind(o->fwd) && fp8_kind(o->bwd);
 	return o->scaling != CAST_SCALING_NONE && o->scaling < CAST_SCALING_COUNT && L > 0 && o->H > 0 &&
-	       o->H <= FP8_HISTORY_MAX && fmts && o->highp_last <= L && (unsigned)o->rule < QUANT_RULE_COUNT;
+	       o->H <= FP8_HISTORY_MAX && fmts && o->highp_last <= L && (unsigned)o->rule < QUANT_RULE_COUNT &&
+	       o->mx_block <= QUANT_BLOCK_MAX;
 }
 
 mp_status fp8_state_create(fp8_state **out, size_t L, const fp8_opts *o)
@@ -265,7 +267,8 @@ static const float *noise_keep(fp8_state *st, int h, size_t i, bool record, cons
 static block_cast_cfg block_cfg(const fp8_state *st, size_t i, fp8_along along, uint64_t seed)
 {
 	fp8_role role = (fp8_role)(i % FP8_ROLES);
-	size_t b = st->scaling == CAST_SCALING_BLOCK ? 128 : st->scaling == CAST_SCALING_MX ? 32 : 16;
+	size_t mx = st->o.mx_block ? st->o.mx_block : 32;
+	size_t b = st->scaling == CAST_SCALING_BLOCK ? 128 : st->scaling == CAST_SCALING_MX ? mx : 16;
 	bool square = role == FP8_WEIGHT && (st->scaling == CAST_SCALING_BLOCK || (st->scaling == CAST_SCALING_NVFP4 &&
 	                                                                         st->o.w2d));
 	block_cast_cfg c = { .kind = st->scaling, .elem = st->last[i].fmt, .pow2 = st->o.pow2, .rule = st->o.rule,

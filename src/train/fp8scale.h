@@ -101,6 +101,7 @@ typedef struct {
 	int margin;
 	bool pow2;              /* fp8-block: scales rounded down to powers of two */
 	quant_rule rule;        /* mxfp8: the e8m0 scale's rule */
+	size_t mx_block;        /* mxfp8: elements per e8m0 scale, 1..QUANT_BLOCK_MAX; 0: 32 */
 	bool rht, sr, w2d;      /* nvfp4: the Hadamard transform, SR gradients, 16x16 weight blocks */
 	size_t highp_last;       /* the last blocks whose Linears are left out (the GEMM format), 0..L */
 	bool noise;             /* measure the gradients' quantization noise (fp8_state_grad_noise_ratio):

@@ -303,6 +303,7 @@ static bool scaling_part(train_policy *p, const char *value, char *err, size_t e
 			p->fp8_margin = r.fp8_margin;
 			p->scale_pow2 = r.scale_pow2;
 			p->mx_rule = r.mx_rule;
+			p->mx_block = r.mx_block;
 			p->nvfp4_rht = r.nvfp4_rht;
 			p->nvfp4_sr = r.nvfp4_sr;
 			p->nvfp4_2d = r.nvfp4_2d;
@@ -326,14 +327,14 @@ static bool switch_part(const char *key, const char *value, bool *b, char *err, 
 	return true;
 }
 
-/* The block recipes' parts: scale-pow2, scale-rule, rht, sr, 2d, bf16-last,
- * bf16-from.
+/* The block recipes' parts: scale-pow2, scale-rule, block, rht, sr, 2d,
+ * bf16-last, bf16-from.
  * MP_EUNSUPPORTED (err says why) when p's recipe has no such part. */
 static mp_status block_part(train_policy *p, const char *key, const char *value, char *err, size_t errlen)
 {
 	long v;
 	cast_scaling want = !strcmp(key, "scale-pow2") ? CAST_SCALING_BLOCK
-	                   : !strcmp(key, "scale-rule") ? CAST_SCALING_MX
+	                   : !strcmp(key, "scale-rule") || !strcmp(key, "block") ? CAST_SCALING_MX
 	                   : !strcmp(key, "bf16-last") || !strcmp(key, "bf16-from") ? CAST_SCALING_COUNT
 	                   : CAST_SCALING_NVFP4;
 	if (want == CAST_SCALING_COUNT ? p->cast == CAST_SCALING_NONE : p->cast != want) {
@@ -354,9 +355,15 @@ static mp_status block_part(train_policy *p, const char *key, const char *value,
 		p->bf16_from = (size_t)v;
 		return MP_OK;
 	}
+	if (!strcmp(key, "block")) {
+		if (!int_part(key, value, 1, QUANT_BLOCK_MAX, &v, err, errlen))
+			return MP_EINVAL;
+		p->mx_block = (size_t)v;
+		return MP_OK;
+	}
 	if (!strcmp(key, "scale-rule")) {
 		if (quant_rule_parse(value, &p->mx_rule) != MP_OK) {
-			snprintf(err, errlen, "scale-rule '%s' is not ceil or ocp", value);
+			snprintf(err, errlen, "scale-rule '%s' is not one of %s", value, quant_rule_names());
 			return MP_EINVAL;
 		}
 		return MP_OK;
@@ -502,7 +509,8 @@ mp_status policy_set(train_policy *p, const char *key, const char *value, char *
 		mp_status st = fp8_part(p, key, value, err, errlen);
 		if (st != MP_OK)
 			return st;
-	} else if (!strcmp(key, "scale-pow2") || !strcmp(key, "scale-rule") || !strcmp(key, "rht") ||
+	} else if (!strcmp(key, "scale-pow2") || !strcmp(key, "scale-rule") || !strcmp(key, "block") ||
+	           !strcmp(key, "rht") ||
 	           !strcmp(key, "sr") || !strcmp(key, "2d") || !strcmp(key, "bf16-last") ||
 	           !strcmp(key, "bf16-from")) {
 		mp_status st = block_part(p, key, value, err, errlen);
@@ -550,8 +558,8 @@ static void describe_fp8(const train_policy *p, char *buf, size_t n)
 		         p->scale_pow2 ? " (powers of two)" : "", last);
 		break;
 	case CAST_SCALING_MX:
-		snprintf(buf, n, ", linears %s/%s with an e8m0 scale per 32 (%s rule)%s", f, b,
-		         quant_rule_name(p->mx_rule), last);
+		snprintf(buf, n, ", linears %s/%s with an e8m0 scale per %zu (%s rule)%s", f, b,
+		         p->mx_block ? p->mx_block : (size_t)32, quant_rule_name(p->mx_rule), last);
 		break;
 	default:
 		snprintf(buf, n, ", linears %s with e4m3 scales per %s and an fp32 tensor scale%s%s%s", f,

@@ -76,6 +76,7 @@ typedef struct {
 	/* the block recipes (fp8 block, mx, nvfp4; train/blockcast.h) */
 	bool scale_pow2;           /* block: scales rounded down to powers of two */
 	quant_rule mx_rule;        /* mx: the e8m0 scale's rule (TE: ceil) */
+	size_t mx_block;           /* mx: elements per e8m0 scale, 0: 32 (OCP's) */
 	bool nvfp4_rht;            /* nvfp4: 16x16 random Hadamard transform on the wgrad GEMM's operands */
 	bool nvfp4_sr;             /* nvfp4: output gradients rounded stochastically */
 	bool nvfp4_2d;             /* nvfp4: 16x16 weight blocks (else 1x16, as the others) */
@@ -127,7 +128,7 @@ mp_status policy_parse(const char *spec, train_policy *p, char *err, size_t errl
  * fp8-scaling=none|delayed|current|block|mx|nvfp4 (the recipe's own formats
  * and parts with it), fp8-format=hybrid|e4m3, amax-history=H (1..1024),
  * amax-algo=max|most_recent, fp8-margin=M (-32..32), scale-pow2=on|off,
- * scale-rule=ceil|ocp, rht=on|off, sr=on|off, 2d=on|off, bf16-last=N
+ * scale-rule=R (quant_rule_parse's names), block=N (mx: 1..QUANT_BLOCK_MAX), rht=on|off, sr=on|off, 2d=on|off, bf16-last=N
  * (0..GPT_MAX_LAYERS; checked against the model's layers when it is made),
  * bf16-from=N (0..POLICY_STEP_MAX: the steps numbered N and later).
  * The name gets "+key=value" appended. On error returns MP_EINVAL and writes

@@ -21,9 +21,9 @@
 
 #define BLOCK_KEYS(X)                                                                                 \
 	X(BLOCK_EDIT, "e Enter", "type values, or --from-model FILE --tensor NAME --row I", 'e', TUI_ENTER_KEYS) \
-	X(BLOCK_FORMAT, "f", "next block format (mxfp8, mxfp6, mxfp4, nvfp4)", 'f') \
+	X(BLOCK_FORMAT, "f", "next block format (mxfp8, mxfp6, mxfp4, nvfp4, mxint8)", 'f') \
 	X(BLOCK_FORMAT_BACK, "F", "previous block format", 'F')                                            \
-	X(BLOCK_RULE, "r", "switch the scale rule: ocp (floor) or ceil", 'r')                               \
+	X(BLOCK_RULE, "r", "next scale rule (ocp, ceil, even, rceil, torchao-ceil)", 'r')                 \
 	X(BLOCK_GPT, "g", "next row (of the model's tensor, else the initial wte)", 'g') \
 	X(BLOCK_DOWN, "j Down", "next element", 'j', FK(KEY_DOWN))                                         \
 	X(BLOCK_UP, "k Up", "previous element", 'k', FK(KEY_UP))
@@ -40,7 +40,7 @@ typedef struct {
 	quant_id fmt;
 	quant_rule rule;
 	size_t block;                /* 0: the format's own */
-	quant_result res[QUANT_RULE_COUNT];   /* MX: both rules; nvfp4: res[0] */
+	quant_result res[QUANT_RULE_COUNT];   /* MX: every rule; nvfp4: res[0] */
 	bool have;
 	int cur, top;
 	int gpt_row;                 /* the next row of the initial weights g loads */
@@ -57,7 +57,7 @@ static void results_free(blockex *b)
 	b->have = false;
 }
 
-/* Quantizes the values under both rules (nvfp4: once); false with a message. */
+/* Quantizes the values under every rule (nvfp4: once); false with a message. */
 static bool requantize(tui_screen *s)
 {
 	blockex *b = s->priv;
@@ -369,10 +369,12 @@ static void draw_head(blockex *b, WINDOW *w, int cols, const quant_info *q, cons
 		tui_putf(w, 3, 1, cols - 2, ROLE_NORMAL, "tensor scale s_t %s; block scale s_b %s (e4m3 0x%02x)",
 		         g6(t, sizeof t, r->tensor_scale), g6(sb, sizeof sb, bl->scale), (unsigned)bl->scale_bits);
 	} else {
-		const quant_block *o = &b->res[QUANT_RULE_OCP].blocks[k], *c = &b->res[QUANT_RULE_CEIL].blocks[k];
-		tui_putf(w, 3, 1, cols - 2, ROLE_NORMAL, "scale  ocp (floor) 2^%d = e8m0 0x%02x   ceil 2^%d = e8m0 0x%02x%s",
-		         o->scale_exp, (unsigned)o->scale_bits, c->scale_exp, (unsigned)c->scale_bits,
-		         o->scale_exp == c->scale_exp ? "  (the same)" : "");
+		int e[QUANT_RULE_COUNT];
+		for (int i = 0; i < QUANT_RULE_COUNT; i++)
+			e[i] = b->res[i].blocks[k].scale_exp;
+		tui_putf(w, 3, 1, cols - 2, ROLE_NORMAL, "scale 2^%d = 0x%02x   by rule: ocp %d  ceil %d  even %d  rceil %d  "
+		         "torchao-ceil %d", bl->scale_exp, (unsigned)bl->scale_bits, e[QUANT_RULE_OCP], e[QUANT_RULE_CEIL],
+		         e[QUANT_RULE_EVEN], e[QUANT_RULE_RCEIL], e[QUANT_RULE_TCEIL]);
 	}
 	tui_putf(w, 4, 1, cols - 2, ROLE_NORMAL, "this block: saturated %zu, flushed to zero %zu of %zu, relative error %.4g",
 	         bl->nsaturated, bl->nflushed, bl->count, bl->rel_error);
@@ -457,7 +459,7 @@ static int block_handle(tui_screen *s, int action, int key)
 		if (quant_get(b->fmt)->nvfp4)
 			tui_message(s->app, false, "nvfp4 has one rule: s_b = e4m3(amax / (6 x s_t))");
 		else
-			b->rule = b->rule == QUANT_RULE_OCP ? QUANT_RULE_CEIL : QUANT_RULE_OCP;
+			b->rule = (quant_rule)((b->rule + 1) % QUANT_RULE_COUNT);
 		return TUI_HANDLED;
 	case BLOCK_GPT:
 		if (b->model[0]) {
