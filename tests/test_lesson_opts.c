@@ -302,7 +302,13 @@ static int check_round(char **argv, size_t argc, const char *where)
 	ck_assert_msg(o.cuda == (v && !strcmp(v, "cuda")), "%s: --device", where);
 	ck_assert_msg(o.saturate == has_word(argv, argc, "--saturate") && o.csv == has_word(argv, argc, "--csv") &&
 	              !o.help, "%s: --saturate, --csv", where);
-	static const char *const valued[] = { "--to", "--mode", "--seed", "--device", NULL };
+	v = opt_value(argv, argc, "--flip-prob");
+	ck_assert_msg(o.flip == (v != NULL) && (!v || o.flip_opt.p == strtod(v, NULL)), "%s: --flip-prob", where);
+	v = opt_value(argv, argc, "--flip-bits");
+	ck_assert_msg(!v || (o.flip_opt.where == FLIP_BIT && o.flip_opt.bit == atoi(v)) ||
+	              (strspn(v, "0123456789") != strlen(v)), "%s: --flip-bits", where);
+	static const char *const valued[] = { "--to", "--mode", "--seed", "--device", "--flip-prob", "--flip-bits",
+	                                      NULL };
 	check_values(argv, argc, valued, o.values, o.nvalues, where);
 	int checked = (to != NULL) + (o.nvalues > 0) + (opt_value(argv, argc, "--mode") != NULL);
 	round_opts_free(&o);
