@@ -108,7 +108,7 @@ if [ "$(head -n 1 "$tmp/out")" = "name,bits,exponent_bits,fraction_bits,bias,max
 else
 	bad "formats --csv: contract header" "got: $(head -n 1 "$tmp/out")"
 fi
-out_lines "formats --csv: header + 12 formats" 13
+out_lines "formats --csv: header + 15 formats" 16
 # Every row read back against the definition: E exponent bits, M fraction
 # bits, bias 2^(E-1)-1, max (2 - 2^-M) 2^(2^E - 2 - bias) (e4m3: no inf, only
 # S.1111.111 is NaN, so max = 1.75 * 2^(15 - 7) = 448), min normal 2^(1-bias),
@@ -118,8 +118,10 @@ NR == 1 { next }
 {
 	seen[$1] = 1
 	spec($1)
-	# the formats below 8 bits, FNUZ and e8m0 have other rules: tests/cli-formats.sh
+	# the formats below 8 bits, FNUZ and e8m0 have other rules: tests/cli-formats.sh;
+	# the integers, ml_dtypes and P3109 rows: tests/cli-formats-ext.sh
 	if (E < 0 && $1 ~ /^(fp6-e3m2|fp6-e2m3|fp4-e2m1|fp8-e4m3fnuz|fp8-e5m2fnuz|e8m0)$/) next
+	if (E < 0 && $1 ~ /^(int[248]|fp8-e3m4|fp8-e4m3-ieee|fp8-e4m3b11fnuz|p3109-8p[1-7](sf|ue|uf)?)$/) next
 	if (E < 0) { print "unknown format " $1; next }
 	if ($2 != 1 + E + M) print $1 ": bits " $2 " != " 1 + E + M
 	if ($3 != E) print $1 ": exponent_bits " $3 " != " E

@@ -105,6 +105,21 @@ static void print_value(char *buf, size_t n, double v)
 		snprintf(buf, n, "%s", exact);
 }
 
+/* The fields line of a floating-point pattern. */
+static void show_fields(const fmt_info *f, const fmt_decoded *d, const char *sbits, const char *ebits,
+                        const char *fbits)
+{
+	printf("  fields     %s%s%sexponent %s = %u", sbits[0] ? "sign " : "", sbits, sbits[0] ? " | " : "", ebits,
+	       d->exp_field);
+	if (d->cls == FMT_CLASS_NORMAL)
+		printf(" (2^%d)", d->exponent);
+	else if (d->cls == FMT_CLASS_ZERO || d->cls == FMT_CLASS_SUBNORMAL)
+		printf(" (subnormal range, 2^%d)", fmt_emin(f));
+	if (f->frac_bits)
+		printf(" | fraction %s = %u", fbits, d->frac_field);
+	putchar('\n');
+}
+
 static void show(const fmt_info *f, const char *input, uint32_t bits, const fmt_num *x, fmt_mode mode,
                  bool csv, csvw *w)
 {
@@ -116,7 +131,7 @@ static void show(const fmt_info *f, const char *input, uint32_t bits, const fmt_
 	char val[2048], pv[1200] = "", nv[1200] = "", ulp[1200] = "";
 	field_bits(sbits, d.neg, fmt_has_sign(f) ? 1 : 0);
 	field_bits(ebits, d.exp_field, f->exp_bits);
-	field_bits(fbits, d.frac_field, f->frac_bits);
+	field_bits(fbits, d.frac_field, fmt_is_int(f) ? f->width - 1 : f->frac_bits);
 	snprintf(hex, sizeof hex, "0x%0*x", fmt_hex_digits(f), bits);
 	if (has_prev) {
 		snprintf(phex, sizeof phex, "0x%0*x", fmt_hex_digits(f), prev);
@@ -162,17 +177,14 @@ static void show(const fmt_info *f, const char *input, uint32_t bits, const fmt_
 	} else {
 		printf("%s as %s\n", input, f->name);
 	}
-	/* e8m0 has neither a sign nor a fraction field */
-	printf("  bits       %s = %s%s%s%s%s\n", hex, sbits, sbits[0] ? " " : "", ebits, fbits[0] ? " " : "", fbits);
-	printf("  fields     %s%s%sexponent %s = %u", sbits[0] ? "sign " : "", sbits, sbits[0] ? " | " : "", ebits,
-	       d.exp_field);
-	if (d.cls == FMT_CLASS_NORMAL)
-		printf(" (2^%d)", d.exponent);
-	else if (d.cls == FMT_CLASS_ZERO || d.cls == FMT_CLASS_SUBNORMAL)
-		printf(" (subnormal range, 2^%d)", fmt_emin(f));
-	if (f->frac_bits)
-		printf(" | fraction %s = %u", fbits, d.frac_field);
-	putchar('\n');
+	/* e8m0 has neither a sign nor a fraction field, an integer no exponent field */
+	printf("  bits       %s = %s%s%s%s%s\n", hex, sbits, sbits[0] ? " " : "", ebits, fbits[0] && ebits[0] ? " " : "", fbits);
+	if (fmt_is_int(f)) {   /* two's complement: the sign bit weighs -2^(width-1) */
+		printf("  fields     two's complement: sign %s (worth -%u) | low bits %s = %u\n", sbits,
+		       fmt_sign_mask(f), fbits, d.frac_field);
+	} else {
+		show_fields(f, &d, sbits, ebits, fbits);
+	}
 	printf("  class      %s\n", fmt_class_name(d.cls));
 	printf("  value      %s\n", val);
 	if (d.cls != FMT_CLASS_NAN && d.cls != FMT_CLASS_INF) {

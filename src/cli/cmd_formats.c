@@ -39,6 +39,7 @@ static const char *specials_text(const fmt_info *f)
 	case FMT_SPECIALS_NONE: return "no inf, no NaN; saturates";
 	case FMT_SPECIALS_FNUZ: return "no inf, no -0; NaN = 0x80";
 	case FMT_SPECIALS_E8M0: return "unsigned, no zero; NaN = 0xff";
+	case FMT_SPECIALS_INT:  return "integer; no inf, no NaN; saturates";
 	}
 	return "?";
 }

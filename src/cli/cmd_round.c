@@ -122,11 +122,12 @@ static void round_note(char *note, size_t n, const fmt_info *f, const fmt_round_
                        unsigned flags, double v)
 {
 	note[0] = '\0';
-	bool saturating = ctl->saturate || f->specials == FMT_SPECIALS_NONE;   /* fp6/fp4 always */
+	/* fp6/fp4 and the integers always */
+	bool saturating = ctl->saturate || f->specials == FMT_SPECIALS_NONE || fmt_is_int(f);
 	if (!(flags & FMT_FLAG_INEXACT) && !isnan(v) && x->kind != NUM_INF)
 		snprintf(note, n, "exact");
 	if (saturating && !isinf(v) && !isnan(v) && (x->kind == NUM_INF || (flags & FMT_FLAG_OVERFLOW)))
-		snprintf(note, n, "saturated (largest finite)");
+		snprintf(note, n, fmt_is_int(f) ? "saturated (end of the range)" : "saturated (largest finite)");
 	else if (flags & FMT_FLAG_OVERFLOW)
 		snprintf(note, n, "overflow");
 	else if ((flags & FMT_FLAG_UNDERFLOW) && f->specials == FMT_SPECIALS_E8M0)

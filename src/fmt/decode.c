@@ -14,9 +14,26 @@ const char *fmt_class_name(fmt_class c)
 	return "?";
 }
 
+/* An integer pattern: its two's complement value, on the grid of 1. */
+static void decode_int(const fmt_info *f, uint32_t bits, fmt_decoded *out)
+{
+	int32_t v = fmt_int_value(f, bits);
+	out->neg = v < 0;
+	out->exp_field = 0;
+	out->frac_field = bits & (fmt_sign_mask(f) - 1u);   /* the bits below the sign */
+	out->cls = v == 0 ? FMT_CLASS_ZERO : FMT_CLASS_NORMAL;
+	out->exponent = 0;
+	out->value = (double)v;
+	out->ulp = 1.0;
+}
+
 void fmt_decode(const fmt_info *f, uint32_t bits, fmt_decoded *out)
 {
 	bits &= fmt_all_mask(f);
+	if (fmt_is_int(f)) {
+		decode_int(f, bits, out);
+		return;
+	}
 	uint32_t top = (1u << f->exp_bits) - 1u;
 	out->neg = (bits & fmt_sign_mask(f)) != 0;
 	out->exp_field = (bits >> f->frac_bits) & top;
@@ -86,8 +103,21 @@ static bool mag_up(const fmt_info *f, uint32_t mag, uint32_t *out)
 	return true;
 }
 
+/* An integer's neighbour v + step, false past either end of the range. */
+static bool int_step(const fmt_info *f, uint32_t bits, int step, uint32_t *out)
+{
+	int32_t v = fmt_int_value(f, bits) + step;
+	int32_t hi = (int32_t)fmt_max_bits(f);
+	if (v > hi || v < -hi - 1)
+		return false;
+	*out = fmt_int_bits(f, v);
+	return true;
+}
+
 bool fmt_next_up(const fmt_info *f, uint32_t bits, uint32_t *out)
 {
+	if (fmt_is_int(f))
+		return int_step(f, bits, 1, out);
 	fmt_decoded d;
 	fmt_decode(f, bits, &d);
 	if (d.cls == FMT_CLASS_NAN)
@@ -113,6 +143,8 @@ bool fmt_next_up(const fmt_info *f, uint32_t bits, uint32_t *out)
 
 bool fmt_next_down(const fmt_info *f, uint32_t bits, uint32_t *out)
 {
+	if (fmt_is_int(f))
+		return int_step(f, bits, -1, out);
 	/* next_down(x) = -next_up(-x) */
 	uint32_t neg = (bits ^ fmt_sign_mask(f)) & fmt_all_mask(f);
 	fmt_decoded d;

@@ -43,6 +43,17 @@ static const fmt_info formats[FMT_COUNT] = {
 	[FMT_E8M0] = { .id = FMT_E8M0, .name = "e8m0", .aliases = "fp8-e8m0,e8m0fnu,float8_e8m0fnu",
 		.summary = "OCP MX scale E8M0 (unsigned 2^(b-127); no zero, NaN = 0xff)", .width = 8,
 		.exp_bits = 8, .frac_bits = 0, .bias = 127, .specials = FMT_SPECIALS_E8M0 },
+	/* two's complement integers: ml_dtypes 0.5.4's README lists int2 and int4
+	 * ("low precision integer types"); int8 is numpy's */
+	[FMT_INT8] = { .id = FMT_INT8, .name = "int8", .aliases = "i8,mxint8-elem",
+		.summary = "two's complement integer -128..127 (the MXINT8 element; saturates)", .width = 8,
+		.exp_bits = 0, .frac_bits = 0, .bias = 0, .specials = FMT_SPECIALS_INT },
+	[FMT_INT4] = { .id = FMT_INT4, .name = "int4", .aliases = "i4",
+		.summary = "two's complement integer -8..7 (ml_dtypes int4; saturates)", .width = 4,
+		.exp_bits = 0, .frac_bits = 0, .bias = 0, .specials = FMT_SPECIALS_INT },
+	[FMT_INT2] = { .id = FMT_INT2, .name = "int2", .aliases = "i2",
+		.summary = "two's complement integer -2..1 (ml_dtypes int2; saturates)", .width = 2,
+		.exp_bits = 0, .frac_bits = 0, .bias = 0, .specials = FMT_SPECIALS_INT },
 };
 
 const fmt_info *fmt_get(fmt_id id)
@@ -77,23 +88,33 @@ const fmt_info *fmt_find(const char *name)
 	return NULL;
 }
 
-const char *fmt_known_names(void)
-{
-	return "fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2, fp6-e3m2, fp6-e2m3, fp4-e2m1, "
-	       "fp8-e4m3fnuz, fp8-e5m2fnuz, e8m0";
-}
+static char known_names[FMT_COUNT * 24], kernel_names[128];
 
-static char kernel_names[128];
-
-/* Joins the names of the kernel column's formats, once. */
-static void kernel_names_fill(void)
+/* Joins the names of the formats `all` or of the kernel column's, into buf. */
+static void names_join(char *buf, size_t size, bool all)
 {
 	size_t len = 0;
-	for (size_t i = 0; i < FMT_COUNT && len < sizeof kernel_names; i++) {
-		if (formats[i].kernel)
-			len += (size_t)snprintf(kernel_names + len, sizeof kernel_names - len, "%s%s", len ? ", " : "",
-			                        formats[i].name);
+	for (size_t i = 0; i < FMT_COUNT && len < size; i++) {
+		if (all || formats[i].kernel)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", formats[i].name);
 	}
+}
+
+static void known_names_fill(void)
+{
+	names_join(known_names, sizeof known_names, true);
+}
+
+const char *fmt_known_names(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, known_names_fill);
+	return known_names;
+}
+
+static void kernel_names_fill(void)
+{
+	names_join(kernel_names, sizeof kernel_names, false);
 }
 
 const char *fmt_kernel_names(void)
@@ -135,6 +156,8 @@ mp_status fmt_parse_list(const char *list, fmt_id *ids, size_t max, size_t *coun
 double fmt_max(const fmt_info *f)
 {
 	uint32_t mbits = fmt_max_bits(f);
+	if (fmt_is_int(f))
+		return (double)mbits;
 	int e = (int)(mbits >> f->frac_bits) - f->bias;
 	double m = 1.0 + ldexp((double)(mbits & fmt_frac_mask(f)), -f->frac_bits);
 	return ldexp(m, e);

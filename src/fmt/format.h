@@ -21,6 +21,9 @@ typedef enum {
 	FMT_E4M3FNUZ,
 	FMT_E5M2FNUZ,
 	FMT_E8M0,        /* OCP MX scale: unsigned power of two */
+	FMT_INT8,        /* two's complement integers (the MXINT8 element, ml_dtypes int4/int2) */
+	FMT_INT4,
+	FMT_INT2,
 	FMT_COUNT
 } fmt_id;
 
@@ -33,6 +36,10 @@ typedef enum {
 	FMT_SPECIALS_FNUZ,   /* no inf, no -0: 0x80 (sign alone) is the only NaN */
 	FMT_SPECIALS_E8M0,   /* no sign, no fraction: pattern b is 2^(b - bias),
 	                      * no zero, all ones (0xff) NaN */
+	FMT_SPECIALS_INT,    /* two's complement integer of `width` bits, no exponent:
+	                      * -2^(width-1) .. 2^(width-1) - 1, no inf, no NaN, no -0;
+	                      * a real rounds to an integer by the mode, and beyond
+	                      * the range saturates in every mode, as NONE does */
 } fmt_specials;
 
 typedef struct {
@@ -77,29 +84,37 @@ const char *fmt_kernel_names(void);
  * MP_EINVAL past max, with the reason in err ("unknown format 'x' (known: ...)"). */
 mp_status fmt_parse_list(const char *list, fmt_id *ids, size_t max, size_t *count, char *err, size_t errlen);
 
+static inline bool fmt_is_int(const fmt_info *f) { return f->specials == FMT_SPECIALS_INT; }
 static inline bool fmt_has_inf(const fmt_info *f) { return f->specials == FMT_SPECIALS_IEEE; }
-static inline bool fmt_has_nan(const fmt_info *f) { return f->specials != FMT_SPECIALS_NONE; }
+static inline bool fmt_has_nan(const fmt_info *f)
+{
+	return f->specials != FMT_SPECIALS_NONE && f->specials != FMT_SPECIALS_INT;
+}
 static inline bool fmt_has_sign(const fmt_info *f) { return f->specials != FMT_SPECIALS_E8M0; }
-/* Whether -0 exists (every signed format but FNUZ). */
+/* Whether -0 exists (IEEE, fn and the OCP MX fp6/fp4 formats). */
 static inline bool fmt_has_neg_zero(const fmt_info *f)
 {
-	return f->specials != FMT_SPECIALS_FNUZ && f->specials != FMT_SPECIALS_E8M0;
+	return f->specials == FMT_SPECIALS_IEEE || f->specials == FMT_SPECIALS_FN || f->specials == FMT_SPECIALS_NONE;
 }
-/* Whether zero and subnormals exist (all but e8m0). */
-static inline bool fmt_has_subnormals(const fmt_info *f) { return f->specials != FMT_SPECIALS_E8M0; }
-static inline int fmt_precision(const fmt_info *f) { return f->frac_bits + 1; }
+/* Whether subnormals exist: a zero exponent field with a nonzero fraction
+ * (none in e8m0, the integers, nor a format without fraction bits). */
+static inline bool fmt_has_subnormals(const fmt_info *f)
+{
+	return f->specials != FMT_SPECIALS_E8M0 && f->specials != FMT_SPECIALS_INT && f->frac_bits > 0;
+}
+/* Bits of significance: frac_bits + 1; an integer's width - 1 magnitude bits. */
+static inline int fmt_precision(const fmt_info *f)
+{
+	return fmt_is_int(f) ? f->width - 1 : f->frac_bits + 1;
+}
 /* Smallest unbiased exponent of a normal number: 1 - bias (e8m0: -bias, its
- * pattern 0 being 2^-127 rather than zero). */
+ * pattern 0 being 2^-127 rather than zero; an integer: 0, its smallest
+ * nonzero magnitude being 1). */
 static inline int fmt_emin(const fmt_info *f)
 {
+	if (fmt_is_int(f))
+		return 0;
 	return f->specials == FMT_SPECIALS_E8M0 ? -f->bias : 1 - f->bias;
-}
-/* Largest unbiased exponent of a finite number. */
-static inline int fmt_emax(const fmt_info *f)
-{
-	int top = (1 << f->exp_bits) - 1;
-	bool reserved = f->specials == FMT_SPECIALS_IEEE || f->specials == FMT_SPECIALS_E8M0;
-	return (reserved ? top - 1 : top) - f->bias;
 }
 /* The sign bit, the top bit of the width; 0 for e8m0, which has none. */
 static inline uint32_t fmt_sign_mask(const fmt_info *f)
@@ -119,8 +134,16 @@ static inline uint32_t fmt_max_bits(const fmt_info *f)
 	case FMT_SPECIALS_IEEE: return top - 1u;
 	case FMT_SPECIALS_FN:   return top | (fmt_frac_mask(f) - 1u);
 	case FMT_SPECIALS_E8M0: return top - 1u;   /* 0xfe = 2^127 */
+	case FMT_SPECIALS_INT:  return fmt_sign_mask(f) - 1u;   /* 2^(width-1) - 1 */
 	default:                return top | fmt_frac_mask(f);   /* NONE, FNUZ: all ones */
 	}
+}
+/* Largest unbiased exponent of a finite number: that of the largest value. */
+static inline int fmt_emax(const fmt_info *f)
+{
+	if (fmt_is_int(f))
+		return f->width - 2;
+	return (int)(fmt_max_bits(f) >> f->frac_bits) - f->bias;
 }
 /* Bit pattern of +inf; for formats without inf, the canonical NaN. */
 static inline uint32_t fmt_inf_bits(const fmt_info *f)
@@ -129,8 +152,9 @@ static inline uint32_t fmt_inf_bits(const fmt_info *f)
 }
 /* The canonical quiet NaN: positive, quiet bit (top fraction bit) set, rest 0;
  * for fn formats the only NaN pattern, S.1111.111 with S = 0; for FNUZ 0x80;
- * for e8m0 0xff. Formats without NaN (fp6, fp4) have none: this returns +0,
- * the pattern fmt_round_* give a NaN input together with FMT_FLAG_INVALID. */
+ * for e8m0 0xff. Formats without NaN (fp6, fp4, the integers) have none: this
+ * returns +0, the pattern fmt_round_* give a NaN input together with
+ * FMT_FLAG_INVALID. */
 static inline uint32_t fmt_nan_bits(const fmt_info *f)
 {
 	uint32_t top = ((1u << f->exp_bits) - 1u) << f->frac_bits;
@@ -141,6 +165,17 @@ static inline uint32_t fmt_nan_bits(const fmt_info *f)
 	case FMT_SPECIALS_E8M0: return fmt_all_mask(f);
 	default:                return 0u;
 	}
+}
+/* The value of an integer format's pattern (two's complement). */
+static inline int32_t fmt_int_value(const fmt_info *f, uint32_t bits)
+{
+	bits &= fmt_all_mask(f);
+	return (bits & fmt_sign_mask(f)) ? (int32_t)bits - (int32_t)(fmt_all_mask(f) + 1u) : (int32_t)bits;
+}
+/* The pattern of an integer in an integer format's range. */
+static inline uint32_t fmt_int_bits(const fmt_info *f, int32_t v)
+{
+	return (uint32_t)v & fmt_all_mask(f);
 }
 
 /* Exact values (every one fits a binary64 exactly). */

@@ -37,6 +37,13 @@ static uint32_t with_sign(const fmt_info *f, bool neg, uint32_t mag)
 	return neg ? mag | fmt_sign_mask(f) : mag;
 }
 
+/* An integer format's end of the range on the value's side: 2^(w-1) - 1 or
+ * -2^(w-1) (the pattern of the sign bit alone). */
+static uint32_t int_limit(const fmt_info *f, bool neg)
+{
+	return neg ? fmt_sign_mask(f) : fmt_max_bits(f);
+}
+
 /* Overflow without inf (fp8-e4m3) gives the NaN with the value's sign:
  * -1000 and -inf give 0xff, +1000 and +inf 0x7f, as PyTorch's
  * fp8e4m3fn_from_fp32_value (c10/util/Float8_e4m3fn.h: result = 0x7f, then
@@ -46,6 +53,8 @@ static uint32_t with_sign(const fmt_info *f, bool neg, uint32_t mag)
  * The result of a finite value too large for f, by mode. */
 static uint32_t overflow_result(const fmt_info *f, const fmt_round_ctl *ctl, bool neg)
 {
+	if (fmt_is_int(f))   /* saturates in every mode, as fp6/fp4 do */
+		return int_limit(f, neg);
 	if (f->specials == FMT_SPECIALS_NONE)   /* OCP MX fp6/fp4: saturate in every mode */
 		return with_sign(f, neg, fmt_max_bits(f));
 	bool to_inf;
@@ -64,6 +73,8 @@ static uint32_t overflow_result(const fmt_info *f, const fmt_round_ctl *ctl, boo
 
 static uint32_t inf_result(const fmt_info *f, const fmt_round_ctl *ctl, bool neg)
 {
+	if (fmt_is_int(f))
+		return int_limit(f, neg);
 	if (f->specials == FMT_SPECIALS_NONE)
 		return with_sign(f, neg, fmt_max_bits(f));
 	if (ctl->saturate)
@@ -114,6 +125,54 @@ static bool any_below(uint64_t sig, long pos)
 	return (sig & ((1ull << pos) - 1)) != 0;
 }
 
+/* Whether the magnitude moves up to the next grid point, by the mode: odd
+ * says the kept last place is odd, frac_hi32 holds the first 32 discarded
+ * bits and below32 whether any lie under them. */
+static bool mag_up(const fmt_round_ctl *ctl, bool neg, bool odd, uint32_t frac_hi32, bool below32)
+{
+	bool inexact = frac_hi32 != 0 || below32;
+	bool half = (frac_hi32 >> 31) & 1;
+	bool rest = (frac_hi32 & 0x7fffffffu) != 0 || below32;
+	switch (ctl->mode) {
+	case FMT_RNE:  return half && (rest || odd);
+	case FMT_RNA:  return half;
+	case FMT_RTZ:  return false;
+	case FMT_UP:   return inexact && !neg;
+	case FMT_DOWN: return inexact && neg;
+	case FMT_SR:   return inexact && fmt_sr_round_up(ctl->rbits, frac_hi32, below32);
+	default:       return false;
+	}
+}
+
+/* An integer format: the magnitude rounds on the grid of 1 by the mode (the
+ * last place is 2^0, bit 63 - exp2 of sig), then beyond the range on the
+ * value's side saturates with FMT_FLAG_OVERFLOW. No underflow: every
+ * integer format holds 0 and 1 exactly. */
+static uint32_t round_int(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, long exp2, uint64_t sig,
+                          bool sticky, unsigned *flags)
+{
+	uint64_t limit = neg ? fmt_sign_mask(f) : fmt_max_bits(f);   /* the magnitude of either end */
+	if (exp2 >= f->width) {   /* |x| >= 2^width: beyond every integer of the format */
+		if (flags)
+			*flags = FMT_FLAG_OVERFLOW | FMT_FLAG_INEXACT;
+		return int_limit(f, neg);
+	}
+	long d = 63 - exp2;   /* discarded bits: > 0 as exp2 < width <= 32 */
+	uint64_t kept = d >= 64 ? 0 : sig >> d;
+	uint32_t frac_hi32 = bit_field(sig, d - 32, 32);
+	bool below32 = any_below(sig, d - 32) || sticky;
+	unsigned fl = frac_hi32 != 0 || below32 ? FMT_FLAG_INEXACT : 0;
+	uint64_t m = kept + (mag_up(ctl, neg, kept & 1, frac_hi32, below32) ? 1 : 0);
+	if (m > limit) {
+		if (flags)
+			*flags = FMT_FLAG_OVERFLOW | FMT_FLAG_INEXACT;
+		return int_limit(f, neg);
+	}
+	if (flags)
+		*flags = fl;
+	return fmt_int_bits(f, neg ? -(int32_t)m : (int32_t)m);
+}
+
 uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, long exp2,
                          uint64_t sig, bool sticky, unsigned *flags)
 {
@@ -125,6 +184,8 @@ uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, 
 			*flags = 0;
 		return fmt_has_neg_zero(f) ? with_sign(f, neg, 0) : 0;
 	}
+	if (fmt_is_int(f))
+		return round_int(f, ctl, neg, exp2, sig, sticky, flags);
 	int fb = f->frac_bits;
 	long emin = fmt_emin(f);
 	long emax = fmt_emax(f);
@@ -149,23 +210,11 @@ uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, 
 	uint32_t frac_hi32 = bit_field(sig, d - 32, 32);   /* first 32 discarded bits */
 	bool below32 = any_below(sig, d - 32) || sticky;   /* anything after them */
 	bool inexact = frac_hi32 != 0 || below32;
-	bool half = (frac_hi32 >> 31) & 1;
-	bool rest = (frac_hi32 & 0x7fffffffu) != 0 || below32;
 	/* ties go to the even encoding; without fraction bits (e8m0) its last
 	 * bit is the exponent's, not the significand's (always 1) */
 	bool odd = fb > 0 || exp2 < emin ? (kept & 1) : ((exp2 + f->bias) & 1);
 
-	bool up;
-	switch (ctl->mode) {
-	case FMT_RNE:  up = half && (rest || odd); break;
-	case FMT_RNA:  up = half; break;
-	case FMT_RTZ:  up = false; break;
-	case FMT_UP:   up = inexact && !neg; break;
-	case FMT_DOWN: up = inexact && neg; break;
-	case FMT_SR:   up = inexact && fmt_sr_round_up(ctl->rbits, frac_hi32, below32); break;
-	default:       up = false; break;
-	}
-	uint64_t m = kept + (up ? 1 : 0);
+	uint64_t m = kept + (mag_up(ctl, neg, odd, frac_hi32, below32) ? 1 : 0);
 
 	if (inexact) {
 		fl |= FMT_FLAG_INEXACT;
