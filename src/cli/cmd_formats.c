@@ -40,6 +40,9 @@ static const char *specials_text(const fmt_info *f)
 	case FMT_SPECIALS_FNUZ: return "no inf, no -0; NaN = 0x80";
 	case FMT_SPECIALS_E8M0: return "unsigned, no zero; NaN = 0xff";
 	case FMT_SPECIALS_INT:  return "integer; no inf, no NaN; saturates";
+	case FMT_SPECIALS_P3109: return "no -0; NaN = 0x80, inf = 0x7f/0xff";
+	case FMT_SPECIALS_P3109U: return "unsigned; inf = 0xfe, NaN = 0xff";
+	case FMT_SPECIALS_P3109UF: return "unsigned, no inf; NaN = 0xff";
 	}
 	return "?";
 }
@@ -92,7 +95,11 @@ int cmd_formats(int argc, char **argv)
 			csvw_end_row(&w);
 		}
 	} else {
-		printf("%-12s %4s %4s %5s %5s  %-11s %-20s %-20s %-7s %6s  %s\n", "format", "bits", "exp",
+		int nw = 12;   /* the name column: as wide as the longest name */
+		for (int i = 0; i < FMT_COUNT; i++)
+			if ((int)strlen(fmt_get((fmt_id)i)->name) > nw)
+				nw = (int)strlen(fmt_get((fmt_id)i)->name);
+		printf("%-*s %4s %4s %5s %5s  %-11s %-20s %-20s %-7s %6s  %s\n", nw, "format", "bits", "exp",
 		       "frac", "bias", "max", "min normal", "min subnormal", "epsilon", "digits", "inf/NaN");
 		for (int i = 0; i < FMT_COUNT; i++) {
 			const fmt_info *f = fmt_get((fmt_id)i);
@@ -100,7 +107,7 @@ int cmd_formats(int argc, char **argv)
 			pow2_text(b, sizeof b, fmt_min_normal(f));
 			pow2_text(d, sizeof d, fmt_min_subnormal(f));
 			snprintf(e, sizeof e, "2^%d", -f->frac_bits);
-			printf("%-12s %4d %4d %5d %5d  %-11s %-20s %-20s %-7s %6.2f  %s\n", f->name, f->width,
+			printf("%-*s %4d %4d %5d %5d  %-11s %-20s %-20s %-7s %6.2f  %s\n", nw, f->name, f->width,
 			       f->exp_bits, f->frac_bits, f->bias, a, b, d, e, fmt_decimal_digits(f), specials_text(f));
 		}
 		printf("\nvalue = (-1)^s x 2^(e - bias) x 1.f for normal numbers, "

@@ -24,7 +24,8 @@ void bulk_params_init(bulk_params *p, const fmt_bulk_opts *o)
 	p->zero_unsigned = !fmt_has_neg_zero(f) && fmt_has_sign(f);
 	p->sr = o->mode == FMT_SR;
 	p->saturate = o->saturate;
-	p->by_core = f->specials == FMT_SPECIALS_E8M0 || fmt_is_int(f);
+	/* the kernel's overflow and NaN rules know neither e8m0, the integers nor P3109 */
+	p->by_core = f->specials == FMT_SPECIALS_E8M0 || fmt_is_int(f) || fmt_is_p3109(f);
 	p->ov_signed = 1;
 	if (o->saturate || f->specials == FMT_SPECIALS_NONE || fmt_is_int(f)) {
 		p->ov_bits = fmt_max_bits(f);   /* fp6/fp4 saturate in every mode */
