@@ -26,6 +26,7 @@ START_TEST(table)
 	ck_assert_int_eq(f->bias, s->bias);
 	ck_assert_msg(fmt_max(f) == s->max, "%s max %a, by hand %a", s->name, fmt_max(f), s->max);
 	ck_assert(!fmt_is_kernel(s->id));
+	ck_assert(f->extra);   /* outside the exercises' lists of likely mistakes */
 	ck_assert(fmt_find(s->name) == f);
 	ck_assert_ptr_nonnull(strstr(fmt_known_names(), s->name));
 	ck_assert_ptr_null(strstr(fmt_kernel_names(), s->name));
@@ -69,6 +70,9 @@ START_TEST(names)
 	ck_assert_int_eq(FMT_INT2, 14);
 	ck_assert_int_eq(FMT_P3109_P7UF, FMT_COUNT - 1);
 	ck_assert_int_eq(NEXT, FMT_COUNT - FMT_INT8);   /* every row after e8m0 is tested here */
+	for (int id = 0; id < FMT_INT8; id++)
+		ck_assert(!fmt_get((fmt_id)id)->extra);
+	ck_assert_uint_eq(fmt_course_count(), 12);   /* the TUI's Bits explorer: fp32 .. e8m0 */
 }
 END_TEST
 

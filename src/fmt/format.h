@@ -71,6 +71,9 @@ typedef struct {
 	fmt_specials specials;
 	bool kernel;             /* implemented by the training kernels, the SIMD bulk
 	                          * paths and the GPU (fmt_is_kernel) */
+	bool extra;              /* the integer, ml_dtypes and P3109 rows: every command
+	                          * takes them, but the exercises' lists of likely
+	                          * mistakes compare only the course's formats */
 } fmt_info;
 
 typedef enum {
@@ -86,6 +89,10 @@ const fmt_info *fmt_get(fmt_id id);
 
 /* Looks a name or alias up, case-insensitively; NULL when unknown. */
 const fmt_info *fmt_find(const char *name);
+
+/* The number of the table's leading rows that are not extra: fp32 .. e8m0,
+ * the formats the course's explorers show (the extra rows follow them). */
+size_t fmt_course_count(void);
 
 /* "fp32, tf32, fp16, bf16, fp8-e4m3, ..., e8m0" (every format) for error messages. */
 const char *fmt_known_names(void);
