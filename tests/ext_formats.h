@@ -24,8 +24,11 @@
  *            pattern but 0x80 is a number, without reserved exponents.
  *            P3109's signed finite formats follow the same rules.
  * EXT_SE     IEEE P3109 interim report (P3109/Public: the report and its
- *            value tables "Value Tables/HexStrings/K8/P{P}/Binary8p{P}se.csv";
- *            gfloat's format_info_p3109(k, precision, signedness, domain)):
+ *            value tables "Value Tables/HexStrings/K8/P{P}/Binary8p{P}se.csv",
+ *            read at commit e059815cbb14; graphcore-research/gfloat
+ *            src/gfloat/formats.py, format_info_p3109(k, precision,
+ *            signedness, domain): signed bias floor(2^(k-p-1)), unsigned
+ *            2^(k-p), has_nz=False, num_high_nans 0 signed / 1 unsigned):
  *            K = 8 bits, precision P (implicit bit included), T = P - 1
  *            trailing bits, signed: 8 - P exponent bits and bias
  *            2^(K-P-1); "one NaN, one zero": 0x80 is NaN, there is no -0;
