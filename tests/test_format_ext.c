@@ -28,7 +28,10 @@ START_TEST(table)
 	ck_assert(!fmt_is_kernel(s->id));
 	ck_assert(f->extra);   /* outside the exercises' lists of likely mistakes */
 	ck_assert(fmt_find(s->name) == f);
-	ck_assert_ptr_nonnull(strstr(fmt_known_names(), s->name));
+	if (strncmp(s->name, "p3109-", 6) == 0)   /* named by pattern: "p3109-8p1..8p7 and their sf, ue, uf variants" */
+		ck_assert_ptr_nonnull(strstr(fmt_known_names(), "p3109-8p1..8p7 and their sf, ue, uf variants"));
+	else
+		ck_assert_ptr_nonnull(strstr(fmt_known_names(), s->name));
 	ck_assert_ptr_null(strstr(fmt_kernel_names(), s->name));
 	ck_assert_int_eq(fmt_hex_digits(f), (s->width + 3) / 4);
 	/* the decoder's own extremes agree with the values derived by hand */

@@ -94,7 +94,8 @@ const fmt_info *fmt_find(const char *name);
  * the formats the course's explorers show (the extra rows follow them). */
 size_t fmt_course_count(void);
 
-/* "fp32, tf32, fp16, bf16, fp8-e4m3, ..., e8m0" (every format) for error messages. */
+/* "fp32, tf32, fp16, bf16, fp8-e4m3, ..., p3109-8p1..8p7 and their sf, ue, uf
+ * variants" (every format) for error messages. */
 const char *fmt_known_names(void);
 
 /* True for the formats the training kernels, the SIMD bulk paths and the GPU
