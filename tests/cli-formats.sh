@@ -39,8 +39,8 @@ expect_bits() {
 echo "# formats"
 run formats --csv
 expect_rc "formats --csv" 0
-[ "$(wc -l <"$tmp/out")" -eq 16 ]
-check "formats --csv: header + 15 formats" $? "got $(wc -l <"$tmp/out") lines"
+[ "$(wc -l <"$tmp/out")" -eq 47 ]
+check "formats --csv: header + 46 formats" $? "got $(wc -l <"$tmp/out") lines"
 # the formats' table: name bits bias max min_normal min_subnormal; e8m0 has no
 # subnormals (empty cell), 2^127 = 1.7014118346046923e+38, 2^-127 =
 # 5.877471754111438e-39

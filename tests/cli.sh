@@ -108,7 +108,7 @@ if [ "$(head -n 1 "$tmp/out")" = "name,bits,exponent_bits,fraction_bits,bias,max
 else
 	bad "formats --csv: contract header" "got: $(head -n 1 "$tmp/out")"
 fi
-out_lines "formats --csv: header + 15 formats" 16
+out_lines "formats --csv: header + 46 formats" 47
 # Every row read back against the definition: E exponent bits, M fraction
 # bits, bias 2^(E-1)-1, max (2 - 2^-M) 2^(2^E - 2 - bias) (e4m3: no inf, only
 # S.1111.111 is NaN, so max = 1.75 * 2^(15 - 7) = 448), min normal 2^(1-bias),

@@ -26,8 +26,12 @@ START_TEST(table)
 	ck_assert_int_eq(f->bias, s->bias);
 	ck_assert_msg(fmt_max(f) == s->max, "%s max %a, by hand %a", s->name, fmt_max(f), s->max);
 	ck_assert(!fmt_is_kernel(s->id));
+	ck_assert(f->extra);   /* outside the exercises' lists of likely mistakes */
 	ck_assert(fmt_find(s->name) == f);
-	ck_assert_ptr_nonnull(strstr(fmt_known_names(), s->name));
+	if (strncmp(s->name, "p3109-", 6) == 0)   /* named by pattern: "p3109-8p1..8p7 and their sf, ue, uf variants" */
+		ck_assert_ptr_nonnull(strstr(fmt_known_names(), "p3109-8p1..8p7 and their sf, ue, uf variants"));
+	else
+		ck_assert_ptr_nonnull(strstr(fmt_known_names(), s->name));
 	ck_assert_ptr_null(strstr(fmt_kernel_names(), s->name));
 	ck_assert_int_eq(fmt_hex_digits(f), (s->width + 3) / 4);
 	/* the decoder's own extremes agree with the values derived by hand */
@@ -48,6 +52,13 @@ START_TEST(names)
 {
 	static const struct { const char *name; fmt_id id; } cases[] = {
 		{ "int8", FMT_INT8 }, { "INT4", FMT_INT4 }, { "i2", FMT_INT2 }, { "mxint8-elem", FMT_INT8 },
+		/* ml_dtypes' names */
+		{ "float8_e3m4", FMT_E3M4 }, { "e3m4", FMT_E3M4 }, { "float8_e4m3", FMT_E4M3IEEE },
+		{ "e4m3-ieee", FMT_E4M3IEEE }, { "float8_e4m3b11fnuz", FMT_E4M3B11FNUZ },
+		/* the report's names (Binary8pPse ...) and gfloat's p3109_pP */
+		{ "binary8p3se", FMT_P3109_P3 }, { "Binary8p3", FMT_P3109_P3 }, { "p3109-8p3se", FMT_P3109_P3 },
+		{ "p3109_p3", FMT_P3109_P3 }, { "binary8p3sf", FMT_P3109_P3SF }, { "binary8p3ue", FMT_P3109_P3UE },
+		{ "binary8p3uf", FMT_P3109_P3UF }, { "binary8p1se", FMT_P3109_P1 }, { "binary8p7uf", FMT_P3109_P7UF },
 		/* the names of the older rows keep their formats */
 		{ "e4m3", FMT_E4M3 }, { "float8_e4m3fn", FMT_E4M3 }, { "float8_e8m0fnu", FMT_E8M0 },
 	};
@@ -60,6 +71,11 @@ START_TEST(names)
 	ck_assert_int_eq(FMT_INT8, 12);
 	ck_assert_int_eq(FMT_INT4, 13);
 	ck_assert_int_eq(FMT_INT2, 14);
+	ck_assert_int_eq(FMT_P3109_P7UF, FMT_COUNT - 1);
+	ck_assert_int_eq(NEXT, FMT_COUNT - FMT_INT8);   /* every row after e8m0 is tested here */
+	for (int id = 0; id < FMT_INT8; id++)
+		ck_assert(!fmt_get((fmt_id)id)->extra);
+	ck_assert_uint_eq(fmt_course_count(), 12);   /* the TUI's Bits explorer: fp32 .. e8m0 */
 }
 END_TEST
 
@@ -161,6 +177,35 @@ START_TEST(neighbours)
 END_TEST
 
 /* Values worked out by hand from the definitions, with their sources. */
+/* P3109 binary8p3 (max 0x7e = 49152, the next grid point 1.75 * 2^15 =
+ * 57344 being the pattern of inf): the midpoint 53248 ties to the even 0x7e;
+ * above it RNE overflows to inf, or NaN in the finite format. */
+static void p3109_by_hand(void)
+{
+	const fmt_info *se = fmt_get(FMT_P3109_P3), *sf = fmt_get(FMT_P3109_P3SF), *ue = fmt_get(FMT_P3109_P3UE);
+	fmt_round_ctl rne = { .mode = FMT_RNE }, sat = { .mode = FMT_RNE, .saturate = true };
+	unsigned fl;
+	ck_assert_uint_eq(fmt_round_double(se, &rne, 53248.0, &fl), 0x7e);
+	ck_assert_uint_eq(fl, FMT_FLAG_INEXACT);
+	ck_assert_uint_eq(fmt_round_double(se, &rne, 53249.0, &fl), 0x7f);
+	ck_assert_uint_eq(fl, FMT_FLAG_OVERFLOW | FMT_FLAG_INEXACT);
+	ck_assert_uint_eq(fmt_round_double(se, &rne, -1e6, NULL), 0xff);
+	ck_assert_uint_eq(fmt_round_double(se, &sat, -1e6, NULL), 0xfe);
+	ck_assert_uint_eq(fmt_round_double(sf, &rne, 1e6, NULL), 0x80);
+	ck_assert_uint_eq(fmt_round_double(sf, &sat, 1e6, NULL), 0x7f);
+	ck_assert_uint_eq(fmt_round_double(se, &rne, -0x1p-30, NULL), 0x00);   /* no -0 */
+	ck_assert_uint_eq(fmt_round_double(se, &rne, -0.0, NULL), 0x00);
+	ck_assert_uint_eq(fmt_round_double(ue, &rne, -1.0, &fl), 0xff);   /* unsigned: no negatives */
+	ck_assert_uint_eq(fl, FMT_FLAG_INVALID);
+	ck_assert_uint_eq(fmt_round_double(ue, &rne, -0.0, &fl), 0x00);
+	ck_assert_uint_eq(fl, 0);
+	ck_assert_uint_eq(fmt_round_double(ue, &rne, INFINITY, NULL), 0xfe);
+	ck_assert_uint_eq(fmt_round_double(se, &rne, NAN, NULL), 0x80);
+	/* binary8p1: powers of two; 3 = 1.5 * 2 ties 2 (0x41, odd) | 4 (0x42, even) -> 4 */
+	ck_assert_uint_eq(fmt_round_double(fmt_get(FMT_P3109_P1), &rne, 3.0, NULL), 0x42);
+	ck_assert_uint_eq(fmt_round_double(fmt_get(FMT_P3109_P1), &rne, 0x1p-64, NULL), 0x00);   /* tie 0|2^-63 */
+}
+
 START_TEST(by_hand)
 {
 	static const struct { fmt_id id; uint32_t bits; double value; } cases[] = {
@@ -168,11 +213,30 @@ START_TEST(by_hand)
 		{ FMT_INT8, 0x80, -128.0 }, { FMT_INT8, 0xff, -1.0 }, { FMT_INT8, 0x7f, 127.0 },
 		{ FMT_INT4, 0x8, -8.0 }, { FMT_INT4, 0x7, 7.0 }, { FMT_INT4, 0xf, -1.0 },
 		{ FMT_INT2, 0x2, -2.0 }, { FMT_INT2, 0x3, -1.0 }, { FMT_INT2, 0x1, 1.0 },
+		/* ml_dtypes float8.h: e3m4 max() 0b0'110'1111 = 15.5, infinity() 0b0'111'0000,
+		 * quiet_NaN() 0b0'111'1000, min() 1 << 4 = 1/4; e4m3 max() 0b0'1110'111 = 240,
+		 * infinity() 0b0'1111'000; e4m3b11fnuz max() 0x7f = 30, NaN 0x80, min() 2^-10 */
+		{ FMT_E3M4, 0x6f, 15.5 }, { FMT_E3M4, 0x70, INFINITY }, { FMT_E3M4, 0x78, NAN }, { FMT_E3M4, 0x10, 0.25 },
+		{ FMT_E3M4, 0x80, -0.0 }, { FMT_E4M3IEEE, 0x77, 240.0 }, { FMT_E4M3IEEE, 0x78, INFINITY },
+		{ FMT_E4M3IEEE, 0xf8, -INFINITY }, { FMT_E4M3B11FNUZ, 0x7f, 30.0 }, { FMT_E4M3B11FNUZ, 0x80, NAN },
+		{ FMT_E4M3B11FNUZ, 0x08, 0x1p-10 },
+		/* P3109 value tables: Binary8p3se 0x01 0x0.8p-16, 0x04 0x1p-15, 0x40 0x1p+0,
+		 * 0x7e 0x1.8p+15, 0x7f Inf, 0xff -Inf, 0x81 -0x0.8p-16; Binary8p1se 0x01
+		 * 0x1p-63, 0x7e 0x1p+62; Binary8p3sf 0x7f 0x1.cp+15; Binary8p3ue 0x80
+		 * 0x1p+0, 0xfd 0x1.4p+31, 0xfe Inf; the report: 0x80 (signed) and 0xff
+		 * (unsigned) are NaN */
+		{ FMT_P3109_P3, 0x01, 0x1p-17 }, { FMT_P3109_P3, 0x04, 0x1p-15 }, { FMT_P3109_P3, 0x40, 1.0 },
+		{ FMT_P3109_P3, 0x7e, 49152.0 }, { FMT_P3109_P3, 0x7f, INFINITY }, { FMT_P3109_P3, 0xff, -INFINITY },
+		{ FMT_P3109_P3, 0x81, -0x1p-17 }, { FMT_P3109_P3, 0x80, NAN }, { FMT_P3109_P1, 0x01, 0x1p-63 },
+		{ FMT_P3109_P1, 0x7e, 0x1p62 }, { FMT_P3109_P1, 0x00, 0.0 }, { FMT_P3109_P3SF, 0x7f, 57344.0 },
+		{ FMT_P3109_P3SF, 0xff, -57344.0 }, { FMT_P3109_P3UE, 0x80, 1.0 }, { FMT_P3109_P3UE, 0xfd, 0x1.4p31 },
+		{ FMT_P3109_P3UE, 0xfe, INFINITY }, { FMT_P3109_P3UE, 0xff, NAN }, { FMT_P3109_P3UF, 0xfe, 0x1.8p31 },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		double v = fmt_to_double(fmt_get(cases[i].id), cases[i].bits);
-		ck_assert_msg(v == cases[i].value || (isnan(v) && isnan(cases[i].value)), "%s 0x%x: %a",
-		              fmt_get(cases[i].id)->name, cases[i].bits, v);
+		ck_assert_msg((v == cases[i].value && signbit(v) == signbit(cases[i].value)) ||
+		                  (isnan(v) && isnan(cases[i].value)),
+		              "%s 0x%x: %a", fmt_get(cases[i].id)->name, cases[i].bits, v);
 	}
 	/* integers: ties to even, saturation in every mode, NaN invalid */
 	const fmt_info *i8 = fmt_get(FMT_INT8), *i2 = fmt_get(FMT_INT2);
@@ -191,6 +255,7 @@ START_TEST(by_hand)
 	ck_assert_uint_eq(fmt_round_double(i8, &rne, NAN, &fl), 0x00);
 	ck_assert_uint_eq(fl, FMT_FLAG_INVALID);
 	ck_assert_uint_eq(fmt_round_double(i8, &rne, -0.0, &fl), 0x00);   /* no -0 */
+	p3109_by_hand();
 }
 END_TEST
 

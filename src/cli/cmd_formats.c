@@ -14,7 +14,12 @@ static void formats_help(void)
 	       "(precision x log10 2) and whether the format has infinities. Below 8 bits:\n"
 	       "fp6-e3m2, fp6-e2m3, fp4-e2m1 (OCP MX: no inf, no NaN, saturating); the FNUZ\n"
 	       "fp8 formats (no -0, NaN 0x80); e8m0, the MX scale (unsigned powers of two,\n"
-	       "no zero: its min_subnormal is empty).\n\n"
+	       "no zero: its min_subnormal is empty). Then the two's complement integers\n"
+	       "int8, int4, int2 (saturating; no exponent: min normal 1), ml_dtypes'\n"
+	       "fp8-e3m4, fp8-e4m3-ieee (IEEE-like, with inf) and fp8-e4m3b11fnuz, and the\n"
+	       "IEEE P3109 binary8 formats p3109-8p1..p3109-8p7 (signed extended: one NaN\n"
+	       "0x80, no -0, inf 0x7f/0xff, bias 2^(7-P)) with the suffixes sf (signed\n"
+	       "finite), ue and uf (unsigned extended and finite).\n\n"
 	       "  --csv     CSV: name,bits,exponent_bits,fraction_bits,bias,max,min_normal,\n"
 	       "            min_subnormal,epsilon,decimal_digits,has_inf (numbers read back\n"
 	       "            exactly)\n"
@@ -40,6 +45,9 @@ static const char *specials_text(const fmt_info *f)
 	case FMT_SPECIALS_FNUZ: return "no inf, no -0; NaN = 0x80";
 	case FMT_SPECIALS_E8M0: return "unsigned, no zero; NaN = 0xff";
 	case FMT_SPECIALS_INT:  return "integer; no inf, no NaN; saturates";
+	case FMT_SPECIALS_P3109: return "no -0; NaN = 0x80, inf = 0x7f/0xff";
+	case FMT_SPECIALS_P3109U: return "unsigned; inf = 0xfe, NaN = 0xff";
+	case FMT_SPECIALS_P3109UF: return "unsigned, no inf; NaN = 0xff";
 	}
 	return "?";
 }
@@ -92,7 +100,11 @@ int cmd_formats(int argc, char **argv)
 			csvw_end_row(&w);
 		}
 	} else {
-		printf("%-12s %4s %4s %5s %5s  %-11s %-20s %-20s %-7s %6s  %s\n", "format", "bits", "exp",
+		int nw = 12;   /* the name column: as wide as the longest name */
+		for (int i = 0; i < FMT_COUNT; i++)
+			if ((int)strlen(fmt_get((fmt_id)i)->name) > nw)
+				nw = (int)strlen(fmt_get((fmt_id)i)->name);
+		printf("%-*s %4s %4s %5s %5s  %-11s %-20s %-20s %-7s %6s  %s\n", nw, "format", "bits", "exp",
 		       "frac", "bias", "max", "min normal", "min subnormal", "epsilon", "digits", "inf/NaN");
 		for (int i = 0; i < FMT_COUNT; i++) {
 			const fmt_info *f = fmt_get((fmt_id)i);
@@ -100,7 +112,7 @@ int cmd_formats(int argc, char **argv)
 			pow2_text(b, sizeof b, fmt_min_normal(f));
 			pow2_text(d, sizeof d, fmt_min_subnormal(f));
 			snprintf(e, sizeof e, "2^%d", -f->frac_bits);
-			printf("%-12s %4d %4d %5d %5d  %-11s %-20s %-20s %-7s %6.2f  %s\n", f->name, f->width,
+			printf("%-*s %4d %4d %5d %5d  %-11s %-20s %-20s %-7s %6.2f  %s\n", nw, f->name, f->width,
 			       f->exp_bits, f->frac_bits, f->bias, a, b, d, e, fmt_decimal_digits(f), specials_text(f));
 		}
 		printf("\nvalue = (-1)^s x 2^(e - bias) x 1.f for normal numbers, "

@@ -32,7 +32,8 @@ static void round_help(void)
 	       "  --seed N      seed for sr (default 0); value number i (from 0) uses the\n"
 	       "                random bits of element i of the stream, so runs are reproducible\n"
 	       "  --saturate    overflow and infinities give the largest finite value instead\n"
-	       "                of inf (or, for fp8-e4m3, the FNUZ formats and e8m0, NaN)\n"
+	       "                of inf (or, for fp8-e4m3, the FNUZ formats, e8m0 and P3109's\n"
+	       "                finite formats, NaN); the integers and fp6/fp4 always saturate\n"
 	       "  --flip-prob P soft errors after rounding, as CPFloat's flip and p: each\n"
 	       "                value, with probability P (0..1), gets exactly one bit of its\n"
 	       "                encoding flipped, drawn uniformly from --flip-bits; bits, value\n"
@@ -156,6 +157,16 @@ static void round_note(char *note, size_t n, const fmt_info *f, const fmt_round_
  * check the GPU's bits (the CSV has no note and rounds nothing here). False
  * when the value has no encoding in the format or the bits disagree
  * (reported; *env tells the second). */
+/* The name column: 9 wide, or as wide as the job's longest format name. */
+static int name_width(const round_job *job)
+{
+	int w = 9;
+	for (size_t i = 0; i < job->nfmts; i++)
+		if ((int)strlen(fmt_get(job->fmts[i])->name) > w)
+			w = (int)strlen(fmt_get(job->fmts[i])->name);
+	return w;
+}
+
 static bool round_row(round_job *job, const round_batch *b, size_t k, size_t i, bool *env)
 {
 	const round_item *it = &b->items[k];
@@ -221,7 +232,8 @@ static bool round_row(round_job *job, const round_batch *b, size_t k, size_t i, 
 		snprintf(s, sizeof s, "%.17g", v);
 		snprintf(value, sizeof value, "%s...", s);
 	}
-	printf("  %-9s %-12s %-32s abs %-10s rel %-10s %s\n", f->name, bits_s, value, abs_s, rel_s, note);
+	printf("  %-*s %-12s %-32s abs %-10s rel %-10s %s\n", name_width(job), f->name, bits_s, value, abs_s, rel_s,
+	       note);
 	return true;
 }
 

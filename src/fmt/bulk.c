@@ -24,7 +24,10 @@ void bulk_params_init(bulk_params *p, const fmt_bulk_opts *o)
 	p->zero_unsigned = !fmt_has_neg_zero(f) && fmt_has_sign(f);
 	p->sr = o->mode == FMT_SR;
 	p->saturate = o->saturate;
-	p->by_core = f->specials == FMT_SPECIALS_E8M0 || fmt_is_int(f);
+	/* the kernel's overflow and NaN rules know neither e8m0, the integers nor
+	 * P3109; its ties go to an even fraction, which a format without fraction
+	 * bits (P3109's P = 1 in the FNUZ class) does not have */
+	p->by_core = f->specials == FMT_SPECIALS_E8M0 || fmt_is_int(f) || fmt_is_p3109(f) || f->frac_bits == 0;
 	p->ov_signed = 1;
 	if (o->saturate || f->specials == FMT_SPECIALS_NONE || fmt_is_int(f)) {
 		p->ov_bits = fmt_max_bits(f);   /* fp6/fp4 saturate in every mode */
@@ -170,8 +173,9 @@ static mp_status resolve(fmt_simd *path)
 typedef enum { OP_ENCODE, OP_QUANTIZE, OP_ACCUMULATE } bulk_op;
 
 /* One fp32 pattern x into a format outside the SIMD kernels; r: SR bits.
- * e8m0, whose grid of powers of two leaves no fraction to carry into, goes
- * through the scalar core, the others through bulk_encode1. A NaN input
+ * e8m0 and the other formats without fraction bits, whose grid leaves no
+ * fraction to carry into, the integers and P3109 (bulk_params_init's
+ * by_core) go through the scalar core, the others through bulk_encode1. A NaN input
  * gives fp6/fp4's +0, as the scalar functions do (they also raise
  * FMT_FLAG_INVALID; the bulk calls have no per-element status). */
 static inline uint32_t scalar_encode(const bulk_params *p, uint32_t x, uint32_t r)

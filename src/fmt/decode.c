@@ -40,7 +40,10 @@ void fmt_decode(const fmt_info *f, uint32_t bits, fmt_decoded *out)
 	out->frac_field = bits & fmt_frac_mask(f);
 	uint32_t mag = bits & ~fmt_sign_mask(f) & fmt_all_mask(f);
 
-	if (out->exp_field == top && fmt_has_inf(f)) {
+	if (fmt_is_p3109(f) && (bits == fmt_nan_bits(f) || (fmt_has_inf(f) && mag == fmt_inf_bits(f)))) {
+		/* P3109: one NaN; the infinities follow the largest magnitude */
+		out->cls = bits == fmt_nan_bits(f) ? FMT_CLASS_NAN : FMT_CLASS_INF;
+	} else if (out->exp_field == top && f->specials == FMT_SPECIALS_IEEE) {
 		out->cls = out->frac_field ? FMT_CLASS_NAN : FMT_CLASS_INF;
 	} else if (f->specials == FMT_SPECIALS_FN && mag == fmt_nan_bits(f)) {
 		out->cls = FMT_CLASS_NAN;
@@ -151,7 +154,7 @@ bool fmt_next_down(const fmt_info *f, uint32_t bits, uint32_t *out)
 	fmt_decode(f, bits, &d);
 	if (d.cls == FMT_CLASS_NAN)
 		return false;
-	if (f->specials == FMT_SPECIALS_E8M0) {   /* no sign: one step down the patterns */
+	if (!fmt_has_sign(f)) {   /* e8m0, P3109 unsigned: one step down the patterns */
 		if ((bits & fmt_all_mask(f)) == 0)
 			return false;
 		*out = (bits & fmt_all_mask(f)) - 1;

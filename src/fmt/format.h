@@ -24,6 +24,18 @@ typedef enum {
 	FMT_INT8,        /* two's complement integers (the MXINT8 element, ml_dtypes int4/int2) */
 	FMT_INT4,
 	FMT_INT2,
+	FMT_E3M4,        /* ml_dtypes float8_e3m4: IEEE-like */
+	FMT_E4M3IEEE,    /* ml_dtypes float8_e4m3: IEEE-like, with inf */
+	FMT_E4M3B11FNUZ, /* ml_dtypes float8_e4m3b11fnuz: bias 11, FNUZ */
+	/* IEEE P3109 binary8pP, P = 1..7: signed extended (the default), signed
+	 * finite, unsigned extended, unsigned finite */
+	FMT_P3109_P1, FMT_P3109_P1SF, FMT_P3109_P1UE, FMT_P3109_P1UF,
+	FMT_P3109_P2, FMT_P3109_P2SF, FMT_P3109_P2UE, FMT_P3109_P2UF,
+	FMT_P3109_P3, FMT_P3109_P3SF, FMT_P3109_P3UE, FMT_P3109_P3UF,
+	FMT_P3109_P4, FMT_P3109_P4SF, FMT_P3109_P4UE, FMT_P3109_P4UF,
+	FMT_P3109_P5, FMT_P3109_P5SF, FMT_P3109_P5UE, FMT_P3109_P5UF,
+	FMT_P3109_P6, FMT_P3109_P6SF, FMT_P3109_P6UE, FMT_P3109_P6UF,
+	FMT_P3109_P7, FMT_P3109_P7SF, FMT_P3109_P7UE, FMT_P3109_P7UF,
 	FMT_COUNT
 } fmt_id;
 
@@ -40,6 +52,11 @@ typedef enum {
 	                      * -2^(width-1) .. 2^(width-1) - 1, no inf, no NaN, no -0;
 	                      * a real rounds to an integer by the mode, and beyond
 	                      * the range saturates in every mode, as NONE does */
+	/* IEEE P3109 binary8 (the interim report's rules): one zero 0x00, no -0;
+	 * a format's finite signed variant follows the FNUZ rules exactly */
+	FMT_SPECIALS_P3109,   /* signed extended: NaN 0x80, +inf 0x7f, -inf 0xff */
+	FMT_SPECIALS_P3109U,  /* unsigned extended: no sign bit; +inf 0xfe, NaN 0xff */
+	FMT_SPECIALS_P3109UF, /* unsigned finite: no sign bit, no inf; NaN 0xff */
 } fmt_specials;
 
 typedef struct {
@@ -54,6 +71,9 @@ typedef struct {
 	fmt_specials specials;
 	bool kernel;             /* implemented by the training kernels, the SIMD bulk
 	                          * paths and the GPU (fmt_is_kernel) */
+	bool extra;              /* the integer, ml_dtypes and P3109 rows: every command
+	                          * takes them, but the exercises' lists of likely
+	                          * mistakes compare only the course's formats */
 } fmt_info;
 
 typedef enum {
@@ -70,7 +90,12 @@ const fmt_info *fmt_get(fmt_id id);
 /* Looks a name or alias up, case-insensitively; NULL when unknown. */
 const fmt_info *fmt_find(const char *name);
 
-/* "fp32, tf32, fp16, bf16, fp8-e4m3, ..., e8m0" (every format) for error messages. */
+/* The number of the table's leading rows that are not extra: fp32 .. e8m0,
+ * the formats the course's explorers show (the extra rows follow them). */
+size_t fmt_course_count(void);
+
+/* "fp32, tf32, fp16, bf16, fp8-e4m3, ..., p3109-8p1..8p7 and their sf, ue, uf
+ * variants" (every format) for error messages. */
 const char *fmt_known_names(void);
 
 /* True for the formats the training kernels, the SIMD bulk paths and the GPU
@@ -85,12 +110,26 @@ const char *fmt_kernel_names(void);
 mp_status fmt_parse_list(const char *list, fmt_id *ids, size_t max, size_t *count, char *err, size_t errlen);
 
 static inline bool fmt_is_int(const fmt_info *f) { return f->specials == FMT_SPECIALS_INT; }
-static inline bool fmt_has_inf(const fmt_info *f) { return f->specials == FMT_SPECIALS_IEEE; }
+static inline bool fmt_is_p3109(const fmt_info *f)
+{
+	return f->specials == FMT_SPECIALS_P3109 || f->specials == FMT_SPECIALS_P3109U ||
+	       f->specials == FMT_SPECIALS_P3109UF;
+}
+static inline bool fmt_has_inf(const fmt_info *f)
+{
+	return f->specials == FMT_SPECIALS_IEEE || f->specials == FMT_SPECIALS_P3109 ||
+	       f->specials == FMT_SPECIALS_P3109U;
+}
 static inline bool fmt_has_nan(const fmt_info *f)
 {
 	return f->specials != FMT_SPECIALS_NONE && f->specials != FMT_SPECIALS_INT;
 }
-static inline bool fmt_has_sign(const fmt_info *f) { return f->specials != FMT_SPECIALS_E8M0; }
+/* False for e8m0 and P3109's unsigned formats: no sign bit, no negative values. */
+static inline bool fmt_has_sign(const fmt_info *f)
+{
+	return f->specials != FMT_SPECIALS_E8M0 && f->specials != FMT_SPECIALS_P3109U &&
+	       f->specials != FMT_SPECIALS_P3109UF;
+}
 /* Whether -0 exists (IEEE, fn and the OCP MX fp6/fp4 formats). */
 static inline bool fmt_has_neg_zero(const fmt_info *f)
 {
@@ -135,6 +174,9 @@ static inline uint32_t fmt_max_bits(const fmt_info *f)
 	case FMT_SPECIALS_FN:   return top | (fmt_frac_mask(f) - 1u);
 	case FMT_SPECIALS_E8M0: return top - 1u;   /* 0xfe = 2^127 */
 	case FMT_SPECIALS_INT:  return fmt_sign_mask(f) - 1u;   /* 2^(width-1) - 1 */
+	case FMT_SPECIALS_P3109:   return fmt_sign_mask(f) - 2u;   /* 0x7e: 0x7f is inf */
+	case FMT_SPECIALS_P3109U:  return fmt_all_mask(f) - 2u;    /* 0xfd: 0xfe inf, 0xff NaN */
+	case FMT_SPECIALS_P3109UF: return fmt_all_mask(f) - 1u;    /* 0xfe: 0xff NaN */
 	default:                return top | fmt_frac_mask(f);   /* NONE, FNUZ: all ones */
 	}
 }
@@ -145,14 +187,17 @@ static inline int fmt_emax(const fmt_info *f)
 		return f->width - 2;
 	return (int)(fmt_max_bits(f) >> f->frac_bits) - f->bias;
 }
-/* Bit pattern of +inf; for formats without inf, the canonical NaN. */
+/* Bit pattern of +inf (P3109: the pattern after the largest value); for
+ * formats without inf, the canonical NaN. */
 static inline uint32_t fmt_inf_bits(const fmt_info *f)
 {
+	if (f->specials == FMT_SPECIALS_P3109 || f->specials == FMT_SPECIALS_P3109U)
+		return fmt_max_bits(f) + 1u;
 	return ((1u << f->exp_bits) - 1u) << f->frac_bits;
 }
 /* The canonical quiet NaN: positive, quiet bit (top fraction bit) set, rest 0;
  * for fn formats the only NaN pattern, S.1111.111 with S = 0; for FNUZ 0x80;
- * for e8m0 0xff. Formats without NaN (fp6, fp4, the integers) have none: this
+ * for e8m0 and P3109's unsigned formats 0xff, its signed ones 0x80. Formats without NaN (fp6, fp4, the integers) have none: this
  * returns +0, the pattern fmt_round_* give a NaN input together with
  * FMT_FLAG_INVALID. */
 static inline uint32_t fmt_nan_bits(const fmt_info *f)
@@ -163,6 +208,9 @@ static inline uint32_t fmt_nan_bits(const fmt_info *f)
 	case FMT_SPECIALS_FN:   return top | fmt_frac_mask(f);
 	case FMT_SPECIALS_FNUZ: return 1u << (f->width - 1);
 	case FMT_SPECIALS_E8M0: return fmt_all_mask(f);
+	case FMT_SPECIALS_P3109: return 1u << (f->width - 1);   /* 0x80, where -0 would be */
+	case FMT_SPECIALS_P3109U:
+	case FMT_SPECIALS_P3109UF: return fmt_all_mask(f);     /* 0xff */
 	default:                return 0u;
 	}
 }

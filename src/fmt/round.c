@@ -88,14 +88,15 @@ const char *fmt_invalid_reason(const fmt_info *f, bool nan, bool zero, bool neg)
 {
 	if (nan)
 		return fmt_has_nan(f) ? "has a NaN (no error expected)" : "has no NaN (nor inf)";
-	if (f->specials != FMT_SPECIALS_E8M0)
+	if (fmt_has_sign(f))
 		return "can hold the value (no error expected)";
-	if (zero)
+	if (zero && f->specials == FMT_SPECIALS_E8M0)
 		return "has no zero (its smallest value is 2^-127)";
 	return neg ? "is unsigned: it has no negative values" : "can hold the value (no error expected)";
 }
 
-/* The result for a value e8m0 cannot hold (zero, negatives): its NaN. */
+/* The result for a value an unsigned format cannot hold (negatives; e8m0's
+ * zero): its NaN. */
 static uint32_t invalid_result(const fmt_info *f, unsigned *flags)
 {
 	if (flags)
@@ -177,7 +178,10 @@ uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, 
                          uint64_t sig, bool sticky, unsigned *flags)
 {
 	unsigned fl = 0;
-	if (f->specials == FMT_SPECIALS_E8M0 && (neg || (sig == 0 && !sticky)))
+	bool zero = sig == 0 && !sticky;
+	if (f->specials == FMT_SPECIALS_E8M0 && (neg || zero))
+		return invalid_result(f, flags);
+	if (!fmt_has_sign(f) && neg && !zero)   /* P3109 unsigned: no negative values */
 		return invalid_result(f, flags);
 	if (sig == 0 && !sticky) {
 		if (flags)
@@ -251,7 +255,7 @@ uint32_t fmt_round_double(const fmt_info *f, const fmt_round_ctl *ctl, double x,
 		return fmt_nan_bits(f);
 	}
 	if (isinf(x)) {
-		if (f->specials == FMT_SPECIALS_E8M0 && neg)
+		if (!fmt_has_sign(f) && neg)   /* e8m0, P3109 unsigned */
 			return invalid_result(f, flags);
 		return inf_result(f, ctl, neg);
 	}

@@ -52,7 +52,7 @@ bool exs_solve_underflow(solve_ctx *c)
 				            "on the fraction bits; the smallest normal depends on the exponent bits: 2^%d.",
 				            exs_g(fmt_epsilon(f)), f->frac_bits, f->name, fmt_emin(f));
 				for (fmt_id o = 0; o < FMT_COUNT; o++)
-					if (o != id && fmt_min_normal(fmt_get(o)) != fmt_min_normal(f))
+					if (o != id && !fmt_get(o)->extra && fmt_min_normal(fmt_get(o)) != fmt_min_normal(f))
 						exs_mistake_num(c, name, fmt_min_normal(fmt_get(o)),
 						            "%s is the smallest normal of %s, not of %s (bias %d gives 2^%d).",
 						            exs_g(fmt_min_normal(fmt_get(o))), fmt_get(o)->name, f->name, f->bias,

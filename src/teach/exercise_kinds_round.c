@@ -239,7 +239,7 @@ static void hand_round_fields(solve_ctx *c, const fmt_info *f, const fmt_num *x,
 		/* the pattern of another format of the same width */
 		for (fmt_id o = 0; o < FMT_COUNT; o++) {
 			const fmt_info *of = fmt_get(o);
-			if (o == id || of->width != f->width)
+			if (o == id || of->width != f->width || of->extra)
 				continue;
 			fmt_round_ctl octl = { .mode = FMT_RNE };
 			unsigned ofl;

@@ -17,6 +17,10 @@
 #include "util/numtext.h"
 #include "util/rng.h"
 
+/* The explorer's rows: the course's formats (the table's first rows; the
+ * integer, ml_dtypes and P3109 rows are in bits and formats) */
+#define NROWS ((int)fmt_course_count())
+
 #define BITS_KEYS(X)                                                                              \
 	X(BITS_EDIT, "e Enter", "type a value (Enter applies, Esc cancels, Up/Down history)", 'e', \
 	  TUI_ENTER_KEYS, '=')                                                                       \
@@ -83,7 +87,7 @@ static void reround(bitex *b)
 {
 	if (!b->valid)
 		return;
-	for (int i = 0; i < FMT_COUNT; i++) {
+	for (int i = 0; i < NROWS; i++) {
 		const fmt_info *f = fmt_get((fmt_id)i);
 		/* stochastic rounding draws fresh bits each time the value is rounded */
 		fmt_round_ctl ctl = { .mode = b->mode, .rbits = (uint32_t)rng_mix64(++b->sr_count) };
@@ -233,16 +237,16 @@ static void bits_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	b->nvis = (rows - 3) / 3;
 	if (b->nvis < 1)
 		b->nvis = 1;
-	if (b->nvis > FMT_COUNT)
-		b->nvis = FMT_COUNT;
+	if (b->nvis > NROWS)
+		b->nvis = NROWS;
 	if (b->row < b->top)
 		b->top = b->row;
 	if (b->row >= b->top + b->nvis)
 		b->top = b->row - b->nvis + 1;
-	if (b->top > FMT_COUNT - b->nvis)
-		b->top = FMT_COUNT - b->nvis;
-	if (b->nvis < FMT_COUNT)
-		tui_putf(w, 1, 66, cols - 66, ROLE_DIM, "%d-%d of %d", b->top + 1, b->top + b->nvis, FMT_COUNT);
+	if (b->top > NROWS - b->nvis)
+		b->top = NROWS - b->nvis;
+	if (b->nvis < NROWS)
+		tui_putf(w, 1, 66, cols - 66, ROLE_DIM, "%d-%d of %d", b->top + 1, b->top + b->nvis, NROWS);
 	for (int i = b->top; i < b->top + b->nvis; i++) {
 		const fmt_info *f = fmt_get((fmt_id)i);
 		int y = 2 + 3 * (i - b->top);
@@ -320,7 +324,7 @@ static int bits_handle(tui_screen *s, int action, int key)
 	if (key == FK(KEY_MOUSE)) {
 		const tui_mouse *m = tui_last_mouse(s->app);
 		int row = b->top + (m->y - 2) / 3;
-		if (m->click && m->y >= 2 && (m->y - 2) % 3 == 0 && row < b->top + b->nvis && row < FMT_COUNT) {
+		if (m->click && m->y >= 2 && (m->y - 2) % 3 == 0 && row < b->top + b->nvis && row < NROWS) {
 			const fmt_info *g = fmt_get((fmt_id)row);
 			/* columns as drawn (bit_column): the bit whose column was clicked */
 			int c = m->x - 10, k = -1;
@@ -340,11 +344,11 @@ static int bits_handle(tui_screen *s, int action, int key)
 		field_begin(&b->input);
 		return TUI_HANDLED;
 	case BITS_UP:
-		b->row = (b->row + FMT_COUNT - 1) % FMT_COUNT;
+		b->row = (b->row + NROWS - 1) % NROWS;
 		clamp_bit(b);
 		return TUI_HANDLED;
 	case BITS_DOWN:
-		b->row = (b->row + 1) % FMT_COUNT;
+		b->row = (b->row + 1) % NROWS;
 		clamp_bit(b);
 		return TUI_HANDLED;
 	case BITS_LEFT:
