@@ -70,7 +70,7 @@ fi
 blk=$(grep -m 1 '^mixprec train .*--resid-offset' "$srcdir/lessons/residual-drift.md")
 blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
 script trainblock <<EOF
-keys j j Enter /
+keys j j j Enter /
 type ${blk#mixprec train }
 keys Enter Tab Enter
 dump opened
@@ -113,7 +113,7 @@ for opt in lr-schedule beta2; do
 	blk_steps=$(printf '%s\n' "$blk" | sed -n 's/.*--steps \([0-9]*\).*/\1/p')
 	if [ $opt = beta2 ]; then n=1; else n=2; fi
 	script "sched-$opt" <<EOF
-keys j Enter /
+keys j j Enter /
 type ${blk#mixprec train }
 keys Enter Tab Enter
 dump opened
@@ -421,7 +421,7 @@ fi
 
 # A lesson's quantize block opens the Block explorer with its values and options.
 script lessonblock <<'EOF'
-keys j j j Enter /
+keys j j j j Enter /
 type quantize 7 0.3
 keys Enter Tab Enter
 dump opened

@@ -65,6 +65,20 @@ void serve_view_set_preset(serve_view *v, const char *name)
 	compute(v);
 }
 
+/* A size as a person types it: 80GB, 39.5GiB, or bytes. */
+static void size_field(tui_field *f, double bytes)
+{
+	char t[64];
+	double g = bytes / 1e9, gi = bytes / 1073741824.0;
+	if (g * 100 == floor(g * 100))
+		snprintf(t, sizeof t, "%.15gGB", g);
+	else if (gi * 100 == floor(gi * 100))
+		snprintf(t, sizeof t, "%.15gGiB", gi);
+	else
+		snprintf(t, sizeof t, "%.0f", bytes);
+	field_set(f, t);
+}
+
 void serve_view_from_opts(serve_view *v, const budget_opts *o)
 {
 	serve_view_init(v);
@@ -76,12 +90,14 @@ void serve_view_from_opts(serve_view *v, const budget_opts *o)
 	set_count_field(&v->context, v->cfg.context);
 	set_count_field(&v->batch, v->cfg.batch);
 	char t[64];
-	snprintf(t, sizeof t, "%.0fB", v->cfg.gpu_mem);
-	field_set(&v->gpu, v->cfg.gpu_mem > 0 ? t : "none");
+	if (v->cfg.gpu_mem > 0)
+		size_field(&v->gpu, v->cfg.gpu_mem);
+	else
+		field_set(&v->gpu, "none");
 	snprintf(t, sizeof t, "%.4g", v->cfg.gpu_util);
 	field_set(&v->util, t);
-	snprintf(t, sizeof t, "%.0fB", v->cfg.reserve);
-	field_set(&v->reserve, v->cfg.reserve > 0 ? t : "0");
+	if (v->cfg.reserve > 0)
+		size_field(&v->reserve, v->cfg.reserve);
 	compute(v);
 }
 
