@@ -128,8 +128,10 @@ run budget --serve --preset llama-3-8b --kv-dtype int8
 usage_error "--kv-dtype int8" "--kv-dtype" "'int8'"
 run budget --serve --preset llama-3-8b --gpu-mem 80GX
 usage_error "--gpu-mem 80GX" "--gpu-mem" "'80GX'"
-run budget --serve --preset llama-3-8b --gpu-util 2
+run budget --serve --preset llama-3-8b --gpu-mem 80GB --gpu-util 2
 usage_error "--gpu-util 2" "--gpu-util" "'2'"
+run budget --serve --preset llama-3-8b --reserve 2GiB
+usage_error "--reserve without --gpu-mem" "--reserve: needs --gpu-mem"
 run budget --preset llama-3-8b --kv-dtype fp8
 usage_error "--kv-dtype without --serve" "--kv-dtype: only budget --serve reads it"
 run budget --serve --preset llama-3-8b --zero 3

@@ -347,10 +347,12 @@ START_TEST(options)
 		{ "--serve --preset llama-3-8b --kv-dtype int8", "--kv-dtype: unknown format 'int8'" },
 		{ "--serve --preset llama-3-8b --gpu-mem 80GX", "--gpu-mem: '80GX' is not a size" },
 		{ "--serve --preset llama-3-8b --gpu-mem 0GB", "--gpu-mem: '0GB' is no memory" },
-		{ "--serve --preset llama-3-8b --gpu-util 1.5", "--gpu-util: '1.5'" },
-		{ "--serve --preset llama-3-8b --gpu-util 0", "--gpu-util: '0'" },
-		{ "--serve --preset llama-3-8b --block-size 0", "--block-size" },
+		{ "--serve --preset llama-3-8b --gpu-mem 80GB --gpu-util 1.5", "--gpu-util: '1.5'" },
+		{ "--serve --preset llama-3-8b --gpu-mem 80GB --gpu-util 0", "--gpu-util: '0'" },
+		{ "--serve --preset llama-3-8b --gpu-mem 80GB --block-size 0", "--block-size" },
 		{ "--serve --params 7e9", "--serve needs a model shape" },
+		{ "--serve --preset llama-3-8b --reserve 1GB", "--reserve: needs --gpu-mem" },
+		{ "--serve --preset llama-3-8b --gpu-util 0.8", "--gpu-util: needs --gpu-mem" },
 		{ "--serve --params 1e9 --layers 4 --channels 500 --heads 8 --context 10", "give --head-dim" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

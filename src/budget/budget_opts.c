@@ -197,6 +197,7 @@ static mp_status deepspeed_ok(const budget_config *cfg, const budget_read *r, ch
 /* What the serving options say; 0: not given. */
 typedef struct {
 	const char *only;            /* a serving option, for the refusal without --serve */
+	const char *fit_only;        /* --gpu-util, --reserve or --block-size: only with --gpu-mem */
 	double kv_heads, head_dim;
 } serve_read;
 
@@ -233,6 +234,8 @@ static mp_status serve_option(budget_opts *o, serve_read *sr, int c, const char 
 		return MP_EUNSUPPORTED;
 	if (c != SV_SERVE && !sr->only)
 		sr->only = names[c - SV_SERVE];
+	if ((c == SV_GPU_UTIL || c == SV_RESERVE || c == SV_BLOCK) && !sr->fit_only)
+		sr->fit_only = names[c - SV_SERVE];
 	switch (c) {
 	case SV_SERVE: o->serve = true; return MP_OK;
 	case SV_WEIGHTS:
@@ -281,6 +284,8 @@ static mp_status serve_resolve(budget_opts *o, const budget_read *r, const serve
 	const char *t = training_only(&o->cfg, r);
 	if (t)
 		return mp_fail(MP_EINVAL, err, errlen, "%s: a training option; budget --serve does not read it", t);
+	if (sr->fit_only && !(o->serve_cfg.gpu_mem > 0))
+		return mp_fail(MP_EINVAL, err, errlen, "%s: needs --gpu-mem SIZE (what one GPU holds)", sr->fit_only);
 	const budget_shape *sh = &o->cfg.shape;
 	if (sh->layers == 0)
 		return mp_fail(MP_EINVAL, err, errlen, "--serve needs a model shape (--preset M, or --layers, --channels, "
