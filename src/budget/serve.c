@@ -34,8 +34,10 @@ static const weights_info weight_formats[SERVE_W_COUNT] = {
 	 * a 0.2-era copy): qweight int32 [in/8, out], scales fp16 [in/128, out],
 	 * qzeros int32 [in/128, out/8]: per group of 128 inputs and one output,
 	 * 64 bytes of codes, a 2-byte scale and half a byte of zero point
-	 * (4.15625 bits); AWQ stores the same. g_idx (int32 per input row) is
-	 * not counted. */
+	 * (4.15625 bits). AWQ (awq.py AWQLinearMethod.create_weights, a
+	 * 0.6-era copy) packs qweight along the outputs, int32 [in, out/8],
+	 * with the same scales and qzeros: the same bytes. GPTQ's g_idx (int32
+	 * per input row) is not counted. */
 	[SERVE_W_INT4] = { .name = "int4", .elem_bytes = 0.5, .block = 128, .block_bytes = 2.5,
 	                   .note = "int4: GPTQ/AWQ groups of 128 inputs, each with an fp16 scale and a 4-bit zero "
 	                           "point (4.15625 bits); embeddings, head and norms stay 16-bit." },
