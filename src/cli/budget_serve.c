@@ -138,12 +138,31 @@ static void print_csv(const serve_row *rows, size_t n)
 	}
 }
 
+/* Prints text as lines of at most 78 columns, broken at blanks. */
+static void print_note(const char *text)
+{
+	while (*text) {
+		size_t n = strlen(text);
+		if (n > 78) {
+			n = 78;
+			while (n > 0 && text[n] != ' ')
+				n--;
+			if (n == 0)
+				n = strcspn(text, " ");
+		}
+		printf("%.*s\n", (int)n, text);
+		text += n;
+		while (*text == ' ')
+			text++;
+	}
+}
+
 static void print_table(const budget_opts *o, const serve_row *rows, size_t n, const serve_result *r)
 {
 	const serve_config *c = &o->serve_cfg;
 	const serve_model *m = &c->model;
 	char b[64];
-	printf("budget --serve: %s%s%.0f parameters, weights %s, KV cache %s, tensor parallel %.0f\n",
+	printf("budget --serve: %s%s%.0f parameters, weights %s, KV cache %s, TP %.0f\n",
 	       o->preset ? o->preset : "", o->preset ? ", " : "", m->params, serve_weights_name(c->weights),
 	       serve_kv_name(c->kv), c->tp);
 	printf("shape: L=%.0f h=%.0f heads=%.0f kv_heads=%.0f head_dim=%.0f", m->layers, m->hidden, m->heads,
@@ -165,12 +184,17 @@ static void print_table(const budget_opts *o, const serve_row *rows, size_t n, c
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].is_count)
 			printf("%-20s %18s\n", rows[i].name, num_text(b, sizeof b, rows[i].count));
-	printf("\n%s\n", serve_weights_note(c->weights));
-	if (m->ffn > 0 && c->weights != SERVE_W_BF16 && c->weights != SERVE_W_FP16)
-		printf("linear weights: %.0f parameters at %.6g bits; the other %.0f at 16 bits.\n", r->linear_params,
-		       r->bits_per_linear, r->other_params);
+	char note[512];
+	printf("\n");
+	print_note(serve_weights_note(c->weights));
+	if (m->ffn > 0 && c->weights != SERVE_W_BF16 && c->weights != SERVE_W_FP16) {
+		snprintf(note, sizeof note, "linear weights: %.0f parameters at %.6g bits; the other %.0f at 16 bits.",
+		         r->linear_params, r->bits_per_linear, r->other_params);
+		print_note(note);
+	}
 	if (r->has_gpu && c->reserve == 0)
-		printf("reserve 0: vLLM also holds its activation peak, measured by a profile run (--reserve).\n");
+		print_note("reserve 0: vLLM also holds its activation peak and non-torch memory, measured by a profile "
+		           "run (--reserve).");
 	printf("GB = 10^9 bytes, GiB = 2^30 bytes.\n");
 }
 
