@@ -141,6 +141,27 @@ START_TEST(loss_scale_memory_by_hand)
 }
 END_TEST
 
+START_TEST(kv_cache_by_hand)
+{
+	/* sv.1 at its defaults (Llama-3-8B's attention): 2 * 32 layers * 8 KV
+	 * heads * 128 * 2 bytes = 131072 per token; 4 x 8192 tokens = 2^32
+	 * bytes = 4 GiB = 4.294967296 GB */
+	const ex_exercise *ex = get("sv.1");
+	ex_solution s;
+	solve_with(ex, NULL, NULL, &s);
+	ck_assert(num(ex, &s, "per_token_bytes") == 131072);
+	ck_assert(num(ex, &s, "total_gib") == 4 && num(ex, &s, "total_gb") == 4.294967296);
+	/* the query heads instead of the KV heads: 4 times too many, named */
+	assert_verdict(ex, &s, "per_token_bytes", "524288", EX_WRONG, "grouped-query attention");
+	assert_verdict(ex, &s, "per_token_bytes", "65536", EX_WRONG, "a key and a value");
+	assert_verdict(ex, &s, "total_gib", "1", EX_WRONG, "one sequence");
+	ex_solution_free(&s);
+	solve_with(ex, "batch", "1", &s);   /* one sequence of 8192: 1 GiB */
+	ck_assert(num(ex, &s, "total_gib") == 1);
+	ex_solution_free(&s);
+}
+END_TEST
+
 /* Decimal text rounded to nearest even into a binary format of precision p
  * whose smallest normal is 2^emin and whose largest exponent is emax, with
  * subnormals (MPFR's exponent e means [2^(e-1), 2^e)). */
@@ -551,6 +572,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, lesson_exercises_have_fixed_fields);
 	tcase_add_test(tc, underflow_by_hand);
 	tcase_add_test(tc, loss_scale_memory_by_hand);
+	tcase_add_test(tc, kv_cache_by_hand);
 	tcase_add_test(tc, hand_round_point_one);
 	tcase_add_test(tc, hand_round_against_mpfr);
 	tcase_add_test(tc, fp8_by_hand);

@@ -6,6 +6,7 @@
  * (strtod/strtoull, the oracle); the CLI's messages; a second parse in the
  * same process unaffected by the first. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,46 @@ static int check_drift(char **argv, size_t argc, const char *where)
 
 /* --- budget --- */
 
+/* A size as the lessons type it (80GB, 39.5GiB), read here with strtod. */
+static double plain_size(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	return !strcmp(end, "GB") ? v * 1e9 : !strcmp(end, "GiB") ? v * 1073741824.0 : !*end ? v : NAN;
+}
+
+/* A budget --serve block's serving options against o.serve_cfg; how many were checked. */
+static int check_budget_serve(char **argv, size_t argc, const budget_opts *o, const char *where)
+{
+	const serve_config *c = &o->serve_cfg;
+	serve_config def = serve_defaults();
+	int checked = 1;
+	const char *v;
+	bool ok;
+	ck_assert_msg(o->serve, "%s: --serve", where);
+	v = opt_value(argv, argc, "--context");
+	ck_assert_msg(c->context == (v ? plain_real(v, &ok) : o->cfg.shape.seq), "%s: --context", where);
+	checked += v != NULL;
+	v = opt_value(argv, argc, "--batch");
+	ck_assert_msg(c->batch == (v ? plain_real(v, &ok) : 1), "%s: --batch", where);
+	checked += v != NULL;
+	v = opt_value(argv, argc, "--weights-dtype");
+	ck_assert_msg(!strcmp(serve_weights_name(c->weights), v ? v : "bf16"), "%s: --weights-dtype", where);
+	checked += v != NULL;
+	v = opt_value(argv, argc, "--kv-dtype");
+	ck_assert_msg(!strcmp(serve_kv_name(c->kv), v ? v : "bf16"), "%s: --kv-dtype", where);
+	checked += v != NULL;
+	v = opt_value(argv, argc, "--gpu-mem");
+	ck_assert_msg(c->gpu_mem == (v ? plain_size(v) : 0), "%s: --gpu-mem", where);
+	checked += v != NULL;
+	v = opt_value(argv, argc, "--reserve");
+	ck_assert_msg(c->reserve == (v ? plain_size(v) : def.reserve), "%s: --reserve", where);
+	checked += v != NULL;
+	ck_assert_msg(c->gpu_util == def.gpu_util && c->block_size == def.block_size && c->tp == 1, "%s: vLLM's defaults",
+	              where);
+	return checked;
+}
+
 /* A budget block's options against budget_opts; how many were checked. */
 static int check_budget(char **argv, size_t argc, const char *where)
 {
@@ -203,7 +244,12 @@ static int check_budget(char **argv, size_t argc, const char *where)
 			checked++;
 		}
 	ck_assert_msg(o.cfg.par.sp == has_word(argv, argc, "--sp"), "%s: --sp", where);
-	ck_assert_msg(!o.csv && !o.help, "%s: --csv, --help", where);
+	if (has_word(argv, argc, "--serve"))
+		checked += check_budget_serve(argv, argc, &o, where);
+	else
+		ck_assert_msg(!o.serve, "%s: no --serve", where);
+	ck_assert_msg(o.csv == has_word(argv, argc, "--csv") && !o.help, "%s: --csv, --help", where);
+	checked += o.csv;
 	return checked;
 }
 

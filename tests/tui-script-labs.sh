@@ -201,6 +201,35 @@ else
 	ok "budgetnote: fp32's screen does not explain bf16-mixed"
 fi
 
+# --- Memory budget lab: the serving view (s) ---
+# s shows the training view's model served (gpt2-small), h steps back to
+# the last preset, llama-3-8b (Meta's config.json: 32 layers, 8 KV heads of
+# 128): 2 * 32 * 8 * 128 * 2 = 131072 bytes per token, bf16 weights 2 *
+# 8030261248 = 16060522496 bytes; on the default 80 GB at 0.9,
+# floor((72e9 - 16060522496) / 2^21) = 26674 blocks of 16 tokens, 426784
+# tokens, 52 sequences of 8192 (512 blocks each). Four fields down and four
+# choices on, nvfp4: codes 6979321856 / 2 and the 16-bit rest 2 *
+# 1050939392 = 5591539712 bytes, scales 6979321856 / 16 + 32 * 7 * 4 =
+# 436208512. s again: the training view as it was.
+script budgetserve --start budget <<'EOF2'
+keys s h
+dump llama
+keys j j j j l l l l
+dump nvfp4
+keys s
+dump training
+EOF2
+has budgetserve llama '^ Model +< llama-3-8b > +Weights +< bf16 >' "s: the serving view, h: llama-3-8b"
+has budgetserve llama '^ \$ mixprec budget --serve --preset llama-3-8b --context 8192 --batch 1' "... its CLI twin"
+has budgetserve llama '^ kv_cache_per_token +131072 ' "... 128 KiB of KV cache per token"
+has budgetserve llama '^ weights +16060522496 ' "... bf16 weights"
+has budgetserve llama '^ blocks 26674 of 16 tokens +max tokens 426784 +max batch at 8192: 52$' "... 26674 blocks on 80 GB"
+has budgetserve nvfp4 '^ Model +< llama-3-8b > +Weights +< nvfp4 >' "nvfp4 four choices on"
+has budgetserve nvfp4 '^ weights +5591539712 ' "nvfp4: codes and the 16-bit rest"
+has budgetserve nvfp4 '^ weight_scales +436208512 ' "nvfp4: an e4m3 per 16, an fp32 per matrix"
+has budgetserve nvfp4 '--weights-dtype nvfp4' "nvfp4: the CLI twin names it"
+has budgetserve training '^ Model +< gpt2-small > +ZeRO stage' "s again: the training view"
+
 # --- Loss-scaling lab ---
 # Multiplying by S = 2^16 moves every gradient 16 binades up: the share that
 # underflows to 0 in fp16 can only shrink, and the markers follow.

@@ -18,7 +18,8 @@ word() {
 }
 
 # open_block NAME KEYS LINE: opens the block LINE of the lesson that KEYS
-# select on Home (Enter: the first lesson, j Enter the second, ...)
+# select on Home (Enter: the first lesson, j Enter the second, ...; the
+# second is memory-at-scale, so fp32-state is j j Enter)
 open_block() {
 	script "$1" <<EOF
 keys $2 /
@@ -51,6 +52,18 @@ blk=$(grep -m 1 '^mixprec budget --params [^ ]* --convention deepspeed .*--offlo
 open_block budgetds Enter "$blk"
 has budgetds opened "^ Params +\[$(word --params "$blk")\] +GPUs +\[$(word --gpus "$blk")\]" "a --params block: its --params as typed, its --gpus"
 has budgetds opened "^ Recipe +< [a-z0-9-]* > +Convention +< $(word --convention "$blk") >" "... and its --convention"
+
+# --- Memory budget lab: memory-at-scale's budget --serve block (the second lesson) ---
+# The block opens the serving view with its model and GPU: Llama-3-8B's bf16
+# weights, 2 * 8030261248 = 16060522496 bytes, leave floor((0.9 * 80e9 -
+# 16060522496) / 2^21) = 26674 blocks of 16 tokens.
+blk=$(grep -m 1 '^mixprec budget --serve --preset llama-3-8b --context 8192 --gpu-mem 80GB --csv$' \
+	"$srcdir/lessons/memory-at-scale.md")
+open_block serve 'j Enter' "$blk"
+has serve opened '^ Model +< llama-3-8b > +Weights +< bf16 >' "a budget --serve block opens the serving view"
+has serve opened '^ Context +\[8192\] +KV cache +< bf16 >' "... with its --context"
+has serve opened '^ Batch +\[1\] +GPU memory +\[80GB\]' "... and its --gpu-mem as typed"
+has serve opened '^ blocks 26674 of 16 tokens ' "... and computes its blocks"
 
 # --- Block explorer: low-precision's blocks (the fifth lesson) ---
 blk=$(grep -m 1 '^mixprec quantize [-0-9. ]* --to mxfp4 --block [0-9]*$' "$srcdir/lessons/low-precision.md")

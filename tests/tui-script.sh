@@ -23,7 +23,9 @@ tui_dumps
 
 # --- Home, help, a terminal too small, resize ---
 # Home lists the lessons with their section counts (the headings of each
-# lesson file, counted here with grep) and the seven labs; the ? overlay lists
+# lesson file, counted here with grep) and the labs (at 80x24 the seven
+# lessons leave the last lab, the Block explorer, below the list's fold);
+# the ? overlay lists
 # the Home keys and then the global ones from the same tables as the keymap.
 script home <<'EOF'
 dump home
@@ -41,10 +43,11 @@ expect home home-help
 expect home too-small
 # back at 80x24 the same Home screen again
 expect home home-again home
-for lesson in mixed-precision fp32-state residual-drift low-precision low-precision-training frontier; do
+for lesson in mixed-precision memory-at-scale fp32-state residual-drift low-precision low-precision-training frontier; do
 	n=$(grep -c '^#' "$srcdir/lessons/$lesson.md")
 	case $lesson in
 	mixed-precision) title='Mixed precision training' ;;
+	memory-at-scale) title='Memory at scale' ;;
 	fp32-state) title='Why fp32 stays' ;;
 	low-precision) title='Below 16 bits: formats and scales' ;;
 	low-precision-training) title='Training in fp8 and fp4' ;;

@@ -100,11 +100,18 @@ typedef struct {
 } preset_info;
 
 /* The named models: each name typed once, here (the table, the list of
- * known names and the TUI's Model field all come from this). */
+ * known names and the TUI's Model field all come from this; serve.c adds
+ * each one's KV heads, head size and FFN). llama-3-8b is Meta's
+ * config.json for Meta-Llama-3-8B (32 layers, hidden 4096, 32 heads,
+ * max_position_embeddings 8192, vocab 128256) with its exact count:
+ * untied embedding and head 2 * 128256 * 4096, 32 layers of 218112000
+ * (q, o 4096^2 each, k, v 4096 * 1024 each, three 4096 * 14336 MLP
+ * matrices, two norms of 4096) and a final norm of 4096. */
 #define BUDGET_PRESETS(X)                                    \
 	X("gpt2-small", 124e6, 12, 768, 12, 1024, 50257)     \
 	X("llama-7b", 6.7e9, 32, 4096, 32, 2048, 32000)      \
-	X("gpt3-175b", 175e9, 96, 12288, 96, 2048, 50257)
+	X("gpt3-175b", 175e9, 96, 12288, 96, 2048, 50257)    \
+	X("llama-3-8b", 8030261248, 32, 4096, 32, 8192, 128256)
 
 #define PRESET_ROW(n, p, l, h, nh, s, v) \
 	{ .name = n, .params = p,        \

@@ -188,7 +188,7 @@ const char *budget_convention_note(budget_convention c);
  * (NUL-terminated when n > 0); returns the length the whole text needs. */
 size_t budget_explain(char *buf, size_t n, const budget_config *cfg, const budget_result *r);
 
-/* A named model (gpt2-small, llama-7b, gpt3-175b): parameter count and shape
+/* A named model (gpt2-small, llama-7b, gpt3-175b, llama-3-8b): parameter count and shape
  * (micro-batch 1). MP_EINVAL for an unknown name. */
 mp_status budget_preset(const char *name, double *params, budget_shape *shape);
 /* The named models in table order: how many, and the name of the i-th

@@ -2,10 +2,15 @@
 #include <string.h>
 
 #include "budget/budget_opts.h"
+#include "fmt/parse.h"
+#include "fmt/round.h"
 #include "util/optwalk.h"
 
 /* the parallel layout's options, past any character getopt could return */
 enum { BUDGET_OPT_TP = 0x100, BUDGET_OPT_SP, BUDGET_OPT_PP, BUDGET_OPT_VPP, BUDGET_OPT_CP, BUDGET_OPT_DP };
+/* The serving options' getopt codes, above every character code. */
+enum { SV_SERVE = 0x5e00, SV_WEIGHTS, SV_KV, SV_KV_HEADS, SV_HEAD_DIM, SV_GPU_MEM, SV_GPU_UTIL, SV_RESERVE,
+       SV_BLOCK };
 
 static const struct option budget_options[] = {
 	{ "params", required_argument, NULL, 'p' },
@@ -37,6 +42,16 @@ static const struct option budget_options[] = {
 	{ "vpp", required_argument, NULL, BUDGET_OPT_VPP },
 	{ "cp", required_argument, NULL, BUDGET_OPT_CP },
 	{ "dp", required_argument, NULL, BUDGET_OPT_DP },
+	/* serving */
+	{ "serve", no_argument, NULL, SV_SERVE },
+	{ "weights-dtype", required_argument, NULL, SV_WEIGHTS },
+	{ "kv-dtype", required_argument, NULL, SV_KV },
+	{ "kv-heads", required_argument, NULL, SV_KV_HEADS },
+	{ "head-dim", required_argument, NULL, SV_HEAD_DIM },
+	{ "gpu-mem", required_argument, NULL, SV_GPU_MEM },
+	{ "gpu-util", required_argument, NULL, SV_GPU_UTIL },
+	{ "reserve", required_argument, NULL, SV_RESERVE },
+	{ "block-size", required_argument, NULL, SV_BLOCK },
 	{ 0 },
 };
 
@@ -235,10 +250,142 @@ static mp_status deepspeed_ok(const budget_config *cfg, const budget_read *r, ch
 	return MP_OK;
 }
 
+/* --- serving --- */
+
+/* What the serving options say; 0: not given. */
+typedef struct {
+	const char *only;            /* a serving option, for the refusal without --serve */
+	const char *fit_only;        /* --gpu-util, --reserve or --block-size: only with --gpu-mem */
+	double kv_heads, head_dim;
+} serve_read;
+
+/* A fraction in (0, 1] for --gpu-util. */
+static mp_status fraction_value(const char *text, double *v, char *err, size_t errlen)
+{
+	fmt_num x;
+	fmt_num_init(&x);
+	mp_status st = fmt_parse_number(&x, text, NULL, 0);
+	double d = st == MP_OK && x.kind == NUM_FINITE && !x.neg ? fmt_num_to_double(&x) : NAN;
+	fmt_num_clear(&x);
+	if (!(d > 0 && d <= 1))
+		return mp_fail(MP_EINVAL, err, errlen, "--gpu-util: '%s' is not a fraction in (0, 1] (vLLM's "
+		               "gpu_memory_utilization, default 0.9)", text);
+	*v = d;
+	return MP_OK;
+}
+
+static mp_status size_value(const char *opt, const char *text, double *v, char *err, size_t errlen)
+{
+	char why[256];
+	if (serve_parse_bytes(text, v, why, sizeof why) != MP_OK)
+		return mp_fail(MP_EINVAL, err, errlen, "%s: %s", opt, why);
+	return MP_OK;
+}
+
+/* One serving option into o and sr; MP_EUNSUPPORTED for any other. */
+static mp_status serve_option(budget_opts *o, serve_read *sr, int c, const char *v, char *err, size_t errlen)
+{
+	serve_config *s = &o->serve_cfg;
+	static const char *const names[] = { "--serve", "--weights-dtype", "--kv-dtype", "--kv-heads", "--head-dim",
+		                             "--gpu-mem", "--gpu-util", "--reserve", "--block-size" };
+	if (c < SV_SERVE || c > SV_BLOCK)
+		return MP_EUNSUPPORTED;
+	if (c != SV_SERVE && !sr->only)
+		sr->only = names[c - SV_SERVE];
+	if ((c == SV_GPU_UTIL || c == SV_RESERVE || c == SV_BLOCK) && !sr->fit_only)
+		sr->fit_only = names[c - SV_SERVE];
+	switch (c) {
+	case SV_SERVE: o->serve = true; return MP_OK;
+	case SV_WEIGHTS:
+		return named("--weights-dtype", "format", v, serve_weights_from_name(v, &s->weights), serve_weights_known(),
+		             err, errlen);
+	case SV_KV:
+		return named("--kv-dtype", "format", v, serve_kv_from_name(v, &s->kv), serve_kv_known(), err, errlen);
+	case SV_KV_HEADS: return count_value("--kv-heads", v, &sr->kv_heads, err, errlen);
+	case SV_HEAD_DIM: return count_value("--head-dim", v, &sr->head_dim, err, errlen);
+	case SV_GPU_MEM:
+		if (size_value("--gpu-mem", v, &s->gpu_mem, err, errlen) != MP_OK)
+			return MP_EINVAL;
+		if (!(s->gpu_mem > 0))
+			return mp_fail(MP_EINVAL, err, errlen, "--gpu-mem: '%s' is no memory (give 80GB, 39.5GiB, ...)", v);
+		return MP_OK;
+	case SV_GPU_UTIL: return fraction_value(v, &s->gpu_util, err, errlen);
+	case SV_RESERVE: return size_value("--reserve", v, &s->reserve, err, errlen);
+	default: return count_value("--block-size", v, &s->block_size, err, errlen);
+	}
+}
+
+/* A training option given with --serve: its name, or NULL. */
+static const char *training_only(const budget_config *cfg, const budget_read *r)
+{
+	budget_config d = budget_defaults();
+	if (r->ds_only) return r->ds_only;
+	if (r->have_zero) return "--zero";
+	if (r->have_gpus) return "--gpus";
+	if (r->have_rc) return "--recompute";
+	if (cfg->recipe != d.recipe) return "--recipe";
+	if (cfg->optimizer != d.optimizer) return "--optimizer";
+	if (cfg->convention != d.convention) return "--convention";
+	/* serving splits by tensor parallelism only */
+	if (cfg->par.sp) return "--sp";
+	if (cfg->par.pp) return "--pp";
+	if (cfg->par.vpp) return "--vpp";
+	if (cfg->par.cp) return "--cp";
+	if (cfg->par.dp) return "--dp";
+	return NULL;
+}
+
+/* The serving model from the preset (its KV heads, head size and FFN while
+ * the shape options leave its width and heads alone) or from the shape,
+ * with --kv-heads and --head-dim over both. */
+static mp_status serve_resolve(budget_opts *o, const budget_read *r, const serve_read *sr, char *err, size_t errlen)
+{
+	if (!o->serve) {
+		if (sr->only)
+			return mp_fail(MP_EINVAL, err, errlen, "%s: only budget --serve reads it", sr->only);
+		return MP_OK;
+	}
+	const char *t = training_only(&o->cfg, r);
+	if (t)
+		return mp_fail(MP_EINVAL, err, errlen, "%s: a training option; budget --serve does not read it", t);
+	if (sr->fit_only && !(o->serve_cfg.gpu_mem > 0))
+		return mp_fail(MP_EINVAL, err, errlen, "%s: needs --gpu-mem SIZE (what one GPU holds)", sr->fit_only);
+	const budget_shape *sh = &o->cfg.shape;
+	if (sh->layers == 0)
+		return mp_fail(MP_EINVAL, err, errlen, "--serve needs a model shape (--preset M, or --layers, --channels, "
+		               "--heads, --context)");
+	serve_model m = { 0 };
+	if (o->preset)
+		serve_preset(o->preset, &m);
+	bool reshaped = !o->preset || r->given.hidden || r->given.heads;
+	m.params = o->cfg.params;
+	m.layers = sh->layers;
+	m.hidden = sh->hidden;
+	m.heads = sh->heads;
+	if (reshaped) {
+		m.kv_heads = sh->heads;
+		m.head_dim = sh->hidden / sh->heads;
+	}
+	if (!o->preset || r->given.hidden)
+		m.ffn = m.mlp_mats = 0;
+	if (sr->kv_heads) m.kv_heads = sr->kv_heads;
+	if (sr->head_dim) m.head_dim = sr->head_dim;
+	if (m.head_dim != floor(m.head_dim))
+		return mp_fail(MP_EINVAL, err, errlen, "--heads %.0f does not divide --channels %.0f: give --head-dim",
+		               sh->heads, sh->hidden);
+	o->serve_cfg.model = m;
+	o->serve_cfg.tp = budget_par_axis(o->cfg.par.tp);
+	o->serve_cfg.context = sh->seq;
+	o->serve_cfg.batch = sh->micro_batch;
+	return MP_OK;
+}
+
 mp_status budget_opts_parse(int argc, char **argv, budget_opts *o, char *err, size_t errlen)
 {
 	*o = (budget_opts){ .cfg = budget_defaults() };
 	budget_read r = { 0 };
+	serve_read sr = { 0 };
+	o->serve_cfg = serve_defaults();
 	optwalk w = { 0 };
 	char *value;
 	int c;
@@ -251,7 +398,10 @@ mp_status budget_opts_parse(int argc, char **argv, budget_opts *o, char *err, si
 			o->help = true;
 			return MP_OK;
 		}
-		if (budget_option(o, &r, c, optarg, err, errlen) != MP_OK)
+		mp_status st = serve_option(o, &sr, c, optarg, err, errlen);
+		if (st == MP_EUNSUPPORTED)
+			st = budget_option(o, &r, c, optarg, err, errlen);
+		if (st != MP_OK)
 			return MP_EINVAL;
 		if (c == 'p')
 			o->params_text = optarg;
@@ -263,7 +413,9 @@ mp_status budget_opts_parse(int argc, char **argv, budget_opts *o, char *err, si
 	if (resolve_shape(&r.shape, &r, err, errlen) != MP_OK)
 		return MP_EINVAL;
 	o->cfg.shape = r.shape;
-	if (parallel_ok(o, r.have_gpus, err, errlen) != MP_OK || deepspeed_ok(&o->cfg, &r, err, errlen) != MP_OK)
+	if (serve_resolve(o, &r, &sr, err, errlen) != MP_OK)
+		return MP_EINVAL;
+	if ((!o->serve && parallel_ok(o, r.have_gpus, err, errlen) != MP_OK) || deepspeed_ok(&o->cfg, &r, err, errlen) != MP_OK)
 		return MP_EINVAL;
 	o->per_gpu = r.have_gpus || r.have_zero || o->cfg.convention == BUDGET_CONV_DEEPSPEED || o->cfg.par.given;
 	return MP_OK;

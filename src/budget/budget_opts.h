@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "budget/budget.h"
+#include "budget/serve.h"
 #include "util/status.h"
 
 /* More GPUs than any cluster has: a typo, not a plan. */
@@ -23,6 +24,11 @@ typedef struct {
 	bool per_gpu;                /* --gpus, --zero, a layout option or the deepspeed convention: per-GPU columns */
 	bool csv;                    /* --csv */
 	bool help;                   /* -h, --help: nothing else is checked */
+	/* --serve: the serving estimate instead of training's; serve_cfg's
+	 * model from the preset or shape, context and batch from --context and
+	 * --batch (the preset's context, 1) */
+	bool serve;
+	serve_config serve_cfg;
 } budget_opts;
 
 /* Parses `mixprec budget`'s argv (argv[0] the command) into *o, every

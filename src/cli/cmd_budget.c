@@ -4,6 +4,7 @@
 
 #include "budget/budget.h"
 #include "budget/budget_opts.h"
+#include "cli/budget_serve.h"
 #include "cli/cli.h"
 #include "util/csvout.h"
 #include "util/numtext.h"
@@ -100,6 +101,7 @@ static void budget_help(void)
 	       "syntax (2^10, 3*2^20, ...).\n",
 	       budget_preset_known(), recipes, budget_optimizer_known(), budget_convention_known(),
 	       budget_offload_known(), BUDGET_GPUS_MAX, budget_recompute_known());
+	budget_serve_help();
 }
 
 /* --- output --- */
@@ -325,6 +327,8 @@ int cmd_budget(int argc, char **argv)
 		budget_help();
 		return cli_flush_stdout("budget") ? CLI_OK : CLI_ENV;
 	}
+	if (o.serve)
+		return budget_serve_run(&o);
 	budget_result r;
 	mp_status st = budget_compute(&r, &o.cfg);
 	if (st != MP_OK) {

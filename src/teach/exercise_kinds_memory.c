@@ -1,11 +1,13 @@
-/* Exercise kinds about training memory: bytes per parameter in bf16 mixed
- * precision with Adam (7.4c) and per GPU under ZeRO, from budget/. */
+/* Exercise kinds about memory: training's bytes per parameter in bf16 mixed
+ * precision with Adam (7.4c) and per GPU under ZeRO, and serving's KV cache,
+ * from budget/. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "budget/budget.h"
+#include "budget/serve.h"
 #include "teach/exercise.h"
 #include "teach/exercise_solve.h"
 #include "util/strbuf.h"
@@ -173,5 +175,56 @@ bool exs_solve_parallel(solve_ctx *c)
 	              t * p);
 	strbuf_printf(&c->w, "Step 3: %g x %s / %g = %s bytes = %s GB per GPU (activations come on top).\n", bpp,
 	              exs_g(P), t * p, exs_g(r.gpu_total_bytes), exs_g(gb));
+	return true;
+}
+
+/* ---- kind: kv-cache --------------------------------------------------------- */
+
+/* The KV cache of a batch: serve.c's per-token bytes for a model of
+ * `layers` layers, `heads` query heads sharing `kv_heads` KV heads of
+ * head_dim, `bytes` per element. */
+bool exs_solve_kv_cache(solve_ctx *c)
+{
+	double L, heads, kv, d, bytes, ctx, batch;
+	if (!exs_param_positive(c, "layers", &L) || !exs_param_positive(c, "heads", &heads) ||
+	    !exs_param_positive(c, "kv_heads", &kv) || !exs_param_positive(c, "head_dim", &d) ||
+	    !exs_param_positive(c, "bytes", &bytes) || !exs_param_positive(c, "context", &ctx) ||
+	    !exs_param_positive(c, "batch", &batch))
+		return false;
+	if (bytes != 1 && bytes != 2)
+		return exs_fail(c, "parameter bytes must be 1 (fp8) or 2 (bf16, fp16)");
+	serve_config cfg = serve_defaults();
+	cfg.model = (serve_model){ .params = 1, .layers = L, .hidden = heads * d, .heads = heads, .kv_heads = kv,
+		                   .head_dim = d };
+	cfg.kv = bytes == 1 ? SERVE_KV_FP8 : SERVE_KV_BF16;
+	cfg.context = ctx;
+	cfg.batch = batch;
+	serve_result r;
+	char err[256];
+	if (serve_compute(&r, &cfg, err, sizeof err) != MP_OK)
+		return exs_fail(c, "%s", err);
+	double tok = r.kv_token_bytes, total = r.kv_bytes;
+	exs_set_num(c, "per_token_bytes", tok);
+	exs_set_num(c, "per_token_kib", tok / 1024);
+	exs_set_num(c, "total_gib", total / 1073741824.0);
+	exs_set_num(c, "total_gb", total / 1e9);
+	exs_mistake_num(c, "per_token_bytes", tok / 2, "That is half: a token keeps a key and a value, 2 vectors per KV "
+	                "head and layer.");
+	exs_mistake_num(c, "per_token_bytes", tok / kv * heads, "That counts the %s query heads; grouped-query attention "
+	                "keeps only the %s KV heads.", exs_g(heads), exs_g(kv));
+	exs_mistake_num(c, "per_token_kib", tok / 1000, "%s is per-token bytes / 1000; a KiB is 1024 bytes.",
+	                exs_g(tok / 1000));
+	exs_mistake_num(c, "total_gib", total / 1e9, "%s is the total in GB (10^9 bytes); a GiB is 2^30 bytes.",
+	                exs_g(total / 1e9));
+	exs_mistake_num(c, "total_gib", tok * ctx / 1073741824.0, "That is one sequence; the batch holds %s of them.",
+	                exs_g(batch));
+	exs_mistake_num(c, "total_gib", total / 2 / 1073741824.0, "That is half: keys and values both stay cached.");
+	strbuf_printf(&c->w, "Step 1: per token and layer, each KV head keeps a key and a value of %s elements:\n"
+	              "  2 x %s layers x %s KV heads x %s x %s bytes = %s bytes = %s KiB per token.\n",
+	              exs_g(d), exs_g(L), exs_g(kv), exs_g(d), exs_g(bytes), exs_g(tok), exs_g(tok / 1024));
+	strbuf_printf(&c->w, "Step 2: %s sequences of %s tokens: %s tokens x %s bytes = %s bytes.\n", exs_g(batch),
+	              exs_g(ctx), exs_g(batch * ctx), exs_g(tok), exs_g(total));
+	strbuf_printf(&c->w, "Step 3: %s / 2^30 = %s GiB (%s GB). The %s query heads do not count: they share the %s KV "
+	              "heads.\n", exs_g(total), exs_g(total / 1073741824.0), exs_g(total / 1e9), exs_g(heads), exs_g(kv));
 	return true;
 }

@@ -76,6 +76,7 @@ bool exs_solve_scale_choice(solve_ctx *c);
 bool exs_solve_memory(solve_ctx *c);
 bool exs_solve_zero(solve_ctx *c);
 bool exs_solve_parallel(solve_ctx *c);
+bool exs_solve_kv_cache(solve_ctx *c);
 bool exs_solve_hand_round(solve_ctx *c);
 bool exs_solve_round_steps(solve_ctx *c);
 bool exs_solve_spacing(solve_ctx *c);

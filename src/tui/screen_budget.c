@@ -15,6 +15,7 @@
 #include "train/policy.h"
 #include "train/recipe.h"
 #include "train/train.h"
+#include "tui/screen_budget_serve.h"
 #include "tui/screens.h"
 #include "tui/worker.h"
 
@@ -25,7 +26,8 @@
 	  FK(KEY_LEFT))                                                                   \
 	X(BG_NEXT, "l Right", "next choice of this field (stage, GPUs: plus)", 'l',       \
 	  FK(KEY_RIGHT))                                                                  \
-	X(BG_EDIT, "Enter", "type a value into a text field (params, GPUs, shape)", TUI_ENTER_KEYS)
+	X(BG_EDIT, "Enter", "type a value into a text field (params, GPUs, shape)", TUI_ENTER_KEYS) \
+	X(BG_SERVE, "s", "serving view: weights, KV cache, the batch one GPU holds (budget --serve)", 's')
 TUI_KEYMAP(budget, BUDGET_KEYS);
 
 /* The layout's fields come before the shape, so that Up from the Model
@@ -78,6 +80,8 @@ typedef struct {
 	budget_result res;
 	bool ok;
 	char err[256];
+	bool serving;           /* the serving view (screen_budget_serve.c) is shown */
+	serve_view serve;
 } budget_lab;
 
 /* The budget of the fields, read as their CLI twin through budget's own
@@ -230,6 +234,10 @@ static void fill_from_command(tui_screen *s, int argc, char **argv)
 		tui_message(s->app, true, "%s; the lab's defaults instead", err);
 		return;
 	}
+	if (o.serve) {
+		serve_view_from_opts(&b->serve, &o);
+		b->serving = true;
+	}
 	b->cfg = o.cfg;
 	b->preset = 0;
 	for (int k = 1; o.preset && k < preset_choices(); k++)
@@ -253,6 +261,7 @@ static mp_status budget_init(tui_screen *s, int argc, char **argv)
 	b->cfg = budget_defaults();
 	set_preset(b, 1);
 	field_set(&b->gpus, "1");
+	serve_view_init(&b->serve);
 	if (argc > 1)
 		fill_from_command(s, argc, argv);
 	if (b->cfg.convention == BUDGET_CONV_DEEPSPEED && b->cfg.zero_stage == 0)
@@ -304,6 +313,10 @@ static const char *const seg_ascii[BUDGET_COMPONENT_COUNT] = { "M", "W", "G", "A
 static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 {
 	budget_lab *b = s->priv;
+	if (b->serving) {
+		serve_view_draw(&b->serve, w, rows, cols);
+		return;
+	}
 	draw_layout(b, w, 4, 39, cols);
 	for (int f = 0; f < F_COUNT; f++) {
 		if (is_layout(f))
@@ -456,9 +469,28 @@ static void layout_step(budget_lab *b, int f, int d)
 	field_set(&b->gpus, t);
 }
 
+/* The serving view's keys: s toggles it (with the training view's model
+ * when that is a named one), the rest move within it. */
+static int serve_handle(budget_lab *b, tui_screen *s, int action, int key)
+{
+	if (action == BG_SERVE && !b->serve.editing) {
+		b->serving = !b->serving;
+		if (b->serving && b->preset > 0)
+			serve_view_set_preset(&b->serve, preset_choice(b->preset));
+		return TUI_HANDLED;
+	}
+	if (!b->serving)
+		return TUI_PASS;
+	serve_move m = action == BG_UP ? SV_UP : action == BG_DOWN ? SV_DOWN : action == BG_PREV ? SV_PREV
+	             : action == BG_NEXT ? SV_NEXT : action == BG_EDIT ? SV_EDIT : SV_OTHER;
+	return serve_view_handle(&b->serve, s, m, key);
+}
+
 static int budget_handle(tui_screen *s, int action, int key)
 {
 	budget_lab *b = s->priv;
+	if (!b->editing && (b->serving || action == BG_SERVE))
+		return serve_handle(b, s, action, key);
 	if (b->editing) {
 		tui_field *f = text_field(b, b->field);
 		int r = field_key(f, key);
@@ -524,7 +556,8 @@ static int budget_handle(tui_screen *s, int action, int key)
 
 static bool budget_editing(tui_screen *s)
 {
-	return ((budget_lab *)s->priv)->editing;
+	budget_lab *b = s->priv;
+	return b->serving ? b->serve.editing : b->editing;
 }
 
 const tui_screen_ops screen_budget_ops = {

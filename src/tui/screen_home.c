@@ -43,7 +43,7 @@ static const struct {
 	{ &screen_handround_ops, "round a value by hand, each step checked" },
 	{ &screen_drift_ops, "small updates to a large value, in each format" },
 	{ &screen_train_ops, "the tiny GPT under precision policies, live" },
-	{ &screen_budget_ops, "training memory per component and per GPU" },
+	{ &screen_budget_ops, "training and serving memory per component and GPU" },
 	{ &screen_scale_ops, "gradients against fp16's range; the scale S" },
 	{ &screen_block_ops, "MX/NVFP4 blocks: scale rules, each element's bits" },
 };
