@@ -17,7 +17,7 @@
 #define CHUNK_BITS 20
 #define CHUNK ((size_t)1 << CHUNK_BITS)
 #define NCHUNKS ((uint32_t)1 << (32 - CHUNK_BITS))
-#define MAX_ROWS 24
+#define MAX_ROWS 64
 #define MAX_REPORT 10
 
 static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
