@@ -73,7 +73,20 @@ expect_rc "--scale-rule floor" 2
 err_has "--scale-rule floor: known rules" "unknown rule 'floor' (known: ocp, ceil)"
 run quantize 1 --to mxfp8-e4m3 --mode rtz
 expect_rc "--mode rtz" 2
-err_has "--mode rtz: elements take rne or sr" "rne or sr"
+err_has "--mode rtz: elements take rne, sr, rto, rnz or sr-equal" "elements round with rne, sr, rto, rnz or sr-equal, not rtz"
+
+# 1 and 2.5 in one mxfp4 block: amax 2.5, X = 2^(floor(log2 2.5) - 2) = 0.5,
+# elements 2 (exact, 0x4) and 5, between e2m1's 4 (0x6) and 6 (0x7): rto
+# sets 0x6's last bit -> 0x7 (6 * 0.5 = 3); rnz ties toward zero -> 0x6 (2).
+run quantize 1 2.5 --to mxfp4 --mode rto --csv
+expect_rc "--mode rto" 0
+out_has "rto: 5 -> 6 (odd)" "1,0,2.5,1,0x7e,0.5,0x7,3,0.5"
+out_has "rto: exact 2 stays" "0,0,1,1,0x7e,0.5,0x4,1,0"
+run quantize 1 2.5 --to mxfp4 --mode rnz --csv
+out_has "rnz: the tie 4|6 toward zero" "1,0,2.5,1,0x7e,0.5,0x6,2,0.5"
+run quantize --to mxfp4 --random 64 --mode rto --draws 3
+expect_rc "--draws with rto" 2
+err_has "--draws with rto" "need --mode sr or sr-equal"
 
 echo "# MXFP8 e4m3: the floor rule saturates 500, the ceil rule does not"
 # amax 500: floor(log2 500) = 8, emax_elem 8 -> X = 2^0, e8m0 0x7f; 500 > 448

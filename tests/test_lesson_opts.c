@@ -461,7 +461,7 @@ START_TEST(quantize_messages)
 		{ "quantize 1 --to mxfp4 --block 0", "--block: 0 is out of range (1..65536)" },
 		{ "quantize 1 --to nvfp4 --scale-rule ceil", "--scale-rule: nvfp4 has one rule (its scales are rounded to nearest)" },
 		{ "quantize 1 --to mxfp4 --scale-rule zz", "--scale-rule: unknown rule 'zz' (known: ocp, ceil)" },
-		{ "quantize 1 --to mxfp4 --mode rtz", "--mode: elements round with rne or sr, not rtz" },
+		{ "quantize 1 --to mxfp4 --mode rtz", "--mode: elements round with rne, sr, rto, rnz or sr-equal, not rtz" },
 		{ "quantize 1 --to mxfp4 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr, rto, rnz, sr-equal)" },
 		{ "quantize 1 --to mxfp4 --dist uniform", "--dist: only with --random N (a generated tensor)" },
 		{ "quantize 1 --to mxfp4 --compare-rht", "--compare-rht: only with --random N (a generated tensor)" },
