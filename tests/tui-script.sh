@@ -30,7 +30,8 @@ tui_dumps
 
 # --- Home, help, a terminal too small, resize ---
 # Home lists the lessons with their section counts (the headings of each
-# lesson file, counted here with grep) and the seven labs; the ? overlay lists
+# lesson file, counted here with grep) and the labs (at 80x24 the last, the
+# Block explorer, scrolls into view when selected); the ? overlay lists
 # the Home keys and then the global ones from the same tables as the keymap.
 script home <<'EOF'
 dump home
@@ -48,12 +49,13 @@ expect home home-help
 expect home too-small
 # back at 80x24 the same Home screen again
 expect home home-again home
-for lesson in mixed-precision fp32-state residual-drift low-precision low-precision-training frontier; do
+for lesson in mixed-precision fp32-state residual-drift low-precision rounding-rules low-precision-training frontier; do
 	n=$(grep -c '^#' "$srcdir/lessons/$lesson.md")
 	case $lesson in
 	mixed-precision) title='Mixed precision training' ;;
 	fp32-state) title='Why fp32 stays' ;;
 	low-precision) title='Below 16 bits: formats and scales' ;;
+	rounding-rules) title='Rounding rules: to odd' ;;
 	low-precision-training) title='Training in fp8 and fp4' ;;
 	frontier) title='The 4-bit frontier' ;;
 	*) title='Why long bf16 runs stall' ;;
@@ -142,7 +144,7 @@ expect drift drift-constant
 # Leaving the lab (Esc) and opening it again from Home keeps what was typed
 # (std 0.25), for the rest of the session.
 script driftkeep <<'EOF'
-keys j j j j j j j j j Enter
+keys j j j j j j j j j j Enter
 keys j j j j j j Enter C-u
 type abc
 keys Enter
@@ -253,16 +255,16 @@ EOF
 has resume resumed "residual-drift  section [0-9]+/9  line $top/" "a new run's r reopens the lesson at line $top"
 
 # --- the mouse ---
-# Home's "Bit explorer" row is screen row 12 (title bar, a blank, "Lessons",
-# six lessons, "Exercises", its item, "Labs": with six lessons the groups
-# lose their blank lines to fit 80x24); in the explorer bf16 is the fourth format, its
+# Home's "Bit explorer" row is screen row 13 (title bar, a blank, "Lessons",
+# seven lessons, "Exercises", its item, "Labs": with seven lessons the groups
+# lose their blank lines, and the last lab scrolls into view when selected); in the explorer bf16 is the fourth format, its
 # bits on screen row 2 + 1 + 3 * 3 = 12: sign at column 10, a blank, 8 exponent
 # bits at 12..19, a blank, 7 fraction bits at 21..27. Clicking column 27 and
 # pressing Space flips bf16's last bit: 0x3dcd (0.1) becomes 0x3dcc =
 # 1.1001100b * 2^-4 = 1.59375 / 16 = 0.099609375. The wheel scrolls a lesson
 # by three lines.
 script mouse <<'EOF'
-click 10 12
+click 10 13
 dump clicked
 click 27 12
 keys Space
