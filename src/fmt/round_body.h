@@ -19,7 +19,10 @@
  *   (saturating) and tf32 span fp32's exponents: the carry serves their
  *   subnormal results too. Overflow is min(code,
  *   ov_bits), as ov_bits is max_bits or max_bits + 1 for every format here
- *   (bulk_params_init), then the sign, then NaN.
+ *   (bulk_params_init), then the sign, then NaN;
+ * - rto, rnz and sr-equal, every kernel format (kinds BB_GEN_*): bulk_encode1's
+ *   formula lane by lane (VB_NAME(gen)), with the lane's own count of
+ *   discarded bits.
  *
  * Includers define what fmt/vec_body.h asks for. */
 
