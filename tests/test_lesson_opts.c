@@ -293,7 +293,14 @@ static int check_round(char **argv, size_t argc, const char *where)
 	ck_assert_msg(o.cuda == (v && !strcmp(v, "cuda")), "%s: --device", where);
 	ck_assert_msg(o.saturate == has_word(argv, argc, "--saturate") && o.csv == has_word(argv, argc, "--csv") &&
 	              !o.help, "%s: --saturate, --csv", where);
-	static const char *const valued[] = { "--to", "--mode", "--seed", "--device", NULL };
+	v = opt_value(argv, argc, "--via");
+	ck_assert_msg(o.via == (v != NULL), "%s: --via", where);
+	if (v) {   /* F:M by eye: the format's name, then the mode's */
+		const char *colon = strchr(v, ':');
+		ck_assert_msg(colon && !strncmp(fmt_get(o.via_fmt)->name, v, (size_t)(colon - v)) &&
+		              !strcmp(fmt_mode_name(o.via_mode), colon + 1), "%s: --via %s", where, v);
+	}
+	static const char *const valued[] = { "--to", "--mode", "--seed", "--device", "--via", NULL };
 	check_values(argv, argc, valued, o.values, o.nvalues, where);
 	int checked = (to != NULL) + (o.nvalues > 0) + (opt_value(argv, argc, "--mode") != NULL);
 	round_opts_free(&o);
@@ -503,6 +510,7 @@ START_TEST(bits_round_messages)
 	} bits_cases[] = {
 		{ "bits 1 --format zz", "--format: unknown format 'zz' (known: fp32, " },
 		{ "bits 1 --mode sr", "--mode: sr is not offered here; use 'mixprec round --mode sr'" },
+		{ "bits 1 --mode sr-equal", "--mode: sr-equal is not offered here; use 'mixprec round --mode sr-equal'" },
 		{ "bits 1 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr, rto, rnz, sr-equal)" },
 		{ "bits --raw 0x3f80", "--raw needs exactly one --format (the pattern's width depends on it)" },
 		{ "bits --raw 0x3f80 --format bf16,fp16", "--raw needs exactly one --format (the pattern's width depends on it)" },
