@@ -193,7 +193,8 @@ void scalar_expect(const fmt_bulk_opts *o, const float *in, uint32_t *exp, size_
 	const fmt_info *f = fmt_get(o->fmt);
 	for (size_t i = 0; i < n; i++) {
 		fmt_round_ctl ctl = { .mode = o->mode, .saturate = o->saturate,
-		                      .rbits = o->mode == FMT_SR ? rng_bits(o->seed, o->index0 + i) : 0 };
+		                      .rbits = o->mode == FMT_SR || o->mode == FMT_SR_EQUAL
+		                                   ? rng_bits(o->seed, o->index0 + i) : 0 };
 		exp[i] = fmt_round_double(f, &ctl, (double)in[i], NULL);
 	}
 }

@@ -73,7 +73,30 @@ expect_rc "--scale-rule round" 2
 err_has "--scale-rule round: known rules" "unknown rule 'round' (known: ocp (or floor), ceil, even, rceil, torchao-ceil)"
 run quantize 1 --to mxfp8-e4m3 --mode rtz
 expect_rc "--mode rtz" 2
-err_has "--mode rtz: elements take rne or sr" "rne or sr"
+err_has "--mode rtz: elements take rne, sr, rto, rnz or sr-equal" "elements round with rne, sr, rto, rnz or sr-equal, not rtz"
+
+# 1 and 2.5 in one mxfp4 block: amax 2.5, X = 2^(floor(log2 2.5) - 2) = 0.5,
+# elements 2 (exact, 0x4) and 5, between e2m1's 4 (0x6) and 6 (0x7): rto
+# sets 0x6's last bit -> 0x7 (6 * 0.5 = 3); rnz ties toward zero -> 0x6 (2).
+run quantize 1 2.5 --to mxfp4 --mode rto --csv
+expect_rc "--mode rto" 0
+out_has "rto: 5 -> 6 (odd)" "1,0,2.5,1,0x7e,0.5,0x7,3,0.5"
+out_has "rto: exact 2 stays" "0,0,1,1,0x7e,0.5,0x4,1,0"
+run quantize 1 2.5 --to mxfp4 --mode rnz --csv
+out_has "rnz: the tie 4|6 toward zero" "1,0,2.5,1,0x7e,0.5,0x6,2,0.5"
+# nvfp4, the same values: s_t = 2.5 / 2688 (fp32), s_b = e4m3(2.5 / (6 s_t)) =
+# 448 (0x7e), and 1 / (448 s_t) = 2688 / 1120 = 2.4 (to fp32's rounding of
+# s_t), between e2m1's 2 (0x4, even) and 3 (0x5): rto gives 0x5, rne 0x4.
+run quantize 1 2.5 --to nvfp4 --mode rto --csv
+out_has "nvfp4 rto: 2.4 -> 3 (odd)" "0,0,1,"
+res=$(awk -F, 'NR == 2 && ($5 != "0x7e" || $7 != "0x5") { print "scale " $5 " bits " $7 }' "$tmp/out")
+[ -z "$res" ] && ok "nvfp4 rto: scale 0x7e, element 0x5" || bad "nvfp4 rto: scale 0x7e, element 0x5" "$res"
+run quantize 1 2.5 --to nvfp4 --csv
+res=$(awk -F, 'NR == 2 && $7 != "0x4" { print "bits " $7 }' "$tmp/out")
+[ -z "$res" ] && ok "nvfp4 rne: element 0x4" || bad "nvfp4 rne: element 0x4" "$res"
+run quantize --to mxfp4 --random 64 --mode rto --draws 3
+expect_rc "--draws with rto" 2
+err_has "--draws with rto" "need --mode sr or sr-equal"
 
 echo "# MXFP8 e4m3: the floor rule saturates 500, the ceil rule does not"
 # amax 500: floor(log2 500) = 8, emax_elem 8 -> X = 2^0, e8m0 0x7f; 500 > 448

@@ -317,4 +317,76 @@ run_in "$tmp/tenths" round --to bf16 --mode sr --seed 2 --csv
 if cmp -s "$tmp/out" "$tmp/sr2000"; then bad "sr: another seed gives other draws"; else ok "sr: another seed gives other draws"; fi
 
 # ---------------------------------------------------------------------------
+echo "# round: rto, rnz, sr-equal"
+
+# fp16 around 1 (spacing 2^-10): 1 + 2^-11 is the midpoint of 1 (0x3c00)
+# and 1 + 2^-10 (0x3c01). rto truncates to 0x3c00 (even) and sets the last
+# bit -> 0x3c01; rnz ties toward zero -> 0x3c00; 1 + 3 2^-11 truncates to
+# the odd 0x3c01, which rto keeps, and rnz takes the tie toward zero too.
+run round 1.00048828125 1.00146484375 --to fp16 --mode rto --csv
+expect_rc "rto" 0
+csv_bits "rto: even truncation gets its last bit" 1.00048828125 fp16 0x3c01
+csv_bits "rto: odd truncation stays" 1.00146484375 fp16 0x3c01
+out_has "rto: the mode column" ",fp16,rto,"
+run round 1.00048828125 -1.00048828125 1.00146484375 --to fp16 --mode rnz --csv
+csv_bits "rnz: the tie toward zero" 1.00048828125 fp16 0x3c00
+csv_bits "rnz: the negative tie toward zero" -1.00048828125 fp16 0xbc00
+csv_bits "rnz: 1 + 3 2^-11 toward zero" 1.00146484375 fp16 0x3c01
+# rto never rounds a finite value to inf: 1e6 -> max 0x7bff; 1e-30 is below
+# fp16's min subnormal 2^-24 -> 0x0001; rnz at 65520 (the tie max|65536)
+# keeps max, above it overflows to inf.
+run round 1e6 1e-30 --to fp16 --mode rto --csv
+csv_bits "rto: past max stays at max" 1e6 fp16 0x7bff
+csv_bits "rto: below the min subnormal gives it" 1e-30 fp16 0x0001
+run round 65520 65521 --to fp16 --mode rnz --csv
+csv_bits "rnz: the overflow tie keeps max" 65520 fp16 0x7bff
+csv_bits "rnz: above it inf" 65521 fp16 0x7c00
+
+# sr-equal: 0.1 in bf16 (between 0x3dcc and 0x3dcd, 0.8 of the gap up) goes
+# up half the time, not 80%: over 2000 values the share up is within four
+# standard errors sqrt(1/4 / 2000) of 1/2 (and far from sr's 0.8).
+run_in "$tmp/tenths" round --to bf16 --mode sr-equal --seed 1 --csv
+expect_rc "sr-equal over 2000 lines" 0
+res=$(awk -F, 'NR > 1 { n++; if ($4 == "0x3dcd") up++; else if ($4 != "0x3dcc") other++ }
+END {
+	se = sqrt(0.25 / n); d = up / n - 0.5; if (d < 0) d = -d
+	if (other) printf "%d rows are neither neighbour\n", other
+	else if (d > 4 * se) printf "share up %.4f, expected 0.5 +- %.4f\n", up / n, 4 * se
+}' "$tmp/out")
+[ -z "$res" ] && ok "sr-equal: half go up whatever the fraction" || bad "sr-equal: half go up whatever the fraction" "$res"
+
+# ---------------------------------------------------------------------------
+echo "# round --via: double rounding"
+
+# x = 0x1.0100000001p0 = 1 + 2^-8 + 2^-40, just above the midpoint 1 + 2^-8
+# of bf16's 1 (0x3f80) and 1 + 2^-7 (0x3f81): directly -> 0x3f81. fp32 rne
+# gives the midpoint 0x3f808000 (2^-40 is below half of fp32's 2^-23), which
+# bf16 rne ties to the even 0x3f80; fp32 rto truncates to 0x3f808000 and sets
+# the last bit, 0x3f808001, above the midpoint -> 0x3f81.
+run round 0x1.0100000001p0 --via fp32:rto --to bf16 --csv
+expect_rc "--via fp32:rto" 0
+if [ "$(head -n 1 "$tmp/out")" = "input,via,via_bits,format,mode,bits,value,abs_error,rel_error" ]; then
+	ok "--via --csv: header"
+else
+	bad "--via --csv: header" "got: $(head -n 1 "$tmp/out")"
+fi
+out_has "--via fp32:rto: rto bits, then the direct result" "0x1.0100000001p0,fp32,0x3f808001,bf16,rne,0x3f81,"
+run round 0x1.0100000001p0 --via fp32:rne --to bf16 --csv
+out_has "--via fp32:rne: double rounding to 1" "0x1.0100000001p0,fp32,0x3f808000,bf16,rne,0x3f80,1,"
+run round 0x1.0100000001p0 --via fp32:rto --to bf16
+out_has "--via: the first rounding's line" "via fp32  0x3f808001"
+run round 1 --via fp32:sr
+expect_rc "--via fp32:sr" 2
+err_has "--via: stochastic refused" "--via: the first rounding takes a deterministic mode, not sr"
+run round 1 --via fp32
+expect_rc "--via without a mode" 2
+err_has "--via without a mode" "--via: 'fp32' is not FORMAT:MODE"
+run round 1 --via fp99:rne
+expect_rc "--via unknown format" 2
+err_has "--via unknown format" "--via: unknown format 'fp99'"
+run round 1 --via fp32:rto --device cuda
+expect_rc "--via with cuda" 2
+err_has "--via with cuda" "--device cuda: --via rounds on the CPU only"
+
+# ---------------------------------------------------------------------------
 finish

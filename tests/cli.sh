@@ -355,6 +355,7 @@ out_has "lesson list: residual-drift" "residual-drift"
 out_has "lesson list: low-precision" "Below 16 bits: formats and scales"
 out_has "lesson list: fp32-state" "fp32-state"
 out_has "lesson list: low-precision-training" "Training in fp8 and fp4"
+out_has "lesson list: rounding-rules" "Rounding rules: to odd, ties toward zero, equal-probability SR"
 # the titles start in one column, after the longest name
 res=$(awk '{ match($0, /^[^ ]+ +/); print RLENGTH }' "$tmp/out" | sort -u | wc -l)
 [ "$res" -eq 1 ] && ok "lesson list: the titles start in one column" || bad "lesson list: the titles start in one column" "$(cat "$tmp/out")"

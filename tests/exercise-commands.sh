@@ -91,4 +91,17 @@ rc=$?
 [ $? -eq 0 ] && grep -q "exercise 7.4f solved" "$tmp/out" && ok "7.4f: the optional steps field is not needed" ||
 	bad "7.4f optional steps" "$(cat "$tmp/out")"
 
+# rr.1 for a student's t, answered from the E2M1 grid here: the neighbours,
+# rto the one with the odd pattern (index 1, 3, 5, 7), rnz the nearer (a tie
+# the smaller), sr-equal's mean the midpoint and its bias the midpoint - t
+t=$("$MIXPREC" exercise show rr.1 --student carol --course-seed fall26 --params | sed -n 's/^t=//p')
+ans=$(awk -v t="$t" 'BEGIN { split("0 0.5 1 1.5 2 3 4 6", g, " ");
+	for (j = 1; j < 8 && g[j + 1] < t; j++) ;
+	a = g[j]; b = g[j + 1]; m = (a + b) / 2
+	rto = (j % 2 == 0) ? a : b; rnz = (t <= m) ? a : b
+	printf "down=%s up=%s rto=%s rnz=%s sre_mean=%.10g sre_bias=%.10g", a, b, rto, rnz, m, m - t }')
+"$MIXPREC" check rr.1 --student carol --course-seed fall26 $ans --no-progress >"$tmp/out" 2>&1
+[ $? -eq 0 ] && grep -q "exercise rr.1 solved" "$tmp/out" && ok "rr.1: answers from the grid solve carol's variant (t=$t)" ||
+	bad "rr.1 from the grid" "t=$t $ans: $(cat "$tmp/out")"
+
 finish

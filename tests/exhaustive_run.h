@@ -17,7 +17,7 @@
 #define CHUNK_BITS 20
 #define CHUNK ((size_t)1 << CHUNK_BITS)
 #define NCHUNKS ((uint32_t)1 << (32 - CHUNK_BITS))
-#define MAX_ROWS 40   /* test_exhaustive_ext: a row per format */
+#define MAX_ROWS 64   /* test_exhaustive_ext: a row per format and path */
 #define MAX_REPORT 10
 
 static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }

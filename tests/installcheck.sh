@@ -27,7 +27,7 @@ try() {
 [ -x "$bin" ] || { echo "installcheck: $bin is not installed" >&2; exit 1; }
 try "--version" "$bin" --version
 try "lesson list" "$bin" lesson list
-for l in mixed-precision memory-at-scale fp32-state residual-drift low-precision low-precision-training frontier; do
+for l in mixed-precision memory-at-scale fp32-state residual-drift low-precision rounding-rules low-precision-training frontier; do
 	"$bin" lesson list 2>/dev/null | grep -q "$l" && ok "lesson list: $l installed" || bad "lesson list: $l installed"
 done
 try "lesson show mixed-precision" "$bin" lesson show mixed-precision

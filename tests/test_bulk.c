@@ -1,7 +1,7 @@
 /* fmt/bulk's encode: every available path against the scalar exact path.
  *
  * For every format (fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2), RNE and SR
- * (several seeds; index0 values that make one call cross a multiple of 2^32
+ * and the modes rto, rnz, sr-equal (several seeds; index0 values that make one call cross a multiple of 2^32
  * and the 2^64 wrap), saturate on and off: fmt_bulk_encode on each path
  * equals fmt_round_double((double)x) element by element, with ctl.rbits =
  * rng_bits(seed, index0 + i), on about a million random fp32 patterns per
@@ -109,6 +109,35 @@ START_TEST(encode_sr_matches_scalar)
 }
 END_TEST
 
+/* --- encode: rto, rnz, sr-equal --- */
+
+/* The modes beyond rne and sr on every path against fmt_round_double, which
+ * test_round_mpfr checks against MPFR (rto and rnz derived there from the
+ * neighbours and the midpoint); sr-equal with index0 values whose calls
+ * cross 2^32. */
+START_TEST(encode_modes_match_scalar)
+{
+	fmt_id id = all_fmts[_i];
+	patterns p = make_inputs(id, N_RANDOM_RNE / 2);
+	float *in = as_floats(&p);
+	static const fmt_mode modes[] = { FMT_RTO, FMT_RNZ, FMT_SR_EQUAL };
+	size_t bad = 0;
+	for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
+		for (int sat = 0; sat < 2; sat++)
+			for (int k = 0; k < (modes[m] == FMT_SR_EQUAL ? 3 : 1); k++) {
+				fmt_bulk_opts o = { .fmt = id, .mode = modes[m], .saturate = sat != 0,
+				                    .seed = sr_seeds[k], .index0 = sr_index0_tail[k] };
+				if (k == 2)
+					o.index0 = sr_index0_tail[k] + 3000 - p.n / 2;
+				bad += check_encode_all_paths(&o, in, p.n);
+			}
+	ck_assert_msg(bad == 0, "%s rto/rnz/sr-equal: %zu mismatches against fmt_round_double (see the log)",
+	              fmt_get(id)->name, bad);
+	free(in);
+	free(p.v);
+}
+END_TEST
+
 /* SR: the same (seed, index) gives the same result whatever the split into
  * calls and whatever the path. */
 START_TEST(sr_split_independent)
@@ -175,7 +204,8 @@ START_TEST(encode_tails_and_guards)
 	unsigned char *outbuf = xmalloc(cap * size + 8);
 	char buf[160];
 	size_t bad = 0, pos = 0;
-	for (int mode = 0; mode < 2; mode++)
+	static const fmt_mode modes[] = { FMT_RNE, FMT_SR, FMT_RTO, FMT_RNZ, FMT_SR_EQUAL };
+	for (size_t mode = 0; mode < sizeof modes / sizeof modes[0]; mode++)
 		for (int sat = 0; sat < 2; sat++)
 			for (size_t li = 0; li < sizeof tail_lengths / sizeof tail_lengths[0]; li++)
 				for (size_t off = 0; off < 4; off++) {
@@ -184,7 +214,7 @@ START_TEST(encode_tails_and_guards)
 					for (size_t i = 0; i < n; i++)
 						in[off + i] = src[(pos + i) % p.n];
 					pos = (pos + n * 7 + 1) % p.n;
-					fmt_bulk_opts o = { .fmt = id, .mode = mode ? FMT_SR : FMT_RNE, .saturate = sat != 0,
+					fmt_bulk_opts o = { .fmt = id, .mode = modes[mode], .saturate = sat != 0,
 					                    .seed = 7, .index0 = (1ull << 32) - 20 + li };
 					scalar_expect(&o, in + off, exp, n);
 					for (int path = 0; path < FMT_SIMD_COUNT; path++) {
@@ -327,6 +357,7 @@ static Suite *bulk_suite(void)
 	tcase_add_test(tc, hand_values);
 	tcase_add_loop_test(tc, encode_rne_matches_scalar, 0, NFMTS);
 	tcase_add_loop_test(tc, encode_sr_matches_scalar, 0, NFMTS);
+	tcase_add_loop_test(tc, encode_modes_match_scalar, 0, NFMTS);
 	tcase_add_loop_test(tc, sr_split_independent, 0, NFMTS);
 	tcase_add_loop_test(tc, encode_tails_and_guards, 0, NFMTS);
 	suite_add_tcase(s, tc);

@@ -34,7 +34,8 @@ static float scalar_q(fmt_id id, fmt_mode mode, uint32_t rbits, float v)
 	return u2f(decoded_bits(fmt_get(id), fmt_round_double(fmt_get(id), &ctl, (double)v, NULL)));
 }
 
-/* fmt_bulk_accumulate on every path, plain and Kahan, RNE and SR, against
+/* fmt_bulk_accumulate on every path, plain and Kahan, RNE, SR, rto, rnz and
+ * sr-equal, against
  * the step written out with the scalar exact path: x = q(x + u) and
  * y = u - c, t = q(x + y), c = q_rne((t - x) - y), x = t. Values of the
  * format near a few magnitudes with small updates, so that many are lost. */
@@ -54,6 +55,7 @@ START_TEST(accumulate_matches_scalar)
 	}
 	const struct { fmt_mode mode; uint64_t seed, index0; } runs[] = {
 		{ FMT_RNE, 0, 0 }, { FMT_SR, 5, 77 }, { FMT_SR, 6, (1ull << 32) - 5000 },
+		{ FMT_RTO, 0, 0 }, { FMT_RNZ, 0, 0 }, { FMT_SR_EQUAL, 6, (1ull << 32) - 5000 },
 	};
 	size_t bad = 0;
 	for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
@@ -119,6 +121,7 @@ START_TEST(quantize_matches_encode_decode)
 	size_t bad = 0;
 	const struct { fmt_mode mode; uint64_t seed, index0; } runs[] = {
 		{ FMT_RNE, 0, 0 }, { FMT_SR, 3, 0 }, { FMT_SR, 99, (1ull << 32) - 1000 },
+		{ FMT_RTO, 0, 0 }, { FMT_RNZ, 0, 0 }, { FMT_SR_EQUAL, 99, (1ull << 32) - 1000 },
 	};
 	for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
 		for (int sat = 0; sat < 2; sat++) {

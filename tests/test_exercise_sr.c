@@ -1,4 +1,5 @@
-/* fr.1, stochastic rounding on the E2M1 grid: every variant against an oracle
+/* fr.1, stochastic rounding on the E2M1 grid, and rr.1, round to odd, ties
+ * toward zero and equal-probability SR on it: every variant against an oracle
  * written here from the definitions (the eight E2M1 magnitudes, rounding up
  * with probability (t - down) / gap, nearest with ties to even), sharing no
  * code with fmt/; the variance also against a simulation of the coin flip. */
@@ -83,6 +84,65 @@ START_TEST(mistakes_are_named)
 }
 END_TEST
 
+/* rr.1 on the same grid: rto keeps the neighbour with the odd index
+ * (pattern), rnz the nearer one (a tie the smaller), sr-equal's mean the
+ * midpoint and its bias the midpoint minus t. */
+START_TEST(rounding_rules_every_variant)
+{
+	const ex_exercise *ex = get("rr.1");
+	unsigned ties = 0, parted = 0;
+	for (int k = 0; k < 400; k++) {
+		char student[16];
+		snprintf(student, sizeof student, "r%d", k);
+		ex_variant v;
+		ex_variant_make(ex, "c0", student, &v);
+		double t = strtod(ex_variant_get(ex, &v, "t"), NULL);
+		int j = 0;
+		while (j < 7 && grid[j + 1] < t)
+			j++;
+		ck_assert_msg(j < 7 && grid[j] < t && t < grid[j + 1], "t = %g is on the grid or outside it", t);
+		double a = grid[j], b = grid[j + 1], mid = (a + b) / 2;
+		double rto = j % 2 == 1 ? a : b;
+		double rnz = t <= mid ? a : b;
+		double rne = t < mid ? a : t > mid ? b : (j % 2 == 0 ? a : b);
+		ties += t == mid;
+		parted += rnz != rne;
+		ex_solution s;
+		char err[256];
+		ck_assert_msg(ex_solve(ex, &v, &s, err, sizeof err) == MP_OK, "%s", err);
+		ck_assert(expect(ex, &s, "down")->number == a && expect(ex, &s, "up")->number == b);
+		ck_assert_msg(expect(ex, &s, "rto")->number == rto, "t %g: rto %g, want %g", t,
+		              expect(ex, &s, "rto")->number, rto);
+		ck_assert_msg(expect(ex, &s, "rnz")->number == rnz, "t %g: rnz %g, want %g", t,
+		              expect(ex, &s, "rnz")->number, rnz);
+		ck_assert(fabs(expect(ex, &s, "sre_mean")->number - mid) < 1e-12);
+		ck_assert(fabs(expect(ex, &s, "sre_bias")->number - (mid - t)) < 1e-12);
+		ex_solution_free(&s);
+	}
+	/* the variants hold ties, and ties where rnz differs from rne */
+	ck_assert(ties > 0 && parted > 0);
+}
+END_TEST
+
+START_TEST(rounding_rules_mistakes)
+{
+	const ex_exercise *ex = get("rr.1");
+	ex_solution s;
+	solve_with(ex, "t", "1.75", &s);   /* the tie 1.5 (0x3, odd) | 2 (0x4): rto 1.5, rnz 1.5, rne 2 */
+	ck_assert(expect(ex, &s, "rto")->number == 1.5 && expect(ex, &s, "rnz")->number == 1.5);
+	wrong_names(ex, &s, "rto", "2", "ends in 0");
+	wrong_names(ex, &s, "rnz", "2", "tie broken to even");
+	ex_solution_free(&s);
+	solve_with(ex, "t", "5.2", &s);   /* 4 < 5.2 < 6: rto 6 (0x7), mean 5, bias -0.2 */
+	wrong_names(ex, &s, "rto", "4", "ends in 0");
+	wrong_names(ex, &s, "sre_mean", "5.2", "proportional SR's expected value");
+	wrong_names(ex, &s, "sre_bias", "0", "biased toward the midpoint");
+	wrong_names(ex, &s, "sre_bias", "0.2", "expected value minus t");
+	wrong_names(ex, &s, "rnz", "4", "farther neighbour");   /* 5.2 is past the midpoint 5: rnz 6 */
+	ex_solution_free(&s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("exercise_sr");
@@ -91,6 +151,8 @@ int main(void)
 	tcase_add_test(tc, every_variant_against_the_grid);
 	tcase_add_test(tc, variance_is_the_coin_flip);
 	tcase_add_test(tc, mistakes_are_named);
+	tcase_add_test(tc, rounding_rules_every_variant);
+	tcase_add_test(tc, rounding_rules_mistakes);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);
 }

@@ -360,7 +360,7 @@ START_TEST(commands_exist)
 	help[n] = '\0';
 	pclose(p);
 	static const char *const lessons[] = { "mixed-precision", "fp32-state", "residual-drift", "low-precision",
-	                                       "low-precision-training", "frontier" };
+	                                       "rounding-rules", "low-precision-training", "frontier" };
 	size_t checked = 0;
 	for (size_t l = 0; l < sizeof lessons / sizeof lessons[0]; l++) {
 		lesson_doc d;

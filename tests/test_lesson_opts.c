@@ -349,12 +349,8 @@ static int check_round(char **argv, size_t argc, const char *where)
 	ck_assert_msg(o.saturate == has_word(argv, argc, "--saturate") && o.csv == has_word(argv, argc, "--csv") &&
 	              !o.help, "%s: --saturate, --csv", where);
 	v = opt_value(argv, argc, "--flip-prob");
-	ck_assert_msg(o.flip == (v != NULL) && (!v || o.flip_opt.p == strtod(v, NULL)), "%s: --flip-prob", where);
-	v = opt_value(argv, argc, "--flip-bits");
-	ck_assert_msg(!v || (o.flip_opt.where == FLIP_BIT && o.flip_opt.bit == atoi(v)) ||
-	              (strspn(v, "0123456789") != strlen(v)), "%s: --flip-bits", where);
-	static const char *const valued[] = { "--to", "--mode", "--seed", "--device", "--flip-prob", "--flip-bits",
-	                                      NULL };
+	ck_assert_msg(o.via == (v != NULL), "%s: --via", where);
+	if (v) {   /* F:M by eye: the format's name, then the mode's */
 	check_values(argv, argc, valued, o.values, o.nvalues, where);
 	int checked = (to != NULL) + (o.nvalues > 0) + (opt_value(argv, argc, "--mode") != NULL);
 	round_opts_free(&o);
@@ -525,8 +521,8 @@ START_TEST(quantize_messages)
 		{ "quantize 1 --to mxfp4 --block 0", "--block: 0 is out of range (1..65536)" },
 		{ "quantize 1 --to nvfp4 --scale-rule ceil", "--scale-rule: nvfp4 has one rule (its scales are rounded to nearest)" },
 		{ "quantize 1 --to mxfp4 --scale-rule zz", "--scale-rule: unknown rule 'zz' (known: ocp (or floor), ceil, even, rceil, torchao-ceil)" },
-		{ "quantize 1 --to mxfp4 --mode rtz", "--mode: elements round with rne or sr, not rtz" },
-		{ "quantize 1 --to mxfp4 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr)" },
+		{ "quantize 1 --to mxfp4 --mode rtz", "--mode: elements round with rne, sr, rto, rnz or sr-equal, not rtz" },
+		{ "quantize 1 --to mxfp4 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr, rto, rnz, sr-equal)" },
 		{ "quantize 1 --to mxfp4 --dist uniform", "--dist: only with --random N (a generated tensor)" },
 		{ "quantize 1 --to mxfp4 --compare-rht", "--compare-rht: only with --random N (a generated tensor)" },
 		{ "quantize --random 64", "--to: a block format is required (known: " },
@@ -567,7 +563,8 @@ START_TEST(bits_round_messages)
 	} bits_cases[] = {
 		{ "bits 1 --format zz", "--format: unknown format 'zz' (known: fp32, " },
 		{ "bits 1 --mode sr", "--mode: sr is not offered here; use 'mixprec round --mode sr'" },
-		{ "bits 1 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr)" },
+		{ "bits 1 --mode sr-equal", "--mode: sr-equal is not offered here; use 'mixprec round --mode sr-equal'" },
+		{ "bits 1 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr, rto, rnz, sr-equal)" },
 		{ "bits --raw 0x3f80", "--raw needs exactly one --format (the pattern's width depends on it)" },
 		{ "bits --raw 0x3f80 --format bf16,fp16", "--raw needs exactly one --format (the pattern's width depends on it)" },
 		{ "bits --format bf16", "no value given (see 'mixprec bits --help')" },
@@ -576,7 +573,7 @@ START_TEST(bits_round_messages)
 	}, round_cases[] = {
 		{ "round 1 --to zz", "--to: unknown format 'zz' (known: fp32, " },
 		{ "round 1 --to fp16,,bf16", "--to: unknown format '' (known: fp32, " },
-		{ "round 1 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr)" },
+		{ "round 1 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr, rto, rnz, sr-equal)" },
 		{ "round 1 --seed 1.5", "--seed: 1.5 is not a whole number" },
 		{ "round 1 --device tpu", "--device: unknown device 'tpu' (known: cpu, cuda)" },
 		{ "round 1 --device cuda --mode rtz", "--device cuda: the GPU kernels round with rne or sr, not rtz" },

@@ -284,6 +284,10 @@ START_TEST(bulk_matches_exact)
 		for (int rule = 0; rule < (q->nvfp4 ? 1 : QUANT_RULE_COUNT); rule++) {
 			compare((quant_id)f, (quant_rule)rule, FMT_RNE, 0, N);
 			compare((quant_id)f, (quant_rule)rule, FMT_SR, 0, N);
+			/* the other element modes: MX through the bulk encoder, NVFP4 by its exact quotients */
+			compare((quant_id)f, (quant_rule)rule, FMT_RTO, 0, N);
+			compare((quant_id)f, (quant_rule)rule, FMT_RNZ, 0, N);
+			compare((quant_id)f, (quant_rule)rule, FMT_SR_EQUAL, 0, N);
 		}
 	}
 }

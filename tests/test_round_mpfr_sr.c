@@ -1,5 +1,6 @@
 /* Stochastic rounding in fmt_round_num: the magnitude rule checked by hand
- * on bf16 around 1 + 2^-9, and the statistics of SR against the GNU MPFR
+ * on bf16 around 1 + 2^-9 (sr and sr-equal), the bias of sr-equal, and the
+ * statistics of SR against the GNU MPFR
  * oracle's neighbours and probability (tests/mpfr_oracle.h): for a few
  * values of every format, the mean of many rounded results lies within
  * four standard errors of the exact value, and two seeds give different
@@ -144,16 +145,105 @@ START_TEST(test_sr_statistics)
 }
 END_TEST
 
+/* --- sr-equal: the rule by hand and its bias --- */
+
+/* bf16 1 + 2^-9 (a quarter of the gap past 1): up iff rbits < 2^31 for x
+ * and -x; exact values stay whatever the bits; fp16 1e6 lies past max
+ * (65504): inf when the draw goes up, max when not, max saturating. */
+START_TEST(test_sr_equal_rule_by_hand)
+{
+	static const struct {
+		fmt_id id;
+		const char *text;
+		uint32_t rbits, bits;
+		bool sat;
+	} cases[] = {
+		{ FMT_BF16, "1.001953125", 0x00000000u, 0x3f81, false },
+		{ FMT_BF16, "1.001953125", 0x7fffffffu, 0x3f81, false },
+		{ FMT_BF16, "1.001953125", 0x80000000u, 0x3f80, false },
+		{ FMT_BF16, "1.001953125", 0xffffffffu, 0x3f80, false },
+		{ FMT_BF16, "-1.001953125", 0x7fffffffu, 0xbf81, false },   /* away from zero */
+		{ FMT_BF16, "-1.001953125", 0x80000000u, 0xbf80, false },
+		{ FMT_BF16, "1.00390625", 0x7fffffffu, 0x3f81, false },    /* the midpoint: sr's rule too */
+		{ FMT_BF16, "1", 0x00000000u, 0x3f80, false },              /* exact */
+		{ FMT_FP16, "1e6", 0x00000000u, 0x7c00, false },
+		{ FMT_FP16, "1e6", 0x80000000u, 0x7bff, false },
+		{ FMT_FP16, "1e6", 0x00000000u, 0x7bff, true },
+		{ FMT_FP16, "-1e6", 0x7fffffffu, 0xfc00, false },
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		fmt_num x;
+		fmt_num_init(&x);
+		ck_assert_int_eq(fmt_parse_number(&x, cases[k].text, NULL, 0), MP_OK);
+		fmt_round_ctl ctl = { .mode = FMT_SR_EQUAL, .saturate = cases[k].sat, .rbits = cases[k].rbits };
+		uint32_t got = fmt_round_num(fmt_get(cases[k].id), &ctl, &x, NULL);
+		ck_assert_msg(got == cases[k].bits, "%s sr-equal \"%s\" rbits 0x%08x: 0x%04x, expected 0x%04x",
+		              fmt_get(cases[k].id)->name, cases[k].text, (unsigned)cases[k].rbits, (unsigned)got,
+		              (unsigned)cases[k].bits);
+		fmt_num_clear(&x);
+	}
+}
+END_TEST
+
+/* sr-equal takes lo and hi with probability 1/2 each, whatever x's place in
+ * the gap, so E[result] = (lo + hi) / 2 and the bias E[result] - x =
+ * (lo + hi) / 2 - x = (1/2 - f)(hi - lo), f = (x - lo) / (hi - lo): zero
+ * only at the midpoint. With N draws the mean has standard error
+ * |hi - lo| / (2 sqrt(N)). Checked: the mean lies within four of them of
+ * (lo + hi) / 2, and, where the predicted bias exceeds eight of them, more
+ * than four from x (proportional SR, test_sr_statistics, is within four). */
+START_TEST(test_sr_equal_statistics)
+{
+	fmt_id id = SR_CASES[_i].id;
+	const fmt_info *f = fmt_get(id);
+	oracle o;
+	oracle_init(&o, id);
+	fmt_num x;
+	fmt_num_init(&x);
+	ck_assert_int_eq(fmt_parse_number(&x, SR_CASES[_i].text, NULL, 0), MP_OK);
+	mpq_t q;
+	mpq_init(q);
+	mpq_set(q, x.mag);
+	if (x.neg)
+		mpq_neg(q, q);
+	oracle_prepare(&o, x.kind, x.neg, q);
+	ck_assert(!o.exact);
+	uint32_t hi_bits = oracle_encode(&o, o.hi, FMT_SR, false);
+	double lo = mpfr_get_d(o.lo, MPFR_RNDN), hi = mpfr_get_d(o.hi, MPFR_RNDN), xv = mpq_get_d(q);
+	fmt_round_ctl ctl = { .mode = FMT_SR_EQUAL };
+	long n_hi = 0;
+	for (uint64_t i = 0; i < SR_SAMPLES; i++) {
+		ctl.rbits = rng_bits(0x5eede9a1ull, i);
+		n_hi += fmt_round_num(f, &ctl, &x, NULL) == hi_bits;
+	}
+	double mean = lo + (hi - lo) * ((double)n_hi / SR_SAMPLES);   /* on the unbounded grid */
+	double se = fabs(hi - lo) / (2 * sqrt((double)SR_SAMPLES)), bias = (lo + hi) / 2 - xv;
+	printf("# sr-equal %s \"%s\": lo %.9g hi %.9g, up %ld/%d, mean %.9g, exact %.9g, predicted bias %.3g "
+	       "(%.1f se)\n", f->name, SR_CASES[_i].text, lo, hi, n_hi, SR_SAMPLES, mean, xv, bias, fabs(bias) / se);
+	fflush(stdout);
+	ck_assert_msg(fabs(mean - (lo + hi) / 2) <= 4 * se, "%s sr-equal: mean %.12g, (lo + hi) / 2 %.12g", f->name,
+	              mean, (lo + hi) / 2);
+	if (fabs(bias) > 8 * se)
+		ck_assert_msg(fabs(mean - xv) > 4 * se, "%s sr-equal: mean %.12g unbiased against x %.12g", f->name,
+		              mean, xv);
+	mpq_clear(q);
+	fmt_num_clear(&x);
+	oracle_clear(&o);
+}
+END_TEST
+
 static Suite *round_mpfr_sr_suite(void)
 {
 	Suite *s = suite_create("round_mpfr_sr");
 	TCase *tc = tcase_create("rule");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_sr_rule_by_hand);
+	tcase_add_test(tc, test_sr_equal_rule_by_hand);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("sr");
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_sr_statistics, 0, (int)(sizeof SR_CASES / sizeof SR_CASES[0]));
+	tcase_add_loop_test(tc, test_sr_equal_statistics, 0, (int)(sizeof SR_CASES / sizeof SR_CASES[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

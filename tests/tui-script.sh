@@ -23,9 +23,8 @@ tui_dumps
 
 # --- Home, help, a terminal too small, resize ---
 # Home lists the lessons with their section counts (the headings of each
-# lesson file, counted here with grep) and the labs (at 80x24 the seven
-# lessons leave the last lab, the Block explorer, below the list's fold);
-# the ? overlay lists
+# lesson file, counted here with grep) and the labs (at 80x24 the last, the
+# Block explorer, scrolls into view when selected); the ? overlay lists
 # the Home keys and then the global ones from the same tables as the keymap.
 script home <<'EOF'
 dump home
@@ -43,13 +42,14 @@ expect home home-help
 expect home too-small
 # back at 80x24 the same Home screen again
 expect home home-again home
-for lesson in mixed-precision memory-at-scale fp32-state residual-drift low-precision low-precision-training frontier; do
+for lesson in mixed-precision fp32-state residual-drift low-precision rounding-rules low-precision-training frontier; do
 	n=$(grep -c '^#' "$srcdir/lessons/$lesson.md")
 	case $lesson in
 	mixed-precision) title='Mixed precision training' ;;
 	memory-at-scale) title='Memory at scale' ;;
 	fp32-state) title='Why fp32 stays' ;;
 	low-precision) title='Below 16 bits: formats and scales' ;;
+	rounding-rules) title='Rounding rules: to odd' ;;
 	low-precision-training) title='Training in fp8 and fp4' ;;
 	frontier) title='The 4-bit frontier' ;;
 	*) title='Why long bf16 runs stall' ;;
@@ -250,8 +250,8 @@ has resume resumed "residual-drift  section [0-9]+/9  line $top/" "a new run's r
 
 # --- the mouse ---
 # Home's "Bit explorer" row is screen row 13 (title bar, a blank, "Lessons",
-# seven lessons, "Exercises", its item, "Labs": with that many lessons the
-# groups lose their blank lines to fit 80x24); in the explorer bf16 is the fourth format, its
+# eight lessons, "Exercises", its item, "Labs": with eight lessons the groups
+# lose their blank lines, and the last lab scrolls into view when selected); in the explorer bf16 is the fourth format, its
 # bits on screen row 2 + 1 + 3 * 3 = 12: sign at column 10, a blank, 8 exponent
 # bits at 12..19, a blank, 7 fraction bits at 21..27. Clicking column 27 and
 # pressing Space flips bf16's last bit: 0x3dcd (0.1) becomes 0x3dcc =

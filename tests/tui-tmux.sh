@@ -114,7 +114,7 @@ for size in 80x24 132x43; do
 	keys q
 
 	# an exercise, answered wrongly, then rightly: 7.4d, 0.1 in fp16 is 0x2e66
-	# (seven lessons, then All exercises)
+	# (eight lessons, then All exercises)
 	keys j j j j j j j Enter
 	check 'Home > Exercises' "the Exercises list opens"
 	check '\] round\.1 ' "it lists the exercises once loaded" 120

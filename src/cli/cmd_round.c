@@ -17,8 +17,8 @@
 static void round_help(void)
 {
 	printf("Usage: mixprec round [VALUE...] [--to F,...] [--mode M] [--seed N]\n"
-	       "                     [--saturate] [--flip-prob P [--flip-bits B]] [--csv]\n"
-	       "                     [--device cpu|cuda]\n"
+	       "                     [--saturate] [--via F:M] [--flip-prob P [--flip-bits B]]\n"
+	       "                     [--csv] [--device cpu|cuda]\n"
 	       "Rounds each VALUE, or each line of standard input when no VALUE is given,\n"
 	       "from its exact value into every format of --to, and shows the bits, the\n"
 	       "value, and the absolute and relative error.\n\n"
@@ -28,12 +28,21 @@ static void round_help(void)
 	       "                e5m2, fp4, e2m1, e3m2, e2m3, e4m3fnuz, ...)\n"
 	       "  --mode M      rne (default; nearest, ties to even), rna (ties away), rtz,\n"
 	       "                up, down, sr (stochastic: up with probability = the fraction\n"
-	       "                of the gap)\n"
-	       "  --seed N      seed for sr (default 0); value number i (from 0) uses the\n"
-	       "                random bits of element i of the stream, so runs are reproducible\n"
+	       "                of the gap), rto (round to odd: toward zero, then the last\n"
+	       "                bit set when inexact; never inf from a finite value), rnz\n"
+	       "                (nearest, ties toward zero), sr-equal (stochastic: either\n"
+	       "                neighbour with probability 1/2; up iff the 32 random bits\n"
+	       "                are below 2^31; past max: max or the overflow result)\n"
+	       "  --seed N      seed for sr and sr-equal (default 0); value number i (from 0)\n"
+	       "                uses the random bits of element i of the stream, so runs are\n"
+	       "                reproducible\n"
 	       "  --saturate    overflow and infinities give the largest finite value instead\n"
 	       "                of inf (or, for fp8-e4m3, the FNUZ formats, e8m0 and P3109's\n"
 	       "                finite formats, NaN); the integers and fp6/fp4 always saturate\n"
+	       "  --via F:M     round each value first into format F by mode M (deterministic:\n"
+	       "                not sr or sr-equal), then that into every --to format by --mode;\n"
+	       "                errors against the exact value (--via fp32:rto --to bf16:\n"
+	       "                round to odd prevents double rounding; --via fp32:rne shows it)\n"
 	       "  --flip-prob P soft errors after rounding, as CPFloat's flip and p: each\n"
 	       "                value, with probability P (0..1), gets exactly one bit of its\n"
 	       "                encoding flipped, drawn uniformly from --flip-bits; bits, value\n"
@@ -44,7 +53,8 @@ static void round_help(void)
 	       "                fraction), exp (the exponent field) or a bit number N (0 = the\n"
 	       "                least significant), which every --to format must have\n"
 	       "  --csv         CSV: input,format,mode,bits,value,abs_error,rel_error (with\n"
-	       "                --flip-prob also rounded_bits and flipped_bit, empty if none)\n"
+	       "                --via also via,via_bits after input; with --flip-prob also\n"
+	       "                rounded_bits and flipped_bit, empty if none)\n"
 	       "  --device D    cpu (default) or cuda: the bits come from the GPU's bulk\n"
 	       "                kernels (modes rne and sr; VALUEs must be fp32 values, as the\n"
 	       "                kernels round fp32 arrays); the same bits as the CPU's\n"
@@ -83,6 +93,9 @@ typedef struct {
 	bool cuda;
 	bool flip;          /* --flip-prob: each row's bits flipped after rounding */
 	flip_opts flip_opt;
+	bool via;            /* --via: the first rounding's format and mode */
+	fmt_id via_fmt;
+	fmt_mode via_mode;
 } round_job;
 
 /* One value of a batch. err holds its report when it cannot be rounded at
@@ -93,6 +106,9 @@ typedef struct {
 	char err[320];
 	bool parsed;   /* x holds a value to clear */
 	fmt_num x;
+	bool has_xv;   /* --via: xv holds x rounded into the via format (its bits via_bits) */
+	fmt_num xv;
+	uint32_t via_bits;
 } round_item;
 
 /* A batch of values; item k drives SR with element index0 + k of the stream. */
@@ -175,12 +191,13 @@ static bool round_row(round_job *job, const round_batch *b, size_t k, size_t i, 
 	ctl.rbits = rng_bits(job->seed, b->index0 + k);
 	unsigned flags = 0;
 	uint32_t bits = 0;
+	const fmt_num *in = it->has_xv ? &it->xv : &it->x;
 	if (!job->cuda || !job->csv)
-		bits = fmt_round_num(f, &ctl, &it->x, &flags);
+		bits = fmt_round_num(f, &ctl, in, &flags);
 	if (flags & FMT_FLAG_INVALID) {
 		cli_error("round", "%s'%s' cannot be rounded to %s: %s %s", it->where, it->text, f->name, f->name,
-		          fmt_invalid_reason(f, it->x.kind == NUM_NAN, it->x.kind == NUM_FINITE && mpq_sgn(it->x.mag) == 0,
-		                             it->x.neg));
+		          fmt_invalid_reason(f, in->kind == NUM_NAN, in->kind == NUM_FINITE && mpq_sgn(in->mag) == 0,
+		                             in->neg));
 		return false;
 	}
 	if (job->cuda) {
@@ -205,6 +222,13 @@ static bool round_row(round_job *job, const round_batch *b, size_t k, size_t i, 
 	fmt_error_text(&it->x, v, job->csv ? 10 : 4, abs_s, rel_s, sizeof abs_s);
 	if (job->csv) {
 		csvw_field(&job->w, it->text);
+		if (job->via) {
+			char vb[48];
+			const fmt_info *vf = fmt_get(job->via_fmt);
+			snprintf(vb, sizeof vb, "0x%0*x", fmt_hex_digits(vf), it->via_bits);
+			csvw_field(&job->w, vf->name);
+			csvw_field(&job->w, vb);
+		}
 		csvw_field(&job->w, f->name);
 		csvw_field(&job->w, fmt_mode_name(ctl.mode));
 		csvw_field(&job->w, bits_s);
@@ -237,6 +261,32 @@ static bool round_row(round_job *job, const round_batch *b, size_t k, size_t i, 
 	return true;
 }
 
+/* --via: the item's exact value rounded into the via format (xv, every
+ * format's value is exact in binary64); a value the format cannot hold
+ * gets its report in err. */
+static void round_item_via(const round_job *job, round_item *it)
+{
+	const fmt_info *vf = fmt_get(job->via_fmt);
+	fmt_round_ctl ctl = { .mode = job->via_mode, .saturate = job->ctl.saturate };
+	unsigned flags;
+	it->via_bits = fmt_round_num(vf, &ctl, &it->x, &flags);
+	if (flags & FMT_FLAG_INVALID) {
+		char msg[sizeof it->err];   /* composed apart: err and where share the batch */
+		snprintf(msg, sizeof msg, "%s'%s' cannot be rounded to %s (--via): %s %s", it->where, it->text, vf->name,
+		         vf->name, fmt_invalid_reason(vf, it->x.kind == NUM_NAN,
+		                                      it->x.kind == NUM_FINITE && mpq_sgn(it->x.mag) == 0, it->x.neg));
+		memcpy(it->err, msg, sizeof msg);
+		return;
+	}
+	double v = fmt_to_double(vf, it->via_bits);
+	fmt_num_init(&it->xv);
+	it->has_xv = true;
+	it->xv.neg = signbit(v) != 0;
+	it->xv.kind = isnan(v) ? NUM_NAN : isinf(v) ? NUM_INF : NUM_FINITE;
+	if (it->xv.kind == NUM_FINITE)
+		mpq_set_d(it->xv.mag, fabs(v));
+}
+
 /* Item k's text into its exact value, and for cuda into the kernels' fp32
  * input; a value that cannot be rounded gets its report in err. */
 static void round_item_parse(const round_job *job, round_batch *b, size_t k)
@@ -254,6 +304,8 @@ static void round_item_parse(const round_job *job, round_batch *b, size_t k)
 		memcpy(it->err, msg, sizeof msg);
 		return;
 	}
+	if (job->via)
+		round_item_via(job, it);
 	if (!job->cuda)
 		return;
 	fmt_round_ctl exact = { .mode = FMT_RNE };
@@ -265,6 +317,20 @@ static void round_item_parse(const round_job *job, round_batch *b, size_t k)
 		memcpy(it->err, msg, sizeof msg);
 	} else
 		memcpy(&b->in[k], &b32, 4);
+}
+
+/* The table's line of the first rounding (--via). */
+static void round_via_line(const round_job *job, const round_item *it)
+{
+	const fmt_info *vf = fmt_get(job->via_fmt);
+	char value[1200], bits_s[32];
+	double v = fmt_to_double(vf, it->via_bits);
+	snprintf(bits_s, sizeof bits_s, "0x%0*x", fmt_hex_digits(vf), it->via_bits);
+	numtext_exact(value, sizeof value, v);
+	if (numtext_sig_digits(value) > 40)
+		snprintf(value, sizeof value, "%.17g...", v);
+	printf("  via %-5s %-12s %-32s (%s), then into each format by %s\n", vf->name, bits_s, value,
+	       fmt_mode_name(job->via_mode), fmt_mode_name(job->ctl.mode));
 }
 
 /* Rounds and prints the batch's values, in order, and empties the batch.
@@ -285,13 +351,18 @@ static int round_batch_run(round_job *job, round_batch *b)
 		}
 		if (!job->csv)
 			printf("%s\n", it->text);
+		if (!job->csv && it->has_xv)
+			round_via_line(job, it);
 		for (size_t i = 0; i < job->nfmts && !env; i++)
 			if (!round_row(job, b, k, i, &env))
 				rc = CLI_USAGE;
 	}
-	for (size_t k = 0; k < b->n; k++)
+	for (size_t k = 0; k < b->n; k++) {
 		if (b->items[k].parsed)
 			fmt_num_clear(&b->items[k].x);
+		if (b->items[k].has_xv)
+			fmt_num_clear(&b->items[k].xv);
+	}
 	b->index0 += b->n;
 	b->n = 0;
 	b->used = 0;
@@ -331,6 +402,9 @@ static int round_parse_opts(int argc, char **argv, round_job *job, round_opts *o
 	job->csv = o->csv;
 	job->flip = o->flip;
 	job->flip_opt = o->flip_opt;
+	job->via = o->via;
+	job->via_fmt = o->via_fmt;
+	job->via_mode = o->via_mode;
 	char why[384];
 	if (o->cuda && gpu_ready(NULL, why, sizeof why) != MP_OK) {
 		cli_error("round", "--device cuda: %s", why);
@@ -418,8 +492,10 @@ int cmd_round(int argc, char **argv)
 	if (rc == CLI_OK && !o.help) {
 		if (job.csv) {
 			csvw_init(&job.w, stdout);
-			csvw_header(&job.w, job.flip ? "input,format,mode,bits,value,abs_error,rel_error,rounded_bits,flipped_bit"
-			                             : "input,format,mode,bits,value,abs_error,rel_error");
+			char head[160];
+			snprintf(head, sizeof head, "input,%sformat,mode,bits,value,abs_error,rel_error%s",
+			         job.via ? "via,via_bits," : "", job.flip ? ",rounded_bits,flipped_bit" : "");
+			csvw_header(&job.w, head);
 		}
 		rc = o.nvalues > 0 ? round_values(&job, b, o.values, o.nvalues) : round_stdin(&job, b);
 		if (!cli_flush_stdout("round"))

@@ -41,12 +41,12 @@ void quantize_random_help(void)
 	       "                formats' block sizes, so one outlier at most in any format's\n"
 	       "                block), a random place in each; tensor: K distinct places\n"
 	       "                anywhere (two may share a block)\n"
-	       "  --draws R     with --mode sr: R draws (default 1); errors are then root mean\n"
-	       "                squares over the draws, and sr_var (the mean over elements of\n"
-	       "                each element's variance over the draws, 1/(R-1), over\n"
-	       "                ||x||^2 / N), sr_bias (||mean of the draws - x|| / ||x||) and\n"
-	       "                sr_noise (sqrt(sr_var / R): the bias sampling alone gives an\n"
-	       "                unbiased SR) are shown\n"
+	       "  --draws R     with --mode sr or sr-equal: R draws (default 1); errors are\n"
+	       "                then root mean squares over the draws, and sr_var (the mean\n"
+	       "                over elements of each element's variance over the draws,\n"
+	       "                1/(R-1), over ||x||^2 / N), sr_bias (||mean of the draws - x||\n"
+	       "                / ||x||) and sr_noise (sqrt(sr_var / R): the bias sampling\n"
+	       "                alone gives an unbiased SR) are shown\n"
 	       "  --seed S      the values, the outliers and the draws (default 0); the same\n"
 	       "                figures on every machine and SIMD path\n");
 }
@@ -213,8 +213,9 @@ static bool parse_draws(const quantize_random_args *a, rht_probe_cfg *c)
 		cli_error("quantize", "--draws: %s is out of range (1..%d)", a->draws, PROBE_DRAWS_MAX);
 		return false;
 	}
-	if (u > 1 && c->mode != FMT_SR) {
-		cli_error("quantize", "--draws: %s draws need --mode sr (rne gives the same every time)", a->draws);
+	if (u > 1 && !quant_mode_draws(c->mode)) {
+		cli_error("quantize", "--draws: %s draws need --mode sr or sr-equal (%s gives the same every time)",
+		          a->draws, fmt_mode_name(c->mode));
 		return false;
 	}
 	c->draws = (size_t)u;

@@ -20,8 +20,9 @@ static mp_status bits_option(bits_opts *o, int c, const char *v, char *err, size
 	case 'm':
 		if (fmt_mode_arg(v, &o->mode, err, errlen) != MP_OK)
 			return MP_EINVAL;
-		if (o->mode == FMT_SR)
-			return mp_fail(MP_EINVAL, err, errlen, "--mode: sr is not offered here; use 'mixprec round --mode sr'");
+		if (o->mode == FMT_SR || o->mode == FMT_SR_EQUAL)   /* no random bits here */
+			return mp_fail(MP_EINVAL, err, errlen, "--mode: %s is not offered here; use 'mixprec round --mode %s'",
+			               fmt_mode_name(o->mode), fmt_mode_name(o->mode));
 		return MP_OK;
 	case 'r':
 		if (o->nraw == BITS_OPTS_MAX)

@@ -23,6 +23,7 @@ void bulk_params_init(bulk_params *p, const fmt_bulk_opts *o)
 	p->sign_shift = (uint32_t)(32 - f->width);
 	p->zero_unsigned = !fmt_has_neg_zero(f) && fmt_has_sign(f);
 	p->sr = o->mode == FMT_SR;
+	p->mode = (int)o->mode;
 	p->saturate = o->saturate;
 	/* the kernel's overflow and NaN rules know neither e8m0, the integers nor
 	 * P3109; its ties go to an even fraction, which a format without fraction
@@ -161,6 +162,11 @@ size_t fmt_bulk_elem_size(fmt_id fmt)
 
 /* --- dispatch --- */
 
+bool fmt_bulk_mode_ok(fmt_mode m)
+{
+	return m == FMT_RNE || m == FMT_SR || m == FMT_RTO || m == FMT_RNZ || m == FMT_SR_EQUAL;
+}
+
 static mp_status resolve(fmt_simd *path)
 {
 	if (*path == FMT_SIMD_AUTO)
@@ -181,7 +187,7 @@ typedef enum { OP_ENCODE, OP_QUANTIZE, OP_ACCUMULATE } bulk_op;
 static inline uint32_t scalar_encode(const bulk_params *p, uint32_t x, uint32_t r)
 {
 	if (p->by_core) {
-		fmt_round_ctl ctl = { .mode = p->sr ? FMT_SR : FMT_RNE, .saturate = p->saturate, .rbits = r };
+		fmt_round_ctl ctl = { .mode = (fmt_mode)p->mode, .saturate = p->saturate, .rbits = r };
 		return fmt_round_double(fmt_get(p->fmt), &ctl, (double)bulk_u2f(x), NULL);
 	}
 	return bulk_encode1(p, x, r);
@@ -200,9 +206,10 @@ static size_t scalar_run(const bulk_params *p, bulk_op op, rng_key k, uint32_t l
 {
 	bulk_params rne = *p;
 	rne.sr = 0;
+	rne.mode = FMT_RNE;
 	size_t size = fmt_bulk_elem_size(p->fmt), unchanged = 0;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t r = p->sr ? rng_bits_keyed(k, lo + (uint32_t)i) : 0;
+		uint32_t r = bulk_draws(p) ? rng_bits_keyed(k, lo + (uint32_t)i) : 0;
 		if (op == OP_ENCODE) {
 			bulk_store_elem(out, i, size, scalar_encode(p, bulk_f2u(in[i]), r));
 		} else if (op == OP_QUANTIZE) {
@@ -255,7 +262,7 @@ static mp_status run_rounding(fmt_simd path, const fmt_bulk_opts *o, bulk_op op,
 {
 	if (unchanged)
 		*unchanged = 0;
-	if (o->mode != FMT_RNE && o->mode != FMT_SR)
+	if (!fmt_bulk_mode_ok(o->mode))
 		return MP_EUNSUPPORTED;
 	if ((unsigned)o->fmt >= FMT_COUNT)
 		return MP_EFORMAT;

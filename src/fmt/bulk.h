@@ -27,10 +27,10 @@ typedef enum {
 
 typedef struct {
 	fmt_id fmt;
-	fmt_mode mode;      /* FMT_RNE or FMT_SR */
+	fmt_mode mode;      /* FMT_RNE, FMT_SR, FMT_RTO, FMT_RNZ or FMT_SR_EQUAL (fmt_bulk_mode_ok) */
 	bool saturate;
-	uint64_t seed;      /* SR */
-	uint64_t index0;    /* SR: index of element 0 in the stream */
+	uint64_t seed;      /* sr, sr-equal */
+	uint64_t index0;    /* sr, sr-equal: index of element 0 in the stream */
 } fmt_bulk_opts;
 
 /* The best path this CPU supports (detected once). */
@@ -40,8 +40,12 @@ const char *fmt_simd_name(fmt_simd path);
 /* Element size of the encoded format in bytes. */
 size_t fmt_bulk_elem_size(fmt_id fmt);
 
-/* fp32 -> format. MP_EUNSUPPORTED for modes other than RNE/SR or a path the
- * CPU lacks. */
+/* The modes the bulk functions take: rne, sr, rto, rnz, sr-equal (not rna,
+ * rtz, up, down). */
+bool fmt_bulk_mode_ok(fmt_mode m);
+
+/* fp32 -> format. MP_EUNSUPPORTED for a mode fmt_bulk_mode_ok refuses or a
+ * path the CPU lacks. */
 mp_status fmt_bulk_encode(fmt_simd path, const fmt_bulk_opts *o, void *out, const float *in, size_t n);
 /* format -> fp32 (exact; NaN becomes fp32's canonical quiet NaN). */
 mp_status fmt_bulk_decode(fmt_simd path, fmt_id fmt, float *out, const void *in, size_t n);

@@ -18,7 +18,7 @@ typedef struct {
 	__m128i sign_count;                        /* encode_fast: sign_shift, as a shift count */
 	__mmask16 ov_signed;
 	uint16_t ov_bits16, nan_bits16;            /* fp16 and fp8 lines: ov_bits and nan_bits */
-	int sr, saturate;
+	int saturate;
 	fmt_id fmt;
 } vparams;
 
@@ -58,7 +58,6 @@ T512 static inline __attribute__((always_inline)) vparams vparams_load(const bul
 		.ov_signed = p->ov_signed ? 0xffff : 0,
 		.ov_bits16 = (uint16_t)p->ov_bits,
 		.nan_bits16 = (uint16_t)p->nan_bits,
-		.sr = p->sr,
 		.saturate = p->ov_bits == p->max_bits,
 		.fmt = p->fmt,
 	};
@@ -97,8 +96,10 @@ T512 static inline __attribute__((always_inline)) __m512i rand16_not_top16(const
 	return _mm512_xor_si512(mix32_body(v, idx), v->nk2);
 }
 
-/* bulk_encode1 in 16 lanes. */
-T512 static inline __attribute__((always_inline)) __m512i encode_generic(const vparams *v, __m512i x, __m512i r)
+/* bulk_encode1 in 16 lanes, for every mode of the kernels (the kinds
+ * KIND_GEN_*; r: the lanes' random bits where the mode draws). */
+T512 static inline __attribute__((always_inline)) __m512i encode_generic(const vparams *v, int mode, __m512i x,
+                                                                        __m512i r)
 {
 	const __m512i one = _mm512_set1_epi32(1), c32 = _mm512_set1_epi32(32);
 	__m512i sign = _mm512_srlv_epi32(_mm512_and_si512(x, _mm512_set1_epi32((int)0x80000000u)),
@@ -115,12 +116,23 @@ T512 static inline __attribute__((always_inline)) __m512i encode_generic(const v
 	__m512i kept = _mm512_srlv_epi32(val, s);
 	__m512i hi = _mm512_or_si512(_mm512_sllv_epi32(val, _mm512_sub_epi32(c32, s)),
 	                             _mm512_srlv_epi32(val, _mm512_sub_epi32(s, c32)));
-	__mmask16 up;
-	if (v->sr) {
+	__mmask16 up, stay = 0;   /* stay: finite lanes past max that give max (rto, sr-equal down) */
+	__mmask16 inexact = _mm512_test_epi32_mask(val, _mm512_sub_epi32(_mm512_sllv_epi32(one, s), one));
+	__mmask16 finite = _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32(0x7f800000));
+	if (mode == FMT_SR) {
 		__m512i below_mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, _mm512_sub_epi32(s, c32)), one);
 		__mmask16 below = _mm512_cmpgt_epu32_mask(s, c32) & _mm512_test_epi32_mask(val, below_mask);
 		__m512i t = _mm512_mask_add_epi32(hi, below, hi, one);
 		up = _mm512_cmplt_epu32_mask(r, t);
+	} else if (mode == FMT_RTO) {
+		up = inexact & _mm512_testn_epi32_mask(kept, one);
+		stay = finite;
+	} else if (mode == FMT_SR_EQUAL) {
+		__mmask16 low = _mm512_cmplt_epu32_mask(r, _mm512_set1_epi32((int)0x80000000u));
+		up = inexact & low;
+		stay = finite & (__mmask16)~low;
+	} else if (mode == FMT_RNZ) {
+		up = _mm512_cmpgt_epu32_mask(hi, _mm512_set1_epi32((int)0x80000000u));
 	} else {
 		__m512i thr = _mm512_sub_epi32(_mm512_set1_epi32((int)0x80000000u), _mm512_and_si512(kept, one));
 		up = _mm512_cmpgt_epu32_mask(hi, thr);
@@ -129,7 +141,8 @@ T512 static inline __attribute__((always_inline)) __m512i encode_generic(const v
 	enc = _mm512_mask_sub_epi32(enc, normal, enc, v->rebias);
 	__mmask16 ov = _mm512_cmpgt_epu32_mask(enc, v->max_bits);
 	enc = _mm512_mask_mov_epi32(enc, ov, v->ov_bits);
-	__mmask16 keep_sign = (__mmask16)(~nan & ~(ov & ~v->ov_signed));
+	enc = _mm512_mask_mov_epi32(enc, ov & stay, v->max_bits);
+	__mmask16 keep_sign = (__mmask16)(~nan & ~(ov & ~stay & ~v->ov_signed));
 	enc = _mm512_mask_or_epi32(enc, keep_sign, enc, sign);
 	return _mm512_mask_mov_epi32(enc, nan, v->nan_bits);
 }
@@ -204,11 +217,23 @@ typedef enum {
 	KIND_FAST_SR,    /* encode_fast: fp16 and the fp8 formats */
 	KIND_GEN_RNE,    /* encode_generic, any format */
 	KIND_GEN_SR,
+	KIND_GEN_RTO,    /* encode_generic in the other modes, any format */
+	KIND_GEN_RNZ,
+	KIND_GEN_SRE,    /* sr-equal */
 } kernel_kind;
+
+/* The mode of a generic kind. */
+T512 static inline __attribute__((always_inline)) int gen_mode(kernel_kind kind)
+{
+	return kind == KIND_GEN_SR ? FMT_SR : kind == KIND_GEN_RTO ? FMT_RTO : kind == KIND_GEN_RNZ ? FMT_RNZ
+	       : kind == KIND_GEN_SRE ? FMT_SR_EQUAL : FMT_RNE;
+}
 
 static kernel_kind kind_for(const bulk_params *p)
 {
 	bool saturate = p->ov_bits == p->max_bits;
+	if (p->mode == FMT_RTO || p->mode == FMT_RNZ || p->mode == FMT_SR_EQUAL)
+		return p->mode == FMT_RTO ? KIND_GEN_RTO : p->mode == FMT_RNZ ? KIND_GEN_RNZ : KIND_GEN_SRE;
 	if (p->fmt == FMT_BF16 && !saturate)
 		return p->sr ? KIND_BF16_SR : KIND_BF16_RNE;
 	if (p->fmt == FMT_FP16 && !p->sr && !saturate)
@@ -276,15 +301,16 @@ T512 static inline __attribute__((always_inline)) __m512i encode16_v(const vpara
 	case KIND_FAST_SR:
 		return encode_fast(v, true, x, rand16_not(v, idx));
 	case KIND_GEN_SR:
-		return encode_generic(v, x, rand16(v, idx));
+	case KIND_GEN_SRE:
+		return encode_generic(v, gen_mode(kind), x, rand16(v, idx));
 	default:
-		return encode_generic(v, x, _mm512_setzero_si512());
+		return encode_generic(v, gen_mode(kind), x, _mm512_setzero_si512());
 	}
 }
 
 T512 static inline __attribute__((always_inline)) bool kind_is_sr(kernel_kind kind)
 {
-	return kind == KIND_BF16_SR || kind == KIND_FAST_SR || kind == KIND_GEN_SR;
+	return kind == KIND_BF16_SR || kind == KIND_FAST_SR || kind == KIND_GEN_SR || kind == KIND_GEN_SRE;
 }
 
 /* encode16_v for the lanes idx_lo + 0..15. */
@@ -454,7 +480,7 @@ T512 static inline __attribute__((always_inline)) void encode_all(const bulk_par
 		/* head: single elements until the output is 64-byte aligned */
 		size_t head = ((64 - ((uintptr_t)out & 63)) & 63) / size;
 		for (; i < head; i++) {
-			uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
+			uint32_t r = bulk_draws(p) ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
 			bulk_store_elem(out, i, size, bulk_encode1(p, bulk_f2u(in[i]), r));
 		}
 		size_t per_line = 64 / size;
@@ -497,6 +523,15 @@ ENCODE_VARIANT(encode_fast_rne_1, KIND_FAST_RNE, 1)
 ENCODE_VARIANT(encode_fast_rne_2, KIND_FAST_RNE, 2)
 ENCODE_VARIANT(encode_fast_sr_1, KIND_FAST_SR, 1)
 ENCODE_VARIANT(encode_fast_sr_2, KIND_FAST_SR, 2)
+ENCODE_VARIANT(encode_gen_rto_1, KIND_GEN_RTO, 1)
+ENCODE_VARIANT(encode_gen_rto_2, KIND_GEN_RTO, 2)
+ENCODE_VARIANT(encode_gen_rto_4, KIND_GEN_RTO, 4)
+ENCODE_VARIANT(encode_gen_rnz_1, KIND_GEN_RNZ, 1)
+ENCODE_VARIANT(encode_gen_rnz_2, KIND_GEN_RNZ, 2)
+ENCODE_VARIANT(encode_gen_rnz_4, KIND_GEN_RNZ, 4)
+ENCODE_VARIANT(encode_gen_sre_1, KIND_GEN_SRE, 1)
+ENCODE_VARIANT(encode_gen_sre_2, KIND_GEN_SRE, 2)
+ENCODE_VARIANT(encode_gen_sre_4, KIND_GEN_SRE, 4)
 
 void bulk_avx512_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *out, const float *in, size_t n)
 {
@@ -517,6 +552,15 @@ void bulk_avx512_encode(const bulk_params *p, rng_key k, uint32_t idx_lo, void *
 		break;
 	case KIND_FAST_SR:
 		(size == 1 ? encode_fast_sr_1 : encode_fast_sr_2)(p, k, idx_lo, out, in, n);
+		break;
+	case KIND_GEN_RTO:
+		(size == 1 ? encode_gen_rto_1 : size == 2 ? encode_gen_rto_2 : encode_gen_rto_4)(p, k, idx_lo, out, in, n);
+		break;
+	case KIND_GEN_RNZ:
+		(size == 1 ? encode_gen_rnz_1 : size == 2 ? encode_gen_rnz_2 : encode_gen_rnz_4)(p, k, idx_lo, out, in, n);
+		break;
+	case KIND_GEN_SRE:
+		(size == 1 ? encode_gen_sre_1 : size == 2 ? encode_gen_sre_2 : encode_gen_sre_4)(p, k, idx_lo, out, in, n);
 		break;
 	}
 }
@@ -571,6 +615,9 @@ QUANTIZE_VARIANT(quantize_gen_rne, KIND_GEN_RNE)
 QUANTIZE_VARIANT(quantize_gen_sr, KIND_GEN_SR)
 QUANTIZE_VARIANT(quantize_fast_rne, KIND_FAST_RNE)
 QUANTIZE_VARIANT(quantize_fast_sr, KIND_FAST_SR)
+QUANTIZE_VARIANT(quantize_gen_rto, KIND_GEN_RTO)
+QUANTIZE_VARIANT(quantize_gen_rnz, KIND_GEN_RNZ)
+QUANTIZE_VARIANT(quantize_gen_sre, KIND_GEN_SRE)
 
 void bulk_avx512_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, size_t n)
 {
@@ -583,6 +630,9 @@ void bulk_avx512_quantize(const bulk_params *p, rng_key k, uint32_t idx_lo, floa
 	case KIND_GEN_SR:   quantize_gen_sr(p, k, idx_lo, x, n); break;
 	case KIND_FAST_RNE: quantize_fast_rne(p, k, idx_lo, x, n); break;
 	case KIND_FAST_SR:  quantize_fast_sr(p, k, idx_lo, x, n); break;
+	case KIND_GEN_RTO:  quantize_gen_rto(p, k, idx_lo, x, n); break;
+	case KIND_GEN_RNZ:  quantize_gen_rnz(p, k, idx_lo, x, n); break;
+	case KIND_GEN_SRE:  quantize_gen_sre(p, k, idx_lo, x, n); break;
 	}
 }
 
@@ -604,8 +654,10 @@ T512 static inline __attribute__((always_inline)) size_t accumulate_all(const bu
 	/* Kahan's compensation is always rounded to nearest */
 	bulk_params prne = *p;
 	prne.sr = 0;
+	prne.mode = FMT_RNE;
 	vparams vr = vparams_load(&prne, k);
-	kernel_kind kr = kind == KIND_BF16_SR   ? KIND_BF16_RNE
+	kernel_kind kr = kind == KIND_GEN_RTO || kind == KIND_GEN_RNZ || kind == KIND_GEN_SRE ? kind_for(&prne)
+	                 : kind == KIND_BF16_SR ? KIND_BF16_RNE
 	                 : kind == KIND_GEN_SR  ? KIND_GEN_RNE
 	                 : kind == KIND_FAST_SR ? (p->fmt == FMT_FP16 && p->ov_bits != p->max_bits ? KIND_FP16_RNE
 	                                                                                         : KIND_FAST_RNE)
@@ -645,6 +697,9 @@ ACCUMULATE_VARIANT(accumulate_gen_rne, KIND_GEN_RNE)
 ACCUMULATE_VARIANT(accumulate_gen_sr, KIND_GEN_SR)
 ACCUMULATE_VARIANT(accumulate_fast_rne, KIND_FAST_RNE)
 ACCUMULATE_VARIANT(accumulate_fast_sr, KIND_FAST_SR)
+ACCUMULATE_VARIANT(accumulate_gen_rto, KIND_GEN_RTO)
+ACCUMULATE_VARIANT(accumulate_gen_rnz, KIND_GEN_RNZ)
+ACCUMULATE_VARIANT(accumulate_gen_sre, KIND_GEN_SRE)
 
 size_t bulk_avx512_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, float *x, float *comp,
                               const float *u, size_t n)
@@ -657,6 +712,9 @@ size_t bulk_avx512_accumulate(const bulk_params *p, rng_key k, uint32_t idx_lo, 
 	case KIND_GEN_RNE:  return accumulate_gen_rne(p, k, idx_lo, x, comp, u, n);
 	case KIND_FAST_RNE: return accumulate_fast_rne(p, k, idx_lo, x, comp, u, n);
 	case KIND_FAST_SR:  return accumulate_fast_sr(p, k, idx_lo, x, comp, u, n);
+	case KIND_GEN_RTO:  return accumulate_gen_rto(p, k, idx_lo, x, comp, u, n);
+	case KIND_GEN_RNZ:  return accumulate_gen_rnz(p, k, idx_lo, x, comp, u, n);
+	case KIND_GEN_SRE:  return accumulate_gen_sre(p, k, idx_lo, x, comp, u, n);
 	default:            return accumulate_gen_sr(p, k, idx_lo, x, comp, u, n);
 	}
 }

@@ -45,7 +45,7 @@ VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t si
 		/* head: single elements until the output is aligned to a register */
 		size_t head = ((VB_LINE - ((uintptr_t)out & (VB_LINE - 1))) & (VB_LINE - 1)) / size;
 		for (; i < head; i++) {
-			uint32_t r = p->sr ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
+			uint32_t r = bulk_draws(p) ? rng_bits_keyed(k, idx_lo + (uint32_t)i) : 0;
 			bulk_store_elem(out, i, size, bulk_encode1(p, bulk_f2u(in[i]), r));
 		}
 		size_t per = VB_LINE / size;
@@ -101,6 +101,7 @@ VB_INLINE size_t VB_NAME(accumulate_all)(const bulk_params *p, bb_kind kind, rng
 	const VB_NAME(par) v = VB_NAME(par_of)(p, k);
 	bulk_params prne = *p;
 	prne.sr = 0;
+	prne.mode = FMT_RNE;
 	const VB_NAME(par) vr = VB_NAME(par_of)(&prne, k);
 	const bb_kind kr = VB_NAME(kind_of)(&prne);
 	const VB_U lanes = VB_NAME(lanes)();
@@ -135,52 +136,11 @@ VB_INLINE size_t VB_NAME(accumulate_all)(const bulk_params *p, bb_kind kind, rng
 	return unchanged;
 }
 
-/* codes -> fp32 patterns (bulk_decode1). The fp8 formats by their tables
- * (AVX2: one gather), fp16 by F16C or by its parts. */
-VB_INLINE VB_U VB_NAME(decode)(fmt_id fmt, VB_U b)
-{
-	const VB_U qnan = VB_NAME(splat)(0x7fc00000u);
-	switch (fmt) {
-	case FMT_BF16:
-	case FMT_TF32: {
-		VB_U y = b << (fmt == FMT_BF16 ? 16 : 13);
-		return VB_NAME(sel)(VB_NAME(nan_mask)(y), qnan, y);
-	}
-	case FMT_FP16: {
-#if VB_AVX2
-		VB_U y = (VB_U)_mm256_cvtph_ps(_mm256_castsi256_si128((__m256i)VB_NAME(pack16)(b, b)));
-#else
-		VB_U e = (b >> 10) & 0x1fu, m = b & 0x3ffu, sign = (b & 0x8000u) << 16;
-		VB_U y = ((e + 112u) << 23) | (m << 13);
-		y = VB_NAME(sel)((VB_U)(e == 0u), (VB_U)(VB_NAME(u2f)(m) * 0x1p-24f), y);
-		y = VB_NAME(sel)((VB_U)(e == 0x1fu), 0x7f800000u | ((VB_U)(m != 0u) & 0x400000u), y);
-		y |= sign;
-#endif
-		return VB_NAME(sel)(VB_NAME(nan_mask)(y), qnan, y);
-	}
-	case FMT_E4M3:
-	case FMT_E5M2: {
-		const float *tab = bulk_decode_table[fmt];
-#if VB_AVX2
-		return (VB_U)_mm256_i32gather_ps(tab, (__m256i)b, 4);
-#else
-		uint32_t t[VB_W], o[VB_W];
-		memcpy(t, &b, sizeof t);
-		for (int j = 0; j < VB_W; j++)
-			memcpy(&o[j], &tab[t[j] & 0xffu], 4);
-		return VB_NAME(load)(o);
-#endif
-	}
-	default:
-		return VB_NAME(sel)(VB_NAME(nan_mask)(b), qnan, b);
-	}
-}
-
 VB_INLINE void VB_NAME(decode_all)(fmt_id fmt, float *out, const void *in, size_t n)
 {
 	size_t size = fmt_bulk_elem_size(fmt), i = 0;
 	for (; i + VB_W <= n; i += VB_W)
-		VB_NAME(store)(out + i, VB_NAME(decode)(fmt, VB_NAME(load_elems)((const char *)in + i * size, size)));
+		VB_NAME(store)(out + i, VB_NAME(code_decode)(fmt, VB_NAME(load_elems)((const char *)in + i * size, size)));
 	for (; i < n; i++)
 		out[i] = bulk_u2f(bulk_decode1(fmt, bulk_load_elem(in, i, size)));
 }
@@ -202,6 +162,15 @@ BB_ENCODE(BB_FAST_SR, 1)
 BB_ENCODE(BB_FAST_SR, 2)
 BB_ENCODE(BB_FAST_SR, 4)
 BB_ENCODE(BB_FP32, 4)
+BB_ENCODE(BB_GEN_RTO, 1)
+BB_ENCODE(BB_GEN_RTO, 2)
+BB_ENCODE(BB_GEN_RTO, 4)
+BB_ENCODE(BB_GEN_RNZ, 1)
+BB_ENCODE(BB_GEN_RNZ, 2)
+BB_ENCODE(BB_GEN_RNZ, 4)
+BB_ENCODE(BB_GEN_SRE, 1)
+BB_ENCODE(BB_GEN_SRE, 2)
+BB_ENCODE(BB_GEN_SRE, 4)
 #if VB_AVX2
 BB_ENCODE(BB_FP16_F16C, 2)
 #endif
@@ -220,6 +189,18 @@ static void VB_NAME(bulk_encode)(const bulk_params *p, rng_key k, uint32_t lo, v
 	case BB_FAST_SR:
 		(size == 1 ? VB_NAME(enc_BB_FAST_SR_1) : size == 2 ? VB_NAME(enc_BB_FAST_SR_2)
 		                                                   : VB_NAME(enc_BB_FAST_SR_4))(p, k, lo, out, in, n);
+		break;
+	case BB_GEN_RTO:
+		(size == 1 ? VB_NAME(enc_BB_GEN_RTO_1) : size == 2 ? VB_NAME(enc_BB_GEN_RTO_2)
+		                                                   : VB_NAME(enc_BB_GEN_RTO_4))(p, k, lo, out, in, n);
+		break;
+	case BB_GEN_RNZ:
+		(size == 1 ? VB_NAME(enc_BB_GEN_RNZ_1) : size == 2 ? VB_NAME(enc_BB_GEN_RNZ_2)
+		                                                   : VB_NAME(enc_BB_GEN_RNZ_4))(p, k, lo, out, in, n);
+		break;
+	case BB_GEN_SRE:
+		(size == 1 ? VB_NAME(enc_BB_GEN_SRE_1) : size == 2 ? VB_NAME(enc_BB_GEN_SRE_2)
+		                                                   : VB_NAME(enc_BB_GEN_SRE_4))(p, k, lo, out, in, n);
 		break;
 	default:
 		(size == 1 ? VB_NAME(enc_BB_FAST_RNE_1) : size == 2 ? VB_NAME(enc_BB_FAST_RNE_2)
@@ -243,6 +224,9 @@ BB_QUANTIZE(BB_BF16_SR)
 BB_QUANTIZE(BB_FAST_RNE)
 BB_QUANTIZE(BB_FAST_SR)
 BB_QUANTIZE(BB_FP32)
+BB_QUANTIZE(BB_GEN_RTO)
+BB_QUANTIZE(BB_GEN_RNZ)
+BB_QUANTIZE(BB_GEN_SRE)
 #if VB_AVX2
 BB_QUANTIZE(BB_FP16_F16C)
 #endif
@@ -258,6 +242,9 @@ static void VB_NAME(bulk_quantize)(const bulk_params *p, rng_key k, uint32_t lo,
 #endif
 	case BB_FAST_SR:  VB_NAME(q_BB_FAST_SR)(p, k, lo, x, n); break;
 	case BB_FP32:     VB_NAME(q_BB_FP32)(p, k, lo, x, n); break;
+	case BB_GEN_RTO:  VB_NAME(q_BB_GEN_RTO)(p, k, lo, x, n); break;
+	case BB_GEN_RNZ:  VB_NAME(q_BB_GEN_RNZ)(p, k, lo, x, n); break;
+	case BB_GEN_SRE:  VB_NAME(q_BB_GEN_SRE)(p, k, lo, x, n); break;
 	default:          VB_NAME(q_BB_FAST_RNE)(p, k, lo, x, n); break;
 	}
 }
@@ -273,6 +260,9 @@ static size_t VB_NAME(bulk_accumulate)(const bulk_params *p, rng_key k, uint32_t
 #endif
 	case BB_FAST_SR:  return VB_NAME(a_BB_FAST_SR)(p, k, lo, x, comp, u, n);
 	case BB_FP32:     return VB_NAME(a_BB_FP32)(p, k, lo, x, comp, u, n);
+	case BB_GEN_RTO:  return VB_NAME(a_BB_GEN_RTO)(p, k, lo, x, comp, u, n);
+	case BB_GEN_RNZ:  return VB_NAME(a_BB_GEN_RNZ)(p, k, lo, x, comp, u, n);
+	case BB_GEN_SRE:  return VB_NAME(a_BB_GEN_SRE)(p, k, lo, x, comp, u, n);
 	default:          return VB_NAME(a_BB_FAST_RNE)(p, k, lo, x, comp, u, n);
 	}
 }

@@ -29,6 +29,7 @@ typedef struct {
 	uint32_t sign_shift;    /* 32 - width */
 	uint32_t zero_unsigned; /* 1 where -0 does not exist (FNUZ): a zero result drops the sign */
 	int sr;
+	int mode;               /* the fmt_mode: rne and sr, or rto, rnz, sr-equal (sr is 0 for these) */
 	int saturate;           /* the caller's saturate flag (e8m0's scalar core) */
 	int by_core;            /* e8m0: every element through fmt_round_double (bulk.c) */
 } bulk_params;
@@ -47,7 +48,18 @@ static inline MP_HD uint32_t bulk_shl(uint32_t v, uint32_t n) { return n >= 32 ?
 static inline MP_HD uint32_t bulk_shr(uint32_t v, uint32_t n) { return n >= 32 ? 0 : v >> n; }
 #endif
 
-/* One element: fp32 pattern x and random bits r (ignored unless p->sr). */
+/* Whether the mode reads an element's random bits (sr, sr-equal). */
+static inline MP_HD int bulk_draws(const bulk_params *p)
+{
+	return p->sr || p->mode == FMT_SR_EQUAL;
+}
+
+/* One element: fp32 pattern x and random bits r (ignored unless
+ * bulk_draws). Every mode of fmt/round.h's rules but rtz, up and down:
+ * rto sets the kept bits' last bit when inexact, rnz goes up only above
+ * the midpoint, sr-equal goes up iff r < 2^31 (fmt_sr_equal_round_up);
+ * past max a finite value gives max under rto, and under sr-equal when the
+ * draw stays down. */
 static inline MP_HD uint32_t bulk_encode1(const bulk_params *p, uint32_t x, uint32_t r)
 {
 	uint32_t sign = (x >> 31) << (31 - p->sign_shift);
@@ -70,12 +82,21 @@ static inline MP_HD uint32_t bulk_encode1(const bulk_params *p, uint32_t x, uint
 	if (p->sr) {
 		uint32_t below = s > 32 && (v & (bulk_shl(1, s - 32) - 1u)) != 0;
 		up = r < hi + below;
+	} else if (p->mode == FMT_RTO || p->mode == FMT_SR_EQUAL) {
+		/* a count of 32 or more makes the mask all ones: every bit discarded */
+		uint32_t inexact = (v & (bulk_shl(1, s) - 1u)) != 0;
+		up = inexact && (p->mode == FMT_RTO ? !(kept & 1u) : r < 0x80000000u);
+	} else if (p->mode == FMT_RNZ) {
+		up = hi > 0x80000000u;
 	} else {
 		up = hi > 0x80000000u - (kept & 1u);
 	}
 	uint32_t enc = kept + up - (normal ? p->rebias : 0);
-	if (enc > p->max_bits)
+	if (enc > p->max_bits) {
+		if (a < 0x7f800000u && (p->mode == FMT_RTO || (p->mode == FMT_SR_EQUAL && r >= 0x80000000u)))
+			return p->max_bits | sign;
 		return p->ov_signed ? (p->ov_bits | sign) : p->ov_bits;
+	}
 	if (enc == 0 && p->zero_unsigned)
 		return 0;   /* FNUZ: the sign alone is the NaN */
 	return enc | sign;

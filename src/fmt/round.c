@@ -7,6 +7,7 @@
 static const char *const mode_names[FMT_MODE_COUNT] = {
 	[FMT_RNE] = "rne", [FMT_RNA] = "rna", [FMT_RTZ] = "rtz",
 	[FMT_UP] = "up", [FMT_DOWN] = "down", [FMT_SR] = "sr",
+	[FMT_RTO] = "rto", [FMT_RNZ] = "rnz", [FMT_SR_EQUAL] = "sr-equal",
 };
 
 const char *fmt_mode_name(fmt_mode m)
@@ -16,7 +17,7 @@ const char *fmt_mode_name(fmt_mode m)
 
 const char *fmt_mode_known(void)
 {
-	return "rne, rna, rtz, up, down, sr";
+	return "rne, rna, rtz, up, down, sr, rto, rnz, sr-equal";
 }
 
 mp_status fmt_mode_parse(const char *name, fmt_mode *m)
@@ -60,8 +61,10 @@ static uint32_t overflow_result(const fmt_info *f, const fmt_round_ctl *ctl, boo
 	bool to_inf;
 	switch (ctl->mode) {
 	case FMT_RTZ:  to_inf = false; break;
+	case FMT_RTO:  to_inf = false; break;   /* truncation first: never past the largest value */
 	case FMT_UP:   to_inf = !neg; break;
 	case FMT_DOWN: to_inf = neg; break;
+	case FMT_SR_EQUAL: to_inf = fmt_sr_equal_round_up(ctl->rbits); break;
 	default:       to_inf = true; break;
 	}
 	if (!to_inf || ctl->saturate)
@@ -129,7 +132,7 @@ static bool any_below(uint64_t sig, long pos)
 /* Whether the magnitude moves up to the next grid point, by the mode: odd
  * says the kept last place is odd, frac_hi32 holds the first 32 discarded
  * bits and below32 whether any lie under them. */
-static bool mag_up(const fmt_round_ctl *ctl, bool neg, bool odd, uint32_t frac_hi32, bool below32)
+static bool mag_up(const fmt_round_ctl *ctl, bool neg, bool odd, bool kept_odd, uint32_t frac_hi32, bool below32)
 {
 	bool inexact = frac_hi32 != 0 || below32;
 	bool half = (frac_hi32 >> 31) & 1;
@@ -141,6 +144,11 @@ static bool mag_up(const fmt_round_ctl *ctl, bool neg, bool odd, uint32_t frac_h
 	case FMT_UP:   return inexact && !neg;
 	case FMT_DOWN: return inexact && neg;
 	case FMT_SR:   return inexact && fmt_sr_round_up(ctl->rbits, frac_hi32, below32);
+	/* the kept significand's last bit, the implicit one included: without
+	 * fraction bits a normal significand is 1, odd */
+	case FMT_RTO:  return inexact && !kept_odd;
+	case FMT_RNZ:  return half && rest;
+	case FMT_SR_EQUAL: return inexact && fmt_sr_equal_round_up(ctl->rbits);
 	default:       return false;
 	}
 }
@@ -163,7 +171,7 @@ static uint32_t round_int(const fmt_info *f, const fmt_round_ctl *ctl, bool neg,
 	uint32_t frac_hi32 = bit_field(sig, d - 32, 32);
 	bool below32 = any_below(sig, d - 32) || sticky;
 	unsigned fl = frac_hi32 != 0 || below32 ? FMT_FLAG_INEXACT : 0;
-	uint64_t m = kept + (mag_up(ctl, neg, kept & 1, frac_hi32, below32) ? 1 : 0);
+	uint64_t m = kept + (mag_up(ctl, neg, kept & 1, kept & 1, frac_hi32, below32) ? 1 : 0);
 	if (m > limit) {
 		if (flags)
 			*flags = FMT_FLAG_OVERFLOW | FMT_FLAG_INEXACT;
@@ -218,7 +226,7 @@ uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, 
 	 * bit is the exponent's, not the significand's (always 1) */
 	bool odd = fb > 0 || exp2 < emin ? (kept & 1) : ((exp2 + f->bias) & 1);
 
-	uint64_t m = kept + (mag_up(ctl, neg, odd, frac_hi32, below32) ? 1 : 0);
+	uint64_t m = kept + (mag_up(ctl, neg, odd, kept & 1, frac_hi32, below32) ? 1 : 0);
 
 	if (inexact) {
 		fl |= FMT_FLAG_INEXACT;

@@ -19,7 +19,10 @@
  *   (saturating) and tf32 span fp32's exponents: the carry serves their
  *   subnormal results too. Overflow is min(code,
  *   ov_bits), as ov_bits is max_bits or max_bits + 1 for every format here
- *   (bulk_params_init), then the sign, then NaN.
+ *   (bulk_params_init), then the sign, then NaN;
+ * - rto, rnz and sr-equal, every kernel format (kinds BB_GEN_*): bulk_encode1's
+ *   formula lane by lane (VB_NAME(gen)), with the lane's own count of
+ *   discarded bits.
  *
  * Includers define what fmt/vec_body.h asks for. */
 
@@ -35,6 +38,9 @@ typedef enum {
 	BB_FAST_RNE,
 	BB_FAST_SR,
 	BB_FP32,        /* fp32 itself: NaNs made canonical, inf to max when saturating */
+	BB_GEN_RTO,     /* VB_NAME(gen): bulk_encode1's rules lane by lane, any kernel format */
+	BB_GEN_RNZ,
+	BB_GEN_SRE,     /* sr-equal */
 } bb_kind;
 #endif
 
@@ -56,6 +62,8 @@ typedef struct {
 	VB_F sub_unit;         /* 2^m */
 	VB_U ov_f32;           /* the fp32 pattern of ov_bits' value (quantize) */
 	VB_U k1f, nk2;         /* the SR key, k1 folded as VB_NAME(keyed) wants it, ~k2 */
+	VB_U e32_min, g_sub_base;      /* VB_NAME(gen): bulk_params' e32_min and sub_base */
+	VB_U ov_sign, zero_unsigned;   /* VB_NAME(gen): all ones where ov_signed, zero_unsigned */
 	fmt_id fmt;
 } VB_NAME(par);
 
@@ -63,7 +71,9 @@ static inline bb_kind VB_NAME(kind_of)(const bulk_params *p)
 {
 	bool saturate = p->ov_bits == p->max_bits;
 	if (p->fmt == FMT_FP32)
-		return BB_FP32;
+		return BB_FP32;   /* exact in every mode */
+	if (p->mode == FMT_RTO || p->mode == FMT_RNZ || p->mode == FMT_SR_EQUAL)
+		return p->mode == FMT_RTO ? BB_GEN_RTO : p->mode == FMT_RNZ ? BB_GEN_RNZ : BB_GEN_SRE;
 	if (p->fmt == FMT_BF16 && !saturate)
 		return p->sr ? BB_BF16_SR : BB_BF16_RNE;
 #if VB_AVX2
@@ -92,6 +102,10 @@ VB_INLINE VB_NAME(par) VB_NAME(par_of)(const bulk_params *p, rng_key k)
 		.ov_f32 = VB_NAME(splat)(ov_f32),
 		.k1f = VB_NAME(splat)(k.k1 ^ (k.k1 >> 16)),
 		.nk2 = VB_NAME(splat)(~k.k2),
+		.e32_min = VB_NAME(splat)(p->e32_min),
+		.g_sub_base = VB_NAME(splat)(p->sub_base),
+		.ov_sign = VB_NAME(splat)(p->ov_signed ? ~0u : 0u),
+		.zero_unsigned = VB_NAME(splat)(p->zero_unsigned ? ~0u : 0u),
 		.fmt = p->fmt,
 	};
 	if (v.has_sub) {
@@ -192,6 +206,48 @@ VB_INLINE VB_U VB_NAME(bf16_high)(const VB_NAME(par) *v, bool sr, VB_U x, VB_U h
 	return VB_NAME(sel)(VB_NAME(nan_mask)(x), VB_NAME(splat)(0x7fc00000u), x + add);
 }
 
+/* bulk_encode1 lane by lane for rto, rnz and sr-equal (kinds BB_GEN_*):
+ * val and s are the significand and the count of discarded bits of a
+ * normal or a subnormal result, kept = val >> s; inexact when any
+ * discarded bit is set (a count of 32 or more discards all). rto sets an
+ * even kept's last bit, rnz carries when the first 32 discarded bits
+ * exceed 2^31 (nothing lies below them when they are exactly 2^31: ties
+ * keep kept), sr-equal carries when r < 2^31, that is when the top bit of
+ * nr = ~r is set (VB_NAME(mix_body) of hk, as VB_NAME(encode) takes it). Past max a
+ * finite lane gives +-max under rto, and under sr-equal when the draw
+ * stays down; the overflow result (with the sign where ov_signed)
+ * otherwise. */
+VB_INLINE VB_U VB_NAME(gen)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U hk)
+{
+	const VB_U one = VB_NAME(splat)(1), c32 = VB_NAME(splat)(32), zero = { 0 };
+	VB_U a = x & 0x7fffffffu, e = a >> 23;
+	VB_U normal = VB_NAME(ge)(e, v->e32_min);
+	VB_U m = (a & 0x7fffffu) | ((VB_U)(e != 0u) & 0x800000u);
+	VB_U val = VB_NAME(sel)(normal, a, m);
+	VB_U s = VB_NAME(sel)(normal, v->shift_v, v->g_sub_base - VB_NAME(maxu)(e, one));
+	VB_U kept = VB_NAME(srlv)(val, s);
+	VB_U inexact = (VB_U)((val & (VB_NAME(sllv)(one, s) - one)) != 0u);
+	VB_U up, stay = zero;   /* stay: lanes that keep a finite value at max */
+	VB_U finite = (VB_U)((VB_I)a < (VB_I)VB_NAME(splat)(0x7f800000u));
+	if (kind == BB_GEN_RNZ) {
+		VB_U hi = VB_NAME(sllv)(val, c32 - s) | VB_NAME(srlv)(val, s - c32);
+		up = VB_NAME(gt)(hi, VB_NAME(splat)(0x80000000u));
+	} else if (kind == BB_GEN_RTO) {
+		up = inexact & (VB_U)((kept & one) == 0u);
+		stay = finite;
+	} else {
+		VB_U nr = VB_NAME(mix_body)(hk) ^ v->nk2;
+		up = inexact & (VB_U)((VB_I)nr < 0);
+		stay = finite & (VB_U)((VB_I)nr >= 0);
+	}
+	VB_U enc = kept + (up & one) - (normal & v->rebias);
+	VB_U sign = (x >> v->sign_shift) & v->sign_bit;
+	VB_U ovr = VB_NAME(sel)(stay, v->max_bits | sign, v->ov_bits | (sign & v->ov_sign));
+	VB_U fin = VB_NAME(sel)((VB_U)(enc == 0u) & v->zero_unsigned, zero, enc | sign);
+	enc = VB_NAME(sel)(VB_NAME(gt)(enc, v->max_bits), ovr, fin);
+	return VB_NAME(sel)(VB_NAME(nan_mask)(x), v->nan_bits, enc);
+}
+
 /* fp32 patterns x -> codes (32-bit lanes); hk: the keyed counters of the
  * lanes' SR indices (fmt/vec_body.h's VB_NAME(keyed) under v->k1f). */
 VB_INLINE VB_U VB_NAME(encode)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U hk)
@@ -208,12 +264,57 @@ VB_INLINE VB_U VB_NAME(encode)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U
 		VB_U y = VB_NAME(minu)(x & 0x7fffffffu, v->ov_bits) | (x & 0x80000000u);
 		return VB_NAME(sel)(VB_NAME(nan_mask)(x), VB_NAME(splat)(0x7fc00000u), y);
 	}
+	case BB_GEN_RTO:
+	case BB_GEN_RNZ:
+	case BB_GEN_SRE:
+		return VB_NAME(gen)(v, kind, x, hk);
 	default: {
 		VB_U sub, a = x & 0x7fffffffu;
 		VB_U enc = VB_NAME(minu)(VB_NAME(fast_mag)(v, kind == BB_FAST_SR, a, hk, &sub), v->ov_bits);
 		enc |= (x >> v->sign_shift) & v->sign_bit;
 		return VB_NAME(sel)(VB_NAME(nan_mask)(x), v->nan_bits, enc);
 	}
+	}
+}
+
+/* codes -> fp32 patterns (bulk_decode1). The fp8 formats by their tables
+ * (AVX2: one gather), fp16 by F16C or by its parts. */
+VB_INLINE VB_U VB_NAME(code_decode)(fmt_id fmt, VB_U b)
+{
+	const VB_U qnan = VB_NAME(splat)(0x7fc00000u);
+	switch (fmt) {
+	case FMT_BF16:
+	case FMT_TF32: {
+		VB_U y = b << (fmt == FMT_BF16 ? 16 : 13);
+		return VB_NAME(sel)(VB_NAME(nan_mask)(y), qnan, y);
+	}
+	case FMT_FP16: {
+#if VB_AVX2
+		VB_U y = (VB_U)_mm256_cvtph_ps(_mm256_castsi256_si128((__m256i)VB_NAME(pack16)(b, b)));
+#else
+		VB_U e = (b >> 10) & 0x1fu, m = b & 0x3ffu, sign = (b & 0x8000u) << 16;
+		VB_U y = ((e + 112u) << 23) | (m << 13);
+		y = VB_NAME(sel)((VB_U)(e == 0u), (VB_U)(VB_NAME(u2f)(m) * 0x1p-24f), y);
+		y = VB_NAME(sel)((VB_U)(e == 0x1fu), 0x7f800000u | ((VB_U)(m != 0u) & 0x400000u), y);
+		y |= sign;
+#endif
+		return VB_NAME(sel)(VB_NAME(nan_mask)(y), qnan, y);
+	}
+	case FMT_E4M3:
+	case FMT_E5M2: {
+		const float *tab = bulk_decode_table[fmt];
+#if VB_AVX2
+		return (VB_U)_mm256_i32gather_ps(tab, (__m256i)b, 4);
+#else
+		uint32_t t[VB_W], o[VB_W];
+		memcpy(t, &b, sizeof t);
+		for (int j = 0; j < VB_W; j++)
+			memcpy(&o[j], &tab[t[j] & 0xffu], 4);
+		return VB_NAME(load)(o);
+#endif
+	}
+	default:
+		return VB_NAME(sel)(VB_NAME(nan_mask)(b), qnan, b);
 	}
 }
 
@@ -237,6 +338,10 @@ VB_INLINE VB_U VB_NAME(quantize)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB
 #endif
 	case BB_FP32:
 		return VB_NAME(encode)(v, kind, x, hk);
+	case BB_GEN_RTO:
+	case BB_GEN_RNZ:
+	case BB_GEN_SRE:
+		return VB_NAME(code_decode)(v->fmt, VB_NAME(gen)(v, kind, x, hk));
 	default: {
 		VB_U sub, a = x & 0x7fffffffu;
 		VB_U enc = VB_NAME(fast_mag)(v, kind == BB_FAST_SR, a, hk, &sub);

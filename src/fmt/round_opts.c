@@ -14,6 +14,7 @@ static const struct option round_options[] = {
 	{ "flip-bits", required_argument, NULL, 'b' },
 	{ "csv", no_argument, NULL, 'c' },
 	{ "device", required_argument, NULL, 'd' },
+	{ "via", required_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -34,6 +35,32 @@ mp_status fmt_list_arg(const char *opt, const char *list, fmt_id *ids, size_t *c
 	return MP_OK;
 }
 
+/* --via F:MODE: the format and the mode of a first rounding. A stochastic
+ * mode is refused: the value would then be a draw, and the element's
+ * random bits belong to the second rounding. */
+static mp_status via_arg(round_opts *o, const char *text, char *err, size_t errlen)
+{
+	const char *colon = strchr(text, ':');
+	char name[64];
+	size_t len = colon ? (size_t)(colon - text) : 0;
+	if (!colon || len == 0 || len >= sizeof name || !colon[1])
+		return mp_fail(MP_EINVAL, err, errlen, "--via: '%s' is not FORMAT:MODE (for example fp32:rto)", text);
+	memcpy(name, text, len);
+	name[len] = '\0';
+	size_t count;
+	char why[256];
+	if (fmt_parse_list(name, &o->via_fmt, 1, &count, why, sizeof why) != MP_OK)
+		return mp_fail(MP_EINVAL, err, errlen, "--via: %s", why);
+	if (fmt_mode_parse(colon + 1, &o->via_mode) != MP_OK)
+		return mp_fail(MP_EINVAL, err, errlen, "--via: unknown rounding mode '%s' (known: %s)", colon + 1,
+		               fmt_mode_known());
+	if (o->via_mode == FMT_SR || o->via_mode == FMT_SR_EQUAL)
+		return mp_fail(MP_EINVAL, err, errlen, "--via: the first rounding takes a deterministic mode, not %s",
+		               fmt_mode_name(o->via_mode));
+	o->via = true;
+	return MP_OK;
+}
+
 /* --device D, after the mode and the formats: cuda takes the GPU kernels'
  * modes and formats only. */
 static mp_status device_check(round_opts *o, const char *device, char *err, size_t errlen)
@@ -42,6 +69,8 @@ static mp_status device_check(round_opts *o, const char *device, char *err, size
 		return mp_fail(MP_EINVAL, err, errlen, "--device: unknown device '%s' (known: cpu, cuda)", device);
 	if (strcmp(device, "cuda"))
 		return MP_OK;
+	if (o->via)
+		return mp_fail(MP_EINVAL, err, errlen, "--device cuda: --via rounds on the CPU only");
 	if (o->mode != FMT_RNE && o->mode != FMT_SR)
 		return mp_fail(MP_EINVAL, err, errlen, "--device cuda: the GPU kernels round with rne or sr, not %s",
 		               fmt_mode_name(o->mode));
@@ -100,6 +129,7 @@ mp_status round_opts_parse(int argc, char **argv, round_opts *o, char *err, size
 			break;
 		case 'c': o->csv = true; break;
 		case 'd': device = optarg; break;
+		case 'v': st = via_arg(o, optarg, err, errlen); break;
 		case 'h': o->help = true; return MP_OK;
 		default: return optwalk_error("round", c, argv, round_options, err, errlen);   /* ':' or '?' */
 		}

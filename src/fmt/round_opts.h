@@ -30,6 +30,9 @@ typedef struct {
 	flip_opts flip_opt;
 	bool csv;                    /* --csv */
 	bool cuda;                   /* --device cuda (its mode and formats checked) */
+	bool via;                    /* --via F:MODE: each value rounded first into F by MODE */
+	fmt_id via_fmt;
+	fmt_mode via_mode;           /* deterministic: not sr, not sr-equal */
 	char **values;               /* the VALUEs in command-line order, nvalues of them (allocated) */
 	size_t nvalues;
 	bool help;                   /* -h, --help: nothing after it is checked */

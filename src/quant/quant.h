@@ -136,7 +136,7 @@ double quant_decode(const quant_info *q, uint32_t bits, uint32_t scale_bits, dou
 typedef struct {
 	quant_id fmt;
 	quant_rule rule;   /* MX only; nvfp4 has one rule */
-	fmt_mode mode;     /* of the elements: FMT_RNE or FMT_SR */
+	fmt_mode mode;     /* of the elements: quant_mode_ok's */
 	uint64_t seed;     /* SR: element i (from 0) uses rng_bits(seed, i) */
 	size_t block;      /* elements per block, 1..QUANT_BLOCK_MAX; 0: the format's default */
 } quant_opts;
@@ -189,6 +189,19 @@ typedef struct {
 	double rel_error;         /* ||value - V|| / ||V|| over all elements */
 	size_t bad;               /* after MP_EINVAL for an input: its index */
 } quant_result;
+
+/* The element modes of the block formats: rne, sr, rto, rnz, sr-equal
+ * (fmt_bulk_mode_ok's: the bulk encoder rounds the elements). */
+#define QUANT_MODES "rne, sr, rto, rnz or sr-equal"
+static inline bool quant_mode_ok(fmt_mode m)
+{
+	return m == FMT_RNE || m == FMT_SR || m == FMT_RTO || m == FMT_RNZ || m == FMT_SR_EQUAL;
+}
+/* Whether the mode draws random bits per element (sr, sr-equal). */
+static inline bool quant_mode_draws(fmt_mode m)
+{
+	return m == FMT_SR || m == FMT_SR_EQUAL;
+}
 
 /* Checks o (format, rule, mode, block): MP_OK, or MP_EINVAL with err
  * saying what is wrong. */

@@ -399,7 +399,9 @@ static void nv_quotient(double a, double D, long *exp2, uint64_t *sig, bool *sti
 	*sig = m << 11;
 }
 
-uint8_t quant_nv_sr_exact(uint32_t v, uint32_t rbits, double D)
+/* An element of value v / D in the mode, exactly (nv_quotient), rounded
+ * once by fmt_round_parts (saturating). */
+static uint8_t nv_exact(fmt_mode mode, uint32_t v, uint32_t rbits, double D)
 {
 	bool neg = v >> 31;
 	if ((v & 0x7fffffffu) == 0)
@@ -408,19 +410,25 @@ uint8_t quant_nv_sr_exact(uint32_t v, uint32_t rbits, double D)
 	uint64_t sig;
 	bool sticky;
 	nv_quotient(fabs((double)u2f(v)), D, &exp2, &sig, &sticky);
-	fmt_round_ctl ctl = { .mode = FMT_SR, .saturate = true, .rbits = rbits };
+	fmt_round_ctl ctl = { .mode = mode, .saturate = true, .rbits = rbits };
 	return (uint8_t)fmt_round_parts(fmt_get(quant_get(QUANT_NVFP4)->elem), &ctl, neg, exp2, sig, sticky, NULL);
 }
 
-/* SR elements, each quotient exact (nv_quotient) and rounded once by
- * fmt_round_parts. */
-static void nv_sr(const quant_opts *o, uint64_t index, uint8_t *out, const float *in, size_t n, double D)
+uint8_t quant_nv_sr_exact(uint32_t v, uint32_t rbits, double D)
+{
+	return nv_exact(FMT_SR, v, rbits, D);
+}
+
+/* Elements in a mode other than rne (sr, rto, rnz, sr-equal), each
+ * quotient exact and rounded once; the random bits of element i are the
+ * stream's index + i. */
+static void nv_elems(const quant_opts *o, uint64_t index, uint8_t *out, const float *in, size_t n, double D)
 {
 	rng_key key = rng_key_for(o->seed, index);
 	for (size_t i = 0; i < n; i++) {
 		if ((uint32_t)(index + i) == 0)
 			key = rng_key_for(o->seed, index + i);   /* a new 2^32 stretch of the stream */
-		out[i] = quant_nv_sr_exact(f2u(in[i]), rng_bits_keyed(key, (uint32_t)(index + i)), D);
+		out[i] = nv_exact(o->mode, f2u(in[i]), rng_bits_keyed(key, (uint32_t)(index + i)), D);
 	}
 }
 
@@ -501,7 +509,7 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 		g[c][7] = 0xffffffffu;   /* unused: the rows are loaded 8 at a time */
 	}
 	bool one_key = n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32);
-	if (bs == 16 && s_t > 0 && (o->mode == FMT_RNE || one_key)) {
+	if (bs == 16 && s_t > 0 && (o->mode == FMT_RNE || (o->mode == FMT_SR && one_key))) {
 		size_t done;
 		if (o->mode == FMT_RNE) {
 			done = K->nv_rne16(elems, scales, in, n / 16 * 16, 6.0 * (double)s_t, g);
@@ -538,8 +546,8 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 		if (c == 0) {
 			for (size_t i = 0; i < cnt; i++)
 				elems[b + i] = (uint8_t)((f2u(in[b + i]) >> 31) << 3);
-		} else if (o->mode == FMT_SR) {
-			nv_sr(o, index0 + b, elems + b, in + b, cnt, e4m3_value(c) * (double)s_t);
+		} else if (o->mode != FMT_RNE) {
+			nv_elems(o, index0 + b, elems + b, in + b, cnt, e4m3_value(c) * (double)s_t);
 		} else {
 			rne(elems + b, in + b, cnt, g[c]);
 		}

@@ -52,8 +52,8 @@ static mp_status quantize_option(quantize_opts *o, int c, const char *v, char *e
 	case 'm':
 		if (fmt_mode_arg(v, &o->q.mode, err, errlen) != MP_OK)
 			return MP_EINVAL;
-		if (o->q.mode != FMT_RNE && o->q.mode != FMT_SR)
-			return mp_fail(MP_EINVAL, err, errlen, "--mode: elements round with rne or sr, not %s", v);
+		if (!quant_mode_ok(o->q.mode))
+			return mp_fail(MP_EINVAL, err, errlen, "--mode: elements round with %s, not %s", QUANT_MODES, v);
 		return MP_OK;
 	case 's':
 		if (numarg_u64("--seed", v, &u, err, errlen) != MP_OK)

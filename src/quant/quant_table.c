@@ -128,8 +128,8 @@ mp_status quant_opts_check(const quant_opts *o, char *err, size_t errlen)
 		return mp_fail(MP_EINVAL, err, errlen, "unknown block format");
 	if ((unsigned)o->rule >= QUANT_RULE_COUNT)
 		return mp_fail(MP_EINVAL, err, errlen, "unknown scale rule");
-	if (o->mode != FMT_RNE && o->mode != FMT_SR)
-		return mp_fail(MP_EINVAL, err, errlen, "elements round with rne or sr");
+	if (!quant_mode_ok(o->mode))
+		return mp_fail(MP_EINVAL, err, errlen, "elements round with %s", QUANT_MODES);
 	if (o->block > QUANT_BLOCK_MAX)
 		return mp_fail(MP_EINVAL, err, errlen, "block size above 65536");
 	return MP_OK;

@@ -405,6 +405,12 @@ static const ex_kind kinds[] = {
 	  .params = "t format",
 	  .fields = "down up p_up variance rne_bias",
 	  .solve = exs_solve_sr_bias },
+	{ .name = "rounding-rules",
+	  .summary = "a value between two grid points: round to odd, nearest ties toward zero, equal-probability SR's "
+	             "mean and bias",
+	  .params = "t format",
+	  .fields = "down up rto rnz sre_mean sre_bias",
+	  .solve = exs_solve_rounding_rules },
 };
 
 #define NKINDS (sizeof kinds / sizeof kinds[0])

@@ -92,5 +92,6 @@ bool exs_solve_nvfp4_decode(solve_ctx *c);
 bool exs_solve_block_bits(solve_ctx *c);
 bool exs_solve_mx_saturate(solve_ctx *c);
 bool exs_solve_sr_bias(solve_ctx *c);
+bool exs_solve_rounding_rules(solve_ctx *c);
 
 #endif

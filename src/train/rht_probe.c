@@ -33,10 +33,10 @@ mp_status rht_probe_cfg_check(const rht_probe_cfg *c, char *err, size_t errlen)
 		why = "more outliers than places for them";
 	else if (c->outliers > 0 && !(c->outlier_value > 0 && c->outlier_value <= 3.4028234663852886e38))
 		why = "the outlier value must be positive and finite in fp32";
-	else if (c->mode != FMT_RNE && c->mode != FMT_SR)
-		why = "elements round with rne or sr";
-	else if (c->draws == 0 || c->draws > PROBE_DRAWS_MAX || (c->mode == FMT_RNE && c->draws != 1))
-		why = "draws must be 1 for rne, 1..100000 for sr";
+	else if (!quant_mode_ok(c->mode))
+		why = "elements round with " QUANT_MODES;
+	else if (c->draws == 0 || c->draws > PROBE_DRAWS_MAX || (!quant_mode_draws(c->mode) && c->draws != 1))
+		why = "draws must be 1 for rne, rto and rnz, 1..100000 for sr and sr-equal";
 	return why ? mp_fail(MP_EINVAL, err, errlen, "%s", why) : MP_OK;
 }
 

@@ -31,7 +31,7 @@
 	X(BITS_TOGGLE, "Space", "toggle the bit under the cursor", ' ')                              \
 	X(BITS_PREV, "- [", "previous representable value in this format", '-', '[')                 \
 	X(BITS_NEXT, "+ ]", "next representable value in this format", '+', ']')                     \
-	X(BITS_MODE, "m", "next rounding mode (rne rna rtz up down sr)", 'm')                        \
+	X(BITS_MODE, "m", "next rounding mode (rne rna rtz up down sr rto rnz sr-equal)", 'm')                        \
 	X(BITS_MODE_BACK, "M", "previous rounding mode", 'M')                                        \
 	X(BITS_RESET, "r", "this format back to the typed value, rounded", 'r')                       \
 	X(BITS_TAB, "Tab", "jump from sign to exponent to fraction", '\t')
@@ -150,8 +150,8 @@ static bool read_command(int argc, char **argv, lab_command *l, char *err, size_
 		if (st == MP_OK)
 			*l = (lab_command){ .value = o.nvalues ? o.values[0] : NULL, .row = o.nfmts ? (int)o.fmts[0] : -1,
 				            .mode = o.mode, .nvalues = o.nvalues,
-				            .skipped = o.help ? "--help" : o.csv ? "--csv" : o.saturate ? "--saturate"
-				                       : o.flip ? "--flip-prob"
+			            .skipped = o.help ? "--help" : o.csv ? "--csv" : o.via ? "--via" : o.saturate ? "--saturate"
+			                       : o.flip ? "--flip-prob"
 				                       : o.cuda ? "--device" : o.seed ? "--seed" : NULL };
 		round_opts_free(&o);
 		return st == MP_OK;

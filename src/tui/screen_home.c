@@ -110,52 +110,71 @@ static int sections_read(const progress *p, const char *lesson, int sections)
 	return n;
 }
 
+/* The layout's line of each item (vy) and of each group heading (the line
+ * before a group's first item), a blank line between groups unless the
+ * list would not fit in avail lines with them; returns the lines used. */
+static int home_layout(const home *h, int avail, int *vy)
+{
+	int groups = 0;
+	for (int i = 0; i < h->n; i++)
+		groups += !i || strcmp(h->items[i - 1].group, h->items[i].group);
+	int gap = h->n + 2 * groups - 1 <= avail, v = 0;
+	for (int i = 0; i < h->n; i++) {
+		if (!i || strcmp(h->items[i - 1].group, h->items[i].group))
+			v += (i ? gap : 0) + 1;   /* the heading */
+		vy[i] = v++;
+	}
+	return v;
+}
+
+/* One item at screen line y. */
+static void home_draw_item(WINDOW *w, int y, int cols, const home_item *it, bool sel, const progress *prog)
+{
+	if (sel)
+		tui_put(w, y, 2, 2, ROLE_SELECT, theme_glyph(GLYPH_ARROW));
+	char mark[32] = "   ";
+	char ptext[64] = "";
+	tui_role mrole = ROLE_NORMAL;
+	if (it->lesson[0]) {
+		int read = sections_read(prog, it->lesson, it->sections);
+		snprintf(mark, sizeof mark, "[%s]",
+		         read == 0 ? " " : read >= it->sections ? theme_glyph(GLYPH_CHECK) : theme_glyph(GLYPH_PARTIAL));
+		snprintf(ptext, sizeof ptext, "%d/%d sections read", read, it->sections);
+		mrole = read >= it->sections ? ROLE_GOOD : ROLE_NORMAL;
+	}
+	tui_put(w, y, 4, 3, mrole, mark);
+	if (it->lesson[0]) {
+		/* a column apart from the progress; a long title ends in an ellipsis */
+		tui_put_fit(w, y, 8, cols - 8 - 25, sel ? ROLE_SELECT : ROLE_NORMAL, it->label);
+		tui_put(w, y, cols - 24, 22, ROLE_DIM, ptext);
+	} else {
+		tui_put(w, y, 8, 20, sel ? ROLE_SELECT : ROLE_NORMAL, it->label);
+		tui_put(w, y, 28, cols - 30, ROLE_DIM, it->detail);
+	}
+}
+
 static void home_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 {
 	home *h = s->priv;
 	tui_state *st = tui_app_state(s->app);
 	const progress *prog = progcache_get();   /* re-read only when the file changed */
-	int y = 1;
-	const char *group = NULL;
-	/* a blank line between groups, unless the list would not fit with them */
-	int groups = 0;
-	for (int i = 0; i < h->n; i++)
-		groups += !i || strcmp(h->items[i - 1].group, h->items[i].group);
-	int gap = h->n + 2 * groups - 1 <= rows - 5;
-	for (int i = 0; i < h->n; i++)
+	/* lines 1 .. rows - 5 hold the list; when it is longer, it scrolls so
+	 * that the selected item (and its group's heading, where it fits) shows */
+	int avail = rows - 5, vy[HOME_MAX_ITEMS];
+	int total = home_layout(h, avail, vy), top = 0;
+	if (h->n && total > avail && vy[h->sel] >= avail)
+		top = vy[h->sel] - avail + 1;
+	for (int i = 0; i < h->n; i++) {
+		const home_item *it = &h->items[i];
 		h->item_y[i] = -1;
-	for (int i = 0; i < h->n && y < rows - 4; i++) {
-		home_item *it = &h->items[i];
-		if (!group || strcmp(group, it->group)) {
-			if (group)
-				y += gap;
-			group = it->group;
-			tui_put(w, y++, 2, cols - 4, ROLE_HEADING, group);
-		}
-		bool sel = i == h->sel;
+		bool first = !i || strcmp(h->items[i - 1].group, it->group);
+		int hy = 1 + vy[i] - 1 - top, y = 1 + vy[i] - top;
+		if (first && hy >= 1 && hy <= avail)
+			tui_put(w, hy, 2, cols - 4, ROLE_HEADING, it->group);
+		if (y < 1 || y > avail)
+			continue;
 		h->item_y[i] = y;
-		if (sel)
-			tui_put(w, y, 2, 2, ROLE_SELECT, theme_glyph(GLYPH_ARROW));
-		char mark[32] = "   ";
-		char ptext[64] = "";
-		tui_role mrole = ROLE_NORMAL;
-		if (it->lesson[0]) {
-			int read = sections_read(prog, it->lesson, it->sections);
-			snprintf(mark, sizeof mark, "[%s]",
-			         read == 0 ? " " : read >= it->sections ? theme_glyph(GLYPH_CHECK) : theme_glyph(GLYPH_PARTIAL));
-			snprintf(ptext, sizeof ptext, "%d/%d sections read", read, it->sections);
-			mrole = read >= it->sections ? ROLE_GOOD : ROLE_NORMAL;
-		}
-		tui_put(w, y, 4, 3, mrole, mark);
-		if (it->lesson[0]) {
-			/* a column apart from the progress; a long title ends in an ellipsis */
-			tui_put_fit(w, y, 8, cols - 8 - 25, sel ? ROLE_SELECT : ROLE_NORMAL, it->label);
-			tui_put(w, y, cols - 24, 22, ROLE_DIM, ptext);
-		} else {
-			tui_put(w, y, 8, 20, sel ? ROLE_SELECT : ROLE_NORMAL, it->label);
-			tui_put(w, y, 28, cols - 30, ROLE_DIM, it->detail);
-		}
-		y++;
+		home_draw_item(w, y, cols, it, i == h->sel, prog);
 	}
 	/* the selected item's description and the resume point */
 	if (h->n) {
