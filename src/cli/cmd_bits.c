@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/intervals.h"
 #include "fmt/bits_opts.h"
 #include "fmt/decode.h"
 #include "fmt/parse.h"
@@ -188,7 +189,7 @@ static void show(const fmt_info *f, const char *input, uint32_t bits, const fmt_
 /* Shows VALUE number i (from 0) in each format; false when it is bad or a
  * named format cannot hold it (reported). *first: nothing shown yet. */
 static bool bits_value(const char *text, size_t i, const fmt_id *fmts, size_t nfmts, bool have_formats,
-                       fmt_mode mode, bool csv, csvw *w, bool *first)
+                       fmt_mode mode, bool saturate, bool csv, csvw *w, bool *first)
 {
 	char err[256];
 	fmt_num x;
@@ -201,7 +202,7 @@ static bool bits_value(const char *text, size_t i, const fmt_id *fmts, size_t nf
 	bool ok = true;
 	for (size_t k = 0; k < nfmts; k++) {
 		const fmt_info *f = fmt_get(fmts[k]);
-		fmt_round_ctl ctl = { .mode = mode };
+		fmt_round_ctl ctl = { .mode = mode, .saturate = saturate };
 		unsigned flags;
 		uint32_t bits = fmt_round_num(f, &ctl, &x, &flags);
 		if (flags & FMT_FLAG_INVALID) {
@@ -236,6 +237,8 @@ int cmd_bits(int argc, char **argv)
 		bits_help();
 		return cli_flush_stdout("bits") ? CLI_OK : CLI_ENV;
 	}
+	if (o.interval)
+		return cmd_bits_interval(&o);
 	const fmt_id *fmts = o.fmts;
 	bool csv = o.csv;
 	csvw w;
@@ -260,7 +263,8 @@ int cmd_bits(int argc, char **argv)
 		show(f, o.raws[i], bits, NULL, o.mode, csv, &w);
 	}
 	for (size_t i = 0; i < o.nvalues; i++)
-		if (!bits_value(o.values[i], i, fmts, o.nfmts, o.have_formats, o.mode, csv, &w, &first))
+		if (!bits_value(o.values[i], i, fmts, o.nfmts, o.have_formats, o.mode, o.saturate, csv, &w,
+		                &first))
 			rc = CLI_USAGE;
 	if (!cli_flush_stdout("bits"))
 		return CLI_ENV;

@@ -1,8 +1,8 @@
-#include <getopt.h>
 #include <math.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/intervals.h"
 #include "util/csvout.h"
 #include "util/numtext.h"
 
@@ -45,27 +45,19 @@ static const char *specials_text(const fmt_info *f)
 
 int cmd_formats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "csv", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	bool csv = false;
-	optind = 0;
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': csv = true; break;
-		case 'h': formats_help(); return cli_flush_stdout("formats") ? CLI_OK : CLI_ENV;
-		default:
-			return cli_option_error("formats", c, argv, opts);
-		}
-	}
-	if (optind < argc) {
-		cli_error("formats", "unexpected argument '%s'", argv[optind]);
+	formats_opts o;
+	char err[512];
+	if (formats_opts_parse(argc, argv, &o, err, sizeof err) != MP_OK) {
+		cli_error("formats", "%s", err);
 		return CLI_USAGE;
 	}
+	if (o.help) {
+		formats_help();
+		return cli_flush_stdout("formats") ? CLI_OK : CLI_ENV;
+	}
+	if (o.values)
+		return cmd_formats_values(&o);
+	bool csv = o.csv;
 	char a[64], b[64], d[64], e[64];
 	if (csv) {
 		csvw w;
