@@ -97,6 +97,8 @@ uint32_t oracle_encode(oracle *o, mpfr_srcptr v, fmt_mode m, bool sat)
 		case FMT_RTZ:  to_inf = false; break;
 		case FMT_UP:   to_inf = !neg; break;
 		case FMT_DOWN: to_inf = neg; break;
+		case FMT_RTO:  to_inf = false; break;   /* CPFloat's round-to-odd: max, never inf */
+		case FMT_SR_EQUAL: to_inf = o->sre_up; break;   /* max or inf by the element's one draw */
 		default:       to_inf = true; break;
 		}
 		if (sat || !to_inf)
@@ -154,6 +156,29 @@ uint32_t oracle_expect(oracle *o, fmt_mode m, bool sat, uint32_t rbits)
 			v = (uint64_t)rbits < o->t ? o->hi : o->lo;
 		else
 			v = (uint64_t)rbits < (1ull << 32) - o->t_floor ? o->lo : o->hi;
+		break;
+	case FMT_RTO:
+		/* rtz, then the last bit of the significand ORed in when inexact:
+		 * an even rtz result (zero included) moves one step away from zero */
+		v = o->rz;
+		if (!o->exact && !(oracle_encode(o, o->rz, FMT_RTZ, false) & 1))
+			v = o->neg ? o->lo : o->hi;
+		break;
+	case FMT_RNZ:
+		/* nearest, ties toward zero: the neighbour of smaller magnitude */
+		if (o->exact) {
+			v = o->lo;
+		} else {
+			mpq_set_ui(o->d1, 1u << 31, 1);   /* d2 holds f * 2^32 */
+			int c = mpq_cmp(o->d2, o->d1);
+			v = c < 0 ? o->lo : c > 0 ? o->hi : (o->neg ? o->hi : o->lo);
+		}
+		break;
+	case FMT_SR_EQUAL:
+		/* the magnitude goes up iff rbits < 2^31, whatever f; beyond max the
+		 * same draw picks between max and the overflow result */
+		o->sre_up = rbits < 0x80000000u;
+		v = o->exact ? o->lo : o->sre_up != o->neg ? o->hi : o->lo;
 		break;
 	default:
 		v = o->rn;

@@ -63,6 +63,7 @@ typedef struct {
 	bool is_zero, special_inf, special_nan, neg, exact;
 	uint64_t t;           /* SR: round up iff rbits < t (t in 1..2^32) */
 	uint64_t t_floor;     /* floor(f * 2^32), for classifying mismatches */
+	bool sre_up;          /* sr-equal: this element's draw moves the magnitude up */
 } oracle;
 
 /* Sets up o for format id; oracle_clear frees it. */

@@ -465,7 +465,7 @@ START_TEST(quantize_messages)
 		{ "quantize 1 --to nvfp4 --scale-rule ceil", "--scale-rule: nvfp4 has one rule (its scales are rounded to nearest)" },
 		{ "quantize 1 --to mxfp4 --scale-rule zz", "--scale-rule: unknown rule 'zz' (known: ocp, ceil)" },
 		{ "quantize 1 --to mxfp4 --mode rtz", "--mode: elements round with rne or sr, not rtz" },
-		{ "quantize 1 --to mxfp4 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr)" },
+		{ "quantize 1 --to mxfp4 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr, rto, rnz, sr-equal)" },
 		{ "quantize 1 --to mxfp4 --dist uniform", "--dist: only with --random N (a generated tensor)" },
 		{ "quantize 1 --to mxfp4 --compare-rht", "--compare-rht: only with --random N (a generated tensor)" },
 		{ "quantize --random 64", "--to: a block format is required (known: " },
@@ -506,7 +506,7 @@ START_TEST(bits_round_messages)
 	} bits_cases[] = {
 		{ "bits 1 --format zz", "--format: unknown format 'zz' (known: fp32, " },
 		{ "bits 1 --mode sr", "--mode: sr is not offered here; use 'mixprec round --mode sr'" },
-		{ "bits 1 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr)" },
+		{ "bits 1 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr, rto, rnz, sr-equal)" },
 		{ "bits --raw 0x3f80", "--raw needs exactly one --format (the pattern's width depends on it)" },
 		{ "bits --raw 0x3f80 --format bf16,fp16", "--raw needs exactly one --format (the pattern's width depends on it)" },
 		{ "bits --format bf16", "no value given (see 'mixprec bits --help')" },
@@ -515,7 +515,7 @@ START_TEST(bits_round_messages)
 	}, round_cases[] = {
 		{ "round 1 --to zz", "--to: unknown format 'zz' (known: fp32, " },
 		{ "round 1 --to fp16,,bf16", "--to: unknown format '' (known: fp32, " },
-		{ "round 1 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr)" },
+		{ "round 1 --mode zz", "--mode: unknown rounding mode 'zz' (known: rne, rna, rtz, up, down, sr, rto, rnz, sr-equal)" },
 		{ "round 1 --seed 1.5", "--seed: 1.5 is not a whole number" },
 		{ "round 1 --device tpu", "--device: unknown device 'tpu' (known: cpu, cuda)" },
 		{ "round 1 --device cuda --mode rtz", "--device cuda: the GPU kernels round with rne or sr, not rtz" },

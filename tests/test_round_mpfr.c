@@ -30,7 +30,8 @@ enum {
 
 static const uint64_t SR_SEED = 0x5eed0123456789abull;
 
-static const char *const MODE_NAME[FMT_MODE_COUNT] = { "rne", "rna", "rtz", "up", "down", "sr" };
+static const char *const MODE_NAME[FMT_MODE_COUNT] = { "rne", "rna", "rtz", "up",  "down",
+                                                        "sr",  "rto", "rnz", "sr-equal" };
 
 /* --- input construction --- */
 

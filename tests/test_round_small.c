@@ -100,12 +100,19 @@ static uint32_t oracle_finite(const small_spec *s, const grid *g, const mpq_t a,
 		case FMT_UP:   up = !neg; break;
 		case FMT_DOWN: up = neg; break;
 		case FMT_SR:   up = sr_up(a, g->v[lo], g->v[hi], rbits); break;
+		/* to odd: the neighbour whose pattern ends in 1; e8m0's patterns are
+		 * exponents (no significand bit to set), where it is rtz */
+		case FMT_RTO:  up = s->kind != SMALL_E8M0 && !(g->bits[lo] & 1); break;
+		case FMT_RNZ:  up = c > 0; break;
+		case FMT_SR_EQUAL: up = rbits < 0x80000000u; break;
 		default:       break;
 		}
 		r = up ? hi : lo;
 	}
-	if (r > last) {   /* past max: overflow */
-		if (s->kind == SMALL_NONE || saturate)
+	/* past max: overflow (to odd truncates first: never past max; sr-equal
+	 * past max already chose between max and the overflow result) */
+	if (r > last) {
+		if (s->kind == SMALL_NONE || saturate || mode == FMT_RTO)
 			return sign | small_max_bits(s);
 		return s->kind == SMALL_FNUZ ? 0x80 : 0xff;
 	}
@@ -116,11 +123,11 @@ static uint32_t oracle_finite(const small_spec *s, const grid *g, const mpq_t a,
 
 /* --- every mode on a dense set of inputs --- */
 
-static const fmt_mode MODES[] = { FMT_RNE, FMT_RNA, FMT_RTZ, FMT_UP, FMT_DOWN };
+static const fmt_mode MODES[] = { FMT_RNE, FMT_RNA, FMT_RTZ, FMT_UP, FMT_DOWN, FMT_RTO, FMT_RNZ };
 static const uint32_t RBITS[] = { 0, 1, 0x3fffffffu, 0x7fffffffu, 0x80000000u, 0x80000001u, 0xbfffffffu,
                                   0xc0000000u, 0xfffffffeu, 0xffffffffu, 0x12345678u, 0xdeadbeefu };
 
-/* Rounds (-1)^neg a in every mode (SR with every RBITS), with and without
+/* Rounds (-1)^neg a in every mode (SR and sr-equal with every RBITS), with and without
  * saturation, through fmt_round_num (and fmt_round_double when a is a
  * double), against the oracle. */
 static void check_value(const small_spec *s, const grid *g, const mpq_t a, bool neg)
@@ -139,10 +146,11 @@ static void check_value(const small_spec *s, const grid *g, const mpq_t a, bool 
 	bool is_double = mpq_equal(back, a);
 	mpq_clear(back);
 	for (int sat = 0; sat < 2; sat++) {
-		for (size_t m = 0; m < sizeof MODES / sizeof MODES[0] + sizeof RBITS / sizeof RBITS[0]; m++) {
-			bool sr = m >= sizeof MODES / sizeof MODES[0];
-			fmt_round_ctl ctl = { .mode = sr ? FMT_SR : MODES[m], .saturate = sat,
-			                      .rbits = sr ? RBITS[m - sizeof MODES / sizeof MODES[0]] : 0 };
+		const size_t nm = sizeof MODES / sizeof MODES[0], nr = sizeof RBITS / sizeof RBITS[0];
+		for (size_t m = 0; m < nm + 2 * nr; m++) {
+			bool sr = m >= nm;
+			fmt_round_ctl ctl = { .mode = !sr ? MODES[m] : m < nm + nr ? FMT_SR : FMT_SR_EQUAL, .saturate = sat,
+			                      .rbits = sr ? RBITS[(m - nm) % nr] : 0 };
 			bool inexact;
 			uint32_t want = oracle_finite(s, g, a, neg, ctl.mode, ctl.rbits, sat, &inexact);
 			unsigned flags;
@@ -300,9 +308,10 @@ START_TEST(fnuz_rules)
 			ck_assert_uint_eq(rnd(id, "-inf", (fmt_mode)m, false, NULL), 0x80);
 			ck_assert_uint_eq(rnd(id, "inf", (fmt_mode)m, true, NULL), 0x7f);
 			ck_assert_uint_eq(rnd(id, "-inf", (fmt_mode)m, true, NULL), 0xff);
-			/* away from zero: DOWN, and SR with rbits 0 (up iff 0 < ceil(frac * 2^32)) */
+			/* away from zero: DOWN, RTO (the last bit set), and SR and SR-EQUAL with
+			 * rbits 0 (up iff 0 < ceil(frac * 2^32), and 0 < 2^31) */
 			ck_assert_uint_eq(rnd(id, "-1e-30", (fmt_mode)m, false, NULL),
-			                  (m == FMT_DOWN || m == FMT_SR ? 0x81u : 0x00u));
+			                  (m == FMT_DOWN || m == FMT_SR || m == FMT_RTO || m == FMT_SR_EQUAL ? 0x81u : 0x00u));
 		}
 	}
 	/* e4m3fnuz: max 240 = 1.111b * 2^7; 248 is the tie with 256 (odd max -> up) */

@@ -7,6 +7,7 @@
 static const char *const mode_names[FMT_MODE_COUNT] = {
 	[FMT_RNE] = "rne", [FMT_RNA] = "rna", [FMT_RTZ] = "rtz",
 	[FMT_UP] = "up", [FMT_DOWN] = "down", [FMT_SR] = "sr",
+	[FMT_RTO] = "rto", [FMT_RNZ] = "rnz", [FMT_SR_EQUAL] = "sr-equal",
 };
 
 const char *fmt_mode_name(fmt_mode m)
@@ -16,7 +17,7 @@ const char *fmt_mode_name(fmt_mode m)
 
 const char *fmt_mode_known(void)
 {
-	return "rne, rna, rtz, up, down, sr";
+	return "rne, rna, rtz, up, down, sr, rto, rnz, sr-equal";
 }
 
 mp_status fmt_mode_parse(const char *name, fmt_mode *m)
@@ -51,8 +52,10 @@ static uint32_t overflow_result(const fmt_info *f, const fmt_round_ctl *ctl, boo
 	bool to_inf;
 	switch (ctl->mode) {
 	case FMT_RTZ:  to_inf = false; break;
+	case FMT_RTO:  to_inf = false; break;   /* truncation first: never past the largest value */
 	case FMT_UP:   to_inf = !neg; break;
 	case FMT_DOWN: to_inf = neg; break;
+	case FMT_SR_EQUAL: to_inf = fmt_sr_equal_round_up(ctl->rbits); break;
 	default:       to_inf = true; break;
 	}
 	if (!to_inf || ctl->saturate)
@@ -163,6 +166,10 @@ uint32_t fmt_round_parts(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, 
 	case FMT_UP:   up = inexact && !neg; break;
 	case FMT_DOWN: up = inexact && neg; break;
 	case FMT_SR:   up = inexact && fmt_sr_round_up(ctl->rbits, frac_hi32, below32); break;
+	/* kept holds the implicit bit: without fraction bits it is 1, odd */
+	case FMT_RTO:  up = inexact && !(kept & 1); break;
+	case FMT_RNZ:  up = half && rest; break;
+	case FMT_SR_EQUAL: up = inexact && fmt_sr_equal_round_up(ctl->rbits); break;
 	default:       up = false; break;
 	}
 	uint64_t m = kept + (up ? 1 : 0);

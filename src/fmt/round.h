@@ -18,6 +18,9 @@ typedef enum {
 	FMT_UP,    /* toward +inf */
 	FMT_DOWN,  /* toward -inf */
 	FMT_SR,    /* stochastic: up with probability = fraction of the gap */
+	FMT_RTO,   /* to odd: toward zero, then the last significand bit set when inexact */
+	FMT_RNZ,   /* nearest, ties toward zero */
+	FMT_SR_EQUAL,   /* stochastic: either neighbour with probability 1/2 when inexact */
 	FMT_MODE_COUNT
 } fmt_mode;
 
@@ -35,11 +38,11 @@ enum {
 typedef struct {
 	fmt_mode mode;
 	bool saturate;    /* overflow and inf give +-max instead of inf/NaN */
-	uint32_t rbits;   /* SR only: the 32 random bits for this element */
+	uint32_t rbits;   /* sr and sr-equal: the 32 random bits for this element */
 } fmt_round_ctl;
 
 const char *fmt_mode_name(fmt_mode m);
-/* "rne, rna, rtz, up, down, sr" for error messages. */
+/* "rne, rna, rtz, up, down, sr, rto, rnz, sr-equal" for error messages. */
 const char *fmt_mode_known(void);
 /* Looks a mode name up (case-insensitive); MP_EMODE when unknown. */
 mp_status fmt_mode_parse(const char *name, fmt_mode *m);
@@ -54,7 +57,32 @@ static inline bool fmt_sr_round_up(uint32_t rbits, uint32_t frac_hi32, bool belo
 	return (uint64_t)rbits < (uint64_t)frac_hi32 + (below ? 1u : 0u);
 }
 
-/* Rounds the value (-1)^neg * sig * 2^(exp2 - 63) into f. sig has bit 63 set
+/* sr-equal's rule (CPFloat's mode 6, stochastic rounding with equal
+ * probabilities): an inexact magnitude moves away from zero iff
+ * rbits < 2^31, whatever the fraction of the gap, so each neighbour has
+ * probability 1/2. It reads the element's rbits as sr does (one draw per
+ * element, the same stream), and at an exact midpoint (f = 1/2) it takes
+ * sr's decision for the same bits. A finite value beyond the largest one
+ * has the largest value and the overflow result (inf, or NaN without inf)
+ * as neighbours and takes either by the same rule, as CPFloat does. */
+static inline bool fmt_sr_equal_round_up(uint32_t rbits)
+{
+	return rbits < 0x80000000u;
+}
+
+/* Round to odd (rto) keeps the significand truncated toward zero and sets
+ * its last bit when the value is inexact, as CPFloat's CPFLOAT_RND_OD does
+ * (src/cpfloat_template.h, commit 05df53ca, case 7): a finite value never
+ * rounds to inf (beyond the largest value it gives the largest, as rtz
+ * does), a nonzero value below the smallest subnormal gives the smallest
+ * subnormal, and a format without fraction bits (e8m0, one bit of
+ * precision, which CPFloat leaves truncated) rounds toward zero. rnz is
+ * nearest with ties toward zero; exactly halfway between the largest value
+ * and the next step of the unbounded grid it keeps the largest value
+ * (CPFloat's CPFLOAT_RND_NZ gives inf there), beyond that it overflows as
+ * rne does.
+ *
+ * Rounds the value (-1)^neg * sig * 2^(exp2 - 63) into f. sig has bit 63 set
  * unless the value is zero (sig == 0, sticky false); sticky says that nonzero
  * bits lie below sig. Returns the bit pattern; *flags (may be NULL) gets
  * FMT_FLAG_* bits. */
