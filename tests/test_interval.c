@@ -169,10 +169,17 @@ static void check_piece(const fmt_info *f, const fmt_round_ctl *ctl, const fmt_i
 	         bits);
 	int c = fmt_point_cmp(&p->lo, &p->hi);
 	ck_assert_msg(c < 0 || (c == 0 && p->lo_closed && p->hi_closed), "%s: empty piece", what);
-	check_end(f, ctl, iv, bits, &p->lo, p->lo_closed, +1, c == 0, what);
-	check_end(f, ctl, iv, bits, &p->hi, p->hi_closed, -1, c == 0, what);
-	if (p->centre.kind == NUM_FINITE && fmt_piece_contains(p, &p->centre))
-		ck_assert_msg(core_always(f, ctl, &p->centre, bits), "%s: the centre", what);
+	/* [v, v], or FNUZ's [-0, 0] in rto: no reals strictly inside */
+	bool point = c == 0 || (p->lo.kind == NUM_FINITE && p->hi.kind == NUM_FINITE && mpq_sgn(p->lo.mag) == 0 &&
+	                        mpq_sgn(p->hi.mag) == 0);
+	check_end(f, ctl, iv, bits, &p->lo, p->lo_closed, +1, point, what);
+	check_end(f, ctl, iv, bits, &p->hi, p->hi_closed, -1, point, what);
+	if (p->centre.kind == NUM_FINITE && fmt_piece_contains(p, &p->centre)) {
+		if (iv->stochastic)   /* the value itself: 1; past the largest: the overflow's share */
+			check_probability(f, ctl, iv, &p->centre, bits, what);
+		else
+			ck_assert_msg(core_always(f, ctl, &p->centre, bits), "%s: the centre", what);
+	}
 }
 
 /* --- tiling --- */
@@ -368,6 +375,31 @@ START_TEST(fp4_by_hand)
 }
 END_TEST
 
+/* Round to odd (truncate toward zero, then set the last significand bit
+ * when inexact): a real strictly between two neighbours goes to the odd
+ * one, so an odd value takes the open interval between its neighbours and
+ * an even one only itself. fp4-e2m1 (values above): 0.5, 1.5, 3 and 6 are
+ * the odd patterns 1, 3, 5, 7: 0.5 takes (0, 1), 1.5 (1, 2), 3 (2, 4); 6
+ * takes (4, inf] (fp4 saturates, inf too); 0, 1, 2 and 4 themselves only.
+ * e8m0's significand is the implicit 1 alone, always odd: truncation is
+ * already odd, so rto is rtz there and 2^-126 takes [2^-126, 2^-125). */
+START_TEST(rto_by_hand)
+{
+	const fmt_info *f = fmt_get(FMT_E2M1);
+	expect_piece(f, FMT_RTO, 0x1, (want_piece){ 0, false, 1, false });
+	expect_piece(f, FMT_RTO, 0x2, (want_piece){ 1, true, 1, true });
+	expect_piece(f, FMT_RTO, 0x3, (want_piece){ 1, false, 2, false });
+	expect_piece(f, FMT_RTO, 0x5, (want_piece){ 2, false, 4, false });
+	expect_piece(f, FMT_RTO, 0x6, (want_piece){ 4, true, 4, true });
+	expect_piece(f, FMT_RTO, 0x7, (want_piece){ 4, false, INFINITY, true });
+	expect_piece(f, FMT_RTO, 0xb, (want_piece){ -2, false, -1, false });
+	expect_piece(f, FMT_RTO, 0x0, (want_piece){ 0, true, 0, true });
+	expect_piece(fmt_get(FMT_E8M0), FMT_RTO, 0x01, (want_piece){ 0x1p-126, true, 0x1p-125, false });
+	/* rnz, ties toward zero: the tie 0.75 (between 0.5 and 1) goes to 0.5, 1.25 to 1 */
+	expect_piece(f, FMT_RNZ, 0x2, (want_piece){ 0.75, false, 1.25, true });
+}
+END_TEST
+
 /* IEEE binary16: 1 = 0x3c00, its neighbours 1 - 2^-11 (0x3bff) and
  * 1 + 2^-10 (0x3c01); 0x3c00 is even, so in rne both midpoints are its:
  * [1 - 2^-12, 1 + 2^-11]. 65504 = 0x7bff is odd; below it 65472, and the
@@ -433,6 +465,7 @@ static Suite *interval_suite(void)
 	tc = tcase_create("by_hand");
 	tcase_add_test(tc, fp4_by_hand);
 	tcase_add_test(tc, fp16_by_hand);
+	tcase_add_test(tc, rto_by_hand);
 	tcase_add_test(tc, nan_overflow_by_hand);
 	suite_add_tcase(s, tc);
 	return s;

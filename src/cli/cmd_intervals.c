@@ -93,7 +93,10 @@ static char *rule_text(char *buf, size_t n, const fmt_interval *iv, const fmt_pi
 	}
 	if (p->above == FMT_SIDE_RAMP && !p->hi_closed)
 		snprintf(above, sizeof above, ", falls to 0 at %s", hi);
-	snprintf(buf, n, "%s1 at %s%s", below, c, above);
+	if (p->past)   /* the value past the largest: what overflows there and beyond */
+		snprintf(buf, n, "%s%s from %s up to %s", below, p->above == FMT_SIDE_ONE ? "1" : "1/2", c, hi);
+	else
+		snprintf(buf, n, "%s1 at %s%s", below, c, above);
 	return buf;
 }
 

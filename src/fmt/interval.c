@@ -16,24 +16,37 @@ typedef enum {
 	GAP_RANDOM_HALF,  /* to either, each with probability 1/2 */
 } gap_rule;
 
-/* The rule of mode m between magnitudes a < b of values of sign neg; a_odd:
- * a's pattern ends in a 1 (then b's ends in a 0: adjacent patterns). */
-static gap_rule gap_rule_of(fmt_mode m, bool neg, bool a_odd)
+/* Whether the significand of pattern bits is odd: its last bit, except in
+ * a format whose only significand bit is the implicit 1 (e8m0, no fraction
+ * bits behind an exponent), where every significand is 1. */
+static bool significand_odd(const fmt_info *f, uint32_t bits)
+{
+	return f->frac_bits == 0 && f->exp_bits > 0 ? true : (bits & 1) != 0;
+}
+
+/* The rule of mode m between magnitudes a < b of values of sign neg in f,
+ * a being pattern a_bits (b's pattern is the next magnitude's). */
+static gap_rule gap_rule_of(const fmt_info *f, fmt_mode m, bool neg, uint32_t a_bits)
 {
 	switch (m) {
-	case FMT_RNE:  return a_odd ? GAP_TIE_HIGH : GAP_TIE_LOW;   /* a tie to the even pattern */
+	/* a tie to the even pattern (e8m0: by its exponent, the pattern) */
+	case FMT_RNE:  return a_bits & 1 ? GAP_TIE_HIGH : GAP_TIE_LOW;
 	case FMT_RNA:  return GAP_TIE_HIGH;                         /* a tie away from zero */
+	case FMT_RNZ:  return GAP_TIE_LOW;                          /* a tie toward zero */
 	case FMT_RTZ:  return GAP_ALL_LOW;
 	case FMT_UP:   return neg ? GAP_ALL_LOW : GAP_ALL_HIGH;     /* toward +inf */
 	case FMT_DOWN: return neg ? GAP_ALL_HIGH : GAP_ALL_LOW;     /* toward -inf */
+	/* truncation, then the last significand bit set: the odd one takes the gap */
+	case FMT_RTO:  return significand_odd(f, a_bits) ? GAP_ALL_LOW : GAP_ALL_HIGH;
 	case FMT_SR:   return GAP_RANDOM;
+	case FMT_SR_EQUAL: return GAP_RANDOM_HALF;
 	default:       return GAP_ALL_LOW;
 	}
 }
 
 bool fmt_mode_stochastic(fmt_mode m)
 {
-	return gap_rule_of(m, false, false) == GAP_RANDOM || gap_rule_of(m, false, false) == GAP_RANDOM_HALF;
+	return m == FMT_SR || m == FMT_SR_EQUAL;
 }
 
 /* --- magnitudes --- */
@@ -52,7 +65,7 @@ typedef struct {
 typedef struct {
 	bool has_toward;   /* false for a zero and for e8m0's smallest value */
 	double toward;     /* |the neighbour toward zero| */
-	bool toward_odd;   /* its pattern's last bit */
+	uint32_t toward_bits;   /* its pattern */
 	double away;       /* |the neighbour away from zero|; past the extreme
 	                    * finite value, |extreme| + its spacing */
 	bool away_past;    /* away is that value past the extreme */
@@ -75,7 +88,7 @@ static void neighbours(const fmt_info *f, uint32_t bits, const fmt_decoded *d, b
 		if (finite_class(dt.cls) && (dt.value == 0 || (dt.value < 0) == neg)) {
 			nb->has_toward = true;
 			nb->toward = fabs(dt.value);
-			nb->toward_odd = t & 1;
+			nb->toward_bits = t;
 		}
 	}
 	if (neg ? fmt_next_down(f, bits, &w) : fmt_next_up(f, bits, &w)) {
@@ -117,7 +130,7 @@ static void sr_last(mpq_t out, double v, double away)
 }
 
 /* The lower end (toward zero) of magnitude v's interval. */
-static void toward_end(mag_end *e, fmt_mode m, bool neg, double v, const mag_nbrs *nb)
+static void toward_end(mag_end *e, const fmt_info *f, fmt_mode m, bool neg, double v, const mag_nbrs *nb)
 {
 	e->inf = false;
 	if (v == 0) {   /* a zero's interval starts at itself */
@@ -132,7 +145,7 @@ static void toward_end(mag_end *e, fmt_mode m, bool neg, double v, const mag_nbr
 		e->side = FMT_SIDE_ONE;
 		return;
 	}
-	switch (gap_rule_of(m, neg, nb->toward_odd)) {
+	switch (gap_rule_of(f, m, neg, nb->toward_bits)) {
 	case GAP_TIE_LOW:     mid(e->at, nb->toward, v); e->closed = false; e->side = FMT_SIDE_ONE; break;
 	case GAP_TIE_HIGH:    mid(e->at, nb->toward, v); e->closed = true; e->side = FMT_SIDE_ONE; break;
 	case GAP_ALL_LOW:     mpq_set_d(e->at, v); e->closed = true; e->side = FMT_SIDE_NONE; break;
@@ -143,12 +156,13 @@ static void toward_end(mag_end *e, fmt_mode m, bool neg, double v, const mag_nbr
 	mpq_set_d(e->far, nb->toward);
 }
 
-/* The upper end (away from zero) of magnitude v's interval, v's pattern
- * ending in v_odd. */
-static void away_end(mag_end *e, fmt_mode m, bool neg, double v, bool v_odd, const mag_nbrs *nb)
+/* The upper end (away from zero) of magnitude v's interval, v being
+ * pattern v_bits. */
+static void away_end(mag_end *e, const fmt_info *f, fmt_mode m, bool neg, double v, uint32_t v_bits,
+                     const mag_nbrs *nb)
 {
 	e->inf = false;
-	switch (gap_rule_of(m, neg, v_odd)) {
+	switch (gap_rule_of(f, m, neg, v_bits)) {
 	case GAP_TIE_LOW:     mid(e->at, v, nb->away); e->closed = true; e->side = FMT_SIDE_ONE; break;
 	case GAP_TIE_HIGH:    mid(e->at, v, nb->away); e->closed = false; e->side = FMT_SIDE_ONE; break;
 	case GAP_ALL_LOW:     mpq_set_d(e->at, nb->away); e->closed = false; e->side = FMT_SIDE_ONE; break;
@@ -192,9 +206,22 @@ static void add_piece(fmt_interval *iv, const mag_end *lo, const mag_end *hi, co
 	p->below_far.neg = p->above_far.neg = neg;
 	mpq_set(p->below_far.mag, neg ? hi->far : lo->far);
 	mpq_set(p->above_far.mag, neg ? lo->far : hi->far);
+	p->past = false;
 	p->centre.kind = c->kind;
 	p->centre.neg = c->neg;
 	mpq_set(p->centre.mag, c->mag);
+}
+
+/* How much of the overflow of sign neg goes to bits: 2 all, 1 half (sr-
+ * equal draws between the largest value and inf or NaN by its random
+ * bits), 0 none. */
+static int overflow_share(const fmt_info *f, const fmt_round_ctl *ctl, bool neg, uint32_t bits)
+{
+	fmt_round_ctl c = *ctl;
+	c.rbits = 0;
+	int n = fmt_overflow_result(f, &c, neg) == bits;
+	c.rbits = UINT32_MAX;
+	return n + (fmt_overflow_result(f, &c, neg) == bits);
 }
 
 /* The two ends of finite value v's interval (decoded d) on side neg. */
@@ -204,11 +231,14 @@ static void finite_ends(const fmt_info *f, const fmt_round_ctl *ctl, uint32_t bi
 	mag_nbrs nb;
 	neighbours(f, bits, d, neg, &nb);
 	double v = fabs(d->value);
-	toward_end(lo, ctl->mode, neg, v, &nb);
-	if (nb.away_past && fmt_overflow_result(f, ctl, neg) == bits)   /* saturation: all beyond is v */
+	toward_end(lo, f, ctl->mode, neg, v, &nb);
+	int over = nb.away_past ? overflow_share(f, ctl, neg, bits) : 0;
+	if (over) {   /* saturation: all beyond is v (sr-equal: half of it) */
 		inf_end(hi, fmt_inf_result(f, ctl, neg) == bits);
-	else
-		away_end(hi, ctl->mode, neg, v, bits & 1, &nb);
+		hi->side = over == 2 ? FMT_SIDE_ONE : FMT_SIDE_HALF;
+	} else {
+		away_end(hi, f, ctl->mode, neg, v, bits, &nb);
+	}
 }
 
 static void mag_end_init(mag_end *e) { mpq_inits(e->at, e->far, NULL); }
@@ -280,7 +310,7 @@ static uint32_t extreme_bits(const fmt_info *f, bool neg)
  * extreme), and the typed infinity when it gives bits. */
 static void special_side(fmt_interval *iv, const fmt_info *f, const fmt_round_ctl *ctl, uint32_t bits, bool neg)
 {
-	bool over = fmt_overflow_result(f, ctl, neg) == bits;
+	int over = overflow_share(f, ctl, neg, bits);
 	bool inf = fmt_inf_result(f, ctl, neg) == bits;
 	if (!over && !inf)
 		return;
@@ -289,6 +319,7 @@ static void special_side(fmt_interval *iv, const fmt_info *f, const fmt_round_ct
 	mag_end_init(&hi);
 	fmt_num c;
 	fmt_num_init(&c);
+	bool centre_past = false;
 	inf_end(&hi, inf);
 	if (over) {
 		/* the value past the extreme, whose toward-zero neighbour the
@@ -298,9 +329,11 @@ static void special_side(fmt_interval *iv, const fmt_info *f, const fmt_round_ct
 		fmt_decode(f, x, &d);
 		mag_nbrs nb, past;
 		neighbours(f, x, &d, neg, &nb);
-		past = (mag_nbrs){ .has_toward = true, .toward = fabs(d.value), .toward_odd = x & 1 };
-		toward_end(&lo, ctl->mode, neg, nb.away, &past);
+		past = (mag_nbrs){ .has_toward = true, .toward = fabs(d.value), .toward_bits = x };
+		toward_end(&lo, f, ctl->mode, neg, nb.away, &past);
 		fmt_num_set_double(&c, neg ? -nb.away : nb.away);
+		hi.side = over == 2 ? FMT_SIDE_ONE : FMT_SIDE_HALF;
+		centre_past = true;
 	} else {
 		mpq_set_ui(lo.at, 0, 1);
 		lo.inf = true;
@@ -310,6 +343,7 @@ static void special_side(fmt_interval *iv, const fmt_info *f, const fmt_round_ct
 		c.neg = neg;
 	}
 	add_piece(iv, &lo, &hi, &c, neg);
+	iv->piece[iv->n - 1].past = centre_past;
 	fmt_num_clear(&c);
 	mag_end_clear(&lo);
 	mag_end_clear(&hi);
@@ -428,7 +462,9 @@ void fmt_interval_probability(const fmt_interval *iv, const fmt_num *x, mpq_t p)
 			continue;
 		int side = fmt_point_cmp(x, &pc->centre);
 		fmt_side s = side < 0 ? pc->below : pc->above;
-		if (side == 0 || s == FMT_SIDE_ONE || x->kind == NUM_INF)
+		if (side == 0 && pc->past)   /* the value past the extreme overflows as beyond it */
+			s = pc->above;
+		if ((side == 0 && !pc->past) || s == FMT_SIDE_ONE || x->kind == NUM_INF)
 			mpq_set_ui(p, 1, 1);
 		else if (s == FMT_SIDE_HALF)
 			mpq_set_ui(p, 1, 2);

@@ -46,6 +46,7 @@ typedef struct {
 	 * value that overflow to inf or NaN, the first value past the largest,
 	 * |max| + its spacing; inf for the typed infinity alone). */
 	fmt_num centre;
+	bool past;               /* the centre is that value past the largest */
 	fmt_side below, above;   /* on (lo, centre) and on (centre, hi) */
 	fmt_num below_far, above_far;   /* a RAMP or HALF side's neighbour */
 } fmt_piece;
