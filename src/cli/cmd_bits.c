@@ -15,11 +15,21 @@ static void bits_help(void)
 {
 	printf("Usage: mixprec bits VALUE... [--format F,...] [--mode M] [--csv]\n"
 	       "       mixprec bits --raw PATTERN [--raw PATTERN...] --format F [--csv]\n"
+	       "       mixprec bits --interval VALUE --format F [--mode M] [--saturate] [--csv]\n"
 	       "Shows how a value is stored: sign, exponent and fraction fields, class,\n"
 	       "decoded value, the spacing (ulp) there and the neighbouring values.\n\n"
 	       "  --format F,...  formats (default: all); known:\n");
 	cli_print_formats(18);
-	printf("  --mode M        rounding of VALUE into the format (default rne)\n"
+	printf("  --mode M        rounding of VALUE into the format (default rne; sr and\n"
+	       "                  sr-equal with --interval only)\n"
+	       "  --saturate      overflow and inf give +-max\n"
+	       "  --interval VALUE  VALUE rounded into the one --format, and the exact\n"
+	       "                  interval of reals that rounds to the result (ends open\n"
+	       "                  or closed; see 'mixprec formats --help'); sr, sr-equal:\n"
+	       "                  both neighbours, each with its exact probability and\n"
+	       "                  support. CSV: input,format,mode,bits,class,value,\n"
+	       "                  value_hex,probability,interval,lo,lo_hex,lo_closed,hi,\n"
+	       "                  hi_hex,hi_closed,rule,holds_input\n"
 	       "  --raw PATTERN   decode a bit pattern instead: hex (0x7c00), binary\n"
 	       "                  (0b0111110000000000) or binary grouped with spaces\n"
 	       "  --csv           CSV: input,format,bits,sign,exponent_field,\n"

@@ -9,6 +9,7 @@
 static void formats_help(void)
 {
 	printf("Usage: mixprec formats [--csv]\n"
+	       "       mixprec formats --values FMT [--mode M [--saturate]] [--csv]\n"
 	       "Prints the table of number formats: widths, bias, largest value, smallest\n"
 	       "normal and subnormal values, machine epsilon (spacing at 1), decimal digits\n"
 	       "(precision x log10 2) and whether the format has infinities. Below 8 bits:\n"
@@ -18,7 +19,20 @@ static void formats_help(void)
 	       "  --csv     CSV: name,bits,exponent_bits,fraction_bits,bias,max,min_normal,\n"
 	       "            min_subnormal,epsilon,decimal_digits,has_inf (numbers read back\n"
 	       "            exactly)\n"
-	       "  -h, --help  this text\n");
+	       "  --values FMT  every bit pattern of FMT (at most 16 bits): class, value as\n"
+	       "            an exact decimal and a hex float\n"
+	       "  --mode M  with --values: the reals that round to each value in mode M\n"
+	       "            (%s),\n"
+	       "            exact ends, each open ( ) or closed [ ], from the mode's\n"
+	       "            definition (midpoints, ties, directions, round\n"
+	       "            to odd); -0 lies just below 0, inf closes an end it rounds to;\n"
+	       "            the reals that overflow go to inf, NaN or (saturating) max;\n"
+	       "            sr, sr-equal: the support between the neighbours and the\n"
+	       "            probability rule\n"
+	       "  --saturate  with --mode: overflow and inf give +-max\n"
+	       "  --values --csv: bits,class,value,value_hex, and with --mode\n"
+	       "            interval,lo,lo_hex,lo_closed,hi,hi_hex,hi_closed,rule\n"
+	       "  -h, --help  this text\n", fmt_mode_known());
 }
 
 /* "2^-126 = 1.18e-38"; "-" for NaN (e8m0 has no subnormals) */
