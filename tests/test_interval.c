@@ -198,6 +198,14 @@ static int tile_cmp(const void *a, const void *b)
 	return (int)y->p->lo_closed - (int)x->p->lo_closed;   /* [a before (a */
 }
 
+/* Whether pattern 0 is a zero (not in e8m0, whose pattern 0 is 2^-127). */
+static bool has_zero(const fmt_info *f)
+{
+	fmt_decoded d;
+	fmt_decode(f, 0, &d);
+	return d.cls == FMT_CLASS_ZERO;
+}
+
 /* Consecutive pieces meet: one end closed and the other open at one point,
  * or -0 closed then +0 closed. */
 static bool meet(const fmt_piece *a, const fmt_piece *b)
@@ -221,9 +229,9 @@ static void check_tiling(const fmt_info *f, const fmt_round_ctl *ctl, fmt_interv
 	if (fmt_has_sign(f))
 		ck_assert_msg(first->lo.kind == NUM_INF && first->lo.neg && first->lo_closed, "%s %s: starts at -inf",
 		              f->name, fmt_mode_name(ctl->mode));
-	else   /* e8m0: the positive reals */
+	else   /* unsigned: from 0, or above it without a zero (e8m0) */
 		ck_assert_msg(first->lo.kind == NUM_FINITE && mpq_sgn(first->lo.mag) == 0 && !first->lo.neg &&
-		              !first->lo_closed, "%s: starts at (0", f->name);
+		              first->lo_closed == has_zero(f), "%s: starts at 0", f->name);
 	ck_assert_msg(last->hi.kind == NUM_INF && !last->hi.neg && last->hi_closed, "%s %s: ends at inf]", f->name,
 	              fmt_mode_name(ctl->mode));
 	for (size_t i = 0; i + 1 < n; i++)
@@ -241,9 +249,9 @@ static void check_sum(const fmt_info *f, fmt_interval *ivs, const fmt_num *x)
 		fmt_interval_probability(&ivs[b], x, p);
 		mpq_add(sum, sum, p);
 	}
-	bool e8m0_out = !fmt_has_sign(f) && (x->neg || mpq_sgn(x->mag) == 0);   /* invalid there */
-	ck_assert_msg(mpq_cmp_ui(sum, e8m0_out ? 0 : 1, 1) == 0, "%s: probabilities sum to %f", f->name,
-	              mpq_get_d(sum));
+	/* an unsigned format's domain: the reals from 0 (from above 0 without a zero) */
+	bool out = !fmt_has_sign(f) && (x->neg || (mpq_sgn(x->mag) == 0 && !has_zero(f)));
+	ck_assert_msg(mpq_cmp_ui(sum, out ? 0 : 1, 1) == 0, "%s: probabilities sum to %f", f->name, mpq_get_d(sum));
 	mpq_clears(sum, p, NULL);
 }
 
