@@ -235,9 +235,10 @@ static void interval_show(const bits_opts *o, const fmt_info *f, const fmt_num *
 	snprintf(hexbits, sizeof hexbits, "0x%0*x", fmt_hex_digits(f), c);
 	value_texts(&d, dec, hex, sizeof dec);
 	numtext_exact(prob, sizeof prob, mpq_get_d(p));   /* k / 2^32: exact */
-	if (!w)
-		printf("%s as %s (%s%s): %s = %s = %s, probability %s\n", o->interval, f->name, fmt_mode_name(o->mode),
-		       o->saturate ? ", saturating" : "", hexbits, dec, hex, prob);
+	if (!w)   /* inf and NaN have no hex float apart from their name */
+		printf("%s as %s (%s%s): %s = %s%s%s, probability %s\n", o->interval, f->name, fmt_mode_name(o->mode),
+		       o->saturate ? ", saturating" : "", hexbits, dec, strcmp(dec, hex) ? " = " : "",
+		       strcmp(dec, hex) ? hex : "", prob);
 	for (size_t i = 0; i < iv.n; i++) {
 		const fmt_piece *pc = &iv.piece[i];
 		bool holds = fmt_piece_contains(pc, x);
