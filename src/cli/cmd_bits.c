@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/intervals.h"
 #include "fmt/bits_opts.h"
 #include "fmt/decode.h"
 #include "fmt/parse.h"
@@ -14,11 +15,21 @@ static void bits_help(void)
 {
 	printf("Usage: mixprec bits VALUE... [--format F,...] [--mode M] [--csv]\n"
 	       "       mixprec bits --raw PATTERN [--raw PATTERN...] --format F [--csv]\n"
+	       "       mixprec bits --interval VALUE --format F [--mode M] [--saturate] [--csv]\n"
 	       "Shows how a value is stored: sign, exponent and fraction fields, class,\n"
 	       "decoded value, the spacing (ulp) there and the neighbouring values.\n\n"
 	       "  --format F,...  formats (default: all); known:\n");
 	cli_print_formats(18);
-	printf("  --mode M        rounding of VALUE into the format (default rne)\n"
+	printf("  --mode M        rounding of VALUE into the format (default rne; sr and\n"
+	       "                  sr-equal with --interval only)\n"
+	       "  --saturate      overflow and inf give +-max\n"
+	       "  --interval VALUE  VALUE rounded into the one --format, and the exact\n"
+	       "                  interval of reals that rounds to the result (ends open\n"
+	       "                  or closed; see 'mixprec formats --help'); sr, sr-equal:\n"
+	       "                  both neighbours, each with its exact probability and\n"
+	       "                  support. CSV: input,format,mode,bits,class,value,\n"
+	       "                  value_hex,probability,interval,lo,lo_hex,lo_closed,hi,\n"
+	       "                  hi_hex,hi_closed,rule,holds_input\n"
 	       "  --raw PATTERN   decode a bit pattern instead: hex (0x7c00), binary\n"
 	       "                  (0b0111110000000000) or binary grouped with spaces\n"
 	       "  --csv           CSV: input,format,bits,sign,exponent_field,\n"
@@ -200,7 +211,7 @@ static void show(const fmt_info *f, const char *input, uint32_t bits, const fmt_
 /* Shows VALUE number i (from 0) in each format; false when it is bad or a
  * named format cannot hold it (reported). *first: nothing shown yet. */
 static bool bits_value(const char *text, size_t i, const fmt_id *fmts, size_t nfmts, bool have_formats,
-                       fmt_mode mode, bool csv, csvw *w, bool *first)
+                       fmt_mode mode, bool saturate, bool csv, csvw *w, bool *first)
 {
 	char err[256];
 	fmt_num x;
@@ -213,7 +224,7 @@ static bool bits_value(const char *text, size_t i, const fmt_id *fmts, size_t nf
 	bool ok = true;
 	for (size_t k = 0; k < nfmts; k++) {
 		const fmt_info *f = fmt_get(fmts[k]);
-		fmt_round_ctl ctl = { .mode = mode };
+		fmt_round_ctl ctl = { .mode = mode, .saturate = saturate };
 		unsigned flags;
 		uint32_t bits = fmt_round_num(f, &ctl, &x, &flags);
 		if (flags & FMT_FLAG_INVALID) {
@@ -248,6 +259,8 @@ int cmd_bits(int argc, char **argv)
 		bits_help();
 		return cli_flush_stdout("bits") ? CLI_OK : CLI_ENV;
 	}
+	if (o.interval)
+		return cmd_bits_interval(&o);
 	const fmt_id *fmts = o.fmts;
 	bool csv = o.csv;
 	csvw w;
@@ -272,7 +285,8 @@ int cmd_bits(int argc, char **argv)
 		show(f, o.raws[i], bits, NULL, o.mode, csv, &w);
 	}
 	for (size_t i = 0; i < o.nvalues; i++)
-		if (!bits_value(o.values[i], i, fmts, o.nfmts, o.have_formats, o.mode, csv, &w, &first))
+		if (!bits_value(o.values[i], i, fmts, o.nfmts, o.have_formats, o.mode, o.saturate, csv, &w,
+		                &first))
 			rc = CLI_USAGE;
 	if (!cli_flush_stdout("bits"))
 		return CLI_ENV;

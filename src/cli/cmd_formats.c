@@ -1,14 +1,15 @@
-#include <getopt.h>
 #include <math.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/intervals.h"
 #include "util/csvout.h"
 #include "util/numtext.h"
 
 static void formats_help(void)
 {
 	printf("Usage: mixprec formats [--csv]\n"
+	       "       mixprec formats --values FMT [--mode M [--saturate]] [--csv]\n"
 	       "Prints the table of number formats: widths, bias, largest value, smallest\n"
 	       "normal and subnormal values, machine epsilon (spacing at 1), decimal digits\n"
 	       "(precision x log10 2) and whether the format has infinities. Below 8 bits:\n"
@@ -23,7 +24,20 @@ static void formats_help(void)
 	       "  --csv     CSV: name,bits,exponent_bits,fraction_bits,bias,max,min_normal,\n"
 	       "            min_subnormal,epsilon,decimal_digits,has_inf (numbers read back\n"
 	       "            exactly)\n"
-	       "  -h, --help  this text\n");
+	       "  --values FMT  every bit pattern of FMT (at most 16 bits): class, value as\n"
+	       "            an exact decimal and a hex float\n"
+	       "  --mode M  with --values: the reals that round to each value in mode M\n"
+	       "            (%s),\n"
+	       "            exact ends, each open ( ) or closed [ ], from the mode's\n"
+	       "            definition (midpoints, ties, directions, round\n"
+	       "            to odd); -0 lies just below 0, inf closes an end it rounds to;\n"
+	       "            the reals that overflow go to inf, NaN or (saturating) max;\n"
+	       "            sr, sr-equal: the support between the neighbours and the\n"
+	       "            probability rule\n"
+	       "  --saturate  with --mode: overflow and inf give +-max\n"
+	       "  --values --csv: bits,class,value,value_hex, and with --mode\n"
+	       "            interval,lo,lo_hex,lo_closed,hi,hi_hex,hi_closed,rule\n"
+	       "  -h, --help  this text\n", fmt_mode_known());
 }
 
 /* "2^-126 = 1.18e-38"; "-" for NaN (e8m0 has no subnormals) */
@@ -54,27 +68,19 @@ static const char *specials_text(const fmt_info *f)
 
 int cmd_formats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "csv", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	bool csv = false;
-	optind = 0;
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': csv = true; break;
-		case 'h': formats_help(); return cli_flush_stdout("formats") ? CLI_OK : CLI_ENV;
-		default:
-			return cli_option_error("formats", c, argv, opts);
-		}
-	}
-	if (optind < argc) {
-		cli_error("formats", "unexpected argument '%s'", argv[optind]);
+	formats_opts o;
+	char err[512];
+	if (formats_opts_parse(argc, argv, &o, err, sizeof err) != MP_OK) {
+		cli_error("formats", "%s", err);
 		return CLI_USAGE;
 	}
+	if (o.help) {
+		formats_help();
+		return cli_flush_stdout("formats") ? CLI_OK : CLI_ENV;
+	}
+	if (o.values)
+		return cmd_formats_values(&o);
+	bool csv = o.csv;
 	char a[64], b[64], d[64], e[64];
 	if (csv) {
 		csvw w;

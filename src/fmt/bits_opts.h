@@ -21,7 +21,9 @@ typedef struct {
 	fmt_id fmts[FMT_OPTS_LIST_MAX];   /* --format's formats in order; every format when not given */
 	size_t nfmts;
 	bool have_formats;           /* --format given */
-	fmt_mode mode;               /* --mode (default rne; sr is refused) */
+	fmt_mode mode;               /* --mode (default rne; the SR modes with --interval only) */
+	bool saturate;               /* --saturate: overflow gives +-max */
+	const char *interval;        /* --interval VALUE: the reals that round where VALUE does; NULL */
 	const char *raws[BITS_OPTS_MAX];     /* the --raw patterns, nraw of them */
 	size_t nraw;
 	const char *values[BITS_OPTS_MAX];   /* the VALUEs in command-line order */
@@ -31,8 +33,8 @@ typedef struct {
 } bits_opts;
 
 /* Parses `mixprec bits`'s argv (argv[0] the command) into *o, with the
- * checks between options (--raw needs one --format; a VALUE or a pattern
- * is required). MP_EINVAL with the message in err. */
+ * checks between options (--raw and --interval need one --format; a VALUE,
+ * a pattern or --interval is required; an SR mode needs --interval). MP_EINVAL with the message in err. */
 mp_status bits_opts_parse(int argc, char **argv, bits_opts *o, char *err, size_t errlen);
 
 #endif

@@ -274,3 +274,13 @@ uint32_t fmt_round_double(const fmt_info *f, const fmt_round_ctl *ctl, double x,
 	uint64_t sig = (uint64_t)ldexp(m, 64);   /* exact: 53 bits */
 	return fmt_round_parts(f, ctl, neg, e - 1, sig, false, flags);
 }
+
+uint32_t fmt_overflow_result(const fmt_info *f, const fmt_round_ctl *ctl, bool neg)
+{
+	return overflow_result(f, ctl, neg);
+}
+
+uint32_t fmt_inf_result(const fmt_info *f, const fmt_round_ctl *ctl, bool neg)
+{
+	return inf_result(f, ctl, neg);
+}

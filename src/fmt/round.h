@@ -116,4 +116,11 @@ void fmt_error_text(const fmt_num *x, double result, int digits, char *abs_text,
 /* x rounded to nearest binary64 (subnormals and overflow to inf included). */
 double fmt_num_to_double(const fmt_num *x);
 
+/* What a finite value too large for f gives under ctl (by mode, saturation
+ * and the format's specials: +-max, +-inf or a NaN), and what a typed
+ * infinity of that sign gives: the rules fmt_round_parts and
+ * fmt_round_double apply, for code that describes rounding (fmt/interval). */
+uint32_t fmt_overflow_result(const fmt_info *f, const fmt_round_ctl *ctl, bool neg);
+uint32_t fmt_inf_result(const fmt_info *f, const fmt_round_ctl *ctl, bool neg);
+
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fmt/bits_opts.h"
+#include "fmt/formats_opts.h"
 #include "fmt/decode.h"
 #include "fmt/format.h"
 #include "fmt/parse.h"
@@ -130,8 +131,8 @@ typedef struct {
 	size_t nvalues;
 } lab_command;
 
-/* argv (`bits ...` or `round ...`) read by the CLI's parser into *l: false
- * with the message in err. */
+/* argv (`bits ...`, `round ...` or `formats ...`) read by the CLI's parser
+ * into *l: false with the message in err. */
 static bool read_command(int argc, char **argv, lab_command *l, char *err, size_t errlen)
 {
 	*l = (lab_command){ .row = -1, .mode = FMT_RNE };
@@ -139,9 +140,19 @@ static bool read_command(int argc, char **argv, lab_command *l, char *err, size_
 		bits_opts o;
 		if (bits_opts_parse(argc, argv, &o, err, errlen) != MP_OK)
 			return false;
-		*l = (lab_command){ .value = o.nvalues ? o.values[0] : NULL, .row = o.have_formats ? (int)o.fmts[0] : -1,
+		*l = (lab_command){ .value = o.interval ? o.interval : o.nvalues ? o.values[0] : NULL,
+			            .row = o.have_formats ? (int)o.fmts[0] : -1,
 			            .mode = o.mode, .nvalues = o.nvalues,
-			            .skipped = o.help ? "--help" : o.nraw ? "--raw" : o.csv ? "--csv" : NULL };
+			            .skipped = o.help ? "--help" : o.nraw ? "--raw" : o.interval ? "--interval"
+			                       : o.csv ? "--csv" : o.saturate ? "--saturate" : NULL };
+		return true;
+	}
+	if (!strcmp(argv[0], "formats")) {   /* the table, every format shown */
+		formats_opts o;
+		if (formats_opts_parse(argc, argv, &o, err, errlen) != MP_OK)
+			return false;
+		*l = (lab_command){ .row = o.values ? (int)o.values->id : -1, .mode = o.have_mode ? o.mode : FMT_RNE,
+			            .skipped = o.values ? "--values" : NULL };
 		return true;
 	}
 	if (!strcmp(argv[0], "round")) {
@@ -156,7 +167,7 @@ static bool read_command(int argc, char **argv, lab_command *l, char *err, size_
 		round_opts_free(&o);
 		return st == MP_OK;
 	}
-	return true;   /* formats: the table, every format shown */
+	return true;
 }
 
 /* A command line (from a lesson's block) into the value, the row and the
