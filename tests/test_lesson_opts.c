@@ -348,9 +348,20 @@ static int check_round(char **argv, size_t argc, const char *where)
 	ck_assert_msg(o.cuda == (v && !strcmp(v, "cuda")), "%s: --device", where);
 	ck_assert_msg(o.saturate == has_word(argv, argc, "--saturate") && o.csv == has_word(argv, argc, "--csv") &&
 	              !o.help, "%s: --saturate, --csv", where);
-	v = opt_value(argv, argc, "--flip-prob");
+	v = opt_value(argv, argc, "--via");
 	ck_assert_msg(o.via == (v != NULL), "%s: --via", where);
 	if (v) {   /* F:M by eye: the format's name, then the mode's */
+		const char *colon = strchr(v, ':');
+		ck_assert_msg(colon && !strncmp(fmt_get(o.via_fmt)->name, v, (size_t)(colon - v)) &&
+		              !strcmp(fmt_mode_name(o.via_mode), colon + 1), "%s: --via %s", where, v);
+	}
+	v = opt_value(argv, argc, "--flip-prob");
+	ck_assert_msg(o.flip == (v != NULL) && (!v || o.flip_opt.p == strtod(v, NULL)), "%s: --flip-prob", where);
+	v = opt_value(argv, argc, "--flip-bits");
+	ck_assert_msg(!v || (o.flip_opt.where == FLIP_BIT && o.flip_opt.bit == atoi(v)) ||
+	              (strspn(v, "0123456789") != strlen(v)), "%s: --flip-bits", where);
+	static const char *const valued[] = { "--to", "--mode", "--seed", "--device", "--via", "--flip-prob",
+	                                      "--flip-bits", NULL };
 	check_values(argv, argc, valued, o.values, o.nvalues, where);
 	int checked = (to != NULL) + (o.nvalues > 0) + (opt_value(argv, argc, "--mode") != NULL);
 	round_opts_free(&o);
