@@ -30,7 +30,7 @@ VB_INLINE VB_U VB_NAME(encode_line)(const VB_NAME(par) *v, bb_kind kind, size_t 
 
 static inline bool VB_NAME(kind_sr)(bb_kind kind)
 {
-	return kind == BB_BF16_SR || kind == BB_FAST_SR;
+	return kind == BB_BF16_SR || kind == BB_FAST_SR || kind == BB_GEN_SRE;
 }
 
 VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t size, rng_key k,
