@@ -138,6 +138,20 @@ static uint32_t overflow_bits(const oracle *o, const side *sd, bool neg, bool sa
 	return o->s->nan_bits;
 }
 
+/* Round to odd's parity of value k of a side: the last bit of its
+ * significand, the implicit bit included. An integer's is its own parity
+ * (two's complement keeps it in the last bit); without fraction bits every
+ * nonzero value's significand is 1, odd; else the pattern's last bit is the
+ * fraction's. */
+static bool rto_odd(const oracle *o, const side *sd, int k)
+{
+	if (o->s->kind == EXT_INT)
+		return sd->bits[k] & 1u;
+	if (o->s->frac_bits == 0)
+		return mpq_sgn(sd->mag[k]) != 0;
+	return sd->bits[k] & 1u;
+}
+
 /* The expected bits and flags of the exact value (neg, a = |x|). */
 static uint32_t expect(const oracle *o, bool neg, const mpq_t a, fmt_mode m, bool sat, uint32_t r, unsigned *fl)
 {
@@ -157,8 +171,12 @@ static uint32_t expect(const oracle *o, bool neg, const mpq_t a, fmt_mode m, boo
 	if (k < sd->n && mpq_cmp(sd->mag[k], a) == 0)
 		return sd->bits[k];   /* exact */
 	*fl = FMT_FLAG_INEXACT;
+	/* rto truncates first and so never passes the largest value; sr-equal
+	 * steps away from zero with probability 1/2: r < 2^31 (the core's rule) */
+	bool equal_up = r < 0x80000000u;
 	if (k >= sd->n)   /* |x| >= B */
-		return toward_zero ? sd->bits[sd->n - 1] : overflow_bits(o, sd, neg, sat);
+		return toward_zero || m == FMT_RTO || (m == FMT_SR_EQUAL && !equal_up) ? sd->bits[sd->n - 1]
+		                                                                      : overflow_bits(o, sd, neg, sat);
 	/* lo = mag[k] < a < hi = mag[k + 1] */
 	mpq_t d1, d2;
 	mpq_inits(d1, d2, NULL);
@@ -184,11 +202,16 @@ static uint32_t expect(const oracle *o, bool neg, const mpq_t a, fmt_mode m, boo
 		mpq_clear(f);
 		break;
 	}
+	case FMT_RNZ: up = c > 0; break;   /* nearest, ties toward zero */
+	case FMT_SR_EQUAL: up = equal_up; break;
+	case FMT_RTO: up = !rto_odd(o, sd, k); break;   /* the neighbour whose significand is odd */
 	default: up = !toward_zero; break;
 	}
 	mpq_clears(d1, d2, NULL);
 	if (!up)
 		return sd->bits[k];
+	if (k + 1 == sd->n && m == FMT_RTO)
+		return sd->bits[k];   /* never past the largest value */
 	if (k + 1 == sd->n) {
 		*fl |= FMT_FLAG_OVERFLOW;
 		return overflow_bits(o, sd, neg, sat);
@@ -210,7 +233,7 @@ static void check_value(const oracle *o, bool neg, const mpq_t a, double d)
 	x.neg = neg;
 	mpq_set(x.mag, a);
 	for (int m = 0; m < FMT_MODE_COUNT; m++) {
-		size_t nr = m == FMT_SR ? sizeof RBITS / sizeof RBITS[0] : 1;
+		size_t nr = m == FMT_SR || m == FMT_SR_EQUAL ? sizeof RBITS / sizeof RBITS[0] : 1;
 		for (size_t ri = 0; ri < nr; ri++) {
 			for (int sat = 0; sat < 2; sat++) {
 				fmt_round_ctl ctl = { .mode = (fmt_mode)m, .saturate = sat, .rbits = RBITS[ri] };
