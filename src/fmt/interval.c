@@ -17,11 +17,16 @@ typedef enum {
 } gap_rule;
 
 /* Whether the significand of pattern bits is odd: its last bit, except in
- * a format whose only significand bit is the implicit 1 (e8m0, no fraction
- * bits behind an exponent), where every significand is 1. */
+ * a format whose only significand bit is the implicit 1 (e8m0, P3109's
+ * binary8p1: no fraction bits behind an exponent), where every nonzero
+ * significand is 1 and zero's is 0. */
 static bool significand_odd(const fmt_info *f, uint32_t bits)
 {
-	return f->frac_bits == 0 && f->exp_bits > 0 ? true : (bits & 1) != 0;
+	if (f->frac_bits == 0 && f->exp_bits > 0) {
+		bool zero = f->specials != FMT_SPECIALS_E8M0 && (bits & ~fmt_sign_mask(f) & fmt_all_mask(f)) == 0;
+		return !zero;
+	}
+	return (bits & 1) != 0;
 }
 
 /* The rule of mode m between magnitudes a < b of values of sign neg in f,
