@@ -184,7 +184,7 @@ keys Enter
 type 0x2e66
 keys Enter
 dump hr-solved
-keys q j j j j j j j Enter
+keys q j j j j j j j j Enter
 wait
 dump list-after
 keys q Tab j Enter

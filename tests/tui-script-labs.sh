@@ -409,7 +409,9 @@ for r in 3 4; do
 	else
 		bad "blockmodel: row $r's rows on screen are quantize --from-model's" "$(diff "$tmp/tui-rows" "$tmp/cli-rows" | head -n 6)"
 	fi
-	has blockmodel row$r "scale  ocp \\(floor\\) 2\\^-?[0-9]+ = e8m0 $(cli_scale $r ocp)   ceil 2\\^-?[0-9]+ = e8m0 $(cli_scale $r ceil)" \
+	# the e8m0 byte b is 2^(b - 127): the exponent each rule gives, from the command
+	eo=$(( $(cli_scale $r ocp) - 127 )) ec=$(( $(cli_scale $r ceil) - 127 ))
+	has blockmodel row$r "scale 2\\^$eo = $(cli_scale $r ocp) +by rule: ocp $eo  ceil $ec " \
 		"row $r: block 0's scales under both rules are the command's"
 	has blockmodel row$r "m\\.safetensors wte\\.weight row $r of 128, 32 values" "row $r: the screen says which file, tensor and row"
 done

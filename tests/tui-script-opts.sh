@@ -76,9 +76,9 @@ has block opened "^ format < $(word --to "$blk") > +f +rule < ocp > .* scale per
 blk=$(grep -m 1 '^mixprec quantize .* --to mxfp[0-9a-z-]* --scale-rule ceil$' "$srcdir/lessons/low-precision.md")
 open_block blockceil 'j j j j Enter' "$blk"
 has blockceil opened "^ format < $(word --to "$blk") > +f +rule < ceil > " "a --scale-rule ceil block: its format and rule"
-# frontier's generated tensor (the seventh lesson): the lab shows the format and names --random
+# frontier's generated tensor (the eighth lesson): the lab shows the format and names --random
 blk=$(grep -m 1 '^mixprec quantize --to nvfp4 --random [0-9]* --outliers ' "$srcdir/lessons/frontier.md")
-open_block blockrandom 'j j j j j j Enter' "$blk"
+open_block blockrandom 'j j j j j j j Enter' "$blk"
 has blockrandom opened '^ format < nvfp4 > +f +rule \(one rule\)' "a --random block: its --to"
 has blockrandom opened '^ --random: the lab does not run it; the rest as given$' "... and --random named on the status line"
 

@@ -138,7 +138,7 @@ expect drift drift-constant
 # Leaving the lab (Esc) and opening it again from Home keeps what was typed
 # (std 0.25), for the rest of the session.
 script driftkeep <<'EOF'
-keys j j j j j j j j j j Enter
+keys j j j j j j j j j j j Enter
 keys j j j j j j Enter C-u
 type abc
 keys Enter
@@ -249,7 +249,7 @@ EOF
 has resume resumed "residual-drift  section [0-9]+/9  line $top/" "a new run's r reopens the lesson at line $top"
 
 # --- the mouse ---
-# Home's "Bit explorer" row is screen row 13 (title bar, a blank, "Lessons",
+# Home's "Bit explorer" row is screen row 14 (title bar, a blank, "Lessons",
 # eight lessons, "Exercises", its item, "Labs": with eight lessons the groups
 # lose their blank lines, and the last lab scrolls into view when selected); in the explorer bf16 is the fourth format, its
 # bits on screen row 2 + 1 + 3 * 3 = 12: sign at column 10, a blank, 8 exponent
@@ -258,7 +258,7 @@ has resume resumed "residual-drift  section [0-9]+/9  line $top/" "a new run's r
 # 1.1001100b * 2^-4 = 1.59375 / 16 = 0.099609375. The wheel scrolls a lesson
 # by three lines.
 script mouse <<'EOF'
-click 10 13
+click 10 14
 dump clicked
 click 27 12
 keys Space

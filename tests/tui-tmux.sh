@@ -115,7 +115,7 @@ for size in 80x24 132x43; do
 
 	# an exercise, answered wrongly, then rightly: 7.4d, 0.1 in fp16 is 0x2e66
 	# (eight lessons, then All exercises)
-	keys j j j j j j j Enter
+	keys j j j j j j j j Enter
 	check 'Home > Exercises' "the Exercises list opens"
 	check '\] round\.1 ' "it lists the exercises once loaded" 120
 	keys j j j j j Enter
