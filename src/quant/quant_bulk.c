@@ -243,7 +243,7 @@ static mp_status bulk_mx_int(const quant_opts *o, const quant_mx_rule *rr, uint6
 		scales[b / bs] = (uint8_t)(k + 127);
 		for (size_t i = b; i < b + cnt; i++) {
 			fmt_round_ctl ctl = { .mode = o->mode, .saturate = true,
-				              .rbits = o->mode == FMT_SR ? rng_bits(o->seed, index0 + i) : 0 };
+				              .rbits = rng_bits(o->seed, index0 + i) };   /* read by sr and sr-equal only */
 			uint32_t c = fmt_round_double(f, &ctl, ldexp((double)in[i], -(k + q->elem_shift)), NULL);
 			elems[i] = (uint8_t)(c == fmt_sign_mask(f) ? c | 1 : c);   /* symmetric, as quant_run */
 		}
