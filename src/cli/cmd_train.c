@@ -66,6 +66,21 @@ static void train_parts_help(void)
 	       "                     make a loss spike, or a NaN that stops the run (exit 2)\n");
 }
 
+/* What train --help says after the options: progress, failures, Ctrl-C. */
+static void train_help_notes(void)
+{
+	printf("Progress goes to stderr: on a terminal one line rewritten each step, else a\n"
+	       "line every --progress-every S seconds (default 5; 0: every step).\n"
+	       "A loss that turns inf or NaN stops the run after that step, with exit status\n"
+	       "2 naming the policy and the step; the CSV keeps every step up to it, the other\n"
+	       "policies' rows of that step too. So do weights that are not finite at the end\n"
+	       "of the run or at a save (nothing is saved). Gradients that overflow are not\n"
+	       "an error: a loss scaler skips the step (the skipped column). Ctrl-C stops\n"
+	       "after the current step and keeps what was written. With --device cuda,\n"
+	       "MIXPREC_GPU_SYNC=1 checks every kernel launch (naming a kernel that faults)\n"
+	       "and MIXPREC_GPU_PROFILE=1 prints each kernel's time in the last step.\n");
+}
+
 static void train_help(void)
 {
 	train_config d = train_config_default();
@@ -167,19 +182,10 @@ static void train_help(void)
 	       "                     in the presets; nvfp4: 1)\n"
 	       "  --bf16-from N      from step N on (steps N, N+1, ... and the evaluations\n"
 	       "                     after N steps) no Linear is cast: the recipe becomes\n"
-	       "                     bf16-mixed for the last steps (policy part bf16-from=N)\n\n"
-	       "Progress goes to stderr: on a terminal one line rewritten each step, else a\n"
-	       "line every --progress-every S seconds (default 5; 0: every step).\n"
-	       "A loss that turns inf or NaN stops the run after that step, with exit status\n"
-	       "2 naming the policy and the step; the CSV keeps every step up to it, the other\n"
-	       "policies' rows of that step too. So do weights that are not finite at the end\n"
-	       "of the run or at a save (nothing is saved). Gradients that overflow are not\n"
-	       "an error: a loss scaler skips the step (the skipped column). Ctrl-C stops\n"
-	       "after the current step and keeps what was written. With --device cuda,\n"
-	       "MIXPREC_GPU_SYNC=1 checks every kernel launch (naming a kernel that faults)\n"
-	       "and MIXPREC_GPU_PROFILE=1 prints each kernel's time in the last step.\n",
+	       "                     bf16-mixed for the last steps (policy part bf16-from=N)\n\n",
 	       NVFP4_PROBE_DRAWS_MAX, d.lr, d.beta1, d.beta2, (unsigned long long)d.seed, d.B, d.t, d.model.L, d.model.NH,
 	       d.model.C, d.eval_every, train_ckpt_help, train_resume_help);
+	train_help_notes();
 	train_parts_help();
 	printf("\nShapes (--preset NAME; tiny is the TUI labs' z):\n");
 	for (size_t i = 0; i < TRAIN_SHAPE_COUNT; i++)

@@ -310,6 +310,50 @@ static void draw_layout(budget_lab *b, WINDOW *w, int y, int x, int cols)
 /* Glyphs that keep the components apart without colour. */
 static const char *const seg_ascii[BUDGET_COMPONENT_COUNT] = { "M", "W", "G", "A", "O", "x" };
 
+/* The tiny trainer of this program under the same recipe, beside the
+ * formula for its parameter count, in the three rows from y. */
+static void draw_trainer_compare(budget_lab *b, WINDOW *w, int y, int cols)
+{
+	pthread_mutex_lock(&b->work.mu);
+	bool have = b->have[b->cfg.recipe], running = b->work.running;
+	train_memory m = b->mem[b->cfg.recipe];
+	size_t n = b->tparams;
+	double tacts = b->tacts;
+	pthread_mutex_unlock(&b->work.mu);
+	if (have) {
+		budget_config c = b->cfg;
+		c.params = (double)n;
+		c.zero_stage = 0;
+		c.gpus = 1;
+		memset(&c.shape, 0, sizeof c.shape);
+		budget_result f;
+		bool fok = budget_compute(&f, &c) == MP_OK;
+		char who[64];
+		snprintf(who, sizeof who, "GPT, %zu params", n);
+		tui_putf(w, y, 1, cols - 2, ROLE_HEADING, "%-20s %7s %7s %7s %7s %7s %8s", who, "master", "working",
+		         "grads", "accum", "adam", "acts");
+		/* a recipe with one weight copy (fp32, bf16-pure) counts it as the
+		 * weights the GEMMs read; the trainer calls fp32's copy its master */
+		size_t master = m.master_weights, working = m.working_weights;
+		if (fok && f.bytes[BUDGET_MASTER] == 0 && working == 0) {
+			working = master;
+			master = 0;
+		}
+		tui_putf(w, y + 1, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8.2f", "mixprec train, MB",
+		         master / 1e6, working / 1e6, m.gradients / 1e6, m.grad_accum / 1e6, m.optim_state / 1e6,
+		         m.activations / 1e6);
+		if (fok)
+			tui_putf(w, y + 2, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8.2f",
+			         "formula, MB", f.bytes[BUDGET_MASTER] / 1e6, f.bytes[BUDGET_WEIGHTS] / 1e6,
+			         f.bytes[BUDGET_GRADS] / 1e6, f.bytes[BUDGET_GRAD_ACCUM] / 1e6, f.bytes[BUDGET_OPTIMIZER] / 1e6,
+			         tacts / 1e6);
+	} else if (running) {
+		tui_put(w, y + 1, 1, cols - 2, ROLE_DIM, "setting up mixprec train's GPT to compare ...");
+	} else if (!policy_name_for_recipe(b->cfg.recipe)) {
+		tui_put(w, y + 1, 1, cols - 2, ROLE_DIM, "(mixprec train has no policy for this recipe)");
+	}
+}
+
 static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 {
 	budget_lab *b = s->priv;
@@ -384,14 +428,6 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 		x0 = x1;
 	}
 	y++;
-	/* the tiny trainer of this program under the same recipe, beside the
-	 * formula for its parameter count */
-	pthread_mutex_lock(&b->work.mu);
-	bool have = b->have[b->cfg.recipe], running = b->work.running;
-	train_memory m = b->mem[b->cfg.recipe];
-	size_t n = b->tparams;
-	double tacts = b->tacts;
-	pthread_mutex_unlock(&b->work.mu);
 	/* the explanation (the CLI's, for this recipe and convention) when it
 	 * fits whole between the bar and the comparison's three rows: at 80x24
 	 * three rows without a shape */
@@ -400,39 +436,7 @@ static void budget_draw(tui_screen *s, WINDOW *w, int rows, int cols)
 	budget_explain(note, sizeof note, &b->cfg, r);
 	if (note_rows > 0 && tui_wrap(NULL, 0, 0, cols - 2, 1000, ROLE_DIM, note) <= note_rows)
 		tui_wrap(w, y, 1, cols - 2, note_rows, ROLE_DIM, note);
-	y = rows - 3;
-	if (have) {
-		budget_config c = b->cfg;
-		c.params = (double)n;
-		c.zero_stage = 0;
-		c.gpus = 1;
-		memset(&c.shape, 0, sizeof c.shape);
-		budget_result f;
-		bool fok = budget_compute(&f, &c) == MP_OK;
-		char who[64];
-		snprintf(who, sizeof who, "GPT, %zu params", n);
-		tui_putf(w, y, 1, cols - 2, ROLE_HEADING, "%-20s %7s %7s %7s %7s %7s %8s", who, "master", "working",
-		         "grads", "accum", "adam", "acts");
-		/* a recipe with one weight copy (fp32, bf16-pure) counts it as the
-		 * weights the GEMMs read; the trainer calls fp32's copy its master */
-		size_t master = m.master_weights, working = m.working_weights;
-		if (fok && f.bytes[BUDGET_MASTER] == 0 && working == 0) {
-			working = master;
-			master = 0;
-		}
-		tui_putf(w, y + 1, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8.2f", "mixprec train, MB",
-		         master / 1e6, working / 1e6, m.gradients / 1e6, m.grad_accum / 1e6, m.optim_state / 1e6,
-		         m.activations / 1e6);
-		if (fok)
-			tui_putf(w, y + 2, 1, cols - 2, ROLE_NORMAL, "%-20s %7.2f %7.2f %7.2f %7.2f %7.2f %8.2f",
-			         "formula, MB", f.bytes[BUDGET_MASTER] / 1e6, f.bytes[BUDGET_WEIGHTS] / 1e6,
-			         f.bytes[BUDGET_GRADS] / 1e6, f.bytes[BUDGET_GRAD_ACCUM] / 1e6, f.bytes[BUDGET_OPTIMIZER] / 1e6,
-			         tacts / 1e6);
-	} else if (running) {
-		tui_put(w, y + 1, 1, cols - 2, ROLE_DIM, "setting up mixprec train's GPT to compare ...");
-	} else if (!policy_name_for_recipe(b->cfg.recipe)) {
-		tui_put(w, y + 1, 1, cols - 2, ROLE_DIM, "(mixprec train has no policy for this recipe)");
-	}
+	draw_trainer_compare(b, w, rows - 3, cols);
 }
 
 static bool budget_tick(tui_screen *s)
