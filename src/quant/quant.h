@@ -233,10 +233,11 @@ mp_status quant_bulk_tensor_scale(float *s_t, const float *in, size_t n, size_t 
 /* Decodes blocks of elements back to fp32 in place of their inputs:
  * v[i] = tab[r * stride + elems[i]] * mul[b] for element i of block b (bs
  * elements each, the last may be shorter), r = rows[b] (rows NULL: r = b;
- * mul NULL: 1), on the best SIMD path. Returns how many elements were
+ * mul NULL: 1), on the best SIMD path; each row holds nvals entries (the
+ * codes lie below it). Returns how many elements were
  * nonzero in v and are 0 after. */
 size_t quant_bulk_decode(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab, size_t stride,
-                         const uint8_t *rows, const float *mul);
+                         size_t nvals, const uint8_t *rows, const float *mul);
 
 /* What quant_bulk_decode_stats reads and gathers besides the decode. */
 typedef struct {
@@ -249,7 +250,8 @@ typedef struct {
 /* quant_bulk_decode from ds->old into v (the underflow against old), and in
  * the same pass each block's amax and count (ds). */
 size_t quant_bulk_decode_stats(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
-                               size_t stride, const uint8_t *rows, const float *mul, quant_decode_stats *ds);
+                               size_t stride, size_t nvals, const uint8_t *rows, const float *mul,
+                               quant_decode_stats *ds);
 
 /* Quantizes the fp32 array in[0..n) (element index0 + i of a tensor, index0
  * a multiple of the block size) into elems (one element per byte, its low

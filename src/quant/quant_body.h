@@ -25,6 +25,8 @@
  *
  * Includers define what fmt/vec_body.h asks for. */
 
+#include <math.h>
+
 #include "fmt/round_body.h"
 #include "quant/quant_impl.h"
 
@@ -559,12 +561,118 @@ VB_INLINE void VB_NAME(nv_rne_elems_n)(uint8_t *out, const float *in, size_t n, 
 		quant_nv_rne_portable(out + i, in + i, n - i, g);
 }
 
+/* How decode_n looks codes up. In general a gather; on AVX2, rows of 16
+ * entries by two register permutes, and a table of 256 that is a sign and
+ * magnitude float format's (fp8) by arithmetic: the magnitude's bits
+ * shifted into an fp32 pattern and scaled by 2^(127 - bias) (exact, fp8
+ * subnormals from fp32 subnormals), then the sign; the top (at most 4)
+ * magnitudes of either sign (inf, NaN) from a register of 8. The arithmetic is used only after it gave
+ * every one of the 256 entries' patterns (VB_NAME(dplan_of)), so the bits
+ * are the table's. */
+typedef struct {
+	int how;           /* 0 gather, 1 rows of 16, 2 arithmetic */
+	uint32_t sh, lim;  /* arithmetic: mag << sh scaled by pw; magnitudes >= lim from sp */
+	float pw;
+	uint32_t sp[8];    /* the patterns of codes lim + j (sp[j]) and 0x80 + lim + j (sp[4 + j]) */
+} VB_NAME(dplan);
+
+static inline uint32_t VB_NAME(darith1)(const VB_NAME(dplan) *p, uint32_t c)
+{
+	uint32_t mag = c & 0x7fu, sign = (c & 0x80u) << 24, u = mag << p->sh, r;
+	float f;
+	memcpy(&f, &u, 4);
+	f *= p->pw;
+	memcpy(&r, &f, 4);
+	return mag >= p->lim ? p->sp[((mag - p->lim) + ((c >> 5) & 4u)) & 7u] : r | sign;
+}
+
+static inline uint32_t VB_NAME(tbits)(const float *tab, uint32_t c)
+{
+	uint32_t u;
+	memcpy(&u, &tab[c], 4);
+	return u;
+}
+
+/* The arithmetic for tab (256 entries) with M fraction bits, if it gives
+ * every entry. */
+static inline bool VB_NAME(dplan_try)(VB_NAME(dplan) *p, const float *tab, int M)
+{
+	int k;
+	float one = tab[1u << M];   /* exponent field 1, fraction 0: 2^(1 - bias) */
+	if (!(one > 0.0f) || frexpf(one, &k) != 0.5f)
+		return false;
+	int bias = 2 - k;
+	if (127 - bias < -126 || 127 - bias > 127)
+		return false;
+	p->sh = 23u - (uint32_t)M;
+	p->pw = ldexpf(1.0f, 127 - bias);
+	/* the top magnitudes the formula misses (inf, NaN), at most 4 */
+	VB_NAME(dplan) q = *p;
+	q.lim = 0x80u;
+	uint32_t lim = 0x80u;
+	while (lim > 0x7cu && VB_NAME(darith1)(&q, lim - 1u) != VB_NAME(tbits)(tab, lim - 1u))
+		lim--;
+	p->lim = lim;
+	for (uint32_t j = 0; j < 4; j++) {
+		p->sp[j] = lim + j < 0x80u ? VB_NAME(tbits)(tab, lim + j) : 0u;
+		p->sp[4 + j] = lim + j < 0x80u ? VB_NAME(tbits)(tab, 0x80u + lim + j) : 0u;
+	}
+	for (uint32_t c = 0; c < 256; c++)
+		if (VB_NAME(darith1)(p, c) != VB_NAME(tbits)(tab, c))
+			return false;
+	return true;
+}
+
+static inline VB_NAME(dplan) VB_NAME(dplan_of)(const float *tab, size_t stride, size_t nvals)
+{
+	VB_NAME(dplan) p = { .how = 0 };
+#if VB_AVX2
+	if (nvals == 16) {
+		p.how = 1;
+	} else if (nvals == 256 && stride == 0) {
+		for (int M = 1; M <= 6 && !p.how; M++)
+			if (VB_NAME(dplan_try)(&p, tab, M))
+				p.how = 2;
+	}
+#else
+	(void)tab;
+	(void)stride;
+	(void)nvals;
+#endif
+	return p;
+}
+
+/* The table values of VB_W codes c under the plan (t: the block's row). */
+VB_INLINE VB_F VB_NAME(dlook)(const VB_NAME(dplan) *p, const float *t, VB_U c)
+{
+#if VB_AVX2
+	if (p->how == 1) {
+		__m256i ci = (__m256i)c;
+		__m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(t), ci);
+		__m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(t + 8), ci);
+		return (VB_F)VB_NAME(sel)((VB_U)((c & 8u) != 0u), (VB_U)hi, (VB_U)lo);
+	}
+	if (p->how == 2) {
+		VB_U mag = c & 0x7fu, sign = (c & 0x80u) << 24;
+		VB_U f = (VB_U)((VB_F)(mag << p->sh) * p->pw);
+		VB_U k = (mag - p->lim) + ((c >> 5) & 4u);
+		VB_U s = (VB_U)_mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)p->sp), (__m256i)k);
+		return (VB_F)VB_NAME(sel)(VB_NAME(ge)(mag, VB_NAME(splat)(p->lim)), s, f | sign);
+	}
+#else
+	(void)p;
+#endif
+	return VB_NAME(gather)(t, c);
+}
+
 /* quant_bulk_decode and quant_bulk_decode_stats (quant.h; ds NULL: the
  * first). The amax and the count compare patterns: |old| is finite, so its
  * pattern orders as its value. */
 VB_INLINE size_t VB_NAME(decode_n)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
-                                    size_t stride, const uint8_t *rows, const float *mul, quant_decode_stats *ds)
+                                    size_t stride, size_t nvals, const uint8_t *rows, const float *mul,
+                                    quant_decode_stats *ds)
 {
+	const VB_NAME(dplan) pl = VB_NAME(dplan_of)(tab, stride, nvals);
 	VB_U u = { 0 }, cnt = { 0 };
 	size_t under = 0, count = 0;
 	const float *old = ds ? ds->old : v;
@@ -575,7 +683,7 @@ VB_INLINE size_t VB_NAME(decode_n)(float *v, const uint8_t *elems, size_t n, siz
 		uint32_t g = ds ? ds->over[k] : UINT32_MAX;
 		VB_U mx = { 0 };
 		for (; i + VB_W <= len; i += VB_W) {
-			VB_F q = VB_NAME(gather)(t, VB_NAME(load_elems)(elems + b + i, 1)) * m;
+			VB_F q = VB_NAME(dlook)(&pl, t, VB_NAME(load_elems)(elems + b + i, 1)) * m;
 			VB_U ob = VB_NAME(load)(old + b + i), a = ob & 0x7fffffffu;
 			u -= (VB_U)((VB_F)ob != 0.0f) & (VB_U)(q == 0.0f);
 			mx = VB_NAME(maxu)(mx, a);
@@ -640,9 +748,10 @@ static VB_TARGET size_t VB_NAME(nv_sr16)(uint8_t *elems, uint8_t *scales, const 
 }
 
 static VB_TARGET size_t VB_NAME(decode)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
-                                        size_t stride, const uint8_t *rows, const float *mul, quant_decode_stats *ds)
+                                        size_t stride, size_t nvals, const uint8_t *rows, const float *mul,
+                                        quant_decode_stats *ds)
 {
-	return VB_NAME(decode_n)(v, elems, n, bs, tab, stride, rows, mul, ds);
+	return VB_NAME(decode_n)(v, elems, n, bs, tab, stride, nvals, rows, mul, ds);
 }
 
 static VB_TARGET void VB_NAME(nv_rne_elems)(uint8_t *out, const float *in, size_t n, const uint32_t g[8])

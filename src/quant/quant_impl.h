@@ -205,7 +205,7 @@ typedef struct {
 	size_t (*nv_sr16)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, double six_st,
 	                  const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0);
 	size_t (*decode)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab, size_t stride,
-	                 const uint8_t *rows, const float *mul, quant_decode_stats *ds);
+	                 size_t nvals, const uint8_t *rows, const float *mul, quant_decode_stats *ds);
 	/* nvfp4 rne elements of one block of any length (g: 8 patterns, the
 	 * last unused) */
 	void (*nv_rne)(uint8_t *out, const float *in, size_t n, const uint32_t g[8]);

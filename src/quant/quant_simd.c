@@ -24,13 +24,14 @@ const quant_kernels *quant_kernels_of(fmt_simd path)
 }
 
 size_t quant_bulk_decode(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab, size_t stride,
-                         const uint8_t *rows, const float *mul)
+                         size_t nvals, const uint8_t *rows, const float *mul)
 {
-	return quant_kernels_of(fmt_simd_best())->decode(v, elems, n, bs, tab, stride, rows, mul, NULL);
+	return quant_kernels_of(fmt_simd_best())->decode(v, elems, n, bs, tab, stride, nvals, rows, mul, NULL);
 }
 
 size_t quant_bulk_decode_stats(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
-                               size_t stride, const uint8_t *rows, const float *mul, quant_decode_stats *ds)
+                               size_t stride, size_t nvals, const uint8_t *rows, const float *mul,
+                               quant_decode_stats *ds)
 {
-	return quant_kernels_of(fmt_simd_best())->decode(v, elems, n, bs, tab, stride, rows, mul, ds);
+	return quant_kernels_of(fmt_simd_best())->decode(v, elems, n, bs, tab, stride, nvals, rows, mul, ds);
 }

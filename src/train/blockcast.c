@@ -424,13 +424,13 @@ static mp_status cast_run(const float *in, float *buf, size_t nb, size_t len, si
 					tabs[k * d->nvals + e] = (float)(d->val[e] * d->sval[k]);
 				have[k] = true;
 			}
-			st->underflow += quant_bulk_decode_stats(buf + e0, elems + e0, cn, len, tabs, d->nvals,
+			st->underflow += quant_bulk_decode_stats(buf + e0, elems + e0, cn, len, tabs, d->nvals, d->nvals,
 			                                         scales + b0, NULL, &ds);
 		} else {
 			for (size_t b = b0; b < b0 + cb; b++)
 				mulv[b] = d->fsval[scales[b]];
-			st->underflow += quant_bulk_decode_stats(buf + e0, elems + e0, cn, len, tabs, 0, NULL, mulv + b0,
-			                                         &ds);
+			st->underflow += quant_bulk_decode_stats(buf + e0, elems + e0, cn, len, tabs, 0, d->nvals, NULL,
+			                                         mulv + b0, &ds);
 		}
 		st->overflow += ds.count;
 		for (size_t b = b0; b < b0 + cb; b++)
