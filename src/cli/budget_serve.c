@@ -52,30 +52,6 @@ void budget_serve_help(void)
 	       serve_weights_known(), serve_kv_known());
 }
 
-/* The shortest text that reads back as exactly v, positional where a
- * spreadsheet shows it so. */
-static char *num_text(char *buf, size_t n, double v)
-{
-	numtext_short(buf, n, v);
-	double a = fabs(v);
-	if (strchr(buf, 'e') && a >= 1e-4 && a < 1e15)
-		for (int d = 0; d <= 20; d++) {
-			snprintf(buf, n, "%.*f", d, v);
-			if (strtod(buf, NULL) == v)
-				break;
-		}
-	return buf;
-}
-
-static char *bytes_text(char *buf, size_t n, double v)
-{
-	if (v == floor(v) && fabs(v) < 9007199254740992.0)
-		snprintf(buf, n, "%.0f", v);
-	else
-		num_text(buf, n, v);
-	return buf;
-}
-
 /* One row of the serving figures: bytes (count < 0) or a count. */
 typedef struct {
 	const char *name;
@@ -127,11 +103,11 @@ static void print_csv(const serve_row *rows, size_t n)
 			csvw_field(&w, "");
 			csvw_field(&w, "");
 			csvw_field(&w, "");
-			csvw_field(&w, num_text(b, sizeof b, rows[i].count));
+			csvw_field(&w, numtext_plain(b, sizeof b, rows[i].count));
 		} else {
-			csvw_field(&w, bytes_text(b, sizeof b, rows[i].bytes));
-			csvw_field(&w, num_text(b, sizeof b, rows[i].bytes / 1e9));
-			csvw_field(&w, num_text(b, sizeof b, rows[i].bytes / 1073741824.0));
+			csvw_field(&w, numtext_bytes(b, sizeof b, rows[i].bytes));
+			csvw_field(&w, numtext_plain(b, sizeof b, rows[i].bytes / 1e9));
+			csvw_field(&w, numtext_plain(b, sizeof b, rows[i].bytes / 1073741824.0));
 			csvw_field(&w, "");
 		}
 		csvw_end_row(&w);
@@ -174,16 +150,16 @@ static void print_table(const budget_opts *o, const serve_row *rows, size_t n, c
 	printf("request: batch %.0f x context %.0f = %.0f tokens\n", c->batch, c->context, r->kv_tokens);
 	if (r->has_gpu)
 		printf("GPU: %s bytes x gpu_memory_utilization %.4g; KV blocks of %.0f tokens\n",
-		       bytes_text(b, sizeof b, c->gpu_mem), c->gpu_util, c->block_size);
+		       numtext_bytes(b, sizeof b, c->gpu_mem), c->gpu_util, c->block_size);
 	printf("\n%-20s %18s %12s %12s\n", "item", "bytes", "GB", "GiB");
 	for (size_t i = 0; i < n; i++)
 		if (!rows[i].is_count)
-			printf("%-20s %18s %12.3f %12.3f\n", rows[i].name, bytes_text(b, sizeof b, rows[i].bytes),
+			printf("%-20s %18s %12.3f %12.3f\n", rows[i].name, numtext_bytes(b, sizeof b, rows[i].bytes),
 			       rows[i].bytes / 1e9, rows[i].bytes / 1073741824.0);
 	printf("\n%-20s %18s\n", "item", "count");
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].is_count)
-			printf("%-20s %18s\n", rows[i].name, num_text(b, sizeof b, rows[i].count));
+			printf("%-20s %18s\n", rows[i].name, numtext_plain(b, sizeof b, rows[i].count));
 	char note[512];
 	printf("\n");
 	print_note(serve_weights_note(c->weights));

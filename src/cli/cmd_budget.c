@@ -120,32 +120,6 @@ static void count_text(char *buf, size_t n, double v)
 	snprintf(buf, n, "%.4g", v);
 }
 
-/* The shortest text that reads back as exactly v, positional (700, not 7e+02)
- * for magnitudes a spreadsheet shows that way. */
-static char *num_text(char *buf, size_t n, double v)
-{
-	numtext_short(buf, n, v);
-	double a = fabs(v);
-	if (strchr(buf, 'e') && a >= 1e-4 && a < 1e15) {
-		for (int d = 0; d <= 20; d++) {
-			snprintf(buf, n, "%.*f", d, v);
-			if (strtod(buf, NULL) == v)
-				break;
-		}
-	}
-	return buf;
-}
-
-/* Bytes as an integer when they are one (exactly), else the shortest round-trip text. */
-static char *bytes_text(char *buf, size_t n, double v)
-{
-	if (v == floor(v) && v < 9007199254740992.0)
-		snprintf(buf, n, "%.0f", v);
-	else
-		num_text(buf, n, v);
-	return buf;
-}
-
 /* A component row appears when the recipe has it; the optimiser row always (sgd: 0). */
 static bool row_shown(const budget_result *r, int c)
 {
@@ -161,10 +135,10 @@ static void csv_row(csvw *w, const char *name, double bytes, double params, cons
 {
 	char buf[64];
 	csvw_field(w, name);
-	csvw_field(w, num_text(buf, sizeof buf, bytes / params));
-	csvw_field(w, bytes_text(buf, sizeof buf, bytes));
-	csvw_field(w, num_text(buf, sizeof buf, bytes / 1e9));
-	csvw_field(w, num_text(buf, sizeof buf, bytes / 1073741824.0));
+	csvw_field(w, numtext_plain(buf, sizeof buf, bytes / params));
+	csvw_field(w, numtext_bytes(buf, sizeof buf, bytes));
+	csvw_field(w, numtext_plain(buf, sizeof buf, bytes / 1e9));
+	csvw_field(w, numtext_plain(buf, sizeof buf, bytes / 1073741824.0));
 	if (lay) {
 		const budget_parallel *q = &lay->par;
 		double d = lay->gpus / (budget_par_axis(q->tp) * budget_par_axis(q->pp) * budget_par_axis(q->cp));
@@ -200,7 +174,7 @@ static void print_csv(const budget_config *cfg, const budget_result *r, bool per
 static void print_row(const char *name, double bpp, double bytes, bool per_gpu, double gpu_bytes)
 {
 	char b[64];
-	printf("%-18s %11.4g %18s %12.3f %12.3f", name, bpp, bytes_text(b, sizeof b, bytes), bytes / 1e9,
+	printf("%-18s %11.4g %18s %12.3f %12.3f", name, bpp, numtext_bytes(b, sizeof b, bytes), bytes / 1e9,
 	       bytes / 1073741824.0);
 	if (per_gpu)
 		printf(" %12.3f %12.3f", gpu_bytes / 1e9, gpu_bytes / 1073741824.0);
@@ -238,10 +212,10 @@ static void print_deepspeed(const budget_result *r)
 	if (d->zero_stage == 3)
 		printf("largest layer: %.0f parameters, %.0f bytes gathered (4 per parameter)\n", d->largest_layer_params,
 		       r->ds.largest_layer_bytes);
-	printf("  per GPU %16s bytes %10.3f GB %10.3f GiB\n", bytes_text(b, sizeof b, r->ds.gpu_bytes),
+	printf("  per GPU %16s bytes %10.3f GB %10.3f GiB\n", numtext_bytes(b, sizeof b, r->ds.gpu_bytes),
 	       r->ds.gpu_bytes / 1e9, r->ds.gpu_bytes / 1073741824.0);
 	printf("  per CPU %16s bytes %10.3f GB %10.3f GiB (per node, additional_buffer_factor %.3g)\n",
-	       bytes_text(b, sizeof b, r->ds.cpu_bytes), r->ds.cpu_bytes / 1e9, r->ds.cpu_bytes / 1073741824.0,
+	       numtext_bytes(b, sizeof b, r->ds.cpu_bytes), r->ds.cpu_bytes / 1e9, r->ds.cpu_bytes / 1073741824.0,
 	       d->additional_buffer_factor);
 }
 

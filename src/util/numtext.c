@@ -94,3 +94,25 @@ size_t numtext_sig_digits(const char *text)
 	}
 	return count;
 }
+
+char *numtext_plain(char *buf, size_t n, double v)
+{
+	numtext_short(buf, n, v);
+	double a = fabs(v);
+	if (strchr(buf, 'e') && a >= 1e-4 && a < 1e15)
+		for (int d = 0; d <= 20; d++) {
+			snprintf(buf, n, "%.*f", d, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+	return buf;
+}
+
+char *numtext_bytes(char *buf, size_t n, double v)
+{
+	if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		snprintf(buf, n, "%.0f", v);
+	else
+		numtext_plain(buf, n, v);
+	return buf;
+}

@@ -12,6 +12,14 @@ char *numtext_exact(char *buf, size_t n, double v);
 /* The shortest %g text that reads back as exactly v. Returns buf. */
 char *numtext_short(char *buf, size_t n, double v);
 
+/* numtext_short, but positional (700, not 7e+02) for magnitudes from 1e-4
+ * to 1e15, as a spreadsheet shows them. Returns buf. */
+char *numtext_plain(char *buf, size_t n, double v);
+
+/* A byte count: an integer when it is one (exactly), else numtext_plain.
+ * Returns buf. */
+char *numtext_bytes(char *buf, size_t n, double v);
+
 /* Counts significant digits of an exact text from numtext_exact. */
 size_t numtext_sig_digits(const char *text);
 
