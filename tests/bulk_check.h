@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fmt/bulk.h"
+#include "testutil.h"
 #include "fmt/format.h"
 
 static const fmt_id all_fmts[] = { FMT_FP32, FMT_TF32, FMT_FP16, FMT_BF16, FMT_E4M3, FMT_E5M2 };
@@ -26,8 +27,6 @@ static const fmt_id all_fmts[] = { FMT_FP32, FMT_TF32, FMT_FP16, FMT_BF16, FMT_E
 static const size_t tail_lengths[] = { 0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 23, 31, 32, 33, 47, 63, 64, 65, 100, 257 };
 #define GUARD 20
 
-static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
 /* xorshift64*, independent of the library's rng: a test seeds prng_state. */
 extern uint64_t prng_state;

@@ -12,6 +12,7 @@
 #include <mpfr.h>
 
 #include "fmt/bulk.h"
+#include "testutil.h"
 
 #define NTHREADS 2
 #define CHUNK_BITS 20
@@ -20,8 +21,6 @@
 #define MAX_ROWS 64   /* test_exhaustive_ext: a row per format and path */
 #define MAX_REPORT 10
 
-static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline bool is_nan32(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
 
 typedef struct {

@@ -15,13 +15,6 @@
 #include "util/rng.h"
 #include "testutil.h"
 
-static uint32_t bits_of(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, sizeof u);
-	return u;
-}
-
 static float dot(const float *x, const float *y, size_t K, int bits, size_t block, size_t every)
 {
 	accum_cfg c = { .bits = bits, .block = block, .promote_every = every };
@@ -36,9 +29,9 @@ static float dot(const float *x, const float *y, size_t K, int bits, size_t bloc
 START_TEST(drops_bits)
 {
 	const float x[] = { 1.0f, 0.09375f }, y[] = { 1.0f, 0x1p-9f };
-	ck_assert_uint_eq(bits_of(dot(x, y, 2, 14, 32, 0)), 0x3f800400u);
-	ck_assert_uint_eq(bits_of(dot(x, y, 2, 15, 32, 0)), 0x3f800600u);
-	ck_assert_uint_eq(bits_of(dot(x, y, 2, 24, 32, 0)), 0x3f800600u);
+	ck_assert_uint_eq(f2u(dot(x, y, 2, 14, 32, 0)), 0x3f800400u);
+	ck_assert_uint_eq(f2u(dot(x, y, 2, 15, 32, 0)), 0x3f800600u);
+	ck_assert_uint_eq(f2u(dot(x, y, 2, 24, 32, 0)), 0x3f800600u);
 }
 END_TEST
 
@@ -49,8 +42,8 @@ END_TEST
 START_TEST(toward_zero)
 {
 	const float x[] = { 1.0f, -0.09375f }, y[] = { 1.0f, 0x1p-9f };
-	ck_assert_uint_eq(bits_of(dot(x, y, 2, 14, 32, 0)), 0x3f7ff800u);
-	ck_assert_uint_eq(bits_of(dot(x, y, 2, 24, 32, 0)), 0x3f7ff400u);
+	ck_assert_uint_eq(f2u(dot(x, y, 2, 14, 32, 0)), 0x3f7ff800u);
+	ck_assert_uint_eq(f2u(dot(x, y, 2, 24, 32, 0)), 0x3f7ff400u);
 }
 END_TEST
 
@@ -62,8 +55,8 @@ END_TEST
 START_TEST(block_order)
 {
 	const float x[] = { 0.09375f, 0.09375f, 1.0f }, y[] = { 0x1p-9f, 0x1p-9f, 1.0f };
-	ck_assert_uint_eq(bits_of(dot(x, y, 3, 14, 32, 0)), 0x3f800800u);
-	ck_assert_uint_eq(bits_of(dot(x, y, 3, 14, 1, 0)), 0x3f800c00u);
+	ck_assert_uint_eq(f2u(dot(x, y, 3, 14, 32, 0)), 0x3f800800u);
+	ck_assert_uint_eq(f2u(dot(x, y, 3, 14, 1, 0)), 0x3f800c00u);
 }
 END_TEST
 
@@ -120,11 +113,11 @@ START_TEST(fp32_paths)
 		float x[K], y[K];
 		operands(x, K, fmts[i], 2 * i + 1);
 		operands(y, K, fmts[i], 2 * i + 2);
-		uint32_t want = bits_of(plain_fp32(x, y, K));
-		ck_assert_uint_eq(bits_of(dot(x, y, K, 24, 32, 0)), want);
-		ck_assert_uint_eq(bits_of(dot(x, y, K, 24, 1, 0)), want);
+		uint32_t want = f2u(plain_fp32(x, y, K));
+		ck_assert_uint_eq(f2u(dot(x, y, K, 24, 32, 0)), want);
+		ck_assert_uint_eq(f2u(dot(x, y, K, 24, 1, 0)), want);
 		if (fmts[i] == FMT_E4M3)
-			ck_assert_uint_eq(bits_of(dot(x, y, K, 14, 32, 1)), want);
+			ck_assert_uint_eq(f2u(dot(x, y, K, 14, 32, 1)), want);
 	}
 }
 END_TEST
@@ -164,12 +157,12 @@ START_TEST(gemm)
 				row[k] = a[i * K + k];
 				col[k] = b[k * N + j];
 			}
-			ck_assert_uint_eq(bits_of(out[i * N + j]), bits_of(accum_dot(row, 1, col, 1, K, &c)));
+			ck_assert_uint_eq(f2u(out[i * N + j]), f2u(accum_dot(row, 1, col, 1, K, &c)));
 		}
 	}
 	float before = out[5];
 	ck_assert_int_eq(accum_gemm(out, N, true, a, K, 1, b, 1, N, M, N, K, &c), MP_OK);
-	ck_assert_uint_eq(bits_of(out[5]), bits_of(before + before));
+	ck_assert_uint_eq(f2u(out[5]), f2u(before + before));
 }
 END_TEST
 

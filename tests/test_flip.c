@@ -17,20 +17,6 @@
 #include "fmt/format.h"
 #include "util/rng.h"
 
-static uint32_t f2u(float x)
-{
-	uint32_t u;
-	memcpy(&u, &x, sizeof u);
-	return u;
-}
-
-static float u2f(uint32_t u)
-{
-	float x;
-	memcpy(&x, &u, sizeof x);
-	return x;
-}
-
 static int popcount32(uint32_t x)
 {
 	int n = 0;

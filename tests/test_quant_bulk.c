@@ -20,13 +20,6 @@ static float data[N];
 static fmt_num xs[N];
 static uint8_t elems[N], scales[N], elems2[N], scales2[N];
 
-static float u2f(uint32_t u)
-{
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
 /* Random fp32 values, each block of 32 with its own magnitude window, then
  * edge blocks. */
 static void fill(void)

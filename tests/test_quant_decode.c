@@ -18,20 +18,6 @@
 #include "testutil.h"
 #include "util/rng.h"
 
-static uint32_t bits_of(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static float float_of(uint32_t u)
-{
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
 /* An fp8 code with E exponent bits (bias 2^(E-1) - 1) and M = 7 - E
  * fraction bits: (-1)^s 2^(e - bias) (1 + m 2^-M), subnormal m 2^(1 - bias - M);
  * e4m3 (E = 4): the all-ones magnitude is NaN; e5m2: exponent all ones is
@@ -42,9 +28,9 @@ static float fp8_value(uint32_t c, int E)
 	uint32_t s = c >> 7, e = (c >> M) & ((1u << E) - 1), m = c & ((1u << M) - 1);
 	float v;
 	if (E == 4 && (c & 0x7f) == 0x7f)
-		return float_of(0x7fc00000u | s << 31);
+		return u2f(0x7fc00000u | s << 31);
 	if (E == 5 && e == 31)
-		return m ? float_of(0x7fc00000u | s << 31) : (s ? -INFINITY : INFINITY);
+		return m ? u2f(0x7fc00000u | s << 31) : (s ? -INFINITY : INFINITY);
 	if (e == 0)
 		v = ldexpf((float)m, 1 - bias - M);
 	else
@@ -71,22 +57,22 @@ static void check_decode(int p, const float *tab, size_t stride, size_t nvals, s
 			const float *t = tab + (use_rows ? rows[b] : b) * stride;
 			want[i] = t[elems[i]] * (use_mul ? mulv[b] : 1.0f);
 			under += old[i] != 0 && want[i] == 0.0f;
-			uint32_t a = bits_of(old[i]) & 0x7fffffffu;
+			uint32_t a = f2u(old[i]) & 0x7fffffffu;
 			count += a > over[b];
-			if (a > bits_of(amax_want[b]))
-				amax_want[b] = float_of(a);
+			if (a > f2u(amax_want[b]))
+				amax_want[b] = u2f(a);
 		}
 	}
 	quant_decode_stats ds = { .old = old, .over = over, .amax = amax };
 	size_t got = quant_kernels_of((fmt_simd)p)->decode(out, elems, N, bs, tab, stride, nvals,
 	                                                   use_rows ? rows : NULL, use_mul ? mulv : NULL, &ds);
 	for (size_t i = 0; i < N; i++)
-		ck_assert_msg(bits_of(out[i]) == bits_of(want[i]), "%s, path %s: element %zu (code 0x%02x): %08x, want %08x",
-		              what, fmt_simd_name((fmt_simd)p), i, elems[i], bits_of(out[i]), bits_of(want[i]));
+		ck_assert_msg(f2u(out[i]) == f2u(want[i]), "%s, path %s: element %zu (code 0x%02x): %08x, want %08x",
+		              what, fmt_simd_name((fmt_simd)p), i, elems[i], f2u(out[i]), f2u(want[i]));
 	ck_assert_msg(got == under, "%s: underflow %zu, want %zu", what, got, under);
 	ck_assert_msg(ds.count == count, "%s: count %zu, want %zu", what, ds.count, count);
 	for (size_t b = 0; b < nb; b++)
-		ck_assert_msg(bits_of(amax[b]) == bits_of(amax_want[b]), "%s: block %zu amax", what, b);
+		ck_assert_msg(f2u(amax[b]) == f2u(amax_want[b]), "%s: block %zu amax", what, b);
 	/* without stats: the same values */
 	memset(out, 0, sizeof out);
 	quant_kernels_of((fmt_simd)p)->decode(out, elems, N, bs, tab, stride, nvals, use_rows ? rows : NULL,
@@ -136,10 +122,10 @@ START_TEST(fp8_tables)
 		each_path(tab, 0, 256, false, "fp8 with an entry changed");
 		tab[0x33] = keep;
 		/* a negative code's NaN without its sign */
-		tab[0xff] = float_of(0x7fc00001u);
+		tab[0xff] = u2f(0x7fc00001u);
 		each_path(tab, 0, 256, false, "fp8 with an unsigned NaN");
 		/* a subnormal entry off by one ulp */
-		tab[0x01] = float_of(bits_of(tab[0x01]) + 1);
+		tab[0x01] = u2f(f2u(tab[0x01]) + 1);
 		each_path(tab, 0, 256, false, "fp8 with a subnormal changed");
 	}
 }
@@ -153,7 +139,7 @@ START_TEST(other_tables)
 		tab[c] = (float)(int8_t)c * 0x1p-6f;   /* mxint8's elements */
 	each_path(tab, 0, 256, false, "int8");
 	for (uint32_t c = 0; c < 256; c++)
-		tab[c] = float_of(rng_bits(10, c) & 0xbfffffffu);
+		tab[c] = u2f(rng_bits(10, c) & 0xbfffffffu);
 	each_path(tab, 0, 256, false, "random 256");
 	fill(64, 11);
 	each_path(tab, 0, 64, false, "random 64");

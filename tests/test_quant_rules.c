@@ -69,20 +69,6 @@ static float data[MAXPAT * BS];
 static fmt_num xs[MAXPAT];
 static uint8_t sc_exact[MAXPAT], sc[MAXPAT], el[MAXPAT * BS], el_ref[MAXPAT * BS];
 
-static float u2f(uint32_t u)
-{
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static uint32_t f2u(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
 static int clampi(int k, int lo, int hi)
 {
 	return k < lo ? lo : k > hi ? hi : k;

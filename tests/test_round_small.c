@@ -382,9 +382,6 @@ static uint32_t scalar_bits(fmt_id id, fmt_mode mode, bool sat, uint32_t r, floa
 	return fmt_round_double(fmt_get(id), &ctl, (double)v, NULL);
 }
 
-static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-
 /* fp32 value of a pattern as the bulk decode gives it: NaN canonical */
 static uint32_t decoded32(const small_spec *s, uint32_t b)
 {

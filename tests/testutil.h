@@ -4,7 +4,9 @@
 #define MIXPREC_TESTS_TESTUTIL_H
 
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "util/blas.h"
@@ -30,6 +32,21 @@ static inline void testutil_fast_blas(char **argv)
 		setenv("MIXPREC_BLAS_CHECKED", "1", 1);
 		execv("/proc/self/exe", argv);
 	}
+}
+
+/* An fp32's bit pattern and back (memcpy: no aliasing question). */
+static inline uint32_t f2u(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+static inline float u2f(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
 }
 
 /* The source tree whose lessons, exercises and data the tests read:
