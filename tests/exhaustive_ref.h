@@ -77,7 +77,7 @@ static inline __attribute__((always_inline)) uint32_t ref_pack(const reffmt *r, 
  * bf16 and the fp8 formats lies 16 or more bits down, so these include
  * every pattern whose low 16 bits are a tie or next to one); returns the
  * count written to in. */
-static size_t fill_sparse(float *in, uint32_t base)
+static inline size_t fill_sparse(float *in, uint32_t base)
 {
 	uint32_t *u = (uint32_t *)(void *)in;
 	size_t n = 0;

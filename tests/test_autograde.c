@@ -3,7 +3,10 @@
  * results against answers whose rightness follows from the formats'
  * definitions (fp16's smallest normal is 2^-14, bf16's and fp32's 2^-126:
  * the same for every variant of 7.4a), not from the program. */
+/* nftw: XSI (ncursesw's flags may have defined 600 already, enough) */
+#ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700
+#endif
 #include <ftw.h>
 #include <jansson.h>
 #include <stdio.h>

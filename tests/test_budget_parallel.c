@@ -4,6 +4,7 @@
  * exact rationals (GMP mpq), from the paper's formulas at its own models
  * (Table 3: 22B, 175B, 530B, 1T; s = 2048, v = 51200). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <gmp.h>
 
@@ -312,7 +313,9 @@ START_TEST(refusals)
 	refused("--params 7e9 --pp 2 --vpp 2", "--vpp 2 needs a model shape");
 	refused("--params 7e9 --tp 2000000", "--tp: 2000000 is out of range");
 	/* accepted: --dp alone sets the GPUs to t*p*c*d */
-	char *argv[] = { "budget", "--preset", "gpt3-175b", "--tp", "8", "--pp", "8", "--dp", "2", NULL };
+	char a0[] = "budget", a1[] = "--preset", a2[] = "gpt3-175b", a3[] = "--tp", a4[] = "8", a5[] = "--pp", a6[] = "8",
+	     a7[] = "--dp", a8[] = "2";
+	char *argv[] = { a0, a1, a2, a3, a4, a5, a6, a7, a8, NULL };
 	budget_opts o;
 	char err[256];
 	ck_assert_int_eq(budget_opts_parse(9, argv, &o, err, sizeof err), MP_OK);

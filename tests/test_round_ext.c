@@ -49,12 +49,6 @@ typedef struct {
 	bool has_inf, has_negzero;
 } oracle;
 
-static int cmp_abs(const void *a, const void *b)
-{
-	double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
-	return (x > y) - (x < y);
-}
-
 /* The side of sign `neg` from the decoder's values. */
 static void side_build(oracle *o, side *sd, bool neg)
 {
