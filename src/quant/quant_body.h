@@ -566,9 +566,9 @@ VB_INLINE void VB_NAME(nv_rne_elems_n)(uint8_t *out, const float *in, size_t n, 
  * magnitude float format's (fp8) by arithmetic: the magnitude's bits
  * shifted into an fp32 pattern and scaled by 2^(127 - bias) (exact, fp8
  * subnormals from fp32 subnormals), then the sign; the top (at most 4)
- * magnitudes of either sign (inf, NaN) from a register of 8. The arithmetic is used only after it gave
- * every one of the 256 entries' patterns (VB_NAME(dplan_of)), so the bits
- * are the table's. */
+ * magnitudes of either sign (inf, NaN) from a register of 8. The
+ * arithmetic is used only after it gave every one of the 256 entries'
+ * patterns (VB_NAME(dplan_of)), so the bits are the table's. */
 typedef struct {
 	int how;           /* 0 gather, 1 rows of 16, 2 arithmetic */
 	uint32_t sh, lim;  /* arithmetic: mag << sh scaled by pw; magnitudes >= lim from sp */
@@ -576,14 +576,22 @@ typedef struct {
 	uint32_t sp[8];    /* the patterns of codes lim + j (sp[j]) and 0x80 + lim + j (sp[4 + j]) */
 } VB_NAME(dplan);
 
-static inline uint32_t VB_NAME(darith1)(const VB_NAME(dplan) *p, uint32_t c)
+/* The formula's pattern for code c, the top magnitudes not set apart. */
+static inline uint32_t VB_NAME(dform1)(const VB_NAME(dplan) *p, uint32_t c)
 {
 	uint32_t mag = c & 0x7fu, sign = (c & 0x80u) << 24, u = mag << p->sh, r;
 	float f;
 	memcpy(&f, &u, 4);
 	f *= p->pw;
 	memcpy(&r, &f, 4);
-	return mag >= p->lim ? p->sp[((mag - p->lim) + ((c >> 5) & 4u)) & 7u] : r | sign;
+	return r | sign;
+}
+
+/* The plan's pattern for code c, as dlook gives it one lane at a time. */
+static inline uint32_t VB_NAME(darith1)(const VB_NAME(dplan) *p, uint32_t c)
+{
+	uint32_t mag = c & 0x7fu;
+	return mag >= p->lim ? p->sp[((mag - p->lim) + ((c >> 5) & 4u)) & 7u] : VB_NAME(dform1)(p, c);
 }
 
 static inline uint32_t VB_NAME(tbits)(const float *tab, uint32_t c)
@@ -607,10 +615,8 @@ static inline bool VB_NAME(dplan_try)(VB_NAME(dplan) *p, const float *tab, int M
 	p->sh = 23u - (uint32_t)M;
 	p->pw = ldexpf(1.0f, 127 - bias);
 	/* the top magnitudes the formula misses (inf, NaN), at most 4 */
-	VB_NAME(dplan) q = *p;
-	q.lim = 0x80u;
 	uint32_t lim = 0x80u;
-	while (lim > 0x7cu && VB_NAME(darith1)(&q, lim - 1u) != VB_NAME(tbits)(tab, lim - 1u))
+	while (lim > 0x7cu && VB_NAME(dform1)(p, lim - 1u) != VB_NAME(tbits)(tab, lim - 1u))
 		lim--;
 	p->lim = lim;
 	for (uint32_t j = 0; j < 4; j++) {
