@@ -253,6 +253,49 @@ size_t quant_bulk_decode_stats(float *v, const uint8_t *elems, size_t n, size_t 
                                size_t stride, size_t nvals, const uint8_t *rows, const float *mul,
                                quant_decode_stats *ds);
 
+/* An MX cast's decoding tables: val[c] (nvals entries) the element code
+ * c's value, sval[k] scale code k's, over[k] the |x| patterns above which
+ * an element of a block of scale code k counts (quant_decode_stats). */
+typedef struct {
+	const float *val;
+	size_t nvals;
+	const float *sval;
+	const uint32_t *over;
+} quant_mx_tabs;
+
+/* What quant_mx_rne_cols and _rows give besides the values, per block
+ * (for _cols, block j is column j). */
+typedef struct {
+	uint8_t *scales;   /* out: the e8m0 byte */
+	float *amax;       /* out: the largest |x| */
+	size_t under;      /* added to: nonzero elements decoded to 0 */
+	size_t count;      /* added to: elements counted against over */
+	uint32_t *work;    /* _cols: 3 cols entries of scratch */
+} quant_fused_stats;
+
+/* MX rne (o: fp8 elements, o->mode FMT_RNE) of the blocks that run down
+ * the columns of a strip of h rows by cols (a multiple of 8) at in, row
+ * stride ld: block j is column j, o->block rows long (h <= o->block; rows
+ * h.. count as zeros), each element encoded and decoded straight into out
+ * (in itself or apart, the same stride), on the best SIMD path. Values,
+ * scales, amax and counts are those of quant_bulk and then
+ * quant_bulk_decode_stats (tab t->val, mul t->sval[scale]) on the
+ * block-ordered copy of the strip, without making the copy. MP_EINVAL,
+ * with nothing written, when a column holds an inf or NaN;
+ * MP_EUNSUPPORTED for other formats, modes or shapes. */
+mp_status quant_mx_rne_cols(float *out, const float *in, size_t h, size_t cols, size_t ld, const quant_opts *o,
+                            const quant_mx_tabs *t, quant_fused_stats *cs);
+
+/* MX rne of the blocks of in[0..n) (o as for _cols; n a multiple of the
+ * block o->block, itself a multiple of 8), encoded and decoded straight
+ * into out (in itself or apart), on the best SIMD path: values, scales,
+ * amax and counts those of quant_bulk and then quant_bulk_decode_stats.
+ * *done: the elements done, n or the start of the first block that holds
+ * an inf or NaN (MP_EINVAL; the blocks from there on unwritten).
+ * MP_EUNSUPPORTED for other formats, modes or lengths. */
+mp_status quant_mx_rne_rows(float *out, const float *in, size_t n, const quant_opts *o, const quant_mx_tabs *t,
+                            quant_fused_stats *cs, size_t *done);
+
 /* Quantizes the fp32 array in[0..n) (element index0 + i of a tensor, index0
  * a multiple of the block size) into elems (one element per byte, its low
  * bits) and scales (one byte per block: e8m0 or e4m3), bit-identical to

@@ -106,9 +106,11 @@ VB_INLINE VB_U VB_NAME(mx_exp_v)(VB_U m, const quant_mx_rule *r)
 }
 
 /* The scales of VB_W whole MX blocks of bs at in (bs a multiple of VB_W):
- * e8m0 bytes into scales, the fp32 patterns of the inverses 2^-k into mul.
+ * e8m0 bytes into scales, the fp32 patterns of the inverses 2^-k into mul,
+ * and (amax not NULL) the patterns of the blocks' largest |x| into amax.
  * False (nothing written) when a block holds an inf or NaN. */
-VB_INLINE bool VB_NAME(mx_scales)(uint8_t *scales, uint32_t *mul, const float *in, size_t bs, const quant_mx_rule *r)
+VB_INLINE bool VB_NAME(mx_scales)(uint8_t *scales, uint32_t *mul, float *amax, const float *in, size_t bs,
+                                   const quant_mx_rule *r)
 {
 	VB_U m[VB_W];
 	#pragma GCC unroll 16
@@ -124,6 +126,8 @@ VB_INLINE bool VB_NAME(mx_scales)(uint8_t *scales, uint32_t *mul, const float *i
 	VB_U k = VB_NAME(mx_exp_v)(a, r);
 	VB_NAME(store_elems)(scales, 1, k + 127u);
 	VB_NAME(store)(mul, (127u - k) << 23);
+	if (amax)
+		VB_NAME(store)(amax, a);
 	return true;
 }
 
@@ -164,18 +168,22 @@ VB_INLINE VB_U VB_NAME(mx_rne_v)(VB_U x, VB_F mul, const VB_NAME(menc) *e)
 }
 
 /* The scale of one MX block of bs elements (a multiple of VB_W): false
- * when it holds an inf or NaN, else its e8m0 byte and the inverse 2^-e. */
-VB_INLINE bool VB_NAME(mx_scale)(uint8_t *scale, VB_F *mul, const float *in, size_t bs, const quant_mx_rule *r)
+ * when it holds an inf or NaN, else its e8m0 byte, the inverse 2^-e and
+ * (amax not NULL) the pattern of its largest |x|. */
+VB_INLINE bool VB_NAME(mx_scale)(uint8_t *scale, VB_F *mul, float *amax, const float *in, size_t bs,
+                                  const quant_mx_rule *r)
 {
 	VB_U m = { 0 };
 	for (size_t i = 0; i < bs; i += VB_W)
 		m = VB_NAME(maxu)(m, VB_NAME(load)(in + i) & 0x7fffffffu);
-	uint32_t amax = VB_NAME(hmax)(m);
-	if (amax >= 0x7f800000u)
+	uint32_t amax_b = VB_NAME(hmax)(m);
+	if (amax_b >= 0x7f800000u)
 		return false;
-	int e = quant_mx_exp(r, amax);
+	int e = quant_mx_exp(r, amax_b);
 	*scale = (uint8_t)(e + 127);
 	*mul = (VB_F)VB_NAME(splat)((uint32_t)(127 - e) << 23);
+	if (amax)
+		memcpy(amax, &amax_b, 4);
 	return true;
 }
 
@@ -202,12 +210,12 @@ VB_INLINE size_t VB_NAME(mx_rne_n)(uint8_t *elems, uint8_t *scales, const float 
 	size_t full = n / bs * bs, k = 0, b = 0;
 	uint32_t mul[VB_W];
 	/* VB_W blocks' scales at once, then their elements */
-	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, in + b, bs, r); b += VB_W * bs, k += VB_W)
+	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, NULL, in + b, bs, r); b += VB_W * bs, k += VB_W)
 		for (int j = 0; j < VB_W; j++)
 			VB_NAME(mx_rne_block)(elems + b + j * bs, in + b + j * bs, bs, (VB_F)VB_NAME(splat)(mul[j]), e);
 	for (; b < full; b += bs, k++) {
 		VB_F m;
-		if (!VB_NAME(mx_scale)(scales + k, &m, in + b, bs, r))
+		if (!VB_NAME(mx_scale)(scales + k, &m, NULL, in + b, bs, r))
 			return b;
 		VB_NAME(mx_rne_block)(elems + b, in + b, bs, m, e);
 	}
@@ -280,7 +288,7 @@ VB_INLINE size_t VB_NAME(mx_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	VB_NAME(ctr) t = VB_NAME(ctr_of)(v.k1f);
 	size_t full = n / bs * bs, k = 0, b = 0;
 	uint32_t mul[VB_W];
-	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, in + b, bs, r); b += VB_W * bs, k += VB_W)
+	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, NULL, in + b, bs, r); b += VB_W * bs, k += VB_W)
 		#pragma GCC unroll 1
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + j * bs;
@@ -289,7 +297,7 @@ VB_INLINE size_t VB_NAME(mx_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 		}
 	for (; b < full; b += bs, k++) {
 		VB_F m;
-		if (!VB_NAME(mx_scale)(scales + k, &m, in + b, bs, r))
+		if (!VB_NAME(mx_scale)(scales + k, &m, NULL, in + b, bs, r))
 			return b;
 		uint32_t io = (uint32_t)(index0 + b);
 		VB_NAME(mx_sr_block)(elems + b, in + b, bs, m, io, lanes + io, &t, &v);
@@ -561,167 +569,6 @@ VB_INLINE void VB_NAME(nv_rne_elems_n)(uint8_t *out, const float *in, size_t n, 
 		quant_nv_rne_portable(out + i, in + i, n - i, g);
 }
 
-/* How decode_n looks codes up. In general a gather; on AVX2, rows of 16
- * entries by two register permutes, and a table of 256 that is a sign and
- * magnitude float format's (fp8) by arithmetic: the magnitude's bits
- * shifted into an fp32 pattern and scaled by 2^(127 - bias) (exact, fp8
- * subnormals from fp32 subnormals), then the sign; the top (at most 4)
- * magnitudes of either sign (inf, NaN) from a register of 8. The
- * arithmetic is used only after it gave every one of the 256 entries'
- * patterns (VB_NAME(dplan_of)), so the bits are the table's. */
-typedef struct {
-	int how;           /* 0 gather, 1 rows of 16, 2 arithmetic */
-	uint32_t sh, lim;  /* arithmetic: mag << sh scaled by pw; magnitudes >= lim from sp */
-	float pw;
-	uint32_t sp[8];    /* the patterns of codes lim + j (sp[j]) and 0x80 + lim + j (sp[4 + j]) */
-} VB_NAME(dplan);
-
-/* The formula's pattern for code c, the top magnitudes not set apart. */
-static inline uint32_t VB_NAME(dform1)(const VB_NAME(dplan) *p, uint32_t c)
-{
-	uint32_t mag = c & 0x7fu, sign = (c & 0x80u) << 24, u = mag << p->sh, r;
-	float f;
-	memcpy(&f, &u, 4);
-	f *= p->pw;
-	memcpy(&r, &f, 4);
-	return r | sign;
-}
-
-/* The plan's pattern for code c, as dlook gives it one lane at a time. */
-static inline uint32_t VB_NAME(darith1)(const VB_NAME(dplan) *p, uint32_t c)
-{
-	uint32_t mag = c & 0x7fu;
-	return mag >= p->lim ? p->sp[((mag - p->lim) + ((c >> 5) & 4u)) & 7u] : VB_NAME(dform1)(p, c);
-}
-
-static inline uint32_t VB_NAME(tbits)(const float *tab, uint32_t c)
-{
-	uint32_t u;
-	memcpy(&u, &tab[c], 4);
-	return u;
-}
-
-/* The arithmetic for tab (256 entries) with M fraction bits, if it gives
- * every entry. */
-static inline bool VB_NAME(dplan_try)(VB_NAME(dplan) *p, const float *tab, int M)
-{
-	int k;
-	float one = tab[1u << M];   /* exponent field 1, fraction 0: 2^(1 - bias) */
-	if (!(one > 0.0f) || frexpf(one, &k) != 0.5f)
-		return false;
-	int bias = 2 - k;
-	if (127 - bias < -126 || 127 - bias > 127)
-		return false;
-	p->sh = 23u - (uint32_t)M;
-	p->pw = ldexpf(1.0f, 127 - bias);
-	/* the top magnitudes the formula misses (inf, NaN), at most 4 */
-	uint32_t lim = 0x80u;
-	while (lim > 0x7cu && VB_NAME(dform1)(p, lim - 1u) != VB_NAME(tbits)(tab, lim - 1u))
-		lim--;
-	p->lim = lim;
-	for (uint32_t j = 0; j < 4; j++) {
-		p->sp[j] = lim + j < 0x80u ? VB_NAME(tbits)(tab, lim + j) : 0u;
-		p->sp[4 + j] = lim + j < 0x80u ? VB_NAME(tbits)(tab, 0x80u + lim + j) : 0u;
-	}
-	for (uint32_t c = 0; c < 256; c++)
-		if (VB_NAME(darith1)(p, c) != VB_NAME(tbits)(tab, c))
-			return false;
-	return true;
-}
-
-static inline VB_NAME(dplan) VB_NAME(dplan_of)(const float *tab, size_t stride, size_t nvals)
-{
-	VB_NAME(dplan) p = { .how = 0 };
-#if VB_AVX2
-	if (nvals == 16) {
-		p.how = 1;
-	} else if (nvals == 256 && stride == 0) {
-		for (int M = 1; M <= 6 && !p.how; M++)
-			if (VB_NAME(dplan_try)(&p, tab, M))
-				p.how = 2;
-	}
-#else
-	(void)tab;
-	(void)stride;
-	(void)nvals;
-#endif
-	return p;
-}
-
-/* The table values of VB_W codes c under the plan (t: the block's row). */
-VB_INLINE VB_F VB_NAME(dlook)(const VB_NAME(dplan) *p, const float *t, VB_U c)
-{
-#if VB_AVX2
-	if (p->how == 1) {
-		__m256i ci = (__m256i)c;
-		__m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(t), ci);
-		__m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(t + 8), ci);
-		return (VB_F)VB_NAME(sel)((VB_U)((c & 8u) != 0u), (VB_U)hi, (VB_U)lo);
-	}
-	if (p->how == 2) {
-		VB_U mag = c & 0x7fu, sign = (c & 0x80u) << 24;
-		VB_U f = (VB_U)((VB_F)(mag << p->sh) * p->pw);
-		VB_U k = (mag - p->lim) + ((c >> 5) & 4u);
-		VB_U s = (VB_U)_mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)p->sp), (__m256i)k);
-		return (VB_F)VB_NAME(sel)(VB_NAME(ge)(mag, VB_NAME(splat)(p->lim)), s, f | sign);
-	}
-#else
-	(void)p;
-#endif
-	return VB_NAME(gather)(t, c);
-}
-
-/* quant_bulk_decode and quant_bulk_decode_stats (quant.h; ds NULL: the
- * first). The amax and the count compare patterns: |old| is finite, so its
- * pattern orders as its value. */
-VB_INLINE size_t VB_NAME(decode_n)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
-                                    size_t stride, size_t nvals, const uint8_t *rows, const float *mul,
-                                    quant_decode_stats *ds)
-{
-	const VB_NAME(dplan) pl = VB_NAME(dplan_of)(tab, stride, nvals);
-	VB_U u = { 0 }, cnt = { 0 };
-	size_t under = 0, count = 0;
-	const float *old = ds ? ds->old : v;
-	for (size_t b = 0, k = 0; b < n; b += bs, k++) {
-		size_t len = n - b < bs ? n - b : bs, i = 0;
-		const float *t = tab + (rows ? rows[k] : k) * stride;
-		float m = mul ? mul[k] : 1.0f;
-		uint32_t g = ds ? ds->over[k] : UINT32_MAX;
-		VB_U mx = { 0 };
-		for (; i + VB_W <= len; i += VB_W) {
-			VB_F q = VB_NAME(dlook)(&pl, t, VB_NAME(load_elems)(elems + b + i, 1)) * m;
-			VB_U ob = VB_NAME(load)(old + b + i), a = ob & 0x7fffffffu;
-			u -= (VB_U)((VB_F)ob != 0.0f) & (VB_U)(q == 0.0f);
-			mx = VB_NAME(maxu)(mx, a);
-			cnt -= (VB_U)(a > g);
-			VB_NAME(store)(v + b + i, (VB_U)q);
-		}
-		uint32_t am = VB_NAME(hmax)(mx);
-		for (; i < len; i++) {
-			float q = t[elems[b + i]] * m, o = old[b + i];
-			uint32_t a;
-			memcpy(&a, &o, 4);
-			a &= 0x7fffffffu;
-			am = a > am ? a : am;
-			count += a > g;
-			under += (o != 0) & (q == 0.0f);
-			v[b + i] = q;
-		}
-		if (ds)
-			memcpy(&ds->amax[k], &am, 4);
-	}
-	uint32_t l[VB_W], c[VB_W];
-	memcpy(l, &u, sizeof l);
-	memcpy(c, &cnt, sizeof c);
-	for (int j = 0; j < VB_W; j++) {
-		under += l[j];
-		count += c[j];
-	}
-	if (ds)
-		ds->count += count;
-	return under;
-}
-
 /* The entry points (quant_impl.h's signatures). */
 static VB_TARGET uint32_t VB_NAME(amax)(const float *in, size_t n)
 {
@@ -753,14 +600,9 @@ static VB_TARGET size_t VB_NAME(nv_sr16)(uint8_t *elems, uint8_t *scales, const 
 	return VB_NAME(nv_sr_n)(elems, scales, in, n, six_st, tab, seed, index0);
 }
 
-static VB_TARGET size_t VB_NAME(decode)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab,
-                                        size_t stride, size_t nvals, const uint8_t *rows, const float *mul,
-                                        quant_decode_stats *ds)
-{
-	return VB_NAME(decode_n)(v, elems, n, bs, tab, stride, nvals, rows, mul, ds);
-}
-
 static VB_TARGET void VB_NAME(nv_rne_elems)(uint8_t *out, const float *in, size_t n, const uint32_t g[8])
 {
 	VB_NAME(nv_rne_elems_n)(out, in, n, g);
 }
+
+#include "quant/quant_decode_body.h"

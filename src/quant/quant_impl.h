@@ -206,6 +206,13 @@ typedef struct {
 	                  const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0);
 	size_t (*decode)(float *v, const uint8_t *elems, size_t n, size_t bs, const float *tab, size_t stride,
 	                 size_t nvals, const uint8_t *rows, const float *mul, quant_decode_stats *ds);
+	/* quant_mx_rne_cols (cols a multiple of 8): false, nothing written,
+	 * when a column holds an inf or NaN */
+	bool (*mx_rne_cols)(float *out, const float *in, size_t h, size_t cols, size_t ld, const quant_mx_rule *r,
+	                    const quant_elem_enc *enc, const quant_mx_tabs *t, quant_fused_stats *cs);
+	/* quant_mx_rne_rows (bs a multiple of 8): the elements done */
+	size_t (*mx_rne_rows)(float *out, const float *in, size_t n, size_t bs, const quant_mx_rule *r,
+	                      const quant_elem_enc *enc, const quant_mx_tabs *t, quant_fused_stats *cs);
 	/* nvfp4 rne elements of one block of any length (g: 8 patterns, the
 	 * last unused) */
 	void (*nv_rne)(uint8_t *out, const float *in, size_t n, const uint32_t g[8]);
