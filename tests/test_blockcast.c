@@ -142,23 +142,32 @@ static block_cast_stat reference_cast(const float *x, float *out, size_t R, size
  * trainer's use) and in place. */
 START_TEST(chunked_casts_match_one_call)
 {
-	static const size_t shapes[][2] = { { 300, 260 }, { 2048, 40 }, { 17, 1030 } };
-	static const struct { cast_scaling k; fmt_id e; size_t b; fmt_mode m; } kinds[] = {
-		{ CAST_SCALING_MX, FMT_E4M3, 32, FMT_RNE }, { CAST_SCALING_MX, FMT_E5M2, 32, FMT_RNE },
-		{ CAST_SCALING_NVFP4, FMT_E2M1, 16, FMT_RNE }, { CAST_SCALING_NVFP4, FMT_E2M1, 16, FMT_SR },
+	/* sides a multiple of 8 (40, 264, 1032) take MX rne's fused column path */
+	static const size_t shapes[][2] = { { 300, 260 }, { 2048, 40 }, { 17, 1030 }, { 300, 264 }, { 45, 1032 } };
+	static const struct { cast_scaling k; fmt_id e; size_t b; fmt_mode m; quant_rule r; } kinds[] = {
+		{ CAST_SCALING_MX, FMT_E4M3, 32, FMT_RNE, QUANT_RULE_CEIL },
+		{ CAST_SCALING_MX, FMT_E5M2, 32, FMT_RNE, QUANT_RULE_CEIL },
+		{ CAST_SCALING_MX, FMT_E4M3, 32, FMT_RNE, QUANT_RULE_OCP },
+		{ CAST_SCALING_MX, FMT_E5M2, 32, FMT_RNE, QUANT_RULE_RCEIL },
+		{ CAST_SCALING_NVFP4, FMT_E2M1, 16, FMT_RNE, QUANT_RULE_CEIL },
+		{ CAST_SCALING_NVFP4, FMT_E2M1, 16, FMT_SR, QUANT_RULE_CEIL },
 	};
 	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
 		size_t R = shapes[k][0], C = shapes[k][1], n = R * C;
 		float *x = malloc(n * sizeof *x), *got = malloc(n * sizeof *x), *want = malloc(n * sizeof *x);
 		ck_assert(x && got && want);
 		for (size_t i = 0; i < n; i++) {
-			/* magnitudes over many binades, some zeros, a few tiny ones that underflow */
+			/* magnitudes over many binades, some zeros, a few tiny ones that
+			 * underflow, and e4m3's overflow threshold 464 x 2^j exactly (a
+			 * block's amax there: its scale 2^j under ocp, the tie counted) */
 			float v = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
 			x[i] = i % 13 == 0 ? 0.0f : i % 29 == 0 ? v * 1e-6f : v * (float)(1u << (i % 9));
+			if (i % 97 == 0)
+				x[i] = ldexpf(i % 2 ? 464.0f : -464.0f, (int)(i % 5));
 		}
 		for (size_t j = 0; j < sizeof kinds / sizeof kinds[0]; j++)
 			for (int cols = 0; cols < 2; cols++) {
-				block_cast_cfg c = { .kind = kinds[j].k, .elem = kinds[j].e, .rule = QUANT_RULE_CEIL,
+				block_cast_cfg c = { .kind = kinds[j].k, .elem = kinds[j].e, .rule = kinds[j].r,
 					             .mode = kinds[j].m, .seed = 12345, .br = cols ? kinds[j].b : 1,
 					             .bc = cols ? 1 : kinds[j].b };
 				block_cast_stat ws = reference_cast(x, want, R, C, &c), gs;
@@ -185,10 +194,11 @@ END_TEST
 /* An inf deep inside a tensor of many chunks and strips: its block (32
  * elements of one column, rows 160..191) NaN, every other block as the
  * reference cast of the tensor with that element 0 (RNE: blocks cast
- * alone); nvfp4 (one tensor scale): all NaN. */
+ * alone); nvfp4 (one tensor scale): all NaN. Columns 260 and 264 (the
+ * fused column path, its strip with the inf reordered instead). */
 START_TEST(chunked_casts_spoil_one_block)
 {
-	size_t R = 300, C = 260, n = R * C, at = 170 * C + 77;
+	size_t R = 300, C = _i ? 264 : 260, n = R * C, at = 170 * C + 77;
 	float *x = malloc(n * sizeof *x), *got = malloc(n * sizeof *x), *want = malloc(n * sizeof *x);
 	ck_assert(x && got && want);
 	for (size_t i = 0; i < n; i++)
@@ -208,6 +218,13 @@ START_TEST(chunked_casts_spoil_one_block)
 			bool spoilt = cols ? k == 77 && r / 32 == 170 / 32 : r == 170 && k / 32 == 77 / 32;
 			ck_assert_msg(spoilt ? isnan(got[i]) : memcmp(&got[i], &want[i], 4) == 0, "cols %d [%zu]: %a, expected %a",
 			              cols, i, (double)got[i], (double)want[i]);
+		}
+		memcpy(got, x, n * sizeof *got);   /* in place: the strip with the inf read before it is written */
+		ck_assert_int_eq(block_cast(got, R, C, &c, &s, &gs), MP_OK);
+		for (size_t i = 0; i < n; i++) {
+			size_t r = i / C, k = i % C;
+			bool spoilt = cols ? k == 77 && r / 32 == 170 / 32 : r == 170 && k / 32 == 77 / 32;
+			ck_assert(spoilt ? isnan(got[i]) : memcmp(&got[i], &want[i], 4) == 0);
 		}
 		c = (block_cast_cfg){ .kind = CAST_SCALING_NVFP4, .elem = FMT_E2M1, .mode = FMT_SR, .br = cols ? 16 : 1,
 			              .bc = cols ? 1 : 16 };
@@ -643,7 +660,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, fp32_rows);
 	tcase_add_test(tc, columns_are_the_transposed_rows);
 	tcase_add_test(tc, chunked_casts_match_one_call);
-	tcase_add_test(tc, chunked_casts_spoil_one_block);
+	tcase_add_loop_test(tc, chunked_casts_spoil_one_block, 0, 2);
 	tcase_add_test(tc, fp32_columns_and_squares);
 	tcase_add_test(tc, mx_rules);
 	tcase_add_test(tc, nvfp4_rule);

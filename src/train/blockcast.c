@@ -7,6 +7,7 @@
 #include "quant/quant.h"
 #include "train/blockcast.h"
 #include "train/fp8scale.h"
+#include "train/layers_simd.h"
 #include "util/rng.h"
 
 void block_scratch_free(block_scratch *s)
@@ -404,8 +405,25 @@ static mp_status cast_run(const float *in, float *buf, size_t nb, size_t len, si
 		memcpy(tabs, d->fval, d->nvals * sizeof *tabs);
 	bool have[256] = { false };   /* nvfp4: the scale codes with their row made */
 	size_t per = !p->nvfp4 && c->mode == FMT_SR ? nb : cast_chunk(c) / len > 0 ? cast_chunk(c) / len : 1;
+	/* MX rne: encoded and decoded in one pass (quant_mx_rne_rows) */
+	const quant_mx_tabs t = { .val = d->fval, .nvals = d->nvals, .sval = d->fsval, .over = d->over };
+	bool fused = !p->nvfp4 && c->mode == FMT_RNE && len % 8 == 0;
 	for (size_t b0 = 0; b0 < nb; b0 += per) {
 		size_t cb = nb - b0 < per ? nb - b0 : per, e0 = b0 * len, cn = cb * len;
+		if (fused) {
+			quant_fused_stats fs = { .scales = scales + b0, .amax = amax + b0 };
+			size_t done;
+			mp_status rc = quant_mx_rne_rows(buf + e0, in + e0, cn, &p->o, &t, &fs, &done);
+			st->underflow += fs.under;
+			st->overflow += fs.count;
+			for (size_t b = b0; b < b0 + done / len; b++)
+				note_amax(st, amax[b], d->mult[scales[b]]);
+			if (rc == MP_EINVAL)   /* from the block with the inf or NaN on */
+				return cast_spoilt(in, buf, b0 + done / len, nb, len, base, c, false, s, bytes, st);
+			if (rc != MP_OK)
+				return rc;
+			continue;
+		}
 		mp_status rc = quant_bulk(FMT_SIMD_AUTO, &p->o, p->s_t, base * len + e0, elems + e0, scales + b0, in + e0,
 		                          cn, &bad);
 		if (rc == MP_EINVAL && isnan(amax_finite(in + e0, cn)))
@@ -453,12 +471,54 @@ static mp_status cast_quant(const float *in, float *buf, size_t nb, size_t len, 
 	return cast_run(in, buf, nb, len, 0, &p, c, s, bytes, st);
 }
 
-/* Blocks down the columns (bc 1), a few strips of br rows at a time (a
- * chunk's worth, cast_chunk): block-ordered into buf, cast, and back into
- * x, in the cache; the blocks and their order (and so the bits) as one
- * cast of the whole reordered tensor. Not for an MX SR cast (cast_run);
- * returns MP_EUNSUPPORTED, having written nothing, when nvfp4's tensor has
- * an inf or NaN (the whole tensor's cast spoils it). */
+/* Strips t0..t1 of br rows (blocks down the columns) block-ordered into
+ * s->f, cast there as one cast_run (block tr * cols + j: strip tr's column
+ * j), and back into x. */
+static mp_status strips_reordered(const float *src, float *x, size_t rows, size_t cols, size_t t0, size_t t1,
+                                  const cast_plan *p, const block_cast_cfg *c, block_scratch *s, block_cast_stat *st)
+{
+	size_t br = c->br, strip = br * cols;
+	for (size_t tr = t0; tr < t1; tr++) {
+		size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
+		reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f + (tr - t0) * strip, false);
+	}
+	mp_status rc = cast_run(s->f, s->f, (t1 - t0) * cols, br, t0 * cols, p, c, s, s->b, st);
+	if (rc != MP_OK)
+		return rc;
+	for (size_t tr = t0; tr < t1; tr++) {
+		size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
+		reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f + (tr - t0) * strip, true);
+	}
+	return MP_OK;
+}
+
+/* Strip tr's MX rne cast straight from src into x (quant_mx_rne_cols),
+ * with the statistics cast_run gathers, its blocks' amax noted in column
+ * order; false, nothing written, when a column holds an inf or NaN. */
+static bool strip_fused(const float *src, float *x, size_t rows, size_t cols, size_t tr, const cast_plan *p,
+                        block_scratch *s, block_cast_stat *st)
+{
+	size_t r0 = tr * p->o.block, h = rows - r0 < p->o.block ? rows - r0 : p->o.block;
+	const quant_mx_tabs t = { .val = p->d.fval, .nvals = p->d.nvals, .sval = p->d.fsval, .over = p->d.over };
+	quant_fused_stats cs = { .scales = s->b, .amax = s->d, .work = (uint32_t *)(s->d + cols) };
+	if (quant_mx_rne_cols(x + r0 * cols, src + r0 * cols, h, cols, cols, &p->o, &t, &cs) != MP_OK)
+		return false;
+	st->underflow += cs.under;
+	st->overflow += cs.count;
+	for (size_t j = 0; j < cols; j++)
+		note_amax(st, cs.amax[j], p->d.mult[cs.scales[j]]);
+	return true;
+}
+
+/* Blocks down the columns (bc 1). MX rne over whole vectors of columns:
+ * strip by strip, encoded and decoded in place of the reordering (a strip
+ * with an inf or NaN reordered as below). Otherwise a few strips of br
+ * rows at a time (a chunk's worth, cast_chunk): block-ordered, cast, and
+ * back into x, in the cache. Either way the blocks and their order (and
+ * so the bits) are one cast's of the whole reordered tensor. Not for an
+ * MX SR cast (cast_run); returns MP_EUNSUPPORTED, having written nothing,
+ * when nvfp4's tensor has an inf or NaN (the whole tensor's cast spoils
+ * it). */
 static mp_status cast_strips(const float *src, float *x, size_t rows, size_t cols, const block_cast_cfg *c,
                              block_scratch *s, block_cast_stat *st)
 {
@@ -467,24 +527,20 @@ static mp_status cast_strips(const float *src, float *x, size_t rows, size_t col
 	/* the padding's zeros leave the amax, and so s_t, as it is */
 	if (c->kind == CAST_SCALING_NVFP4 && quant_bulk_tensor_scale(&s_t, src, rows * cols, &bad) != MP_OK)
 		return MP_EUNSUPPORTED;
-	if (!grow_d(s, 3 * g * cols + 256 * 16))   /* what cast_run takes, before x is written */
+	/* what cast_run takes, and strip_fused (4 cols), before x is written */
+	if (!grow_d(s, 3 * g * cols + 256 * 16 > 4 * cols ? 3 * g * cols + 256 * 16 : 4 * cols))
 		return MP_ENOMEM;
 	cast_plan p;
 	cast_plan_of(&p, c, br, s_t);
 	size_t nr = (rows + br - 1) / br;
-	for (size_t t0 = 0; t0 < nr; t0 += g) {
-		size_t t1 = t0 + g < nr ? t0 + g : nr;
-		for (size_t tr = t0; tr < t1; tr++) {
-			size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
-			reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f + (tr - t0) * strip, false);
-		}
-		mp_status rc = cast_run(s->f, s->f, (t1 - t0) * cols, br, t0 * cols, &p, c, s, s->b, st);
+	bool fused = !p.nvfp4 && c->mode == FMT_RNE && cols % 8 == 0;
+	for (size_t t0 = 0; t0 < nr; t0 += fused ? 1 : g) {
+		if (fused && strip_fused(src, x, rows, cols, t0, &p, s, st))
+			continue;
+		size_t t1 = fused ? t0 + 1 : t0 + g < nr ? t0 + g : nr;
+		mp_status rc = strips_reordered(src, x, rows, cols, t0, t1, &p, c, s, st);
 		if (rc != MP_OK)
 			return rc;
-		for (size_t tr = t0; tr < t1; tr++) {
-			size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
-			reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f + (tr - t0) * strip, true);
-		}
 	}
 	return MP_OK;
 }
@@ -544,17 +600,18 @@ typedef float v8f __attribute__((vector_size(32), aligned(4)));
  * the 1/4. */
 #define RHT16(T, v, signs)                                                              \
 	do {                                                                            \
-		for (int i_ = 0; i_ < 16; i_++)                                         \
+		/* unrolled, so that v lives in registers */                            \
+		_Pragma("GCC unroll 16") for (int i_ = 0; i_ < 16; i_++)                \
 			if ((signs) >> i_ & 1)                                          \
 				v[i_] = -v[i_];                                         \
-		for (int h_ = 1; h_ < 16; h_ *= 2)                                      \
-			for (int i_ = 0; i_ < 16; i_ += 2 * h_)                         \
-				for (int k_ = i_; k_ < i_ + h_; k_++) {                 \
+		_Pragma("GCC unroll 4") for (int h_ = 1; h_ < 16; h_ *= 2)              \
+			_Pragma("GCC unroll 8") for (int i_ = 0; i_ < 16; i_ += 2 * h_) \
+				_Pragma("GCC unroll 8") for (int k_ = i_; k_ < i_ + h_; k_++) { \
 					T u_ = v[k_], w_ = v[k_ + h_];                  \
 					v[k_] = u_ + w_;                                \
 					v[k_ + h_] = u_ - w_;                           \
 				}                                                       \
-		for (int i_ = 0; i_ < 16; i_++)                                         \
+		_Pragma("GCC unroll 16") for (int i_ = 0; i_ < 16; i_++)                \
 			v[i_] *= 0.25f;                                                 \
 	} while (0)
 
@@ -563,7 +620,9 @@ void block_rht16_rows(float *x, size_t rows, size_t cols, uint16_t signs)
 	block_rht16_rows_from(x, x, rows, cols, signs);
 }
 
-void block_rht16_rows_from(const float *src, float *x, size_t rows, size_t cols, uint16_t signs)
+/* block_rht16_rows_from's body, inlined into one instance per path below. */
+static inline __attribute__((always_inline)) void rht16_rows(const float *src, float *x, size_t rows, size_t cols,
+                                                            uint16_t signs)
 {
 	size_t r0 = 0;
 	for (; r0 + 16 <= rows; r0 += 16) {
@@ -572,10 +631,10 @@ void block_rht16_rows_from(const float *src, float *x, size_t rows, size_t cols,
 		size_t j = 0;
 		for (; j + 8 <= cols; j += 8) {   /* eight columns at a time, in registers */
 			v8f v[16];
-			for (int i = 0; i < 16; i++)
+			_Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)
 				v[i] = *(const v8f *)(in + (size_t)i * cols + j);
 			RHT16(v8f, v, signs);
-			for (int i = 0; i < 16; i++)
+			_Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)
 				*(v8f *)(blk + (size_t)i * cols + j) = v[i];
 		}
 		for (; j < cols; j++) {
@@ -589,6 +648,33 @@ void block_rht16_rows_from(const float *src, float *x, size_t rows, size_t cols,
 	}
 	if (src != x && r0 < rows)
 		memcpy(x + r0 * cols, src + r0 * cols, (rows - r0) * cols * sizeof *x);
+}
+
+static void rht16_rows_portable(const float *src, float *x, size_t rows, size_t cols, uint16_t signs)
+{
+	rht16_rows(src, x, rows, cols, signs);
+}
+
+#if defined(__x86_64__)
+/* The same adds, subtractions and multiplications in 8-lane registers
+ * (no FMA enabled, so nothing to contract into): the same bits, twice the
+ * lanes per instruction. */
+__attribute__((target("avx2"))) static void rht16_rows_avx2(const float *src, float *x, size_t rows, size_t cols,
+                                                           uint16_t signs)
+{
+	rht16_rows(src, x, rows, cols, signs);
+}
+#endif
+
+void block_rht16_rows_from(const float *src, float *x, size_t rows, size_t cols, uint16_t signs)
+{
+#if defined(__x86_64__)
+	if (layers_path_best() != LAYERS_PORTABLE) {
+		rht16_rows_avx2(src, x, rows, cols, signs);
+		return;
+	}
+#endif
+	rht16_rows_portable(src, x, rows, cols, signs);
 }
 
 void block_rht16_rows_back(float *x, size_t rows, size_t cols, uint16_t signs)
