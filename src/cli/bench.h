@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "gpu/gpu.h"
+#include "util/csvout.h"
 
 /* Seconds on the monotonic clock. */
 double bench_now(void);
@@ -17,6 +18,11 @@ typedef void bench_work(const void *ctx, size_t begin, size_t end);
  * threads, each slice starting at a multiple of 64 elements (whole cache
  * lines, whole blocks of 16 or 32), the calling thread taking the first. */
 double bench_parallel(bench_work *work, const void *ctx, size_t n, int nthreads);
+
+/* One bench round row: CSV through w (NULL: text), the ratio against
+ * memcpy's rate base (GB/s) in the same run. */
+void bench_round_row(csvw *w, int threads, const char *name, const char *path, double seconds, double gbps,
+                     double base);
 
 /* bench train on the CPU: each policy of policy_list (comma-separated; the
  * first is the baseline) at each thread count, best of reps. A CLI_* code. */

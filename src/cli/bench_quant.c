@@ -58,17 +58,7 @@ void bench_quant_rows(csvw *w, const float *in, void *out, size_t n, int nthread
 			best = t < best ? t : best;
 		}
 		double gbps = (5.0 + 1.0 / q->block) * (double)n / best / 1e9;
-		if (w) {
-			csvw_fieldf(w, "%d", nthreads);
-			csvw_field(w, kernels[ki].name);
-			csvw_field(w, path);
-			csvw_fieldf(w, "%.6f", best);
-			csvw_fieldf(w, "%.3f", gbps);
-			csvw_fieldf(w, "%.3f", gbps / base);
-			csvw_end_row(w);
-		} else {
-			printf("%-8d %-30s %-18s %10.2f %7.2fx\n", nthreads, kernels[ki].name, path, gbps, gbps / base);
-		}
+		bench_round_row(w, nthreads, kernels[ki].name, path, best, gbps, base);
 		fflush(stdout);
 	}
 }

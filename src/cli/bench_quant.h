@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "cli/bench.h"
 #include "util/csvout.h"
 
 /* Times quant_bulk into each block format on in[0..n) (finite fp32 values)

@@ -27,7 +27,8 @@ static void bench_help(void)
 	       "  round          bulk rounding kernels: each one's memory traffic rate, (bytes\n"
 	       "                 read + written) per second, as a ratio to memcpy's (default)\n"
 	       "                 and the block formats (quantize: MX, nvfp4), elements and\n"
-	       "                 scales, 4 + 1 + 1/block bytes per element\n"
+	       "                 scales, 4 + 1 + 1/block bytes per element; a read-only pass\n"
+	       "                 (bytes read per second) as a second baseline\n"
 	       "  drift          one step of the drift simulation per variant: updates per\n"
 	       "                 second and the ratio to the memory-bandwidth bound (memcpy's\n"
 	       "                 traffic rate / bytes an update must move)\n"
@@ -72,7 +73,7 @@ static void bench_help(void)
 	       "load: compare only ratios from one run.\n");
 }
 
-typedef enum { K_MEMCPY, K_ENCODE, K_DECODE, K_QUANTIZE } kernel_kind;
+typedef enum { K_MEMCPY, K_READ, K_ENCODE, K_DECODE, K_QUANTIZE } kernel_kind;
 
 typedef struct {
 	const char *name;
@@ -127,6 +128,23 @@ double bench_parallel(bench_work *work, const void *ctx, size_t n, int nthreads)
 	return bench_now() - t0;
 }
 
+/* Reads in[0..n) and nothing else: the patterns or'ed together, eight
+ * lanes at a time (the compiler vectorises it). */
+__attribute__((optimize("tree-vectorize"))) static uint32_t read_all(const float *in, size_t n)
+{
+	uint32_t acc[8] = { 0 };
+	const uint32_t *u = (const uint32_t *)(const void *)in;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (int j = 0; j < 8; j++)
+			acc[j] |= u[i + (size_t)j];
+	for (; i < n; i++)
+		acc[0] |= u[i];
+	return acc[0] | acc[1] | acc[2] | acc[3] | acc[4] | acc[5] | acc[6] | acc[7];
+}
+
+static volatile uint32_t read_sink;
+
 static void run_slice(const void *ctx, size_t begin, size_t end)
 {
 	const slice *s = ctx;
@@ -136,6 +154,9 @@ static void run_slice(const void *ctx, size_t begin, size_t end)
 	switch (k->kind) {
 	case K_MEMCPY:
 		memcpy((float *)s->out + begin, s->in + begin, n * sizeof(float));
+		break;
+	case K_READ:
+		read_sink = read_all(s->in + begin, n);
 		break;
 	case K_ENCODE:
 		fmt_bulk_encode(k->path, &o, (char *)s->out + begin * es, s->in + begin, n);
@@ -156,17 +177,38 @@ static double time_pass(const kernel *k, float *in, void *out, size_t n, int nth
 	return bench_parallel(run_slice, &sl, n, nthreads);
 }
 
-/* Bytes moved per element: read + written. */
-static double traffic_per_elem(const kernel *k)
+/* Bytes read per element, and written. */
+static double read_per_elem(const kernel *k)
 {
-	double es = (double)fmt_bulk_elem_size(k->fmt);
+	return k->kind == K_DECODE ? (double)fmt_bulk_elem_size(k->fmt) : 4;
+}
+
+static double written_per_elem(const kernel *k)
+{
 	switch (k->kind) {
-	case K_MEMCPY:   return 8;
-	case K_ENCODE:   return 4 + es;
-	case K_DECODE:   return es + 4;
-	case K_QUANTIZE: return 8;
+	case K_MEMCPY:   return 4;
+	case K_READ:     return 0;
+	case K_ENCODE:   return (double)fmt_bulk_elem_size(k->fmt);
+	case K_DECODE:   return 4;
+	case K_QUANTIZE: return 4;
 	}
 	return 0;
+}
+
+void bench_round_row(csvw *w, int threads, const char *name, const char *path, double seconds, double gbps,
+                     double base)
+{
+	if (w) {
+		csvw_fieldf(w, "%d", threads);
+		csvw_field(w, name);
+		csvw_field(w, path);
+		csvw_fieldf(w, "%.6f", seconds);
+		csvw_fieldf(w, "%.3f", gbps);
+		csvw_fieldf(w, "%.3f", gbps / base);
+		csvw_end_row(w);
+	} else {
+		printf("%-8d %-30s %-18s %10.2f %7.2fx\n", threads, name, path, gbps, gbps / base);
+	}
 }
 
 static int bench_round(const int *threads, int nthreads, size_t mib, unsigned reps, bool csv);
@@ -404,6 +446,7 @@ static int bench_round(const int *threads, int nthreads, size_t mib, unsigned re
 	fmt_simd best = fmt_simd_best();
 	const kernel kernels[] = {
 		{ "memcpy (baseline)", K_MEMCPY, FMT_FP32, FMT_RNE, best },
+		{ "read only (baseline)", K_READ, FMT_FP32, FMT_RNE, best },
 		{ "fp32->bf16 rne", K_ENCODE, FMT_BF16, FMT_RNE, best },
 		{ "fp32->bf16 sr", K_ENCODE, FMT_BF16, FMT_SR, best },
 		{ "fp32->fp16 rne", K_ENCODE, FMT_FP16, FMT_RNE, best },
@@ -425,7 +468,8 @@ static int bench_round(const int *threads, int nthreads, size_t mib, unsigned re
 		csvw_header(&w, "threads,kernel,path,seconds,gb_per_s,ratio_to_memcpy");
 	} else {
 		printf("bench round: %zu MiB of fp32 (%zu elements), SIMD path %s, best of %u\n"
-		       "GB/s counts bytes read + written; ratio is against memcpy's rate in this run.\n\n",
+		       "GB/s counts bytes read + written; ratio is against memcpy's rate in this run.\n"
+		       "The read-only pass: the bytes the same threads read per second, reading alone.\n\n",
 		       mib, n, fmt_simd_name(best), reps);
 		printf("%-8s %-30s %-18s %10s %8s\n", "threads", "kernel", "path", "GB/s", "ratio");
 	}
@@ -461,25 +505,14 @@ static int bench_round(const int *threads, int nthreads, size_t mib, unsigned re
 					bestt[ki] = t;
 			}
 		}
-		double base = 0;
+		double base = 8.0 * (double)n / bestt[0] / 1e9;   /* kernels[0]: memcpy */
 		for (size_t ki = 0; ki < nk; ki++) {
 			const kernel *k = &kernels[ki];
 			size_t elems = k->kind == K_DECODE ? n / 2 : n;
-			double gbps = traffic_per_elem(k) * (double)elems / bestt[ki] / 1e9;
-			if (k->kind == K_MEMCPY)
-				base = gbps;
-			const char *path = k->kind == K_MEMCPY ? "libc" : fmt_simd_name(k->path);
-			if (csv) {
-				csvw_fieldf(&w, "%d", threads[ti]);
-				csvw_field(&w, k->name);
-				csvw_field(&w, path);
-				csvw_fieldf(&w, "%.6f", bestt[ki]);
-				csvw_fieldf(&w, "%.3f", gbps);
-				csvw_fieldf(&w, "%.3f", gbps / base);
-				csvw_end_row(&w);
-			} else {
-				printf("%-8d %-30s %-18s %10.2f %7.2fx\n", threads[ti], k->name, path, gbps, gbps / base);
-			}
+			double rd = read_per_elem(k), wr = written_per_elem(k);
+			double gbps = (rd + wr) * (double)elems / bestt[ki] / 1e9;
+			const char *path = k->kind == K_MEMCPY ? "libc" : k->kind == K_READ ? "plain C" : fmt_simd_name(k->path);
+			bench_round_row(csv ? &w : NULL, threads[ti], k->name, path, bestt[ki], gbps, base);
 		}
 		fflush(stdout);
 		bench_quant_rows(csv ? &w : NULL, in, out, n, threads[ti], reps, base);
