@@ -4,7 +4,7 @@
  * and Kahan, RNE and SR, equals the step written out with the scalar path;
  * fmt_bulk_decode of every pattern (all 2^8 / 2^16 / 2^19, fp32 sampled)
  * equals fmt_to_double with NaN -> 0x7fc00000; short calls with guard
- * elements; the fp8 decode by arithmetic (the device's) equals the tables.
+ * elements, and calls long enough to be streamed; the fp8 decode by arithmetic (the device's) equals the tables.
  * Encode: test_bulk.c. */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -251,6 +251,41 @@ START_TEST(decode_every_pattern)
 }
 END_TEST
 
+/* A decode long enough to be streamed (a million elements and more), into
+ * an output a float or three past a register's alignment (the head done
+ * element by element), guards on both sides; every pattern many times. */
+START_TEST(decode_streamed)
+{
+	static const fmt_id ids[] = { FMT_BF16, FMT_FP16, FMT_E4M3, FMT_E5M2 };
+	fmt_id id = ids[_i];
+	const fmt_info *f = fmt_get(id);
+	size_t size = fmt_bulk_elem_size(id), n = ((size_t)1 << 20) + 37, lead = 1 + 2 * (size_t)(_i % 2);
+	uint32_t mask = (1u << f->width) - 1;
+	void *in = xmalloc(n * size);
+	for (size_t i = 0; i < n; i++)
+		store_elem(in, size, i, (uint32_t)(i * 40503u) & mask);
+	float *buf = aligned_alloc(64, (n + 64) * sizeof(float));
+	ck_assert(buf);
+	size_t bad = 0;
+	for (int path = 0; path < FMT_SIMD_COUNT; path++) {
+		if (!path_tested((fmt_simd)path))
+			continue;
+		for (size_t i = 0; i < n + 64; i++)
+			buf[i] = u2f(0x7f8a5a5au);
+		ck_assert_int_eq(fmt_bulk_decode((fmt_simd)path, id, buf + lead, in, n), MP_OK);
+		for (size_t i = 0; i < n + 64; i++) {
+			uint32_t want = i < lead || i >= lead + n ? 0x7f8a5a5au : decoded_bits(f, load_elem(in, size, i - lead));
+			if (f2u(buf[i]) != want && bad++ < MAX_SHOWN)
+				fprintf(stderr, "# %s decode path=%s: element %zd: expected 0x%08" PRIx32 ", got 0x%08" PRIx32 "\n",
+				        f->name, fmt_simd_name((fmt_simd)path), (ptrdiff_t)i - (ptrdiff_t)lead, want, f2u(buf[i]));
+		}
+	}
+	ck_assert_msg(bad == 0, "%s streamed decode: %zu mismatches", f->name, bad);
+	free(buf);
+	free(in);
+}
+END_TEST
+
 START_TEST(fp8_arithmetic_decode_matches_tables)
 {
 	/* device code decodes fp8 by arithmetic (bulk_decode_fp8), the CPU by
@@ -277,6 +312,7 @@ static Suite *bulk_quantize_suite(void)
 	tcase_add_test(tc, fp8_arithmetic_decode_matches_tables);
 	tcase_add_loop_test(tc, quantize_matches_encode_decode, 0, NFMTS);
 	tcase_add_loop_test(tc, decode_every_pattern, 0, NFMTS);
+	tcase_add_loop_test(tc, decode_streamed, 0, 4);
 	tcase_add_loop_test(tc, accumulate_matches_scalar, 0, NFMTS);
 	suite_add_tcase(s, tc);
 	return s;

@@ -135,9 +135,11 @@ __attribute__((optimize("tree-vectorize"))) static uint32_t read_all(const float
 	uint32_t acc[8] = { 0 };
 	const uint32_t *u = (const uint32_t *)(const void *)in;
 	size_t i = 0;
-	for (; i + 8 <= n; i += 8)
+	for (; i + 8 <= n; i += 8) {
+		__builtin_prefetch(u + i + 2048);   /* as the bulk kernels ask ahead (fmt/bulk_body.h) */
 		for (int j = 0; j < 8; j++)
 			acc[j] |= u[i + (size_t)j];
+	}
 	for (; i < n; i++)
 		acc[0] |= u[i];
 	return acc[0] | acc[1] | acc[2] | acc[3] | acc[4] | acc[5] | acc[6] | acc[7];
