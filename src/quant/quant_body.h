@@ -371,7 +371,7 @@ VB_INLINE bool VB_NAME(nv_codes)(uint32_t code[VB_W], const float *in, double si
 		for (int i = VB_W; i < 16; i += VB_W)
 			m[b] = VB_NAME(maxu)(m[b], VB_NAME(load)(in + 16 * b + i) & 0x7fffffffu);
 	}
-VB_U a = VB_NAME(hmax_each)(m);
+	VB_U a = VB_NAME(hmax_each)(m);
 	if (VB_NAME(any)((VB_U)((VB_I)a >= 0x7f800000)))
 		return false;
 	VB_F f = (VB_F)a;
@@ -578,6 +578,9 @@ static VB_TARGET uint32_t VB_NAME(amax)(const float *in, size_t n)
 static VB_TARGET size_t VB_NAME(mx_rne)(uint8_t *elems, uint8_t *scales, const float *in, size_t n, size_t bs,
                                         const quant_mx_rule *r, const quant_elem_enc *e)
 {
+	/* OCP's block of 32 as a constant: the scale pass's loops unrolled */
+	if (bs == 32)
+		return VB_NAME(mx_rne_n)(elems, scales, in, n, 32, r, e);
 	return VB_NAME(mx_rne_n)(elems, scales, in, n, bs, r, e);
 }
 
@@ -585,6 +588,8 @@ static VB_TARGET size_t VB_NAME(mx_sr)(uint8_t *elems, uint8_t *scales, const fl
                                        const quant_mx_rule *r, const quant_elem_enc *e, uint64_t seed,
                                        uint64_t index0)
 {
+	if (bs == 32)   /* as mx_rne */
+		return VB_NAME(mx_sr_n)(elems, scales, in, n, 32, r, e, seed, index0);
 	return VB_NAME(mx_sr_n)(elems, scales, in, n, bs, r, e, seed, index0);
 }
 

@@ -319,7 +319,10 @@ static VB_TARGET size_t VB_NAME(mx_rne_rows)(float *out, const float *in, size_t
 	const VB_NAME(menc) em = VB_NAME(menc_of)(enc);
 	const quant_mx_rule rl = *rule;
 	const VB_NAME(dplan) pl = VB_NAME(dplan_of)(t->val, 0, t->nvals);
-	switch (pl.how) {   /* one loop per plan */
+	/* one loop per plan; OCP's block of 32 as a constant (mx_rne) */
+	if (pl.how == 2 && bs == 32)
+		return VB_NAME(mx_rows_n)(out, in, n, 32, &rl, &em, t, &pl, 2, cs);
+	switch (pl.how) {
 	case 1:  return VB_NAME(mx_rows_n)(out, in, n, bs, &rl, &em, t, &pl, 1, cs);
 	case 2:  return VB_NAME(mx_rows_n)(out, in, n, bs, &rl, &em, t, &pl, 2, cs);
 	default: return VB_NAME(mx_rows_n)(out, in, n, bs, &rl, &em, t, &pl, 0, cs);
