@@ -127,6 +127,17 @@ VB_INLINE VB_F VB_NAME(dlook)(const VB_NAME(dplan) *p, int how, const float *t, 
 	return VB_NAME(gather)(t, c);
 }
 
+/* The sum of v's lanes (counts of at most 2^32 each). */
+VB_INLINE size_t VB_NAME(lane_sum)(VB_U v)
+{
+	uint32_t l[VB_W];
+	memcpy(l, &v, sizeof l);
+	size_t s = 0;
+	for (int j = 0; j < VB_W; j++)
+		s += l[j];
+	return s;
+}
+
 /* quant_bulk_decode and quant_bulk_decode_stats (quant.h; ds NULL: the
  * first) under plan pl, how its pl->how. The amax and the count compare
  * patterns: |old| is finite, so its pattern orders as its value. */
@@ -165,15 +176,9 @@ VB_INLINE size_t VB_NAME(decode_n)(float *v, const uint8_t *elems, size_t n, siz
 		if (ds)
 			memcpy(&ds->amax[k], &am, 4);
 	}
-	uint32_t l[VB_W], c[VB_W];
-	memcpy(l, &u, sizeof l);
-	memcpy(c, &cnt, sizeof c);
-	for (int j = 0; j < VB_W; j++) {
-		under += l[j];
-		count += c[j];
-	}
+	under += VB_NAME(lane_sum)(u);
 	if (ds)
-		ds->count += count;
+		ds->count += count + VB_NAME(lane_sum)(cnt);
 	return under;
 }
 
@@ -224,13 +229,8 @@ VB_INLINE void VB_NAME(mx_cols_n)(float *out, const float *in, size_t h, size_t 
 			VB_NAME(store)(o + j, (VB_U)q);
 		}
 	}
-	uint32_t l[VB_W], c[VB_W];
-	memcpy(l, &u, sizeof l);
-	memcpy(c, &cnt, sizeof c);
-	for (int j = 0; j < VB_W; j++) {
-		cs->under += l[j];
-		cs->count += c[j];
-	}
+	cs->under += VB_NAME(lane_sum)(u);
+	cs->count += VB_NAME(lane_sum)(cnt);
 }
 
 /* quant_mx_rne_cols (cols a multiple of VB_W): every column's amax first,
@@ -302,13 +302,8 @@ VB_INLINE size_t VB_NAME(mx_rows_n)(float *out, const float *in, size_t n, size_
 			break;
 		VB_NAME(mx_row_block)(out + b, in + b, bs, m, cs->scales[k], e, t, pl, how, &u, &cnt);
 	}
-	uint32_t l[VB_W], c[VB_W];
-	memcpy(l, &u, sizeof l);
-	memcpy(c, &cnt, sizeof c);
-	for (int j = 0; j < VB_W; j++) {
-		cs->under += l[j];
-		cs->count += c[j];
-	}
+	cs->under += VB_NAME(lane_sum)(u);
+	cs->count += VB_NAME(lane_sum)(cnt);
 	return b;
 }
 
