@@ -264,7 +264,7 @@ START_TEST(decode_streamed)
 	void *in = xmalloc(n * size);
 	for (size_t i = 0; i < n; i++)
 		store_elem(in, size, i, (uint32_t)(i * 40503u) & mask);
-	float *buf = aligned_alloc(64, (n + 64) * sizeof(float));
+	float *buf = aligned_alloc(64, ((n + 64) * sizeof(float) + 63) & ~(size_t)63);   /* a multiple of 64 bytes */
 	ck_assert(buf);
 	size_t bad = 0;
 	for (int path = 0; path < FMT_SIMD_COUNT; path++) {
