@@ -273,9 +273,9 @@ typedef struct {
 	uint32_t *work;    /* _cols: 3 cols entries of scratch */
 } quant_fused_stats;
 
-/* MX rne (o: fp8 elements, o->mode FMT_RNE) of the blocks that run down
- * the columns of a strip of h rows by cols (a multiple of 8) at in, row
- * stride ld: block j is column j, o->block rows long (h <= o->block; rows
+/* MX rne (o: floating-point elements, o->mode FMT_RNE) of the blocks that
+ * run down the columns of a strip of h rows by cols (a multiple of 8) at
+ * in, row stride ld: block j is column j, o->block rows long (h <= o->block; rows
  * h.. count as zeros), each element encoded and decoded straight into out
  * (in itself or apart, the same stride), on the best SIMD path. Values,
  * scales, amax and counts are those of quant_bulk and then

@@ -569,40 +569,45 @@ mp_status quant_bulk(fmt_simd path, const quant_opts *o, float s_t, uint64_t ind
 	return bulk_mx(path, o, index0, elems, scales, in, n, bad);
 }
 
-/* Whether the fused MX rne casts take o with tables t; its block size. */
-static bool fused_ok(const quant_opts *o, const quant_mx_tabs *t, size_t *bs)
+/* What the fused MX rne casts need of o. */
+typedef struct {
+	size_t bs;
+	quant_mx_rule rule;
+	quant_elem_enc enc;
+} fused_setup;
+
+/* Whether the fused casts take o with tables t, and then their setup. */
+static bool fused_of(fused_setup *f, const quant_opts *o, const quant_mx_tabs *t)
 {
 	if (quant_opts_check(o, NULL, 0) != MP_OK)
 		return false;
 	const quant_info *q = quant_get(o->fmt);
 	const fmt_info *ef = fmt_get(q->elem);
-	*bs = o->block ? o->block : (size_t)q->block;
-	return !q->nvfp4 && !fmt_is_int(ef) && o->mode == FMT_RNE && t->nvals == (size_t)1 << ef->width;
+	if (q->nvfp4 || fmt_is_int(ef) || o->mode != FMT_RNE || t->nvals != (size_t)1 << ef->width)
+		return false;
+	f->bs = o->block ? o->block : (size_t)q->block;
+	f->rule = quant_mx_rule_of(q, o->rule);
+	f->enc = quant_elem_enc_of(q->elem);
+	return true;
 }
 
 mp_status quant_mx_rne_cols(float *out, const float *in, size_t h, size_t cols, size_t ld, const quant_opts *o,
                             const quant_mx_tabs *t, quant_fused_stats *cs)
 {
-	size_t bs;
-	if (!fused_ok(o, t, &bs) || cols % 8 || h == 0 || h > bs || ld < cols)
+	fused_setup f;
+	if (!fused_of(&f, o, t) || cols % 8 || h == 0 || h > f.bs || ld < cols)
 		return MP_EUNSUPPORTED;
-	const quant_info *q = quant_get(o->fmt);
-	quant_mx_rule rr = quant_mx_rule_of(q, o->rule);
-	quant_elem_enc enc = quant_elem_enc_of(q->elem);
-	return quant_kernels_of(fmt_simd_best())->mx_rne_cols(out, in, h, cols, ld, &rr, &enc, t, cs) ? MP_OK
-	                                                                                               : MP_EINVAL;
+	bool ok = quant_kernels_of(fmt_simd_best())->mx_rne_cols(out, in, h, cols, ld, &f.rule, &f.enc, t, cs);
+	return ok ? MP_OK : MP_EINVAL;
 }
 
 mp_status quant_mx_rne_rows(float *out, const float *in, size_t n, const quant_opts *o, const quant_mx_tabs *t,
                             quant_fused_stats *cs, size_t *done)
 {
-	size_t bs;
+	fused_setup f;
 	*done = 0;
-	if (!fused_ok(o, t, &bs) || bs % 8 || n % bs)
+	if (!fused_of(&f, o, t) || f.bs % 8 || n % f.bs)
 		return MP_EUNSUPPORTED;
-	const quant_info *q = quant_get(o->fmt);
-	quant_mx_rule rr = quant_mx_rule_of(q, o->rule);
-	quant_elem_enc enc = quant_elem_enc_of(q->elem);
-	*done = quant_kernels_of(fmt_simd_best())->mx_rne_rows(out, in, n, bs, &rr, &enc, t, cs);
+	*done = quant_kernels_of(fmt_simd_best())->mx_rne_rows(out, in, n, f.bs, &f.rule, &f.enc, t, cs);
 	return *done == n ? MP_OK : MP_EINVAL;
 }

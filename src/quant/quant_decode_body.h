@@ -1,6 +1,7 @@
-/* The decode kernels of quant_impl.h and the MX cast of column blocks
- * that fuses encode and decode, part of quant/quant_body.h (each of its
- * instances includes this once, after its encoders). */
+/* The decode kernels of quant_impl.h and the MX rne casts that fuse
+ * encode and decode (blocks along rows, and down columns), part of
+ * quant/quant_body.h (each of its instances includes this once, after its
+ * encoders). */
 
 /* How decode_n looks codes up. In general a gather; on AVX2, rows of 16
  * entries by two register permutes, and a table of 256 that is a sign and
