@@ -253,12 +253,11 @@ size_t quant_bulk_decode_stats(float *v, const uint8_t *elems, size_t n, size_t 
                                size_t stride, size_t nvals, const uint8_t *rows, const float *mul,
                                quant_decode_stats *ds);
 
-/* An MX cast's decoding tables: val[c] (nvals entries) the element code
- * c's value, sval[k] scale code k's, over[k] the |x| patterns above which
- * an element of a block of scale code k counts (quant_decode_stats). */
+/* An MX cast's scale tables: sval[k] scale code k's value, over[k] the
+ * |x| patterns above which an element of a block of scale code k counts
+ * (quant_decode_stats). The elements decode to their format's own values
+ * (fp32 holds each exactly). */
 typedef struct {
-	const float *val;
-	size_t nvals;
 	const float *sval;
 	const uint32_t *over;
 } quant_mx_tabs;
@@ -279,7 +278,7 @@ typedef struct {
  * h.. count as zeros), each element encoded and decoded straight into out
  * (in itself or apart, the same stride), on the best SIMD path. Values,
  * scales, amax and counts are those of quant_bulk and then
- * quant_bulk_decode_stats (tab t->val, mul t->sval[scale]) on the
+ * quant_bulk_decode_stats (tab: the element values, mul t->sval[scale]) on the
  * block-ordered copy of the strip, without making the copy. MP_EINVAL,
  * with nothing written, when a column holds an inf or NaN;
  * MP_EUNSUPPORTED for other formats, modes or shapes. */

@@ -137,6 +137,7 @@ VB_INLINE bool VB_NAME(mx_scales)(uint8_t *scales, uint32_t *mul, float *amax, c
 typedef struct {
 	VB_U half_rb;          /* half_m1 - (rebias << shift): the rebias folded into the carry */
 	VB_U magic, min_normal, max_bits, sign_bit;
+	VB_U half_m1, kept, max_val;   /* mx_rne_q: the carry, the kept bits' mask, the largest value's pattern */
 	uint32_t shift, sign_shift;
 } VB_NAME(menc);
 
@@ -148,6 +149,9 @@ VB_INLINE VB_NAME(menc) VB_NAME(menc_of)(const quant_elem_enc *e)
 		.min_normal = VB_NAME(splat)(e->min_normal),
 		.max_bits = VB_NAME(splat)(e->max_bits),
 		.sign_bit = VB_NAME(splat)(0x80000000u >> e->sign_shift),
+		.half_m1 = VB_NAME(splat)(e->half_m1),
+		.kept = VB_NAME(splat)(~0u << e->shift),
+		.max_val = VB_NAME(splat)((e->max_bits + e->rebias) << e->shift),
 		.shift = e->shift,
 		.sign_shift = e->sign_shift,
 	};

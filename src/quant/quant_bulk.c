@@ -576,14 +576,14 @@ typedef struct {
 	quant_elem_enc enc;
 } fused_setup;
 
-/* Whether the fused casts take o with tables t, and then their setup. */
-static bool fused_of(fused_setup *f, const quant_opts *o, const quant_mx_tabs *t)
+/* Whether the fused casts take o, and then their setup. */
+static bool fused_of(fused_setup *f, const quant_opts *o)
 {
 	if (quant_opts_check(o, NULL, 0) != MP_OK)
 		return false;
 	const quant_info *q = quant_get(o->fmt);
 	const fmt_info *ef = fmt_get(q->elem);
-	if (q->nvfp4 || fmt_is_int(ef) || o->mode != FMT_RNE || t->nvals != (size_t)1 << ef->width)
+	if (q->nvfp4 || fmt_is_int(ef) || o->mode != FMT_RNE)
 		return false;
 	f->bs = o->block ? o->block : (size_t)q->block;
 	f->rule = quant_mx_rule_of(q, o->rule);
@@ -595,7 +595,7 @@ mp_status quant_mx_rne_cols(float *out, const float *in, size_t h, size_t cols, 
                             const quant_mx_tabs *t, quant_fused_stats *cs)
 {
 	fused_setup f;
-	if (!fused_of(&f, o, t) || cols % 8 || h == 0 || h > f.bs || ld < cols)
+	if (!fused_of(&f, o) || cols % 8 || h == 0 || h > f.bs || ld < cols)
 		return MP_EUNSUPPORTED;
 	bool ok = quant_kernels_of(fmt_simd_best())->mx_rne_cols(out, in, h, cols, ld, &f.rule, &f.enc, t, cs);
 	return ok ? MP_OK : MP_EINVAL;
@@ -606,7 +606,7 @@ mp_status quant_mx_rne_rows(float *out, const float *in, size_t n, const quant_o
 {
 	fused_setup f;
 	*done = 0;
-	if (!fused_of(&f, o, t) || f.bs % 8 || n % f.bs)
+	if (!fused_of(&f, o) || f.bs % 8 || n % f.bs)
 		return MP_EUNSUPPORTED;
 	*done = quant_kernels_of(fmt_simd_best())->mx_rne_rows(out, in, n, f.bs, &f.rule, &f.enc, t, cs);
 	return *done == n ? MP_OK : MP_EINVAL;

@@ -198,14 +198,31 @@ static VB_TARGET size_t VB_NAME(decode)(float *v, const uint8_t *elems, size_t n
 }
 
 
+/* MX rne of VB_W lanes x with the scale's inverse mul, as the fp32
+ * pattern of the element's value rather than its code (mx_rne_v's steps):
+ * at or above the min normal the carry into the kept bits and the
+ * discarded ones cleared, below it the add of magic and its subtraction
+ * (exact: the two are within a factor of two, Sterbenz), then the
+ * saturation at the largest value and p's sign. Each code's value is an
+ * fp32 exactly, so this is the pattern of the code's value, without a
+ * table and without an fp32 subnormal on the way (an arithmetic assist
+ * on x86 cores). */
+VB_INLINE VB_U VB_NAME(mx_rne_q)(VB_U x, VB_F mul, const VB_NAME(menc) *e)
+{
+	VB_U p = (VB_U)((VB_F)x * mul), a = p & 0x7fffffffu;
+	VB_U nrm = (a + e->half_m1 + ((a >> e->shift) & 1u)) & e->kept;
+	VB_U sub = (VB_U)(((VB_F)a + (VB_F)e->magic) - (VB_F)e->magic);
+	VB_U c = VB_NAME(sel)((VB_U)((VB_I)a < (VB_I)e->min_normal), sub, nrm);
+	return VB_NAME(minu)(c, e->max_val) | (p & 0x80000000u);
+}
+
 /* quant_mx_rne_cols's values and counts, the columns' amax already in
  * cs->amax: the columns' scales (as mx_scales), then row by row, in
- * memory order, each lane's code (mx_rne_v) decoded under pl (how its
- * pl->how) and multiplied by its column's scale value, as decode_n does
- * with the code bytes. */
+ * memory order, each lane's value (mx_rne_q) multiplied by its column's
+ * scale value. */
 VB_INLINE void VB_NAME(mx_cols_n)(float *out, const float *in, size_t h, size_t cols, size_t ld,
                                    const quant_mx_rule *r, const VB_NAME(menc) *e, const quant_mx_tabs *t,
-                                   const VB_NAME(dplan) *pl, int how, quant_fused_stats *cs)
+                                   quant_fused_stats *cs)
 {
 	uint32_t *mulw = cs->work, *svw = cs->work + cols, *gw = cs->work + 2 * cols;
 	for (size_t j = 0; j < cols; j += VB_W) {
@@ -223,8 +240,7 @@ VB_INLINE void VB_NAME(mx_cols_n)(float *out, const float *in, size_t h, size_t 
 		float *o = out + i * ld;
 		for (size_t j = 0; j < cols; j += VB_W) {
 			VB_U x = VB_NAME(load)(row + j), a = x & 0x7fffffffu;
-			VB_U c = VB_NAME(mx_rne_v)(x, (VB_F)VB_NAME(load)(mulw + j), e);
-			VB_F q = VB_NAME(dlook)(pl, how, t->val, c) * (VB_F)VB_NAME(load)(svw + j);
+			VB_F q = (VB_F)VB_NAME(mx_rne_q)(x, (VB_F)VB_NAME(load)(mulw + j), e) * (VB_F)VB_NAME(load)(svw + j);
 			u -= (VB_U)((VB_F)x != 0.0f) & (VB_U)(q == 0.0f);
 			cnt -= (VB_U)(a > VB_NAME(load)(gw + j));
 			VB_NAME(store)(o + j, (VB_U)q);
@@ -254,20 +270,14 @@ static VB_TARGET bool VB_NAME(mx_rne_cols)(float *out, const float *in, size_t h
 		return false;
 	const VB_NAME(menc) em = VB_NAME(menc_of)(enc);
 	const quant_mx_rule rl = *rule;
-	const VB_NAME(dplan) pl = VB_NAME(dplan_of)(t->val, 0, t->nvals);
-	switch (pl.how) {   /* one loop per plan */
-	case 1:  VB_NAME(mx_cols_n)(out, in, h, cols, ld, &rl, &em, t, &pl, 1, cs); break;
-	case 2:  VB_NAME(mx_cols_n)(out, in, h, cols, ld, &rl, &em, t, &pl, 2, cs); break;
-	default: VB_NAME(mx_cols_n)(out, in, h, cols, ld, &rl, &em, t, &pl, 0, cs); break;
-	}
+	VB_NAME(mx_cols_n)(out, in, h, cols, ld, &rl, &em, t, cs);
 	return true;
 }
 
 /* One MX block of bs at in (scale code sc, inverse mul) as mx_cols_n does
- * a column: codes decoded and scaled, the counts into u and cnt. */
+ * a column: values scaled, the counts into u and cnt. */
 VB_INLINE void VB_NAME(mx_row_block)(float *out, const float *in, size_t bs, VB_F mul, uint32_t sc,
-                                      const VB_NAME(menc) *e, const quant_mx_tabs *t, const VB_NAME(dplan) *pl,
-                                      int how, VB_U *u, VB_U *cnt)
+                                      const VB_NAME(menc) *e, const quant_mx_tabs *t, VB_U *u, VB_U *cnt)
 {
 	uint32_t svb;
 	memcpy(&svb, &t->sval[sc], 4);
@@ -275,19 +285,18 @@ VB_INLINE void VB_NAME(mx_row_block)(float *out, const float *in, size_t bs, VB_
 	const VB_U g = VB_NAME(splat)(t->over[sc]);
 	for (size_t i = 0; i < bs; i += VB_W) {
 		VB_U x = VB_NAME(load)(in + i), a = x & 0x7fffffffu;
-		VB_F q = VB_NAME(dlook)(pl, how, t->val, VB_NAME(mx_rne_v)(x, mul, e)) * sv;
+		VB_F q = (VB_F)VB_NAME(mx_rne_q)(x, mul, e) * sv;
 		*u -= (VB_U)((VB_F)x != 0.0f) & (VB_U)(q == 0.0f);
 		*cnt -= (VB_U)(a > g);
 		VB_NAME(store)(out + i, (VB_U)q);
 	}
 }
 
-/* quant_mx_rne_rows under pl: VB_W blocks' scales at once, then their
- * elements (mx_rne_n's order); block by block from the first group
- * holding an inf or NaN, up to that block. */
+/* quant_mx_rne_rows: VB_W blocks' scales at once, then their elements
+ * (mx_rne_n's order); block by block from the first group holding an inf
+ * or NaN, up to that block. */
 VB_INLINE size_t VB_NAME(mx_rows_n)(float *out, const float *in, size_t n, size_t bs, const quant_mx_rule *r,
-                                     const VB_NAME(menc) *e, const quant_mx_tabs *t, const VB_NAME(dplan) *pl,
-                                     int how, quant_fused_stats *cs)
+                                     const VB_NAME(menc) *e, const quant_mx_tabs *t, quant_fused_stats *cs)
 {
 	VB_U u = { 0 }, cnt = { 0 };
 	uint32_t mul[VB_W];
@@ -296,12 +305,12 @@ VB_INLINE size_t VB_NAME(mx_rows_n)(float *out, const float *in, size_t n, size_
 	     b += VB_W * bs, k += VB_W)
 		for (int j = 0; j < VB_W; j++)
 			VB_NAME(mx_row_block)(out + b + j * bs, in + b + j * bs, bs, (VB_F)VB_NAME(splat)(mul[j]),
-			                      cs->scales[k + j], e, t, pl, how, &u, &cnt);
+			                      cs->scales[k + j], e, t, &u, &cnt);
 	for (; b < n; b += bs, k++) {
 		VB_F m;
 		if (!VB_NAME(mx_scale)(cs->scales + k, &m, cs->amax + k, in + b, bs, r))
 			break;
-		VB_NAME(mx_row_block)(out + b, in + b, bs, m, cs->scales[k], e, t, pl, how, &u, &cnt);
+		VB_NAME(mx_row_block)(out + b, in + b, bs, m, cs->scales[k], e, t, &u, &cnt);
 	}
 	cs->under += VB_NAME(lane_sum)(u);
 	cs->count += VB_NAME(lane_sum)(cnt);
@@ -314,13 +323,7 @@ static VB_TARGET size_t VB_NAME(mx_rne_rows)(float *out, const float *in, size_t
 {
 	const VB_NAME(menc) em = VB_NAME(menc_of)(enc);
 	const quant_mx_rule rl = *rule;
-	const VB_NAME(dplan) pl = VB_NAME(dplan_of)(t->val, 0, t->nvals);
-	/* one loop per plan; OCP's block of 32 as a constant (mx_rne) */
-	if (pl.how == 2 && bs == 32)
-		return VB_NAME(mx_rows_n)(out, in, n, 32, &rl, &em, t, &pl, 2, cs);
-	switch (pl.how) {
-	case 1:  return VB_NAME(mx_rows_n)(out, in, n, bs, &rl, &em, t, &pl, 1, cs);
-	case 2:  return VB_NAME(mx_rows_n)(out, in, n, bs, &rl, &em, t, &pl, 2, cs);
-	default: return VB_NAME(mx_rows_n)(out, in, n, bs, &rl, &em, t, &pl, 0, cs);
-	}
+	if (bs == 32)   /* OCP's block of 32 as a constant (mx_rne) */
+		return VB_NAME(mx_rows_n)(out, in, n, 32, &rl, &em, t, cs);
+	return VB_NAME(mx_rows_n)(out, in, n, bs, &rl, &em, t, cs);
 }

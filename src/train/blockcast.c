@@ -406,7 +406,7 @@ static mp_status cast_run(const float *in, float *buf, size_t nb, size_t len, si
 	bool have[256] = { false };   /* nvfp4: the scale codes with their row made */
 	size_t per = !p->nvfp4 && c->mode == FMT_SR ? nb : cast_chunk(c) / len > 0 ? cast_chunk(c) / len : 1;
 	/* MX rne: encoded and decoded in one pass (quant_mx_rne_rows) */
-	const quant_mx_tabs t = { .val = d->fval, .nvals = d->nvals, .sval = d->fsval, .over = d->over };
+	const quant_mx_tabs t = { .sval = d->fsval, .over = d->over };
 	bool fused = !p->nvfp4 && c->mode == FMT_RNE && len % 8 == 0;
 	for (size_t b0 = 0; b0 < nb; b0 += per) {
 		size_t cb = nb - b0 < per ? nb - b0 : per, e0 = b0 * len, cn = cb * len;
@@ -499,7 +499,7 @@ static bool strip_fused(const float *src, float *x, size_t rows, size_t cols, si
                         block_scratch *s, block_cast_stat *st)
 {
 	size_t r0 = tr * p->o.block, h = rows - r0 < p->o.block ? rows - r0 : p->o.block;
-	const quant_mx_tabs t = { .val = p->d.fval, .nvals = p->d.nvals, .sval = p->d.fsval, .over = p->d.over };
+	const quant_mx_tabs t = { .sval = p->d.fsval, .over = p->d.over };
 	quant_fused_stats cs = { .scales = s->b, .amax = s->d, .work = (uint32_t *)(s->d + cols) };
 	if (quant_mx_rne_cols(x + r0 * cols, src + r0 * cols, h, cols, cols, &p->o, &t, &cs) != MP_OK)
 		return false;
