@@ -5,27 +5,30 @@
 
 /* How decode_n looks codes up. In general a gather; on AVX2, rows of 16
  * entries by two register permutes, and a table of 256 that is a sign and
- * magnitude float format's (fp8) by arithmetic: the magnitude's bits
- * shifted into an fp32 pattern and scaled by 2^(127 - bias) (exact, fp8
- * subnormals from fp32 subnormals), then the sign; the top (at most 4)
- * magnitudes of either sign (inf, NaN) from a register of 8. The
+ * magnitude float format's (fp8) by arithmetic: a normal magnitude's bits
+ * shifted into an fp32 pattern and rebiased by an integer add, a
+ * subnormal one's (below 2^M, M fraction bits) converted and scaled by
+ * its unit (exact: at most M bits; no fp32 subnormal is formed, whose
+ * arithmetic takes an assist on x86 cores), then the sign; the top (at
+ * most 4) magnitudes of either sign (inf, NaN) from a register of 8. The
  * arithmetic is used only after it gave every one of the 256 entries'
  * patterns (VB_NAME(dplan_of)), so the bits are the table's. */
 typedef struct {
 	int how;           /* 0 gather, 1 rows of 16, 2 arithmetic */
-	uint32_t sh, lim;  /* arithmetic: mag << sh scaled by pw; magnitudes >= lim from sp */
-	float pw;
+	uint32_t sh, lim;  /* arithmetic: mag << sh rebiased by rb; magnitudes >= lim from sp */
+	uint32_t rb, sub;  /* (127 - bias) << 23; magnitudes below sub (2^M) are subnormal, mag x unit */
+	float unit;
 	uint32_t sp[8];    /* the patterns of codes lim + j (sp[j]) and 0x80 + lim + j (sp[4 + j]) */
 } VB_NAME(dplan);
 
 /* The formula's pattern for code c, the top magnitudes not set apart. */
 static inline uint32_t VB_NAME(dform1)(const VB_NAME(dplan) *p, uint32_t c)
 {
-	uint32_t mag = c & 0x7fu, sign = (c & 0x80u) << 24, u = mag << p->sh, r;
-	float f;
-	memcpy(&f, &u, 4);
-	f *= p->pw;
-	memcpy(&r, &f, 4);
+	uint32_t mag = c & 0x7fu, sign = (c & 0x80u) << 24, r = (mag << p->sh) + p->rb;
+	if (mag < p->sub) {
+		float f = (float)mag * p->unit;
+		memcpy(&r, &f, 4);
+	}
 	return r | sign;
 }
 
@@ -55,7 +58,9 @@ static inline bool VB_NAME(dplan_try)(VB_NAME(dplan) *p, const float *tab, int M
 	if (127 - bias < -126 || 127 - bias > 127)
 		return false;
 	p->sh = 23u - (uint32_t)M;
-	p->pw = ldexpf(1.0f, 127 - bias);
+	p->rb = (uint32_t)(127 - bias) << 23;
+	p->sub = 1u << M;
+	p->unit = ldexpf(1.0f, 1 - bias - M);
 	/* the top magnitudes the formula misses (inf, NaN), at most 4 */
 	uint32_t lim = 0x80u;
 	while (lim > 0x7cu && VB_NAME(dform1)(p, lim - 1u) != VB_NAME(tbits)(tab, lim - 1u))
@@ -116,7 +121,8 @@ VB_INLINE VB_F VB_NAME(dlook)(const VB_NAME(dplan) *p, int how, const float *t, 
 	}
 	if (how == 2) {
 		VB_U mag = c & 0x7fu, sign = (c & 0x80u) << 24;
-		VB_U f = (VB_U)((VB_F)(mag << p->sh) * p->pw);
+		VB_U sub = (VB_U)(VB_NAME(u2f)(mag) * p->unit);
+		VB_U f = VB_NAME(sel)((VB_U)((VB_I)mag < (int32_t)p->sub), sub, (mag << p->sh) + p->rb);
 		VB_U k = (mag - p->lim) + ((c >> 5) & 4u);
 		VB_U s = (VB_U)_mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)p->sp), (__m256i)k);
 		return (VB_F)VB_NAME(sel)(VB_NAME(ge)(mag, VB_NAME(splat)(p->lim)), s, f | sign);
