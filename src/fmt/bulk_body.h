@@ -58,7 +58,10 @@ VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t si
 		size_t per = VB_LINE / size;
 		VB_U idx = lanes + (idx_lo + (uint32_t)i);
 		for (; i + per <= n; i += per, idx += (uint32_t)per) {
-			__builtin_prefetch(in + i + BB_PREFETCH);
+			/* every 64-byte line of the input the step reads (two for
+			 * byte codes, which read 4 VB_LINE bytes) */
+			for (size_t l = 0; l < 4 * per; l += 64)
+				__builtin_prefetch((const char *)(in + i + BB_PREFETCH) + l);
 			if (sr)
 				VB_NAME(ctr_step)(&t, idx_lo + (uint32_t)i, idx, (int)(4 / size));
 			VB_NAME(stream)((char *)out + i * size, VB_NAME(encode_line)(&v, kind, size, in + i, &t, idx));
