@@ -239,6 +239,23 @@ START_TEST(bits_and_decode)
 }
 END_TEST
 
+/* The e4m3 scale values against values by hand (0x7e = 1.75 x 2^8 = 448;
+ * 0x08 the min normal 2^-6; 0x01 the min subnormal 2^-9; 0xb9 = -1.125)
+ * and against fmt's decoder for every code, -0 and the NaNs included. */
+START_TEST(e4m3_values)
+{
+	ck_assert(quant_e4m3_value(0x7e) == 448 && quant_e4m3_value(0x08) == 0x1p-6);
+	ck_assert(quant_e4m3_value(0x01) == 0x1p-9 && quant_e4m3_value(0xb9) == -1.125);
+	ck_assert(isnan(quant_e4m3_value(0x7f)) && isnan(quant_e4m3_value(0xff)));
+	const fmt_info *e4 = fmt_get(FMT_E4M3);
+	for (uint32_t c = 0; c < 256; c++) {
+		double v = quant_e4m3_value(c), w = fmt_to_double(e4, c);
+		ck_assert_msg(isnan(w) ? isnan(v) : v == w && signbit(v) == signbit(w), "code 0x%02x: %a, want %a",
+		              c, v, w);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("quant");
@@ -253,6 +270,7 @@ int main(void)
 	tcase_add_test(tc, errors);
 	tcase_add_test(tc, mx_sr_unbiased);
 	tcase_add_test(tc, bits_and_decode);
+	tcase_add_test(tc, e4m3_values);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);
 }

@@ -133,6 +133,11 @@ double quant_bits_per_elem(const quant_info *q, size_t block);
  * e8m0 scale byte 0xff or an e4m3 NaN scale. */
 double quant_decode(const quant_info *q, uint32_t bits, uint32_t scale_bits, double tensor_scale);
 
+/* The value of the e4m3 code c (its low 8 bits; nvfp4's scale format),
+ * exactly, without fmt's general decoder: per cast, every scale code's
+ * table entry is made from it. NaN for 0x7f and 0xff. */
+double quant_e4m3_value(uint32_t c);
+
 typedef struct {
 	quant_id fmt;
 	quant_rule rule;   /* MX only; nvfp4 has one rule */

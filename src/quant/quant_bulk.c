@@ -351,7 +351,7 @@ static uint32_t pattern_ge(double t)
 /* The value of a finite e4m3 code (no sign); once per scale code. */
 static double e4m3_value(uint32_t c)
 {
-	return fmt_to_double(fmt_get(FMT_E4M3), c);
+	return quant_e4m3_value(c);
 }
 
 /* One nvfp4 block's scale byte s_b = e4m3(amax / (6 s_t)), 0 when s_t or
@@ -450,15 +450,6 @@ static float f32_up(double t)
 	return (double)f < t ? u2f(f2u(f) + 1) : f;
 }
 
-/* 2^e as a binary64, for a normal result (-1022 <= e <= 1023). */
-static double pow2(int e)
-{
-	uint64_t b = (uint64_t)(e + 1023) << 52;
-	double d;
-	memcpy(&d, &b, 8);
-	return d;
-}
-
 /* The tables of quant_nv_sr16_avx512 for s_t > 0. */
 static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 {
@@ -484,9 +475,9 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 		for (int k = 0; k < 8; k++) {
 			t->h[c][k] = k < 7 ? pattern_ge(val[k + 1] * D) : 0xffffffffu;
 			t->vd[c][k] = val[k] * D;
-			t->sc[c][k] = pow2(32 - gap[k] - ed);
+			t->sc[c][k] = quant_pow2(32 - gap[k] - ed);
 			/* g = 2^(p - 32) D and vd exact in binary64 (D has at most 28 bits) */
-			double g = k < 7 ? D * pow2(gap[k] - 32) : 0, vd = k < 7 ? val[k] * D : INFINITY;
+			double g = k < 7 ? D * quant_pow2(gap[k] - 32) : 0, vd = k < 7 ? val[k] * D : INFINITY;
 			t->tg[c][k] = f32_up(g);
 			t->tv[c][k] = f32_up(vd);
 		}

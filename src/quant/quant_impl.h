@@ -127,6 +127,15 @@ size_t quant_mx_rne_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const floa
 size_t quant_mx_sr_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const float *in /* (n) */, size_t n, size_t bs,
                           const quant_mx_rule *r, const quant_elem_enc *enc, uint64_t seed, uint64_t index0);
 
+/* 2^e as a binary64, for a normal result (-1022 <= e <= 1023). */
+static inline double quant_pow2(int e)
+{
+	uint64_t b = (uint64_t)(e + 1023) << 52;
+	double d;
+	__builtin_memcpy(&d, &b, 8);
+	return d;
+}
+
 /* The e4m3 code of a positive binary64 q rounded to nearest even, saturating
  * at 448 (0x7e). Below the min normal 2^-6, adding 2^43 (whose ulp is
  * 2^-9, the subnormal spacing) rounds q once to the subnormal grid; above

@@ -8,6 +8,7 @@
 
 #include "fmt/decode.h"
 #include "quant/quant.h"
+#include "quant/quant_impl.h"
 
 static const quant_info table[QUANT_COUNT] = {
 	[QUANT_MXFP8_E4M3] = { .id = QUANT_MXFP8_E4M3, .name = "mxfp8-e4m3", .elem = FMT_E4M3, .block = 32,
@@ -110,6 +111,16 @@ double quant_bits_per_elem(const quant_info *q, size_t block)
 {
 	size_t b = block ? block : (size_t)q->block;
 	return fmt_get(q->elem)->width + 8.0 / (double)b;
+}
+
+double quant_e4m3_value(uint32_t c)
+{
+	uint32_t mag = c & 0x7fu, e = mag >> 3, m = mag & 7u;
+	if (mag == 0x7fu)
+		return NAN;
+	/* (8 + m) 2^(e - 10), or m 2^-9 below the min normal: exact in binary64 */
+	double v = (double)(e ? 8 + m : m) * quant_pow2(e ? (int)e - 10 : -9);
+	return c & 0x80u ? -v : v;
 }
 
 double quant_decode(const quant_info *q, uint32_t bits, uint32_t scale_bits, double tensor_scale)

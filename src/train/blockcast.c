@@ -299,10 +299,12 @@ static void decode_vals_of(decode_vals *d, const fmt_info *ef, bool nvfp4, float
 		d->val[bits] = fmt_to_double(ef, bits);
 		d->fval[bits] = (float)d->val[bits];
 	}
-	const fmt_info *e4 = fmt_get(FMT_E4M3);
 	for (uint32_t bits = 0; bits < 256; bits++) {
-		d->sval[bits] = nvfp4 ? fmt_to_double(e4, bits) * (double)s_t
-		                : bits == 0xff ? NAN : ldexp(1.0, (int)bits - 127);
+		/* 2^(bits - 127): exact from its pattern (ldexp is a call per code) */
+		double two;
+		uint64_t b2 = (uint64_t)(bits + 1023 - 127) << 52;
+		memcpy(&two, &b2, 8);
+		d->sval[bits] = nvfp4 ? quant_e4m3_value(bits) * (double)s_t : bits == 0xff ? NAN : two;
 		d->fsval[bits] = (float)d->sval[bits];
 		d->mult[bits] = d->sval[bits] > 0 ? (float)(1.0 / d->sval[bits]) : 0.0f;
 	}
