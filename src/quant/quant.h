@@ -300,6 +300,19 @@ mp_status quant_mx_rne_cols(float *out, const float *in, size_t h, size_t cols, 
 mp_status quant_mx_rne_rows(float *out, const float *in, size_t n, const quant_opts *o, const quant_mx_tabs *t,
                             quant_fused_stats *cs, size_t *done);
 
+/* nvfp4 in blocks of 16 (o: QUANT_NVFP4, o->block 0 or 16, o->mode
+ * FMT_RNE or FMT_SR) of in[0..n) (n a multiple of 16; element i of the
+ * stream index0 + i), tensor scale s_t > 0, encoded and decoded straight
+ * into out (in itself or apart), on the best SIMD path: the values (code e
+ * of a block of scale code k: e2m1(e) x e4m3(k) x s_t rounded once to
+ * fp32), scales, amax and counts (over: per scale code, as
+ * quant_decode_stats) are those of quant_bulk and then
+ * quant_bulk_decode_stats. *done as for _rows (MP_EINVAL at an inf or
+ * NaN). MP_EUNSUPPORTED for other formats, modes or lengths, s_t 0, and
+ * for sr indices that do not share their top 32 bits; ENOMEM. */
+mp_status quant_nv_rows(float *out, const float *in, size_t n, const quant_opts *o, float s_t, uint64_t index0,
+                        const uint32_t over[256], quant_fused_stats *cs, size_t *done);
+
 /* Quantizes the fp32 array in[0..n) (element index0 + i of a tensor, index0
  * a multiple of the block size) into elems (one element per byte, its low
  * bits) and scales (one byte per block: e8m0 or e4m3), bit-identical to

@@ -321,9 +321,10 @@ VB_INLINE VB_U VB_NAME(count7)(VB_U a, const uint32_t *t)
 	return k;
 }
 
-/* One nvfp4 block of 16 at in: its amax (false for an inf or NaN) and
- * scale code, as quant_bulk.c's nv_block_scale. */
-VB_INLINE bool VB_NAME(nv_scale)(uint32_t *code, const float *in, double six_st)
+/* One nvfp4 block of 16 at in: its amax (false for an inf or NaN; its
+ * pattern into *am where am is not NULL) and scale code, as quant_bulk.c's
+ * nv_block_scale. */
+VB_INLINE bool VB_NAME(nv_scale)(uint32_t *code, uint32_t *am, const float *in, double six_st)
 {
 	VB_U m = { 0 };
 	#pragma GCC unroll 16
@@ -332,6 +333,8 @@ VB_INLINE bool VB_NAME(nv_scale)(uint32_t *code, const float *in, double six_st)
 	uint32_t amax = VB_NAME(hmax)(m);
 	if (amax >= 0x7f800000u)
 		return false;
+	if (am)
+		*am = amax;
 	float fa;
 	memcpy(&fa, &amax, 4);
 	*code = quant_e4m3_code((double)fa / six_st);
@@ -363,9 +366,10 @@ VB_INLINE VB_NAME(vi4) VB_NAME(e4m3_code4)(VB_NAME(vd) q)
 }
 
 /* The scale codes of VB_W nvfp4 blocks of 16 at in: their amaxes by a
- * tree (lane j of the result: block j), the quotients in binary64, four
- * at a time. False (nothing written) when a block holds an inf or NaN. */
-VB_INLINE bool VB_NAME(nv_codes)(uint32_t code[VB_W], const float *in, double six_st)
+ * tree (lane j of the result: block j; their patterns into am where am
+ * is not NULL), the quotients in binary64, four at a time. False (nothing
+ * written) when a block holds an inf or NaN. */
+VB_INLINE bool VB_NAME(nv_codes)(uint32_t code[VB_W], uint32_t *am, const float *in, double six_st)
 {
 	VB_U m[VB_W];
 	#pragma GCC unroll 16
@@ -378,6 +382,8 @@ VB_INLINE bool VB_NAME(nv_codes)(uint32_t code[VB_W], const float *in, double si
 	VB_U a = VB_NAME(hmax_each)(m);
 	if (VB_NAME(any)((VB_U)((VB_I)a >= 0x7f800000)))
 		return false;
+	if (am)
+		VB_NAME(store)(am, a);
 	VB_F f = (VB_F)a;
 	#pragma GCC unroll 16
 	for (int h = 0; h < VB_W; h += 4) {
@@ -431,9 +437,9 @@ VB_INLINE size_t VB_NAME(nv_rne_n)(uint8_t *elems, uint8_t *scales, const float 
 	/* a group's scale codes are worked out while the group before is
 	 * quantized: their chain (amax, division, rounding, the row's load) is
 	 * long, and the element work of one group fills the reorder window */
-	bool ok = grp <= n && VB_NAME(nv_codes)(code[0], in, six_st);
+	bool ok = grp <= n && VB_NAME(nv_codes)(code[0], NULL, in, six_st);
 	for (int cur = 0; ok; b += grp, cur ^= 1) {
-		ok = b + 2 * grp <= n && VB_NAME(nv_codes)(code[cur ^ 1], in + b + grp, six_st);
+		ok = b + 2 * grp <= n && VB_NAME(nv_codes)(code[cur ^ 1], NULL, in + b + grp, six_st);
 		#pragma GCC unroll 16
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + 16 * (size_t)j;
@@ -443,7 +449,7 @@ VB_INLINE size_t VB_NAME(nv_rne_n)(uint8_t *elems, uint8_t *scales, const float 
 	}
 	for (; b < n; b += 16) {
 		uint32_t c;
-		if (!VB_NAME(nv_scale)(&c, in + b, six_st))
+		if (!VB_NAME(nv_scale)(&c, NULL, in + b, six_st))
 			return b;
 		scales[b / 16] = (uint8_t)c;
 		VB_NAME(nv_rne_block)(elems + b, in + b, g[c]);
@@ -538,9 +544,9 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	size_t b = 0;
 	const size_t grp = 16 * VB_W;
 	/* the next group's scale codes while this one is quantized (nv_rne_n) */
-	bool ok = grp <= n && VB_NAME(nv_codes)(code[0], in, six_st);
+	bool ok = grp <= n && VB_NAME(nv_codes)(code[0], NULL, in, six_st);
 	for (int cur = 0; ok; b += grp, cur ^= 1) {
-		ok = b + 2 * grp <= n && VB_NAME(nv_codes)(code[cur ^ 1], in + b + grp, six_st);
+		ok = b + 2 * grp <= n && VB_NAME(nv_codes)(code[cur ^ 1], NULL, in + b + grp, six_st);
 		#pragma GCC unroll 16
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + 16 * (size_t)j;
@@ -551,7 +557,7 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	}
 	for (; b < n; b += 16) {
 		uint32_t c;
-		if (!VB_NAME(nv_scale)(&c, in + b, six_st))
+		if (!VB_NAME(nv_scale)(&c, NULL, in + b, six_st))
 			return b;
 		scales[b / 16] = (uint8_t)c;
 		uint32_t io = (uint32_t)(index0 + b);
@@ -615,3 +621,4 @@ static VB_TARGET void VB_NAME(nv_rne_elems)(uint8_t *out, const float *in, size_
 }
 
 #include "quant/quant_decode_body.h"
+#include "quant/quant_nvcast_body.h"

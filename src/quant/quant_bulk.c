@@ -484,6 +484,17 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 	}
 }
 
+/* rne's decision patterns for each block scale; scale 0 (elements 0)
+ * never passes one, nor does any scale where s_t is 0 (not used). */
+static void nv_rne_tables(uint32_t g[127][8], float s_t)
+{
+	memset(g[0], 0xff, sizeof g[0]);
+	for (uint32_t c = 1; c < 127 && s_t > 0; c++) {
+		quant_nv_thresholds(g[c], e4m3_value(c) * (double)s_t);
+		g[c][7] = 0xffffffffu;   /* unused: the rows are loaded 8 at a time */
+	}
+}
+
 static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t index0, uint8_t *elems,
                          uint8_t *scales, const float *in, size_t n, size_t *bad)
 {
@@ -494,11 +505,7 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 	/* the decision patterns for each block scale; scale 0 (elements 0)
 	 * never passes one */
 	uint32_t g[127][8];
-	memset(g[0], 0xff, sizeof g[0]);
-	for (uint32_t c = 1; c < 127 && o->mode == FMT_RNE && s_t > 0; c++) {
-		quant_nv_thresholds(g[c], e4m3_value(c) * (double)s_t);
-		g[c][7] = 0xffffffffu;   /* unused: the rows are loaded 8 at a time */
-	}
+	nv_rne_tables(g, o->mode == FMT_RNE ? s_t : 0);
 	bool one_key = n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32);
 	if (bs == 16 && s_t > 0 && (o->mode == FMT_RNE || (o->mode == FMT_SR && one_key))) {
 		size_t done;
@@ -601,4 +608,42 @@ mp_status quant_mx_rne_rows(float *out, const float *in, size_t n, const quant_o
 		return MP_EUNSUPPORTED;
 	*done = quant_kernels_of(fmt_simd_best())->mx_rne_rows(out, in, n, f.bs, &f.rule, &f.enc, t, cs);
 	return *done == n ? MP_OK : MP_EINVAL;
+}
+
+mp_status quant_nv_rows_on(fmt_simd path, float *out, const float *in, size_t n, const quant_opts *o, float s_t,
+                           uint64_t index0, const uint32_t over[256], quant_fused_stats *cs, size_t *done)
+{
+	*done = 0;
+	bool sr = o->mode == FMT_SR;
+	if (quant_opts_check(o, NULL, 0) != MP_OK || o->fmt != QUANT_NVFP4 || (o->block && o->block != 16) ||
+	    (o->mode != FMT_RNE && !sr) || n % 16 || !(s_t > 0) ||
+	    (sr && n && (index0 >> 32) != ((index0 + n - 1) >> 32)))
+		return MP_EUNSUPPORTED;
+	static const double val[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
+	float mag[127][8];
+	uint32_t g[127][8];
+	for (uint32_t c = 0; c < 127; c++) {
+		double D = e4m3_value(c) * (double)s_t;   /* exact: 4 bits times 24 */
+		for (int e = 0; e < 8; e++)
+			mag[c][e] = (float)(val[e] * D);
+	}
+	quant_nv_sr_tab *tab = NULL;
+	if (sr) {
+		if (!(tab = malloc(sizeof *tab)))
+			return MP_ENOMEM;
+		nv_sr_tables(tab, s_t);
+	} else {
+		nv_rne_tables(g, s_t);
+	}
+	const quant_nv_cast t = { .g = sr ? NULL : (const uint32_t (*)[8])g, .sr = tab,
+	                          .mag = (const float (*)[8])mag, .over = over, .seed = o->seed, .index0 = index0 };
+	*done = quant_kernels_of(path)->nv_rows(out, in, n, 6.0 * (double)s_t, &t, cs);
+	free(tab);
+	return *done == n ? MP_OK : MP_EINVAL;
+}
+
+mp_status quant_nv_rows(float *out, const float *in, size_t n, const quant_opts *o, float s_t, uint64_t index0,
+                        const uint32_t over[256], quant_fused_stats *cs, size_t *done)
+{
+	return quant_nv_rows_on(fmt_simd_best(), out, in, n, o, s_t, index0, over, cs, done);
 }

@@ -200,6 +200,21 @@ size_t quant_nv_sr16_avx512(uint8_t *elems /* (n) */, uint8_t *scales, const flo
  * the quotient). */
 uint8_t quant_nv_sr_exact(uint32_t v, uint32_t rbits, double D);
 
+/* What the fused nvfp4 cast (quant_nv_rows) takes besides its input: per
+ * scale code c, rne's decision patterns g[c] (as quant_nv_rne16_avx512)
+ * or sr's tables (sr, NULL for rne), the fp32 values of the 8 element
+ * magnitudes mag[c][e] = e2m1(e) e4m3(c) s_t rounded once, and the
+ * patterns over[c] that quant_decode_stats counts |x| against; sr's
+ * stream (element i draws rng_bits(seed, index0 + i), the indices sharing
+ * their top 32 bits). */
+typedef struct {
+	const uint32_t (*g)[8];
+	const quant_nv_sr_tab *sr;
+	const float (*mag)[8];
+	const uint32_t *over;
+	uint64_t seed, index0;
+} quant_nv_cast;
+
 /* One SIMD path's kernels: MX blocks must be a multiple of lanes long;
  * the sr kernels take indices that share their top 32 bits. */
 typedef struct {
@@ -225,7 +240,14 @@ typedef struct {
 	/* nvfp4 rne elements of one block of any length (g: 8 patterns, the
 	 * last unused) */
 	void (*nv_rne)(uint8_t *out, const float *in, size_t n, const uint32_t g[8]);
+	/* quant_nv_rows (n a multiple of 16; six_st = 6 s_t): the elements done */
+	size_t (*nv_rows)(float *out, const float *in, size_t n, double six_st, const quant_nv_cast *t,
+	                  quant_fused_stats *cs);
 } quant_kernels;
+
+/* quant_nv_rows on the given path (one the CPU has: quant_kernels_of). */
+mp_status quant_nv_rows_on(fmt_simd path, float *out, const float *in, size_t n, const quant_opts *o, float s_t,
+                           uint64_t index0, const uint32_t over[256], quant_fused_stats *cs, size_t *done);
 
 /* The kernels of a path the CPU has (quant/quant_simd.c). */
 const quant_kernels *quant_kernels_of(fmt_simd path);

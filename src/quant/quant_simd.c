@@ -11,13 +11,14 @@
 
 static const quant_kernels kernels[FMT_SIMD_COUNT] = {
 	[FMT_SIMD_PORTABLE] = { 4, qp_amax, qp_mx_rne, qp_mx_sr, qp_nv_rne16, qp_nv_sr16, qp_decode, qp_mx_rne_cols,
-	                        qp_mx_rne_rows, qp_nv_rne_elems },
+	                        qp_mx_rne_rows, qp_nv_rne_elems, qp_nv_rows },
 #if defined(__x86_64__)
 	[FMT_SIMD_AVX2] = { 8, q2_amax, q2_mx_rne, q2_mx_sr, q2_nv_rne16, q2_nv_sr16, q2_decode, q2_mx_rne_cols,
-	                    q2_mx_rne_rows, q2_nv_rne_elems },
+	                    q2_mx_rne_rows, q2_nv_rne_elems, q2_nv_rows },
 	/* the decodes and the fused casts are AVX2's (an AVX-512 machine has it) */
 	[FMT_SIMD_AVX512] = { 16, quant_amax_avx512, quant_mx_rne_avx512, quant_mx_sr_avx512, quant_nv_rne16_avx512,
-	                      quant_nv_sr16_avx512, q2_decode, q2_mx_rne_cols, q2_mx_rne_rows, quant_nv_rne_avx512 },
+	                      quant_nv_sr16_avx512, q2_decode, q2_mx_rne_cols, q2_mx_rne_rows, quant_nv_rne_avx512,
+	                      q2_nv_rows },
 #endif
 };
 

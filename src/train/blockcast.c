@@ -410,8 +410,28 @@ static mp_status cast_run(const float *in, float *buf, size_t nb, size_t len, si
 	/* MX rne: encoded and decoded in one pass (quant_mx_rne_rows) */
 	const quant_mx_tabs t = { .sval = d->fsval, .over = d->over };
 	bool fused = !p->nvfp4 && c->mode == FMT_RNE && len % 8 == 0;
+	bool nv_fused = p->nvfp4 && len == 16;
 	for (size_t b0 = 0; b0 < nb; b0 += per) {
 		size_t cb = nb - b0 < per ? nb - b0 : per, e0 = b0 * len, cn = cb * len;
+		if (nv_fused) {
+			/* nvfp4 in rows of 16 the same way (quant_nv_rows); other
+			 * shapes, s_t 0 and sr across 2^32 as below */
+			quant_fused_stats fs = { .scales = scales + b0, .amax = amax + b0 };
+			size_t done;
+			mp_status rc = quant_nv_rows(buf + e0, in + e0, cn, &p->o, p->s_t, base * len + e0, d->over, &fs,
+			                             &done);
+			if (rc == MP_EINVAL)   /* the tensor's scale saw it finite: not reached, but spoilt all the same */
+				return cast_spoilt(in, buf, b0, nb, len, base, c, true, s, bytes, st);
+			if (rc == MP_OK) {
+				st->underflow += fs.under;
+				st->overflow += fs.count;
+				for (size_t b = b0; b < b0 + cb; b++)
+					note_amax(st, amax[b], d->mult[scales[b]]);
+				continue;
+			}
+			if (rc != MP_EUNSUPPORTED)
+				return rc;
+		}
 		if (fused) {
 			quant_fused_stats fs = { .scales = scales + b0, .amax = amax + b0 };
 			size_t done;
