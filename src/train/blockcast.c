@@ -6,6 +6,7 @@
 #include "fmt/decode.h"
 #include "quant/quant.h"
 #include "train/blockcast.h"
+#include "train/blockorder.h"
 #include "train/fp8scale.h"
 #include "train/layers_simd.h"
 #include "util/rng.h"
@@ -32,90 +33,6 @@ static mp_status scratch_grow(block_scratch *s, size_t n)
 	s->b = b;
 	s->cap = n;
 	return MP_OK;
-}
-
-/* Four lanes of floats at any alignment: a 4x4 tile moves as four loads,
- * eight shuffles and four stores (pure data movement: every bit, NaN
- * payloads included, as the scalar copy). */
-typedef float v4f __attribute__((vector_size(16), aligned(4)));
-
-/* dst[j * dstride + i] = src[i * sstride + j] for i, j < 4. */
-static inline void transpose4(const float *src, size_t sstride, float *dst, size_t dstride)
-{
-	v4f a = *(const v4f *)src, b = *(const v4f *)(src + sstride);
-	v4f c = *(const v4f *)(src + 2 * sstride), d = *(const v4f *)(src + 3 * sstride);
-	v4f t0 = __builtin_shufflevector(a, b, 0, 4, 1, 5), t1 = __builtin_shufflevector(a, b, 2, 6, 3, 7);
-	v4f t2 = __builtin_shufflevector(c, d, 0, 4, 1, 5), t3 = __builtin_shufflevector(c, d, 2, 6, 3, 7);
-	*(v4f *)dst = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
-	*(v4f *)(dst + dstride) = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
-	*(v4f *)(dst + 2 * dstride) = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
-	*(v4f *)(dst + 3 * dstride) = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
-}
-
-/* One strip of h <= br rows (cols wide) against its block-ordered copy blk
- * (column c at blk + c * br): forward from src, back into xs; in 4x4 tiles
- * where they fit and element by element at the edges; forward pads rows
- * h..br with zeros. */
-static void reorder_strip(const float *src, float *xs, size_t h, size_t cols, size_t br, float *blk, bool back)
-{
-	size_t h4 = h & ~(size_t)3, c4 = cols & ~(size_t)3;
-	for (size_t c = 0; c < c4; c += 4)
-		for (size_t i = 0; i < h4; i += 4) {
-			if (back)
-				transpose4(blk + c * br + i, br, xs + i * cols + c, cols);
-			else
-				transpose4(src + i * cols + c, cols, blk + c * br + i, br);
-		}
-	for (size_t c = 0; c < cols; c++) {
-		float *d = blk + c * br;
-		for (size_t i = c < c4 ? h4 : 0; i < h; i++) {
-			if (back)
-				xs[i * cols + c] = d[i];
-			else
-				d[i] = src[i * cols + c];
-		}
-		if (!back)
-			for (size_t i = h; i < br; i++)
-				d[i] = 0.0f;
-	}
-}
-
-/* The block-ordered copy of src: block (tr, tc) of the (nr, nc) grid at
- * buf[(tr * nc + tc) * br * bc], its rows one after another; past the
- * edge, zeros. back: the other way, into x, the padding dropped. */
-static void reorder(const float *src, float *x, size_t rows, size_t cols, size_t br, size_t bc, float *buf, bool back)
-{
-	size_t nr = (rows + br - 1) / br, nc = (cols + bc - 1) / bc;
-	if (bc == 1) {
-		/* blocks down the columns: each strip of br rows transposed, so
-		 * that the block side is written (or read) in order and the br
-		 * rows' lines stay in the cache */
-		for (size_t tr = 0; tr < nr; tr++) {
-			size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
-			reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, buf + tr * nc * br, back);
-		}
-		return;
-	}
-	for (size_t tr = 0; tr < nr; tr++)
-		for (size_t tc = 0; tc < nc; tc++) {
-			float *blk = buf + (tr * nc + tc) * br * bc;
-			for (size_t i = 0; i < br; i++) {
-				size_t r = tr * br + i, c0 = tc * bc;
-				size_t w = r < rows ? (cols - c0 < bc ? cols - c0 : bc) : 0;
-				float *b = blk + i * bc;
-				if (back) {
-					float *row = x + r * cols + c0;
-					for (size_t j = 0; j < w; j++)   /* a short row: no call */
-						row[j] = b[j];
-				} else {
-					const float *row = src + r * cols + c0;
-					for (size_t j = 0; j < w; j++)
-						b[j] = row[j];
-					for (size_t j = w; j < bc; j++)
-						b[j] = 0.0f;
-				}
-			}
-		}
 }
 
 /* max |v| over v[0..n); NaN when v holds a NaN or an inf */
@@ -502,14 +419,14 @@ static mp_status strips_reordered(const float *src, float *x, size_t rows, size_
 	size_t br = c->br, strip = br * cols;
 	for (size_t tr = t0; tr < t1; tr++) {
 		size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
-		reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f + (tr - t0) * strip, false);
+		block_reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f + (tr - t0) * strip, false);
 	}
 	mp_status rc = cast_run(s->f, s->f, (t1 - t0) * cols, br, t0 * cols, p, c, s, s->b, st);
 	if (rc != MP_OK)
 		return rc;
 	for (size_t tr = t0; tr < t1; tr++) {
 		size_t r0 = tr * br, h = rows - r0 < br ? rows - r0 : br;
-		reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f + (tr - t0) * strip, true);
+		block_reorder_strip(src + r0 * cols, x + r0 * cols, h, cols, br, s->f + (tr - t0) * strip, true);
 	}
 	return MP_OK;
 }
@@ -605,10 +522,10 @@ mp_status block_cast_from(const float *src, float *x, size_t rows, size_t cols, 
 	    (rc = cast_strips(src, x, rows, cols, c, s, st)) != MP_EUNSUPPORTED)
 		return rc;
 	float *buf = s->f;
-	reorder(src, x, rows, cols, c->br, c->bc, buf, false);
+	block_reorder(src, x, rows, cols, c->br, c->bc, buf, false);
 	if ((rc = cast_quant(buf, buf, nb, len, c, s, s->b, st)) != MP_OK)
 		return rc;
-	reorder(src, x, rows, cols, c->br, c->bc, buf, true);
+	block_reorder(src, x, rows, cols, c->br, c->bc, buf, true);
 	return MP_OK;
 }
 
