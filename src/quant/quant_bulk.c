@@ -348,12 +348,6 @@ static uint32_t pattern_ge(double t)
 	return exact ? b - 1 : b;
 }
 
-/* The value of a finite e4m3 code (no sign); once per scale code. */
-static double e4m3_value(uint32_t c)
-{
-	return quant_e4m3_value(c);
-}
-
 /* One nvfp4 block's scale byte s_b = e4m3(amax / (6 s_t)), 0 when s_t or
  * amax is 0 (quant_nv_rne_avx512 computes it the same way). The quotient
  * is taken in binary64 and rounded once more into e4m3, which is the
@@ -450,10 +444,13 @@ static float f32_up(double t)
 	return (double)f < t ? u2f(f2u(f) + 1) : f;
 }
 
+/* The e2m1 magnitudes, codes 0..7. */
+static const double e2m1_val[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
+
 /* The tables of quant_nv_sr16_avx512 for s_t > 0. */
 static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 {
-	static const double val[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
+	const double *val = e2m1_val;
 	static const int gap[8] = { -1, -1, -1, -1, 0, 0, 1, 0 };
 	/* scale code 0: elements 0, never up (h above every pattern, T = inf) */
 	memset(t->h[0], 0xff, sizeof t->h[0]);
@@ -465,7 +462,7 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 	}
 	for (uint32_t c = 1; c < 127; c++) {
 		/* D = m 2^(E - 1075), a normal binary64 (2^-158 <= D < 2^128) */
-		double D = e4m3_value(c) * (double)s_t;
+		double D = quant_e4m3_value(c) * (double)s_t;
 		uint64_t b;
 		memcpy(&b, &D, 8);
 		uint64_t m = (b & ((1ull << 52) - 1)) | 1ull << 52;
@@ -490,7 +487,7 @@ static void nv_rne_tables(uint32_t g[127][8], float s_t)
 {
 	memset(g[0], 0xff, sizeof g[0]);
 	for (uint32_t c = 1; c < 127 && s_t > 0; c++) {
-		quant_nv_thresholds(g[c], e4m3_value(c) * (double)s_t);
+		quant_nv_thresholds(g[c], quant_e4m3_value(c) * (double)s_t);
 		g[c][7] = 0xffffffffu;   /* unused: the rows are loaded 8 at a time */
 	}
 }
@@ -502,8 +499,6 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 	const quant_kernels *K = quant_kernels_of(path);
 	quant_nv_fn rne = K->nv_rne;
 	quant_amax_fn amax = K->amax;
-	/* the decision patterns for each block scale; scale 0 (elements 0)
-	 * never passes one */
 	uint32_t g[127][8];
 	nv_rne_tables(g, o->mode == FMT_RNE ? s_t : 0);
 	bool one_key = n == 0 || (index0 >> 32) == ((index0 + n - 1) >> 32);
@@ -545,7 +540,7 @@ static mp_status bulk_nv(fmt_simd path, const quant_opts *o, float s_t, uint64_t
 			for (size_t i = 0; i < cnt; i++)
 				elems[b + i] = (uint8_t)((f2u(in[b + i]) >> 31) << 3);
 		} else if (o->mode != FMT_RNE) {
-			nv_elems(o, index0 + b, elems + b, in + b, cnt, e4m3_value(c) * (double)s_t);
+			nv_elems(o, index0 + b, elems + b, in + b, cnt, quant_e4m3_value(c) * (double)s_t);
 		} else {
 			rne(elems + b, in + b, cnt, g[c]);
 		}
@@ -619,13 +614,12 @@ mp_status quant_nv_rows_on(fmt_simd path, float *out, const float *in, size_t n,
 	    (o->mode != FMT_RNE && !sr) || n % 16 || !(s_t > 0) ||
 	    (sr && n && (index0 >> 32) != ((index0 + n - 1) >> 32)))
 		return MP_EUNSUPPORTED;
-	static const double val[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
 	float mag[127][8];
 	uint32_t g[127][8];
 	for (uint32_t c = 0; c < 127; c++) {
-		double D = e4m3_value(c) * (double)s_t;   /* exact: 4 bits times 24 */
+		double D = quant_e4m3_value(c) * (double)s_t;   /* exact: 4 bits times 24 */
 		for (int e = 0; e < 8; e++)
-			mag[c][e] = (float)(val[e] * D);
+			mag[c][e] = (float)(e2m1_val[e] * D);
 	}
 	quant_nv_sr_tab *tab = NULL;
 	if (sr) {
