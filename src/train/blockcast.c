@@ -302,7 +302,7 @@ static void cast_plan_of(cast_plan *p, const block_cast_cfg *c, size_t len, floa
 
 /* The blocks of in (nb of len; block b the tensor's block base + b) cast
  * into buf (in itself, or apart from it), a chunk of whole blocks at a
- * time: encoded, then decoded with its statistics. A block's bits do not
+ * time: encoded, then decoded with its statistics (or both in one pass). A block's bits do not
  * depend on the chunk (RNE: on nothing else; SR: the element's index in
  * the tensor), except where an MX SR cast meets an inf or NaN (the other
  * blocks then cast one by one, each with a seed of its own): an MX SR cast
@@ -324,44 +324,34 @@ static mp_status cast_run(const float *in, float *buf, size_t nb, size_t len, si
 		memcpy(tabs, d->fval, d->nvals * sizeof *tabs);
 	bool have[256] = { false };   /* nvfp4: the scale codes with their row made */
 	size_t per = !p->nvfp4 && c->mode == FMT_SR ? nb : cast_chunk(c) / len > 0 ? cast_chunk(c) / len : 1;
-	/* MX rne: encoded and decoded in one pass (quant_mx_rne_rows) */
+	/* MX rne (quant_mx_rne_rows) and nvfp4 in rows of 16 (quant_nv_rows):
+	 * encoded and decoded in one pass */
 	const quant_mx_tabs t = { .sval = d->fsval, .over = d->over };
 	bool fused = !p->nvfp4 && c->mode == FMT_RNE && len % 8 == 0;
 	bool nv_fused = p->nvfp4 && len == 16;
 	for (size_t b0 = 0; b0 < nb; b0 += per) {
 		size_t cb = nb - b0 < per ? nb - b0 : per, e0 = b0 * len, cn = cb * len;
-		if (nv_fused) {
-			/* nvfp4 in rows of 16 the same way (quant_nv_rows); other
-			 * shapes, s_t 0 and sr across 2^32 as below */
+		if (fused || nv_fused) {
+			/* encoded and decoded in one pass; nvfp4's other cases (s_t
+			 * 0, sr across 2^32) as below */
 			quant_fused_stats fs = { .scales = scales + b0, .amax = amax + b0 };
 			size_t done;
-			mp_status rc = quant_nv_rows(buf + e0, in + e0, cn, &p->o, p->s_t, base * len + e0, d->over, &fs,
-			                             &done);
-			if (rc == MP_EINVAL)   /* the tensor's scale saw it finite: not reached, but spoilt all the same */
-				return cast_spoilt(in, buf, b0, nb, len, base, c, true, s, bytes, st);
-			if (rc == MP_OK) {
+			mp_status rc = nv_fused ? quant_nv_rows(buf + e0, in + e0, cn, &p->o, p->s_t, base * len + e0, d->over,
+			                                        &fs, &done)
+			                        : quant_mx_rne_rows(buf + e0, in + e0, cn, &p->o, &t, &fs, &done);
+			if (!nv_fused || rc != MP_EUNSUPPORTED) {
 				st->underflow += fs.under;
 				st->overflow += fs.count;
-				for (size_t b = b0; b < b0 + cb; b++)
+				for (size_t b = b0; b < b0 + done / len; b++)
 					note_amax(st, amax[b], d->mult[scales[b]]);
+				/* from the block with the inf or NaN on (nvfp4: not
+				 * reached, the tensor's scale saw every element finite) */
+				if (rc == MP_EINVAL)
+					return cast_spoilt(in, buf, b0 + done / len, nb, len, base, c, nv_fused, s, bytes, st);
+				if (rc != MP_OK)
+					return rc;
 				continue;
 			}
-			if (rc != MP_EUNSUPPORTED)
-				return rc;
-		}
-		if (fused) {
-			quant_fused_stats fs = { .scales = scales + b0, .amax = amax + b0 };
-			size_t done;
-			mp_status rc = quant_mx_rne_rows(buf + e0, in + e0, cn, &p->o, &t, &fs, &done);
-			st->underflow += fs.under;
-			st->overflow += fs.count;
-			for (size_t b = b0; b < b0 + done / len; b++)
-				note_amax(st, amax[b], d->mult[scales[b]]);
-			if (rc == MP_EINVAL)   /* from the block with the inf or NaN on */
-				return cast_spoilt(in, buf, b0 + done / len, nb, len, base, c, false, s, bytes, st);
-			if (rc != MP_OK)
-				return rc;
-			continue;
 		}
 		mp_status rc = quant_bulk(FMT_SIMD_AUTO, &p->o, p->s_t, base * len + e0, elems + e0, scales + b0, in + e0,
 		                          cn, &bad);
