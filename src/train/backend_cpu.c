@@ -166,7 +166,11 @@ typedef struct {
 
 /* Phase A on one span: the raw gradient for histograms, each half's
  * gradient rounded to grad_fmt (counting what flushes), the halves summed
- * in a fixed order and rounded to grad_accum_fmt, unscaled, squared norm. */
+ * in a fixed order and rounded to grad_accum_fmt, unscaled, squared norm.
+ * The elementwise loops and the integer counts vectorised (the same bits;
+ * the norm's binary64 sum keeps its order, which the compiler may not
+ * change). */
+__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
 static void *span_grads(void *arg)
 {
 	span_task *k = arg;
