@@ -37,7 +37,7 @@ VB_INLINE VB_U VB_NAME(encode_line)(const VB_NAME(par) *v, bb_kind kind, size_t 
 
 static inline bool VB_NAME(kind_sr)(bb_kind kind)
 {
-	return kind == BB_BF16_SR || kind == BB_FAST_SR || kind == BB_GEN_SRE;
+	return kind == BB_BF16_SR || kind == BB_FAST_SR || kind == BB_SUB_SR || kind == BB_GEN_SRE;
 }
 
 VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t size, rng_key k,
@@ -186,6 +186,12 @@ BB_ENCODE(BB_FAST_RNE, 4)
 BB_ENCODE(BB_FAST_SR, 1)
 BB_ENCODE(BB_FAST_SR, 2)
 BB_ENCODE(BB_FAST_SR, 4)
+BB_ENCODE(BB_SUB_RNE, 1)
+BB_ENCODE(BB_SUB_RNE, 2)
+BB_ENCODE(BB_SUB_RNE, 4)
+BB_ENCODE(BB_SUB_SR, 1)
+BB_ENCODE(BB_SUB_SR, 2)
+BB_ENCODE(BB_SUB_SR, 4)
 BB_ENCODE(BB_FP32, 4)
 BB_ENCODE(BB_GEN_RTO, 1)
 BB_ENCODE(BB_GEN_RTO, 2)
@@ -214,6 +220,14 @@ static void VB_NAME(bulk_encode)(const bulk_params *p, rng_key k, uint32_t lo, v
 	case BB_FAST_SR:
 		(size == 1 ? VB_NAME(enc_BB_FAST_SR_1) : size == 2 ? VB_NAME(enc_BB_FAST_SR_2)
 		                                                   : VB_NAME(enc_BB_FAST_SR_4))(p, k, lo, out, in, n);
+		break;
+	case BB_SUB_RNE:
+		(size == 1 ? VB_NAME(enc_BB_SUB_RNE_1) : size == 2 ? VB_NAME(enc_BB_SUB_RNE_2)
+		                                                   : VB_NAME(enc_BB_SUB_RNE_4))(p, k, lo, out, in, n);
+		break;
+	case BB_SUB_SR:
+		(size == 1 ? VB_NAME(enc_BB_SUB_SR_1) : size == 2 ? VB_NAME(enc_BB_SUB_SR_2)
+		                                                  : VB_NAME(enc_BB_SUB_SR_4))(p, k, lo, out, in, n);
 		break;
 	case BB_GEN_RTO:
 		(size == 1 ? VB_NAME(enc_BB_GEN_RTO_1) : size == 2 ? VB_NAME(enc_BB_GEN_RTO_2)
@@ -248,6 +262,8 @@ BB_QUANTIZE(BB_BF16_RNE)
 BB_QUANTIZE(BB_BF16_SR)
 BB_QUANTIZE(BB_FAST_RNE)
 BB_QUANTIZE(BB_FAST_SR)
+BB_QUANTIZE(BB_SUB_RNE)
+BB_QUANTIZE(BB_SUB_SR)
 BB_QUANTIZE(BB_FP32)
 BB_QUANTIZE(BB_GEN_RTO)
 BB_QUANTIZE(BB_GEN_RNZ)
@@ -266,6 +282,8 @@ static void VB_NAME(bulk_quantize)(const bulk_params *p, rng_key k, uint32_t lo,
 	case BB_FP16_F16C: VB_NAME(q_BB_FP16_F16C)(p, k, lo, x, n); break;
 #endif
 	case BB_FAST_SR:  VB_NAME(q_BB_FAST_SR)(p, k, lo, x, n); break;
+	case BB_SUB_RNE:  VB_NAME(q_BB_SUB_RNE)(p, k, lo, x, n); break;
+	case BB_SUB_SR:   VB_NAME(q_BB_SUB_SR)(p, k, lo, x, n); break;
 	case BB_FP32:     VB_NAME(q_BB_FP32)(p, k, lo, x, n); break;
 	case BB_GEN_RTO:  VB_NAME(q_BB_GEN_RTO)(p, k, lo, x, n); break;
 	case BB_GEN_RNZ:  VB_NAME(q_BB_GEN_RNZ)(p, k, lo, x, n); break;
@@ -284,6 +302,8 @@ static size_t VB_NAME(bulk_accumulate)(const bulk_params *p, rng_key k, uint32_t
 	case BB_FP16_F16C: return VB_NAME(a_BB_FP16_F16C)(p, k, lo, x, comp, u, n);
 #endif
 	case BB_FAST_SR:  return VB_NAME(a_BB_FAST_SR)(p, k, lo, x, comp, u, n);
+	case BB_SUB_RNE:  return VB_NAME(a_BB_SUB_RNE)(p, k, lo, x, comp, u, n);
+	case BB_SUB_SR:   return VB_NAME(a_BB_SUB_SR)(p, k, lo, x, comp, u, n);
 	case BB_FP32:     return VB_NAME(a_BB_FP32)(p, k, lo, x, comp, u, n);
 	case BB_GEN_RTO:  return VB_NAME(a_BB_GEN_RTO)(p, k, lo, x, comp, u, n);
 	case BB_GEN_RNZ:  return VB_NAME(a_BB_GEN_RNZ)(p, k, lo, x, comp, u, n);

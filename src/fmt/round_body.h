@@ -14,8 +14,9 @@
  *   (RNE) or ~r >> (32 - shift) (SR: a carry iff the discarded bits d
  *   exceed r >> (32 - shift), that is r < d 2^(32 - shift)); a subnormal
  *   result of fp16 or an fp8 format lies on the fixed grid 2^m, where y =
- *   |x| 2^-m is exact in fp32: RNE by one add of 2^23, SR by the carry
- *   with the lane's own count of discarded bits (VB_NAME(fast_sr)). bf16
+ *   |x| 2^-m is exact in fp32: RNE by one add of 2^(m + 23)
+ *   (VB_NAME(fast_mag)), SR by the carry with the lane's own count of
+ *   discarded bits (VB_NAME(fast_sr)); these are kinds BB_SUB_*. bf16
  *   (saturating) and tf32 span fp32's exponents: the carry serves their
  *   subnormal results too. Overflow is min(code,
  *   ov_bits), as ov_bits is max_bits or max_bits + 1 for every format here
@@ -35,8 +36,10 @@ typedef enum {
 	BB_BF16_RNE,
 	BB_BF16_SR,
 	BB_FP16_F16C,   /* AVX2 only */
-	BB_FAST_RNE,
+	BB_FAST_RNE,    /* kind FAST without a subnormal grid (bf16 saturating, tf32) */
 	BB_FAST_SR,
+	BB_SUB_RNE,     /* kind FAST with one (fp16, fp8, fp6, fp4): a kind of its own, so */
+	BB_SUB_SR,      /* that the loops hold no test of the format's */
 	BB_FP32,        /* fp32 itself: NaNs made canonical, inf to max when saturating */
 	BB_GEN_RTO,     /* VB_NAME(gen): bulk_encode1's rules lane by lane, any kernel format */
 	BB_GEN_RNZ,
@@ -58,7 +61,7 @@ typedef struct {
 	VB_U exp_mask, minus_e1, nr_far;   /* fast_sr's constants, read from memory: 0x7f800000,
 	                                    * -2^23, -2^24 - 1 */
 	VB_U far_normal;       /* patterns below this drop more than 31 bits */
-	VB_F sub_scale;        /* 2^-m for the min subnormal 2^m */
+	VB_F sub_magic;        /* 2^(m + 23) for the min subnormal 2^m */
 	VB_F sub_unit;         /* 2^m */
 	VB_U ov_f32;           /* the fp32 pattern of ov_bits' value (quantize) */
 	VB_U k1f, nk2;         /* the SR key, k1 folded as VB_NAME(keyed) wants it, ~k2 */
@@ -80,7 +83,19 @@ static inline bb_kind VB_NAME(kind_of)(const bulk_params *p)
 	if (p->fmt == FMT_FP16 && !p->sr && !saturate)
 		return BB_FP16_F16C;
 #endif
+	if (p->e32_min > 1)
+		return p->sr ? BB_SUB_SR : BB_SUB_RNE;
 	return p->sr ? BB_FAST_SR : BB_FAST_RNE;
+}
+
+static inline bool VB_NAME(kind_sub)(bb_kind kind)
+{
+	return kind == BB_SUB_RNE || kind == BB_SUB_SR;
+}
+
+static inline bool VB_NAME(kind_fast_sr)(bb_kind kind)
+{
+	return kind == BB_FAST_SR || kind == BB_SUB_SR;
 }
 
 VB_INLINE VB_NAME(par) VB_NAME(par_of)(const bulk_params *p, rng_key k)
@@ -118,7 +133,7 @@ VB_INLINE VB_NAME(par) VB_NAME(par_of)(const bulk_params *p, rng_key k)
 		v.minus_e1 = VB_NAME(splat)(0xff800000u);
 		v.nr_far = VB_NAME(splat)(0xfeffffffu);
 		v.far_normal = VB_NAME(splat)((p->sub_base - 31) << 23);
-		v.sub_scale = (VB_F)VB_NAME(splat)((uint32_t)(127 - m) << 23);
+		v.sub_magic = (VB_F)VB_NAME(splat)((uint32_t)(127 + m + 23) << 23);
 		v.sub_unit = (VB_F)VB_NAME(splat)((uint32_t)(127 + m) << 23);
 	}
 	return v;
@@ -165,14 +180,19 @@ VB_INLINE VB_U VB_NAME(fast_sr)(const VB_NAME(par) *v, VB_U a, VB_U nr)
 }
 
 /* The magnitude's code before overflow (above max_bits on overflow); sub
- * gets the lanes rounded on the subnormal grid. */
-VB_INLINE VB_U VB_NAME(fast_mag)(const VB_NAME(par) *v, bool sr, VB_U a, VB_U hk, VB_U *sub)
+ * gets the lanes rounded on the subnormal grid 2^m (has_sub: the format
+ * has one). RNE rounds those lanes by one add of 2^(m + 23): |x| < 2^(m +
+ * 23) lies below the sum's binade, whose ulp is 2^m, so the sum is 2^(m +
+ * 23) + k 2^m with k = |x| / 2^m rounded to nearest even (2^(m + 23) is an
+ * even multiple of 2^m), and its pattern less that of 2^(m + 23) is k, the
+ * code (the min normal's code 2^frac_bits where |x| rounds up to it). */
+VB_INLINE VB_U VB_NAME(fast_mag)(const VB_NAME(par) *v, bool sr, bool has_sub, VB_U a, VB_U hk, VB_U *sub)
 {
-	if (sr && v->has_sub) {
-		VB_U nr = VB_NAME(rbits_not)(hk, v->nk2);
-		*sub = (VB_U)((VB_I)a < (VB_I)v->min_normal);
-		return VB_NAME(fast_sr)(v, a, nr);
-	}
+	*sub = (VB_U){ 0 };
+	if (has_sub)
+		*sub = (VB_U)((VB_I)a < (VB_I)v->min_normal);   /* a < 2^31: signed */
+	if (sr && has_sub)
+		return VB_NAME(fast_sr)(v, a, VB_NAME(rbits_not)(hk, v->nk2));
 	VB_U enc;
 	if (sr) {
 		/* lowbias32's last step leaves the top half alone, and nr >> keep (keep >= 16) reads none of the rest */
@@ -182,14 +202,8 @@ VB_INLINE VB_U VB_NAME(fast_mag)(const VB_NAME(par) *v, bool sr, VB_U a, VB_U hk
 		/* the rebias folded into half_rb: normal lanes have a >= its shifted value */
 		enc = (a + v->half_rb + ((a >> v->shift) & 1u)) >> v->shift;
 	}
-	*sub = (VB_U){ 0 };
-	if (v->has_sub) {
-		VB_U s = (VB_U)((VB_I)a < (VB_I)v->min_normal);   /* a < 2^31: signed */
-		if (VB_NAME(any)(s)) {
-			enc = VB_NAME(sel)(s, (VB_U)((VB_F)(a & s) * v->sub_scale + 0x1p23f) - 0x4b000000u, enc);
-			*sub = s;
-		}
-	}
+	if (has_sub)
+		enc = VB_NAME(sel)(*sub, (VB_U)((VB_F)a + v->sub_magic) - (VB_U)v->sub_magic, enc);
 	return enc;
 }
 
@@ -270,7 +284,8 @@ VB_INLINE VB_U VB_NAME(encode)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U
 		return VB_NAME(gen)(v, kind, x, hk);
 	default: {
 		VB_U sub, a = x & 0x7fffffffu;
-		VB_U enc = VB_NAME(minu)(VB_NAME(fast_mag)(v, kind == BB_FAST_SR, a, hk, &sub), v->ov_bits);
+		VB_U enc = VB_NAME(fast_mag)(v, VB_NAME(kind_fast_sr)(kind), VB_NAME(kind_sub)(kind), a, hk, &sub);
+		enc = VB_NAME(minu)(enc, v->ov_bits);
 		enc |= (x >> v->sign_shift) & v->sign_bit;
 		return VB_NAME(sel)(VB_NAME(nan_mask)(x), v->nan_bits, enc);
 	}
@@ -344,10 +359,10 @@ VB_INLINE VB_U VB_NAME(quantize)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB
 		return VB_NAME(code_decode)(v->fmt, VB_NAME(gen)(v, kind, x, hk));
 	default: {
 		VB_U sub, a = x & 0x7fffffffu;
-		VB_U enc = VB_NAME(fast_mag)(v, kind == BB_FAST_SR, a, hk, &sub);
+		VB_U enc = VB_NAME(fast_mag)(v, VB_NAME(kind_fast_sr)(kind), VB_NAME(kind_sub)(kind), a, hk, &sub);
 		VB_U ov = VB_NAME(gt)(enc, v->max_bits);
 		VB_U mag = (enc + v->rebias) << v->shift;
-		if (v->has_sub)
+		if (VB_NAME(kind_sub)(kind))
 			mag = VB_NAME(sel)(sub, (VB_U)(VB_NAME(u2f)(enc) * v->sub_unit), mag);
 		mag = VB_NAME(sel)(ov, v->ov_f32, mag);
 		/* a NaN from overflow (e4m3) takes no sign, as bulk_decode1 gives none */
