@@ -64,24 +64,38 @@ VB_INLINE void VB_NAME(store16_bytes)(uint8_t *out, const VB_U *y)
 	memcpy(out, &b, 16);
 }
 
-/* Lane j of the result: the largest lane of m[j] (unsigned), by a tree of
- * lane pairs over the VB_W vectors (m is overwritten). */
+/* Lane j of the result: the largest lane of m[j] (unsigned), by a tree
+ * over the VB_W vectors that interleaves lanes within each 128-bit half
+ * (unpack patterns, no lane crossing) until the last step: after the
+ * first, lane k of pair (a, b) holds a's lanes (k even) or b's, after the
+ * second each half holds the maxima of four vectors over that half, and
+ * the halves of the two groups of four meet last (AVX2). m is
+ * overwritten. */
 VB_INLINE VB_U VB_NAME(hmax_each)(VB_U *m)
 {
 #if VB_W == 8
-#define VB_EVEN(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14)
-#define VB_ODD(a, b) __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15)
+#define VB_P1(a, b, lo) (lo ? __builtin_shufflevector(a, b, 0, 8, 1, 9, 4, 12, 5, 13) \
+                            : __builtin_shufflevector(a, b, 2, 10, 3, 11, 6, 14, 7, 15))
+#define VB_P2(a, b, lo) (lo ? __builtin_shufflevector(a, b, 0, 1, 8, 9, 4, 5, 12, 13) \
+                            : __builtin_shufflevector(a, b, 2, 3, 10, 11, 6, 7, 14, 15))
+	#pragma GCC unroll 4
+	for (int i = 0; i < 4; i++)
+		m[i] = VB_NAME(maxu)(VB_P1(m[2 * i], m[2 * i + 1], 1), VB_P1(m[2 * i], m[2 * i + 1], 0));
+	#pragma GCC unroll 2
+	for (int i = 0; i < 2; i++)
+		m[i] = VB_NAME(maxu)(VB_P2(m[2 * i], m[2 * i + 1], 1), VB_P2(m[2 * i], m[2 * i + 1], 0));
+	return VB_NAME(maxu)(__builtin_shufflevector(m[0], m[1], 0, 1, 2, 3, 8, 9, 10, 11),
+	                     __builtin_shufflevector(m[0], m[1], 4, 5, 6, 7, 12, 13, 14, 15));
+#undef VB_P1
+#undef VB_P2
 #else
-#define VB_EVEN(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6)
-#define VB_ODD(a, b) __builtin_shufflevector(a, b, 1, 3, 5, 7)
+	#pragma GCC unroll 2
+	for (int i = 0; i < 2; i++)
+		m[i] = VB_NAME(maxu)(__builtin_shufflevector(m[2 * i], m[2 * i + 1], 0, 4, 1, 5),
+		                     __builtin_shufflevector(m[2 * i], m[2 * i + 1], 2, 6, 3, 7));
+	return VB_NAME(maxu)(__builtin_shufflevector(m[0], m[1], 0, 1, 4, 5),
+	                     __builtin_shufflevector(m[0], m[1], 2, 3, 6, 7));
 #endif
-	#pragma GCC unroll 16
-	for (int w = VB_W; w > 1; w /= 2)
-		for (int i = 0; i < w / 2; i++)
-			m[i] = VB_NAME(maxu)(VB_EVEN(m[2 * i], m[2 * i + 1]), VB_ODD(m[2 * i], m[2 * i + 1]));
-#undef VB_EVEN
-#undef VB_ODD
-	return m[0];
 }
 
 /* quant_mx_exp in every lane of the finite amax patterns m: the exponent
