@@ -155,6 +155,16 @@ VB_INLINE bool VB_NAME(any_neg)(VB_U m, VB_U s)
 #endif
 }
 
+/* Whether any lane is set in the mask m and clear in the mask n. */
+VB_INLINE bool VB_NAME(any_andnot)(VB_U m, VB_U n)
+{
+#if VB_AVX2
+	return !_mm256_testc_si256((__m256i)n, (__m256i)m);
+#else
+	return VB_NAME(any)(m & ~n);
+#endif
+}
+
 /* Signed min (lanes below 2^31 in magnitude). */
 VB_INLINE VB_U VB_NAME(mins)(VB_U a, VB_U b)
 {
@@ -235,6 +245,13 @@ VB_INLINE VB_U VB_NAME(mix_body)(VB_U hk)
 	VB_U x = hk * 0x7feb352du;
 	x ^= x >> 15;
 	return x * 0x846ca68bu;
+}
+
+/* rng_bits_keyed's bits: x ^ (x >> 16) ^ k2. */
+VB_INLINE VB_U VB_NAME(rbits)(VB_U hk, VB_U k2)
+{
+	VB_U x = VB_NAME(mix_body)(hk);
+	return x ^ (x >> 16) ^ k2;
 }
 
 /* The complement of rng_bits_keyed's bits, nk2 = ~k2: ~r = x ^ (x >> 16) ^ ~k2. */

@@ -517,19 +517,20 @@ static __attribute__((noinline)) VB_TARGET VB_U VB_NAME(nv_sr_fix)(VB_U code, VB
  * T_c, U and L are inf. The products by 256 and by 1 +- 2^-20 and the
  * sums may be fused (VB_NAME(madd)): the bounds on T_c hold for one
  * rounding as for two. */
-VB_INLINE VB_U VB_NAME(nv_sr_v)(VB_U x, VB_U hk, uint32_t c, const quant_nv_sr_tab *tab, VB_U nk2)
+VB_INLINE VB_U VB_NAME(nv_sr_v)(VB_U x, VB_U hk, uint32_t c, const quant_nv_sr_tab *tab, VB_U k2)
 {
 	VB_U a = x & 0x7fffffffu, k = VB_NAME(count_row)(a, tab->h[c]);
-	VB_U r = ~VB_NAME(rbits_not)(hk, nk2);
+	VB_U r = VB_NAME(rbits)(hk, k2);
 	VB_F rf = VB_NAME(madd)(VB_NAME(u2f)(r >> 8), (VB_F){ 0 } + 256.0f, VB_NAME(u2f)(r & 255u));   /* one rounding */
 	VB_F t = VB_NAME(madd)(rf, VB_NAME(lookup8)(tab->tg[c], k), VB_NAME(lookup8)(tab->tv[c], k));
 	VB_F hi = VB_NAME(madd)(t, (VB_F){ 0 } + (1 + 0x1p-20f), (VB_F){ 0 } + 0x1p-115f);
 	VB_F lo = VB_NAME(madd)(t, (VB_F){ 0 } + (1 - 0x1p-20f), (VB_F){ 0 } - 0x1p-115f);
 	VB_F af = (VB_F)a;
-	VB_U up = (VB_U)(af > hi), open = ~(up | (VB_U)(af <= lo));
+	/* open: above lo and not above hi (hi >= lo, and neither is a NaN) */
+	VB_U up = (VB_U)(af > hi), above_lo = (VB_U)(af > lo);
 	VB_U code = (k - up) | ((x >> 28) & 8u);
-	if (VB_NAME(any)(open))
-		code = VB_NAME(nv_sr_fix)(code, open, x, r, 2 * tab->vd[c][1]);
+	if (VB_NAME(any_andnot)(above_lo, up))
+		code = VB_NAME(nv_sr_fix)(code, above_lo & ~up, x, r, 2 * tab->vd[c][1]);
 	return code;
 }
 
@@ -537,13 +538,13 @@ VB_INLINE VB_U VB_NAME(nv_sr_v)(VB_U x, VB_U hk, uint32_t c, const quant_nv_sr_t
  * the index of in[0] and those of in[0..VB_W), t the keyed counters'
  * state (fmt/vec_body.h). */
 VB_INLINE void VB_NAME(nv_sr_block)(uint8_t *elems, const float *in, uint32_t c, uint32_t b, VB_U idx,
-                                     VB_NAME(ctr) *t, const quant_nv_sr_tab *tab, VB_U nk2)
+                                     VB_NAME(ctr) *t, const quant_nv_sr_tab *tab, VB_U k2)
 {
 	VB_U y[16 / VB_W];
 	VB_NAME(ctr_step)(t, b, idx, 16 / VB_W);
 	#pragma GCC unroll 16
 	for (int i = 0; i < 16 / VB_W; i++)
-		y[i] = VB_NAME(nv_sr_v)(VB_NAME(load)(in + VB_W * i), VB_NAME(ctr_hk)(t, idx, i), c, tab, nk2);
+		y[i] = VB_NAME(nv_sr_v)(VB_NAME(load)(in + VB_W * i), VB_NAME(ctr_hk)(t, idx, i), c, tab, k2);
 	VB_NAME(store16_bytes)(elems, y);
 }
 
@@ -551,7 +552,7 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
                                    const quant_nv_sr_tab *tab, uint64_t seed, uint64_t index0)
 {
 	rng_key key = rng_key_for(seed, index0);
-	const VB_U k1f = VB_NAME(splat)(key.k1 ^ (key.k1 >> 16)), nk2 = VB_NAME(splat)(~key.k2);
+	const VB_U k1f = VB_NAME(splat)(key.k1 ^ (key.k1 >> 16)), k2 = VB_NAME(splat)(key.k2);
 	const VB_U lanes = VB_NAME(lanes)();
 	VB_NAME(ctr) t = VB_NAME(ctr_of)(k1f);
 	uint32_t code[2][VB_W];
@@ -566,7 +567,7 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 			size_t o = b + 16 * (size_t)j;
 			scales[o / 16] = (uint8_t)code[cur][j];
 			uint32_t io = (uint32_t)(index0 + o);
-			VB_NAME(nv_sr_block)(elems + o, in + o, code[cur][j], io, lanes + io, &t, tab, nk2);
+			VB_NAME(nv_sr_block)(elems + o, in + o, code[cur][j], io, lanes + io, &t, tab, k2);
 		}
 	}
 	for (; b < n; b += 16) {
@@ -575,7 +576,7 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 			return b;
 		scales[b / 16] = (uint8_t)c;
 		uint32_t io = (uint32_t)(index0 + b);
-		VB_NAME(nv_sr_block)(elems + b, in + b, c, io, lanes + io, &t, tab, nk2);
+		VB_NAME(nv_sr_block)(elems + b, in + b, c, io, lanes + io, &t, tab, k2);
 	}
 	return n;
 }

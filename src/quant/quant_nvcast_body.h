@@ -10,7 +10,7 @@
  * and cnt; b and idx: sr's index of in[0] and those of in[0..VB_W), ct the
  * keyed counters' state. */
 VB_INLINE void VB_NAME(nv_row_block)(float *out, const float *in, uint32_t c, const quant_nv_cast *t, bool sr,
-                                      uint32_t b, VB_U idx, VB_NAME(ctr) *ct, VB_U nk2, VB_U *u, VB_U *cnt)
+                                      uint32_t b, VB_U idx, VB_NAME(ctr) *ct, VB_U k2, VB_U *u, VB_U *cnt)
 {
 	const VB_U g = VB_NAME(splat)(t->over[c]);
 	if (sr)
@@ -18,7 +18,7 @@ VB_INLINE void VB_NAME(nv_row_block)(float *out, const float *in, uint32_t c, co
 	#pragma GCC unroll 16
 	for (int i = 0; i < 16 / VB_W; i++) {
 		VB_U x = VB_NAME(load)(in + VB_W * i), a = x & 0x7fffffffu;
-		VB_U k = sr ? VB_NAME(nv_sr_v)(x, VB_NAME(ctr_hk)(ct, idx, i), c, t->sr, nk2) & 7u
+		VB_U k = sr ? VB_NAME(nv_sr_v)(x, VB_NAME(ctr_hk)(ct, idx, i), c, t->sr, k2) & 7u
 		            : VB_NAME(count_row)(a, t->g[c]);
 		VB_F q = (VB_F)((VB_U)VB_NAME(lookup8)(t->mag[c], k) | (x & 0x80000000u));
 		*u -= (VB_U)((VB_F)x != 0.0f) & (VB_U)(q == 0.0f);
@@ -34,7 +34,7 @@ VB_INLINE size_t VB_NAME(nv_rows_n)(float *out, const float *in, size_t n, doubl
                                      bool sr, quant_fused_stats *cs)
 {
 	rng_key key = rng_key_for(t->seed, t->index0);
-	const VB_U k1f = VB_NAME(splat)(key.k1 ^ (key.k1 >> 16)), nk2 = VB_NAME(splat)(~key.k2);
+	const VB_U k1f = VB_NAME(splat)(key.k1 ^ (key.k1 >> 16)), k2 = VB_NAME(splat)(key.k2);
 	const VB_U lanes = VB_NAME(lanes)();
 	VB_NAME(ctr) ct = VB_NAME(ctr_of)(k1f);
 	VB_U u = { 0 }, cnt = { 0 };
@@ -50,7 +50,7 @@ VB_INLINE size_t VB_NAME(nv_rows_n)(float *out, const float *in, size_t n, doubl
 			cs->scales[o / 16] = (uint8_t)code[cur][j];
 			memcpy(&cs->amax[o / 16], &am[cur][j], 4);
 			uint32_t io = (uint32_t)(t->index0 + o);
-			VB_NAME(nv_row_block)(out + o, in + o, code[cur][j], t, sr, io, lanes + io, &ct, nk2, &u, &cnt);
+			VB_NAME(nv_row_block)(out + o, in + o, code[cur][j], t, sr, io, lanes + io, &ct, k2, &u, &cnt);
 		}
 	}
 	for (; b < n; b += 16) {
@@ -60,7 +60,7 @@ VB_INLINE size_t VB_NAME(nv_rows_n)(float *out, const float *in, size_t n, doubl
 		cs->scales[b / 16] = (uint8_t)c;
 		memcpy(&cs->amax[b / 16], &a, 4);
 		uint32_t io = (uint32_t)(t->index0 + b);
-		VB_NAME(nv_row_block)(out + b, in + b, c, t, sr, io, lanes + io, &ct, nk2, &u, &cnt);
+		VB_NAME(nv_row_block)(out + b, in + b, c, t, sr, io, lanes + io, &ct, k2, &u, &cnt);
 	}
 	cs->under += VB_NAME(lane_sum)(u);
 	cs->count += VB_NAME(lane_sum)(cnt);
