@@ -40,10 +40,11 @@ static inline bool VB_NAME(kind_sr)(bb_kind kind)
 	return kind == BB_BF16_SR || kind == BB_FAST_SR || kind == BB_SUB_SR || kind == BB_GEN_SRE;
 }
 
-VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t size, rng_key k,
+/* cf: the format of a loop of its own, or FMT_COUNT (VB_NAME(par_for)). */
+VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t size, fmt_id cf, rng_key k,
                                      uint32_t idx_lo, void *out, const float *in, size_t n)
 {
-	const VB_NAME(par) v = VB_NAME(par_of)(p, k);
+	const VB_NAME(par) v = VB_NAME(par_for)(p, k, cf);
 	const VB_U lanes = VB_NAME(lanes)();
 	const bool sr = VB_NAME(kind_sr)(kind);
 	VB_NAME(ctr) t = VB_NAME(ctr_of)(v.k1f);
@@ -83,10 +84,10 @@ VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t si
 	}
 }
 
-VB_INLINE void VB_NAME(quantize_all)(const bulk_params *p, bb_kind kind, rng_key k, uint32_t idx_lo,
+VB_INLINE void VB_NAME(quantize_all)(const bulk_params *p, bb_kind kind, fmt_id cf, rng_key k, uint32_t idx_lo,
                                        float *x, size_t n)
 {
-	const VB_NAME(par) v = VB_NAME(par_of)(p, k);
+	const VB_NAME(par) v = VB_NAME(par_for)(p, k, cf);
 	VB_NAME(ctr) t = VB_NAME(ctr_of)(v.k1f);
 	VB_U idx = VB_NAME(lanes)() + idx_lo;
 	size_t i = 0;
@@ -171,13 +172,15 @@ VB_INLINE void VB_NAME(decode_all)(fmt_id fmt, float *out, const void *in, size_
 }
 
 /* The entry points: one loop per kind and element size, so that the kind is
- * a constant inside each. */
-#define BB_ENCODE(KIND, SIZE)                                                                           \
-	static VB_TARGET void VB_NAME(enc_##KIND##_##SIZE)(const bulk_params *p, rng_key k, uint32_t lo, void *out, \
-	                                                    const float *in, size_t n)                         \
+ * a constant inside each, and for fp16 and the fp8 formats loops of their
+ * own (VB_NAME(par_for)). */
+#define BB_ENCODE_F(KIND, SIZE, CF, NAME)                                                               \
+	static VB_TARGET void VB_NAME(NAME)(const bulk_params *p, rng_key k, uint32_t lo, void *out, const float *in, \
+	                                     size_t n)                                                    \
 	{                                                                                              \
-		VB_NAME(encode_all)(p, KIND, SIZE, k, lo, out, in, n);                                  \
+		VB_NAME(encode_all)(p, KIND, SIZE, CF, k, lo, out, in, n);                              \
 	}
+#define BB_ENCODE(KIND, SIZE) BB_ENCODE_F(KIND, SIZE, FMT_COUNT, enc_##KIND##_##SIZE)
 BB_ENCODE(BB_BF16_RNE, 2)
 BB_ENCODE(BB_BF16_SR, 2)
 BB_ENCODE(BB_FAST_RNE, 1)
@@ -192,6 +195,12 @@ BB_ENCODE(BB_SUB_RNE, 4)
 BB_ENCODE(BB_SUB_SR, 1)
 BB_ENCODE(BB_SUB_SR, 2)
 BB_ENCODE(BB_SUB_SR, 4)
+BB_ENCODE_F(BB_SUB_RNE, 2, FMT_FP16, enc_sub_rne_fp16)
+BB_ENCODE_F(BB_SUB_SR, 2, FMT_FP16, enc_sub_sr_fp16)
+BB_ENCODE_F(BB_SUB_RNE, 1, FMT_E4M3, enc_sub_rne_e4m3)
+BB_ENCODE_F(BB_SUB_SR, 1, FMT_E4M3, enc_sub_sr_e4m3)
+BB_ENCODE_F(BB_SUB_RNE, 1, FMT_E5M2, enc_sub_rne_e5m2)
+BB_ENCODE_F(BB_SUB_SR, 1, FMT_E5M2, enc_sub_sr_e5m2)
 BB_ENCODE(BB_FP32, 4)
 BB_ENCODE(BB_GEN_RTO, 1)
 BB_ENCODE(BB_GEN_RTO, 2)
@@ -206,6 +215,24 @@ BB_ENCODE(BB_GEN_SRE, 4)
 BB_ENCODE(BB_FP16_F16C, 2)
 #endif
 #undef BB_ENCODE
+#undef BB_ENCODE_F
+
+typedef void (*VB_NAME(enc_fn))(const bulk_params *p, rng_key k, uint32_t lo, void *out, const float *in, size_t n);
+
+/* The loop of a kind BB_SUB_* for p's format: its own, or the one of its
+ * element size. */
+static VB_NAME(enc_fn) VB_NAME(enc_sub)(const bulk_params *p, bool sr, size_t size)
+{
+	switch (p->fmt) {
+	case FMT_FP16: return sr ? VB_NAME(enc_sub_sr_fp16) : VB_NAME(enc_sub_rne_fp16);
+	case FMT_E4M3: return sr ? VB_NAME(enc_sub_sr_e4m3) : VB_NAME(enc_sub_rne_e4m3);
+	case FMT_E5M2: return sr ? VB_NAME(enc_sub_sr_e5m2) : VB_NAME(enc_sub_rne_e5m2);
+	default: break;
+	}
+	if (sr)
+		return size == 1 ? VB_NAME(enc_BB_SUB_SR_1) : size == 2 ? VB_NAME(enc_BB_SUB_SR_2) : VB_NAME(enc_BB_SUB_SR_4);
+	return size == 1 ? VB_NAME(enc_BB_SUB_RNE_1) : size == 2 ? VB_NAME(enc_BB_SUB_RNE_2) : VB_NAME(enc_BB_SUB_RNE_4);
+}
 
 static void VB_NAME(bulk_encode)(const bulk_params *p, rng_key k, uint32_t lo, void *out, const float *in, size_t n)
 {
@@ -222,12 +249,8 @@ static void VB_NAME(bulk_encode)(const bulk_params *p, rng_key k, uint32_t lo, v
 		                                                   : VB_NAME(enc_BB_FAST_SR_4))(p, k, lo, out, in, n);
 		break;
 	case BB_SUB_RNE:
-		(size == 1 ? VB_NAME(enc_BB_SUB_RNE_1) : size == 2 ? VB_NAME(enc_BB_SUB_RNE_2)
-		                                                   : VB_NAME(enc_BB_SUB_RNE_4))(p, k, lo, out, in, n);
-		break;
 	case BB_SUB_SR:
-		(size == 1 ? VB_NAME(enc_BB_SUB_SR_1) : size == 2 ? VB_NAME(enc_BB_SUB_SR_2)
-		                                                  : VB_NAME(enc_BB_SUB_SR_4))(p, k, lo, out, in, n);
+		VB_NAME(enc_sub)(p, VB_NAME(kind_of)(p) == BB_SUB_SR, size)(p, k, lo, out, in, n);
 		break;
 	case BB_GEN_RTO:
 		(size == 1 ? VB_NAME(enc_BB_GEN_RTO_1) : size == 2 ? VB_NAME(enc_BB_GEN_RTO_2)
@@ -248,11 +271,13 @@ static void VB_NAME(bulk_encode)(const bulk_params *p, rng_key k, uint32_t lo, v
 	}
 }
 
-#define BB_QUANTIZE(KIND)                                                                               \
-	static VB_TARGET void VB_NAME(q_##KIND)(const bulk_params *p, rng_key k, uint32_t lo, float *x, size_t n) \
+#define BB_QUANTIZE_F(KIND, CF, NAME)                                                                   \
+	static VB_TARGET void VB_NAME(NAME)(const bulk_params *p, rng_key k, uint32_t lo, float *x, size_t n) \
 	{                                                                                              \
-		VB_NAME(quantize_all)(p, KIND, k, lo, x, n);                                            \
-	}                                                                                              \
+		VB_NAME(quantize_all)(p, KIND, CF, k, lo, x, n);                                        \
+	}
+#define BB_QUANTIZE(KIND)                                                                               \
+	BB_QUANTIZE_F(KIND, FMT_COUNT, q_##KIND)                                                       \
 	static VB_TARGET size_t VB_NAME(a_##KIND)(const bulk_params *p, rng_key k, uint32_t lo, float *x, float *comp, \
 	                                          const float *u, size_t n)                              \
 	{                                                                                              \
@@ -271,7 +296,25 @@ BB_QUANTIZE(BB_GEN_SRE)
 #if VB_AVX2
 BB_QUANTIZE(BB_FP16_F16C)
 #endif
+BB_QUANTIZE_F(BB_SUB_RNE, FMT_FP16, q_sub_rne_fp16)
+BB_QUANTIZE_F(BB_SUB_SR, FMT_FP16, q_sub_sr_fp16)
+BB_QUANTIZE_F(BB_SUB_RNE, FMT_E4M3, q_sub_rne_e4m3)
+BB_QUANTIZE_F(BB_SUB_SR, FMT_E4M3, q_sub_sr_e4m3)
+BB_QUANTIZE_F(BB_SUB_RNE, FMT_E5M2, q_sub_rne_e5m2)
+BB_QUANTIZE_F(BB_SUB_SR, FMT_E5M2, q_sub_sr_e5m2)
 #undef BB_QUANTIZE
+#undef BB_QUANTIZE_F
+
+/* The quantize loop of a kind BB_SUB_* for p's format (as VB_NAME(enc_sub)). */
+static void VB_NAME(q_sub)(const bulk_params *p, bool sr, rng_key k, uint32_t lo, float *x, size_t n)
+{
+	switch (p->fmt) {
+	case FMT_FP16: (sr ? VB_NAME(q_sub_sr_fp16) : VB_NAME(q_sub_rne_fp16))(p, k, lo, x, n); return;
+	case FMT_E4M3: (sr ? VB_NAME(q_sub_sr_e4m3) : VB_NAME(q_sub_rne_e4m3))(p, k, lo, x, n); return;
+	case FMT_E5M2: (sr ? VB_NAME(q_sub_sr_e5m2) : VB_NAME(q_sub_rne_e5m2))(p, k, lo, x, n); return;
+	default: (sr ? VB_NAME(q_BB_SUB_SR) : VB_NAME(q_BB_SUB_RNE))(p, k, lo, x, n); return;
+	}
+}
 
 static void VB_NAME(bulk_quantize)(const bulk_params *p, rng_key k, uint32_t lo, float *x, size_t n)
 {
@@ -282,8 +325,8 @@ static void VB_NAME(bulk_quantize)(const bulk_params *p, rng_key k, uint32_t lo,
 	case BB_FP16_F16C: VB_NAME(q_BB_FP16_F16C)(p, k, lo, x, n); break;
 #endif
 	case BB_FAST_SR:  VB_NAME(q_BB_FAST_SR)(p, k, lo, x, n); break;
-	case BB_SUB_RNE:  VB_NAME(q_BB_SUB_RNE)(p, k, lo, x, n); break;
-	case BB_SUB_SR:   VB_NAME(q_BB_SUB_SR)(p, k, lo, x, n); break;
+	case BB_SUB_RNE:  VB_NAME(q_sub)(p, false, k, lo, x, n); break;
+	case BB_SUB_SR:   VB_NAME(q_sub)(p, true, k, lo, x, n); break;
 	case BB_FP32:     VB_NAME(q_BB_FP32)(p, k, lo, x, n); break;
 	case BB_GEN_RTO:  VB_NAME(q_BB_GEN_RTO)(p, k, lo, x, n); break;
 	case BB_GEN_RNZ:  VB_NAME(q_BB_GEN_RNZ)(p, k, lo, x, n); break;

@@ -139,6 +139,24 @@ VB_INLINE VB_NAME(par) VB_NAME(par_of)(const bulk_params *p, rng_key k)
 	return v;
 }
 
+/* VB_NAME(par_of) for a loop of the format cf's own (FMT_COUNT: a loop
+ * for any format; else the caller has p->fmt == cf): the shift counts as
+ * constants, which the shifts then take as immediates (a count held in a
+ * register costs Intel's cores a second micro-op per shift). They are
+ * bulk_params_init's, 23 - frac_bits and 32 - width. */
+VB_INLINE VB_NAME(par) VB_NAME(par_for)(const bulk_params *p, rng_key k, fmt_id cf)
+{
+	VB_NAME(par) v = VB_NAME(par_of)(p, k);
+	int frac = cf == FMT_FP16 ? 10 : cf == FMT_E4M3 ? 3 : cf == FMT_E5M2 ? 2 : -1;
+	if (frac >= 0) {
+		v.shift = (uint32_t)(23 - frac);
+		v.keep = 32 - v.shift;
+		v.sign_shift = cf == FMT_FP16 ? 16 : 24;
+		v.shift_v = VB_NAME(splat)(v.shift);
+	}
+	return v;
+}
+
 /* Stochastic rounding of the fp16 and fp8 formats in one formula for
  * every lane, nr = ~r: the carry trick of the normal range with the lane's
  * own count of discarded bits cnt, on the pattern less the rebias in
