@@ -274,9 +274,11 @@ static VB_TARGET bool VB_NAME(mx_rne_cols)(float *out, const float *in, size_t h
 		bad |= (VB_U)((VB_I)VB_NAME(load)(cs->amax + j) >= 0x7f800000);
 	if (VB_NAME(any)(bad))
 		return false;
-	const VB_NAME(menc) em = VB_NAME(menc_of)(enc);
 	const quant_mx_rule rl = *rule;
-	VB_NAME(mx_cols_n)(out, in, h, cols, ld, &rl, &em, t, cs);
+	VB_ELEM_CONST(enc, ec, {
+		const VB_NAME(menc) em = VB_NAME(menc_of)(&ec);
+		VB_NAME(mx_cols_n)(out, in, h, cols, ld, &rl, &em, t, cs);
+	});
 	return true;
 }
 
@@ -327,9 +329,13 @@ static VB_TARGET size_t VB_NAME(mx_rne_rows)(float *out, const float *in, size_t
                                              const quant_mx_rule *rule, const quant_elem_enc *enc,
                                              const quant_mx_tabs *t, quant_fused_stats *cs)
 {
-	const VB_NAME(menc) em = VB_NAME(menc_of)(enc);
 	const quant_mx_rule rl = *rule;
-	if (bs == 32)   /* OCP's block of 32 as a constant (mx_rne) */
-		return VB_NAME(mx_rows_n)(out, in, n, 32, &rl, &em, t, cs);
+	if (bs == 32) {   /* OCP's block of 32 as a constant, and its elements' shifts (mx_rne) */
+		VB_ELEM_CONST(enc, ec, {
+			const VB_NAME(menc) em = VB_NAME(menc_of)(&ec);
+			return VB_NAME(mx_rows_n)(out, in, n, 32, &rl, &em, t, cs);
+		});
+	}
+	const VB_NAME(menc) em = VB_NAME(menc_of)(enc);
 	return VB_NAME(mx_rows_n)(out, in, n, bs, &rl, &em, t, cs);
 }
