@@ -323,15 +323,13 @@ VB_INLINE size_t VB_NAME(mx_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	return full;
 }
 
-/* The count of t[0..6] (non-decreasing patterns) below each lane of the
- * magnitudes a; t at or above 2^31 is above every finite magnitude. */
+/* The count of t[0..6] (non-decreasing patterns below 2^31, QUANT_NV_NEVER
+ * above every finite magnitude) below each lane of the magnitudes a. */
 VB_INLINE VB_U VB_NAME(count7)(VB_U a, const uint32_t *t)
 {
 	VB_U k = { 0 };
-	for (int j = 0; j < 7; j++) {
-		int32_t tj = t[j] > 0x7fffffffu ? 0x7fffffff : (int32_t)t[j];
-		k -= (VB_U)((VB_I)a > tj);
-	}
+	for (int j = 0; j < 7; j++)
+		k -= (VB_U)((VB_I)a > (int32_t)t[j]);
 	return k;
 }
 
@@ -410,19 +408,19 @@ VB_INLINE bool VB_NAME(nv_codes)(uint32_t code[VB_W], uint32_t *am, const float 
 	return true;
 }
 
-/* The count of a row's first 7 patterns t (non-decreasing; t[7] and any
- * pattern at or above 2^31 above every finite magnitude) below each lane
- * of a: on AVX2 a binary search of three comparisons against the row in
- * one register (t3, then t1 or t5, then t0, t2, t4 or t6; the second from
- * the row moved down a lane, row1[k] = row[k + 1], made once per row where
- * the row serves several vectors, and the last adds its mask's -1 as 1). */
+/* The count of a row's first 7 patterns t (as count7; t[7] is
+ * QUANT_NV_NEVER) below each lane of a: on AVX2 a binary search of three
+ * comparisons against the row in one register (t3, broadcast from memory,
+ * then t1 or t5, then t0, t2, t4 or t6; the second from the row moved
+ * down a lane, row1[k] = row[k + 1], made once per row where the row
+ * serves several vectors, and the last adds its mask's -1 as 1). */
 VB_INLINE VB_U VB_NAME(count_row)(VB_U a, const uint32_t *t)
 {
 #if VB_AVX2
-	__m256i row = _mm256_min_epu32(_mm256_loadu_si256((const __m256i *)t), _mm256_set1_epi32(0x7fffffff));
+	__m256i row = _mm256_loadu_si256((const __m256i *)t);
 	__m256i row1 = _mm256_permutevar8x32_epi32(row, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7));
 	VB_I ai = (VB_I)a;
-	VB_U k = (VB_U)(ai > (VB_I)_mm256_permutevar8x32_epi32(row, _mm256_set1_epi32(3))) & 4u;
+	VB_U k = (VB_U)(ai > (VB_I)_mm256_set1_epi32((int)t[3])) & 4u;
 	k += (VB_U)(ai > (VB_I)_mm256_permutevar8x32_epi32(row1, (__m256i)k)) & 2u;
 	return k - (VB_U)(ai > (VB_I)_mm256_permutevar8x32_epi32(row, (__m256i)k));
 #else

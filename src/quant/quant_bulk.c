@@ -453,9 +453,9 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 	const double *val = e2m1_val;
 	static const int gap[8] = { -1, -1, -1, -1, 0, 0, 1, 0 };
 	/* scale code 0: elements 0, never up (h above every pattern, T = inf) */
-	memset(t->h[0], 0xff, sizeof t->h[0]);
 	t->dm[0] = 1;
 	for (int k = 0; k < 8; k++) {
+		t->h[0][k] = QUANT_NV_NEVER;
 		t->vd[0][k] = t->sc[0][k] = 0;
 		t->tg[0][k] = 0;
 		t->tv[0][k] = INFINITY;
@@ -470,7 +470,7 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 		t->dm[c] = m >> tz;
 		int ed = (int)(b >> 52) - 1075 + tz;
 		for (int k = 0; k < 8; k++) {
-			t->h[c][k] = k < 7 ? pattern_ge(val[k + 1] * D) : 0xffffffffu;
+			t->h[c][k] = k < 7 ? pattern_ge(val[k + 1] * D) : QUANT_NV_NEVER;
 			t->vd[c][k] = val[k] * D;
 			t->sc[c][k] = quant_pow2(32 - gap[k] - ed);
 			/* g = 2^(p - 32) D and vd exact in binary64 (D has at most 28 bits) */
@@ -485,10 +485,11 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
  * never passes one, nor does any scale where s_t is 0 (not used). */
 static void nv_rne_tables(uint32_t g[127][8], float s_t)
 {
-	memset(g[0], 0xff, sizeof g[0]);
+	for (int j = 0; j < 8; j++)
+		g[0][j] = QUANT_NV_NEVER;
 	for (uint32_t c = 1; c < 127 && s_t > 0; c++) {
 		quant_nv_thresholds(g[c], quant_e4m3_value(c) * (double)s_t);
-		g[c][7] = 0xffffffffu;   /* unused: the rows are loaded 8 at a time */
+		g[c][7] = QUANT_NV_NEVER;   /* unused: the rows are loaded 8 at a time */
 	}
 }
 

@@ -70,6 +70,11 @@ static inline int quant_mx_exp(const quant_mx_rule *r, uint32_t amax)
 	}
 	return k < -127 ? -127 : k > 127 ? 127 : k;
 }
+/* A decision pattern that no finite magnitude passes: the tables' rows of
+ * scale code 0 and their unused eighth lane. Below 2^31, so that signed
+ * comparisons (the AVX2 and portable kernels') see it as unsigned ones do. */
+#define QUANT_NV_NEVER 0x7fffffffu
+
 /* The 7 e2m1 decision patterns of quotients by D (see quant_bulk.c). */
 void quant_nv_thresholds(uint32_t g[7], double D);
 
