@@ -185,16 +185,27 @@ VB_INLINE VB_U VB_NAME(fast_sr_far)(const VB_NAME(par) *v, VB_U a, VB_U nr, VB_U
 	return VB_NAME(sel)(far, 1u + VB_NAME(ge)(~nr, hb), code);
 }
 
-VB_INLINE VB_U VB_NAME(fast_sr)(const VB_NAME(par) *v, VB_U a, VB_U nr)
+/* av, where not NULL: the lanes' magnitudes before a scaling that gave
+ * a (quant's MX sr); a lane whose product vanished (a = 0 < av) rounds as
+ * the smallest fp32 subnormal, which only the far lanes' rule tells from
+ * 0 (both are far lanes, and the formula gives both 0). */
+VB_INLINE VB_U VB_NAME(fast_sr_of)(const VB_NAME(par) *v, VB_U a, VB_U nr, const VB_U *av)
 {
 	VB_U d = (VB_U)VB_NAME(mins)((VB_U)((a & v->exp_mask) + v->minus_e1), v->rb_sh);
 	VB_U cnt = v->sb1 - (VB_U)((VB_I)d >> 23);
 	VB_U code = VB_NAME(srlv)(a - d + VB_NAME(srlv)(nr, 32u - cnt), cnt);
 	/* far lanes with r < 2^24: nr in [-2^24, 0) as a signed number */
 	VB_U far = (VB_U)((VB_I)a < (VB_I)v->far_normal) & (VB_U)((VB_I)nr > (VB_I)v->nr_far);
-	if (VB_NAME(any_neg)(far, nr))
-		code = VB_NAME(fast_sr_far)(v, a, nr, far & (VB_U)((VB_I)nr >> 31), code);
+	if (VB_NAME(any_neg)(far, nr)) {
+		VB_U af = av ? VB_NAME(maxu)(a, VB_NAME(minu)(*av, VB_NAME(splat)(1))) : a;
+		code = VB_NAME(fast_sr_far)(v, af, nr, far & (VB_U)((VB_I)nr >> 31), code);
+	}
 	return code;
+}
+
+VB_INLINE VB_U VB_NAME(fast_sr)(const VB_NAME(par) *v, VB_U a, VB_U nr)
+{
+	return VB_NAME(fast_sr_of)(v, a, nr, NULL);
 }
 
 /* The magnitude's code before overflow (above max_bits on overflow); sub

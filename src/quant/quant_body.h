@@ -269,9 +269,8 @@ VB_INLINE VB_NAME(par) VB_NAME(mx_par)(const quant_elem_enc *e, rng_key key)
 VB_INLINE VB_U VB_NAME(mx_sr_v)(const VB_NAME(par) *v, VB_U x, VB_F mul, VB_U hk)
 {
 	VB_U av = x & 0x7fffffffu;
-	VB_U a = (VB_U)((VB_F)av * mul);
-	a = VB_NAME(maxu)(a, VB_NAME(minu)(av, VB_NAME(splat)(1)));   /* vanished: the smallest subnormal */
-	VB_U c = VB_NAME(fast_sr)(v, a, VB_NAME(rbits_not)(hk, v->nk2));
+	VB_U a = (VB_U)((VB_F)av * mul);   /* vanished: the smallest subnormal (VB_NAME(fast_sr_of)) */
+	VB_U c = VB_NAME(fast_sr_of)(v, a, VB_NAME(rbits_not)(hk, v->nk2), &av);
 	c = VB_NAME(minu)(c, v->max_bits);
 	return c | ((x >> v->sign_shift) & (0x80000000u >> v->sign_shift));
 }
