@@ -256,6 +256,18 @@ START_TEST(e4m3_values)
 }
 END_TEST
 
+START_TEST(e8m0_values)
+{
+	ck_assert(quant_e8m0_value(127) == 1 && quant_e8m0_value(0) == 0x1p-127 && quant_e8m0_value(0xfe) == 0x1p127);
+	ck_assert(isnan(quant_e8m0_value(0xff)) && quant_e8m0_value(0x180) == 2);
+	const fmt_info *e8 = fmt_get(FMT_E8M0);
+	for (uint32_t c = 0; c < 256; c++) {
+		double v = quant_e8m0_value(c), w = fmt_to_double(e8, c);
+		ck_assert_msg(isnan(w) ? isnan(v) : v == w, "code 0x%02x: %a, want %a", c, v, w);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("quant");
@@ -271,6 +283,7 @@ int main(void)
 	tcase_add_test(tc, mx_sr_unbiased);
 	tcase_add_test(tc, bits_and_decode);
 	tcase_add_test(tc, e4m3_values);
+	tcase_add_test(tc, e8m0_values);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);
 }

@@ -138,6 +138,10 @@ double quant_decode(const quant_info *q, uint32_t bits, uint32_t scale_bits, dou
  * table entry is made from it. NaN for 0x7f and 0xff. */
 double quant_e4m3_value(uint32_t c);
 
+/* The value of the e8m0 code c (its low 8 bits; MX's scale format),
+ * 2^(c - 127), as quant_e4m3_value: NaN for 0xff. */
+double quant_e8m0_value(uint32_t c);
+
 typedef struct {
 	quant_id fmt;
 	quant_rule rule;   /* MX only; nvfp4 has one rule */

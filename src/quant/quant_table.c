@@ -123,6 +123,12 @@ double quant_e4m3_value(uint32_t c)
 	return c & 0x80u ? -v : v;
 }
 
+double quant_e8m0_value(uint32_t c)
+{
+	c &= 0xffu;
+	return c == 0xffu ? NAN : quant_pow2((int)c - 127);
+}
+
 double quant_decode(const quant_info *q, uint32_t bits, uint32_t scale_bits, double tensor_scale)
 {
 	double e = fmt_to_double(fmt_get(q->elem), bits);

@@ -217,11 +217,7 @@ static void decode_vals_of(decode_vals *d, const fmt_info *ef, bool nvfp4, float
 		d->fval[bits] = (float)d->val[bits];
 	}
 	for (uint32_t bits = 0; bits < 256; bits++) {
-		/* 2^(bits - 127): exact from its pattern (ldexp is a call per code) */
-		double two;
-		uint64_t b2 = (uint64_t)(bits + 1023 - 127) << 52;
-		memcpy(&two, &b2, 8);
-		d->sval[bits] = nvfp4 ? quant_e4m3_value(bits) * (double)s_t : bits == 0xff ? NAN : two;
+		d->sval[bits] = nvfp4 ? quant_e4m3_value(bits) * (double)s_t : quant_e8m0_value(bits);
 		d->fsval[bits] = (float)d->sval[bits];
 		d->mult[bits] = d->sval[bits] > 0 ? (float)(1.0 / d->sval[bits]) : 0.0f;
 	}
