@@ -237,7 +237,8 @@ static VB_NAME(enc_fn) VB_NAME(enc_sub)(const bulk_params *p, bool sr, size_t si
 static void VB_NAME(bulk_encode)(const bulk_params *p, rng_key k, uint32_t lo, void *out, const float *in, size_t n)
 {
 	size_t size = fmt_bulk_elem_size(p->fmt);
-	switch (VB_NAME(kind_of)(p)) {
+	bb_kind kind = VB_NAME(kind_of)(p);
+	switch (kind) {
 	case BB_BF16_RNE: VB_NAME(enc_BB_BF16_RNE_2)(p, k, lo, out, in, n); break;
 	case BB_BF16_SR:  VB_NAME(enc_BB_BF16_SR_2)(p, k, lo, out, in, n); break;
 #if VB_AVX2
@@ -250,7 +251,7 @@ static void VB_NAME(bulk_encode)(const bulk_params *p, rng_key k, uint32_t lo, v
 		break;
 	case BB_SUB_RNE:
 	case BB_SUB_SR:
-		VB_NAME(enc_sub)(p, VB_NAME(kind_of)(p) == BB_SUB_SR, size)(p, k, lo, out, in, n);
+		VB_NAME(enc_sub)(p, kind == BB_SUB_SR, size)(p, k, lo, out, in, n);
 		break;
 	case BB_GEN_RTO:
 		(size == 1 ? VB_NAME(enc_BB_GEN_RTO_1) : size == 2 ? VB_NAME(enc_BB_GEN_RTO_2)
