@@ -174,7 +174,8 @@ VB_INLINE VB_NAME(par) VB_NAME(par_for)(const bulk_params *p, rng_key k, fmt_id 
  * and below whether any lie under them (bulk_encode1's rule): hi + below
  * <= val < 2^24, so only a lane with r < 2^24 (one in 256) can go up, and
  * only then is the rule evaluated (VB_NAME(fast_sr_far)). */
-VB_INLINE VB_U VB_NAME(fast_sr_far)(const VB_NAME(par) *v, VB_U a, VB_U nr, VB_U far, VB_U code)
+static __attribute__((noinline, cold)) VB_TARGET VB_U VB_NAME(fast_sr_far)(const VB_NAME(par) *v, VB_U a, VB_U nr,
+                                                                           VB_U far, VB_U code)
 {
 	VB_U emu = VB_NAME(maxu)(a >> 23, VB_NAME(splat)(1));
 	VB_U sub = (VB_U)((VB_I)a < (VB_I)v->min_normal);
@@ -194,9 +195,14 @@ VB_INLINE VB_U VB_NAME(fast_sr_of)(const VB_NAME(par) *v, VB_U a, VB_U nr, const
 	VB_U d = (VB_U)VB_NAME(mins)((VB_U)((a & v->exp_mask) + v->minus_e1), v->rb_sh);
 	VB_U cnt = v->sb1 - (VB_U)((VB_I)d >> 23);
 	VB_U code = VB_NAME(srlv)(a - d + VB_NAME(srlv)(nr, 32u - cnt), cnt);
-	/* far lanes with r < 2^24: nr in [-2^24, 0) as a signed number */
-	VB_U far = (VB_U)((VB_I)a < (VB_I)v->far_normal) & (VB_U)((VB_I)nr > (VB_I)v->nr_far);
-	if (VB_NAME(any_neg)(far, nr)) {
+	/* far lanes with r < 2^24, tested as a - far_normal < 0 (both below
+	 * 2^31) and nr's top byte all ones (the byte compare sets that byte's
+	 * top bit, the lane's sign); then as nr in [-2^24, 0) as a signed
+	 * number. The fix is out of line: its constants and temporaries would
+	 * otherwise take registers (AVX2 has 16) from the loop around it. */
+	VB_U far_sign = (VB_U)((VB_B)nr == (VB_B){ 0 } - 1);
+	if (__builtin_expect_with_probability(VB_NAME(any_neg)(a - v->far_normal, far_sign), 0, 0.001)) {
+		VB_U far = (VB_U)((VB_I)a < (VB_I)v->far_normal) & (VB_U)((VB_I)nr > (VB_I)v->nr_far);
 		VB_U af = av ? VB_NAME(maxu)(a, VB_NAME(minu)(*av, VB_NAME(splat)(1))) : a;
 		code = VB_NAME(fast_sr_far)(v, af, nr, far & (VB_U)((VB_I)nr >> 31), code);
 	}
