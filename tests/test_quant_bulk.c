@@ -149,8 +149,9 @@ START_TEST(bulk_nvfp4_ties)
 }
 END_TEST
 
-/* quant_bulk on the avx512 path against the portable one (tested against
- * quant_run above) for one setting: elements and scales bit for bit. */
+/* quant_bulk on the AVX2 and AVX-512 paths (where the CPU has them)
+ * against the portable one (tested against quant_run above) for one
+ * setting: elements and scales bit for bit. */
 static void paths_agree(const float *v, size_t n, quant_id fmt, quant_rule rule, size_t block, float s_t,
                         uint64_t seed, uint64_t index0)
 {
@@ -158,16 +159,22 @@ static void paths_agree(const float *v, size_t n, quant_id fmt, quant_rule rule,
 	ck_assert(n <= sizeof e1);
 	quant_opts o = { .fmt = fmt, .rule = rule, .mode = FMT_SR, .seed = seed, .block = block };
 	memset(e1, 0xaa, n);
-	memset(e2, 0x55, n);
 	ck_assert(quant_bulk(FMT_SIMD_PORTABLE, &o, s_t, index0, e1, s1, v, n, NULL) == MP_OK);
-	ck_assert(quant_bulk(FMT_SIMD_AVX512, &o, s_t, index0, e2, s2, v, n, NULL) == MP_OK);
 	size_t bs = block ? block : (size_t)quant_get(fmt)->block, nb = (n + bs - 1) / bs;
-	ck_assert_msg(memcmp(s1, s2, nb) == 0, "%s: scales differ (seed %llu, index0 0x%llx, n %zu)",
-	              quant_get(fmt)->name, (unsigned long long)seed, (unsigned long long)index0, n);
-	for (size_t i = 0; i < n; i++)
-		ck_assert_msg(e1[i] == e2[i], "%s seed %llu index0 0x%llx n %zu: element %zu = %a: avx512 0x%02x, portable 0x%02x",
-		              quant_get(fmt)->name, (unsigned long long)seed, (unsigned long long)index0, n, i,
-		              (double)v[i], e2[i], e1[i]);
+	for (int p = FMT_SIMD_AVX2; p < FMT_SIMD_COUNT; p++) {
+		if (!fmt_simd_available((fmt_simd)p))
+			continue;
+		const char *path = fmt_simd_name((fmt_simd)p);
+		memset(e2, 0x55, n);
+		ck_assert(quant_bulk((fmt_simd)p, &o, s_t, index0, e2, s2, v, n, NULL) == MP_OK);
+		ck_assert_msg(memcmp(s1, s2, nb) == 0, "%s %s: scales differ (seed %llu, index0 0x%llx, n %zu)",
+		              quant_get(fmt)->name, path, (unsigned long long)seed, (unsigned long long)index0, n);
+		for (size_t i = 0; i < n; i++)
+			ck_assert_msg(e1[i] == e2[i],
+			              "%s seed %llu index0 0x%llx n %zu: element %zu = %a: %s 0x%02x, portable 0x%02x",
+			              quant_get(fmt)->name, (unsigned long long)seed, (unsigned long long)index0, n, i,
+			              (double)v[i], path, e2[i], e1[i]);
+	}
 }
 
 /* NVFP4 blocks whose elements lie at, and one fp32 step either side of,
@@ -220,14 +227,13 @@ static void random_tensor(float *v, size_t n, uint64_t seed)
 	}
 }
 
-/* The avx512 sr kernels against the portable code: NVFP4 elements at their
- * decision points (against quant_run too at index 0, seed 99), and random
- * tensors of many sizes and offsets for every format, with several seeds
- * and index0 just below and across a 2^32 boundary. */
+/* The AVX2 and AVX-512 sr kernels against the portable code: NVFP4
+ * elements at their decision points (against quant_run too at index 0,
+ * seed 99), and random tensors of many sizes and offsets for every
+ * format, with several seeds and index0 just below and across a 2^32
+ * boundary. */
 START_TEST(bulk_sr_paths_agree)
 {
-	if (!fmt_simd_available(FMT_SIMD_AVX512))
-		return;
 	enum { M = 16 * 355 };   /* within compare_on's N: 22 groups of 16 blocks and 3 */
 	static float v[M + 64];
 	static fmt_num x[M];

@@ -205,7 +205,7 @@ VB_INLINE VB_U VB_NAME(lanes)(void)
 }
 
 /* Exact conversions between lanes and fp32 for values below 2^24 (and
- * truncation of fp32 values in [0, 2^31)). */
+ * truncation toward 0 of fp32 values in (-2^31, 2^31)). */
 /* a b + c, rounded once where the instance has FMA (AVX2), else the
  * product and the sum each rounded: for a caller to whom either serves
  * (the product exact, or a bound that holds for both). The build does not

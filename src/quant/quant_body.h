@@ -10,18 +10,19 @@
  * - MX sr: a vanished nonzero product kept as the smallest subnormal, then
  *   fmt/round_body.h's stochastic rounding of the element format;
  * - nvfp4 rne: the count of the block's decision patterns below |x|;
- * - nvfp4 sr: the kept code as the count of quant_nv_sr_tab's h below |x|,
- *   up iff |x| > T = vd + rbits g (quant_impl.h). T is computed in fp32 to
- *   nearest: tv and tg are within an ulp of vd and g, rbits within half
- *   an ulp, the product and the sum each within half an ulp (or, fused,
- *   both within one half), so the computed T_c is within 5 2^-24 of T
- *   relatively and 2^-116 absolutely (g may be subnormal: its error 2^-149
- *   times rbits < 2^32). Then U = T_c (1 + 2^-20) + 2^-115 and L = T_c
- *   (1 - 2^-20) - 2^-115, each rounded to nearest (fused or not), still lie
- *   above and below T: |x| > U is up, |x| <= L
- *   is not, and a lane between them (about one in 10^5) is decided exactly
- *   by quant_nv_sr_exact. T_c is inf only for code 7 (never up) or where
- *   vd exceeds every fp32 (so does T: not up either).
+ * - nvfp4 sr: the kept code k as the count of quant_nv_sr_tab's h below
+ *   |x| = a, up iff rbits < R = (a - vd[k]) / g (quant_impl.h), where
+ *   a < vd[k + 1] puts R in [0, 2^32) and R / 4 below 2^30. Its fp32
+ *   form Q = a ig + nvq is within E = 577 of R / 4: ig errs by 2^-24
+ *   (1 + 2^-29) of itself, times a / (4 g) < 2^32 at most 257; the
+ *   product rounded (portable) at most 256 more, as it stays below
+ *   2^33; the sum, below 2^30 + 2^10, 64. Truncated to the integer Qi,
+ *   it is within E + 1 of R / 4, so with r4 = rbits >> 2 (rbits <= 4 r4
+ *   + 3) and d = r4 - Qi: d < -B is up (4 r4 + 3 < R) and d >= B is not
+ *   (4 r4 > R) for B = 1024 >= E + 2, and a lane in between (about one
+ *   in 10^6) is decided exactly by quant_nv_sr_exact, as is every lane
+ *   of a block whose ig would overflow (slow). Never up: Q = -2^20, so
+ *   d >= 2^20 (and no difference leaves 32 bits).
  *
  * Includers define what fmt/vec_body.h asks for. */
 
@@ -495,8 +496,9 @@ VB_INLINE VB_F VB_NAME(lookup8)(const float *t, VB_U k)
 #endif
 }
 
-/* code with its lanes open decided exactly (out of line: rare). */
-static __attribute__((noinline)) VB_TARGET VB_U VB_NAME(nv_sr_fix)(VB_U code, VB_U open, VB_U x, VB_U r, double D)
+/* code with its lanes open decided exactly (out of line and cold: rare). */
+static __attribute__((noinline, cold)) VB_TARGET VB_U VB_NAME(nv_sr_fix)(VB_U code, VB_U open, VB_U x, VB_U r,
+                                                                        double D)
 {
 	uint32_t o[VB_W], cd[VB_W], xs[VB_W], rs[VB_W];
 	memcpy(o, &open, sizeof o);
@@ -509,25 +511,20 @@ static __attribute__((noinline)) VB_TARGET VB_U VB_NAME(nv_sr_fix)(VB_U code, VB
 	return VB_NAME(load)(cd);
 }
 
-/* VB_W nvfp4 sr codes of one block's lanes x under scale code c. A lane
- * of code 7 is never up and never open: its tv is inf and its tg 0, so
- * T_c, U and L are inf. The products by 256 and by 1 +- 2^-20 and the
- * sums may be fused (VB_NAME(madd)): the bounds on T_c hold for one
- * rounding as for two. */
+/* VB_W nvfp4 sr codes of one block's lanes x under scale code c (the
+ * decision in integers at the top of this file). The product and the sum
+ * may be fused (VB_NAME(madd)): E allows for two roundings. */
 VB_INLINE VB_U VB_NAME(nv_sr_v)(VB_U x, VB_U hk, uint32_t c, const quant_nv_sr_tab *tab, VB_U k2)
 {
 	VB_U a = x & 0x7fffffffu, k = VB_NAME(count_row)(a, tab->h[c]);
 	VB_U r = VB_NAME(rbits)(hk, k2);
-	VB_F rf = VB_NAME(madd)(VB_NAME(u2f)(r >> 8), (VB_F){ 0 } + 256.0f, VB_NAME(u2f)(r & 255u));   /* one rounding */
-	VB_F t = VB_NAME(madd)(rf, VB_NAME(lookup8)(tab->tg[c], k), VB_NAME(lookup8)(tab->tv[c], k));
-	VB_F hi = VB_NAME(madd)(t, (VB_F){ 0 } + (1 + 0x1p-20f), (VB_F){ 0 } + 0x1p-115f);
-	VB_F lo = VB_NAME(madd)(t, (VB_F){ 0 } + (1 - 0x1p-20f), (VB_F){ 0 } - 0x1p-115f);
-	VB_F af = (VB_F)a;
-	/* open: above lo and not above hi (hi >= lo, and neither is a NaN) */
-	VB_U up = (VB_U)(af > hi), above_lo = (VB_U)(af > lo);
+	VB_F q = VB_NAME(madd)((VB_F)a, VB_NAME(lookup8)(tab->ig[c], k), VB_NAME(lookup8)(tab->nvq[c], k));
+	VB_I d = (VB_I)(r >> 2) - (VB_I)VB_NAME(f2u_trunc)(q);
+	VB_U up = (VB_U)(d < -1024), near = (VB_U)(d < 1024);
 	VB_U code = (k - up) | ((x >> 28) & 8u);
-	if (VB_NAME(any_andnot)(above_lo, up))
-		code = VB_NAME(nv_sr_fix)(code, above_lo & ~up, x, r, 2 * tab->vd[c][1]);
+	bool slow = tab->slow[c];
+	if (__builtin_expect_with_probability(slow || VB_NAME(any_andnot)(near, up), 0, 0.001))
+		code = VB_NAME(nv_sr_fix)(code, slow ? VB_NAME(splat)(~0u) : near & ~up, x, r, 2 * tab->vd[c][1]);
 	return code;
 }
 

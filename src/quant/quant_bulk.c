@@ -1,6 +1,7 @@
 /* Block-scaled quantization of fp32 arrays: the same bits as quant_run
  * (quant.c, exact rationals), by integer and fp32 arithmetic whose
  * exactness is argued at each step. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -459,7 +460,10 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 		t->vd[0][k] = t->sc[0][k] = 0;
 		t->tg[0][k] = 0;
 		t->tv[0][k] = INFINITY;
+		t->ig[0][k] = 0;
+		t->nvq[0][k] = -0x1p20f;
 	}
+	t->slow[0] = 0;
 	for (uint32_t c = 1; c < 127; c++) {
 		/* D = m 2^(E - 1075), a normal binary64 (2^-158 <= D < 2^128) */
 		double D = quant_e4m3_value(c) * (double)s_t;
@@ -469,6 +473,7 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 		int tz = __builtin_ctzll(m);
 		t->dm[c] = m >> tz;
 		int ed = (int)(b >> 52) - 1075 + tz;
+		t->slow[c] = 0;
 		for (int k = 0; k < 8; k++) {
 			t->h[c][k] = k < 7 ? pattern_ge(val[k + 1] * D) : QUANT_NV_NEVER;
 			t->vd[c][k] = val[k] * D;
@@ -477,6 +482,13 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 			double g = k < 7 ? D * quant_pow2(gap[k] - 32) : 0, vd = k < 7 ? val[k] * D : INFINITY;
 			t->tg[c][k] = f32_up(g);
 			t->tv[c][k] = f32_up(vd);
+			/* 1 / (4 g) = 2^(30 - p) / D, rounded twice (binary64, then
+			 * fp32): within 2^-24 (1 + 2^-29) of it */
+			double ig = k < 7 ? quant_pow2(30 - gap[k]) / D : 0;
+			t->ig[c][k] = (float)ig;
+			t->nvq[c][k] = k < 7 ? (float)(-val[k] * quant_pow2(30 - gap[k])) : -0x1p20f;
+			if (!(ig <= FLT_MAX))
+				t->slow[c] = 1;
 		}
 	}
 }

@@ -191,6 +191,16 @@ typedef struct {
 	 * a < T: not up. Only a lane between the two needs the exact test. */
 	float tg[127][8];
 	float tv[127][8];
+	/* The decision in 32-bit integers (quant/quant_body.h's AVX2 and
+	 * portable kernels): up iff rbits < R = (a - vd[kept]) / g, R in
+	 * [0, 2^32), through Q = a ig + nvq in fp32, ig = 1 / (4 g) rounded
+	 * to nearest and nvq = -vd / (4 g) = -v_k 2^(30 - p_k) exactly;
+	 * ig 0 and nvq -2^20 where never up (code 7, row 0). slow[c]: ig
+	 * would overflow fp32 (D below about 2^-97): every lane of such a
+	 * block is decided exactly. */
+	float ig[127][8];
+	float nvq[127][8];
+	uint8_t slow[127];
 } quant_nv_sr_tab;
 
 /* nvfp4 sr over whole blocks of 16 (n a multiple of 16), scale codes as
