@@ -18,20 +18,20 @@
 #define BB_PREFETCH 2048
 
 /* The codes of the VB_LINE / size elements that fill one register at in;
- * idx: the SR indices of in[0..VB_W), t their keyed counters' state
- * (VB_NAME(ctr_step) done for the line). */
+ * t: the SR indices' keyed counters (VB_NAME(ctr_step) done for the
+ * line). */
 VB_INLINE VB_U VB_NAME(encode_line)(const VB_NAME(par) *v, bb_kind kind, size_t size, const float *in,
-                                      const VB_NAME(ctr) *t, VB_U idx)
+                                      const VB_NAME(ctr) *t)
 {
 	const uint32_t w = VB_W;
-	VB_U y0 = VB_NAME(encode)(v, kind, VB_NAME(load)(in), VB_NAME(ctr_hk)(t, idx, 0));
+	VB_U y0 = VB_NAME(encode)(v, kind, VB_NAME(load)(in), VB_NAME(ctr_h1)(t, 0));
 	if (size == 4)
 		return y0;
-	VB_U y1 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + w), VB_NAME(ctr_hk)(t, idx, 1));
+	VB_U y1 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + w), VB_NAME(ctr_h1)(t, 1));
 	if (size == 2)
 		return (VB_U)VB_NAME(pack16)(y0, y1);
-	VB_U y2 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + 2 * w), VB_NAME(ctr_hk)(t, idx, 2));
-	VB_U y3 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + 3 * w), VB_NAME(ctr_hk)(t, idx, 3));
+	VB_U y2 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + 2 * w), VB_NAME(ctr_h1)(t, 2));
+	VB_U y3 = VB_NAME(encode)(v, kind, VB_NAME(load)(in + 3 * w), VB_NAME(ctr_h1)(t, 3));
 	return (VB_U)VB_NAME(pack8)(y0, y1, y2, y3);
 }
 
@@ -65,7 +65,7 @@ VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t si
 				__builtin_prefetch((const char *)(in + i + BB_PREFETCH) + l);
 			if (sr)
 				VB_NAME(ctr_step)(&t, idx_lo + (uint32_t)i, idx, (int)(4 / size));
-			VB_NAME(stream)((char *)out + i * size, VB_NAME(encode_line)(&v, kind, size, in + i, &t, idx));
+			VB_NAME(stream)((char *)out + i * size, VB_NAME(encode_line)(&v, kind, size, in + i, &t));
 		}
 		VB_NAME(stream_end)();
 	}
@@ -73,13 +73,13 @@ VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t si
 	for (; i + VB_W <= n; i += VB_W, idx += VB_W) {
 		if (sr)
 			VB_NAME(ctr_step)(&t, idx_lo + (uint32_t)i, idx, 1);
-		VB_U y = VB_NAME(encode)(&v, kind, VB_NAME(load)(in + i), VB_NAME(ctr_hk)(&t, idx, 0));
+		VB_U y = VB_NAME(encode)(&v, kind, VB_NAME(load)(in + i), VB_NAME(ctr_h1)(&t, 0));
 		VB_NAME(store_elems)((char *)out + i * size, size, y);
 	}
 	if (i < n) {
 		uint32_t tl[VB_W] = { 0 };
 		memcpy(tl, in + i, (n - i) * 4);
-		VB_U y = VB_NAME(encode)(&v, kind, VB_NAME(load)(tl), VB_NAME(keyed)(idx, v.k1f));
+		VB_U y = VB_NAME(encode)(&v, kind, VB_NAME(load)(tl), VB_NAME(keyed1)(idx, v.k1f));
 		VB_NAME(store_part)((char *)out + i * size, size, y, n - i);
 	}
 }
@@ -96,12 +96,12 @@ VB_INLINE void VB_NAME(quantize_all)(const bulk_params *p, bb_kind kind, fmt_id 
 			__builtin_prefetch(x + i + BB_PREFETCH);
 		if (VB_NAME(kind_sr)(kind))
 			VB_NAME(ctr_step)(&t, idx_lo + (uint32_t)i, idx, 1);
-		VB_NAME(store)(x + i, VB_NAME(quantize)(&v, kind, VB_NAME(load)(x + i), VB_NAME(ctr_hk)(&t, idx, 0)));
+		VB_NAME(store)(x + i, VB_NAME(quantize)(&v, kind, VB_NAME(load)(x + i), VB_NAME(ctr_h1)(&t, 0)));
 	}
 	if (i < n) {
 		uint32_t tl[VB_W] = { 0 };
 		memcpy(tl, x + i, (n - i) * 4);
-		VB_NAME(store)(tl, VB_NAME(quantize)(&v, kind, VB_NAME(load)(tl), VB_NAME(keyed)(idx, v.k1f)));
+		VB_NAME(store)(tl, VB_NAME(quantize)(&v, kind, VB_NAME(load)(tl), VB_NAME(keyed1)(idx, v.k1f)));
 		memcpy(x + i, tl, (n - i) * 4);
 	}
 }
@@ -128,17 +128,17 @@ VB_INLINE size_t VB_NAME(accumulate_all)(const bulk_params *p, bb_kind kind, rng
 		VB_F vx, vu, vt;
 		memcpy(&vx, xo, sizeof vx);
 		memcpy(&vu, uu, sizeof vu);
-		VB_U hk = VB_NAME(keyed)(lanes + (idx_lo + (uint32_t)i), v.k1f);
+		VB_U h1 = VB_NAME(keyed1)(lanes + (idx_lo + (uint32_t)i), v.k1f);
 		if (comp) {
 			memcpy(cc, comp + i, m * 4);
 			VB_F c;
 			memcpy(&c, cc, sizeof c);
 			VB_F y = vu - c;
-			vt = (VB_F)VB_NAME(quantize)(&v, kind, (VB_U)(vx + y), hk);
-			c = (VB_F)VB_NAME(quantize)(&vr, kr, (VB_U)((vt - vx) - y), hk);
+			vt = (VB_F)VB_NAME(quantize)(&v, kind, (VB_U)(vx + y), h1);
+			c = (VB_F)VB_NAME(quantize)(&vr, kr, (VB_U)((vt - vx) - y), h1);
 			memcpy(comp + i, &c, m * 4);
 		} else {
-			vt = (VB_F)VB_NAME(quantize)(&v, kind, (VB_U)(vx + vu), hk);
+			vt = (VB_F)VB_NAME(quantize)(&v, kind, (VB_U)(vx + vu), h1);
 		}
 		int32_t eq[VB_W];
 		VB_I e = vt == vx;

@@ -221,17 +221,17 @@ VB_INLINE VB_U VB_NAME(fast_sr)(const VB_NAME(par) *v, VB_U a, VB_U nr)
  * 23) + k 2^m with k = |x| / 2^m rounded to nearest even (2^(m + 23) is an
  * even multiple of 2^m), and its pattern less that of 2^(m + 23) is k, the
  * code (the min normal's code 2^frac_bits where |x| rounds up to it). */
-VB_INLINE VB_U VB_NAME(fast_mag)(const VB_NAME(par) *v, bool sr, bool has_sub, VB_U a, VB_U hk, VB_U *sub)
+VB_INLINE VB_U VB_NAME(fast_mag)(const VB_NAME(par) *v, bool sr, bool has_sub, VB_U a, VB_U h1, VB_U *sub)
 {
 	*sub = (VB_U){ 0 };
 	if (has_sub)
 		*sub = (VB_U)((VB_I)a < (VB_I)v->min_normal);   /* a < 2^31: signed */
 	if (sr && has_sub)
-		return VB_NAME(fast_sr)(v, a, VB_NAME(rbits_not)(hk, v->nk2));
+		return VB_NAME(fast_sr)(v, a, VB_NAME(rbits_not)(h1, v->nk2));
 	VB_U enc;
 	if (sr) {
 		/* lowbias32's last step leaves the top half alone, and nr >> keep (keep >= 16) reads none of the rest */
-		VB_U nr = VB_NAME(mix_body)(hk) ^ v->nk2;
+		VB_U nr = VB_NAME(mix_body)(h1) ^ v->nk2;
 		enc = ((a + (nr >> v->keep)) >> v->shift) - v->rebias;
 	} else {
 		/* the rebias folded into half_rb: normal lanes have a >= its shifted value */
@@ -248,10 +248,10 @@ VB_INLINE VB_U VB_NAME(nan_mask)(VB_U x)
 }
 
 /* bf16 in the high half of each lane (x + add), NaN lanes the canonical NaN. */
-VB_INLINE VB_U VB_NAME(bf16_high)(const VB_NAME(par) *v, bool sr, VB_U x, VB_U hk)
+VB_INLINE VB_U VB_NAME(bf16_high)(const VB_NAME(par) *v, bool sr, VB_U x, VB_U h1)
 {
 	/* SR: lowbias32's last step, x ^= x >> 16, leaves the top half alone */
-	VB_U add = sr ? (VB_NAME(mix_body)(hk) ^ v->nk2) >> 16 : 0x7fffu + ((x >> 16) & 1u);
+	VB_U add = sr ? (VB_NAME(mix_body)(h1) ^ v->nk2) >> 16 : 0x7fffu + ((x >> 16) & 1u);
 	return VB_NAME(sel)(VB_NAME(nan_mask)(x), VB_NAME(splat)(0x7fc00000u), x + add);
 }
 
@@ -262,11 +262,11 @@ VB_INLINE VB_U VB_NAME(bf16_high)(const VB_NAME(par) *v, bool sr, VB_U x, VB_U h
  * even kept's last bit, rnz carries when the first 32 discarded bits
  * exceed 2^31 (nothing lies below them when they are exactly 2^31: ties
  * keep kept), sr-equal carries when r < 2^31, that is when the top bit of
- * nr = ~r is set (VB_NAME(mix_body) of hk, as VB_NAME(encode) takes it). Past max a
+ * nr = ~r is set (VB_NAME(mix_body) of h1, as VB_NAME(encode) takes it). Past max a
  * finite lane gives +-max under rto, and under sr-equal when the draw
  * stays down; the overflow result (with the sign where ov_signed)
  * otherwise. */
-VB_INLINE VB_U VB_NAME(gen)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U hk)
+VB_INLINE VB_U VB_NAME(gen)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U h1)
 {
 	const VB_U one = VB_NAME(splat)(1), c32 = VB_NAME(splat)(32), zero = { 0 };
 	VB_U a = x & 0x7fffffffu, e = a >> 23;
@@ -285,7 +285,7 @@ VB_INLINE VB_U VB_NAME(gen)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U hk
 		up = inexact & (VB_U)((kept & one) == 0u);
 		stay = finite;
 	} else {
-		VB_U nr = VB_NAME(mix_body)(hk) ^ v->nk2;
+		VB_U nr = VB_NAME(mix_body)(h1) ^ v->nk2;
 		up = inexact & (VB_U)((VB_I)nr < 0);
 		stay = finite & (VB_U)((VB_I)nr >= 0);
 	}
@@ -297,14 +297,15 @@ VB_INLINE VB_U VB_NAME(gen)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U hk
 	return VB_NAME(sel)(VB_NAME(nan_mask)(x), v->nan_bits, enc);
 }
 
-/* fp32 patterns x -> codes (32-bit lanes); hk: the keyed counters of the
- * lanes' SR indices (fmt/vec_body.h's VB_NAME(keyed) under v->k1f). */
-VB_INLINE VB_U VB_NAME(encode)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U hk)
+/* fp32 patterns x -> codes (32-bit lanes); h1: the keyed counters of the
+ * lanes' SR indices times lowbias32's first factor (fmt/vec_body.h's
+ * VB_NAME(keyed1) under v->k1f). */
+VB_INLINE VB_U VB_NAME(encode)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U h1)
 {
 	switch (kind) {
 	case BB_BF16_RNE:
 	case BB_BF16_SR:
-		return VB_NAME(bf16_high)(v, kind == BB_BF16_SR, x, hk) >> 16;
+		return VB_NAME(bf16_high)(v, kind == BB_BF16_SR, x, h1) >> 16;
 #if VB_AVX2
 	case BB_FP16_F16C:
 		return VB_NAME(sel)(VB_NAME(nan_mask)(x), v->nan_bits, VB_NAME(f16c_encode)(x));
@@ -316,10 +317,10 @@ VB_INLINE VB_U VB_NAME(encode)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U
 	case BB_GEN_RTO:
 	case BB_GEN_RNZ:
 	case BB_GEN_SRE:
-		return VB_NAME(gen)(v, kind, x, hk);
+		return VB_NAME(gen)(v, kind, x, h1);
 	default: {
 		VB_U sub, a = x & 0x7fffffffu;
-		VB_U enc = VB_NAME(fast_mag)(v, VB_NAME(kind_fast_sr)(kind), VB_NAME(kind_sub)(kind), a, hk, &sub);
+		VB_U enc = VB_NAME(fast_mag)(v, VB_NAME(kind_fast_sr)(kind), VB_NAME(kind_sub)(kind), a, h1, &sub);
 		enc = VB_NAME(minu)(enc, v->ov_bits);
 		enc |= (x >> v->sign_shift) & v->sign_bit;
 		return VB_NAME(sel)(VB_NAME(nan_mask)(x), v->nan_bits, enc);
@@ -368,18 +369,18 @@ VB_INLINE VB_U VB_NAME(code_decode)(fmt_id fmt, VB_U b)
 	}
 }
 
-/* fp32 patterns x -> the fp32 patterns of their rounded values (hk as for
+/* fp32 patterns x -> the fp32 patterns of their rounded values (h1 as for
  * VB_NAME(encode)): bulk_decode1
  * of the code, built from the code's parts (a normal code's pattern is
  * (code + rebias) << shift, a subnormal one is code 2^m, exact in fp32). */
-VB_INLINE VB_U VB_NAME(quantize)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U hk)
+VB_INLINE VB_U VB_NAME(quantize)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB_U h1)
 {
 	const VB_U qnan = VB_NAME(splat)(0x7fc00000u);
 	switch (kind) {
 	case BB_BF16_RNE:
 	case BB_BF16_SR:
 		/* NaN lanes already hold fp32's canonical NaN */
-		return VB_NAME(bf16_high)(v, kind == BB_BF16_SR, x, hk) & 0xffff0000u;
+		return VB_NAME(bf16_high)(v, kind == BB_BF16_SR, x, h1) & 0xffff0000u;
 #if VB_AVX2
 	case BB_FP16_F16C: {
 		__m128i h = _mm256_cvtps_ph((__m256)x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -387,14 +388,14 @@ VB_INLINE VB_U VB_NAME(quantize)(const VB_NAME(par) *v, bb_kind kind, VB_U x, VB
 	}
 #endif
 	case BB_FP32:
-		return VB_NAME(encode)(v, kind, x, hk);
+		return VB_NAME(encode)(v, kind, x, h1);
 	case BB_GEN_RTO:
 	case BB_GEN_RNZ:
 	case BB_GEN_SRE:
-		return VB_NAME(code_decode)(v->fmt, VB_NAME(gen)(v, kind, x, hk));
+		return VB_NAME(code_decode)(v->fmt, VB_NAME(gen)(v, kind, x, h1));
 	default: {
 		VB_U sub, a = x & 0x7fffffffu;
-		VB_U enc = VB_NAME(fast_mag)(v, VB_NAME(kind_fast_sr)(kind), VB_NAME(kind_sub)(kind), a, hk, &sub);
+		VB_U enc = VB_NAME(fast_mag)(v, VB_NAME(kind_fast_sr)(kind), VB_NAME(kind_sub)(kind), a, h1, &sub);
 		VB_U ov = VB_NAME(gt)(enc, v->max_bits);
 		VB_U mag = (enc + v->rebias) << v->shift;
 		if (VB_NAME(kind_sub)(kind))

@@ -232,53 +232,66 @@ VB_INLINE VB_U VB_NAME(f2u_trunc)(VB_F f)
 /* rng_bits_keyed (util/rng.h) in every lane starts from the keyed counter
  * hk = idx ^ (idx >> 16) ^ k1f: lowbias32's first step over idx ^ k1,
  * with k1's share folded into k1f = k1 ^ (k1 >> 16), as shifts distribute
- * over xor. */
+ * over xor. The kernels take it times lowbias32's first factor, h1 = hk
+ * RNG_MIX32_M1 (mod 2^32), which VB_NAME(ctr) makes with one vector add. */
 VB_INLINE VB_U VB_NAME(keyed)(VB_U idx, VB_U k1f)
 {
 	return idx ^ (idx >> 16) ^ k1f;
 }
 
-/* The rest of lowbias32 up to its second multiply; the bits are then
- * x ^ (x >> 16) ^ k2. */
-VB_INLINE VB_U VB_NAME(mix_body)(VB_U hk)
+/* h1 of the indices idx, lane by lane. */
+VB_INLINE VB_U VB_NAME(keyed1)(VB_U idx, VB_U k1f)
 {
-	VB_U x = hk * 0x7feb352du;
-	x ^= x >> 15;
-	return x * 0x846ca68bu;
+	return VB_NAME(keyed)(idx, k1f) * RNG_MIX32_M1;
+}
+
+/* The rest of lowbias32 from h1 up to its second multiply; the bits are
+ * then x ^ (x >> 16) ^ k2. */
+VB_INLINE VB_U VB_NAME(mix_body)(VB_U h1)
+{
+	VB_U x = h1 ^ (h1 >> 15);
+	return x * RNG_MIX32_M2;
 }
 
 /* rng_bits_keyed's bits: x ^ (x >> 16) ^ k2. */
-VB_INLINE VB_U VB_NAME(rbits)(VB_U hk, VB_U k2)
+VB_INLINE VB_U VB_NAME(rbits)(VB_U h1, VB_U k2)
 {
-	VB_U x = VB_NAME(mix_body)(hk);
+	VB_U x = VB_NAME(mix_body)(h1);
 	return x ^ (x >> 16) ^ k2;
 }
 
 /* The complement of rng_bits_keyed's bits, nk2 = ~k2: ~r = x ^ (x >> 16) ^ ~k2. */
-VB_INLINE VB_U VB_NAME(rbits_not)(VB_U hk, VB_U nk2)
+VB_INLINE VB_U VB_NAME(rbits_not)(VB_U h1, VB_U nk2)
 {
-	VB_U x = VB_NAME(mix_body)(hk);
+	VB_U x = VB_NAME(mix_body)(h1);
 	return x ^ (x >> 16) ^ nk2;
 }
 
-/* Keyed counters for a loop that steps forward through the indices:
- * idx >> 16 is one value for 2^16 indices in a row, so while a step lies
- * in the run of the step before, hk = idx ^ c with c = (idx >> 16) ^ k1f
- * held in a register: one xor for the shift and two xors of
- * VB_NAME(keyed). c[s] serves the step's vector s (indices idx + s VB_W);
- * a step within one run sets all four c[s] (a later step may have more
- * vectors than it), one across a multiple of 2^16 sets those of its own
- * vectors lane by lane and hi to a value no step has (every hi is below
- * 2^16), so the next step sets them again. */
+/* h1 for a loop that steps forward through the indices, nvec vectors (1,
+ * 2 or 4) a step. idx >> 16 is one value for 2^16 indices in a row, so
+ * while a step lies in one such run, hk = j ^ C for each of its indices
+ * j, with C = (j >> 16) ^ k1f. Where the step's first index b is a
+ * multiple of its length n = nvec VB_W (a power of 2), its indices are
+ * b + o for the offsets o < n, and as b has no bits below n, hk = (b ^
+ * (C & -n)) + (o ^ (C mod n)): h1 = P + L_o, the product P = (b ^ (C &
+ * -n)) M1 once per step, broadcast, and L_o = (o ^ (C mod n)) M1 made
+ * once per run (M1 = RNG_MIX32_M1; multiplication mod 2^32 distributes
+ * over the sum). One vector add per vector takes the place of an add,
+ * an xor and a multiply. A step across a run's end, or from a b that is
+ * not a multiple of n, gets each lane's h1 whole (p = 0). */
 typedef struct {
-	VB_U c[4];
+	VB_U v[4];       /* vector s: L for its offsets s VB_W + lane, or its whole h1 where p is 0 */
 	VB_U k1f;
-	uint32_t hi;   /* the idx >> 16 that every lane of c[] stands for, when they share one */
+	uint32_t p;      /* P */
+	uint32_t k1fs;   /* k1f's value (every lane's) */
+	uint32_t chi;    /* C & -n for the run hi */
+	uint32_t hi;     /* the run of the step before, where it began at a multiple of n; else ~0u */
+	int nvec;        /* n / VB_W for v[] */
 } VB_NAME(ctr);
 
 VB_INLINE VB_NAME(ctr) VB_NAME(ctr_of)(VB_U k1f)
 {
-	VB_NAME(ctr) t = { .k1f = k1f, .hi = ~0u };
+	VB_NAME(ctr) t = { .k1f = k1f, .k1fs = k1f[0], .hi = ~0u };
 	return t;
 }
 
@@ -286,24 +299,29 @@ VB_INLINE VB_NAME(ctr) VB_NAME(ctr_of)(VB_U k1f)
  * idx + VB_W, ...; b no smaller than any index of an earlier step). */
 VB_INLINE void VB_NAME(ctr_step)(VB_NAME(ctr) *t, uint32_t b, VB_U idx, int nvec)
 {
-	uint32_t last = b + (uint32_t)(nvec * VB_W - 1);
-	if (__builtin_expect(last >> 16 == t->hi, 1))
-		return;
-	if (b >> 16 == last >> 16) {
-		t->hi = last >> 16;
-		for (int s = 0; s < 4; s++)
-			t->c[s] = VB_NAME(splat)(t->hi) ^ t->k1f;
-		return;
+	uint32_t n = (uint32_t)(nvec * VB_W), last = b + n - 1;
+	if (__builtin_expect(last >> 16 != t->hi || b % n != 0 || nvec != t->nvec, 0)) {
+		if (b >> 16 != last >> 16 || b % n != 0) {
+			t->hi = ~0u;
+			t->p = 0;
+			for (int s = 0; s < nvec; s++)
+				t->v[s] = VB_NAME(keyed1)(idx + (uint32_t)(s * VB_W), t->k1f);
+			return;
+		}
+		t->hi = b >> 16;
+		t->nvec = nvec;
+		uint32_t c = t->hi ^ t->k1fs;
+		t->chi = c & ~(n - 1);
+		for (int s = 0; s < nvec; s++)
+			t->v[s] = ((VB_NAME(lanes)() + (uint32_t)(s * VB_W)) ^ (c & (n - 1))) * RNG_MIX32_M1;
 	}
-	t->hi = ~0u;
-	for (int s = 0; s < nvec; s++)
-		t->c[s] = ((idx + (uint32_t)(s * VB_W)) >> 16) ^ t->k1f;
+	t->p = (b ^ t->chi) * RNG_MIX32_M1;
 }
 
-/* The keyed counters of vector s of the step (idx: the step's first). */
-VB_INLINE VB_U VB_NAME(ctr_hk)(const VB_NAME(ctr) *t, VB_U idx, int s)
+/* h1 of vector s of the step. */
+VB_INLINE VB_U VB_NAME(ctr_h1)(const VB_NAME(ctr) *t, int s)
 {
-	return (idx + (uint32_t)(s * VB_W)) ^ t->c[s];
+	return VB_NAME(splat)(t->p) + t->v[s];
 }
 
 /* fp32 -> fp16 and back by the F16C instructions (round to nearest even,

@@ -267,11 +267,11 @@ VB_INLINE VB_NAME(par) VB_NAME(mx_par)(const quant_elem_enc *e, rng_key key)
 	return v;
 }
 
-VB_INLINE VB_U VB_NAME(mx_sr_v)(const VB_NAME(par) *v, VB_U x, VB_F mul, VB_U hk)
+VB_INLINE VB_U VB_NAME(mx_sr_v)(const VB_NAME(par) *v, VB_U x, VB_F mul, VB_U h1)
 {
 	VB_U av = x & 0x7fffffffu;
 	VB_U a = (VB_U)((VB_F)av * mul);   /* vanished: the smallest subnormal (VB_NAME(fast_sr_of)) */
-	VB_U c = VB_NAME(fast_sr_of)(v, a, VB_NAME(rbits_not)(hk, v->nk2), &av);
+	VB_U c = VB_NAME(fast_sr_of)(v, a, VB_NAME(rbits_not)(h1, v->nk2), &av);
 	c = VB_NAME(minu)(c, v->max_bits);
 	return c | ((x >> v->sign_shift) & (0x80000000u >> v->sign_shift));
 }
@@ -285,15 +285,15 @@ VB_INLINE void VB_NAME(mx_sr_block)(uint8_t *elems, const float *in, size_t bs, 
 	size_t i = 0;
 	for (; i + 4 * VB_W <= bs; i += 4 * VB_W, idx += 4 * VB_W) {
 		VB_NAME(ctr_step)(t, b + (uint32_t)i, idx, 4);
-		VB_B y = VB_NAME(pack8)(VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i), mul, VB_NAME(ctr_hk)(t, idx, 0)),
-		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + VB_W), mul, VB_NAME(ctr_hk)(t, idx, 1)),
-		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + 2 * VB_W), mul, VB_NAME(ctr_hk)(t, idx, 2)),
-		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + 3 * VB_W), mul, VB_NAME(ctr_hk)(t, idx, 3)));
+		VB_B y = VB_NAME(pack8)(VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i), mul, VB_NAME(ctr_h1)(t, 0)),
+		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + VB_W), mul, VB_NAME(ctr_h1)(t, 1)),
+		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + 2 * VB_W), mul, VB_NAME(ctr_h1)(t, 2)),
+		                        VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i + 3 * VB_W), mul, VB_NAME(ctr_h1)(t, 3)));
 		memcpy(elems + i, &y, sizeof y);
 	}
 	for (; i < bs; i += VB_W, idx += VB_W) {
 		VB_NAME(ctr_step)(t, b + (uint32_t)i, idx, 1);
-		VB_NAME(store_bytes)(elems + i, VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i), mul, VB_NAME(ctr_hk)(t, idx, 0)));
+		VB_NAME(store_bytes)(elems + i, VB_NAME(mx_sr_v)(v, VB_NAME(load)(in + i), mul, VB_NAME(ctr_h1)(t, 0)));
 	}
 }
 
@@ -514,10 +514,10 @@ static __attribute__((noinline, cold)) VB_TARGET VB_U VB_NAME(nv_sr_fix)(VB_U co
 /* VB_W nvfp4 sr codes of one block's lanes x under scale code c (the
  * decision in integers at the top of this file). The product and the sum
  * may be fused (VB_NAME(madd)): E allows for two roundings. */
-VB_INLINE VB_U VB_NAME(nv_sr_v)(VB_U x, VB_U hk, uint32_t c, const quant_nv_sr_tab *tab, VB_U k2)
+VB_INLINE VB_U VB_NAME(nv_sr_v)(VB_U x, VB_U h1, uint32_t c, const quant_nv_sr_tab *tab, VB_U k2)
 {
 	VB_U a = x & 0x7fffffffu, k = VB_NAME(count_row)(a, tab->h[c]);
-	VB_U r = VB_NAME(rbits)(hk, k2);
+	VB_U r = VB_NAME(rbits)(h1, k2);
 	VB_F q = VB_NAME(madd)((VB_F)a, VB_NAME(lookup8)(tab->ig[c], k), VB_NAME(lookup8)(tab->nvq[c], k));
 	VB_I d = (VB_I)(r >> 2) - (VB_I)VB_NAME(f2u_trunc)(q);
 	VB_U up = (VB_U)(d < -1024), near = (VB_U)(d < 1024);
@@ -538,7 +538,7 @@ VB_INLINE void VB_NAME(nv_sr_block)(uint8_t *elems, const float *in, uint32_t c,
 	VB_NAME(ctr_step)(t, b, idx, 16 / VB_W);
 	#pragma GCC unroll 16
 	for (int i = 0; i < 16 / VB_W; i++)
-		y[i] = VB_NAME(nv_sr_v)(VB_NAME(load)(in + VB_W * i), VB_NAME(ctr_hk)(t, idx, i), c, tab, k2);
+		y[i] = VB_NAME(nv_sr_v)(VB_NAME(load)(in + VB_W * i), VB_NAME(ctr_h1)(t, i), c, tab, k2);
 	VB_NAME(store16_bytes)(elems, y);
 }
 

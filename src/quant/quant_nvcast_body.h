@@ -18,7 +18,7 @@ VB_INLINE void VB_NAME(nv_row_block)(float *out, const float *in, uint32_t c, co
 	#pragma GCC unroll 16
 	for (int i = 0; i < 16 / VB_W; i++) {
 		VB_U x = VB_NAME(load)(in + VB_W * i), a = x & 0x7fffffffu;
-		VB_U k = sr ? VB_NAME(nv_sr_v)(x, VB_NAME(ctr_hk)(ct, idx, i), c, t->sr, k2) & 7u
+		VB_U k = sr ? VB_NAME(nv_sr_v)(x, VB_NAME(ctr_h1)(ct, i), c, t->sr, k2) & 7u
 		            : VB_NAME(count_row)(a, t->g[c]);
 		VB_F q = (VB_F)((VB_U)VB_NAME(lookup8)(t->mag[c], k) | (x & 0x80000000u));
 		*u -= (VB_U)((VB_F)x != 0.0f) & (VB_U)(q == 0.0f);

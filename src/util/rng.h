@@ -17,13 +17,17 @@ static inline MP_HD uint64_t rng_mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+/* lowbias32's two factors (the SIMD kernels split its steps: fmt/vec_body.h). */
+#define RNG_MIX32_M1 0x7feb352du
+#define RNG_MIX32_M2 0x846ca68bu
+
 /* A bijective 32-bit mix (Wellons' lowbias32): cheap enough for SIMD lanes. */
 static inline MP_HD uint32_t rng_mix32(uint32_t x)
 {
 	x ^= x >> 16;
-	x *= 0x7feb352du;
+	x *= RNG_MIX32_M1;
 	x ^= x >> 15;
-	x *= 0x846ca68bu;
+	x *= RNG_MIX32_M2;
 	x ^= x >> 16;
 	return x;
 }
