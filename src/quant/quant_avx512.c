@@ -146,6 +146,7 @@ Q512 size_t quant_mx_rne_avx512(uint8_t *elems, uint8_t *scales, const float *in
 		 * nvfp4 kernels do, is faster in cache but slower from memory) */
 		uint32_t mul[16];
 		for (; b + 512 <= full && mx_scales512(scales + k, mul, in + b, r); b += 512, k += 16) {
+			quant_prefetch_ahead(in + b, 512);
 			for (size_t i = 0; i < 16; i++) {
 				__m512 mv = _mm512_castsi512_ps(_mm512_set1_epi32((int)mul[i]));
 				mx_rne16(elems + b + 32 * i, _mm512_loadu_si512(in + b + 32 * i), mv, &e);
@@ -381,6 +382,7 @@ Q512 size_t quant_mx_sr_avx512(uint8_t *elems, uint8_t *scales, const float *in,
 		/* 16 blocks at a time, as quant_mx_rne_avx512 */
 		uint32_t mul[16];
 		for (; b + 512 <= full && mx_scales512(scales + k, mul, in + b, r); b += 512, k += 16) {
+			quant_prefetch_ahead(in + b, 512);
 			__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + b)), lane);
 			mx_sr_elems512(elems + b, in + b, mul, &e, idx);
 		}
@@ -441,6 +443,7 @@ Q512 size_t quant_nv_rne16_avx512(uint8_t *elems, uint8_t *scales, const float *
 	bool ok = n >= 256 && nv_codes256(scales, code[0], in, six);
 	for (int cur = 0; ok; b += 256, cur ^= 1) {
 		ok = b + 512 <= n && nv_codes256(scales + b / 16 + 16, code[cur ^ 1], in + b + 256, six);
+		quant_prefetch_ahead(in + b, 256);
 		for (size_t i = 0; i < 16; i++) {
 			__m512i v = _mm512_loadu_si512(in + b + 16 * i);
 			nv_elems16(elems + b + 16 * i, v, _mm512_and_si512(v, abs), g[code[cur][i]]);
@@ -535,6 +538,7 @@ Q512 size_t quant_nv_sr16_avx512(uint8_t *elems, uint8_t *scales, const float *i
 	bool ok = n >= 256 && nv_codes256(scales, code[0], in, six);
 	for (int cur = 0; ok; b += 256, cur ^= 1) {
 		ok = b + 512 <= n && nv_codes256(scales + b / 16 + 16, code[cur ^ 1], in + b + 256, six);
+		quant_prefetch_ahead(in + b, 256);
 		__m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(index0 + b)), lane);
 		for (size_t i = 0; i < 16; i++) {
 			__m512i c = nv_sr_codes(_mm512_loadu_si512(in + b + 16 * i), code[cur][i], idx, k1f, k2, tab);

@@ -229,9 +229,11 @@ VB_INLINE size_t VB_NAME(mx_rne_n)(uint8_t *elems, uint8_t *scales, const float 
 	size_t full = n / bs * bs, k = 0, b = 0;
 	uint32_t mul[VB_W];
 	/* VB_W blocks' scales at once, then their elements */
-	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, NULL, in + b, bs, r); b += VB_W * bs, k += VB_W)
+	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, NULL, in + b, bs, r); b += VB_W * bs, k += VB_W) {
+		quant_prefetch_ahead(in + b, VB_W * bs);
 		for (int j = 0; j < VB_W; j++)
 			VB_NAME(mx_rne_block)(elems + b + j * bs, in + b + j * bs, bs, (VB_F)VB_NAME(splat)(mul[j]), e);
+	}
 	for (; b < full; b += bs, k++) {
 		VB_F m;
 		if (!VB_NAME(mx_scale)(scales + k, &m, NULL, in + b, bs, r))
@@ -306,13 +308,15 @@ VB_INLINE size_t VB_NAME(mx_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	VB_NAME(ctr) t = VB_NAME(ctr_of)(v.k1f);
 	size_t full = n / bs * bs, k = 0, b = 0;
 	uint32_t mul[VB_W];
-	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, NULL, in + b, bs, r); b += VB_W * bs, k += VB_W)
+	for (; b + VB_W * bs <= full && VB_NAME(mx_scales)(scales + k, mul, NULL, in + b, bs, r); b += VB_W * bs, k += VB_W) {
+		quant_prefetch_ahead(in + b, VB_W * bs);
 		#pragma GCC unroll 1
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + j * bs;
 			uint32_t io = (uint32_t)(index0 + o);
 			VB_NAME(mx_sr_block)(elems + o, in + o, bs, (VB_F)VB_NAME(splat)(mul[j]), io, lanes + io, &t, &v);
 		}
+	}
 	for (; b < full; b += bs, k++) {
 		VB_F m;
 		if (!VB_NAME(mx_scale)(scales + k, &m, NULL, in + b, bs, r))
@@ -452,6 +456,7 @@ VB_INLINE size_t VB_NAME(nv_rne_n)(uint8_t *elems, uint8_t *scales, const float 
 	bool ok = grp <= n && VB_NAME(nv_codes)(code[0], NULL, in, six_st);
 	for (int cur = 0; ok; b += grp, cur ^= 1) {
 		ok = b + 2 * grp <= n && VB_NAME(nv_codes)(code[cur ^ 1], NULL, in + b + grp, six_st);
+		quant_prefetch_ahead(in + b, grp);
 		#pragma GCC unroll 16
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + 16 * (size_t)j;
@@ -556,6 +561,7 @@ VB_INLINE size_t VB_NAME(nv_sr_n)(uint8_t *elems, uint8_t *scales, const float *
 	bool ok = grp <= n && VB_NAME(nv_codes)(code[0], NULL, in, six_st);
 	for (int cur = 0; ok; b += grp, cur ^= 1) {
 		ok = b + 2 * grp <= n && VB_NAME(nv_codes)(code[cur ^ 1], NULL, in + b + grp, six_st);
+		quant_prefetch_ahead(in + b, grp);
 		#pragma GCC unroll 16
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + 16 * (size_t)j;

@@ -310,10 +310,12 @@ VB_INLINE size_t VB_NAME(mx_rows_n)(float *out, const float *in, size_t n, size_
 	uint32_t mul[VB_W];
 	size_t b = 0, k = 0;
 	for (; b + VB_W * bs <= n && VB_NAME(mx_scales)(cs->scales + k, mul, cs->amax + k, in + b, bs, r);
-	     b += VB_W * bs, k += VB_W)
+	     b += VB_W * bs, k += VB_W) {
+		quant_prefetch_ahead(in + b, VB_W * bs);
 		for (int j = 0; j < VB_W; j++)
 			VB_NAME(mx_row_block)(out + b + j * bs, in + b + j * bs, bs, (VB_F)VB_NAME(splat)(mul[j]),
 			                      cs->scales[k + j], e, t, &u, &cnt);
+	}
 	for (; b < n; b += bs, k++) {
 		VB_F m;
 		if (!VB_NAME(mx_scale)(cs->scales + k, &m, cs->amax + k, in + b, bs, r))

@@ -39,6 +39,20 @@ static inline int quant_ceil_log2_f32(uint32_t d)
 	return 31 - __builtin_clz(d) - 149 + ((d & (d - 1)) != 0);
 }
 
+/* How far ahead (elements) the block kernels' large loops ask for their
+ * input, as fmt/bulk_body.h's loops do: a core whose hardware prefetcher
+ * keeps few lines in flight (or whose memory is shared with busy
+ * neighbours) waits on every line otherwise. A prefetch past an array's
+ * end does not fault. */
+#define QUANT_PREFETCH 2048
+
+/* Each 64-byte line of the n elements at in + QUANT_PREFETCH. */
+static inline void quant_prefetch_ahead(const float *in, size_t n)
+{
+	for (size_t l = 0; l < 4 * n; l += 64)
+		__builtin_prefetch((const char *)(in + QUANT_PREFETCH) + l);
+}
+
 /* The MX scale exponent of a block whose largest |x| has the finite fp32
  * pattern amax (mx_scale_exp in quant.c does the same on rationals).
  * floor(log2 amax) = L is the exponent field, or the top bit of a

@@ -44,6 +44,7 @@ VB_INLINE size_t VB_NAME(nv_rows_n)(float *out, const float *in, size_t n, doubl
 	bool ok = grp <= n && VB_NAME(nv_codes)(code[0], am[0], in, six_st);
 	for (int cur = 0; ok; b += grp, cur ^= 1) {
 		ok = b + 2 * grp <= n && VB_NAME(nv_codes)(code[cur ^ 1], am[cur ^ 1], in + b + grp, six_st);
+		quant_prefetch_ahead(in + b, grp);
 		#pragma GCC unroll 16
 		for (int j = 0; j < VB_W; j++) {
 			size_t o = b + 16 * (size_t)j;
