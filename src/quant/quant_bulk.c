@@ -490,6 +490,12 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 			if (!(ig <= FLT_MAX))
 				t->slow[c] = 1;
 		}
+		/* a slow row's lanes all take the exact test; its ig and nvq only
+		 * keep Q finite (never up), so that Q converts to an integer */
+		for (int k = 0; k < 8 && t->slow[c]; k++) {
+			t->ig[c][k] = 0;
+			t->nvq[c][k] = -0x1p20f;
+		}
 	}
 }
 

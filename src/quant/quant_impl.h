@@ -211,7 +211,7 @@ typedef struct {
 	 * to nearest and nvq = -vd / (4 g) = -v_k 2^(30 - p_k) exactly;
 	 * ig 0 and nvq -2^20 where never up (code 7, row 0). slow[c]: ig
 	 * would overflow fp32 (D below about 2^-97): every lane of such a
-	 * block is decided exactly. */
+	 * block is decided exactly (its row holds 0 and -2^20 too). */
 	float ig[127][8];
 	float nvq[127][8];
 	uint8_t slow[127];
