@@ -70,6 +70,15 @@ VB_INLINE void VB_NAME(encode_all)(const bulk_params *p, bb_kind kind, size_t si
 		VB_NAME(stream_end)();
 	}
 	VB_U idx = lanes + (idx_lo + (uint32_t)i);
+	/* two vectors a step: one counter product for both (VB_NAME(ctr)) */
+	for (; i + 2 * VB_W <= n; i += 2 * VB_W, idx += 2 * VB_W) {
+		if (sr)
+			VB_NAME(ctr_step)(&t, idx_lo + (uint32_t)i, idx, 2);
+		VB_U y0 = VB_NAME(encode)(&v, kind, VB_NAME(load)(in + i), VB_NAME(ctr_h1)(&t, 0));
+		VB_U y1 = VB_NAME(encode)(&v, kind, VB_NAME(load)(in + i + VB_W), VB_NAME(ctr_h1)(&t, 1));
+		VB_NAME(store_elems)((char *)out + i * size, size, y0);
+		VB_NAME(store_elems)((char *)out + (i + VB_W) * size, size, y1);
+	}
 	for (; i + VB_W <= n; i += VB_W, idx += VB_W) {
 		if (sr)
 			VB_NAME(ctr_step)(&t, idx_lo + (uint32_t)i, idx, 1);
@@ -91,9 +100,16 @@ VB_INLINE void VB_NAME(quantize_all)(const bulk_params *p, bb_kind kind, fmt_id 
 	VB_NAME(ctr) t = VB_NAME(ctr_of)(v.k1f);
 	VB_U idx = VB_NAME(lanes)() + idx_lo;
 	size_t i = 0;
-	for (; i + VB_W <= n; i += VB_W, idx += VB_W) {
+	for (; i + 2 * VB_W <= n; i += 2 * VB_W, idx += 2 * VB_W) {
 		if (n >= BB_STREAM_MIN)
 			__builtin_prefetch(x + i + BB_PREFETCH);
+		if (VB_NAME(kind_sr)(kind))
+			VB_NAME(ctr_step)(&t, idx_lo + (uint32_t)i, idx, 2);
+		VB_NAME(store)(x + i, VB_NAME(quantize)(&v, kind, VB_NAME(load)(x + i), VB_NAME(ctr_h1)(&t, 0)));
+		VB_NAME(store)(x + i + VB_W,
+		               VB_NAME(quantize)(&v, kind, VB_NAME(load)(x + i + VB_W), VB_NAME(ctr_h1)(&t, 1)));
+	}
+	for (; i + VB_W <= n; i += VB_W, idx += VB_W) {
 		if (VB_NAME(kind_sr)(kind))
 			VB_NAME(ctr_step)(&t, idx_lo + (uint32_t)i, idx, 1);
 		VB_NAME(store)(x + i, VB_NAME(quantize)(&v, kind, VB_NAME(load)(x + i), VB_NAME(ctr_h1)(&t, 0)));
