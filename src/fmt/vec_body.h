@@ -283,7 +283,6 @@ typedef struct {
 	VB_U v[4];       /* vector s: L for its offsets s VB_W + lane, or its whole h1 where p is 0 */
 	VB_U k1f;
 	uint32_t p;      /* P */
-	uint32_t k1fs;   /* k1f's value (every lane's) */
 	uint32_t chi;    /* C & -n for the run hi */
 	uint32_t hi;     /* the run of the step before, where it began at a multiple of n; else ~0u */
 	int nvec;        /* n / VB_W for v[] */
@@ -291,7 +290,7 @@ typedef struct {
 
 VB_INLINE VB_NAME(ctr) VB_NAME(ctr_of)(VB_U k1f)
 {
-	VB_NAME(ctr) t = { .k1f = k1f, .k1fs = k1f[0], .hi = ~0u };
+	VB_NAME(ctr) t = { .k1f = k1f, .hi = ~0u };
 	return t;
 }
 
@@ -310,7 +309,7 @@ VB_INLINE void VB_NAME(ctr_step)(VB_NAME(ctr) *t, uint32_t b, VB_U idx, int nvec
 		}
 		t->hi = b >> 16;
 		t->nvec = nvec;
-		uint32_t c = t->hi ^ t->k1fs;
+		uint32_t c = t->hi ^ t->k1f[0];
 		t->chi = c & ~(n - 1);
 		for (int s = 0; s < nvec; s++)
 			t->v[s] = ((VB_NAME(lanes)() + (uint32_t)(s * VB_W)) ^ (c & (n - 1))) * RNG_MIX32_M1;

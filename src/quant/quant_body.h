@@ -18,11 +18,12 @@
  *   product rounded (portable) at most 256 more, as it stays below
  *   2^33; the sum, below 2^30 + 2^10, 64. Truncated to the integer Qi,
  *   it is within E + 1 of R / 4, so with r4 = rbits >> 2 (rbits <= 4 r4
- *   + 3) and d = r4 - Qi: d < -B is up (4 r4 + 3 < R) and d >= B is not
- *   (4 r4 > R) for B = 1024 >= E + 2, and a lane in between (about one
- *   in 10^6) is decided exactly by quant_nv_sr_exact, as is every lane
- *   of a block whose ig would overflow (slow). Never up: Q = -2^20, so
- *   d >= 2^20 (and no difference leaves 32 bits).
+ *   + 3) and d = r4 - Qi: d < -B is up (4 r4 + 3 < R) and d >= B is
+ *   not (4 r4 > R) for B = QUANT_NV_SR_BAND = 1024 >= E + 2, and a lane
+ *   in between (about one in 10^6) is decided exactly by
+ *   quant_nv_sr_exact, as is every lane of a block whose ig would
+ *   overflow (slow). Never up: Q = QUANT_NV_SR_NEVER_Q = -2^20, so d >=
+ *   2^20 (and no difference leaves 32 bits).
  *
  * Includers define what fmt/vec_body.h asks for. */
 
@@ -525,7 +526,7 @@ VB_INLINE VB_U VB_NAME(nv_sr_v)(VB_U x, VB_U h1, uint32_t c, const quant_nv_sr_t
 	VB_U r = VB_NAME(rbits)(h1, k2);
 	VB_F q = VB_NAME(madd)((VB_F)a, VB_NAME(lookup8)(tab->ig[c], k), VB_NAME(lookup8)(tab->nvq[c], k));
 	VB_I d = (VB_I)(r >> 2) - (VB_I)VB_NAME(f2u_trunc)(q);
-	VB_U up = (VB_U)(d < -1024), near = (VB_U)(d < 1024);
+	VB_U up = (VB_U)(d < -QUANT_NV_SR_BAND), near = (VB_U)(d < QUANT_NV_SR_BAND);
 	VB_U code = (k - up) | ((x >> 28) & 8u);
 	bool slow = tab->slow[c];
 	if (__builtin_expect_with_probability(slow || VB_NAME(any_andnot)(near, up), 0, 0.001))

@@ -461,7 +461,7 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 		t->tg[0][k] = 0;
 		t->tv[0][k] = INFINITY;
 		t->ig[0][k] = 0;
-		t->nvq[0][k] = -0x1p20f;
+		t->nvq[0][k] = QUANT_NV_SR_NEVER_Q;
 	}
 	t->slow[0] = 0;
 	for (uint32_t c = 1; c < 127; c++) {
@@ -486,7 +486,7 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 			 * fp32): within 2^-24 (1 + 2^-29) of it */
 			double ig = k < 7 ? quant_pow2(30 - gap[k]) / D : 0;
 			t->ig[c][k] = (float)ig;
-			t->nvq[c][k] = k < 7 ? (float)(-val[k] * quant_pow2(30 - gap[k])) : -0x1p20f;
+			t->nvq[c][k] = k < 7 ? (float)(-val[k] * quant_pow2(30 - gap[k])) : QUANT_NV_SR_NEVER_Q;
 			if (!(ig <= FLT_MAX))
 				t->slow[c] = 1;
 		}
@@ -494,7 +494,7 @@ static void nv_sr_tables(quant_nv_sr_tab *t, float s_t)
 		 * keep Q finite (never up), so that Q converts to an integer */
 		for (int k = 0; k < 8 && t->slow[c]; k++) {
 			t->ig[c][k] = 0;
-			t->nvq[c][k] = -0x1p20f;
+			t->nvq[c][k] = QUANT_NV_SR_NEVER_Q;
 		}
 	}
 }

@@ -39,6 +39,12 @@ static inline int quant_ceil_log2_f32(uint32_t d)
 	return 31 - __builtin_clz(d) - 149 + ((d & (d - 1)) != 0);
 }
 
+/* nvfp4 sr's integer decision (quant_nv_sr_tab's ig and nvq): the band
+ * of d = (rbits >> 2) - trunc(Q) around 0 that takes the exact test, and
+ * the Q of a lane never up (d >= 2^20 >= the band). */
+#define QUANT_NV_SR_BAND 1024
+#define QUANT_NV_SR_NEVER_Q (-0x1p20f)
+
 /* How far ahead (elements) the block kernels' large loops ask for their
  * input, as fmt/bulk_body.h's loops do: a core whose hardware prefetcher
  * keeps few lines in flight (or whose memory is shared with busy
@@ -213,7 +219,7 @@ typedef struct {
 	 * would overflow fp32 (D below about 2^-97): every lane of such a
 	 * block is decided exactly (its row holds 0 and -2^20 too). */
 	float ig[127][8];
-	float nvq[127][8];
+	float nvq[127][8];   /* QUANT_NV_SR_NEVER_Q where never up */
 	uint8_t slow[127];
 } quant_nv_sr_tab;
 
